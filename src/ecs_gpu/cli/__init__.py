@@ -1,0 +1,110 @@
+"""The ``ecs-gpu`` command line: parse, call the library, render.
+
+Each command group lives in its own module and registers on :data:`app`.
+:func:`main` turns every error into a message and a documented exit code
+(0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied);
+a user never sees a traceback unless ECS_GPU_DEBUG=1.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+from rich.console import Console
+
+from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError
+
+app = typer.Typer(
+    name="ecs-gpu",
+    help=(
+        "GPU inference services on Amazon ECS that size themselves.\n\n"
+        "Define a service in one TOML spec, predict what it costs and how fast it scales, "
+        "then deploy, verify and diagnose it.\n\n"
+        "Exit codes: 0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+err_console = Console(stderr=True, highlight=False)
+
+
+@app.callback()
+def _root() -> None:
+    """GPU inference services on Amazon ECS that size themselves."""
+
+
+def _aws_exit(exc: BaseException) -> int | None:
+    """Map botocore errors that escaped a command to exit code 3 with a message."""
+    try:
+        from botocore import exceptions as bx
+    except ImportError:  # pragma: no cover - botocore is a dependency
+        return None
+    if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
+        err_console.print(
+            f"[red]error:[/] AWS credentials not found ({exc}). Fix: set AWS_PROFILE, or "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run `aws configure`."
+        )
+        return EXIT_AWS
+    if isinstance(exc, bx.EndpointConnectionError | bx.ConnectTimeoutError):
+        err_console.print(
+            f"[red]error:[/] cannot reach AWS: {exc}. Fix: check the network, the region, "
+            "and AWS_ENDPOINT_URL if it is set."
+        )
+        return EXIT_AWS
+    if isinstance(exc, bx.NoRegionError):
+        err_console.print(
+            "[red]error:[/] no AWS region configured. Fix: set AWS_REGION or pass --region."
+        )
+        return EXIT_BAD_INPUT
+    if isinstance(exc, bx.ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        op = getattr(exc, "operation_name", "an AWS call")
+        err_console.print(f"[red]error:[/] AWS refused {op}: {code}: {exc}")
+        return EXIT_AWS
+    if isinstance(exc, bx.BotoCoreError):
+        err_console.print(f"[red]error:[/] AWS SDK error: {exc}")
+        return EXIT_AWS
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point; returns (and exits with) the exit code."""
+    command = typer.main.get_command(app)
+    try:
+        # Standalone mode: click prints usage errors itself (exit 2) and turns
+        # typer.Exit(code) into SystemExit(code); our own errors propagate here.
+        command.main(args=argv, prog_name="ecs-gpu", standalone_mode=True)
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_PROBLEMS)
+    except EcsGpuError as e:
+        err_console.print(f"[red]error:[/] {e.message}", soft_wrap=True)
+        code = e.exit_code
+    except KeyboardInterrupt:
+        err_console.print("[yellow]interrupted.[/]")
+        code = 130
+    except Exception as e:  # the last line of defence: never a traceback
+        if os.environ.get("ECS_GPU_DEBUG"):
+            raise
+        aws = _aws_exit(e)
+        if aws is not None:
+            code = aws
+        else:
+            err_console.print(
+                f"[red]internal error:[/] {type(e).__name__}: {e}\n"
+                "This is a bug in ecs-gpu. Rerun with ECS_GPU_DEBUG=1 for the traceback and "
+                "report it."
+            )
+            code = EXIT_PROBLEMS
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+# Command modules register themselves on `app` when imported.
+from ecs_gpu.cli import define  # noqa: E402, F401

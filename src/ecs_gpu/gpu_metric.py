@@ -1,0 +1,62 @@
+"""The GPU metric contract: the one source of truth for the GPU series.
+
+The reference module's 8.3.0 release scaled on a metric nobody wrote: the
+agent config, the IAM condition and the policy each spelled the series on
+their own. Here the host agent config, the IAM namespace condition, the
+scaling policy, the dashboard, the missing-metric alarm, the simulator,
+``verify`` and ``doctor`` all read these names; tests/test_gpu_metric.py
+asserts that every consumer agrees.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# CloudWatch agent default namespace for nvidia_gpu metrics
+# (aws-semantics.md §5: "Namespace. Default CWAgent").
+NAMESPACE: Final = "CWAgent"
+
+# The agent adds this dimension from instance metadata (append_dimensions) and
+# rolls every GPU of every instance up into one series per ASG
+# (aggregation_dimensions [["AutoScalingGroupName"]]); aws-semantics.md §5.
+DIMENSION: Final = "AutoScalingGroupName"
+APPEND_DIMENSION_VALUE: Final = "${aws:AutoScalingGroupName}"
+
+# nvidia_gpu measurements we collect. The agent publishes each as
+# ``nvidia_smi_<measurement>`` (aws-semantics.md §5).
+MEASUREMENTS: Final = ("utilization_gpu", "memory_used", "memory_total")
+METRIC_PREFIX: Final = "nvidia_smi_"
+
+
+def metric_name(measurement: str) -> str:
+    """CloudWatch metric name the agent emits for an ``nvidia_gpu`` measurement."""
+    if measurement not in MEASUREMENTS:
+        raise ValueError(f"{measurement!r} is not in the GPU metric contract {MEASUREMENTS}")
+    return METRIC_PREFIX + measurement
+
+
+UTILIZATION: Final = METRIC_PREFIX + "utilization_gpu"
+MEMORY_USED: Final = METRIC_PREFIX + "memory_used"
+MEMORY_TOTAL: Final = METRIC_PREFIX + "memory_total"
+METRIC_NAMES: Final = (UTILIZATION, MEMORY_USED, MEMORY_TOTAL)
+
+# One sample a minute: below 60 s the agent publishes high-resolution metrics,
+# which cost more and do not speed up ECS target tracking, since Application
+# Auto Scaling has no Period field (aws-semantics.md §1 "High resolution").
+COLLECTION_INTERVAL_S: Final = 60
+# Agent buffer flush, default 60 s (aws-semantics.md §5 "Flush").
+FORCE_FLUSH_INTERVAL_S: Final = 60
+# Target tracking on a custom metric evaluates one-minute Average datapoints.
+PERIOD_S: Final = 60
+STATISTIC: Final = "Average"
+
+# Where the host agent's config lives. fetch-config owns
+# /opt/aws/amazon-cloudwatch-agent/etc/ (it turned a second agent's file there
+# into an empty directory in the reference module, commit 74c62f0), so our one
+# config file sits outside it and nothing else writes there.
+AGENT_CONFIG_PATH: Final = "/etc/ecs-gpu/amazon-cloudwatch-agent.json"
+
+
+def dimensions(asg_name: str) -> list[dict[str, str]]:
+    """The dimension list for a GPU series of one ASG, as CloudWatch APIs take it."""
+    return [{"Name": DIMENSION, "Value": asg_name}]

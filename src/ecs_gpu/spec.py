@@ -1,0 +1,455 @@
+"""The TOML spec: pydantic models, cross-field rules, and errors that say how to fix them.
+
+Key names here are public interface (docs/spec.md). A spec is loaded with
+:func:`load_spec` (a file) or :func:`parse_spec` (text); both raise
+:class:`~ecs_gpu.errors.SpecError` whose every line names the file, the key,
+the value, what is wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ecs_gpu import catalog
+from ecs_gpu.errors import BadInputError, SpecError
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DRIVER_CAPABILITIES = {"all", "compute", "compat32", "graphics", "utility", "video", "display"}
+# ECS sets NVIDIA_VISIBLE_DEVICES to the UUIDs of the GPUs it pinned to the
+# container (aws-semantics.md §3); a user value would break that pinning.
+RESERVED_ENV = {"NVIDIA_VISIBLE_DEVICES": "ECS sets it to the GPUs it assigned to the task"}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ServiceSpec(_Section):
+    name: str
+    image: Annotated[str, Field(min_length=1)]
+    gpus_per_task: Annotated[int, Field(ge=1)] = 1
+    cpu_units: Annotated[int, Field(ge=128)]
+    memory_mib: Annotated[int, Field(ge=128)]
+    container_port: Annotated[int, Field(ge=1, le=65535)] = 8000
+    environment: dict[str, str] = Field(default_factory=dict)
+    command: list[str] | None = None
+    nvidia_driver_capabilities: str = "utility,compute"
+    log_retention_days: Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731] = 30
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not NAME_RE.match(v) or "--" in v:
+            raise ValueError(
+                "must be 2-32 characters: lowercase letters, digits and single hyphens, "
+                "starting with a letter and not ending with a hyphen (it names the stack, "
+                "the cluster and the service)"
+            )
+        return v
+
+    @field_validator("image")
+    @classmethod
+    def _image(cls, v: str) -> str:
+        if any(c.isspace() for c in v):
+            raise ValueError("an image reference has no spaces, e.g. 'vllm/vllm-openai:v0.11.0'")
+        return v
+
+    @field_validator("environment")
+    @classmethod
+    def _env(cls, v: dict[str, str]) -> dict[str, str]:
+        for k in v:
+            if not ENV_NAME_RE.match(k):
+                raise ValueError(f"{k!r} is not a valid environment variable name")
+            if k in RESERVED_ENV:
+                raise ValueError(f"do not set {k}: {RESERVED_ENV[k]}")
+            if k == "NVIDIA_DRIVER_CAPABILITIES":
+                raise ValueError(
+                    "set NVIDIA_DRIVER_CAPABILITIES with [service] nvidia_driver_capabilities"
+                )
+        return v
+
+    @field_validator("nvidia_driver_capabilities")
+    @classmethod
+    def _caps(cls, v: str) -> str:
+        parts = [p.strip() for p in v.split(",")]
+        bad = [p for p in parts if p not in DRIVER_CAPABILITIES]
+        if not parts or bad:
+            raise ValueError(
+                f"unknown capability {', '.join(repr(b) for b in bad) or repr(v)}; use a "
+                f"comma-separated list of {', '.join(sorted(DRIVER_CAPABILITIES))} "
+                "(AWS documents 'utility,compute' or 'all')"
+            )
+        return ",".join(parts)
+
+
+class CapacitySpec(_Section):
+    instance_type: str
+    min_instances: Annotated[int, Field(ge=0)] = 0
+    max_instances: Annotated[int, Field(ge=1)]
+    target_capacity_percent: Annotated[int, Field(gt=0, le=100)] = 100
+    capacity_reservation_id: Annotated[str, Field(pattern=r"^cr-[0-9a-f]{17}$")] | None = None
+    reserved_instances: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("instance_type")
+    @classmethod
+    def _type(cls, v: str) -> str:
+        catalog.lookup(v)  # raises UnknownInstanceType (a ValueError) with the reason
+        return v
+
+    @property
+    def instance(self) -> catalog.InstanceType:
+        return catalog.lookup(self.instance_type)
+
+
+class ScalingSpec(_Section):
+    # min_tasks >= 1: with no task there is no GPU or CPU datapoint, the
+    # alarms sit in INSUFFICIENT_DATA and target tracking never scales out
+    # again (aws-semantics.md §1 "Rounding / missing data").
+    min_tasks: Annotated[int, Field(ge=1)] = 1
+    max_tasks: Annotated[int, Field(ge=1)]
+    gpu_target_percent: Annotated[float, Field(gt=0, le=100)] = 70.0
+    cpu_target_percent: Annotated[float, Field(gt=0, le=100)] = 70.0
+    scale_in_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 300
+    scale_out_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 60
+
+
+class NetworkSpec(_Section):
+    vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")]
+    # Private subnets with a route to the internet (NAT) for instances and tasks.
+    subnet_ids: Annotated[
+        list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=1)
+    ]
+    # Public subnets, needed only for an internet-facing load balancer.
+    public_subnet_ids: list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]] | None = None
+
+
+class LoadBalancerSpec(_Section):
+    scheme: Literal["internal", "internet-facing"] = "internal"
+    health_check_path: Annotated[str, Field(pattern=r"^/[!-~]*$", max_length=1024)] = "/health"
+    certificate_arn: (
+        Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/.+$")]
+        | None
+    ) = None
+    # CIDRs allowed to reach the listener. Default: the VPC's own range when
+    # internal, anywhere when internet-facing.
+    ingress_cidrs: list[str] | None = None
+    # Optional third scaling signal: ALBRequestCountPerTarget target value.
+    request_count_target: Annotated[int, Field(ge=1)] | None = None
+
+
+class SimulationSpec(_Section):
+    """Inputs of the simulator that AWS cannot know: the workload's own speeds."""
+
+    # Requests per second one task serves with its GPUs 100 % busy.
+    task_capacity_rps: Annotated[float, Field(gt=0)] = 2.0
+    # Launch to ECS registration on the GPU AMI; AWS publishes no figure,
+    # 60-240 s is consistent with the sources in aws-semantics.md §4.
+    instance_boot_s: Annotated[float, Field(ge=0)] = 150.0
+    # 15-20 GB deep-learning image: 4-6 min per instance (aws-semantics.md §4).
+    image_pull_s: Annotated[float, Field(ge=0)] = 240.0
+    # Weights from disk or S3 into GPU memory: application-specific.
+    model_load_s: Annotated[float, Field(ge=0)] = 60.0
+
+
+class Spec(_Section):
+    service: ServiceSpec
+    capacity: CapacitySpec
+    scaling: ScalingSpec
+    network: NetworkSpec | None = None
+    load_balancer: LoadBalancerSpec | None = None
+    simulation: SimulationSpec = Field(default_factory=SimulationSpec)
+
+    @property
+    def instance(self) -> catalog.InstanceType:
+        return self.capacity.instance
+
+    @property
+    def tasks_per_instance(self) -> int:
+        s = self.service
+        return self.instance.tasks_per_instance(s.gpus_per_task, s.cpu_units, s.memory_mib)
+
+
+# --- loading and errors -----------------------------------------------------------
+
+_FIX_BY_TYPE = {
+    "missing": "add it",
+    "extra_forbidden": "remove it, or check its spelling",
+    "int_type": "write a whole number without quotes, e.g. 4",
+    "float_type": "write a number without quotes, e.g. 70",
+    "string_type": "write a quoted string",
+    "bool_type": "write true or false",
+    "list_type": 'write a list, e.g. ["a", "b"]',
+    "dict_type": 'write a table, e.g. { KEY = "value" }',
+    "model_type": "write it as a [section] table",
+    "greater_than": "raise it",
+    "greater_than_equal": "raise it",
+    "less_than": "lower it",
+    "less_than_equal": "lower it",
+    "string_pattern_mismatch": "correct its format",
+    "too_short": "add at least one entry",
+    "literal_error": "use one of the allowed values",
+    "string_too_short": "give a non-empty value",
+    "string_too_long": "shorten it",
+}
+
+_SECTION_MODELS: dict[str, type[BaseModel]] = {
+    "service": ServiceSpec,
+    "capacity": CapacitySpec,
+    "scaling": ScalingSpec,
+    "network": NetworkSpec,
+    "load_balancer": LoadBalancerSpec,
+    "simulation": SimulationSpec,
+}
+
+
+def _key(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + part
+    return out or "(top level)"
+
+
+def _lookup(data: Any, loc: tuple[int | str, ...]) -> tuple[bool, Any]:
+    cur = data
+    for part in loc:
+        try:
+            cur = cur[part]
+        except (KeyError, IndexError, TypeError):
+            return False, None
+    return True, cur
+
+
+def _suggest(loc: tuple[int | str, ...]) -> str:
+    """For an unknown key, the nearest known one."""
+    if len(loc) == 1:
+        known = list(_SECTION_MODELS)
+    elif len(loc) == 2 and isinstance(loc[0], str) and loc[0] in _SECTION_MODELS:
+        known = list(_SECTION_MODELS[loc[0]].model_fields)
+    else:
+        return ""
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{hint}; known keys here: {', '.join(known)}"
+
+
+def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> list[str]:
+    problems = []
+    for e in err.errors(include_url=False):
+        loc = tuple(e["loc"])
+        key = _key(loc)
+        found, value = _lookup(data, loc)
+        shown = f" = {value!r}" if found and not isinstance(value, dict) else ""
+        msg = e["msg"].removeprefix("Value error, ")
+        fix = _FIX_BY_TYPE.get(e["type"], "correct the value")
+        if e["type"] == "extra_forbidden":
+            fix += _suggest(loc)
+        if e["type"] == "missing" and len(loc) >= 2:
+            fix = f"add `{loc[-1]} = ...` under [{_key(loc[:-1])}]"
+        elif e["type"] == "missing":
+            fix = f"add a [{loc[-1]}] section"
+        problems.append(f"{path}: {key}{shown}: {msg}. Fix: {fix}.")
+    return problems
+
+
+def _rule(path: str, key: str, value: object, what: str, fix: str) -> str:
+    return f"{path}: {key} = {value!r}: {what}. Fix: {fix}."
+
+
+def cross_field_problems(spec: Spec, path: str = "spec") -> list[str]:
+    """Rules that span keys. Each returned line names file, key, value and the fix."""
+    p: list[str] = []
+    svc, cap, sc = spec.service, spec.capacity, spec.scaling
+    it = spec.instance
+
+    if svc.gpus_per_task > it.gpus:
+        p.append(
+            _rule(
+                path,
+                "service.gpus_per_task",
+                svc.gpus_per_task,
+                f"{it.name} has only {it.gpus} GPU(s), so the task can never be placed",
+                f"request at most {it.gpus}, or pick an instance type with more GPUs",
+            )
+        )
+    if svc.cpu_units > it.cpu_units:
+        p.append(
+            _rule(
+                path,
+                "service.cpu_units",
+                svc.cpu_units,
+                f"{it.name} registers {it.cpu_units} CPU units ({it.vcpus} vCPUs x 1024)",
+                f"request at most {it.cpu_units}, or pick a larger instance type",
+            )
+        )
+    if svc.memory_mib > it.schedulable_memory_mib:
+        p.append(
+            _rule(
+                path,
+                "service.memory_mib",
+                svc.memory_mib,
+                f"{it.name} has {it.memory_gib:g} GiB but about {it.schedulable_memory_mib} MiB "
+                f"is left for tasks after the OS and the ECS agent reserve "
+                f"({catalog.ECS_RESERVED_MEMORY_MIB} MiB)",
+                f"request at most {it.schedulable_memory_mib}, or pick a larger instance type",
+            )
+        )
+    if cap.min_instances > cap.max_instances:
+        p.append(
+            _rule(
+                path,
+                "capacity.min_instances",
+                cap.min_instances,
+                f"greater than capacity.max_instances ({cap.max_instances})",
+                "make min_instances <= max_instances",
+            )
+        )
+    if sc.min_tasks > sc.max_tasks:
+        p.append(
+            _rule(
+                path,
+                "scaling.min_tasks",
+                sc.min_tasks,
+                f"greater than scaling.max_tasks ({sc.max_tasks})",
+                "make min_tasks <= max_tasks",
+            )
+        )
+    if (cap.capacity_reservation_id is None) != (cap.reserved_instances is None):
+        if cap.capacity_reservation_id is not None:
+            p.append(
+                _rule(
+                    path,
+                    "capacity.capacity_reservation_id",
+                    cap.capacity_reservation_id,
+                    "a reservation needs capacity.reserved_instances, the number of instances "
+                    "it holds, so the fleet never drops below what you pay for",
+                    "add `reserved_instances = N` under [capacity]",
+                )
+            )
+        else:
+            p.append(
+                _rule(
+                    path,
+                    "capacity.reserved_instances",
+                    cap.reserved_instances,
+                    "set without capacity.capacity_reservation_id",
+                    "add the reservation id (cr-...) or remove reserved_instances",
+                )
+            )
+    if cap.reserved_instances is not None and cap.reserved_instances > cap.min_instances:
+        p.append(
+            _rule(
+                path,
+                "capacity.reserved_instances",
+                cap.reserved_instances,
+                f"greater than capacity.min_instances ({cap.min_instances}): the fleet would scale "
+                "below the reservation you already pay for",
+                f"set min_instances to at least {cap.reserved_instances}",
+            )
+        )
+    if cap.reserved_instances is not None and cap.reserved_instances > cap.max_instances:
+        p.append(
+            _rule(
+                path,
+                "capacity.reserved_instances",
+                cap.reserved_instances,
+                f"greater than capacity.max_instances ({cap.max_instances})",
+                f"set max_instances to at least {cap.reserved_instances}",
+            )
+        )
+    per = spec.tasks_per_instance if not p else 0
+    if per >= 1 and sc.max_tasks > per * cap.max_instances:
+        need = math.ceil(sc.max_tasks / per)
+        p.append(
+            _rule(
+                path,
+                "scaling.max_tasks",
+                sc.max_tasks,
+                f"{cap.max_instances} x {it.name} fit only {per * cap.max_instances} tasks "
+                f"({per} per instance)",
+                f"raise capacity.max_instances to {need}, or lower max_tasks to "
+                f"{per * cap.max_instances}",
+            )
+        )
+    if sc.min_tasks > per * cap.max_instances and per >= 1:
+        p.append(
+            _rule(
+                path,
+                "scaling.min_tasks",
+                sc.min_tasks,
+                f"more than {cap.max_instances} instances can hold",
+                "lower min_tasks or raise capacity.max_instances",
+            )
+        )
+    net, lb = spec.network, spec.load_balancer
+    if lb is not None and net is not None:
+        if len(net.subnet_ids) < 2:
+            p.append(
+                _rule(
+                    path,
+                    "network.subnet_ids",
+                    net.subnet_ids,
+                    "a load balancer needs subnets in at least two Availability Zones",
+                    "list at least two subnets in different Availability Zones",
+                )
+            )
+        if lb.scheme == "internet-facing" and not net.public_subnet_ids:
+            p.append(
+                _rule(
+                    path,
+                    "load_balancer.scheme",
+                    lb.scheme,
+                    "an internet-facing load balancer in your VPC needs public subnets",
+                    "add `public_subnet_ids = [...]` (two or more) under [network], or use "
+                    'scheme = "internal"',
+                )
+            )
+    return p
+
+
+def parse_spec(text: str, path: str = "spec") -> Spec:
+    """Parse and validate spec text; ``path`` names the source in errors."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(
+            path, [f"{path}: not valid TOML: {e}. Fix: correct the syntax there."]
+        ) from None
+    try:
+        spec = Spec.model_validate(data)
+    except ValidationError as e:
+        raise SpecError(path, _format_pydantic(path, data, e)) from None
+    problems = cross_field_problems(spec, path)
+    if problems:
+        raise SpecError(path, problems)
+    return spec
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read and validate the spec file at ``path``."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise BadInputError(f"{p}: no such spec file. Fix: check the path.") from None
+    except IsADirectoryError:
+        raise BadInputError(f"{p}: is a directory, not a spec file.") from None
+    except OSError as e:
+        raise BadInputError(f"{p}: cannot read the spec: {e.strerror}.") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(
+            str(p), [f"{p}: byte {e.start} is not UTF-8. Fix: save the spec as UTF-8 text."]
+        ) from None
+    return parse_spec(text, str(p))
