@@ -1,0 +1,1 @@
+"""Everything that talks to AWS: sessions, error mapping, facts, deploy, verify."""
