@@ -1,0 +1,36 @@
+"""botocore errors become ecs-gpu errors that name the call and the permission."""
+
+from __future__ import annotations
+
+import pytest
+from botocore import exceptions as bx
+
+from ecs_gpu.aws.errors import AccessDenied, Unreachable, iam_action, mapped, translate
+from ecs_gpu.errors import EXIT_AWS, AwsError
+
+
+def _client_error(code: str, op: str = "DescribeServices") -> bx.ClientError:
+    return bx.ClientError({"Error": {"Code": code, "Message": "m"}}, op)
+
+
+def test_access_denied_names_call_and_permission() -> None:
+    err = translate(_client_error("AccessDeniedException"), "ecs", "DescribeServices")
+    assert isinstance(err, AccessDenied)
+    assert err.exit_code == EXIT_AWS
+    assert err.permission == "ecs:DescribeServices"
+    assert "grant ecs:DescribeServices" in err.message
+
+
+def test_cloudwatch_permission_prefix() -> None:
+    assert iam_action("cloudwatch", "PutMetricData") == "cloudwatch:PutMetricData"
+
+
+def test_unreachable_endpoint() -> None:
+    err = translate(bx.EndpointConnectionError(endpoint_url="http://x"), "ecs", "ListClusters")
+    assert isinstance(err, Unreachable)
+    assert err.exit_code == EXIT_AWS
+
+
+def test_mapped_context_reraises_domain_error() -> None:
+    with pytest.raises(AwsError, match="ValidationError"), mapped("ecs", "DescribeServices"):
+        raise _client_error("ValidationError")

@@ -1,0 +1,66 @@
+"""The CLI's last line of defence: exit codes and no tracebacks."""
+
+from __future__ import annotations
+
+import pytest
+from botocore import exceptions as bx
+
+from ecs_gpu import cli
+from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS, BadInputError
+
+
+def test_catalog_lists_every_family(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["catalog"]) == 0
+    out = capsys.readouterr().out
+    for name in ("g5.xlarge", "g6e.12xlarge", "p5.48xlarge", "p6-b200.48xlarge"):
+        assert name in out
+    assert "Refused families" in out
+
+
+def test_unknown_command_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["no-such-command"]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "No such command" in err
+    assert "Traceback" not in err
+
+
+def _boom(exc: BaseException) -> None:
+    @cli.app.command("boom-test", hidden=True)
+    def boom() -> None:
+        raise exc
+
+
+@pytest.mark.parametrize(
+    ("exc", "code", "needle"),
+    [
+        (BadInputError("spec.toml: service.name = 'X': bad. Fix: y."), EXIT_BAD_INPUT, "Fix: y"),
+        (bx.NoCredentialsError(), EXIT_AWS, "credentials"),
+        (bx.EndpointConnectionError(endpoint_url="http://127.0.0.1:9"), EXIT_AWS, "cannot reach"),
+        (
+            bx.ClientError(
+                {"Error": {"Code": "AccessDenied", "Message": "no"}}, "DescribeServices"
+            ),
+            EXIT_AWS,
+            "DescribeServices",
+        ),
+        (RuntimeError("kaput"), EXIT_PROBLEMS, "internal error"),
+    ],
+)
+def test_errors_map_to_exit_codes_without_traceback(
+    exc: BaseException,
+    code: int,
+    needle: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ECS_GPU_DEBUG", raising=False)
+    _boom(exc)
+    try:
+        assert cli.main(["boom-test"]) == code
+    finally:
+        cli.app.registered_commands = [
+            c for c in cli.app.registered_commands if c.name != "boom-test"
+        ]
+    err = capsys.readouterr().err
+    assert needle in err
+    assert "Traceback" not in err

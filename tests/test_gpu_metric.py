@@ -1,0 +1,29 @@
+"""The metric contract itself: names are what the CloudWatch agent emits."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecs_gpu import gpu_metric
+
+
+def test_emitted_names_follow_agent_prefix() -> None:
+    # The agent publishes nvidia_gpu measurement m as nvidia_smi_<m> (aws-semantics.md §5).
+    assert gpu_metric.METRIC_NAMES == tuple(
+        gpu_metric.metric_name(m) for m in gpu_metric.MEASUREMENTS
+    )
+    assert gpu_metric.UTILIZATION == "nvidia_smi_utilization_gpu"
+
+
+def test_unknown_measurement_rejected() -> None:
+    with pytest.raises(ValueError, match="contract"):
+        gpu_metric.metric_name("power_draw")
+
+
+def test_config_path_outside_agent_owned_directory() -> None:
+    # fetch-config owns /opt/aws/amazon-cloudwatch-agent/etc/ (reference commit 74c62f0).
+    assert not gpu_metric.AGENT_CONFIG_PATH.startswith("/opt/aws/amazon-cloudwatch-agent/etc")
+
+
+def test_dimensions_shape() -> None:
+    assert gpu_metric.dimensions("a") == [{"Name": "AutoScalingGroupName", "Value": "a"}]
