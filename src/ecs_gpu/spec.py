@@ -157,6 +157,18 @@ class SimulationSpec(_Section):
     image_pull_s: Annotated[float, Field(ge=0)] = 240.0
     # Weights from disk or S3 into GPU memory: application-specific.
     model_load_s: Annotated[float, Field(ge=0)] = 60.0
+    # Task CPU (percent of its cpu_units) when idle and when its GPUs are 100 %
+    # busy; the simulator interpolates between them. Tokenization and HTTP
+    # handling make this workload-specific (docs/simulator.md "CPU model").
+    cpu_idle_percent: Annotated[float, Field(ge=0, le=100)] = 5.0
+    cpu_percent_at_full_load: Annotated[float, Field(ge=0, le=100)] = 40.0
+    # Longest a request waits in a task's queue before the client gives up:
+    # load above ready capacity queues up to this many seconds of capacity,
+    # the rest counts as unserved.
+    max_queue_s: Annotated[float, Field(ge=0)] = 30.0
+    # The anti-pattern the field report removed: an ASGAverageCPUUtilization
+    # target-tracking policy on the GPU ASG. Unset (the default) means none.
+    host_cpu_policy_target_percent: Annotated[float, Field(gt=0, le=100)] | None = None
 
 
 class Spec(_Section):
