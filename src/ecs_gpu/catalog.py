@@ -1,30 +1,42 @@
 """GPU instance types ECS can schedule GPU tasks on.
 
 Per size: GPU count, GPU model, per-GPU memory, vCPUs, memory and the
-on-demand Linux price in us-east-1 with the date it was taken. GPU counts and
-per-GPU memory follow EC2 DescribeInstanceTypes as mirrored in
-aws/karpenter-provider-aws ``website/content/en/docs/reference/instance-types.md``
-(commit 1d92708); see docs/catalog.md for the sources of every column.
+on-demand Linux price in us-east-1 with the date it was taken. Sizes, GPU
+counts, per-GPU memory (MiB, as EC2 DescribeInstanceTypes reports it), vCPUs
+and memory follow aws/karpenter-provider-aws
+``website/content/en/preview/reference/instance-types.md`` (commit 1d92708,
+generated from DescribeInstanceTypes); p3 comes from the same repository's
+``v1.12`` page, because the current page no longer lists it. docs/catalog.md
+gives the source of every column and every price.
 Families AWS does not support for ECS GPU tasks are refused with the reason.
 """
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Final
 
-# Date the on-demand prices below were read (us-east-1, Linux, on-demand).
-PRICE_DATE: Final = "2026-11-01"
+# Date the on-demand prices reflect (us-east-1, Linux, shared tenancy): the
+# AmazonEC2 us-east-1 offer file version 20260924211011, which is after the
+# June 2025 P4/P5 price cuts. Entries whose price comes from elsewhere carry
+# their own price_date and price_note (see docs/catalog.md).
+PRICE_DATE: Final = "2026-09-24"
 PRICE_REGION: Final = "us-east-1"
 
 # Memory ECS keeps back for the host: we set ECS_RESERVED_MEMORY in
 # /etc/ecs/ecs.config (infra/host.py) so the host CloudWatch agent, the SSM
 # agent and the ECS agent itself never compete with tasks for RAM.
 ECS_RESERVED_MEMORY_MIB: Final = 512
-# The kernel and firmware take part of the nominal RAM before ECS registers
-# it (ECS registers MemTotal, not the marketing size; ECS developer guide,
-# "Container instance memory management"). AWS publishes no per-type figure;
-# 6 % covers the registered values reported for GPU types. A named estimate.
+# ECS registers the MemTotal the kernel reports, minus ECS_RESERVED_MEMORY, not
+# the nominal size (ECS developer guide, "Reserving Amazon ECS Linux container
+# instance memory": an m4.large's 8192 MiB registers as 7985, 2.5 % less;
+# aws/amazon-ecs-agent#399: c4.2xlarge 15360 -> 15043, 2.1 %). AWS publishes no
+# per-type figure. Measured on EKS GPU and CPU nodes the gap is 1.7-5.3 %
+# (pytorch/ci-infra#910, g5.48xlarge included); Karpenter assumes 7.5 %
+# (VM_MEMORY_OVERHEAD_PERCENT) to never over-estimate. 6 % sits above every
+# measurement, so validate rejects a task that would not place rather than the
+# reverse; it under-states large types by up to ~4 %.
 OS_MEMORY_OVERHEAD_FRACTION: Final = 0.06
 
 
@@ -37,6 +49,9 @@ class InstanceType:
     vcpus: int
     memory_gib: float
     price_usd_per_hour: float
+    # When the price was read, and why it is not a plain offer-file price.
+    price_date: str = PRICE_DATE
+    price_note: str = ""
 
     @property
     def family(self) -> str:
@@ -48,10 +63,19 @@ class InstanceType:
         return self.vcpus * 1024
 
     @property
+    def memory_mib(self) -> int:
+        """Nominal memory in MiB, as DescribeInstanceTypes reports it."""
+        return int(self.memory_gib * 1024)
+
+    @property
+    def registered_memory_mib(self) -> int:
+        """Estimated MemTotal the ECS agent sees (nominal less hypervisor/kernel)."""
+        return int(self.memory_mib * (1 - OS_MEMORY_OVERHEAD_FRACTION))
+
+    @property
     def schedulable_memory_mib(self) -> int:
         """Memory ECS can hand to tasks after the OS and ECS_RESERVED_MEMORY."""
-        nominal = int(self.memory_gib * 1024)
-        return int(nominal * (1 - OS_MEMORY_OVERHEAD_FRACTION)) - ECS_RESERVED_MEMORY_MIB
+        return self.registered_memory_mib - ECS_RESERVED_MEMORY_MIB
 
     def tasks_per_instance(self, gpus_per_task: int, cpu_units: int, memory_mib: int) -> int:
         """How many copies of a task fit on one instance (GPU, CPU and memory)."""
@@ -69,14 +93,29 @@ def _family(
     gpu_model: str,
     gpu_memory_mib: int,
     sizes: list[tuple[str, int, int, float, float]],
+    *,
+    price_date: str = PRICE_DATE,
+    price_note: str = "",
 ) -> list[InstanceType]:
     return [
-        InstanceType(f"{family}.{size}", gpus, gpu_model, gpu_memory_mib, vcpus, mem, price)
+        InstanceType(
+            f"{family}.{size}",
+            gpus,
+            gpu_model,
+            gpu_memory_mib,
+            vcpus,
+            mem,
+            price,
+            price_date=price_date,
+            price_note=price_note,
+        )
         for size, gpus, vcpus, mem, price in sizes
     ]
 
 
-# (size, GPUs, vCPUs, memory GiB, USD/hour)
+# (size, GPUs, vCPUs, memory GiB, USD/hour). Per-GPU memory is EC2's MiB figure
+# (an A10G "24 GB" is 22888 MiB), which is what nvidia-smi memory_total shows
+# give or take the driver's reserve.
 _TYPES: Final[list[InstanceType]] = [
     *_family(
         "g4dn",
@@ -145,6 +184,9 @@ _TYPES: Final[list[InstanceType]] = [
             ("4xlarge", 1, 16, 128, 1.5392),
             ("8xlarge", 1, 32, 256, 2.4464),
         ],
+        price_date="2026-11-29",
+        price_note="from an undated third-party table (us-west-2), where every other "
+        "G-family rate matches us-east-1",
     ),
     *_family(
         "p3",
@@ -156,21 +198,43 @@ _TYPES: Final[list[InstanceType]] = [
             ("16xlarge", 8, 64, 488, 24.48),
         ],
     ),
-    *_family("p3dn", "NVIDIA V100", 32768, [("24xlarge", 8, 96, 768, 31.212)]),
-    *_family("p4d", "NVIDIA A100", 40960, [("24xlarge", 8, 96, 1152, 21.9576)]),
-    *_family("p4de", "NVIDIA A100", 81920, [("24xlarge", 8, 96, 1152, 27.447)]),
+    *_family(
+        "p3dn",
+        "NVIDIA V100",
+        32768,
+        [("24xlarge", 8, 96, 768, 31.212)],
+        price_date="2026-04-01",
+        price_note="not in the cross-checked offer-file table; a us-east-1 table of April 2026",
+    ),
+    *_family("p4d", "NVIDIA A100", 40960, [("24xlarge", 8, 96, 1152, 21.957642)]),
+    *_family("p4de", "NVIDIA A100", 81920, [("24xlarge", 8, 96, 1152, 27.44705)]),
     *_family(
         "p5",
         "NVIDIA H100",
         81920,
-        [
-            ("4xlarge", 1, 16, 256, 6.88),
-            ("48xlarge", 8, 192, 2048, 55.04),
-        ],
+        [("4xlarge", 1, 16, 256, 6.88)],
+        price_date="2026-11-29",
+        price_note="from an undated third-party table (us-west-2); equals p5.48xlarge / 8",
     ),
-    *_family("p5e", "NVIDIA H200", 144384, [("48xlarge", 8, 192, 2048, 63.296)]),
+    *_family("p5", "NVIDIA H100", 81920, [("48xlarge", 8, 192, 2048, 55.04)]),
+    *_family(
+        "p5e",
+        "NVIDIA H200",
+        144384,
+        [("48xlarge", 8, 192, 2048, 63.296)],
+        price_note="no on-demand listing in us-east-1 (sold through Capacity Blocks); "
+        "the p5en.48xlarge price, same 8 x H200, stands in as an estimate",
+    ),
     *_family("p5en", "NVIDIA H200", 144384, [("48xlarge", 8, 192, 2048, 63.296)]),
-    *_family("p6-b200", "NVIDIA B200", 183359, [("48xlarge", 8, 192, 2048, 113.9328)]),
+    *_family(
+        "p6-b200",
+        "NVIDIA B200",
+        183359,
+        [("48xlarge", 8, 192, 2048, 113.9328)],
+        price_date="2026-11-29",
+        price_note="from us-east-2 (checked against a bill) and us-west-2 tables; "
+        "us-east-1 not confirmed",
+    ),
 ]
 
 CATALOG: Final[dict[str, InstanceType]] = {t.name: t for t in _TYPES}
@@ -179,20 +243,39 @@ CATALOG: Final[dict[str, InstanceType]] = {t.name: t for t in _TYPES}
 REFUSED_FAMILIES: Final[dict[str, str]] = {
     "g2": "g2 GPU support on ECS is deprecated (ECS developer guide, 'Amazon ECS task "
     "definitions for GPU workloads')",
-    "g3": "g3 is a retired previous-generation family (M60 GPUs) that the AL2023 ECS GPU "
-    "AMI's NVIDIA driver does not support",
-    "p2": "p2 works only on GPU-optimized AMIs older than 20230912, which are "
+    "g3": "g3 is a previous-generation family (NVIDIA Tesla M60, Maxwell): no Tensor Cores, "
+    "and NVIDIA's 580 driver branch on the current ECS GPU AMI is the last to support "
+    "Maxwell, so ecs-gpu does not offer it for new services",
+    "g3s": "g3s is a previous-generation family (NVIDIA Tesla M60); see g3",
+    "p2": "p2 works only on ECS GPU-optimized AMIs older than 20230912, which are "
     "Amazon Linux 2 and end-of-life since 2026-06-30",
     "g6f": "g6f sells fractions of an L4 (1/8 to 1/2 GPU); ECS reports their GPU count as 0 "
     "and needs fractional resourceRequirements, which ecs-gpu does not model",
-    "gr6f": "gr6f sells fractions of an L4, which ecs-gpu does not model (see g6f)",
+    "gr6f": "gr6f sells half an L4, which ecs-gpu does not model (see g6f)",
     "g4ad": "g4ad has AMD Radeon GPUs; ECS GPU scheduling supports NVIDIA GPUs only",
+    "g5g": "g5g is arm64 (Graviton) with NVIDIA T4G GPUs; ecs-gpu builds on the x86_64 "
+    "ECS GPU-optimized AMI",
     "inf1": "Inferentia is not a GPU: use the ECS Neuron AMI and Neuron devices, not GPU "
     "resourceRequirements",
     "inf2": "Inferentia is not a GPU: use the ECS Neuron AMI and Neuron devices",
     "trn1": "Trainium is not a GPU: use the ECS Neuron AMI and Neuron devices",
+    "trn1n": "Trainium is not a GPU: use the ECS Neuron AMI and Neuron devices",
     "trn2": "Trainium is not a GPU: use the ECS Neuron AMI and Neuron devices",
     "dl1": "dl1 has Habana Gaudi accelerators, which ECS GPU scheduling does not support",
+    "p6-b300": "p6-b300 is not in the ecs-gpu catalog yet (its ECS GPU AMI support and "
+    "prices are unverified)",
+    "g7": "g7 is not in the ecs-gpu catalog yet (its ECS GPU AMI support and prices are "
+    "unverified)",
+    "g7e": "g7e is not in the ecs-gpu catalog yet (its ECS GPU AMI support and prices are "
+    "unverified)",
+}
+
+# Words that mark a platform, not an instance type, with why it cannot host GPUs.
+_REFUSED_PLATFORMS: Final[dict[str, str]] = {
+    "fargate": "Fargate has no GPU support (the GPU task parameter is not supported on "
+    "Fargate); ecs-gpu runs GPU tasks on EC2 capacity providers",
+    "windows": "GPUs are not supported for Windows containers on ECS (task definition "
+    "parameters, 'resourceRequirements'); ecs-gpu runs Linux tasks on the ECS GPU AMI",
 }
 
 
@@ -200,23 +283,32 @@ class UnknownInstanceType(ValueError):
     """Raised with a user-facing reason when a type is not in the catalog."""
 
 
+def families() -> list[str]:
+    """Supported families, in catalog order."""
+    return list(dict.fromkeys(t.family for t in _TYPES))
+
+
 def lookup(name: str) -> InstanceType:
     """Return the catalog entry for ``name`` or raise with the reason it is refused."""
     if name in CATALOG:
         return CATALOG[name]
-    family = name.split(".", 1)[0]
+    lowered = name.strip().lower()
+    for word, why in _REFUSED_PLATFORMS.items():
+        if word in lowered:
+            raise UnknownInstanceType(f"{name!r} is refused: {why}")
+    if lowered in CATALOG:
+        raise UnknownInstanceType(
+            f"{name!r} is not spelled as EC2 spells it; use {lowered!r} (lowercase, no spaces)"
+        )
+    family = lowered.split(".", 1)[0]
     if family in REFUSED_FAMILIES:
         raise UnknownInstanceType(f"{name!r} is refused: {REFUSED_FAMILIES[family]}")
-    lowered = name.lower()
-    if "fargate" in lowered:
-        raise UnknownInstanceType(
-            "Fargate has no GPU support (the GPU task parameter is not supported on "
-            "Fargate); ecs-gpu runs GPU tasks on EC2 capacity providers"
-        )
-    if "windows" in lowered:
-        raise UnknownInstanceType("GPUs are not supported for Windows containers on ECS")
-    families = sorted({t.family for t in _TYPES})
+    if family in families():
+        sizes = ", ".join(t.name for t in _TYPES if t.family == family)
+        raise UnknownInstanceType(f"{name!r} is not a {family} size; {family} sizes: {sizes}")
+    close = difflib.get_close_matches(lowered, list(CATALOG), n=1, cutoff=0.8)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
     raise UnknownInstanceType(
-        f"{name!r} is not an ECS-supported GPU instance type; supported families: "
-        f"{', '.join(families)} (run `ecs-gpu catalog` for every size)"
+        f"{name!r} is not an ECS-supported GPU instance type{hint}; supported families: "
+        f"{', '.join(families())} (run `ecs-gpu catalog` for every size)"
     )
