@@ -1,0 +1,321 @@
+"""What runs on each GPU instance: ecs.config, the host CloudWatch agent, the user data.
+
+Pure Python (no CDK): ``GpuService`` embeds :func:`cloud_config` as the launch
+template's user data, and ``validate``/``doctor`` can call
+:func:`validate_agent_config` without starting Node.
+
+The field reports behind the shape of this module (docs/host.md):
+
+* The GPU metric is collected by a host-level ``amazon-cloudwatch-agent``
+  (systemd). On the AL2023 GPU AMI a container sees a GPU only when ECS
+  assigned it one through ``resourceRequirements``; an agent container
+  without a reservation finds no ``nvidia-smi`` and crash-loops, so there is
+  no containerized agent at all.
+* Nothing here restarts docker or edits ``daemon.json``: ``ecs.service`` is
+  ``PartOf=docker.service``, so a docker restart takes the ECS agent down.
+* Exactly one agent config file, at :data:`gpu_metric.AGENT_CONFIG_PATH`,
+  outside ``/opt/aws/amazon-cloudwatch-agent/etc/``, which ``fetch-config``
+  owns and rewrites.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shlex
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any, Final
+
+import yaml
+
+from ecs_gpu import catalog, gpu_metric
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec
+
+ECS_CONFIG_PATH: Final = "/etc/ecs/ecs.config"
+SETUP_SCRIPT_PATH: Final = "/usr/local/sbin/ecs-gpu-host-setup"
+AGENT_PACKAGE: Final = "amazon-cloudwatch-agent"
+AGENT_UNIT: Final = "amazon-cloudwatch-agent"
+AGENT_CTL: Final = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
+AGENT_LOG: Final = "/opt/aws/amazon-cloudwatch-agent/logs/amazon-cloudwatch-agent.log"
+# The directory fetch-config owns: it translates our JSON into files here and
+# replaced a second agent's config file in it with an empty directory in the
+# reference module (commit 74c62f0). No file of ours may live under it.
+AGENT_OWNED_DIR: Final = "/opt/aws/amazon-cloudwatch-agent/etc/"
+# The nvidia_gpu collector stats this exact path and the agent exits at start
+# without it ("Cannot get file's stat /usr/bin/nvidia-smi", field report).
+NVIDIA_SMI: Final = "/usr/bin/nvidia-smi"
+
+# dnf retries: boot-time networking and mirrors can flake. Bounded, because
+# ecs.service starts only after cloud-final (below): every second the setup
+# script runs is a second the instance is not yet registered with ECS.
+SETUP_ATTEMPTS: Final = 4
+SETUP_FIRST_DELAY_S: Final = 5
+DNF_TIMEOUT_S: Final = 180
+# What the setup script takes when nothing fails: dnf metadata plus the agent
+# package on a fresh instance, then fetch-config. An estimate the
+# missing-metric alarm budgets for (observability.py), not a measurement.
+SETUP_TYPICAL_S: Final = 90
+
+# Host files the agent ships to Names.host_log_group, as (path, stream suffix).
+# Stream names start with the instance id so each instance's boot can be read
+# on its own.
+HOST_LOG_FILES: Final[tuple[tuple[str, str], ...]] = (
+    # The agent rotates ecs-agent.log hourly into ecs-agent.log.<date>; with a
+    # glob the CloudWatch agent follows the most recently written file.
+    ("/var/log/ecs/ecs-agent.log*", "ecs-agent"),
+    ("/var/log/ecs/ecs-init.log", "ecs-init"),
+    # The AL2023 GPU AMI logs GPU injection here (debug level, one burst per
+    # container start): where "the container cannot see its GPU" shows.
+    ("/var/log/ecs/nvidia-container-runtime.log", "nvidia-container-runtime"),
+    # Our setup script's output and any failed cloud-init module: a failed
+    # boot is visible without SSH.
+    ("/var/log/cloud-init-output.log", "cloud-init-output"),
+    # The agent's own errors (nvidia-smi missing, PutMetricData AccessDenied):
+    # the two failures the field report found only on a live instance.
+    (AGENT_LOG, "amazon-cloudwatch-agent"),
+)
+
+# nvidia_gpu measurements the agent accepts on Linux (aws-semantics.md §5,
+# aws/amazon-cloudwatch-agent@ab55b8d registered_metrics.go). The JSON schema
+# does not check these names, and a misspelt one is a metric nobody writes.
+LINUX_NVIDIA_MEASUREMENTS: Final = frozenset(
+    {
+        "utilization_gpu",
+        "temperature_gpu",
+        "power_draw",
+        "utilization_memory",
+        "fan_speed",
+        "memory_total",
+        "memory_used",
+        "memory_free",
+        "pcie_link_gen_current",
+        "pcie_link_width_current",
+        "encoder_stats_session_count",
+        "encoder_stats_average_fps",
+        "encoder_stats_average_latency",
+        "clocks_current_graphics",
+        "clocks_current_sm",
+        "clocks_current_memory",
+        "clocks_current_video",
+    }
+)
+
+
+def agent_config(spec: Spec) -> dict[str, Any]:
+    """CloudWatch agent JSON for the host agent: the GPU series plus the host logs."""
+    names = Names(spec.service.name)
+    return {
+        # root: nvidia-smi and /var/log/ecs are root-only on the ECS AMI.
+        "agent": {"run_as_user": "root"},
+        "metrics": {
+            "namespace": gpu_metric.NAMESPACE,
+            "append_dimensions": {gpu_metric.DIMENSION: gpu_metric.APPEND_DIMENSION_VALUE},
+            # One series per ASG across every GPU of every instance: the one
+            # series target tracking and the alarm can name.
+            "aggregation_dimensions": [[gpu_metric.DIMENSION]],
+            "force_flush_interval": gpu_metric.FORCE_FLUSH_INTERVAL_S,
+            "metrics_collected": {
+                "nvidia_gpu": {
+                    "measurement": list(gpu_metric.MEASUREMENTS),
+                    "metrics_collection_interval": gpu_metric.COLLECTION_INTERVAL_S,
+                }
+            },
+        },
+        "logs": {
+            "logs_collected": {
+                "files": {
+                    "collect_list": [
+                        {
+                            "file_path": path,
+                            "log_group_name": names.host_log_group,
+                            "log_stream_name": "{instance_id}/" + stream,
+                            "timezone": "UTC",
+                        }
+                        for path, stream in HOST_LOG_FILES
+                    ]
+                }
+            }
+        },
+    }
+
+
+def ecs_config(spec: Spec) -> str:
+    """Contents of /etc/ecs/ecs.config (a systemd EnvironmentFile, so no comments in it).
+
+    Deliberately absent:
+    * ECS_WARM_POOLS_CHECK: we create no warm pool, and the flag makes the
+      agent poll instance metadata for up to a minute before registering.
+    * ECS_ENABLE_CONTAINER_METADATA: the task metadata endpoint v4 is always
+      there; the extra metadata file helps no GPU workload.
+    * ECS_AVAILABLE_LOGGING_DRIVERS: ecs-init already enables awslogs, which
+      the task uses (aws/amazon-ecs-agent ecs-init/docker/docker.go); setting
+      it here would replace that list.
+    * ECS_IMAGE_PULL_BEHAVIOR=prefer-cached: it would keep running a stale
+      image for a moved tag; cached layers already make re-pulls cheap.
+    """
+    lines = [
+        f"ECS_CLUSTER={Names(spec.service.name).cluster}",
+        # The GPU AMI also writes this to /var/lib/ecs/ecs.config; stating it
+        # here keeps GPU registration from depending on the AMI build.
+        "ECS_ENABLE_GPU_SUPPORT=true",
+        # The spec's memory rule (catalog.schedulable_memory_mib) assumes this
+        # much is kept back for the host agent, SSM agent and ECS agent.
+        f"ECS_RESERVED_MEMORY={catalog.ECS_RESERVED_MEMORY_MIB}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def setup_script(spec: Spec) -> str:
+    """Bash run once at boot by cloud-init: install and start the host CloudWatch agent."""
+    q = shlex.quote
+    return f"""#!/usr/bin/env bash
+# ecs-gpu host setup for service {spec.service.name}: install and start the host
+# CloudWatch agent that publishes the GPU metric and ships the host logs.
+# Generated by ecs-gpu (ecs_gpu.infra.host); cloud-init runs it once per instance.
+# It never restarts docker, containerd or ecs: ecs.service is PartOf=docker.service.
+set -euo pipefail
+
+readonly AGENT_CONFIG={q(gpu_metric.AGENT_CONFIG_PATH)}
+readonly AGENT_CTL={q(AGENT_CTL)}
+readonly AGENT_UNIT={q(AGENT_UNIT)}
+readonly AGENT_LOG={q(AGENT_LOG)}
+readonly NVIDIA_SMI={q(NVIDIA_SMI)}
+readonly MAX_ATTEMPTS={SETUP_ATTEMPTS}
+readonly FIRST_DELAY_S={SETUP_FIRST_DELAY_S}
+readonly DNF_TIMEOUT_S={DNF_TIMEOUT_S}
+
+log() {{
+  printf 'ecs-gpu-host-setup: %s\\n' "$*"
+}}
+
+# Boot-time networking can flake: retry with doubling delays, but boundedly,
+# because ecs.service waits for cloud-final and so for this script.
+retry() {{
+  local attempt=1
+  local delay=$FIRST_DELAY_S
+  until "$@"; do
+    if [ "$attempt" -ge "$MAX_ATTEMPTS" ]; then
+      log "giving up after $attempt attempts: $*"
+      return 1
+    fi
+    log "attempt $attempt failed: $*; retrying in ${{delay}}s"
+    sleep "$delay"
+    attempt=$((attempt + 1))
+    delay=$((delay * 2))
+  done
+}}
+
+# The nvidia_gpu collector needs this exact path; without it the agent exits.
+if [ ! -x "$NVIDIA_SMI" ]; then
+  log "$NVIDIA_SMI not found: this instance is not on the ECS GPU-optimized AMI," \
+    "so no GPU metric can be collected"
+  exit 1
+fi
+
+retry timeout "$DNF_TIMEOUT_S" dnf install -y {q(AGENT_PACKAGE)}
+
+# fetch-config translates our one config file into the agent's own directory
+# and (-s) enables and restarts only the agent's unit.
+"$AGENT_CTL" -a fetch-config -m ec2 -s -c "file:$AGENT_CONFIG"
+
+if ! systemctl is-active --quiet "$AGENT_UNIT"; then
+  log "$AGENT_UNIT is not running after fetch-config; see $AGENT_LOG"
+  exit 1
+fi
+log "$AGENT_UNIT is running with $AGENT_CONFIG"
+"""
+
+
+def cloud_config_document(spec: Spec) -> dict[str, Any]:
+    """The cloud-config as data (what :func:`cloud_config` serializes)."""
+    return {
+        # write_files runs in cloud-init's init stage, long before ecs.service:
+        # on the ECS AMIs that unit is ordered After=cloud-final.service
+        # (aws/amazon-ecs-agent@dd4d139 packaging/amazon-linux-ami-integrated/
+        # ecs.service), so the agent reads ECS_CLUSTER from this file at its
+        # first start. The same ordering means nothing here may wait for ECS.
+        "write_files": [
+            {
+                "path": ECS_CONFIG_PATH,
+                "owner": "root:root",
+                "permissions": "0644",
+                "content": ecs_config(spec),
+            },
+            {
+                "path": gpu_metric.AGENT_CONFIG_PATH,
+                "owner": "root:root",
+                "permissions": "0644",
+                "content": json.dumps(agent_config(spec), indent=2) + "\n",
+            },
+            {
+                "path": SETUP_SCRIPT_PATH,
+                "owner": "root:root",
+                "permissions": "0755",
+                "content": setup_script(spec),
+            },
+        ],
+        # Exec form, no shell: the script is the only shell and is linted.
+        "runcmd": [[SETUP_SCRIPT_PATH]],
+    }
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes multi-line strings as literal blocks so the user data reads like the files."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def cloud_config(spec: Spec) -> str:
+    """The full user data: ``#cloud-config`` followed by YAML."""
+    body = yaml.dump(cloud_config_document(spec), Dumper=_Dumper, sort_keys=False, width=10_000)
+    return "#cloud-config\n" + body
+
+
+# --- validation ----------------------------------------------------------------------
+
+
+@functools.cache
+def agent_schema() -> dict[str, Any]:
+    """The CloudWatch agent's JSON schema, copied from the agent (data/cloudwatch-agent/NOTICE)."""
+    ref = resources.files("ecs_gpu") / "data" / "cloudwatch-agent" / "schema.json"
+    loaded: dict[str, Any] = json.loads(ref.read_text(encoding="utf-8"))
+    return loaded
+
+
+def validate_agent_config(cfg: Mapping[str, Any], *, source: str = "agent config") -> list[str]:
+    """Problems with a CloudWatch agent config, one line each, naming the JSON path.
+
+    Checks the agent's own JSON schema, then what the schema leaves open:
+    every ``nvidia_gpu`` measurement must be one the agent knows on Linux.
+    An empty list means the config is valid.
+    """
+    from jsonschema.validators import validator_for
+
+    schema = agent_schema()
+    validator = validator_for(schema)(schema)
+    problems = [
+        f"{source}: {e.json_path}: {e.message}. Fix: correct it to match the CloudWatch "
+        "agent configuration schema (src/ecs_gpu/data/cloudwatch-agent/schema.json)."
+        for e in sorted(validator.iter_errors(cfg), key=lambda e: [str(p) for p in e.path])
+    ]
+    collected = cfg.get("metrics", {}).get("metrics_collected", {})
+    nvidia = collected.get("nvidia_gpu") if isinstance(collected, Mapping) else None
+    measurements = nvidia.get("measurement", []) if isinstance(nvidia, Mapping) else []
+    for i, m in enumerate(measurements if isinstance(measurements, list) else []):
+        name = m.get("name") if isinstance(m, Mapping) else m
+        if isinstance(name, str) and name not in LINUX_NVIDIA_MEASUREMENTS:
+            problems.append(
+                f"{source}: $.metrics.metrics_collected.nvidia_gpu.measurement[{i}] = "
+                f"{name!r}: not an nvidia_gpu measurement the agent collects on Linux, so "
+                "its metric would never be published. Fix: use one of "
+                f"{', '.join(sorted(LINUX_NVIDIA_MEASUREMENTS))}."
+            )
+    return problems

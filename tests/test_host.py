@@ -1,0 +1,409 @@
+"""The host layer: cloud-config user data, ecs.config, the setup script, the agent config.
+
+Checked with the real tools a user's instance and CI would trust: Debian's
+``cloud-init schema``, ``shellcheck``, the CloudWatch agent's own JSON schema,
+and bash itself running the setup script against stand-in system commands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ecs_gpu import catalog, gpu_metric
+from ecs_gpu.infra import host
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec, load_spec, parse_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BUILT_SPEC = """
+[service]
+name = "llm-4gpu"
+image = "example/llm:1"
+gpus_per_task = 2
+cpu_units = 8192
+memory_mib = 65536
+
+[capacity]
+instance_type = "g6.12xlarge"
+max_instances = 3
+
+[scaling]
+max_tasks = 6
+gpu_target_percent = 55.5
+cpu_target_percent = 80
+"""
+
+
+@pytest.fixture(params=["example", "built"])
+def spec(request: pytest.FixtureRequest) -> Spec:
+    if request.param == "example":
+        return load_spec(ROOT / "examples" / "g5-vllm.toml")
+    return parse_spec(BUILT_SPEC, "built.toml")
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(
+            f"{name} is not installed; scripts/test.sh installs it (apt-get install {name}). "
+            "These checks run the real tool and are never skipped."
+        )
+    return path
+
+
+def _write_files(user_data: str) -> dict[str, dict[str, Any]]:
+    doc = yaml.safe_load(user_data)
+    return {f["path"]: f for f in doc["write_files"]}
+
+
+# --- cloud-init ------------------------------------------------------------------------
+
+
+def _cloud_init_schema(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_tool("cloud-init"), "schema", "--config-file", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_user_data_is_cloud_config_accepted_by_cloud_init(spec: Spec, tmp_path: Path) -> None:
+    user_data = host.cloud_config(spec)
+    assert user_data.startswith("#cloud-config\n")
+    path = tmp_path / "user-data.yaml"
+    path.write_text(user_data)
+    result = _cloud_init_schema(path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "error" not in output.lower(), output
+    assert "Valid" in result.stdout, output
+
+
+def test_cloud_init_schema_check_rejects_a_broken_config(tmp_path: Path) -> None:
+    # Proves the check above can fail: a wrong type in write_files and runcmd.
+    path = tmp_path / "broken.yaml"
+    path.write_text(
+        "#cloud-config\nwrite_files:\n  - path: /etc/x\n    content: x\n    permissions: 420\n"
+        "runcmd: 3\n"
+    )
+    result = _cloud_init_schema(path)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "runcmd" in output and "permissions" in output
+
+
+def test_user_data_fits_the_ec2_limit(spec: Spec) -> None:
+    # EC2 refuses user data over 16 KB (before base64).
+    assert len(host.cloud_config(spec).encode()) < 16 * 1024
+
+
+def test_user_data_round_trips_to_the_rendered_files(spec: Spec) -> None:
+    user_data = host.cloud_config(spec)
+    files = _write_files(user_data)
+    assert set(files) == {
+        host.ECS_CONFIG_PATH,
+        gpu_metric.AGENT_CONFIG_PATH,
+        host.SETUP_SCRIPT_PATH,
+    }
+    assert files[host.ECS_CONFIG_PATH]["content"] == host.ecs_config(spec)
+    assert json.loads(files[gpu_metric.AGENT_CONFIG_PATH]["content"]) == host.agent_config(spec)
+    assert files[host.SETUP_SCRIPT_PATH]["content"] == host.setup_script(spec)
+    assert files[host.SETUP_SCRIPT_PATH]["permissions"] == "0755"
+    # The setup script runs in exec form, so there is no other shell to lint.
+    assert yaml.safe_load(user_data)["runcmd"] == [[host.SETUP_SCRIPT_PATH]]
+
+
+# --- shellcheck ------------------------------------------------------------------------
+
+
+def _shellcheck(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "script.sh"
+    path.write_text(script)
+    return subprocess.run(
+        [_tool("shellcheck"), "--severity=style", "--shell=bash", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_setup_script_passes_shellcheck(spec: Spec, tmp_path: Path) -> None:
+    result = _shellcheck(host.setup_script(spec), tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_runcmd_shell_string_passes_shellcheck(spec: Spec, tmp_path: Path) -> None:
+    runcmd = yaml.safe_load(host.cloud_config(spec))["runcmd"]
+    assert runcmd, "the setup script must be run"
+    for entry in runcmd:
+        if isinstance(entry, str):  # a string entry runs under sh -c
+            result = _shellcheck("#!/bin/sh\n" + entry + "\n", tmp_path)
+            assert result.returncode == 0, result.stdout
+        else:
+            assert all(isinstance(arg, str) for arg in entry)
+
+
+def test_shellcheck_check_rejects_a_broken_script(tmp_path: Path) -> None:
+    result = _shellcheck('#!/usr/bin/env bash\nd=$1\ncd $d\necho "$undefined_x"\n', tmp_path)
+    assert result.returncode != 0
+    assert "SC2086" in result.stdout
+
+
+# --- the setup script, run by bash against stand-in system commands ----------------------
+
+
+def _fake_bin(directory: Path, name: str, body: str) -> Path:
+    path = directory / name
+    path.write_text("#!/usr/bin/env bash\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def _run_setup(
+    spec: Spec, tmp_path: Path, *, nvidia_smi: bool, dnf_failures: int
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Run the real script; dnf, timeout, sleep, systemctl and the agent ctl are stand-ins
+    that record their arguments, so the script's own control flow is what is tested."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls.log"
+    counter = tmp_path / "dnf-count"
+    record = f'echo "$(basename "$0") $*" >> {calls}'
+    _fake_bin(
+        bin_dir,
+        "dnf",
+        f"{record}\nn=$(( $(cat {counter} 2>/dev/null || echo 0) + 1 ))\necho $n > {counter}\n"
+        f"[ $n -gt {dnf_failures} ]",
+    )
+    _fake_bin(bin_dir, "timeout", f'{record}\nshift\nexec "$@"')
+    _fake_bin(bin_dir, "sleep", record)
+    _fake_bin(bin_dir, "systemctl", record)
+    ctl = _fake_bin(bin_dir, "amazon-cloudwatch-agent-ctl", record)
+    smi = _fake_bin(bin_dir, "nvidia-smi", "true") if nvidia_smi else bin_dir / "nvidia-smi"
+    script = host.setup_script(spec)
+    for line, new in (
+        (f"readonly AGENT_CTL={host.AGENT_CTL}", f"readonly AGENT_CTL={ctl}"),
+        (f"readonly NVIDIA_SMI={host.NVIDIA_SMI}", f"readonly NVIDIA_SMI={smi}"),
+    ):
+        assert line in script
+        script = script.replace(line, new)
+    path = tmp_path / "setup.sh"
+    path.write_text(script)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    result = subprocess.run(
+        ["bash", str(path)], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    lines = calls.read_text().splitlines() if calls.exists() else []
+    return result, lines
+
+
+def test_setup_script_installs_and_starts_only_the_agent(tmp_path: Path) -> None:
+    spec = parse_spec(BUILT_SPEC, "built.toml")
+    result, calls = _run_setup(spec, tmp_path, nvidia_smi=True, dnf_failures=2)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [c for c in calls if c.startswith("dnf")] == [
+        "dnf install -y amazon-cloudwatch-agent"
+    ] * 3
+    assert [c for c in calls if c.startswith("sleep")] == ["sleep 5", "sleep 10"]
+    assert (
+        "amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s "
+        f"-c file:{gpu_metric.AGENT_CONFIG_PATH}" in calls
+    )
+    systemctl = [c for c in calls if c.startswith("systemctl")]
+    assert systemctl == ["systemctl is-active --quiet amazon-cloudwatch-agent"]
+
+
+def test_setup_script_gives_up_after_bounded_retries(tmp_path: Path) -> None:
+    spec = parse_spec(BUILT_SPEC, "built.toml")
+    result, calls = _run_setup(spec, tmp_path, nvidia_smi=True, dnf_failures=99)
+    assert result.returncode != 0
+    assert len([c for c in calls if c.startswith("dnf")]) == host.SETUP_ATTEMPTS
+    assert not any("fetch-config" in c for c in calls)
+    assert f"giving up after {host.SETUP_ATTEMPTS} attempts" in result.stdout
+
+
+def test_setup_script_refuses_a_host_without_nvidia_smi(tmp_path: Path) -> None:
+    spec = parse_spec(BUILT_SPEC, "built.toml")
+    result, calls = _run_setup(spec, tmp_path, nvidia_smi=False, dnf_failures=0)
+    assert result.returncode == 1
+    assert "not on the ECS GPU-optimized AMI" in result.stdout
+    assert calls == []
+
+
+# --- the agent config ------------------------------------------------------------------
+
+
+def test_agent_config_validates_against_the_agent_schema(spec: Spec) -> None:
+    assert host.validate_agent_config(host.agent_config(spec)) == []
+
+
+def test_agent_schema_is_the_copied_upstream_file() -> None:
+    schema = host.agent_schema()
+    assert schema["$schema"].startswith("http://json-schema.org/draft-04")
+    notice = ROOT / "src" / "ecs_gpu" / "data" / "cloudwatch-agent" / "NOTICE"
+    text = notice.read_text()
+    assert "aws/amazon-cloudwatch-agent" in text and "ab55b8daa" in text
+    assert "MIT License" in text
+
+
+@pytest.mark.parametrize(
+    ("mutate", "path", "words"),
+    [
+        (lambda c: c["metrics"].__setitem__("namespace", 5), "$.metrics.namespace", "string"),
+        (
+            lambda c: c["logs"]["logs_collected"]["files"]["collect_list"][0].__setitem__(
+                "file", "/var/log/x"
+            ),
+            "$.logs.logs_collected.files.collect_list[0]",
+            "additional properties",
+        ),
+        (
+            lambda c: c["metrics"]["metrics_collected"]["nvidia_gpu"].pop("measurement"),
+            "$.metrics.metrics_collected.nvidia_gpu",
+            "required",
+        ),
+        (
+            lambda c: c["metrics"]["metrics_collected"]["nvidia_gpu"]["measurement"].append(
+                "utilisation_gpu"
+            ),
+            "$.metrics.metrics_collected.nvidia_gpu.measurement[3]",
+            "utilization_gpu",
+        ),
+    ],
+    ids=["wrong-type", "unknown-key", "missing-required", "misspelt-measurement"],
+)
+def test_broken_agent_config_is_rejected(mutate: Any, path: str, words: str) -> None:
+    cfg = host.agent_config(parse_spec(BUILT_SPEC, "built.toml"))
+    mutate(cfg)
+    problems = host.validate_agent_config(cfg, source="agent.json")
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"agent.json: {path}")
+    assert words.lower() in problems[0].lower()
+    assert "Fix:" in problems[0]
+
+
+def test_agent_config_follows_the_metric_contract(spec: Spec) -> None:
+    cfg = host.agent_config(spec)
+    metrics = cfg["metrics"]
+    assert metrics["namespace"] == gpu_metric.NAMESPACE
+    assert metrics["append_dimensions"] == {gpu_metric.DIMENSION: gpu_metric.APPEND_DIMENSION_VALUE}
+    assert metrics["aggregation_dimensions"] == [[gpu_metric.DIMENSION]]
+    assert metrics["force_flush_interval"] == gpu_metric.FORCE_FLUSH_INTERVAL_S
+    assert list(metrics["metrics_collected"]) == ["nvidia_gpu"]
+    nvidia = metrics["metrics_collected"]["nvidia_gpu"]
+    assert tuple(nvidia["measurement"]) == gpu_metric.MEASUREMENTS
+    assert nvidia["metrics_collection_interval"] == gpu_metric.COLLECTION_INTERVAL_S
+    emitted = tuple(gpu_metric.metric_name(m) for m in nvidia["measurement"])
+    assert emitted == gpu_metric.METRIC_NAMES
+    assert cfg["agent"]["run_as_user"] == "root"
+
+
+def test_agent_ships_the_host_logs_to_the_host_log_group(spec: Spec) -> None:
+    collect = host.agent_config(spec)["logs"]["logs_collected"]["files"]["collect_list"]
+    paths = {c["file_path"] for c in collect}
+    assert {
+        "/var/log/ecs/ecs-agent.log*",
+        "/var/log/ecs/ecs-init.log",
+        "/var/log/cloud-init-output.log",
+        host.AGENT_LOG,
+    } <= paths
+    assert {c["log_group_name"] for c in collect} == {Names(spec.service.name).host_log_group}
+    streams = [c["log_stream_name"] for c in collect]
+    assert len(set(streams)) == len(streams)
+    assert all(s.startswith("{instance_id}/") for s in streams)
+
+
+# --- ecs.config ------------------------------------------------------------------------
+
+
+def test_ecs_config_registers_gpus_in_the_named_cluster(spec: Spec) -> None:
+    text = host.ecs_config(spec)
+    lines = text.splitlines()
+    # A systemd EnvironmentFile: plain KEY=value lines only.
+    assert all(re.fullmatch(r"ECS_[A-Z_]+=\S+", line) for line in lines), lines
+    env = dict(line.split("=", 1) for line in lines)
+    assert len(env) == len(lines)
+    assert env["ECS_CLUSTER"] == Names(spec.service.name).cluster
+    assert env["ECS_ENABLE_GPU_SUPPORT"] == "true"
+    assert env["ECS_RESERVED_MEMORY"] == str(catalog.ECS_RESERVED_MEMORY_MIB)
+    assert "ECS_WARM_POOLS_CHECK" not in env  # no warm pool; it only delays registration
+
+
+# --- the field reports' hard rules ------------------------------------------------------
+
+_PARTOF_DOCKER = r"(docker|containerd|ecs)(\.service|\.socket)?"
+_FORBIDDEN = {
+    "restarts or stops docker, containerd or ecs (ecs.service is PartOf=docker.service)": (
+        r"systemctl\s+(?:--\S+\s+)*(?:restart|stop|reload|try-restart|reload-or-restart|"
+        r"try-reload-or-restart|kill|disable|mask)\s+(?:\S+\s+)*?" + _PARTOF_DOCKER + r"\b"
+    ),
+    "uses the SysV service wrapper on docker or ecs": r"\bservice\s+" + _PARTOF_DOCKER + r"\s",
+    "edits docker's daemon.json": r"daemon\.json|/etc/docker/",
+    "runs a container (a GPU needs an ECS GPU reservation)": (
+        r"\b(?:docker|podman|nerdctl|ctr)\s+(?:\S+\s+)*?(?:run|create|start)\b"
+    ),
+    "writes into the directory fetch-config owns": re.escape(host.AGENT_OWNED_DIR),
+    "appends a second agent config": r"append-config",
+}
+
+
+def _forbidden_host_actions(user_data: str) -> list[str]:
+    return [why for why, pattern in _FORBIDDEN.items() if re.search(pattern, user_data)]
+
+
+def test_user_data_breaks_none_of_the_field_report_rules(spec: Spec) -> None:
+    assert _forbidden_host_actions(host.cloud_config(spec)) == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "systemctl restart docker",
+        "systemctl --no-block try-restart docker.service",
+        "service docker restart",
+        "systemctl stop ecs",
+        "cat > /etc/docker/daemon.json <<EOF",
+        "docker run -d public.ecr.aws/cloudwatch-agent/cloudwatch-agent",
+        "cp x /opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.json",
+        "amazon-cloudwatch-agent-ctl -a append-config -c file:/etc/other.json",
+    ],
+)
+def test_rule_check_catches_each_forbidden_action(spec: Spec, bad: str) -> None:
+    # Proves the rule check above can fail.
+    assert _forbidden_host_actions(host.cloud_config(spec) + "\n" + bad + "\n") != []
+
+
+def test_one_agent_config_outside_the_fetch_config_directory(spec: Spec) -> None:
+    assert not gpu_metric.AGENT_CONFIG_PATH.startswith(host.AGENT_OWNED_DIR)
+    files = _write_files(host.cloud_config(spec))
+    agent_files = [
+        path
+        for path, f in files.items()
+        if path.endswith(".json") and {"metrics", "logs"} & set(json.loads(f["content"]))
+    ]
+    assert agent_files == [gpu_metric.AGENT_CONFIG_PATH]
+    assert not any(p.startswith("/opt/aws/") for p in files)
+    script = host.setup_script(spec)
+    assert f"readonly AGENT_CONFIG={gpu_metric.AGENT_CONFIG_PATH}\n" in script
+    ctl_calls = [line for line in script.splitlines() if line.startswith('"$AGENT_CTL"')]
+    assert ctl_calls == ['"$AGENT_CTL" -a fetch-config -m ec2 -s -c "file:$AGENT_CONFIG"']
+
+
+def test_gpu_collection_runs_on_the_host_not_in_a_container(spec: Spec) -> None:
+    script = host.setup_script(spec)
+    assert "dnf install -y amazon-cloudwatch-agent" in script
+    assert not re.search(r"\b(docker|podman|nerdctl|ctr)\b", script.split("set -euo", 1)[1])
