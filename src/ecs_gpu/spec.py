@@ -9,7 +9,7 @@ the value, what is wrong and how to fix it.
 from __future__ import annotations
 
 import difflib
-import math
+import ipaddress
 import re
 import tomllib
 from pathlib import Path
@@ -28,8 +28,18 @@ DRIVER_CAPABILITIES = {"all", "compute", "compat32", "graphics", "utility", "vid
 RESERVED_ENV = {"NVIDIA_VISIBLE_DEVICES": "ECS sets it to the GPUs it assigned to the task"}
 
 
+class RuleError(ValueError):
+    """A validator's complaint that carries its own fix, shown after "Fix:"."""
+
+    def __init__(self, what: str, fix: str) -> None:
+        super().__init__(what)
+        self.fix = fix
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # allow_inf_nan=False: TOML has nan and inf literals, and either would
+    # pass a `gt=0` or reach the simulator as a rate.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class ServiceSpec(_Section):
@@ -48,10 +58,11 @@ class ServiceSpec(_Section):
     @classmethod
     def _name(cls, v: str) -> str:
         if not NAME_RE.match(v) or "--" in v:
-            raise ValueError(
+            raise RuleError(
                 "must be 2-32 characters: lowercase letters, digits and single hyphens, "
                 "starting with a letter and not ending with a hyphen (it names the stack, "
-                "the cluster and the service)"
+                "the cluster and the service)",
+                'rename it, e.g. name = "vllm-g5"',
             )
         return v
 
@@ -59,20 +70,32 @@ class ServiceSpec(_Section):
     @classmethod
     def _image(cls, v: str) -> str:
         if any(c.isspace() for c in v):
-            raise ValueError("an image reference has no spaces, e.g. 'vllm/vllm-openai:v0.11.0'")
+            raise RuleError(
+                "an image reference has no spaces",
+                'write it as registry/repository:tag, e.g. "vllm/vllm-openai:v0.11.0"',
+            )
         return v
 
     @field_validator("environment")
     @classmethod
     def _env(cls, v: dict[str, str]) -> dict[str, str]:
-        for k in v:
+        for k, val in v.items():
             if not ENV_NAME_RE.match(k):
-                raise ValueError(f"{k!r} is not a valid environment variable name")
+                raise RuleError(
+                    f"{k!r} is not a valid environment variable name",
+                    "use letters, digits and underscores, not starting with a digit",
+                )
             if k in RESERVED_ENV:
-                raise ValueError(f"do not set {k}: {RESERVED_ENV[k]}")
+                raise RuleError(
+                    f"{k} = {val!r} must not be set: {RESERVED_ENV[k]}",
+                    f"remove {k} from [service] environment",
+                )
             if k == "NVIDIA_DRIVER_CAPABILITIES":
-                raise ValueError(
-                    "set NVIDIA_DRIVER_CAPABILITIES with [service] nvidia_driver_capabilities"
+                raise RuleError(
+                    f"{k} = {val!r} has its own key, checked against the capabilities "
+                    "the NVIDIA runtime knows",
+                    f"remove it from environment and write nvidia_driver_capabilities = {val!r} "
+                    "under [service]",
                 )
         return v
 
@@ -82,10 +105,10 @@ class ServiceSpec(_Section):
         parts = [p.strip() for p in v.split(",")]
         bad = [p for p in parts if p not in DRIVER_CAPABILITIES]
         if not parts or bad:
-            raise ValueError(
-                f"unknown capability {', '.join(repr(b) for b in bad) or repr(v)}; use a "
-                f"comma-separated list of {', '.join(sorted(DRIVER_CAPABILITIES))} "
-                "(AWS documents 'utility,compute' or 'all')"
+            raise RuleError(
+                f"unknown capability {', '.join(repr(b) for b in bad) or repr(v)}",
+                f"use a comma-separated list of {', '.join(sorted(DRIVER_CAPABILITIES))}; "
+                "AWS documents 'utility,compute' (the default) or 'all'",
             )
         return ",".join(parts)
 
@@ -101,7 +124,12 @@ class CapacitySpec(_Section):
     @field_validator("instance_type")
     @classmethod
     def _type(cls, v: str) -> str:
-        catalog.lookup(v)  # raises UnknownInstanceType (a ValueError) with the reason
+        try:
+            catalog.lookup(v)
+        except catalog.UnknownInstanceType as e:
+            raise RuleError(
+                str(e), 'pick a type that `ecs-gpu catalog` lists, e.g. "g5.xlarge"'
+            ) from None
         return v
 
     @property
@@ -140,9 +168,28 @@ class LoadBalancerSpec(_Section):
     ) = None
     # CIDRs allowed to reach the listener. Default: the VPC's own range when
     # internal, anywhere when internet-facing.
-    ingress_cidrs: list[str] | None = None
+    ingress_cidrs: Annotated[list[str], Field(min_length=1)] | None = None
     # Optional third scaling signal: ALBRequestCountPerTarget target value.
     request_count_target: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("ingress_cidrs")
+    @classmethod
+    def _cidrs(cls, v: list[str] | None) -> list[str] | None:
+        # IPv4 only: the load balancer is created with the default ipv4
+        # address type, so an IPv6 rule would never match a client.
+        for c in v or []:
+            try:
+                net = ipaddress.IPv4Network(c, strict=False)
+            except ValueError:
+                raise RuleError(
+                    f"{c!r} is not an IPv4 CIDR", 'write it as address/prefix, e.g. "10.0.0.0/16"'
+                ) from None
+            if str(net) != c:
+                raise RuleError(
+                    f"{c!r} is not a network address (host bits set or prefix missing)",
+                    f"write {str(net)!r}",
+                )
+        return v
 
 
 class SimulationSpec(_Section):
@@ -210,7 +257,23 @@ _FIX_BY_TYPE = {
     "literal_error": "use one of the allowed values",
     "string_too_short": "give a non-empty value",
     "string_too_long": "shorten it",
+    "finite_number": "write a finite number (nan and inf are not allowed)",
 }
+
+# Fixes for format errors, by key (list indices dropped): an example beats a regex.
+_FIX_BY_KEY = {
+    "capacity.capacity_reservation_id": "use the id EC2 shows for the On-Demand Capacity "
+    'Reservation: "cr-" and 17 hex digits, e.g. "cr-0123456789abcdef0"',
+    "network.vpc_id": 'use the VPC id, e.g. "vpc-0123456789abcdef0"',
+    "network.subnet_ids": 'use subnet ids, e.g. "subnet-0123456789abcdef0"',
+    "network.public_subnet_ids": 'use subnet ids, e.g. "subnet-0123456789abcdef0"',
+    "load_balancer.certificate_arn": "use the full ACM certificate ARN in the stack's "
+    'Region, e.g. "arn:aws:acm:us-east-1:123456789012:certificate/<id>"',
+    "load_balancer.health_check_path": 'start it with "/" and use no spaces, e.g. "/health"',
+}
+
+# Longest value echoed back in a message; a whole mistyped section is noise.
+_MAX_SHOWN = 80
 
 _SECTION_MODELS: dict[str, type[BaseModel]] = {
     "service": ServiceSpec,
@@ -261,9 +324,17 @@ def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> l
         loc = tuple(e["loc"])
         key = _key(loc)
         found, value = _lookup(data, loc)
-        shown = f" = {value!r}" if found and not isinstance(value, dict) else ""
+        shown = ""
+        if found and not isinstance(value, dict):
+            text = repr(value)
+            shown = f" = {text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + '...'}"
         msg = e["msg"].removeprefix("Value error, ")
         fix = _FIX_BY_TYPE.get(e["type"], "correct the value")
+        cause = e.get("ctx", {}).get("error")
+        if isinstance(cause, RuleError):
+            fix = cause.fix
+        if e["type"] == "string_pattern_mismatch":
+            fix = _FIX_BY_KEY.get(_key(tuple(x for x in loc if isinstance(x, str))), fix)
         if e["type"] == "extra_forbidden":
             fix += _suggest(loc)
         if e["type"] == "missing" and len(loc) >= 2:
@@ -381,7 +452,7 @@ def cross_field_problems(spec: Spec, path: str = "spec") -> list[str]:
         )
     per = spec.tasks_per_instance if not p else 0
     if per >= 1 and sc.max_tasks > per * cap.max_instances:
-        need = math.ceil(sc.max_tasks / per)
+        need = -(-sc.max_tasks // per)  # integer ceil: TOML ints are unbounded
         p.append(
             _rule(
                 path,
@@ -404,6 +475,23 @@ def cross_field_problems(spec: Spec, path: str = "spec") -> list[str]:
             )
         )
     net, lb = spec.network, spec.load_balancer
+    if net is not None:
+        for key, ids in (
+            ("subnet_ids", net.subnet_ids),
+            ("public_subnet_ids", net.public_subnet_ids),
+        ):
+            twice = sorted({i for i in ids or [] if (ids or []).count(i) > 1})
+            if twice:
+                p.append(
+                    _rule(
+                        path,
+                        f"network.{key}",
+                        ids,
+                        f"lists {', '.join(twice)} more than once, which counts one subnet "
+                        "(and one Availability Zone) twice",
+                        "list each subnet once",
+                    )
+                )
     if lb is not None and net is not None:
         if len(net.subnet_ids) < 2:
             p.append(
@@ -415,13 +503,14 @@ def cross_field_problems(spec: Spec, path: str = "spec") -> list[str]:
                     "list at least two subnets in different Availability Zones",
                 )
             )
-        if lb.scheme == "internet-facing" and not net.public_subnet_ids:
+        if lb.scheme == "internet-facing" and len(net.public_subnet_ids or []) < 2:
             p.append(
                 _rule(
                     path,
                     "load_balancer.scheme",
                     lb.scheme,
-                    "an internet-facing load balancer in your VPC needs public subnets",
+                    "an internet-facing load balancer in your VPC needs public subnets in at "
+                    "least two Availability Zones",
                     "add `public_subnet_ids = [...]` (two or more) under [network], or use "
                     'scheme = "internal"',
                 )
@@ -455,9 +544,14 @@ def load_spec(path: str | Path) -> Spec:
     except FileNotFoundError:
         raise BadInputError(f"{p}: no such spec file. Fix: check the path.") from None
     except IsADirectoryError:
-        raise BadInputError(f"{p}: is a directory, not a spec file.") from None
-    except OSError as e:
-        raise BadInputError(f"{p}: cannot read the spec: {e.strerror}.") from None
+        raise BadInputError(
+            f"{p}: is a directory, not a spec file. Fix: pass the path of the .toml spec."
+        ) from None
+    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise BadInputError(
+            f"{p}: cannot read the spec: {why}. Fix: check the path and its permissions."
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
