@@ -1,0 +1,844 @@
+"""The spec: one bad-spec test per rule, and a fuzz test that nothing else ever escapes.
+
+Every failing case asserts that the message names the file, the key and the
+value and says how to fix it ("Fix:"), which is the project's error contract.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ecs_gpu import catalog
+from ecs_gpu.errors import EXIT_BAD_INPUT, BadInputError, SpecError
+from ecs_gpu.spec import (
+    CapacitySpec,
+    LoadBalancerSpec,
+    NetworkSpec,
+    ScalingSpec,
+    ServiceSpec,
+    SimulationSpec,
+    Spec,
+    load_spec,
+    parse_spec,
+)
+
+PATH = "specs/bad.toml"
+
+SECTIONS: dict[str, type[Any]] = {
+    "service": ServiceSpec,
+    "capacity": CapacitySpec,
+    "scaling": ScalingSpec,
+    "network": NetworkSpec,
+    "load_balancer": LoadBalancerSpec,
+    "simulation": SimulationSpec,
+}
+
+# A spec that sets every key of every section, so each test breaks exactly one rule.
+FULL: dict[str, Any] = {
+    "service": {
+        "name": "vllm-g5",
+        "image": "vllm/vllm-openai:v0.11.0",
+        "gpus_per_task": 1,
+        "cpu_units": 3072,
+        "memory_mib": 12288,
+        "container_port": 8000,
+        "environment": {"HF_HOME": "/root/.cache/huggingface"},
+        "command": ["--model", "Qwen/Qwen2.5-7B-Instruct-AWQ"],
+        "nvidia_driver_capabilities": "utility,compute",
+        "log_retention_days": 30,
+    },
+    "capacity": {
+        "instance_type": "g5.xlarge",
+        "min_instances": 2,
+        "max_instances": 4,
+        "target_capacity_percent": 100,
+        "capacity_reservation_id": "cr-0123456789abcdef0",
+        "reserved_instances": 2,
+    },
+    "scaling": {
+        "min_tasks": 1,
+        "max_tasks": 4,
+        "gpu_target_percent": 70.0,
+        "cpu_target_percent": 70.0,
+        "scale_in_cooldown_s": 300,
+        "scale_out_cooldown_s": 60,
+    },
+    "network": {
+        "vpc_id": "vpc-0123456789abcdef0",
+        "subnet_ids": ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+        "public_subnet_ids": ["subnet-0123456789abcdef2", "subnet-0123456789abcdef3"],
+    },
+    "load_balancer": {
+        "scheme": "internal",
+        "health_check_path": "/health",
+        "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/abc-123",
+        "ingress_cidrs": ["10.0.0.0/16"],
+        "request_count_target": 100,
+    },
+    "simulation": {},
+}
+
+MINIMAL = """\
+[service]
+name = "svc"
+image = "nginx"
+cpu_units = 1024
+memory_mib = 2048
+
+[capacity]
+instance_type = "g5.xlarge"
+max_instances = 2
+
+[scaling]
+max_tasks = 2
+"""
+
+
+# --- a small TOML writer (tomllib reads only) --------------------------------------
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        # JSON string escapes are valid TOML basic-string escapes; TOML also bans raw DEL.
+        return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    raise TypeError(f"no TOML form for {type(v).__name__}")
+
+
+def _toml_key(k: str) -> str:
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _toml_value(k)
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    head = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    body = []
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            body.append(f"[{_toml_key(k)}]")
+            body.extend(f"{_toml_key(kk)} = {_toml_value(vv)}" for kk, vv in v.items())
+            body.append("")
+    return "\n".join([*head, "", *body])
+
+
+def with_(section: str, **changes: Any) -> str:
+    """FULL with keys of one section changed; a value of ... deletes the key."""
+    doc = copy.deepcopy(FULL)
+    for k, v in changes.items():
+        if v is ...:
+            doc[section].pop(k, None)
+        else:
+            doc[section][k] = v
+    return dumps(doc)
+
+
+def without(section: str) -> str:
+    doc = copy.deepcopy(FULL)
+    del doc[section]
+    return dumps(doc)
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(SpecError) as exc:
+        parse_spec(text, PATH)
+    err = exc.value
+    assert err.path == PATH
+    assert err.exit_code == EXIT_BAD_INPUT
+    assert err.problems
+    for line in err.problems:
+        assert line.startswith(f"{PATH}: "), line
+        assert ". Fix: " in line, line
+    return err.problems
+
+
+def one_problem(text: str, key: str, value: str | None = None) -> str:
+    """The single problem ``text`` has; it must name ``key`` and show ``value``."""
+    found = problems(text)
+    assert len(found) == 1, found
+    line = found[0]
+    assert line.startswith(f"{PATH}: {key}"), line
+    if value is not None:
+        assert f"{key} = {value}" in line or value in line, line
+    return line
+
+
+# --- the valid baselines ------------------------------------------------------------
+
+
+def test_full_spec_is_valid() -> None:
+    spec = parse_spec(dumps(FULL), PATH)
+    assert spec.capacity.reserved_instances == 2
+    assert spec.load_balancer is not None and spec.load_balancer.scheme == "internal"
+    assert spec.tasks_per_instance == 1
+
+
+def test_minimal_spec_takes_the_documented_defaults() -> None:
+    spec = parse_spec(MINIMAL, PATH)
+    assert spec.service.gpus_per_task == 1
+    assert spec.service.container_port == 8000
+    assert spec.service.nvidia_driver_capabilities == "utility,compute"
+    assert spec.service.log_retention_days == 30
+    assert spec.capacity.min_instances == 0
+    assert spec.capacity.target_capacity_percent == 100
+    assert spec.scaling.min_tasks == 1
+    assert spec.scaling.gpu_target_percent == spec.scaling.cpu_target_percent == 70.0
+    assert (spec.scaling.scale_in_cooldown_s, spec.scaling.scale_out_cooldown_s) == (300, 60)
+    assert spec.network is None and spec.load_balancer is None
+
+
+def test_example_spec_is_valid() -> None:
+    spec = load_spec(Path(__file__).parents[1] / "examples" / "g5-vllm.toml")
+    assert spec.instance.name == "g5.xlarge"
+
+
+# --- structure: missing, unknown, wrong type ----------------------------------------
+
+
+@pytest.mark.parametrize("section", ["service", "capacity", "scaling"])
+def test_missing_required_section(section: str) -> None:
+    line = one_problem(without(section), section)
+    assert "Field required" in line
+    assert f"Fix: add a [{section}] section" in line
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ("service", "name"),
+        ("service", "image"),
+        ("service", "cpu_units"),
+        ("service", "memory_mib"),
+        ("capacity", "instance_type"),
+        ("capacity", "max_instances"),
+        ("scaling", "max_tasks"),
+        ("network", "vpc_id"),
+        ("network", "subnet_ids"),
+    ],
+)
+def test_missing_required_key(section: str, key: str) -> None:
+    line = one_problem(with_(section, **{key: ...}), f"{section}.{key}")
+    assert "Field required" in line
+    assert f"Fix: add `{key} = ...` under [{section}]" in line
+
+
+def test_unknown_key_suggests_the_nearest() -> None:
+    line = one_problem(with_("service", gpu_per_task=1), "service.gpu_per_task", "1")
+    assert "did you mean 'gpus_per_task'?" in line
+    assert "known keys here:" in line
+
+
+def test_unknown_section_suggests_the_nearest() -> None:
+    doc = copy.deepcopy(FULL)
+    doc["sevrice"] = {"x": 1}
+    line = one_problem(dumps(doc), "sevrice")
+    assert "did you mean 'service'?" in line
+
+
+def test_section_that_is_not_a_table() -> None:
+    doc: dict[str, Any] = copy.deepcopy(FULL)
+    doc["scaling"] = 3
+    line = one_problem(dumps(doc), "scaling", "3")
+    assert "Fix: write it as a [section] table" in line
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "fix"),
+    [
+        ("service", "cpu_units", "3072", "whole number without quotes"),
+        ("service", "cpu_units", 3072.0, "whole number without quotes"),
+        ("service", "cpu_units", True, "whole number without quotes"),
+        ("scaling", "gpu_target_percent", "70", "number without quotes"),
+        ("service", "image", 7, "quoted string"),
+        ("service", "command", "serve --model x", "write a list"),
+        ("service", "command", [1], "quoted string"),
+        ("service", "environment", ["A=1"], "write a table"),
+        ("service", "environment", {"A": 1}, "quoted string"),
+        ("network", "subnet_ids", "subnet-0123456789abcdef0", "write a list"),
+    ],
+)
+def test_wrong_type(section: str, key: str, value: Any, fix: str) -> None:
+    line = one_problem(with_(section, **{key: value}), f"{section}.{key}")
+    assert fix in line
+
+
+def test_long_values_are_shortened_in_messages() -> None:
+    doc: dict[str, Any] = copy.deepcopy(FULL)
+    doc["scaling"] = ["x" * 500]
+    line = one_problem(dumps(doc), "scaling")
+    assert "..." in line and len(line) < 300
+
+
+# --- every constraint pydantic enforces, generated from the schema ------------------
+
+
+def _resolve(prop: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in prop:
+        return dict(defs[prop["$ref"].rsplit("/", 1)[1]])
+    if "anyOf" in prop:
+        others = [p for p in prop["anyOf"] if p.get("type") != "null"]
+        assert len(others) == 1, prop
+        return _resolve(others[0], defs)
+    return prop
+
+
+def _violations(prop: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Values that break each constraint of one schema property, named by constraint."""
+    out: list[tuple[str, Any]] = []
+    kind = prop.get("type")
+    step: int | float = 1 if kind == "integer" else 0.5
+    if "minimum" in prop:
+        out.append(("minimum", prop["minimum"] - step))
+    if "exclusiveMinimum" in prop:
+        out.append(("exclusiveMinimum", prop["exclusiveMinimum"]))
+    if "maximum" in prop:
+        out.append(("maximum", prop["maximum"] + step))
+    if "exclusiveMaximum" in prop:
+        out.append(("exclusiveMaximum", prop["exclusiveMaximum"]))
+    if "pattern" in prop:
+        out.append(("pattern", "not valid!"))
+    if prop.get("minLength"):
+        out.append(("minLength", ""))
+    if "maxLength" in prop:
+        out.append(("maxLength", "/" + "a" * prop["maxLength"]))
+    if "enum" in prop:
+        out.append(("enum", 2 if all(isinstance(e, int) for e in prop["enum"]) else "nope"))
+    if kind == "array":
+        if prop.get("minItems"):
+            out.append(("minItems", []))
+        if "pattern" in prop.get("items", {}):
+            out.append(("items.pattern", ["not valid!"]))
+    if kind in ("number", "integer"):
+        out.append(("type", "1"))
+        if kind == "number":
+            out.append(("finite", math.nan))
+            out.append(("finite", math.inf))
+    elif kind == "string":
+        out.append(("type", 1))
+    elif kind in ("array", "object"):
+        out.append(("type", "x"))
+    return out
+
+
+def _schema_cases() -> list[Any]:
+    schema = Spec.model_json_schema()
+    defs = schema["$defs"]
+    cases = []
+    for section, ref in schema["properties"].items():
+        model = _resolve(ref, defs)
+        for key, prop in model["properties"].items():
+            for constraint, bad in _violations(_resolve(prop, defs)):
+                cases.append(pytest.param(section, key, bad, id=f"{section}.{key}-{constraint}"))
+    return cases
+
+
+SCHEMA_CASES = _schema_cases()
+
+
+def test_schema_cases_cover_every_key_of_every_section() -> None:
+    assert set(SECTIONS) == set(Spec.model_fields)
+    keys = {c.values[0] + "." + c.values[1] for c in SCHEMA_CASES}
+    for section, model in SECTIONS.items():
+        for key in model.model_fields:
+            assert f"{section}.{key}" in keys, f"{section}.{key} has no bad-value case"
+    # Spot-check that each constraint class is generated at least once.
+    ids = {c.id.rsplit("-", 1)[1] for c in SCHEMA_CASES}
+    assert {"minimum", "exclusiveMinimum", "maximum", "pattern", "minLength"} <= ids
+    assert {"maxLength", "enum", "minItems", "items.pattern", "type", "finite"} <= ids
+
+
+@pytest.mark.parametrize(("section", "key", "bad"), SCHEMA_CASES)
+def test_every_schema_constraint_is_enforced(section: str, key: str, bad: Any) -> None:
+    found = problems(with_(section, **{key: bad}))
+    assert len(found) == 1, found
+    line = found[0]
+    assert line.startswith(f"{PATH}: {section}.{key}"), line
+    if not isinstance(bad, list) or bad:
+        # The value is echoed back (repr, shortened if long); in a list, the bad item.
+        shown = repr(bad[0]) if isinstance(bad, list) else repr(bad)
+        assert shown[:40] in line, line  # long values are shortened with "..."
+    assert "Fix: correct the value" not in line, line
+
+
+# --- field rules beyond the schema --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["VLLM", "9lives", "ends-", "a--b", "x", "a" * 33, "under_score", "dot.name", "spa ce"],
+)
+def test_bad_service_name(name: str) -> None:
+    line = one_problem(with_("service", name=name), "service.name", repr(name))
+    assert "lowercase letters, digits and single hyphens" in line
+    assert 'Fix: rename it, e.g. name = "vllm-g5"' in line
+
+
+@pytest.mark.parametrize("name", ["ab", "a" * 32, "vllm-g5", "a1-b2-c3"])
+def test_good_service_names(name: str) -> None:
+    assert parse_spec(with_("service", name=name), PATH).service.name == name
+
+
+def test_image_with_spaces() -> None:
+    line = one_problem(with_("service", image="vllm/vllm openai"), "service.image")
+    assert "'vllm/vllm openai'" in line and "no spaces" in line
+
+
+def test_empty_image() -> None:
+    line = one_problem(with_("service", image=""), "service.image", "''")
+    assert "Fix: give a non-empty value" in line
+
+
+def test_nvidia_visible_devices_is_refused() -> None:
+    env = {"HF_HOME": "/x", "NVIDIA_VISIBLE_DEVICES": "all"}
+    line = one_problem(with_("service", environment=env), "service.environment")
+    assert "NVIDIA_VISIBLE_DEVICES = 'all' must not be set" in line
+    assert "ECS sets it to the GPUs it assigned" in line
+    assert "Fix: remove NVIDIA_VISIBLE_DEVICES from [service] environment" in line
+
+
+def test_nvidia_driver_capabilities_belongs_to_its_own_key() -> None:
+    env = {"NVIDIA_DRIVER_CAPABILITIES": "all"}
+    line = one_problem(with_("service", environment=env), "service.environment")
+    assert "NVIDIA_DRIVER_CAPABILITIES = 'all'" in line
+    assert "write nvidia_driver_capabilities = 'all' under [service]" in line
+
+
+@pytest.mark.parametrize("var", ["1X", "A-B", "A B", ""])
+def test_bad_environment_variable_name(var: str) -> None:
+    line = one_problem(with_("service", environment={var: "v"}), "service.environment")
+    assert f"{var!r} is not a valid environment variable name" in line
+
+
+@pytest.mark.parametrize(
+    ("caps", "bad"), [("utility,gpu", "'gpu'"), ("", "''"), ("compute,,utility", "''")]
+)
+def test_unknown_driver_capability(caps: str, bad: str) -> None:
+    line = one_problem(
+        with_("service", nvidia_driver_capabilities=caps), "service.nvidia_driver_capabilities"
+    )
+    assert f"unknown capability {bad}" in line
+    assert "utility,compute" in line
+
+
+def test_driver_capabilities_are_normalised() -> None:
+    spec = parse_spec(with_("service", nvidia_driver_capabilities=" compute , utility"), PATH)
+    assert spec.service.nvidia_driver_capabilities == "compute,utility"
+
+
+@pytest.mark.parametrize(
+    ("itype", "why"),
+    [
+        ("p2.xlarge", "20230912"),
+        ("g3.4xlarge", "previous-generation"),
+        ("g2.2xlarge", "deprecated"),
+        ("g6f.large", "fractions of an L4"),
+        ("fargate", "Fargate has no GPU support"),
+        ("windows", "Windows containers"),
+        ("m5.large", "not an ECS-supported GPU instance type"),
+        ("G5.XLARGE", "use 'g5.xlarge'"),
+    ],
+)
+def test_refused_instance_type(itype: str, why: str) -> None:
+    line = one_problem(with_("capacity", instance_type=itype), "capacity.instance_type")
+    assert repr(itype) in line and why in line
+    assert "Fix: pick a type that `ecs-gpu catalog` lists" in line
+
+
+@pytest.mark.parametrize(
+    ("cidr", "what"),
+    [
+        ("not-a-cidr", "is not an IPv4 CIDR"),
+        ("10.0.0.0/33", "is not an IPv4 CIDR"),
+        ("2001:db8::/32", "is not an IPv4 CIDR"),
+        ("10.0.0.1/16", "host bits set"),
+        ("10.0.0.0", "prefix missing"),
+    ],
+)
+def test_bad_ingress_cidr(cidr: str, what: str) -> None:
+    line = one_problem(with_("load_balancer", ingress_cidrs=[cidr]), "load_balancer.ingress_cidrs")
+    assert repr(cidr) in line and what in line
+
+
+def test_ingress_cidr_with_host_bits_suggests_the_network() -> None:
+    line = one_problem(
+        with_("load_balancer", ingress_cidrs=["10.0.0.1/16"]), "load_balancer.ingress_cidrs"
+    )
+    assert "Fix: write '10.0.0.0/16'" in line
+
+
+# --- cross-field rules --------------------------------------------------------------
+
+
+def test_gpus_per_task_beyond_the_instance() -> None:
+    line = one_problem(with_("service", gpus_per_task=2), "service.gpus_per_task", "2")
+    assert "g5.xlarge has only 1 GPU(s)" in line
+    assert "request at most 1" in line
+
+
+def test_gpus_per_task_fits_a_multi_gpu_instance() -> None:
+    text = with_("service", gpus_per_task=4)
+    text = text.replace('"g5.xlarge"', '"g5.12xlarge"')
+    assert parse_spec(text, PATH).tasks_per_instance == 1
+
+
+def test_cpu_beyond_the_instance() -> None:
+    line = one_problem(with_("service", cpu_units=4097), "service.cpu_units", "4097")
+    assert "registers 4096 CPU units" in line and "request at most 4096" in line
+
+
+def test_cpu_exactly_the_instance_fits() -> None:
+    assert parse_spec(with_("service", cpu_units=4096), PATH).service.cpu_units == 4096
+
+
+def test_memory_must_fit_after_the_ecs_reserve() -> None:
+    sched = catalog.lookup("g5.xlarge").schedulable_memory_mib
+    assert parse_spec(with_("service", memory_mib=sched), PATH).service.memory_mib == sched
+    line = one_problem(with_("service", memory_mib=sched + 1), "service.memory_mib", str(sched + 1))
+    assert f"about {sched} MiB is left for tasks" in line
+    assert f"{catalog.ECS_RESERVED_MEMORY_MIB} MiB" in line
+    assert f"request at most {sched}" in line
+
+
+def test_nominal_memory_is_refused() -> None:
+    one_problem(with_("service", memory_mib=16384), "service.memory_mib", "16384")
+
+
+def test_min_instances_above_max() -> None:
+    text = with_("capacity", min_instances=5, capacity_reservation_id=..., reserved_instances=...)
+    line = one_problem(text, "capacity.min_instances", "5")
+    assert "greater than capacity.max_instances (4)" in line
+
+
+def test_min_tasks_above_max() -> None:
+    line = one_problem(with_("scaling", min_tasks=4, max_tasks=3), "scaling.min_tasks", "4")
+    assert "greater than scaling.max_tasks (3)" in line
+
+
+def test_reserved_instances_needs_a_reservation_id() -> None:
+    text = with_("capacity", capacity_reservation_id=...)
+    line = one_problem(text, "capacity.reserved_instances", "2")
+    assert "without capacity.capacity_reservation_id" in line
+
+
+def test_reservation_id_needs_reserved_instances() -> None:
+    text = with_("capacity", reserved_instances=...)
+    line = one_problem(text, "capacity.capacity_reservation_id", "'cr-0123456789abcdef0'")
+    assert "add `reserved_instances = N` under [capacity]" in line
+
+
+def test_reserved_instances_above_min_instances() -> None:
+    text = with_("capacity", min_instances=1, reserved_instances=2)
+    line = one_problem(text, "capacity.reserved_instances", "2")
+    assert "greater than capacity.min_instances (1)" in line
+    assert "set min_instances to at least 2" in line
+
+
+def test_reserved_instances_above_max_instances() -> None:
+    found = problems(with_("capacity", min_instances=6, reserved_instances=6))
+    assert any(
+        line.startswith(f"{PATH}: capacity.reserved_instances = 6")
+        and "greater than capacity.max_instances (4)" in line
+        for line in found
+    ), found
+
+
+def test_max_tasks_must_be_reachable() -> None:
+    line = one_problem(with_("scaling", max_tasks=5), "scaling.max_tasks", "5")
+    assert "4 x g5.xlarge fit only 4 tasks (1 per instance)" in line
+    assert "raise capacity.max_instances to 5, or lower max_tasks to 4" in line
+
+
+def test_max_tasks_reachable_counts_tasks_per_instance() -> None:
+    text = with_("scaling", max_tasks=16).replace('"g5.xlarge"', '"g5.48xlarge"')
+    spec = parse_spec(text.replace("memory_mib = 12288", "memory_mib = 4096"), PATH)
+    assert spec.tasks_per_instance == 8
+    line = one_problem(
+        with_("scaling", max_tasks=33)
+        .replace('"g5.xlarge"', '"g5.48xlarge"')
+        .replace("memory_mib = 12288", "memory_mib = 4096"),
+        "scaling.max_tasks",
+        "33",
+    )
+    assert "raise capacity.max_instances to 5, or lower max_tasks to 32" in line
+
+
+def test_huge_max_tasks_does_not_overflow() -> None:
+    line = one_problem(with_("scaling", max_tasks=10**400), "scaling.max_tasks")
+    assert "raise capacity.max_instances to" in line
+
+
+def test_min_tasks_must_be_reachable() -> None:
+    found = problems(with_("scaling", min_tasks=5, max_tasks=5))
+    assert any(line.startswith(f"{PATH}: scaling.min_tasks = 5") for line in found), found
+
+
+def test_load_balancer_needs_two_subnets() -> None:
+    text = with_("network", subnet_ids=["subnet-0123456789abcdef0"])
+    line = one_problem(text, "network.subnet_ids", "['subnet-0123456789abcdef0']")
+    assert "at least two Availability Zones" in line
+
+
+def test_one_subnet_is_fine_without_a_load_balancer() -> None:
+    doc = copy.deepcopy(FULL)
+    del doc["load_balancer"]
+    doc["network"]["subnet_ids"] = ["subnet-0123456789abcdef0"]
+    assert parse_spec(dumps(doc), PATH).load_balancer is None
+
+
+@pytest.mark.parametrize("public", [..., ["subnet-0123456789abcdef2"]])
+def test_internet_facing_needs_two_public_subnets(public: Any) -> None:
+    doc = copy.deepcopy(FULL)
+    doc["load_balancer"]["scheme"] = "internet-facing"
+    if public is ...:
+        del doc["network"]["public_subnet_ids"]
+    else:
+        doc["network"]["public_subnet_ids"] = public
+    line = one_problem(dumps(doc), "load_balancer.scheme", "'internet-facing'")
+    assert "public_subnet_ids" in line and 'scheme = "internal"' in line
+
+
+def test_internet_facing_without_network_uses_the_stack_vpc() -> None:
+    doc = copy.deepcopy(FULL)
+    del doc["network"]
+    doc["load_balancer"]["scheme"] = "internet-facing"
+    assert parse_spec(dumps(doc), PATH).network is None
+
+
+def test_duplicate_subnets() -> None:
+    dup = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef0"]
+    line = one_problem(with_("network", subnet_ids=dup), "network.subnet_ids")
+    assert "subnet-0123456789abcdef0 more than once" in line
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "bad", "fix"),
+    [
+        ("scaling", "gpu_target_percent", 0.0, "raise it"),
+        ("scaling", "gpu_target_percent", 100.5, "lower it"),
+        ("scaling", "cpu_target_percent", -1.0, "raise it"),
+        ("scaling", "cpu_target_percent", 101.0, "lower it"),
+        ("capacity", "target_capacity_percent", 0, "raise it"),
+        ("capacity", "target_capacity_percent", 101, "lower it"),
+    ],
+)
+def test_targets_in_zero_to_hundred(section: str, key: str, bad: Any, fix: str) -> None:
+    line = one_problem(with_(section, **{key: bad}), f"{section}.{key}", repr(bad))
+    assert f"Fix: {fix}" in line
+
+
+@pytest.mark.parametrize("good", [100, 1])
+def test_target_bounds_are_inclusive_at_100(good: int) -> None:
+    spec = parse_spec(with_("capacity", target_capacity_percent=good), PATH)
+    assert spec.capacity.target_capacity_percent == good
+    assert parse_spec(with_("scaling", gpu_target_percent=100.0), PATH).scaling.gpu_target_percent
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    text = with_("scaling", min_tasks=5, max_tasks=4).replace(
+        "gpus_per_task = 1", "gpus_per_task = 2"
+    )
+    found = problems(text)
+    keys = {line.split(" = ")[0].removeprefix(f"{PATH}: ") for line in found}
+    assert {"service.gpus_per_task", "scaling.min_tasks"} <= keys
+
+
+# --- files ---------------------------------------------------------------------------
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.toml"
+    with pytest.raises(BadInputError) as exc:
+        load_spec(path)
+    assert str(path) in exc.value.message and "Fix: check the path" in exc.value.message
+    assert exc.value.exit_code == EXIT_BAD_INPUT
+
+
+def test_directory_instead_of_file(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="is a directory") as exc:
+        load_spec(tmp_path)
+    assert "Fix:" in exc.value.message
+
+
+def test_nul_in_path() -> None:
+    with pytest.raises(BadInputError, match="Fix: check the path"):
+        load_spec("spec\0.toml")
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(MINIMAL.replace('"nginx"', '"ngi\xf1x"').encode("latin-1"))
+    with pytest.raises(SpecError) as exc:
+        load_spec(path)
+    assert exc.value.problems[0].startswith(f"{path}: byte ")
+    assert "Fix: save the spec as UTF-8" in exc.value.problems[0]
+
+
+def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.toml"
+    path.write_text(MINIMAL + "\n[scaling\n", encoding="utf-8")
+    with pytest.raises(SpecError) as exc:
+        load_spec(path)
+    line = exc.value.problems[0]
+    assert line.startswith(f"{path}: not valid TOML") and "line 14" in line and "Fix:" in line
+
+
+def test_load_spec_names_the_file_in_rule_errors(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    path.write_text(MINIMAL.replace("max_tasks = 2", "max_tasks = 3"), encoding="utf-8")
+    with pytest.raises(SpecError) as exc:
+        load_spec(path)
+    assert exc.value.problems[0].startswith(f"{path}: scaling.max_tasks = 3")
+
+
+# --- the CLI -------------------------------------------------------------------------
+
+
+def _has_validate() -> bool:
+    import typer
+
+    from ecs_gpu import cli
+
+    group = typer.main.get_command(cli.app)
+    return "validate" in getattr(group, "commands", {})
+
+
+@pytest.mark.skipif(not _has_validate(), reason="the validate command is not registered yet")
+def test_cli_validate_bad_spec_exits_2_without_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ecs_gpu import cli
+
+    path = tmp_path / "bad.toml"
+    path.write_text(with_("service", gpus_per_task=2), encoding="utf-8")
+    assert cli.main(["validate", str(path)]) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert "Traceback" not in out
+    assert "service.gpus_per_task" in out and "Fix:" in out
+
+
+# --- fuzz: nothing but a Spec or a SpecError/BadInputError naming the file ------------
+
+FUZZ_PATH = "fuzz/spec.toml"
+
+_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+_scalars = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    _text,
+    st.sampled_from(
+        ["g5.xlarge", "p2.xlarge", "", "-", "cr-0123456789abcdef0", "/health", 10**400, -0.0]
+    ),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_text, inner, max_size=3)),
+    max_leaves=8,
+)
+_known_keys = sorted(
+    {k for section in FULL.values() for k in section}
+    | {k for model in SECTIONS.values() for k in model.model_fields}
+)
+_sections = st.sampled_from([*FULL, "sevrice", "extra"])
+_keys = st.one_of(st.sampled_from(_known_keys), _text)
+
+
+@st.composite
+def _mutated_specs(draw: st.DrawFn) -> str:
+    doc: dict[str, Any] = copy.deepcopy(FULL)
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):
+        section = draw(_sections)
+        action = draw(st.sampled_from(["set", "delete", "replace-section", "drop-section"]))
+        if action == "drop-section":
+            doc.pop(section, None)
+        elif action == "replace-section":
+            doc[section] = draw(_values)
+        else:
+            table = doc.setdefault(section, {})
+            if not isinstance(table, dict):
+                continue
+            key = draw(_keys)
+            if action == "delete":
+                table.pop(key, None)
+            else:
+                table[key] = draw(_values)
+    return dumps(doc)
+
+
+def _check_outcome(run: Callable[[], Spec], path: str) -> None:
+    try:
+        spec = run()
+    except SpecError as e:
+        assert e.path == path
+        assert e.problems
+        for line in e.problems:
+            assert line.startswith(f"{path}: "), line
+            assert "Fix: " in line, line
+            assert "Fix: correct the value" not in line, line  # every rule says how
+    except BadInputError as e:
+        assert path in e.message
+    else:
+        assert isinstance(spec, Spec)
+        # A valid spec is one whose service can run: at least one task fits an instance.
+        assert spec.tasks_per_instance >= 1
+
+
+_FUZZ = settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+@_FUZZ
+@given(_mutated_specs())
+def test_fuzz_structurally_mutated_specs(text: str) -> None:
+    _check_outcome(lambda: parse_spec(text, FUZZ_PATH), FUZZ_PATH)
+
+
+@_FUZZ
+@given(st.text(max_size=300))
+def test_fuzz_random_text(text: str) -> None:
+    _check_outcome(lambda: parse_spec(text, FUZZ_PATH), FUZZ_PATH)
+
+
+@_FUZZ
+@given(st.binary(max_size=300))
+def test_fuzz_random_bytes(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "spec.toml"
+    path.write_bytes(data)
+    _check_outcome(lambda: load_spec(path), str(path))
+
+
+@_FUZZ
+@given(st.binary(max_size=200))
+def test_fuzz_bytes_spliced_into_a_valid_spec(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
+    raw = dumps(FULL).encode()
+    cut = len(data) % (len(raw) + 1)
+    path = tmp_path_factory.mktemp("splice") / "spec.toml"
+    path.write_bytes(raw[:cut] + data + raw[cut:])
+    _check_outcome(lambda: load_spec(path), str(path))
