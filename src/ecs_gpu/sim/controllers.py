@@ -1,0 +1,224 @@
+"""The two controllers, as pure functions over one-minute datapoints.
+
+* Service layer: Application Auto Scaling target tracking on the service's
+  desired count, one policy per metric (GPU on the ASG-average series, CPU on
+  the service average), combined "out if any, in only if all".
+* Instance layer: ECS managed scaling, an EC2 Auto Scaling target-tracking
+  policy on CapacityProviderReservation, optionally fought by a host-CPU
+  target-tracking policy on the same ASG (the anti-pattern).
+
+Every constant comes from :mod:`ecs_gpu.sim.params`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+from ecs_gpu.sim import params as P
+
+
+class MetricSeries:
+    """One CloudWatch series as an alarm sees it: datapoints appear after a delay.
+
+    ``publish`` queues a one-minute datapoint (None when no instance reported
+    one) with the time CloudWatch has it; ``visible`` moves due datapoints into
+    the evaluation window. Missing datapoints break an alarm's run of breaching
+    datapoints (target-tracking alarms go to INSUFFICIENT_DATA, aws-semantics §1).
+    """
+
+    __slots__ = ("_pending", "history")
+
+    def __init__(self, window: int = max(P.TT_LOW_DATAPOINTS, P.CPR_LOW_DATAPOINTS)) -> None:
+        self._pending: deque[tuple[float, float | None]] = deque()
+        self.history: deque[float | None] = deque(maxlen=window)
+
+    def publish(self, visible_at: float, value: float | None) -> None:
+        self._pending.append((visible_at, value))
+
+    def visible(self, t: float) -> None:
+        while self._pending and self._pending[0][0] <= t:
+            self.history.append(self._pending.popleft()[1])
+
+    @property
+    def latest(self) -> float | None:
+        return self.history[-1] if self.history else None
+
+
+def breaching_high(history: deque[float | None], n: int, threshold: float) -> bool:
+    """True when the last ``n`` datapoints all exist and exceed ``threshold``."""
+    if len(history) < n:
+        return False
+    for i in range(len(history) - n, len(history)):
+        v = history[i]
+        if v is None or v <= threshold:
+            return False
+    return True
+
+
+def breaching_low(history: deque[float | None], n: int, threshold: float) -> bool:
+    """True when the last ``n`` datapoints all exist and are below ``threshold``."""
+    if len(history) < n:
+        return False
+    for i in range(len(history) - n, len(history)):
+        v = history[i]
+        if v is None or v >= threshold:
+            return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """What one target-tracking policy asks for this minute."""
+
+    high: bool
+    low: bool
+    # New capacity from the latest datapoint: ceil(base x metric / target),
+    # rounded up so it never adds too little or removes too much (§1 "Rounding").
+    proposal: int
+
+
+def target_tracking_vote(
+    history: deque[float | None],
+    target: float,
+    base: int,
+    high_n: int = P.TT_HIGH_DATAPOINTS,
+    low_n: int = P.TT_LOW_DATAPOINTS,
+    low_fraction: float = P.TT_LOW_FRACTION,
+) -> Vote:
+    """One target-tracking policy: its two alarms and the capacity it computes.
+
+    The capacity formula is not published (aws-semantics §1 [gap]); we use the
+    standard proportional model ``ceil(base x metric / target)``.
+    """
+    high = breaching_high(history, high_n, target)
+    low = not high and breaching_low(history, low_n, target * low_fraction)
+    m = history[-1] if history else None
+    if m is None or not (high or low):
+        return Vote(high, low, base)
+    return Vote(high, low, math.ceil(base * m / target - 1e-9))
+
+
+@dataclass(slots=True)
+class ServiceScaler:
+    """Application Auto Scaling on ecs:service:DesiredCount (aws-semantics §1)."""
+
+    min_tasks: int
+    max_tasks: int
+    scale_in_cooldown_s: float
+    # Scale-out cooldown: "no further increase unless a larger scale-out is
+    # computed" (§1). Since every computation starts from the RUNNING count,
+    # a proposal during the cooldown adds capacity only when it exceeds the
+    # desired count already set, which is the rule applied to every proposal.
+    scale_out_cooldown_s: float
+    last_scale_in: float = -math.inf
+    last_scale_out: float = -math.inf
+
+    def decide(self, t: float, votes: list[Vote], desired: int) -> int:
+        """New desired count from this minute's policy votes.
+
+        Called every minute: an alarm in ALARM re-invokes its policy every
+        minute (AlarmThatSendsEmail.md, aws-semantics §1), so this is the same.
+        """
+        outs = [v.proposal for v in votes if v.high]
+        if outs:
+            want = min(max(max(outs), self.min_tasks), self.max_tasks)
+            if want > desired:
+                self.last_scale_out = t
+                # A scale-out cancels the scale-in cooldown (§1).
+                self.last_scale_in = -math.inf
+                return want
+            return desired
+        # Scale in only if every policy (all have scale-in enabled) says so;
+        # the largest resulting capacity wins (§1 "Multiple TT policies").
+        if votes and all(v.low for v in votes):
+            if t < self.last_scale_in + self.scale_in_cooldown_s:
+                return desired
+            want = min(max(max(v.proposal for v in votes), self.min_tasks), self.max_tasks)
+            if want < desired:
+                self.last_scale_in = t
+                return want
+        return desired
+
+
+def capacity_provider_reservation(
+    instances: int, provisioning_tasks: int, empty_instances: int, tasks_per_instance: int
+) -> float:
+    """CPR = M / N x 100 (aws-semantics §2).
+
+    M is the instances needed: the existing ones plus enough for the
+    provisioning tasks, or, with nothing to place, the non-empty ones. With
+    N = 0, CPR is 200 if tasks wait (two instances) and 100 if none do.
+    """
+    if instances == 0:
+        return P.CPR_FROM_ZERO if provisioning_tasks > 0 else 100.0
+    if provisioning_tasks > 0:
+        m = instances + -(-provisioning_tasks // tasks_per_instance)
+    else:
+        m = instances - empty_instances
+    return 100.0 * m / instances
+
+
+@dataclass(slots=True)
+class AsgScaler:
+    """EC2 Auto Scaling on the capacity provider's ASG.
+
+    Policies: ECS managed scaling (target tracking on CPR with target =
+    targetCapacity, 1-of-1 high and 15-of-15 low alarms), plus, if enabled,
+    a host-CPU target-tracking policy. EC2 Auto Scaling with several
+    policies scales out if any asks and in only if all do, to the largest
+    capacity (same rules as §1).
+    """
+
+    target_capacity_percent: float
+    floor_instances: int
+    max_instances: int
+    min_step: int
+    max_step: int
+    host_cpu_target_percent: float | None
+
+    def decide(
+        self,
+        instances: int,
+        all_warm: bool,
+        cpr: MetricSeries,
+        host_cpu: MetricSeries | None,
+    ) -> int:
+        """Instances to add (> 0) or remove (< 0) this minute."""
+        n = instances
+        tc = self.target_capacity_percent
+        outs: list[int] = []
+        ins: list[int] = []
+        lows = 0
+        policies = 1
+        c = cpr.latest
+        if c is not None and breaching_high(cpr.history, P.CPR_HIGH_DATAPOINTS, tc):
+            # From zero, CPR = 200 reads as two instances, not N x CPR / T = 0.
+            needed = c / 100.0 * n if n > 0 else P.CPR_FROM_ZERO / 100.0
+            outs.append(math.ceil(needed * 100.0 / tc - 1e-9))
+        elif c is not None and breaching_low(cpr.history, P.CPR_LOW_DATAPOINTS, tc):
+            lows += 1
+            ins.append(math.ceil(c / 100.0 * n * 100.0 / tc - 1e-9))
+        if self.host_cpu_target_percent is not None and host_cpu is not None:
+            policies += 1
+            vote = target_tracking_vote(host_cpu.history, self.host_cpu_target_percent, n)
+            if vote.high:
+                outs.append(vote.proposal)
+            elif vote.low:
+                lows += 1
+                ins.append(vote.proposal)
+        if outs:
+            want = min(max(outs), self.max_instances)
+            # The next step waits until every new instance is past warm-up (§2).
+            if want > n and all_warm:
+                step = min(max(want - n, self.min_step), self.max_step)
+                return min(step, self.max_instances - n)
+            return 0
+        if lows == policies and ins:
+            want = max(max(ins), self.floor_instances)
+            if want < n:
+                # "More than one instance and less than 50 %" a minute (§2).
+                cap = max(1, math.ceil(n * P.SCALE_IN_MAX_FRACTION) - 1)
+                return -min(n - want, cap)
+        return 0

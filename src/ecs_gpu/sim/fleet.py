@@ -1,0 +1,211 @@
+"""Instances and tasks: launch, boot, whole-GPU placement, image pull, model load.
+
+Pure state with no clock of its own: the engine passes the time in. A task
+reserves ``gpus_per_task`` whole GPUs (aws-semantics §3: a GPU is pinned to one
+container for the task's life), so an instance holds ``tasks_per_instance``
+tasks, the minimum over GPUs, CPU units and memory (catalog).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(slots=True, eq=False)
+class Task:
+    placed_at: float
+    # Container started: ECS counts the task as RUNNING from here (after the
+    # image pull); this is the count target tracking scales from.
+    running_at: float
+    # Model loaded and serving: only now does it add capacity.
+    ready_at: float
+    instance: Instance
+    is_running: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class Instance:
+    id: int
+    launched_at: float
+    registered_at: float
+    warm_at: float
+    slots: int
+    tasks: list[Task] = field(default_factory=list)
+    # When the task image is on the instance's disk (None: never pulled).
+    image_ready_at: float | None = None
+
+    def free(self) -> int:
+        return self.slots - len(self.tasks)
+
+
+class Fleet:
+    """The ASG's instances and the service's tasks."""
+
+    def __init__(
+        self,
+        tasks_per_instance: int,
+        image_pull_s: float,
+        model_load_s: float,
+        placement: Literal["spread", "binpack"] = "spread",
+    ) -> None:
+        self.slots = tasks_per_instance
+        self.image_pull_s = image_pull_s
+        self.model_load_s = model_load_s
+        self.placement = placement
+        self.instances: list[Instance] = []
+        self.registered: list[Instance] = []
+        self._booting: list[Instance] = []
+        self._starting: list[Task] = []
+        self.provisioning = 0
+        self.placed = 0
+        self.running = 0
+        self.ready = 0
+        self._next_id = 0
+        self.next_event = math.inf
+
+    # --- counts ------------------------------------------------------------------
+    @property
+    def desired_total(self) -> int:
+        """Tasks the service has: provisioning plus placed."""
+        return self.provisioning + self.placed
+
+    @property
+    def loading(self) -> int:
+        """RUNNING tasks still loading their model (count toward scaling, serve nothing)."""
+        return self.running - self.ready
+
+    def empty_registered(self) -> int:
+        return sum(1 for i in self.registered if not i.tasks)
+
+    def all_warm(self, t: float) -> bool:
+        return all(i.warm_at <= t for i in self.instances)
+
+    # --- instances ---------------------------------------------------------------
+    def launch(self, t: float, boot_s: float, warmup_s: float) -> Instance:
+        inst = Instance(self._next_id, t, t + boot_s, t + warmup_s, self.slots)
+        self._next_id += 1
+        self.instances.append(inst)
+        if boot_s <= 0:
+            self.registered.append(inst)
+        else:
+            self._booting.append(inst)
+            self.next_event = min(self.next_event, inst.registered_at)
+        return inst
+
+    def terminate_empty(self, count: int) -> int:
+        """Remove up to ``count`` instances that run no task; return how many.
+
+        Managed termination protection (aws-semantics §2): ECS unprotects an
+        instance only when it has no tasks, so busy instances are never removed.
+        Booting instances go first (they serve nothing yet), then the newest.
+        """
+        removed = 0
+        for inst in sorted(
+            (i for i in self.instances if not i.tasks),
+            key=lambda i: (i in self.registered, -i.id),
+        ):
+            if removed >= count:
+                break
+            self.instances.remove(inst)
+            if inst in self.registered:
+                self.registered.remove(inst)
+            else:
+                self._booting.remove(inst)
+            removed += 1
+        return removed
+
+    # --- tasks -------------------------------------------------------------------
+    def advance(self, t: float) -> None:
+        """Apply every boot, pull and model load that has finished by ``t``."""
+        if t < self.next_event:
+            return
+        nxt = math.inf
+        if self._booting:
+            still = []
+            for inst in self._booting:
+                if inst.registered_at <= t:
+                    self.registered.append(inst)
+                else:
+                    still.append(inst)
+                    nxt = min(nxt, inst.registered_at)
+            self._booting = still
+        if self._starting:
+            keep = []
+            for task in self._starting:
+                if not task.is_running and task.running_at <= t:
+                    task.is_running = True
+                    self.running += 1
+                if task.ready_at <= t:
+                    self.ready += 1
+                    continue
+                keep.append(task)
+                nxt = min(nxt, task.ready_at if task.is_running else task.running_at)
+            self._starting = keep
+        self.next_event = nxt
+
+    def place(self, t: float) -> int:
+        """Place provisioning tasks on registered instances with free GPUs."""
+        placed = 0
+        while self.provisioning > 0:
+            cands = [i for i in self.registered if i.free() > 0]
+            if not cands:
+                break
+            if self.placement == "spread":
+                inst = max(cands, key=lambda i: (i.free(), -i.id))
+            else:
+                inst = min(cands, key=lambda i: (i.free(), i.id))
+            if inst.image_ready_at is None:
+                inst.image_ready_at = t + self.image_pull_s
+            running_at = max(t, inst.image_ready_at)
+            task = Task(t, running_at, running_at + self.model_load_s, inst)
+            inst.tasks.append(task)
+            self.provisioning -= 1
+            self.placed += 1
+            placed += 1
+            self._starting.append(task)
+            self.next_event = min(self.next_event, t)
+        if placed:
+            self.advance(t)
+        return placed
+
+    def add_ready_task(self, inst: Instance, t: float) -> None:
+        """A task that is already serving (the warm start of a run)."""
+        inst.image_ready_at = t
+        inst.tasks.append(Task(t, t, t, inst, is_running=True))
+        self.placed += 1
+        self.running += 1
+        self.ready += 1
+
+    def stop(self, count: int) -> None:
+        """Stop ``count`` tasks: provisioning first, then starting, then serving.
+
+        ECS picks by Availability Zone balance and otherwise does not document
+        the choice; stopping the least useful first and, among serving tasks,
+        those on the emptiest instance lets instances drain (docs/simulator.md).
+        """
+        n = min(count, self.provisioning)
+        self.provisioning -= n
+        count -= n
+        while count > 0 and self._starting:
+            task = max(self._starting, key=lambda k: (k.placed_at, k.instance.id))
+            self._starting.remove(task)
+            if task.is_running:
+                self.running -= 1
+            self._detach(task)
+            count -= 1
+        while count > 0 and self.ready > 0:
+            inst = min(
+                (i for i in self.registered if i.tasks),
+                key=lambda i: (len(i.tasks), -i.id),
+            )
+            task = inst.tasks[-1]
+            self._detach(task)
+            self.running -= 1
+            self.ready -= 1
+            count -= 1
+
+    def _detach(self, task: Task) -> None:
+        task.instance.tasks.remove(task)
+        self.placed -= 1

@@ -1,0 +1,177 @@
+"""Every number the simulator uses, with where it comes from.
+
+AWS constants cite the row of the project's researched semantics
+(docs/simulator.md "Sources", copied from aws-semantics.md) and the URL that
+row cites. Anything AWS does not document is a named field of
+:class:`SimParams` with a default and a comment that says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Final, Literal
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.spec import Spec
+
+# --- Application Auto Scaling target tracking (aws-semantics §1) -------------------
+# AlarmHigh: 3 of 3 one-minute datapoints above the target. [obs]
+# https://github.com/aws/containers-roadmap/issues/1208 and a terraformer export.
+TT_HIGH_DATAPOINTS: Final = 3
+# AlarmLow: 15 of 15 one-minute datapoints below ~0.9 x target. [obs] same issue;
+# "usually more than 10% lower": awsdocs/application-auto-scaling-user-guide@8e4642f
+# doc_source/application-auto-scaling-target-tracking.md
+TT_LOW_DATAPOINTS: Final = 15
+TT_LOW_FRACTION: Final = 0.9
+# Target-tracking alarms evaluate one-minute datapoints; Application Auto
+# Scaling has no Period field (§1 "High resolution",
+# https://docs.aws.amazon.com/autoscaling/application/APIReference/API_TargetTrackingMetricStat.html).
+ALARM_PERIOD_S: Final = gpu_metric.PERIOD_S
+
+# --- ECS capacity provider managed scaling (aws-semantics §2) ----------------------
+# CPR AlarmHigh 1 of 1 and AlarmLow 15 of 15 one-minute datapoints. [obs]
+# https://github.com/aws/containers-roadmap/issues/638 and /900, /1220
+CPR_HIGH_DATAPOINTS: Final = 1
+CPR_LOW_DATAPOINTS: Final = 15
+# First scale-out from zero instances reads CPR = 200, i.e. two instances.
+# https://github.com/aws/containers-roadmap/issues/961 (AWS PM) and
+# awsdocs/amazon-ecs-developer-guide@49232cf cluster-auto-scaling.md
+CPR_FROM_ZERO: Final = 200.0
+# ManagedScaling defaults: minimumScalingStepSize 1, maximumScalingStepSize
+# 10000, instanceWarmupPeriod 300 s.
+# https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ManagedScaling.html
+DEFAULT_MIN_STEP: Final = 1
+DEFAULT_MAX_STEP: Final = 10000
+DEFAULT_INSTANCE_WARMUP_S: Final = 300.0
+# Managed scale-in steps down by "more than one instance and less than 50%"
+# a minute. awsdocs/amazon-ecs-developer-guide@49232cf cluster-auto-scaling.md
+# "Scale-in considerations".
+SCALE_IN_MAX_FRACTION: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class SimParams:
+    """All inputs of one simulation run: the spec's numbers plus model parameters."""
+
+    # From [capacity] and the catalog.
+    instance_type: str
+    gpus_per_instance: int
+    instance_cpu_units: int
+    price_usd_per_hour: float
+    min_instances: int
+    max_instances: int
+    # The ODCR floor: managed scaling never goes below the reserved instances.
+    reserved_instances: int
+    target_capacity_percent: float
+    # From [service] and the catalog.
+    gpus_per_task: int
+    task_cpu_units: int
+    tasks_per_instance: int
+    # From [scaling].
+    min_tasks: int
+    max_tasks: int
+    gpu_target_percent: float
+    cpu_target_percent: float
+    scale_out_cooldown_s: float
+    scale_in_cooldown_s: float
+    # From [simulation].
+    task_capacity_rps: float
+    instance_boot_s: float
+    image_pull_s: float
+    model_load_s: float
+    cpu_idle_percent: float
+    cpu_percent_at_full_load: float
+    max_queue_s: float
+    host_cpu_policy_target_percent: float | None
+    # The GPU metric pipeline (ecs_gpu.gpu_metric is the contract).
+    collection_interval_s: float = gpu_metric.COLLECTION_INTERVAL_S
+    # Age of a sample when CloudWatch has it. The agent flushes every
+    # force_flush_interval (default 60 s, aws-semantics §5 "Flush"); where in
+    # that window a sample lands is not documented, so we take the worst case.
+    agent_flush_delay_s: float = gpu_metric.FORCE_FLUSH_INTERVAL_S
+    # ECS publishes service CPUUtilization once a minute; AWS does not document
+    # the publication lag. Assumed one period.
+    ecs_metric_delay_s: float = 60.0
+    # CapacityProviderReservation is published every minute (§2); the lag to
+    # the ASG alarm is not documented. Assumed one period.
+    cpr_delay_s: float = 60.0
+    # ManagedScaling settings (API defaults; see the constants above).
+    min_scaling_step: int = DEFAULT_MIN_STEP
+    max_scaling_step: int = DEFAULT_MAX_STEP
+    instance_warmup_s: float = DEFAULT_INSTANCE_WARMUP_S
+    # Boot time varies per instance; AWS publishes no distribution (§4 [gap]).
+    # Each launch draws uniformly from boot x [1 - j, 1 + j] with the run's seed.
+    boot_jitter_fraction: float = 0.2
+    # Arrivals inside a trace window are not constant; with True each step's
+    # request count is Poisson-distributed around the trace rate (seeded).
+    poisson_arrivals: bool = True
+    # Host CPU besides tasks (OS, ECS and CloudWatch agents): not documented;
+    # an estimate, used only by the host-CPU ASG policy anti-pattern.
+    host_cpu_baseline_percent: float = 3.0
+    # ECS picks which tasks to stop on scale-in by AZ balance, otherwise
+    # undocumented. We stop tasks not yet serving first, then tasks on the
+    # instance with the fewest tasks, so instances empty out.
+    # Service placement strategy: "spread" is the ECS service default
+    # (aws-semantics §3); "binpack" fills one instance before the next.
+    placement: Literal["spread", "binpack"] = "spread"
+
+    @property
+    def floor_instances(self) -> int:
+        """Instances managed scaling never removes: the ASG minimum or the ODCR."""
+        return max(self.min_instances, self.reserved_instances)
+
+    @property
+    def gpu_hours_per_instance_hour(self) -> int:
+        return self.gpus_per_instance
+
+    def tasks_for_rate(self, rps: float) -> int:
+        """Tasks that serve ``rps`` at exactly the GPU target (the oracle's rule)."""
+        per_task = self.task_capacity_rps * self.gpu_target_percent / 100.0
+        need = math.ceil(rps / per_task - 1e-9) if rps > 0 else 0
+        return min(max(need, self.min_tasks), self.max_tasks)
+
+    def instances_for_tasks(self, tasks: int) -> int:
+        need = -(-tasks // self.tasks_per_instance)
+        return min(max(need, self.floor_instances), self.max_instances)
+
+    def with_(self, **changes: object) -> SimParams:
+        """A copy with some fields changed (a sweep, a design comparison)."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def from_spec(spec: Spec) -> SimParams:
+    """Read every simulator input from a validated spec."""
+    it = spec.instance
+    cap, sc, sim, svc = spec.capacity, spec.scaling, spec.simulation, spec.service
+    return SimParams(
+        instance_type=it.name,
+        gpus_per_instance=it.gpus,
+        instance_cpu_units=it.cpu_units,
+        price_usd_per_hour=it.price_usd_per_hour,
+        min_instances=cap.min_instances,
+        max_instances=cap.max_instances,
+        reserved_instances=cap.reserved_instances or 0,
+        target_capacity_percent=float(cap.target_capacity_percent),
+        gpus_per_task=svc.gpus_per_task,
+        task_cpu_units=svc.cpu_units,
+        tasks_per_instance=spec.tasks_per_instance,
+        min_tasks=sc.min_tasks,
+        max_tasks=sc.max_tasks,
+        gpu_target_percent=float(sc.gpu_target_percent),
+        cpu_target_percent=float(sc.cpu_target_percent),
+        scale_out_cooldown_s=float(sc.scale_out_cooldown_s),
+        scale_in_cooldown_s=float(sc.scale_in_cooldown_s),
+        task_capacity_rps=float(sim.task_capacity_rps),
+        instance_boot_s=float(sim.instance_boot_s),
+        image_pull_s=float(sim.image_pull_s),
+        model_load_s=float(sim.model_load_s),
+        cpu_idle_percent=float(sim.cpu_idle_percent),
+        cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
+        max_queue_s=float(sim.max_queue_s),
+        host_cpu_policy_target_percent=(
+            None
+            if sim.host_cpu_policy_target_percent is None
+            else float(sim.host_cpu_policy_target_percent)
+        ),
+    )
