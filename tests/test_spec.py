@@ -743,34 +743,35 @@ def test_cli_validate_bad_spec_exits_2_without_traceback(
 FUZZ_PATH = "fuzz/spec.toml"
 
 _text = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
+# Edge values a user could type: boundaries, TOML's unbounded integers, nan/inf, ids.
+_edges = st.sampled_from(
+    [
+        *(0, -1, 1, 2, 100, 101, 65536, 2**63, 10**400, -(10**400), 0.0, -0.0, 1e308, 0.5),
+        *("", "-", "g5.xlarge", "g5.48xlarge", "p2.xlarge", "cr-0123456789abcdef0", "/health"),
+        *("internet-facing", "subnet-0123456789abcdef9", "10.0.0.0/8", "all"),
+    ]
+)
 _scalars = st.one_of(
-    st.integers(min_value=-(2**70), max_value=2**70),
+    _edges,
+    st.integers(),
     st.floats(allow_nan=True, allow_infinity=True),
     st.booleans(),
     _text,
-    st.sampled_from(
-        ["g5.xlarge", "p2.xlarge", "", "-", "cr-0123456789abcdef0", "/health", 10**400, -0.0]
-    ),
 )
 _values = st.recursive(
     _scalars,
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_text, inner, max_size=3)),
     max_leaves=8,
 )
-_known_keys = sorted(
-    {k for section in FULL.values() for k in section}
-    | {k for model in SECTIONS.values() for k in model.model_fields}
-)
-_sections = st.sampled_from([*FULL, "sevrice", "extra"])
-_keys = st.one_of(st.sampled_from(_known_keys), _text)
 
 
 @st.composite
 def _mutated_specs(draw: st.DrawFn) -> str:
+    """FULL with 1-3 random edits, mostly to real keys so most reach the rules."""
     doc: dict[str, Any] = copy.deepcopy(FULL)
-    for _ in range(draw(st.integers(min_value=1, max_value=4))):
-        section = draw(_sections)
-        action = draw(st.sampled_from(["set", "delete", "replace-section", "drop-section"]))
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        section = draw(st.sampled_from([*SECTIONS] * 3 + ["sevrice", "extra"]))
+        action = draw(st.sampled_from(["set"] * 6 + ["delete", "replace-section", "drop-section"]))
         if action == "drop-section":
             doc.pop(section, None)
         elif action == "replace-section":
@@ -779,11 +780,43 @@ def _mutated_specs(draw: st.DrawFn) -> str:
             table = doc.setdefault(section, {})
             if not isinstance(table, dict):
                 continue
-            key = draw(_keys)
+            known = list(SECTIONS[section].model_fields) if section in SECTIONS else ["x"]
+            key = draw(
+                st.one_of(st.sampled_from(known), _text)
+                if draw(st.booleans())
+                else st.sampled_from(known)
+            )
             if action == "delete":
                 table.pop(key, None)
             else:
                 table[key] = draw(_values)
+    return dumps(doc)
+
+
+_INT_EDGES = st.sampled_from([0, -1, 1, 2, 3, 8, 64, 127, 128, 4096, 65535, 65536, 10**400])
+_FIELD_TYPES = {
+    (section, key): _resolve(prop, Spec.model_json_schema()["$defs"]).get("type", "string")
+    for section, ref in Spec.model_json_schema()["properties"].items()
+    for key, prop in _resolve(ref, Spec.model_json_schema()["$defs"])["properties"].items()
+}
+_TYPED: dict[str, st.SearchStrategy[Any]] = {
+    "integer": st.one_of(_INT_EDGES, st.integers()),
+    "number": st.one_of(
+        _INT_EDGES, st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 200)
+    ),
+    "string": st.one_of(_edges.filter(lambda v: isinstance(v, str)), _text),
+    "array": st.lists(st.one_of(_edges.filter(lambda v: isinstance(v, str)), _text), max_size=3),
+    "object": st.dictionaries(_text, _text, max_size=3),
+}
+
+
+@st.composite
+def _typed_mutations(draw: st.DrawFn) -> str:
+    """FULL with 1-3 keys set to values of the key's own type, to reach the cross-field rules."""
+    doc: dict[str, Any] = copy.deepcopy(FULL)
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        section, key = draw(st.sampled_from(sorted(_FIELD_TYPES)))
+        doc[section][key] = draw(_TYPED[_FIELD_TYPES[(section, key)]])
     return dumps(doc)
 
 
@@ -815,6 +848,12 @@ _FUZZ = settings(
 @_FUZZ
 @given(_mutated_specs())
 def test_fuzz_structurally_mutated_specs(text: str) -> None:
+    _check_outcome(lambda: parse_spec(text, FUZZ_PATH), FUZZ_PATH)
+
+
+@_FUZZ
+@given(_typed_mutations())
+def test_fuzz_well_typed_values(text: str) -> None:
     _check_outcome(lambda: parse_spec(text, FUZZ_PATH), FUZZ_PATH)
 
 
