@@ -1,0 +1,242 @@
+"""The dashboard and the alarm that says the GPU metric stopped arriving.
+
+The reference module's 8.3.0 release scaled on a metric nobody wrote, and
+its dashboard showed "No data available" without anyone being told. Here
+every series is named from :mod:`ecs_gpu.gpu_metric` and
+:class:`ecs_gpu.naming.Names`, and :data:`Names.gpu_metric_missing_alarm`
+goes to ALARM when the GPU series is absent, not when it is high.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.infra import host
+from ecs_gpu.naming import Names
+from ecs_gpu.node import ensure_node
+from ecs_gpu.spec import Spec
+
+ensure_node()
+
+from aws_cdk import Duration  # noqa: E402
+from aws_cdk import aws_cloudwatch as cw  # noqa: E402
+from constructs import Construct  # noqa: E402
+
+ECS_NAMESPACE: Final = "AWS/ECS"
+CONTAINER_INSIGHTS_NAMESPACE: Final = "ECS/ContainerInsights"
+AUTOSCALING_NAMESPACE: Final = "AWS/AutoScaling"
+MANAGED_SCALING_NAMESPACE: Final = "AWS/ECS/ManagedScaling"
+
+# CloudWatch makes a datapoint queryable a minute or two after it is put; a
+# named allowance, AWS publishes no bound.
+INGESTION_DELAY_S: Final = 120
+# The alarm waits this many times the expected launch-to-first-datapoint time.
+BOOT_MARGIN_FACTOR: Final = 2
+MIN_EVALUATION_PERIODS: Final = 10
+# CloudWatch caps evaluation_periods x period at one day.
+MAX_EVALUATION_S: Final = 86_400
+
+
+@dataclass(frozen=True)
+class Observability:
+    """What :func:`add_observability` created."""
+
+    dashboard: cw.Dashboard
+    gpu_metric_missing_alarm: cw.Alarm
+
+
+def first_datapoint_s(spec: Spec) -> float:
+    """Expected seconds from instance launch to the first GPU datapoint CloudWatch can read.
+
+    Boot to cloud-final, the setup script (dnf install, fetch-config), one
+    collection interval, one agent flush, then ingestion.
+    """
+    return (
+        spec.simulation.instance_boot_s
+        + host.SETUP_TYPICAL_S
+        + gpu_metric.COLLECTION_INTERVAL_S
+        + gpu_metric.FORCE_FLUSH_INTERVAL_S
+        + INGESTION_DELAY_S
+    )
+
+
+def missing_alarm_evaluation_periods(spec: Spec) -> int:
+    """How many empty one-minute periods in a row make the GPU metric "missing".
+
+    The series is empty only while no GPU instance reports: at the first
+    deployment, or when the whole fleet is replaced. Twice the expected
+    launch-to-first-datapoint time (and never under 10 minutes) lets a slow
+    but healthy GPU boot pass without an alarm, while a metric that never
+    arrives (the 8.3.0 failure) is reported within about a quarter of an hour.
+    """
+    periods = math.ceil(BOOT_MARGIN_FACTOR * first_datapoint_s(spec) / gpu_metric.PERIOD_S)
+    return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // gpu_metric.PERIOD_S)
+
+
+def _metric(
+    namespace: str, name: str, dimensions: dict[str, str], label: str, statistic: str = "Average"
+) -> cw.Metric:
+    return cw.Metric(
+        namespace=namespace,
+        metric_name=name,
+        dimensions_map=dimensions,
+        statistic=statistic,
+        period=Duration.seconds(gpu_metric.PERIOD_S),
+        label=label,
+    )
+
+
+def add_observability(scope: Construct, *, spec: Spec) -> Observability:
+    """Add the service's dashboard and GPU-metric-missing alarm under ``scope``.
+
+    The task-count panel needs Container Insights on the cluster and the
+    instance panel needs ASG group metrics; ``GpuService`` turns both on.
+    """
+    names = Names(spec.service.name)
+    node = Construct(scope, "Observability")
+    gpu_dims = {gpu_metric.DIMENSION: names.asg}
+    service_dims = {"ClusterName": names.cluster, "ServiceName": names.service}
+
+    def gpu(name: str, label: str) -> cw.Metric:
+        return _metric(gpu_metric.NAMESPACE, name, gpu_dims, label, gpu_metric.STATISTIC)
+
+    utilization = gpu(gpu_metric.UTILIZATION, "GPU utilization (ASG average)")
+
+    alarm = cw.Alarm(
+        node,
+        "GpuMetricMissing",
+        alarm_name=names.gpu_metric_missing_alarm,
+        alarm_description=(
+            f"No {gpu_metric.NAMESPACE}/{gpu_metric.UTILIZATION} datapoints for "
+            f"{gpu_metric.DIMENSION}={names.asg}: the host CloudWatch agent is not "
+            "publishing, so GPU target tracking is blind. Check the instances' "
+            f"{names.host_log_group} log group (amazon-cloudwatch-agent and "
+            "cloud-init-output streams) or run `ecs-gpu doctor`."
+        ),
+        # No label: a labelled metric makes CDK write the Metrics[] (metric
+        # math) form; plain MetricName/Namespace/Dimensions is what
+        # describe_alarms readers such as doctor expect.
+        metric=cw.Metric(
+            namespace=gpu_metric.NAMESPACE,
+            metric_name=gpu_metric.UTILIZATION,
+            dimensions_map=gpu_dims,
+            statistic=gpu_metric.STATISTIC,
+            period=Duration.seconds(gpu_metric.PERIOD_S),
+        ),
+        # Utilization is never below 0 %, so real data never breaches: the
+        # alarm fires only through TreatMissingData=breaching, i.e. no data.
+        comparison_operator=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
+        threshold=0,
+        evaluation_periods=missing_alarm_evaluation_periods(spec),
+        datapoints_to_alarm=missing_alarm_evaluation_periods(spec),
+        treat_missing_data=cw.TreatMissingData.BREACHING,
+    )
+
+    def target(value: float, what: str) -> cw.HorizontalAnnotation:
+        return cw.HorizontalAnnotation(value=value, label=f"{what} target {value:g} %")
+
+    percent_axis = cw.YAxisProps(min=0, max=100, label="%", show_units=False)
+    count_axis = cw.YAxisProps(min=0, show_units=False)
+
+    widgets: list[list[cw.IWidget]] = [
+        [
+            cw.GraphWidget(
+                title="GPU utilization (%)",
+                left=[utilization],
+                left_annotations=[target(spec.scaling.gpu_target_percent, "GPU")],
+                left_y_axis=percent_axis,
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Service CPU utilization (%)",
+                left=[
+                    _metric(ECS_NAMESPACE, "CPUUtilization", service_dims, "Service CPU"),
+                ],
+                left_annotations=[target(spec.scaling.cpu_target_percent, "CPU")],
+                left_y_axis=percent_axis,
+                width=12,
+            ),
+        ],
+        [
+            cw.GraphWidget(
+                title="GPU memory per GPU (MiB)",
+                left=[
+                    gpu(gpu_metric.MEMORY_USED, "used"),
+                    gpu(gpu_metric.MEMORY_TOTAL, "total"),
+                ],
+                left_y_axis=count_axis,
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Tasks",
+                left=[
+                    _metric(
+                        CONTAINER_INSIGHTS_NAMESPACE, "DesiredTaskCount", service_dims, "desired"
+                    ),
+                    _metric(
+                        CONTAINER_INSIGHTS_NAMESPACE, "RunningTaskCount", service_dims, "running"
+                    ),
+                    # Pending tasks are the ones waiting for a free GPU.
+                    _metric(
+                        CONTAINER_INSIGHTS_NAMESPACE, "PendingTaskCount", service_dims, "pending"
+                    ),
+                ],
+                left_y_axis=count_axis,
+                width=12,
+            ),
+        ],
+        [
+            cw.GraphWidget(
+                title="GPU instances",
+                left=[
+                    _metric(
+                        AUTOSCALING_NAMESPACE,
+                        "GroupInServiceInstances",
+                        {"AutoScalingGroupName": names.asg},
+                        "in service",
+                    ),
+                    _metric(
+                        AUTOSCALING_NAMESPACE,
+                        "GroupDesiredCapacity",
+                        {"AutoScalingGroupName": names.asg},
+                        "desired",
+                    ),
+                ],
+                left_y_axis=count_axis,
+                width=8,
+            ),
+            cw.GraphWidget(
+                title="Capacity provider reservation (%)",
+                left=[
+                    _metric(
+                        MANAGED_SCALING_NAMESPACE,
+                        "CapacityProviderReservation",
+                        {
+                            "ClusterName": names.cluster,
+                            "CapacityProviderName": names.capacity_provider,
+                        },
+                        "reservation",
+                    ),
+                ],
+                # Managed scaling holds this at target capacity; above it, instances launch.
+                left_annotations=[
+                    cw.HorizontalAnnotation(
+                        value=spec.capacity.target_capacity_percent,
+                        label=f"target capacity {spec.capacity.target_capacity_percent} %",
+                    )
+                ],
+                left_y_axis=cw.YAxisProps(min=0, show_units=False),
+                width=8,
+            ),
+            cw.AlarmStatusWidget(
+                title="GPU metric arriving?",
+                alarms=[alarm],
+                width=8,
+            ),
+        ],
+    ]
+    dashboard = cw.Dashboard(node, "Dashboard", dashboard_name=names.dashboard, widgets=widgets)
+    return Observability(dashboard=dashboard, gpu_metric_missing_alarm=alarm)

@@ -1,0 +1,247 @@
+"""Dashboard and missing-GPU-metric alarm, asserted on a real CDK synthesis.
+
+One App holds a minimal stack per spec (only add_observability), synthesized
+once for the module: CDK synthesis costs seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec, load_spec, parse_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BUILT_SPEC = """
+[service]
+name = "obs-test"
+image = "example/llm:1"
+cpu_units = 4096
+memory_mib = 12288
+
+[capacity]
+instance_type = "g6.xlarge"
+max_instances = 5
+target_capacity_percent = 90
+
+[scaling]
+max_tasks = 5
+gpu_target_percent = 62.5
+cpu_target_percent = 75
+
+[simulation]
+instance_boot_s = 600.0
+"""
+
+SPECS: dict[str, Spec] = {
+    "example": load_spec(ROOT / "examples" / "g5-vllm.toml"),
+    "built": parse_spec(BUILT_SPEC, "built.toml"),
+}
+
+
+@pytest.fixture(scope="module")
+def templates() -> dict[str, dict[str, Any]]:
+    from ecs_gpu.infra.observability import Observability, add_observability
+    from ecs_gpu.node import ensure_node
+
+    ensure_node()
+    from aws_cdk import App, BootstraplessSynthesizer, Stack
+    from aws_cdk.assertions import Template
+
+    app = App()
+    stacks = {}
+    for key, spec in SPECS.items():
+        stack = Stack(app, f"Obs-{key}", synthesizer=BootstraplessSynthesizer())
+        result = add_observability(stack, spec=spec)
+        assert isinstance(result, Observability)
+        stacks[key] = stack
+    # Build every stack before the first synthesis: CDK synthesizes the app once.
+    return {key: dict(Template.from_stack(stack).to_json()) for key, stack in stacks.items()}
+
+
+@pytest.fixture(params=sorted(SPECS))
+def case(
+    request: pytest.FixtureRequest, templates: dict[str, dict[str, Any]]
+) -> tuple[Spec, dict[str, Any]]:
+    return SPECS[request.param], templates[request.param]
+
+
+def _one(template: dict[str, Any], rtype: str) -> dict[str, Any]:
+    found = [r for r in template["Resources"].values() if r["Type"] == rtype]
+    assert len(found) == 1, f"expected one {rtype}, found {len(found)}"
+    props: dict[str, Any] = found[0]["Properties"]
+    return props
+
+
+def _dashboard_body(template: dict[str, Any]) -> dict[str, Any]:
+    """The DashboardBody JSON, with CloudFormation references replaced by placeholders."""
+    body = _one(template, "AWS::CloudWatch::Dashboard")["DashboardBody"]
+    if isinstance(body, dict):
+        sep, parts = body["Fn::Join"]
+        body = sep.join(p if isinstance(p, str) else "TOKEN" for p in parts)
+    loaded: dict[str, Any] = json.loads(body)
+    return loaded
+
+
+def _widget(body: dict[str, Any], title: str) -> dict[str, Any]:
+    found = [w for w in body["widgets"] if w["properties"].get("title") == title]
+    assert len(found) == 1, [w["properties"].get("title") for w in body["widgets"]]
+    props: dict[str, Any] = found[0]["properties"]
+    return props
+
+
+def _series(widget: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
+    """(namespace, metric, dimensions) of each metric line in a widget."""
+    out = []
+    for line in widget["metrics"]:
+        fields = [f for f in line if isinstance(f, str)]
+        namespace, name, *dims = fields
+        out.append((namespace, name, dict(zip(dims[::2], dims[1::2], strict=True))))
+    return out
+
+
+def test_dashboard_is_named_from_names(case: tuple[Spec, dict[str, Any]]) -> None:
+    spec, template = case
+    assert (
+        _one(template, "AWS::CloudWatch::Dashboard")["DashboardName"]
+        == Names(spec.service.name).dashboard
+    )
+
+
+def test_gpu_utilization_panel_uses_the_contract_and_marks_the_target(
+    case: tuple[Spec, dict[str, Any]],
+) -> None:
+    spec, template = case
+    widget = _widget(_dashboard_body(template), "GPU utilization (%)")
+    assert _series(widget) == [
+        (
+            gpu_metric.NAMESPACE,
+            gpu_metric.UTILIZATION,
+            {gpu_metric.DIMENSION: Names(spec.service.name).asg},
+        )
+    ]
+    assert widget["metrics"][0][-1]["period"] == gpu_metric.PERIOD_S
+    values = [a["value"] for a in widget["annotations"]["horizontal"]]
+    assert values == [spec.scaling.gpu_target_percent]
+
+
+def test_gpu_memory_panel_uses_the_contract(case: tuple[Spec, dict[str, Any]]) -> None:
+    spec, template = case
+    widget = _widget(_dashboard_body(template), "GPU memory per GPU (MiB)")
+    dims = {gpu_metric.DIMENSION: Names(spec.service.name).asg}
+    assert _series(widget) == [
+        (gpu_metric.NAMESPACE, gpu_metric.MEMORY_USED, dims),
+        (gpu_metric.NAMESPACE, gpu_metric.MEMORY_TOTAL, dims),
+    ]
+
+
+def test_every_gpu_series_on_the_dashboard_is_in_the_contract(
+    case: tuple[Spec, dict[str, Any]],
+) -> None:
+    spec, template = case
+    body = _dashboard_body(template)
+    gpu_series = [
+        s
+        for w in body["widgets"]
+        if "metrics" in w["properties"]
+        for s in _series(w["properties"])
+        if s[0] == gpu_metric.NAMESPACE
+    ]
+    assert {s[1] for s in gpu_series} == set(gpu_metric.METRIC_NAMES)
+    asg = Names(spec.service.name).asg
+    assert all(s[2] == {gpu_metric.DIMENSION: asg} for s in gpu_series)
+
+
+def test_service_cpu_panel_marks_the_cpu_target(case: tuple[Spec, dict[str, Any]]) -> None:
+    spec, template = case
+    names = Names(spec.service.name)
+    widget = _widget(_dashboard_body(template), "Service CPU utilization (%)")
+    assert _series(widget) == [
+        ("AWS/ECS", "CPUUtilization", {"ClusterName": names.cluster, "ServiceName": names.service})
+    ]
+    values = [a["value"] for a in widget["annotations"]["horizontal"]]
+    assert values == [spec.scaling.cpu_target_percent]
+
+
+def test_task_instance_and_reservation_panels(case: tuple[Spec, dict[str, Any]]) -> None:
+    spec, template = case
+    names = Names(spec.service.name)
+    body = _dashboard_body(template)
+    service = {"ClusterName": names.cluster, "ServiceName": names.service}
+    tasks = {(ns, m): d for ns, m, d in _series(_widget(body, "Tasks"))}
+    assert tasks[("ECS/ContainerInsights", "DesiredTaskCount")] == service
+    assert tasks[("ECS/ContainerInsights", "RunningTaskCount")] == service
+    instances = _series(_widget(body, "GPU instances"))
+    assert ("AWS/AutoScaling", "GroupInServiceInstances", {"AutoScalingGroupName": names.asg}) in (
+        instances
+    )
+    cpr = _widget(body, "Capacity provider reservation (%)")
+    assert _series(cpr) == [
+        (
+            "AWS/ECS/ManagedScaling",
+            "CapacityProviderReservation",
+            {"ClusterName": names.cluster, "CapacityProviderName": names.capacity_provider},
+        )
+    ]
+    values = [a["value"] for a in cpr["annotations"]["horizontal"]]
+    assert values == [spec.capacity.target_capacity_percent]
+
+
+def test_missing_metric_alarm_fires_only_on_missing_data(
+    case: tuple[Spec, dict[str, Any]],
+) -> None:
+    spec, template = case
+    alarm = _one(template, "AWS::CloudWatch::Alarm")
+    assert alarm["AlarmName"] == Names(spec.service.name).gpu_metric_missing_alarm
+    assert alarm["Namespace"] == gpu_metric.NAMESPACE
+    assert alarm["MetricName"] == gpu_metric.UTILIZATION
+    assert alarm["Dimensions"] == gpu_metric.dimensions(Names(spec.service.name).asg)
+    assert alarm["Statistic"] == gpu_metric.STATISTIC
+    assert alarm["Period"] == gpu_metric.PERIOD_S
+    assert alarm["TreatMissingData"] == "breaching"
+    # Utilization is a percentage >= 0: no real datapoint is ever below 0.
+    assert alarm["ComparisonOperator"] == "LessThanThreshold"
+    assert alarm["Threshold"] == 0
+    assert alarm["DatapointsToAlarm"] == alarm["EvaluationPeriods"]
+
+
+def test_missing_metric_alarm_tolerates_a_gpu_boot(case: tuple[Spec, dict[str, Any]]) -> None:
+    from ecs_gpu.infra.observability import first_datapoint_s, missing_alarm_evaluation_periods
+
+    spec, template = case
+    alarm = _one(template, "AWS::CloudWatch::Alarm")
+    periods = alarm["EvaluationPeriods"]
+    assert periods == missing_alarm_evaluation_periods(spec)
+    # A healthy instance's first datapoint arrives well inside the window...
+    assert periods * gpu_metric.PERIOD_S >= 2 * first_datapoint_s(spec)
+    assert first_datapoint_s(spec) > spec.simulation.instance_boot_s
+    # ...and CloudWatch's one-day cap on the window holds.
+    assert periods * alarm["Period"] <= 86_400
+
+
+def test_evaluation_window_grows_with_the_spec_boot_time() -> None:
+    from ecs_gpu.infra.observability import missing_alarm_evaluation_periods
+
+    # The example uses the default 150 s boot, the built spec 600 s.
+    assert missing_alarm_evaluation_periods(SPECS["built"]) > missing_alarm_evaluation_periods(
+        SPECS["example"]
+    )
+    slow = SPECS["built"].model_copy(
+        update={"simulation": SPECS["built"].simulation.model_copy(update={"instance_boot_s": 1e6})}
+    )
+    assert missing_alarm_evaluation_periods(slow) * gpu_metric.PERIOD_S == 86_400
+
+
+def test_dashboard_shows_the_alarm_state(case: tuple[Spec, dict[str, Any]]) -> None:
+    _, template = case
+    alarm_id = next(
+        k for k, r in template["Resources"].items() if r["Type"] == "AWS::CloudWatch::Alarm"
+    )
+    parts = _one(template, "AWS::CloudWatch::Dashboard")["DashboardBody"]["Fn::Join"][1]
+    assert {"Fn::GetAtt": [alarm_id, "Arn"]} in parts
