@@ -108,3 +108,6 @@ def main(argv: list[str] | None = None) -> int:
 
 # Command modules register themselves on `app` when imported.
 from ecs_gpu.cli import define  # noqa: E402, F401
+from ecs_gpu.cli import predict  # noqa: E402, F401
+from ecs_gpu.cli import operate  # noqa: E402, F401
+from ecs_gpu.cli import doctor  # noqa: E402, F401

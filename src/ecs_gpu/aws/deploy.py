@@ -1,0 +1,619 @@
+"""Deploy, diff and destroy a stack through CloudFormation change sets.
+
+I/O only: every decision about what a change set or an event stream means
+lives in :mod:`ecs_gpu.aws.stack_events`. Clients are passed in (tests
+point them at moto, or wrap them in a botocore Stubber); waits go through a
+:class:`Waits` so tests never sleep.
+
+Rules this module keeps:
+- It never deletes a stack on its own. A failed create is left as
+  CloudFormation rolled it back; the user runs ``ecs-gpu destroy``.
+- A new stack is previewed from the template itself, so ``diff`` and a
+  declined ``deploy`` leave nothing behind (a CREATE change set would leave
+  an empty stack in REVIEW_IN_PROGRESS).
+- No S3 bucket is created behind the user's back: a template over the
+  TemplateBody limit is refused with the way out.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from botocore import exceptions as bx
+
+from ecs_gpu.aws.errors import error_code, mapped
+from ecs_gpu.aws.stack_events import (
+    ChangeSummary,
+    StackEvent,
+    changes_from_template,
+    explain_stuck_delete,
+    first_failure,
+    is_in_progress,
+    is_no_change_reason,
+    is_success,
+    is_terminal,
+    parse_changes,
+    parse_event,
+    required_capabilities,
+)
+from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
+
+if TYPE_CHECKING:
+    from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
+    from mypy_boto3_autoscaling import AutoScalingClient
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_ecs import ECSClient
+
+# CreateChangeSet's TemplateBody limit (CloudFormation quotas page).
+MAX_TEMPLATE_BODY_BYTES = 51_200
+# SetInstanceProtection takes at most 50 instance ids per call.
+PROTECTION_BATCH = 50
+DESCRIBE_TASKS_BATCH = 100
+_PENDING_CHANGE_SET = frozenset({"CREATE_PENDING", "CREATE_IN_PROGRESS"})
+EXIT_INTERRUPTED = 130
+
+
+@dataclass(frozen=True)
+class Waits:
+    """How long and how often to poll. Tests pass a no-op ``sleep``."""
+
+    poll_s: float = 5.0
+    change_set_timeout_s: float = 600.0
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+
+
+class StackInterrupted(EcsGpuError):
+    """Ctrl-C while following a stack: CloudFormation carries on without us."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
+def follow_hint(stack: str, region: str | None) -> str:
+    reg = f" --region {region}" if region else ""
+    return (
+        f"follow it with `aws cloudformation describe-stack-events --stack-name {stack}{reg}` "
+        f"or `aws cloudformation describe-stacks --stack-name {stack}{reg}`"
+    )
+
+
+def template_body(template: Mapping[str, Any]) -> str:
+    """The template as minified JSON, refused if over CloudFormation's body limit."""
+    body = json.dumps(template, separators=(",", ":"))
+    size = len(body.encode("utf-8"))
+    if size > MAX_TEMPLATE_BODY_BYTES:
+        raise BadInputError(
+            f"the synthesized template is {size:,} bytes even minified; CloudFormation "
+            f"accepts at most {MAX_TEMPLATE_BODY_BYTES:,} bytes as TemplateBody, and ecs-gpu "
+            "does not create an S3 bucket behind your back. Fix: shorten the spec's "
+            "[service] environment/command, or run `ecs-gpu synth SPEC -o out` and deploy "
+            "out/template.json with `aws cloudformation deploy --s3-bucket YOUR_BUCKET`."
+        )
+    return body
+
+
+# --- stack state ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackState:
+    stack_id: str
+    name: str
+    status: str
+    reason: str
+
+
+def _is_missing_stack(exc: BaseException) -> bool:
+    return error_code(exc) == "ValidationError" and "does not exist" in str(exc)
+
+
+def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
+    """The stack's id and status, or None when it does not exist (or was deleted)."""
+    with mapped("cloudformation", "DescribeStacks"):
+        try:
+            resp = cfn.describe_stacks(StackName=stack)
+        except bx.ClientError as e:
+            if _is_missing_stack(e):
+                return None
+            raise
+    stacks = resp.get("Stacks", [])
+    if not stacks:
+        return None
+    s = stacks[0]
+    if s["StackStatus"] == "DELETE_COMPLETE":
+        return None
+    return StackState(
+        stack_id=s["StackId"],
+        name=s["StackName"],
+        status=s["StackStatus"],
+        reason=s.get("StackStatusReason", ""),
+    )
+
+
+def _status_by_id(cfn: CloudFormationClient, stack_id: str) -> str:
+    # By id, a deleted stack still answers (DELETE_COMPLETE); by name it is gone.
+    with mapped("cloudformation", "DescribeStacks"):
+        try:
+            resp = cfn.describe_stacks(StackName=stack_id)
+        except bx.ClientError as e:
+            if _is_missing_stack(e):
+                return "DELETE_COMPLETE"
+            raise
+    stacks = resp.get("Stacks", [])
+    return stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
+
+
+def _refuse_busy(state: StackState, region: str | None) -> None:
+    if is_in_progress(state.status):
+        raise ProblemsFound(
+            f"stack {state.name} is {state.status}: another operation owns it and "
+            f"CloudFormation accepts no change until it ends. Fix: wait for it; "
+            + follow_hint(state.name, region)
+            + "."
+        )
+    if state.status in ("ROLLBACK_COMPLETE", "ROLLBACK_FAILED"):
+        raise ProblemsFound(
+            f"stack {state.name} is {state.status}: its creation failed and CloudFormation "
+            "can only delete it, not update it. ecs-gpu does not delete stacks on its own. "
+            "Fix: `ecs-gpu destroy SPEC`, then deploy again."
+        )
+    if state.status == "DELETE_FAILED":
+        raise ProblemsFound(
+            f"stack {state.name} is DELETE_FAILED ({state.reason or 'no reason given'}). "
+            "Fix: run `ecs-gpu destroy SPEC` again, which unprotects the instances first."
+        )
+
+
+# --- change sets ------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """What a deploy would do. ``change_set_id`` is set for an existing stack."""
+
+    stack: str
+    change_type: str  # "CREATE" | "UPDATE"
+    summary: ChangeSummary
+    stack_id: str | None = None
+    change_set_id: str | None = None
+    change_set_name: str | None = None
+    capabilities: list[str] = field(default_factory=list)
+
+    @property
+    def new_stack(self) -> bool:
+        return self.change_type == "CREATE"
+
+
+def _change_set_name() -> str:
+    return "ecs-gpu-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
+
+
+def _create_change_set(
+    cfn: CloudFormationClient,
+    stack: str,
+    body: str,
+    change_type: str,
+    capabilities: list[str],
+) -> tuple[str, str, str]:
+    name = _change_set_name()
+    kwargs: dict[str, Any] = {
+        "StackName": stack,
+        "ChangeSetName": name,
+        "TemplateBody": body,
+        "ChangeSetType": change_type,
+        "Description": "created by ecs-gpu",
+    }
+    if capabilities:
+        kwargs["Capabilities"] = capabilities
+    with mapped("cloudformation", "CreateChangeSet"):
+        try:
+            resp = cfn.create_change_set(**kwargs)
+        except bx.ClientError as e:
+            # The template itself was refused: that is a problem in what we
+            # synthesized from the spec, not an AWS outage or a permission.
+            if error_code(e) in ("ValidationError", "InsufficientCapabilitiesException"):
+                msg = e.response.get("Error", {}).get("Message", str(e))
+                raise ProblemsFound(
+                    f"CloudFormation refused the change set for stack {stack}: {msg}. "
+                    "Fix: check the spec values it names; if the spec is valid this is a bug "
+                    "in ecs-gpu's template (run `ecs-gpu validate SPEC` and report it)."
+                ) from None
+            raise
+    return resp["Id"], resp.get("StackId", ""), name
+
+
+def _wait_change_set(cfn: CloudFormationClient, cs_id: str, waits: Waits) -> dict[str, Any]:
+    """Poll until the change set is computed; return its first page."""
+    deadline = waits.clock() + waits.change_set_timeout_s
+    while True:
+        with mapped("cloudformation", "DescribeChangeSet"):
+            resp: dict[str, Any] = dict(cfn.describe_change_set(ChangeSetName=cs_id))
+        if resp.get("Status") not in _PENDING_CHANGE_SET:
+            return resp
+        if waits.clock() > deadline:
+            raise ProblemsFound(
+                f"change set {cs_id} was still {resp.get('Status')} after "
+                f"{waits.change_set_timeout_s:.0f} s. Fix: look at it in the CloudFormation "
+                "console, or rerun."
+            )
+        waits.sleep(waits.poll_s)
+
+
+def _all_changes(cfn: CloudFormationClient, cs_id: str) -> list[dict[str, Any]]:
+    changes: list[dict[str, Any]] = []
+    with mapped("cloudformation", "DescribeChangeSet"):
+        for page in cfn.get_paginator("describe_change_set").paginate(ChangeSetName=cs_id):
+            changes.extend(dict(c) for c in page.get("Changes", []))
+    return changes
+
+
+def _delete_change_set(cfn: CloudFormationClient, cs_id: str) -> None:
+    with mapped("cloudformation", "DeleteChangeSet"):
+        cfn.delete_change_set(ChangeSetName=cs_id)
+
+
+def plan(
+    cfn: CloudFormationClient,
+    stack: str,
+    template: Mapping[str, Any],
+    *,
+    waits: Waits | None = None,
+    region: str | None = None,
+) -> Plan:
+    """Compute what deploying ``template`` as ``stack`` would change.
+
+    For an existing stack this creates a change set and leaves it in place
+    (``plan.change_set_id``): :func:`execute` runs it, :func:`discard`
+    deletes it. For a new stack it creates nothing.
+    """
+    w = waits or Waits()
+    body = template_body(template)
+    caps = required_capabilities(template)
+    state = stack_state(cfn, stack)
+    if state is None or state.status == "REVIEW_IN_PROGRESS":
+        return Plan(
+            stack=stack,
+            change_type="CREATE",
+            summary=ChangeSummary(tuple(changes_from_template(template))),
+            stack_id=state.stack_id if state else None,
+            capabilities=caps,
+        )
+    _refuse_busy(state, region)
+    cs_id, _, cs_name = _create_change_set(cfn, stack, body, "UPDATE", caps)
+    try:
+        first = _wait_change_set(cfn, cs_id, w)
+        if first.get("Status") == "FAILED":
+            reason = str(first.get("StatusReason", ""))
+            if is_no_change_reason(reason):
+                _delete_change_set(cfn, cs_id)
+                return Plan(stack, "UPDATE", ChangeSummary(()), stack_id=state.stack_id)
+            raise ProblemsFound(
+                f"CloudFormation could not compute the change set for stack {stack}: "
+                f"{reason or 'no reason given'}. Fix: correct what it names and rerun."
+            )
+        changes = parse_changes(_all_changes(cfn, cs_id))
+    except BaseException:
+        _delete_change_set(cfn, cs_id)
+        raise
+    return Plan(
+        stack=stack,
+        change_type="UPDATE",
+        summary=ChangeSummary(tuple(changes)),
+        stack_id=state.stack_id,
+        change_set_id=cs_id,
+        change_set_name=cs_name,
+        capabilities=caps,
+    )
+
+
+def discard(cfn: CloudFormationClient, p: Plan) -> None:
+    """Delete the plan's change set, if it made one. The stack is untouched."""
+    if p.change_set_id:
+        _delete_change_set(cfn, p.change_set_id)
+        p.change_set_id = None
+
+
+def diff(
+    cfn: CloudFormationClient,
+    stack: str,
+    template: Mapping[str, Any],
+    *,
+    waits: Waits | None = None,
+    region: str | None = None,
+) -> Plan:
+    """:func:`plan`, then delete the change set: a read-only preview."""
+    p = plan(cfn, stack, template, waits=waits, region=region)
+    discard(cfn, p)
+    return p
+
+
+def _seen_event_ids(cfn: CloudFormationClient, stack: str) -> set[str]:
+    with mapped("cloudformation", "DescribeStackEvents"):
+        try:
+            pages = cfn.get_paginator("describe_stack_events").paginate(StackName=stack)
+            return {e["EventId"] for page in pages for e in page.get("StackEvents", [])}
+        except bx.ClientError as e:
+            if _is_missing_stack(e):
+                return set()
+            raise
+
+
+def execute(
+    cfn: CloudFormationClient,
+    p: Plan,
+    template: Mapping[str, Any],
+    *,
+    waits: Waits | None = None,
+) -> tuple[str, set[str]]:
+    """Run the plan. Returns the stack id and the event ids that predate this run."""
+    w = waits or Waits()
+    if p.new_stack:
+        cs_id, stack_id, _ = _create_change_set(
+            cfn, p.stack, template_body(template), "CREATE", p.capabilities
+        )
+        first = _wait_change_set(cfn, cs_id, w)
+        if first.get("Status") == "FAILED":
+            raise ProblemsFound(
+                f"CloudFormation could not compute the change set for new stack {p.stack}: "
+                f"{first.get('StatusReason') or 'no reason given'}. The stack stays in "
+                "REVIEW_IN_PROGRESS with no resources. Fix: correct what it names and deploy "
+                "again."
+            )
+        p.change_set_id = cs_id
+        p.stack_id = stack_id or first.get("StackId") or p.stack
+    if not p.change_set_id:
+        raise ProblemsFound(f"nothing to execute for stack {p.stack}: it has no changes.")
+    seen = _seen_event_ids(cfn, p.stack_id or p.stack)
+    with mapped("cloudformation", "ExecuteChangeSet"):
+        cfn.execute_change_set(ChangeSetName=p.change_set_id)
+    return p.stack_id or p.stack, seen
+
+
+# --- following a stack ------------------------------------------------------------
+
+
+@dataclass
+class FollowResult:
+    status: str
+    events: list[StackEvent]
+    stuck: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return is_success(self.status)
+
+    @property
+    def failure(self) -> StackEvent | None:
+        return first_failure(self.events)
+
+
+def _new_events(cfn: CloudFormationClient, stack_id: str, seen: set[str]) -> list[StackEvent]:
+    """Events not seen yet, oldest first. Pages are newest first: stop at a seen one."""
+    fresh: list[StackEvent] = []
+    with mapped("cloudformation", "DescribeStackEvents"):
+        pages = cfn.get_paginator("describe_stack_events").paginate(StackName=stack_id)
+        for page in pages:
+            hit_seen = False
+            for raw in page.get("StackEvents", []):
+                if raw["EventId"] in seen:
+                    hit_seen = True
+                    break
+                seen.add(raw["EventId"])
+                fresh.append(parse_event(raw))
+            if hit_seen:
+                break
+    fresh.reverse()
+    return fresh
+
+
+def follow(
+    cfn: CloudFormationClient,
+    stack_id: str,
+    seen: set[str],
+    *,
+    on_event: Callable[[StackEvent], None] = lambda e: None,
+    on_status: Callable[[str, float], None] = lambda s, t: None,
+    waits: Waits | None = None,
+    stuck_after_s: float | None = None,
+) -> FollowResult:
+    """Poll the stack until a terminal status, reporting each new event.
+
+    With ``stuck_after_s``, a stack still DELETE_IN_PROGRESS after that long
+    is given up on and explained (:func:`explain_stuck_delete`) instead of
+    being waited on forever. KeyboardInterrupt propagates: the caller tells
+    the user the stack carries on.
+    """
+    w = waits or Waits()
+    start = w.clock()
+    events: list[StackEvent] = []
+    while True:
+        status = _status_by_id(cfn, stack_id)
+        for e in _new_events(cfn, stack_id, seen):
+            events.append(e)
+            on_event(e)
+        elapsed = w.clock() - start
+        on_status(status, elapsed)
+        if is_terminal(status):
+            return FollowResult(status, events)
+        if (
+            stuck_after_s is not None
+            and status == "DELETE_IN_PROGRESS"
+            and elapsed >= stuck_after_s
+        ):
+            lines = explain_stuck_delete(events) or [
+                "no resource reported progress; CloudFormation is waiting on the services"
+            ]
+            return FollowResult(status, events, stuck=lines)
+        w.sleep(w.poll_s)
+
+
+# --- destroy ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackResource:
+    logical_id: str
+    resource_type: str
+    physical_id: str
+    status: str
+
+
+def stack_resources(cfn: CloudFormationClient, stack: str) -> list[StackResource]:
+    out: list[StackResource] = []
+    with mapped("cloudformation", "ListStackResources"):
+        for page in cfn.get_paginator("list_stack_resources").paginate(StackName=stack):
+            for r in page.get("StackResourceSummaries", []):
+                out.append(
+                    StackResource(
+                        logical_id=r["LogicalResourceId"],
+                        resource_type=r["ResourceType"],
+                        physical_id=r.get("PhysicalResourceId", ""),
+                        status=r.get("ResourceStatus", ""),
+                    )
+                )
+    return out
+
+
+def physical_of(resources: list[StackResource], rtype: str) -> str | None:
+    for r in resources:
+        if r.resource_type == rtype and r.physical_id:
+            return r.physical_id
+    return None
+
+
+_ECS_GONE = frozenset({"ServiceNotFoundException", "ClusterNotFoundException"})
+_ECS_SCALABLE_DIMENSION: Final = "ecs:service:DesiredCount"
+
+
+def hold_scaling_at_zero(appscaling: ApplicationAutoScalingClient, resource_id: str) -> bool:
+    """Suspend the service's autoscaling and let it reach 0, so nothing puts tasks back.
+
+    Only touches a scalable target that exists (RegisterScalableTarget would
+    otherwise create one). Returns whether there was one.
+    """
+    with mapped("application-autoscaling", "DescribeScalableTargets"):
+        found = appscaling.describe_scalable_targets(
+            ServiceNamespace="ecs",
+            ResourceIds=[resource_id],
+            ScalableDimension=_ECS_SCALABLE_DIMENSION,
+        ).get("ScalableTargets", [])
+    if not found:
+        return False
+    with mapped("application-autoscaling", "RegisterScalableTarget"):
+        appscaling.register_scalable_target(
+            ServiceNamespace="ecs",
+            ResourceId=resource_id,
+            ScalableDimension=_ECS_SCALABLE_DIMENSION,
+            MinCapacity=0,
+            SuspendedState={
+                "DynamicScalingInSuspended": True,
+                "DynamicScalingOutSuspended": True,
+                "ScheduledScalingSuspended": True,
+            },
+        )
+    return True
+
+
+def scale_service_to_zero(ecs: ECSClient, cluster: str, service: str) -> bool:
+    """Set desiredCount 0. Returns False when the service (or cluster) is gone."""
+    with mapped("ecs", "UpdateService"):
+        try:
+            ecs.update_service(cluster=cluster, service=service, desiredCount=0)
+        except bx.ClientError as e:
+            if error_code(e) in _ECS_GONE or "INACTIVE" in str(e):
+                return False
+            raise
+    return True
+
+
+def _chunks(items: list[str], n: int) -> Iterator[list[str]]:
+    for i in range(0, len(items), n):
+        yield items[i : i + n]
+
+
+def live_tasks(ecs: ECSClient, cluster: str, service: str) -> list[str]:
+    """Task ARNs of the service that have not reached STOPPED yet."""
+    arns: list[str] = []
+    with mapped("ecs", "ListTasks"):
+        try:
+            for desired in ("RUNNING", "STOPPED"):
+                pages = ecs.get_paginator("list_tasks").paginate(
+                    cluster=cluster, serviceName=service, desiredStatus=desired
+                )
+                for page in pages:
+                    arns.extend(page.get("taskArns", []))
+        except bx.ClientError as e:
+            if error_code(e) in _ECS_GONE:
+                return []
+            raise
+    alive: list[str] = []
+    for batch in _chunks(arns, DESCRIBE_TASKS_BATCH):
+        with mapped("ecs", "DescribeTasks"):
+            tasks = ecs.describe_tasks(cluster=cluster, tasks=batch).get("tasks", [])
+        alive.extend(t["taskArn"] for t in tasks if t.get("lastStatus") != "STOPPED")
+    return alive
+
+
+def wait_tasks_stopped(
+    ecs: ECSClient,
+    cluster: str,
+    service: str,
+    *,
+    timeout_s: float,
+    waits: Waits | None = None,
+    on_poll: Callable[[int, float], None] = lambda n, t: None,
+) -> list[str]:
+    """Wait (bounded) until the service has no live task; return those still alive."""
+    w = waits or Waits()
+    start = w.clock()
+    while True:
+        alive = live_tasks(ecs, cluster, service)
+        elapsed = w.clock() - start
+        on_poll(len(alive), elapsed)
+        if not alive or elapsed >= timeout_s:
+            return alive
+        w.sleep(w.poll_s)
+
+
+def unprotect_instances(autoscaling: AutoScalingClient, asg: str) -> list[str]:
+    """Remove scale-in protection from every instance of ``asg``; return their ids.
+
+    CloudFormation will not terminate protected instances, so an ASG under
+    managed termination protection hangs the delete (aws-cdk #18179).
+    New instances are unprotected too, in case the ASG launches one while
+    the stack is being deleted.
+    """
+    with mapped("autoscaling", "DescribeAutoScalingGroups"):
+        groups = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[asg]).get(
+            "AutoScalingGroups", []
+        )
+    if not groups:
+        return []
+    group = groups[0]
+    protected = [
+        i["InstanceId"] for i in group.get("Instances", []) if i.get("ProtectedFromScaleIn")
+    ]
+    if group.get("NewInstancesProtectedFromScaleIn"):
+        with mapped("autoscaling", "UpdateAutoScalingGroup"):
+            autoscaling.update_auto_scaling_group(
+                AutoScalingGroupName=asg, NewInstancesProtectedFromScaleIn=False
+            )
+    for batch in _chunks(protected, PROTECTION_BATCH):
+        with mapped("autoscaling", "SetInstanceProtection"):
+            autoscaling.set_instance_protection(
+                InstanceIds=batch, AutoScalingGroupName=asg, ProtectedFromScaleIn=False
+            )
+    return protected
+
+
+def delete_stack(cfn: CloudFormationClient, stack_id: str) -> set[str]:
+    """Start deleting; return the event ids that predate the delete."""
+    seen = _seen_event_ids(cfn, stack_id)
+    with mapped("cloudformation", "DeleteStack"):
+        cfn.delete_stack(StackName=stack_id)
+    return seen

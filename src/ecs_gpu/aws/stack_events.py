@@ -1,0 +1,305 @@
+"""Pure logic over CloudFormation data: change sets, stack events, statuses.
+
+No AWS calls here. :mod:`ecs_gpu.aws.deploy` fetches the raw API objects
+(shaped as botocore returns them) and these functions decide what they mean:
+what a change set adds, modifies or replaces; whether a stack status is
+final; which failure started a rollback; why a delete is stuck.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+STACK_TYPE = "AWS::CloudFormation::Stack"
+
+# Replacing these takes the service down or recycles every GPU instance:
+# a new ASG launches a new fleet (cold GPU boot, image pull) and a new
+# service drains every task. A diff must shout about them.
+LOUD_REPLACEMENT_TYPES = frozenset(
+    {
+        "AWS::AutoScaling::AutoScalingGroup",
+        "AWS::EC2::LaunchTemplate",
+        "AWS::ECS::Service",
+    }
+)
+
+# Statuses in which CloudFormation has finished with the stack.
+TERMINAL_STATUSES = frozenset(
+    {
+        "CREATE_COMPLETE",
+        "CREATE_FAILED",
+        "ROLLBACK_COMPLETE",
+        "ROLLBACK_FAILED",
+        "DELETE_COMPLETE",
+        "DELETE_FAILED",
+        "UPDATE_COMPLETE",
+        "UPDATE_FAILED",
+        "UPDATE_ROLLBACK_COMPLETE",
+        "UPDATE_ROLLBACK_FAILED",
+        "IMPORT_COMPLETE",
+        "IMPORT_ROLLBACK_COMPLETE",
+        "IMPORT_ROLLBACK_FAILED",
+    }
+)
+SUCCESS_STATUSES = frozenset(
+    {"CREATE_COMPLETE", "UPDATE_COMPLETE", "DELETE_COMPLETE", "IMPORT_COMPLETE"}
+)
+# A stack whose creation failed cannot be updated; it can only be deleted.
+UNUPDATABLE_STATUSES = frozenset({"ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "DELETE_FAILED"})
+
+# Reasons CloudFormation gives a change set that has nothing to do. The
+# first is the CreateChangeSet wording, the second the UpdateStack one.
+_NO_CHANGE_MARKERS = ("didn't contain changes", "No updates are to be performed")
+
+# Events that are the consequence of an earlier failure, not its cause.
+_CASCADE_MARKERS = (
+    "Resource creation cancelled",
+    "Resource update cancelled",
+    "Resource deletion cancelled",
+    "The following resource(s) failed",
+)
+
+_NAMED_IAM_KEYS = {
+    "AWS::IAM::Role": "RoleName",
+    "AWS::IAM::ManagedPolicy": "ManagedPolicyName",
+    "AWS::IAM::InstanceProfile": "InstanceProfileName",
+    "AWS::IAM::User": "UserName",
+    "AWS::IAM::Group": "GroupName",
+}
+
+
+def is_terminal(status: str) -> bool:
+    return status in TERMINAL_STATUSES
+
+
+def is_success(status: str) -> bool:
+    return status in SUCCESS_STATUSES
+
+
+def is_in_progress(status: str) -> bool:
+    """True while another operation owns the stack (REVIEW_IN_PROGRESS is not one)."""
+    return status.endswith("_IN_PROGRESS") and status != "REVIEW_IN_PROGRESS"
+
+
+def is_no_change_reason(reason: str | None) -> bool:
+    return bool(reason) and any(m in str(reason) for m in _NO_CHANGE_MARKERS)
+
+
+def required_capabilities(template: Mapping[str, Any]) -> list[str]:
+    """The IAM capabilities CloudFormation demands for ``template``.
+
+    CAPABILITY_NAMED_IAM when any IAM resource has an explicit name, else
+    CAPABILITY_IAM when there is any IAM resource, else none.
+    """
+    named = False
+    any_iam = False
+    for res in (template.get("Resources") or {}).values():
+        rtype = str(res.get("Type", ""))
+        if not rtype.startswith("AWS::IAM::"):
+            continue
+        any_iam = True
+        key = _NAMED_IAM_KEYS.get(rtype)
+        if key and key in (res.get("Properties") or {}):
+            named = True
+    if named:
+        return ["CAPABILITY_NAMED_IAM"]
+    return ["CAPABILITY_IAM"] if any_iam else []
+
+
+# --- change sets ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResourceChange:
+    """One resource a change set touches."""
+
+    action: str  # Add | Modify | Remove | Import | Dynamic | SyncWithActual
+    logical_id: str
+    resource_type: str
+    replacement: str | None = None  # "True" | "False" | "Conditional" (Modify only)
+    physical_id: str | None = None
+
+    @property
+    def replaces(self) -> bool:
+        return self.action == "Modify" and self.replacement in ("True", "Conditional")
+
+    @property
+    def loud(self) -> bool:
+        """A replacement that recycles the fleet or the service."""
+        return self.replaces and self.resource_type in LOUD_REPLACEMENT_TYPES
+
+
+def parse_changes(changes: Iterable[Mapping[str, Any]]) -> list[ResourceChange]:
+    """``DescribeChangeSet.Changes`` -> resource changes, in CloudFormation's order."""
+    out = []
+    for ch in changes:
+        rc = ch.get("ResourceChange")
+        if ch.get("Type", "Resource") != "Resource" or not rc:
+            continue
+        out.append(
+            ResourceChange(
+                action=str(rc.get("Action", "")),
+                logical_id=str(rc.get("LogicalResourceId", "")),
+                resource_type=str(rc.get("ResourceType", "")),
+                replacement=rc.get("Replacement"),
+                physical_id=rc.get("PhysicalResourceId"),
+            )
+        )
+    return out
+
+
+def changes_from_template(template: Mapping[str, Any]) -> list[ResourceChange]:
+    """Every resource of a template a new stack would add (no change set needed)."""
+    return [
+        ResourceChange("Add", logical_id, str(res.get("Type", "")))
+        for logical_id, res in (template.get("Resources") or {}).items()
+    ]
+
+
+@dataclass(frozen=True)
+class ChangeSummary:
+    changes: tuple[ResourceChange, ...]
+
+    def of(self, action: str) -> list[ResourceChange]:
+        return [c for c in self.changes if c.action == action]
+
+    @property
+    def empty(self) -> bool:
+        return not self.changes
+
+    @property
+    def loud_replacements(self) -> list[ResourceChange]:
+        return [c for c in self.changes if c.loud]
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in self.changes:
+            out[c.action] = out.get(c.action, 0) + 1
+        return out
+
+
+# --- stack events -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackEvent:
+    """One ``DescribeStackEvents`` entry, reduced to what we show and reason on."""
+
+    event_id: str
+    timestamp: datetime
+    logical_id: str
+    resource_type: str
+    status: str
+    reason: str
+    physical_id: str
+
+    @property
+    def is_stack(self) -> bool:
+        return self.resource_type == STACK_TYPE
+
+    @property
+    def failed(self) -> bool:
+        return self.status.endswith("_FAILED")
+
+    @property
+    def is_cascade(self) -> bool:
+        return any(m in self.reason for m in _CASCADE_MARKERS)
+
+    def line(self) -> str:
+        t = self.timestamp.strftime("%H:%M:%S")
+        why = f"  {self.reason}" if self.reason else ""
+        return f"{t}  {self.status:<28} {self.resource_type:<40} {self.logical_id}{why}"
+
+
+def parse_event(e: Mapping[str, Any]) -> StackEvent:
+    return StackEvent(
+        event_id=str(e.get("EventId", "")),
+        timestamp=e["Timestamp"],
+        logical_id=str(e.get("LogicalResourceId", "")),
+        resource_type=str(e.get("ResourceType", "")),
+        status=str(e.get("ResourceStatus", "")),
+        reason=str(e.get("ResourceStatusReason") or ""),
+        physical_id=str(e.get("PhysicalResourceId") or ""),
+    )
+
+
+def chronological(events: Iterable[StackEvent]) -> list[StackEvent]:
+    """Oldest first. DescribeStackEvents returns newest first; the sort is stable."""
+    return sorted(events, key=lambda e: e.timestamp)
+
+
+def first_failure(events: Sequence[StackEvent]) -> StackEvent | None:
+    """The failure that started it all, not the cancellations that followed.
+
+    ``events`` in any order. A rollback produces one root failure (e.g. the
+    ASG's "You have requested more instances than your current instance
+    limit allows"), then "Resource creation cancelled" for every sibling,
+    then the stack's own summary "The following resource(s) failed to
+    create: [...]". The user needs the first.
+    """
+    ordered = chronological(events)
+    failed = [e for e in ordered if e.failed]
+    for e in failed:
+        if not e.is_stack and not e.is_cascade:
+            return e
+    for e in failed:
+        if not e.is_stack:
+            return e
+    return failed[0] if failed else None
+
+
+def latest_by_resource(events: Iterable[StackEvent]) -> dict[str, StackEvent]:
+    """The newest event of each resource (the stack itself excluded)."""
+    out: dict[str, StackEvent] = {}
+    for e in chronological(events):
+        if not e.is_stack:
+            out[e.logical_id] = e
+    return out
+
+
+# Why a resource hangs in DELETE_IN_PROGRESS (aws-cdk #14732, #18179, #19275).
+_STUCK_CAUSES = {
+    "AWS::AutoScaling::AutoScalingGroup": (
+        "its instances are still protected from scale-in (managed termination protection), "
+        "and CloudFormation will not terminate protected instances. Fix: "
+        "aws autoscaling set-instance-protection --no-protected-from-scale-in "
+        "--auto-scaling-group-name {physical} --instance-ids <ids>"
+    ),
+    "AWS::ECS::CapacityProvider": (
+        "a capacity provider cannot be deleted while it is associated with a cluster or "
+        "while its ASG still has instances. Fix: stop the service's tasks and let the ASG "
+        "reach 0 instances"
+    ),
+    "AWS::ECS::ClusterCapacityProviderAssociations": (
+        "the association is held while the capacity provider still has tasks or instances. "
+        "Fix: scale the service to 0 and wait for its tasks to stop"
+    ),
+    "AWS::ECS::Cluster": (
+        "a cluster cannot be deleted while container instances are registered or tasks run. "
+        "Fix: wait for the ASG's instances to terminate, or deregister them"
+    ),
+    "AWS::ECS::Service": (
+        "the service waits for its tasks to drain. Fix: check for tasks stuck in "
+        "DEACTIVATING/STOPPING (aws ecs list-tasks --cluster ...)"
+    ),
+}
+
+
+def explain_stuck_delete(events: Sequence[StackEvent]) -> list[str]:
+    """One line per resource still in DELETE_IN_PROGRESS, with its likely cause."""
+    lines = []
+    for e in latest_by_resource(events).values():
+        if e.status != "DELETE_IN_PROGRESS":
+            continue
+        cause = _STUCK_CAUSES.get(e.resource_type)
+        if cause is None:
+            cause = "CloudFormation is still waiting on the service that owns it"
+        lines.append(
+            f"{e.logical_id} ({e.resource_type}, {e.physical_id or 'no id'}) is still "
+            f"DELETE_IN_PROGRESS since {e.timestamp:%H:%M:%S}: likely "
+            + cause.format(physical=e.physical_id or "<asg>")
+        )
+    return lines

@@ -1,0 +1,702 @@
+"""Operate commands: diff, deploy, destroy, verify metrics, verify scaling.
+
+Thin: parse, call :mod:`ecs_gpu.aws.deploy` / :mod:`ecs_gpu.aws.verify`,
+render. The ``run_*`` functions take clients, so tests drive them against
+moto (or a Stubber) without going through argv.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.aws import deploy as dp
+from ecs_gpu.aws import verify as vf
+from ecs_gpu.aws.clients import client, make_session
+from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
+from ecs_gpu.cli import app
+from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec, load_spec
+
+if TYPE_CHECKING:
+    from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
+    from mypy_boto3_autoscaling import AutoScalingClient
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_ecs import ECSClient
+
+console = Console(highlight=False)
+
+verify_app = typer.Typer(
+    name="verify",
+    help=(
+        "Prove a deployed service works: the GPU metric lands (verify metrics) and the "
+        "scaling loop moves (verify scaling)."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+app.add_typer(verify_app, name="verify")
+
+SpecArg = Annotated[Path, typer.Argument(help="The spec TOML file.", show_default=False)]
+RegionOpt = Annotated[
+    str | None,
+    typer.Option("--region", help="AWS region (default: AWS_REGION or the profile's region)."),
+]
+ProfileOpt = Annotated[
+    str | None, typer.Option("--profile", help="AWS profile (default: AWS_PROFILE).")
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+PollOpt = Annotated[
+    float, typer.Option("--poll-interval", min=0, help="Seconds between status polls.")
+]
+
+
+@dataclass
+class Aws:
+    """The clients a command needs, made once from the standard AWS sources."""
+
+    region: str | None
+    session: Any
+
+    def __call__(self, service: str) -> Any:
+        return client(self.session, service)
+
+
+def _aws(profile: str | None, region: str | None) -> Aws:
+    session = make_session(profile, region)
+    return Aws(region=session.region_name, session=session)
+
+
+def synth_template(spec: Spec) -> dict[str, Any]:
+    """The CloudFormation template for ``spec`` (from the Define layer)."""
+    synth = importlib.import_module("ecs_gpu.synth")
+    template: dict[str, Any] = synth.synth_template(spec)
+    return template
+
+
+def confirm(question: str, *, yes: bool, action: str) -> bool:
+    """Ask, unless --yes. With no terminal to ask on, refuse rather than hang."""
+    if yes:
+        return True
+    if not sys.stdin.isatty():
+        raise BadInputError(
+            f"refusing to {action} without --yes: stdin is not a terminal, so there is no one "
+            "to confirm. Fix: read the summary above and rerun with --yes."
+        )
+    return typer.confirm(question, default=False)
+
+
+# --- rendering --------------------------------------------------------------------
+
+_ACTION_STYLE = {"Add": ("+", "green"), "Modify": ("~", "yellow"), "Remove": ("-", "red")}
+
+
+def render_summary(stack: str, summary: ChangeSummary, *, new_stack: bool) -> None:
+    if summary.empty:
+        console.print(f"Stack [bold]{escape(stack)}[/]: no changes.")
+        return
+    counts = summary.counts()
+    parts = [f"{counts.get(a, 0)} to {a.lower()}" for a in ("Add", "Modify", "Remove")]
+    what = "new stack" if new_stack else "existing stack"
+    console.print(f"Stack [bold]{escape(stack)}[/] ({what}): " + ", ".join(parts))
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for col in ("", "type", "logical id", "replacement"):
+        table.add_column(col)
+    for c in summary.changes:
+        sign, style = _ACTION_STYLE.get(c.action, ("?", "white"))
+        repl = ""
+        if c.replacement and c.action == "Modify":
+            repl = f"[bold red]{c.replacement}[/]" if c.replaces else c.replacement
+        table.add_row(f"[{style}]{sign}[/]", escape(c.resource_type), escape(c.logical_id), repl)
+    console.print(table)
+    for c in summary.loud_replacements:
+        console.print(
+            f"[bold red]REPLACEMENT:[/] {escape(c.logical_id)} ({c.resource_type}) will be "
+            f"replaced (Replacement={c.replacement}): "
+            + _REPLACEMENT_IMPACT.get(c.resource_type, "it is deleted and created anew."),
+            soft_wrap=True,
+        )
+
+
+_REPLACEMENT_IMPACT = {
+    "AWS::AutoScaling::AutoScalingGroup": (
+        "a new GPU fleet launches and the old one is terminated: cold boots, image pulls, "
+        "model loads, and a capacity gap meanwhile."
+    ),
+    "AWS::EC2::LaunchTemplate": (
+        "instances launched from now on use the new template; running ones are not replaced "
+        "until they are recycled."
+    ),
+    "AWS::ECS::Service": (
+        "the service is deleted and created anew: every task stops, and traffic fails until "
+        "the new tasks are healthy."
+    ),
+}
+
+
+def _event_style(e: StackEvent) -> str:
+    if e.failed:
+        return "red"
+    if e.status.endswith("_COMPLETE") and "ROLLBACK" not in e.status:
+        return "green"
+    if "ROLLBACK" in e.status:
+        return "yellow"
+    return "white"
+
+
+def follow_with_progress(
+    cfn: CloudFormationClient,
+    stack: str,
+    stack_id: str,
+    seen: set[str],
+    waits: dp.Waits,
+    *,
+    stuck_after_s: float | None = None,
+) -> dp.FollowResult:
+    """Follow stack events live: one line per event, a spinner with the status."""
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(f"{stack}: starting", total=None)
+
+        def on_event(e: StackEvent) -> None:
+            progress.console.print(f"[{_event_style(e)}]{escape(e.line())}[/]", soft_wrap=True)
+
+        def on_status(status: str, elapsed: float) -> None:
+            progress.update(task, description=f"{stack}: {status}")
+
+        return dp.follow(
+            cfn,
+            stack_id,
+            seen,
+            on_event=on_event,
+            on_status=on_status,
+            waits=waits,
+            stuck_after_s=stuck_after_s,
+        )
+
+
+def _interrupted(stack: str, region: str | None, what: str) -> dp.StackInterrupted:
+    return dp.StackInterrupted(
+        f"stopped following stack {stack} (Ctrl-C). {what} carries on in CloudFormation, and "
+        "ecs-gpu leaves the stack as CloudFormation has it (nothing is cancelled or deleted). "
+        + dp.follow_hint(stack, region).capitalize()
+        + ", or run ecs-gpu again once it has finished."
+    )
+
+
+def _report_failure(result: dp.FollowResult, stack: str, region: str | None) -> ProblemsFound:
+    f = result.failure
+    cause = (
+        f"first failure: {f.logical_id} ({f.resource_type}) {f.status}: "
+        f"{f.reason or 'no reason given'}"
+        if f
+        else "CloudFormation reported no failing resource"
+    )
+    return ProblemsFound(
+        f"stack {stack} ended {result.status}; {cause}. The stack is left as CloudFormation "
+        f"left it; ecs-gpu does not delete it. See every event: "
+        + dp.follow_hint(stack, region)
+        + "."
+    )
+
+
+# --- diff / deploy ----------------------------------------------------------------
+
+
+def run_diff(
+    cfn: CloudFormationClient,
+    stack: str,
+    template: Mapping[str, Any],
+    *,
+    waits: dp.Waits,
+    region: str | None = None,
+) -> dp.Plan:
+    p = dp.diff(cfn, stack, template, waits=waits, region=region)
+    render_summary(stack, p.summary, new_stack=p.new_stack)
+    return p
+
+
+def run_deploy(
+    cfn: CloudFormationClient,
+    stack: str,
+    template: Mapping[str, Any],
+    *,
+    yes: bool,
+    waits: dp.Waits,
+    region: str | None = None,
+    ask: Callable[..., bool] = confirm,
+) -> dp.FollowResult | None:
+    """Show the diff, confirm, execute, follow. None when nothing was done."""
+    p = dp.plan(cfn, stack, template, waits=waits, region=region)
+    render_summary(stack, p.summary, new_stack=p.new_stack)
+    if p.summary.empty:
+        console.print("Nothing to deploy.")
+        return None
+    try:
+        go = ask(f"Deploy these changes to {stack}?", yes=yes, action="deploy")
+    except BaseException:
+        dp.discard(cfn, p)
+        raise
+    if not go:
+        dp.discard(cfn, p)
+        console.print("Cancelled: nothing was changed.")
+        return None
+    stack_id, seen = dp.execute(cfn, p, template, waits=waits)
+    try:
+        result = follow_with_progress(cfn, stack, stack_id, seen, waits)
+    except KeyboardInterrupt:
+        raise _interrupted(stack, region, "The deployment") from None
+    if not result.ok:
+        raise _report_failure(result, stack, region)
+    console.print(f"[green]Stack {escape(stack)} is {result.status}.[/]")
+    return result
+
+
+@app.command("diff")
+def diff_cmd(
+    spec: SpecArg,
+    region: RegionOpt = None,
+    profile: ProfileOpt = None,
+    poll_interval: PollOpt = 5.0,
+) -> None:
+    """Show what deploying SPEC would add, modify and replace. Changes nothing.
+
+    For an existing stack this creates a CloudFormation change set, shows it
+    and deletes it; replacing the ASG, launch template or service is called
+    out loudly. For a new stack it lists the template's resources.
+
+    Example:
+
+        ecs-gpu diff examples/g5-vllm.toml --region us-east-1
+    """
+    s = load_spec(spec)
+    template = synth_template(s)
+    aws = _aws(profile, region)
+    run_diff(
+        aws("cloudformation"),
+        Names(s.service.name).stack,
+        template,
+        waits=dp.Waits(poll_s=poll_interval),
+        region=aws.region,
+    )
+
+
+@app.command("deploy")
+def deploy_cmd(
+    spec: SpecArg,
+    yes: YesOpt = False,
+    region: RegionOpt = None,
+    profile: ProfileOpt = None,
+    poll_interval: PollOpt = 5.0,
+) -> None:
+    """Deploy SPEC: show the diff, ask, execute the change set, follow it live.
+
+    On failure it prints the first failing resource's reason, leaves the
+    stack as CloudFormation rolled it back, and exits 1; it never deletes a
+    stack. Ctrl-C stops following, not the deployment. Region and
+    credentials come from the standard AWS sources; AWS_ENDPOINT_URL is
+    honoured.
+
+    Example:
+
+        ecs-gpu deploy examples/g5-vllm.toml --yes
+    """
+    s = load_spec(spec)
+    template = synth_template(s)
+    aws = _aws(profile, region)
+    run_deploy(
+        aws("cloudformation"),
+        Names(s.service.name).stack,
+        template,
+        yes=yes,
+        waits=dp.Waits(poll_s=poll_interval),
+        region=aws.region,
+    )
+
+
+# --- destroy ----------------------------------------------------------------------
+
+
+def run_destroy(
+    cfn: CloudFormationClient,
+    ecs: ECSClient,
+    autoscaling: AutoScalingClient,
+    appscaling: ApplicationAutoScalingClient,
+    names: Names,
+    *,
+    yes: bool,
+    waits: dp.Waits,
+    task_timeout_s: float,
+    stuck_after_s: float,
+    region: str | None = None,
+    ask: Callable[..., bool] = confirm,
+) -> dp.FollowResult | None:
+    """Scale to zero, unprotect the fleet, delete the stack, follow it."""
+    stack = names.stack
+    state = dp.stack_state(cfn, stack)
+    if state is None:
+        console.print(f"Stack {escape(stack)} does not exist: nothing to delete.")
+        return None
+    resources = [r for r in dp.stack_resources(cfn, stack) if r.logical_id]
+    console.print(f"Stack [bold]{escape(stack)}[/] ({state.status}) and everything in it:")
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for col in ("", "type", "logical id", "physical id"):
+        table.add_column(col)
+    for r in resources:
+        table.add_row("[red]-[/]", escape(r.resource_type), escape(r.logical_id), r.physical_id)
+    console.print(table)
+    if state.status != "DELETE_IN_PROGRESS":
+        if is_in_progress(state.status):
+            raise ProblemsFound(
+                f"stack {stack} is {state.status}: wait for that operation to end; "
+                + dp.follow_hint(stack, region)
+                + "."
+            )
+        console.print(
+            "This stops every task, terminates the GPU instances and deletes the service's "
+            "logs and dashboard."
+        )
+        if not ask(f"Delete stack {stack}?", yes=yes, action="destroy"):
+            console.print("Cancelled: nothing was changed.")
+            return None
+        cluster = dp.physical_of(resources, "AWS::ECS::Cluster") or names.cluster
+        service = dp.physical_of(resources, "AWS::ECS::Service") or names.service
+        asg = dp.physical_of(resources, "AWS::AutoScaling::AutoScalingGroup") or names.asg
+        if dp.hold_scaling_at_zero(appscaling, names.scalable_target_resource_id):
+            console.print("Suspended the service's autoscaling and set its minimum to 0.")
+        if dp.scale_service_to_zero(ecs, cluster, service):
+            console.print(f"Scaled service {escape(names.service)} to 0 tasks; waiting for them.")
+            alive = dp.wait_tasks_stopped(
+                ecs, cluster, service, timeout_s=task_timeout_s, waits=waits
+            )
+            if alive:
+                console.print(
+                    f"[yellow]{len(alive)} task(s) still stopping after {task_timeout_s:.0f} s; "
+                    "deleting anyway (CloudFormation waits for them).[/]"
+                )
+        unprotected = dp.unprotect_instances(autoscaling, asg)
+        if unprotected:
+            console.print(
+                f"Removed scale-in protection from {len(unprotected)} instance(s) of "
+                f"{escape(asg)}, so CloudFormation can terminate them."
+            )
+        seen = dp.delete_stack(cfn, state.stack_id)
+    else:
+        console.print("A delete is already in progress; following it.")
+        seen = set()
+    try:
+        result = follow_with_progress(
+            cfn, stack, state.stack_id, seen, waits, stuck_after_s=stuck_after_s
+        )
+    except KeyboardInterrupt:
+        raise _interrupted(stack, region, "The delete") from None
+    if result.stuck:
+        raise ProblemsFound(
+            f"stack {stack} is still DELETE_IN_PROGRESS after {stuck_after_s:.0f} s; ecs-gpu "
+            "stops waiting here (CloudFormation carries on):\n  - "
+            + "\n  - ".join(result.stuck)
+            + "\n"
+            + dp.follow_hint(stack, region).capitalize()
+            + "."
+        )
+    if not result.ok:
+        raise _report_failure(result, stack, region)
+    console.print(f"[green]Stack {escape(stack)} is {result.status}.[/]")
+    return result
+
+
+@app.command("destroy")
+def destroy_cmd(
+    spec: SpecArg,
+    yes: YesOpt = False,
+    region: RegionOpt = None,
+    profile: ProfileOpt = None,
+    poll_interval: PollOpt = 5.0,
+    task_timeout: Annotated[
+        float, typer.Option("--task-timeout", min=0, help="Seconds to wait for tasks to stop.")
+    ] = 600.0,
+    stuck_after: Annotated[
+        float,
+        typer.Option(
+            "--stuck-after",
+            min=0,
+            help="Seconds of DELETE_IN_PROGRESS after which the hang is explained, not waited on.",
+        ),
+    ] = 1800.0,
+) -> None:
+    """Delete the stack of SPEC without the known hang.
+
+    Shows what will be deleted and asks; scales the service to 0 (and
+    suspends its autoscaling), waits for its tasks to stop, removes scale-in
+    protection from the ASG's instances, then deletes the stack and follows
+    it. A delete stuck longer than --stuck-after is explained, not waited on.
+
+    Example:
+
+        ecs-gpu destroy examples/g5-vllm.toml
+    """
+    s = load_spec(spec)
+    aws = _aws(profile, region)
+    run_destroy(
+        aws("cloudformation"),
+        aws("ecs"),
+        aws("autoscaling"),
+        aws("application-autoscaling"),
+        Names(s.service.name),
+        yes=yes,
+        waits=dp.Waits(poll_s=poll_interval),
+        task_timeout_s=task_timeout,
+        stuck_after_s=stuck_after,
+        region=aws.region,
+    )
+
+
+# --- verify -----------------------------------------------------------------------
+
+
+def render_series(report: vf.MetricsReport) -> None:
+    table = Table(
+        title=f"{gpu_metric.NAMESPACE} by {gpu_metric.DIMENSION}={report.asg}",
+        show_header=True,
+        header_style="bold",
+    )
+    for col in ("series", "datapoints", "latest"):
+        table.add_column(col, justify="left" if col == "series" else "right")
+    for s in report.series:
+        latest = "-" if s.latest is None else f"{s.latest:g}"
+        mark = "[green]present[/]" if s.present else "[red]MISSING[/]"
+        table.add_row(f"{s.metric} {mark}", str(s.datapoints), latest)
+    console.print(table)
+
+
+def run_verify_metrics(
+    cw: CloudWatchClient,
+    asg: str,
+    *,
+    timeout_s: float,
+    interval_s: float,
+    window_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> vf.MetricsReport:
+    total = len(gpu_metric.METRIC_NAMES)
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(f"waiting for {total} GPU series of {asg}", total=None)
+
+        def on_attempt(n: int, series: list[vf.Series]) -> None:
+            have = sum(1 for s in series if s.present)
+            progress.update(
+                task,
+                description=f"attempt {n}: {have}/{total} GPU series of {asg} have datapoints "
+                f"(timeout {timeout_s:.0f} s)",
+            )
+
+        report = vf.verify_metrics(
+            cw,
+            asg,
+            timeout_s=timeout_s,
+            interval_s=interval_s,
+            window_s=window_s,
+            on_attempt=on_attempt,
+            sleep=sleep,
+        )
+    render_series(report)
+    if not report.ok:
+        lines = []
+        for metric in report.missing:
+            for cause in report.causes.get(metric, []):
+                lines.append(f"  - {metric}: {cause}")
+        raise ProblemsFound(
+            f"{len(report.missing)} of {total} GPU series missing for ASG {asg} after "
+            f"{timeout_s:.0f} s: {', '.join(report.missing)}.\n" + "\n".join(lines)
+        )
+    console.print(f"[green]All {total} GPU series of {escape(asg)} have datapoints.[/]")
+    return report
+
+
+@verify_app.command("metrics")
+def verify_metrics_cmd(
+    spec: Annotated[
+        Path | None, typer.Argument(help="The spec TOML file (or give --asg).", show_default=False)
+    ] = None,
+    asg: Annotated[
+        str | None, typer.Option("--asg", help="The Auto Scaling group name, instead of a spec.")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0, help="Seconds to wait for every series.")
+    ] = 600.0,
+    interval: Annotated[
+        float, typer.Option("--interval", min=0, help="Seconds between checks.")
+    ] = 30.0,
+    window: Annotated[
+        float, typer.Option("--window", min=60, help="How recent a datapoint must be, seconds.")
+    ] = float(vf.DEFAULT_WINDOW_S),
+    region: RegionOpt = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Wait until every GPU series of the metric contract has recent datapoints.
+
+    Checks nvidia_smi_utilization_gpu, nvidia_smi_memory_used and
+    nvidia_smi_memory_total in CWAgent by AutoScalingGroupName. Exit 0 when
+    all are present; 1 naming each missing series with its likely cause
+    (agent not running, PutMetricData denied, wrong dimension).
+
+    Example:
+
+        ecs-gpu verify metrics examples/g5-vllm.toml --timeout 900
+    """
+    if (spec is None) == (asg is None):
+        raise BadInputError(
+            "give exactly one of SPEC or --asg NAME. Fix: e.g. `ecs-gpu verify metrics "
+            "examples/g5-vllm.toml` or `ecs-gpu verify metrics --asg vllm-g5-gpu-asg`."
+        )
+    group = asg if spec is None else Names(load_spec(spec).service.name).asg
+    assert group is not None  # exactly one of the two was given
+    aws = _aws(profile, region)
+    run_verify_metrics(
+        aws("cloudwatch"), group, timeout_s=timeout, interval_s=interval, window_s=window
+    )
+
+
+def run_verify_scaling(
+    cw: CloudWatchClient,
+    ecs: ECSClient,
+    appscaling: ApplicationAutoScalingClient,
+    names: Names,
+    *,
+    yes: bool,
+    publish_interval_s: float,
+    poll_s: float,
+    scale_out_timeout_s: float,
+    scale_in_timeout_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    publisher: vf.Publisher | None = None,
+) -> vf.ScalingResult:
+    if not yes:
+        raise BadInputError(
+            "verify scaling changes the live service's task count: it publishes synthetic "
+            f"{gpu_metric.UTILIZATION} for {names.asg} until the service scales out by one task "
+            "(possibly launching a GPU instance you pay for), then until it scales back in. "
+            "Fix: rerun with --yes to go ahead."
+        )
+    initial = vf.desired_count(ecs, names.cluster, names.service)
+    vf.check_can_scale(
+        vf.scaling_bounds(appscaling, names.scalable_target_resource_id),
+        names.scalable_target_resource_id,
+        initial,
+    )
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def on_progress(phase: str, desired: int, elapsed: float, published: int) -> None:
+            progress.update(
+                task,
+                description=f"{phase}: desiredCount {desired} (started at {initial}), "
+                f"{published} datapoint(s) published, {elapsed:.0f} s",
+            )
+
+        try:
+            result = vf.run_scaling_test(
+                cw,
+                ecs,
+                cluster=names.cluster,
+                service=names.service,
+                asg=names.asg,
+                publish_interval_s=publish_interval_s,
+                poll_s=poll_s,
+                scale_out_timeout_s=scale_out_timeout_s,
+                scale_in_timeout_s=scale_in_timeout_s,
+                on_progress=on_progress,
+                sleep=sleep,
+                clock=clock,
+                publisher=publisher,
+            )
+        except KeyboardInterrupt:
+            raise EcsGpuError(
+                "interrupted: stopped publishing the synthetic GPU metric. If the service "
+                "scaled out, its own autoscaling returns it after the scale-in cooldown.",
+                exit_code=dp.EXIT_INTERRUPTED,
+            ) from None
+    console.print(
+        f"[green]Scaling loop works:[/] desiredCount {result.initial} -> {result.peak} in "
+        f"{result.scale_out_s:.0f} s (scale-out), back to {result.final} in "
+        f"{result.scale_in_s:.0f} s (scale-in); {result.published} datapoint(s) published, "
+        "publishing stopped."
+    )
+    return result
+
+
+@verify_app.command("scaling")
+def verify_scaling_cmd(
+    spec: SpecArg,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Required: this changes the live service's task count.")
+    ] = False,
+    scale_out_timeout: Annotated[
+        float, typer.Option("--scale-out-timeout", min=0, help="Seconds to wait for scale-out.")
+    ] = 1200.0,
+    scale_in_timeout: Annotated[
+        float, typer.Option("--scale-in-timeout", min=0, help="Seconds to wait for scale-in.")
+    ] = 1800.0,
+    publish_interval: Annotated[
+        float, typer.Option("--publish-interval", min=1, help="Seconds between datapoints.")
+    ] = 30.0,
+    poll_interval: PollOpt = 15.0,
+    region: RegionOpt = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Prove the scaling loop moves: force GPU load high, then low, and time it.
+
+    Publishes high nvidia_smi_utilization_gpu for the stack's ASG until the
+    service's desiredCount rises by one, then low until it returns. Refuses
+    without --yes. Always stops publishing on exit, Ctrl-C included, and
+    reports the measured scale-out and scale-in times.
+
+    Example:
+
+        ecs-gpu verify scaling examples/g5-vllm.toml --yes
+    """
+    s = load_spec(spec)
+    aws = _aws(profile, region)
+    run_verify_scaling(
+        aws("cloudwatch"),
+        aws("ecs"),
+        aws("application-autoscaling"),
+        Names(s.service.name),
+        yes=yes,
+        publish_interval_s=publish_interval,
+        poll_s=poll_interval,
+        scale_out_timeout_s=scale_out_timeout,
+        scale_in_timeout_s=scale_in_timeout,
+    )
