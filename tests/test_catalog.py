@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 
 import pytest
 
@@ -256,3 +257,17 @@ def test_nominal_memory_never_fits() -> None:
 def test_tasks_per_instance_rejects_empty_tasks(g: int, c: int, m: int) -> None:
     with pytest.raises(ValueError, match="at least one GPU"):
         lookup("g5.xlarge").tasks_per_instance(g, c, m)
+
+
+def test_docs_catalog_lists_every_type_and_refusal() -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "catalog.md").read_text(encoding="utf-8")
+    rows = {
+        line.split("|")[1].strip(" `"): line for line in doc.splitlines() if line.startswith("| `")
+    }
+    for name, t in CATALOG.items():
+        assert name in rows, f"docs/catalog.md has no row for {name}"
+        cells = [c.strip() for c in rows[name].split("|")]
+        assert f"{t.price_usd_per_hour:g}" in cells and t.price_date in cells, rows[name]
+        assert str(t.gpus) == cells[2] and str(t.gpu_memory_mib) == cells[4], rows[name]
+    for family in REFUSED_FAMILIES:
+        assert family in rows, f"docs/catalog.md does not list refused family {family}"
