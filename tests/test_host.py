@@ -325,6 +325,10 @@ def test_agent_ships_the_host_logs_to_the_host_log_group(spec: Spec) -> None:
     streams = [c["log_stream_name"] for c in collect]
     assert len(set(streams)) == len(streams)
     assert all(s.startswith("{instance_id}/") for s in streams)
+    # The stack owns the group and its retention: the agent needs no
+    # CreateLogGroup or PutRetentionPolicy, only the calls GpuService grants.
+    assert all("retention_in_days" not in c and "log_group_class" not in c for c in collect)
+    assert "logs:CreateLogGroup" not in host.AGENT_LOG_ACTIONS
 
 
 # --- ecs.config ------------------------------------------------------------------------

@@ -77,6 +77,24 @@ HOST_LOG_FILES: Final[tuple[tuple[str, str], ...]] = (
     (AGENT_LOG, "amazon-cloudwatch-agent"),
 )
 
+# What the host agent calls with the instance role; GpuService grants exactly these.
+# PutMetricData: condition cloudwatch:namespace = gpu_metric.NAMESPACE (the
+# reference module's agent had nowhere to write without it, field report).
+AGENT_METRIC_ACTIONS: Final = ("cloudwatch:PutMetricData",)
+# append_dimensions AutoScalingGroupName is read from the instance's
+# aws:autoscaling:groupName tag through ec2:DescribeTags, and the agent drops
+# every metric until that lookup succeeds (aws/amazon-cloudwatch-agent
+# plugins/processors/ec2tagger/ec2tagger.go). DescribeTags takes no
+# resource-level permissions, so its resource is "*".
+AGENT_TAG_ACTIONS: Final = ("ec2:DescribeTags",)
+# On Names.host_log_group only. The stack creates the group and owns its
+# retention, so no CreateLogGroup or PutRetentionPolicy.
+AGENT_LOG_ACTIONS: Final = (
+    "logs:CreateLogStream",
+    "logs:PutLogEvents",
+    "logs:DescribeLogStreams",
+)
+
 # nvidia_gpu measurements the agent accepts on Linux (aws-semantics.md §5,
 # aws/amazon-cloudwatch-agent@ab55b8d registered_metrics.go). The JSON schema
 # does not check these names, and a misspelt one is a metric nobody writes.

@@ -1,0 +1,830 @@
+"""Facts: read a live GPU deployment into a snapshot of raw AWS API objects.
+
+A snapshot is a JSON document (docs/doctor.md "Snapshot format"): each key
+names a kind of AWS object and holds the items exactly as the AWS API returns
+them, with datetimes as ISO-8601 strings. A kind that could not be read is
+*absent*, never empty, so a check over it reports "unknown" rather than "ok".
+``_collection`` records what was asked for, which calls AWS denied (with the
+IAM permission) and which failed.
+
+Every list call goes through a paginator; every Describe call is batched at
+the API's maximum (100 container instances or tasks, 50 ASG names, 100
+alarms); throttling is retried by botocore's standard mode and, past that,
+by tenacity, so a throttled API is never reported as broken.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from typing import Any, Final, TypeVar
+
+import boto3
+from botocore import exceptions as bx
+from tenacity import (
+    retry,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.aws.clients import client
+from ecs_gpu.aws.errors import (
+    AccessDenied,
+    Unreachable,
+    error_code,
+    iam_action,
+    is_access_denied,
+    is_throttling,
+    translate,
+)
+from ecs_gpu.errors import AwsError, BadInputError
+from ecs_gpu.naming import Names
+
+Snapshot = dict[str, Any]
+T = TypeVar("T")
+
+SNAPSHOT_VERSION: Final = 1
+COLLECTION_KEY: Final = "_collection"
+
+# Every kind a full collection writes, in the order docs/doctor.md lists them.
+KINDS: Final = (
+    "clusters",
+    "services",
+    "task_definitions",
+    "container_instances",
+    "tasks",
+    "capacity_providers",
+    "auto_scaling_groups",
+    "scaling_activities",
+    "asg_policies",
+    "launch_template_versions",
+    "instances",
+    "scalable_targets",
+    "scaling_policies",
+    "service_scaling_activities",
+    "alarms",
+    "metric_data",
+    "stacks",
+    "host_probes",
+)
+
+# API maxima for one Describe call (botocore service models / API references).
+ECS_DESCRIBE_BATCH: Final = 100  # DescribeContainerInstances, DescribeTasks
+ASG_NAMES_BATCH: Final = 50  # DescribeAutoScalingGroups AutoScalingGroupNames
+ALARM_NAMES_BATCH: Final = 100  # DescribeAlarms AlarmNames
+EC2_IDS_BATCH: Final = 100
+SSM_TARGETS_BATCH: Final = 50  # SendCommand InstanceIds max 50
+SCALING_ACTIVITY_RECORDS: Final = 50
+# Recent window of GPU datapoints: long enough for target tracking's 3-of-3
+# and the missing-metric alarm to have something to show, short enough to be
+# "now".
+METRIC_WINDOW: Final = timedelta(minutes=30)
+PROBE_TIMEOUT_S: Final = 60
+PROBE_POLL_S: Final = 2.0
+# Environment variable the probe reads the host agent's config path from, so
+# the path is spelled once, in gpu_metric.
+PROBE_CONFIG_ENV: Final = "ECS_GPU_AGENT_CONFIG"
+_PROBE_EOF: Final = "__ECS_GPU_PROBE_EOF__"
+_SSM_DONE: Final = frozenset(
+    {"Success", "Cancelled", "TimedOut", "Failed", "Cancelling", "Undeliverable", "Terminated"}
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to collect: the names of one deployment's resources."""
+
+    cluster: str
+    service: str
+    asg: str | None = None
+    capacity_provider: str | None = None
+    stack: str | None = None
+    missing_metric_alarm: str | None = None
+
+    @classmethod
+    def from_names(cls, names: Names) -> Target:
+        return cls(
+            cluster=names.cluster,
+            service=names.service,
+            asg=names.asg,
+            capacity_provider=names.capacity_provider,
+            stack=names.stack,
+            missing_metric_alarm=names.gpu_metric_missing_alarm,
+        )
+
+    @classmethod
+    def from_cluster_service(cls, cluster: str, service: str) -> Target:
+        # Without a spec the ASG comes from the capacity provider; the
+        # missing-metric alarm is looked up under the name ecs-gpu would give it.
+        return cls(
+            cluster=cluster,
+            service=service,
+            missing_metric_alarm=Names(service).gpu_metric_missing_alarm,
+        )
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "cluster": self.cluster,
+            "service": self.service,
+            "asg": self.asg,
+            "capacity_provider": self.capacity_provider,
+            "stack": self.stack,
+            "missing_metric_alarm": self.missing_metric_alarm,
+        }
+
+
+def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
+    """Consecutive slices of at most ``size`` items."""
+    for i in range(0, len(items), size):
+        yield list(items[i : i + size])
+
+
+def _json_default(obj: object) -> str:
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if isinstance(obj, bytes):
+        return obj.decode("utf-8", "replace")
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def to_json_safe(obj: Any) -> Any:
+    """The object as it round-trips through JSON (datetimes become ISO strings)."""
+    return json.loads(json.dumps(obj, default=_json_default))
+
+
+def probe_script() -> str:
+    """The read-only host probe shipped with the package (doctor/probe.sh)."""
+    return resources.files("ecs_gpu.doctor").joinpath("probe.sh").read_text(encoding="utf-8")
+
+
+def probe_commands() -> list[str]:
+    """AWS-RunShellScript ``commands``: the probe fed to bash through a heredoc.
+
+    RunShellScript runs its lines with ``sh``, which is not bash everywhere, so
+    the probe goes to bash on stdin; the agent config path comes from
+    gpu_metric, never re-spelled in the script.
+    """
+    return [
+        f"export {PROBE_CONFIG_ENV}={shlex.quote(gpu_metric.AGENT_CONFIG_PATH)}",
+        f"bash -s <<'{_PROBE_EOF}'",
+        *probe_script().splitlines(),
+        _PROBE_EOF,
+    ]
+
+
+class _Skip(Exception):
+    """A kind could not be collected; recorded, the rest goes on."""
+
+
+_throttle_retry = retry(
+    retry=retry_if_exception(is_throttling),
+    # botocore already retried 8 times; these are the last, slower tries.
+    wait=wait_exponential_jitter(initial=1, max=10),
+    stop=stop_after_attempt(3),
+    reraise=True,
+)
+
+
+@dataclass
+class Collector:
+    """One collection run. ``collect`` is the public entry point."""
+
+    session: boto3.Session
+    target: Target
+    probe_hosts: bool = False
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    probe_timeout_s: float = PROBE_TIMEOUT_S
+    snapshot: Snapshot = field(default_factory=dict)
+    _clients: dict[str, Any] = field(default_factory=dict)
+
+    # --- plumbing -------------------------------------------------------------
+
+    def _client(self, service: str) -> Any:
+        if service not in self._clients:
+            self._clients[service] = client(self.session, service)
+        return self._clients[service]
+
+    def call(self, service: str, operation: str, method: str, **kwargs: Any) -> dict[str, Any]:
+        """One API call: throttling retried, the response without ResponseMetadata."""
+        fn = getattr(self._client(service), method)
+        resp: dict[str, Any] = _throttle_retry(fn)(**kwargs)
+        resp.pop("ResponseMetadata", None)
+        return resp
+
+    def pages(
+        self, service: str, operation: str, method: str, **kwargs: Any
+    ) -> list[dict[str, Any]]:
+        """Every page of a paginated call.
+
+        botocore retries a throttled page; if throttling outlasts that, the
+        whole listing is retried (a paginator generator cannot resume after
+        an exception).
+        """
+
+        def run() -> list[dict[str, Any]]:
+            paginator = self._client(service).get_paginator(method)
+            out = []
+            for page in paginator.paginate(**kwargs):
+                page.pop("ResponseMetadata", None)
+                out.append(page)
+            return out
+
+        result: list[dict[str, Any]] = _throttle_retry(run)()
+        return result
+
+    def _collection(self) -> dict[str, Any]:
+        meta: dict[str, Any] = self.snapshot[COLLECTION_KEY]
+        return meta
+
+    def kind(
+        self, kinds: Sequence[str], service: str, operation: str, fn: Callable[[], None]
+    ) -> None:
+        """Run ``fn`` which fills ``kinds``; on denial or failure leave them absent.
+
+        AccessDenied is recorded with the permission it needs; an unreachable
+        endpoint aborts the whole run (exit 3); any other AWS error is recorded
+        and the dependent checks report "unknown".
+        """
+        try:
+            fn()
+        except (bx.ClientError, bx.BotoCoreError) as e:
+            if isinstance(e, bx.EndpointConnectionError | bx.ConnectTimeoutError):
+                raise translate(e, service, operation) from None
+            op = getattr(e, "operation_name", None) or operation
+            for k in kinds:
+                self.snapshot.pop(k, None)
+            if is_access_denied(e):
+                self._collection()["denied"].append(
+                    {
+                        "call": f"{service} {op}",
+                        "permission": iam_action(service, op),
+                        "code": error_code(e),
+                        "kinds": list(kinds),
+                    }
+                )
+            else:
+                self._collection()["errors"].append(
+                    {"call": f"{service} {op}", "message": str(e), "kinds": list(kinds)}
+                )
+        except _Skip as e:
+            for k in kinds:
+                self.snapshot.pop(k, None)
+            self._collection()["errors"].append(
+                {"call": f"{service} {operation}", "message": str(e), "kinds": list(kinds)}
+            )
+
+    def put(self, kind: str, value: Any) -> None:
+        self.snapshot[kind] = to_json_safe(value)
+
+    # --- the collection, in dependency order ------------------------------------
+
+    def collect(self) -> Snapshot:
+        self.snapshot = {
+            COLLECTION_KEY: {
+                "version": SNAPSHOT_VERSION,
+                "tool": "ecs-gpu doctor",
+                "region": self.session.region_name,
+                "collected_at": self.now.isoformat(),
+                "target": self.target.as_dict(),
+                "probe_hosts": self.probe_hosts,
+                "denied": [],
+                "errors": [],
+            }
+        }
+        self._core()
+        steps: list[tuple[Sequence[str], str, str, Callable[[], None]]] = [
+            (("task_definitions",), "ecs", "DescribeTaskDefinition", self._task_definitions),
+            (("container_instances",), "ecs", "DescribeContainerInstances", self._instances_ecs),
+            (("tasks",), "ecs", "DescribeTasks", self._tasks),
+            (("capacity_providers",), "ecs", "DescribeCapacityProviders", self._cps),
+            (("auto_scaling_groups",), "autoscaling", "DescribeAutoScalingGroups", self._asgs),
+            (("scaling_activities",), "autoscaling", "DescribeScalingActivities", self._asg_act),
+            (("asg_policies",), "autoscaling", "DescribePolicies", self._asg_policies),
+            (
+                ("launch_template_versions",),
+                "ec2",
+                "DescribeLaunchTemplateVersions",
+                self._lt_versions,
+            ),
+            (("instances",), "ec2", "DescribeInstances", self._ec2_instances),
+            (
+                ("scalable_targets",),
+                "application-autoscaling",
+                "DescribeScalableTargets",
+                self._scalable_targets,
+            ),
+            (
+                ("scaling_policies",),
+                "application-autoscaling",
+                "DescribeScalingPolicies",
+                self._scaling_policies,
+            ),
+            (
+                ("service_scaling_activities",),
+                "application-autoscaling",
+                "DescribeScalingActivities",
+                self._service_activities,
+            ),
+            (("alarms",), "cloudwatch", "DescribeAlarms", self._alarms),
+            (("metric_data",), "cloudwatch", "GetMetricData", self._metric_data),
+            (("stacks",), "cloudformation", "DescribeStacks", self._stacks),
+        ]
+        if self.probe_hosts:
+            steps.append((("host_probes",), "ssm", "SendCommand", self._host_probes))
+        for kinds, service, op, fn in steps:
+            self.kind(kinds, service, op, fn)
+        return self.snapshot
+
+    def _core(self) -> None:
+        """Cluster and service: without them there is nothing to diagnose."""
+        for service, op, fn in (
+            ("ecs", "DescribeClusters", self._cluster),
+            ("ecs", "DescribeServices", self._service),
+        ):
+            try:
+                fn()
+            except (bx.ClientError, bx.BotoCoreError) as e:
+                raise translate(e, service, op) from None
+
+    def _cluster(self) -> None:
+        t = self.target
+        resp = self.call("ecs", "DescribeClusters", "describe_clusters", clusters=[t.cluster])
+        active = [c for c in resp.get("clusters", []) if c.get("status") != "INACTIVE"]
+        if not active:
+            raise BadInputError(
+                f"cluster {t.cluster!r} not found in region {self.session.region_name}. "
+                "Fix: check --cluster (or [service] name in the spec) and --region."
+            )
+        self.put("clusters", active)
+
+    def _service(self) -> None:
+        t = self.target
+        resp = self.call(
+            "ecs", "DescribeServices", "describe_services", cluster=t.cluster, services=[t.service]
+        )
+        found = [s for s in resp.get("services", []) if s.get("status") != "INACTIVE"]
+        if not found:
+            raise BadInputError(
+                f"service {t.service!r} not found in cluster {t.cluster!r} "
+                f"(region {self.session.region_name}). Fix: check --service (or [service] name "
+                "in the spec), or deploy it with `ecs-gpu deploy`."
+            )
+        self.put("services", found)
+
+    def _service_item(self) -> dict[str, Any]:
+        item: dict[str, Any] = self.snapshot["services"][0]
+        return item
+
+    def _task_definitions(self) -> None:
+        svc = self._service_item()
+        arns = [svc.get("taskDefinition")] + [
+            d.get("taskDefinition") for d in svc.get("deployments", [])
+        ]
+        unique = list(dict.fromkeys(a for a in arns if a))
+        out = []
+        for arn in unique:
+            resp = self.call(
+                "ecs", "DescribeTaskDefinition", "describe_task_definition", taskDefinition=arn
+            )
+            out.append(resp["taskDefinition"])
+        self.put("task_definitions", out)
+
+    def _instances_ecs(self) -> None:
+        arns: list[str] = []
+        for page in self.pages(
+            "ecs", "ListContainerInstances", "list_container_instances", cluster=self.target.cluster
+        ):
+            arns.extend(page.get("containerInstanceArns", []))
+        out: list[dict[str, Any]] = []
+        for batch in chunks(arns, ECS_DESCRIBE_BATCH):
+            resp = self.call(
+                "ecs",
+                "DescribeContainerInstances",
+                "describe_container_instances",
+                cluster=self.target.cluster,
+                containerInstances=batch,
+            )
+            out.extend(resp.get("containerInstances", []))
+        self.put("container_instances", out)
+
+    def _tasks(self) -> None:
+        t = self.target
+        arns: list[str] = []
+        # Running and pending tasks of the whole cluster (other services hold
+        # GPUs too), and the service's recently stopped ones (their
+        # stoppedReason explains crash loops).
+        for kwargs in (
+            {"cluster": t.cluster, "desiredStatus": "RUNNING"},
+            {"cluster": t.cluster, "serviceName": t.service, "desiredStatus": "STOPPED"},
+        ):
+            for page in self.pages("ecs", "ListTasks", "list_tasks", **kwargs):
+                arns.extend(page.get("taskArns", []))
+        unique = list(dict.fromkeys(arns))
+        out: list[dict[str, Any]] = []
+        for batch in chunks(unique, ECS_DESCRIBE_BATCH):
+            resp = self.call(
+                "ecs", "DescribeTasks", "describe_tasks", cluster=t.cluster, tasks=batch
+            )
+            out.extend(resp.get("tasks", []))
+        self.put("tasks", out)
+
+    def _cp_names(self) -> list[str]:
+        names: list[str] = []
+        for c in self.snapshot.get("clusters", []):
+            names.extend(c.get("capacityProviders", []))
+        svc = self._service_item()
+        names.extend(s["capacityProvider"] for s in svc.get("capacityProviderStrategy", []))
+        if self.target.capacity_provider:
+            names.append(self.target.capacity_provider)
+        # FARGATE and FARGATE_SPOT are not describable capacity providers of ours.
+        return [n for n in dict.fromkeys(names) if n not in ("FARGATE", "FARGATE_SPOT")]
+
+    def _cps(self) -> None:
+        names = self._cp_names()
+        out: list[dict[str, Any]] = []
+        for batch in chunks(names, 10):
+            resp = self.call(
+                "ecs",
+                "DescribeCapacityProviders",
+                "describe_capacity_providers",
+                capacityProviders=batch,
+            )
+            out.extend(resp.get("capacityProviders", []))
+        self.put("capacity_providers", out)
+
+    def asg_names(self) -> list[str]:
+        """The GPU ASGs: behind the capacity providers, else the spec's name."""
+        names = []
+        for cp in self.snapshot.get("capacity_providers", []):
+            arn = cp.get("autoScalingGroupProvider", {}).get("autoScalingGroupArn", "")
+            if "autoScalingGroupName/" in arn:
+                names.append(arn.split("autoScalingGroupName/", 1)[1])
+        if self.target.asg:
+            names.append(self.target.asg)
+        return list(dict.fromkeys(names))
+
+    def _asgs(self) -> None:
+        names = self.asg_names()
+        out: list[dict[str, Any]] = []
+        for batch in chunks(names, ASG_NAMES_BATCH):
+            for page in self.pages(
+                "autoscaling",
+                "DescribeAutoScalingGroups",
+                "describe_auto_scaling_groups",
+                AutoScalingGroupNames=batch,
+            ):
+                out.extend(page.get("AutoScalingGroups", []))
+        self.put("auto_scaling_groups", out)
+
+    def _found_asg_names(self) -> list[str]:
+        if "auto_scaling_groups" not in self.snapshot:
+            raise _Skip("the Auto Scaling groups were not collected")
+        return [g["AutoScalingGroupName"] for g in self.snapshot["auto_scaling_groups"]]
+
+    def _asg_act(self) -> None:
+        out: list[dict[str, Any]] = []
+        for name in self._found_asg_names():
+            # The most recent activities only: the newest failure is what matters.
+            resp = self.call(
+                "autoscaling",
+                "DescribeScalingActivities",
+                "describe_scaling_activities",
+                AutoScalingGroupName=name,
+                MaxRecords=SCALING_ACTIVITY_RECORDS,
+            )
+            out.extend(resp.get("Activities", []))
+        self.put("scaling_activities", out)
+
+    def _asg_policies(self) -> None:
+        out: list[dict[str, Any]] = []
+        for name in self._found_asg_names():
+            for page in self.pages(
+                "autoscaling", "DescribePolicies", "describe_policies", AutoScalingGroupName=name
+            ):
+                out.extend(page.get("ScalingPolicies", []))
+        self.put("asg_policies", out)
+
+    def _lt_versions(self) -> None:
+        if "auto_scaling_groups" not in self.snapshot:
+            raise _Skip("the Auto Scaling groups were not collected")
+        wanted: dict[str, set[str]] = {}
+        for g in self.snapshot["auto_scaling_groups"]:
+            spec = g.get("LaunchTemplate") or (
+                g.get("MixedInstancesPolicy", {})
+                .get("LaunchTemplate", {})
+                .get("LaunchTemplateSpecification")
+            )
+            if not spec or not spec.get("LaunchTemplateId"):
+                continue
+            versions = wanted.setdefault(spec["LaunchTemplateId"], {"$Latest", "$Default"})
+            for inst in g.get("Instances", []):
+                v = inst.get("LaunchTemplate", {}).get("Version")
+                if v:
+                    versions.add(str(v))
+        out: list[dict[str, Any]] = []
+        for lt_id, versions in wanted.items():
+            resp = self.call(
+                "ec2",
+                "DescribeLaunchTemplateVersions",
+                "describe_launch_template_versions",
+                LaunchTemplateId=lt_id,
+                Versions=sorted(versions),
+            )
+            seen: set[int] = set()
+            for v in resp.get("LaunchTemplateVersions", []):
+                # $Latest and $Default may name the same version twice.
+                if v.get("VersionNumber") not in seen:
+                    seen.add(v.get("VersionNumber"))
+                    out.append(v)
+        self.put("launch_template_versions", out)
+
+    def instance_ids(self) -> list[str]:
+        ids = [ci["ec2InstanceId"] for ci in self.snapshot.get("container_instances", [])]
+        for g in self.snapshot.get("auto_scaling_groups", []):
+            ids.extend(i["InstanceId"] for i in g.get("Instances", []))
+        return list(dict.fromkeys(i for i in ids if i))
+
+    def _ec2_instances(self) -> None:
+        out: list[dict[str, Any]] = []
+        for batch in chunks(self.instance_ids(), EC2_IDS_BATCH):
+            for page in self.pages(
+                "ec2", "DescribeInstances", "describe_instances", InstanceIds=batch
+            ):
+                for r in page.get("Reservations", []):
+                    out.extend(r.get("Instances", []))
+        self.put("instances", out)
+
+    def _resource_id(self) -> str:
+        return f"service/{self.target.cluster}/{self.target.service}"
+
+    def _scalable_targets(self) -> None:
+        out: list[dict[str, Any]] = []
+        for page in self.pages(
+            "application-autoscaling",
+            "DescribeScalableTargets",
+            "describe_scalable_targets",
+            ServiceNamespace="ecs",
+            ResourceIds=[self._resource_id()],
+        ):
+            out.extend(page.get("ScalableTargets", []))
+        self.put("scalable_targets", out)
+
+    def _scaling_policies(self) -> None:
+        out: list[dict[str, Any]] = []
+        for page in self.pages(
+            "application-autoscaling",
+            "DescribeScalingPolicies",
+            "describe_scaling_policies",
+            ServiceNamespace="ecs",
+            ResourceId=self._resource_id(),
+        ):
+            out.extend(page.get("ScalingPolicies", []))
+        self.put("scaling_policies", out)
+
+    def _service_activities(self) -> None:
+        resp = self.call(
+            "application-autoscaling",
+            "DescribeScalingActivities",
+            "describe_scaling_activities",
+            ServiceNamespace="ecs",
+            ResourceId=self._resource_id(),
+            MaxResults=SCALING_ACTIVITY_RECORDS,
+        )
+        self.put("service_scaling_activities", resp.get("ScalingActivities", []))
+
+    def alarm_names(self) -> list[str]:
+        """The missing-metric alarm and every alarm a scaling policy owns."""
+        names: list[str] = []
+        if self.target.missing_metric_alarm:
+            names.append(self.target.missing_metric_alarm)
+        for key in ("scaling_policies", "asg_policies"):
+            for p in self.snapshot.get(key, []):
+                names.extend(a["AlarmName"] for a in p.get("Alarms", []) if a.get("AlarmName"))
+        return list(dict.fromkeys(names))
+
+    def _alarms(self) -> None:
+        names = self.alarm_names()
+        self._collection()["alarm_names"] = names
+        out: list[dict[str, Any]] = []
+        for batch in chunks(names, ALARM_NAMES_BATCH):
+            for page in self.pages(
+                "cloudwatch",
+                "DescribeAlarms",
+                "describe_alarms",
+                AlarmNames=batch,
+                AlarmTypes=["MetricAlarm"],
+            ):
+                out.extend(page.get("MetricAlarms", []))
+        self.put("alarms", out)
+
+    def metric_queries(self, asg: str) -> list[dict[str, Any]]:
+        """GetMetricData queries for every series of the GPU metric contract."""
+        return [
+            {
+                "Id": f"m{i}",
+                "Label": name,
+                "MetricStat": {
+                    "Metric": {
+                        "Namespace": gpu_metric.NAMESPACE,
+                        "MetricName": name,
+                        "Dimensions": gpu_metric.dimensions(asg),
+                    },
+                    "Period": gpu_metric.PERIOD_S,
+                    "Stat": gpu_metric.STATISTIC,
+                },
+                "ReturnData": True,
+            }
+            for i, name in enumerate(gpu_metric.METRIC_NAMES)
+        ]
+
+    def _metric_data(self) -> None:
+        names = [g["AutoScalingGroupName"] for g in self.snapshot.get("auto_scaling_groups", [])]
+        asg = names[0] if names else self.target.asg
+        if not asg:
+            raise _Skip("no GPU Auto Scaling group is known, so there is no series to read")
+        queries = self.metric_queries(asg)
+        start, end = self.now - METRIC_WINDOW, self.now
+        self._collection()["metric_queries"] = queries
+        self._collection()["metric_window"] = {"start": start.isoformat(), "end": end.isoformat()}
+        results: dict[str, dict[str, Any]] = {}
+        for page in self.pages(
+            "cloudwatch",
+            "GetMetricData",
+            "get_metric_data",
+            MetricDataQueries=queries,
+            StartTime=start,
+            EndTime=end,
+            ScanBy="TimestampDescending",
+        ):
+            for r in page.get("MetricDataResults", []):
+                # Pages continue a result's series; merge them by Id.
+                cur = results.setdefault(r["Id"], {**r, "Timestamps": [], "Values": []})
+                cur["Timestamps"].extend(r.get("Timestamps", []))
+                cur["Values"].extend(r.get("Values", []))
+                cur["StatusCode"] = r.get("StatusCode", cur.get("StatusCode"))
+        self.put("metric_data", list(results.values()))
+
+    def _stacks(self) -> None:
+        if not self.target.stack:
+            raise _Skip("no stack name (run doctor with the spec to check the stack)")
+        try:
+            resp = self.call(
+                "cloudformation", "DescribeStacks", "describe_stacks", StackName=self.target.stack
+            )
+        except bx.ClientError as e:
+            # A stack that does not exist is a fact ("none"), not a failure.
+            if error_code(e) == "ValidationError" and "does not exist" in str(e):
+                self.put("stacks", [])
+                return
+            raise
+        self.put("stacks", resp.get("Stacks", []))
+
+    def _host_probes(self) -> None:
+        ids = self.instance_ids()
+        out: dict[str, Any] = {}
+        for batch in chunks(ids, SSM_TARGETS_BATCH):
+            resp = self.call(
+                "ssm",
+                "SendCommand",
+                "send_command",
+                InstanceIds=batch,
+                DocumentName="AWS-RunShellScript",
+                Comment="ecs-gpu doctor read-only host probe",
+                Parameters={"commands": probe_commands()},
+                TimeoutSeconds=max(30, int(self.probe_timeout_s)),
+            )
+            command_id = resp["Command"]["CommandId"]
+            out.update(self._wait_invocations(command_id, batch))
+        self.put("host_probes", out)
+
+    def _wait_invocations(self, command_id: str, instance_ids: Iterable[str]) -> dict[str, Any]:
+        pending = list(instance_ids)
+        done: dict[str, Any] = {}
+        deadline = time.monotonic() + self.probe_timeout_s
+        while pending:
+            still: list[str] = []
+            for iid in pending:
+                try:
+                    inv = self.call(
+                        "ssm",
+                        "GetCommandInvocation",
+                        "get_command_invocation",
+                        CommandId=command_id,
+                        InstanceId=iid,
+                    )
+                except bx.ClientError as e:
+                    # Right after SendCommand the invocation may not exist yet.
+                    if error_code(e) == "InvocationDoesNotExist":
+                        still.append(iid)
+                        continue
+                    raise
+                if inv.get("Status") in _SSM_DONE:
+                    done[iid] = inv
+                else:
+                    still.append(iid)
+            pending = still
+            if pending and time.monotonic() >= deadline:
+                for iid in pending:
+                    done[iid] = {"CommandId": command_id, "InstanceId": iid, "Status": "Pending"}
+                break
+            if pending:
+                time.sleep(PROBE_POLL_S)
+        return done
+
+
+def collect(
+    session: boto3.Session,
+    target: Target,
+    *,
+    probe_hosts: bool = False,
+    now: datetime | None = None,
+    probe_timeout_s: float = PROBE_TIMEOUT_S,
+) -> Snapshot:
+    """Read one deployment into a snapshot (see the module docstring).
+
+    Raises BadInputError (exit 2) when the cluster or service does not exist,
+    AccessDenied / Unreachable (exit 3) when the cluster and service cannot be
+    read at all. Any other denied call only leaves its kinds absent.
+    """
+    c = Collector(
+        session,
+        target,
+        probe_hosts=probe_hosts,
+        now=now or datetime.now(UTC),
+        probe_timeout_s=probe_timeout_s,
+    )
+    return c.collect()
+
+
+def load_snapshot(path: str) -> Snapshot:
+    """Read a snapshot file; a file that is not one is bad input (exit 2)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as e:
+        raise BadInputError(
+            f"{path}: cannot read the snapshot ({e.strerror}). Fix: pass a file written by "
+            "`ecs-gpu doctor --save-snapshot`."
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadInputError(
+            f"{path}: not a JSON snapshot ({e}). Fix: pass a file written by "
+            "`ecs-gpu doctor --save-snapshot`."
+        ) from None
+    if not isinstance(data, dict):
+        raise BadInputError(
+            f"{path}: a snapshot is a JSON object keyed by kind, got {type(data).__name__}. "
+            "Fix: pass a file written by `ecs-gpu doctor --save-snapshot`."
+        )
+    meta = data.get(COLLECTION_KEY)
+    if meta is not None:
+        version = meta.get("version") if isinstance(meta, dict) else None
+        if version != SNAPSHOT_VERSION:
+            raise BadInputError(
+                f"{path}: key {COLLECTION_KEY}.version is {version!r}; this ecs-gpu reads "
+                f"version {SNAPSHOT_VERSION}. Fix: collect it again with this version."
+            )
+    unknown = sorted(k for k in data if k != COLLECTION_KEY and k not in KINDS)
+    if unknown:
+        raise BadInputError(
+            f"{path}: unknown snapshot keys {', '.join(unknown)}. Fix: use only "
+            f"{', '.join(KINDS)} (docs/doctor.md)."
+        )
+    return data
+
+
+def save_snapshot(snapshot: Snapshot, path: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(snapshot, f, indent=2, sort_keys=True, default=_json_default)
+            f.write("\n")
+    except OSError as e:
+        raise BadInputError(
+            f"{path}: cannot write the snapshot ({e.strerror}). Fix: choose a writable path "
+            "for --save-snapshot."
+        ) from None
+
+
+__all__ = [
+    "COLLECTION_KEY",
+    "KINDS",
+    "SNAPSHOT_VERSION",
+    "AccessDenied",
+    "AwsError",
+    "Collector",
+    "Snapshot",
+    "Target",
+    "Unreachable",
+    "chunks",
+    "collect",
+    "load_snapshot",
+    "probe_commands",
+    "save_snapshot",
+]

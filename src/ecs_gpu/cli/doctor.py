@@ -1,0 +1,154 @@
+"""``ecs-gpu doctor``: collect facts (or load a snapshot), run the checks, render."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ecs_gpu.aws import facts
+from ecs_gpu.doctor.checks import Report, run_checks
+from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, BadInputError
+
+from ecs_gpu.cli import app  # isort: skip
+
+console = Console(highlight=False)
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def exit_code(report: Report) -> int:
+    """1 when any error; else 3 when AWS denied a call (health unproven); else 0."""
+    if report.has_error:
+        return EXIT_PROBLEMS
+    if report.missing_permissions:
+        return EXIT_AWS
+    return EXIT_OK
+
+
+def _value(v: Any) -> str:
+    text = v if isinstance(v, str) else json.dumps(v, default=str)
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def render(report: Report, out: Console) -> None:
+    findings = report.findings
+    if findings:
+        table = Table(title="ecs-gpu doctor: findings, first broken link first", show_lines=True)
+        for col in ("id", "severity", "what", "evidence", "fix"):
+            table.add_column(col, overflow="fold")
+        for f in findings:
+            ev = "\n".join(f"{e.kind}[{e.id}].{e.field} = {_value(e.value)}" for e in f.evidence)
+            table.add_row(f.id, f"[{_STYLE[f.severity]}]{f.severity}[/]", f.title, ev, f.fix)
+        out.print(table)
+    else:
+        out.print("[green]No finding.[/]")
+    if report.unknown:
+        t = Table(title="Not checked (unknown)")
+        for col in ("id", "check", "why"):
+            t.add_column(col, overflow="fold")
+        for r in report.unknown:
+            t.add_row(r.check.id, r.check.title, r.reason or ", ".join(r.missing))
+        out.print(t)
+    if report.missing_permissions:
+        out.print("[yellow]Missing permissions[/] (grant them for a complete diagnosis):")
+        for d in report.missing_permissions:
+            out.print(f"  - {d['permission']} (call {d['call']}; leaves {', '.join(d['kinds'])})")
+    ok = sum(1 for r in report.results if r.status == "ok")
+    errors = sum(1 for f in findings if f.severity == "error")
+    out.print(
+        f"{len(report.results)} checks: {ok} ok, {errors} errors, "
+        f"{len(findings) - errors} warnings/info, {len(report.unknown)} unknown."
+    )
+
+
+@app.command("doctor")
+def doctor_cmd(
+    spec: Annotated[
+        Path | None,
+        typer.Argument(help="Spec TOML that names the deployment (else use --cluster/--service)."),
+    ] = None,
+    cluster: Annotated[str | None, typer.Option(help="ECS cluster name.")] = None,
+    service: Annotated[str | None, typer.Option(help="ECS service name.")] = None,
+    region: Annotated[str | None, typer.Option(help="AWS region.")] = None,
+    profile: Annotated[str | None, typer.Option(help="AWS profile.")] = None,
+    probe_hosts: Annotated[
+        bool,
+        typer.Option(help="Run the read-only host probe on the GPU instances via SSM."),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print findings as JSON for automation.")
+    ] = False,
+    save_snapshot: Annotated[
+        Path | None, typer.Option(help="Write the collected snapshot to this file.")
+    ] = None,
+    from_snapshot: Annotated[
+        Path | None, typer.Option(help="Run every check offline from a saved snapshot.")
+    ] = None,
+) -> None:
+    """Diagnose a GPU service: why tasks never start or the fleet never scales.
+
+    Works down the chain an expert follows (instances, GPUs, placement, ASG,
+    metric, alarms, policies, hosts, stack) and says what to fix.
+
+    Exit codes: 0 no error, 1 errors found, 2 bad input, 3 AWS unreachable or a call
+    denied (the report lists the permissions).
+
+    Examples:
+
+        ecs-gpu doctor examples/g5-vllm.toml --probe-hosts
+
+        ecs-gpu doctor --cluster prod --service llm --json --save-snapshot snap.json
+
+        ecs-gpu doctor --from-snapshot snap.json
+    """
+    if from_snapshot is not None:
+        if spec or cluster or service or probe_hosts:
+            raise BadInputError(
+                "--from-snapshot runs offline: drop SPEC, --cluster, --service and --probe-hosts."
+            )
+        snapshot = facts.load_snapshot(str(from_snapshot))
+    else:
+        snapshot = _collect(spec, cluster, service, region, profile, probe_hosts)
+    if save_snapshot is not None:
+        facts.save_snapshot(snapshot, str(save_snapshot))
+    report = run_checks(snapshot)
+    if as_json:
+        sys.stdout.write(json.dumps(report.as_dict(), indent=2, default=str) + "\n")
+    else:
+        render(report, console)
+    raise typer.Exit(exit_code(report))
+
+
+def _collect(
+    spec: Path | None,
+    cluster: str | None,
+    service: str | None,
+    region: str | None,
+    profile: str | None,
+    probe_hosts: bool,
+) -> facts.Snapshot:
+    from ecs_gpu.aws.clients import make_session
+    from ecs_gpu.naming import Names
+    from ecs_gpu.spec import load_spec
+
+    if spec is not None:
+        if cluster or service:
+            raise BadInputError("give either SPEC or --cluster/--service, not both.")
+        target = facts.Target.from_names(Names(load_spec(str(spec)).service.name))
+    elif cluster and service:
+        target = facts.Target.from_cluster_service(cluster, service)
+    else:
+        raise BadInputError(
+            "doctor needs a deployment: pass SPEC (the TOML you deployed), or both --cluster "
+            "and --service, or --from-snapshot FILE."
+        )
+    session = make_session(profile, region)
+    if session.region_name is None:
+        raise BadInputError("no AWS region configured. Fix: set AWS_REGION or pass --region.")
+    return facts.collect(session, target, probe_hosts=probe_hosts)

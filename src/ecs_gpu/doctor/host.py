@@ -1,0 +1,252 @@
+"""Parse the output of the read-only host probe (probe.sh) into plain data.
+
+The probe prints sections framed by ``@@ecs-gpu-probe begin NAME`` and
+``@@ecs-gpu-probe end NAME rc=N``. Each parser here takes the text of one
+section as the real command prints it (nvidia-smi -q -x, docker info,
+systemctl is-active, docker ps, the agent's log) and returns plain values;
+the doctor checks decide what they mean.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+MARK: Final = "@@ecs-gpu-probe"
+_BEGIN = re.compile(rf"^{MARK} begin (\w+)$")
+_END = re.compile(rf"^{MARK} end (\w+) rc=(\d+)$")
+
+# The agent's own words when it cannot run nvidia-smi (field report, issue #173).
+NVIDIA_SMI_STAT_ERROR: Final = "Cannot get file's stat"
+# docker ps -a statuses of a container that keeps dying.
+_EXITED = re.compile(r"^Exited \((\d+)\)")
+_RESTARTING = re.compile(r"^Restarting \((\d+)\)")
+# ECS names task containers ecs-<family>-<rev>-<container>-<random hex>; the
+# hex changes with every restart, so strip it to group one container's runs.
+_ECS_SUFFIX = re.compile(r"-[0-9a-f]{8,}$")
+RESTART_LOOP_MIN: Final = 3
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    text: str
+    rc: int | None  # None: the section never finished (probe cut short)
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    product_name: str
+    uuid: str
+    memory_total_mib: int | None
+    memory_used_mib: int | None
+    utilization_gpu_percent: int | None
+
+
+@dataclass(frozen=True)
+class NvidiaSmi:
+    driver_version: str | None
+    cuda_version: str | None
+    attached_gpus: int | None
+    gpus: tuple[Gpu, ...]
+
+
+@dataclass(frozen=True)
+class DockerRuntimes:
+    runtimes: tuple[str, ...]
+    default_runtime: str | None
+
+
+@dataclass(frozen=True)
+class ContainerLoop:
+    name: str  # the container name without ECS's per-run suffix
+    exits: int
+    example: str  # one raw docker ps line
+
+
+@dataclass
+class ProbeReport:
+    """One instance's probe, parsed. A field is None when its section is absent."""
+
+    sections: dict[str, Section] = field(default_factory=dict)
+
+    def section(self, name: str) -> Section | None:
+        return self.sections.get(name)
+
+
+class ProbeParseError(ValueError):
+    """Probe output that is not what probe.sh prints."""
+
+
+def split_sections(text: str) -> dict[str, Section]:
+    """Sections of a probe run. A section with a begin and no end has rc None."""
+    out: dict[str, Section] = {}
+    current: str | None = None
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = raw.rstrip("\r")
+        m = _BEGIN.match(line)
+        if m:
+            if current is not None:
+                out[current] = Section(current, "\n".join(lines), None)
+            current, lines = m.group(1), []
+            continue
+        m = _END.match(line)
+        if m and current is not None and current == m.group(1):
+            out[current] = Section(current, "\n".join(lines), int(m.group(2)))
+            current, lines = None, []
+            continue
+        if current is not None:
+            lines.append(line)
+    if current is not None:
+        out[current] = Section(current, "\n".join(lines), None)
+    return out
+
+
+def parse_probe(text: str) -> ProbeReport:
+    return ProbeReport(split_sections(text))
+
+
+def _int_mib(text: str | None) -> int | None:
+    if not text:
+        return None
+    m = re.match(r"\s*(\d+)\s*(MiB|%)?", text)
+    return int(m.group(1)) if m else None
+
+
+def parse_nvidia_smi_xml(xml_text: str) -> NvidiaSmi:
+    """GPUs from ``nvidia-smi -q -x`` (schema v11 and v12 both work)."""
+    # The XML comes from a host we do not fully trust: refuse entity
+    # declarations (the only expansion risk ElementTree has) before parsing.
+    if "<!ENTITY" in xml_text:
+        raise ProbeParseError("nvidia-smi XML with entity declarations is refused")
+    try:
+        root = ET.fromstring(xml_text.strip())
+    except ET.ParseError as e:
+        raise ProbeParseError(f"nvidia-smi output is not XML: {e}") from None
+    if root.tag != "nvidia_smi_log":
+        raise ProbeParseError(f"nvidia-smi XML root is <{root.tag}>, expected <nvidia_smi_log>")
+    gpus = []
+    for i, g in enumerate(root.findall("gpu")):
+        # Direct children only: MIG devices nest their own fb_memory_usage.
+        util = g.findtext("utilization/gpu_util")
+        gpus.append(
+            Gpu(
+                index=i,
+                product_name=(g.findtext("product_name") or "").strip(),
+                uuid=(g.findtext("uuid") or "").strip(),
+                memory_total_mib=_int_mib(g.findtext("fb_memory_usage/total")),
+                memory_used_mib=_int_mib(g.findtext("fb_memory_usage/used")),
+                utilization_gpu_percent=_int_mib(util),
+            )
+        )
+    attached = root.findtext("attached_gpus")
+    return NvidiaSmi(
+        driver_version=(root.findtext("driver_version") or "").strip() or None,
+        cuda_version=(root.findtext("cuda_version") or "").strip() or None,
+        attached_gpus=int(attached) if attached and attached.strip().isdigit() else None,
+        gpus=tuple(gpus),
+    )
+
+
+def decode_nvidia_smi_section(text: str) -> str:
+    """The XML of the ``nvidia_smi`` section (the probe gzip+base64-encodes it)."""
+    lines = text.strip().splitlines()
+    if not lines:
+        raise ProbeParseError("the nvidia_smi section is empty")
+    head, body = lines[0].strip(), "\n".join(lines[1:]).strip()
+    if head == "encoding: gzip+base64":
+        try:
+            return gzip.decompress(base64.b64decode(body, validate=False)).decode("utf-8")
+        except (binascii.Error, OSError, EOFError, UnicodeDecodeError) as e:
+            raise ProbeParseError(f"the nvidia_smi section does not decode: {e}") from None
+    if head == "encoding: plain":
+        return body
+    return text
+
+
+def parse_docker_info(text: str) -> DockerRuntimes:
+    """``Runtimes:`` and ``Default Runtime:`` lines of ``docker info``."""
+    runtimes: tuple[str, ...] = ()
+    default = None
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition(":")
+        if not sep:
+            continue
+        if key.strip().lower() == "runtimes":
+            runtimes = tuple(value.split())
+        elif key.strip().lower() == "default runtime":
+            default = value.strip() or None
+    return DockerRuntimes(runtimes, default)
+
+
+def parse_is_active(text: str) -> str:
+    """The state ``systemctl is-active`` printed (active, inactive, failed, ...)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else "unknown"
+
+
+def parse_agent_config(text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ProbeParseError(f"the agent config is not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ProbeParseError("the agent config is not a JSON object")
+    return data
+
+
+def restart_loops(text: str, minimum: int = RESTART_LOOP_MIN) -> list[ContainerLoop]:
+    """Containers that exited or are restarting ``minimum`` or more times.
+
+    Input is ``docker ps -a --format '{{.Status}} :: {{.Names}}'``.
+    """
+    counts: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        status, sep, name = line.partition(" :: ")
+        if not sep:
+            continue
+        status = status.strip()
+        m = _EXITED.match(status)
+        dying = (m is not None and m.group(1) != "0") or _RESTARTING.match(status) is not None
+        if dying:
+            base = _ECS_SUFFIX.sub("", name.strip())
+            counts.setdefault(base, []).append(line.strip())
+    return [
+        ContainerLoop(name, len(lines), lines[0])
+        for name, lines in sorted(counts.items())
+        if len(lines) >= minimum
+    ]
+
+
+def parse_ecs_config(text: str) -> dict[str, dict[str, str]]:
+    """``KEY=value`` lines per file (the probe prints ``# <path>`` before each)."""
+    out: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("# /"):
+            path = line[2:]
+            if path.endswith(" (absent)"):
+                current = None
+                continue
+            current = out.setdefault(path, {})
+            continue
+        if current is None or not line or line.startswith("#"):
+            continue
+        key, sep, value = line.partition("=")
+        if sep:
+            current[key.strip()] = value.strip().strip('"')
+    return out
+
+
+def log_lines_matching(text: str, *needles: str) -> list[str]:
+    """Log lines that contain every needle (case-sensitive, as the agent writes)."""
+    return [line.strip() for line in text.splitlines() if all(n in line for n in needles)]
