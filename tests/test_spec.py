@@ -881,3 +881,51 @@ def test_fuzz_bytes_spliced_into_a_valid_spec(
     path = tmp_path_factory.mktemp("splice") / "spec.toml"
     path.write_bytes(raw[:cut] + data + raw[cut:])
     _check_outcome(lambda: load_spec(path), str(path))
+
+
+# --- docs/spec.md stays the reference of the code -------------------------------------
+
+
+def _doc_rows() -> dict[str, dict[str, list[str]]]:
+    doc = (Path(__file__).parents[1] / "docs" / "spec.md").read_text(encoding="utf-8")
+    rows: dict[str, dict[str, list[str]]] = {}
+    section = ""
+    for line in doc.splitlines():
+        if line.startswith("## "):
+            heading = re.match(r"## `\[(\w+)\]`", line)
+            section = heading.group(1) if heading else ""
+            if section:
+                rows[section] = {}
+        elif line.startswith("| `") and section:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            rows[section][cells[0].strip("`")] = cells
+    return rows
+
+
+def _doc_default(field: Any) -> str:
+    if field.is_required():
+        return "required"
+    value = field.get_default(call_default_factory=True)
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    if isinstance(value, int | float):
+        return f"`{value:g}`"
+    return f"`{value}`"
+
+
+def test_docs_spec_documents_every_key_with_its_default() -> None:
+    rows = _doc_rows()
+    assert set(rows) == set(SECTIONS)
+    for section, model in SECTIONS.items():
+        missing = set(model.model_fields) - set(rows[section])
+        assert not missing, f"document [{section}] {sorted(missing)} in docs/spec.md"
+        assert set(rows[section]) <= set(model.model_fields), f"docs/spec.md [{section}] is stale"
+        for key, field in model.model_fields.items():
+            default = rows[section][key][2]
+            if _doc_default(field) == "none":
+                # Unset keys may say what "none" means, e.g. "none (the image's)".
+                assert default.startswith("none"), (section, key, default)
+            else:
+                assert default == _doc_default(field), (section, key, default)
