@@ -32,6 +32,7 @@ from ecs_gpu.sim.params import SimParams
 TIMELINE_COLUMNS = (
     "t_s",
     "offered_rps",
+    "arrivals_rps",
     "ready_capacity_rps",
     "served_rps",
     "queued_requests",
@@ -95,15 +96,23 @@ def simulate(
     seed: int = 0,
     start: Start = "warm",
     progress: ProgressFn | None = None,
+    noisy_arrivals: bool = True,
 ) -> SimResult:
-    """Run the fleet against ``offered_rps`` (mean requests/s per step)."""
+    """Run the fleet against ``offered_rps`` (mean requests/s per step).
+
+    ``offered_rps`` is the trace's load; it defines overload and the oracle.
+    With ``noisy_arrivals`` (and ``p.poisson_arrivals``) the requests that
+    actually arrive in a step are Poisson around it: pass False for a trace of
+    real arrivals, which carries its own burstiness.
+    """
     _check_step(step_s)
     if p.tasks_per_instance < 1:
         raise BadInputError("the task does not fit the instance type; check the spec")
     rng = np.random.default_rng(seed)
     lam = np.clip(np.asarray(offered_rps, dtype=np.float64), 0.0, None) * step_s
-    counts: list[float] = (rng.poisson(lam) if p.poisson_arrivals else lam).astype(float).tolist()
-    offered = [c / step_s for c in counts]
+    noisy = p.poisson_arrivals and noisy_arrivals
+    counts: list[float] = (rng.poisson(lam) if noisy else lam).astype(float).tolist()
+    offered: list[float] = (lam / step_s).tolist()
     nsteps = len(offered)
     steps_per_min = round(P.ALARM_PERIOD_S / step_s)
     steps_per_sample = max(1, round(p.collection_interval_s / step_s))
@@ -144,9 +153,10 @@ def simulate(
     gpu_last_t = 0.0
 
     cols: dict[str, list[float]] = {c: [] for c in TIMELINE_COLUMNS}
-    c_t, c_off, c_cap, c_srv = (
+    c_t, c_off, c_arr, c_cap, c_srv = (
         cols["t_s"],
         cols["offered_rps"],
+        cols["arrivals_rps"],
         cols["ready_capacity_rps"],
         cols["served_rps"],
     )
@@ -286,6 +296,7 @@ def simulate(
 
         c_t.append(t)
         c_off.append(rate)
+        c_arr.append(arrivals / step_s)
         c_cap.append(cap)
         c_srv.append(served / step_s)
         c_q.append(queue)

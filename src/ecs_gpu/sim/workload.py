@@ -89,6 +89,24 @@ class Trace:
     def name(self) -> str:
         return Path(self.path).name
 
+    def head(self, seconds: float) -> Trace:
+        """The first ``seconds`` of the trace (all of it if shorter)."""
+        if seconds >= self.duration_s:
+            return self
+        if self.arrivals is not None:
+            cut = self.arrivals[self.arrivals < seconds]
+            return Trace(self.path, self.kind, cut, None, None, seconds)
+        assert self.window_starts is not None and self.window_rates is not None
+        keep = self.window_starts < seconds
+        return Trace(
+            self.path,
+            self.kind,
+            None,
+            self.window_starts[keep],
+            self.window_rates[keep],
+            seconds,
+        )
+
     def rates(self, step_s: float, scale: float = 1.0) -> npt.NDArray[np.float64]:
         """Mean offered load (requests/s) in each step of ``step_s`` seconds."""
         if step_s <= 0:

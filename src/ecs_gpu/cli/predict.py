@@ -1,0 +1,314 @@
+"""Predict commands: simulate, compare, plan."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ecs_gpu.cli import app
+from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
+from ecs_gpu.sim import (
+    SimParams,
+    SimResult,
+    bundled_trace_path,
+    from_spec,
+    plan_rate_scale,
+    read_trace,
+    run,
+)
+from ecs_gpu.sim import report as rp
+from ecs_gpu.sim.engine import Start
+from ecs_gpu.sim.workload import Trace
+from ecs_gpu.spec import load_spec
+
+console = Console(highlight=False)
+
+# Three days show the daily cycle of the bundled trace in a readable plot.
+PLAN_DAYS = 3.0
+# Runs shorter than this many steps finish before a bar would be readable.
+_PROGRESS_MIN_STEPS = 20_000
+
+SpecArg = Annotated[Path, typer.Argument(help="The TOML spec.", show_default=False)]
+TraceOpt = Annotated[
+    Path,
+    typer.Option(
+        "--trace",
+        help="Request trace CSV: one row per request (TIMESTAMP) or per window "
+        "(timestamp_s with requests, rate_rps or req_per_min_mid).",
+        show_default=False,
+    ),
+]
+RateOpt = Annotated[
+    float, typer.Option("--rate-scale", help="Multiply the trace's request rate by this.")
+]
+StepOpt = Annotated[
+    float, typer.Option("--step", help="Simulation step in seconds (must divide 60).")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for arrivals and boot times.")]
+ColdOpt = Annotated[
+    bool,
+    typer.Option(
+        "--cold-start",
+        help="Start with only the ASG floor booting and min_tasks waiting, "
+        "instead of a fleet already sized for the first minute's load.",
+    ),
+]
+HostCpuOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--host-cpu-policy",
+        help="Add the anti-pattern: an ASG target-tracking policy on host CPU at this "
+        "percent (overrides [simulation] host_cpu_policy_target_percent).",
+        show_default=False,
+    ),
+]
+
+
+@contextmanager
+def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar on a terminal for long runs; nothing otherwise."""
+    if not console.is_terminal:
+        yield None
+        return
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            if total >= _PROGRESS_MIN_STEPS:
+                bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
+    p = from_spec(load_spec(spec_path))
+    if host_cpu is not None:
+        if not 0 < host_cpu <= 100:
+            raise BadInputError(
+                f"--host-cpu-policy = {host_cpu!r}: not a percent. Fix: give 1 to 100."
+            )
+        p = p.with_(host_cpu_policy_target_percent=host_cpu)
+    return p
+
+
+def _run(
+    p: SimParams, trace: Trace, label: str, rate: float, step: float, seed: int, start: Start
+) -> SimResult:
+    with _progress(f"simulating {label}") as prog:
+        return run(p, trace, rate_scale=rate, step_s=step, seed=seed, start=start, progress=prog)
+
+
+def _label(p: SimParams, spec_path: Path) -> str:
+    return f"{spec_path.name} (GPU {p.gpu_target_percent:g} %)"
+
+
+def _parse_targets(text: str) -> list[float]:
+    out: list[float] = []
+    for part in text.split(","):
+        try:
+            v = float(part)
+        except ValueError:
+            raise BadInputError(
+                f"--sweep-gpu-target = {text!r}: {part.strip()!r} is not a number. "
+                "Fix: give percents separated by commas, e.g. 50,60,70,80."
+            ) from None
+        if not 0 < v <= 100:
+            raise BadInputError(
+                f"--sweep-gpu-target = {text!r}: {v:g} is not in (0, 100]. "
+                "Fix: give percents between 1 and 100."
+            )
+        out.append(v)
+    return out
+
+
+def _write_outputs(
+    result: SimResult,
+    title: str,
+    json_out: Path | None,
+    plot: Path | None,
+    timeline: Path | None,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    if json_out is not None:
+        rp.write_json(result, json_out, extra)
+        console.print(f"summary JSON: {json_out}")
+    if timeline is not None:
+        rp.write_timeline(result, timeline)
+        console.print(f"timeline CSV: {timeline}")
+    if plot is not None:
+        rp.write_plot(result, plot, title)
+        console.print(f"plot: {plot}")
+
+
+@app.command("simulate")
+def simulate_cmd(
+    spec: SpecArg,
+    trace: TraceOpt,
+    rate_scale: RateOpt = 1.0,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the summary JSON here.")
+    ] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write a PNG plot here.")] = None,
+    timeline: Annotated[
+        Path | None, typer.Option("--timeline", help="Write one CSV row per step here.")
+    ] = None,
+    sweep_gpu_target: Annotated[
+        str | None,
+        typer.Option(
+            "--sweep-gpu-target",
+            help="Compare GPU targets, e.g. 50,60,70,80: one table row each.",
+            show_default=False,
+        ),
+    ] = None,
+    step: StepOpt = 10.0,
+    seed: SeedOpt = 0,
+    cold_start: ColdOpt = False,
+    host_cpu_policy: HostCpuOpt = None,
+) -> None:
+    """Simulate the spec's autoscaling on a request trace; print what it costs and how it waits.
+
+    Examples:
+
+        ecs-gpu simulate spec.toml --trace requests.csv --rate-scale 3 --plot run.png
+
+        ecs-gpu simulate spec.toml --trace requests.csv --sweep-gpu-target 50,60,70,80
+    """
+    p = _params(spec, host_cpu_policy)
+    tr = read_trace(trace)
+    start: Start = "cold" if cold_start else "warm"
+    if sweep_gpu_target is not None:
+        if plot is not None or timeline is not None:
+            raise BadInputError(
+                "--sweep-gpu-target writes one table, not one plot per run. "
+                "Fix: drop --plot/--timeline, or run once per target."
+            )
+        rows: list[tuple[str, dict[str, Any]]] = []
+        for target in _parse_targets(sweep_gpu_target):
+            q = p.with_(gpu_target_percent=target)
+            r = _run(q, tr, f"GPU target {target:g} %", rate_scale, step, seed, start)
+            rows.append((f"GPU target {target:g} %", r.summary))
+        console.print(rp.comparison_table(rows, f"{spec.name} on {tr.name} x{rate_scale:g}"))
+        if json_out is not None:
+            rp.write_rows_json(rows, json_out)
+            console.print(f"summary JSON: {json_out}")
+        return
+    result = _run(p, tr, spec.name, rate_scale, step, seed, start)
+    console.print(
+        rp.comparison_table([(_label(p, spec), result.summary)], f"{tr.name} x{rate_scale:g}")
+    )
+    title = f"{spec.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % — {tr.name}"
+    _write_outputs(result, title, json_out, plot, timeline)
+
+
+@app.command("compare")
+def compare_cmd(
+    specs: Annotated[list[Path], typer.Argument(help="Two or more TOML specs.")],
+    trace: TraceOpt,
+    rate_scale: RateOpt = 1.0,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write every summary as JSON here.")
+    ] = None,
+    step: StepOpt = 10.0,
+    seed: SeedOpt = 0,
+    cold_start: ColdOpt = False,
+) -> None:
+    """Compare designs side by side on one trace: one table row per spec.
+
+    Example:
+
+        ecs-gpu compare reference.toml mine.toml --trace requests.csv --rate-scale 3
+    """
+    tr = read_trace(trace)
+    start: Start = "cold" if cold_start else "warm"
+    rows: list[tuple[str, dict[str, Any]]] = []
+    for path in specs:
+        p = _params(path, None)
+        r = _run(p, tr, path.name, rate_scale, step, seed, start)
+        rows.append((_label(p, path), r.summary))
+    console.print(rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}"))
+    if json_out is not None:
+        rp.write_rows_json(rows, json_out)
+        console.print(f"summary JSON: {json_out}")
+
+
+@app.command("plan")
+def plan_cmd(
+    spec: SpecArg,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Plot path (default ./<service>-plan.png)."),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Also write the summary JSON here.")
+    ] = None,
+    days: Annotated[
+        float,
+        typer.Option("--days", help="Simulate the first DAYS days of the 14-day trace.", min=0.1),
+    ] = PLAN_DAYS,
+    seed: SeedOpt = 0,
+) -> None:
+    """Validate and synthesize the spec, then predict it on a bundled real trace.
+
+    Runs offline. The bundled trace (ServeGen M-large, 14 days; the first 3 by
+    default) is scaled so its peak needs 80 % of max_tasks at the GPU target;
+    the table and the plot show GPU-hours, the oracle, overload and scale-out
+    latency.
+
+    Example:
+
+        ecs-gpu plan spec.toml -o plan.png
+    """
+    loaded = load_spec(spec)
+    problems = _validate(loaded)
+    p = from_spec(loaded)
+    tr = read_trace(bundled_trace_path()).head(days * 86400.0)
+    step = 10.0
+    scale = plan_rate_scale(p, tr, step)
+    peak = float(tr.rates(step, scale).max())
+    console.print(
+        f"trace: {tr.name} (bundled, first {tr.duration_s / 86400:g} days), rate x{scale:.4g}: "
+        f"peak {peak:.1f} req/s = 80 % of max_tasks ({p.max_tasks}) x "
+        f"{p.task_capacity_rps:g} req/s x GPU target {p.gpu_target_percent:g} %"
+    )
+    result = _run(p, tr, spec.name, scale, step, seed, "warm")
+    console.print(rp.comparison_table([(_label(p, spec), result.summary)], "plan"))
+    out = output if output is not None else Path(f"{loaded.service.name}-plan.png")
+    title = (
+        f"{loaded.service.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % "
+        f"— {tr.name}"
+    )
+    _write_outputs(result, title, json_out, out, None)
+    if problems:
+        raise typer.Exit(EXIT_PROBLEMS)
+
+
+def _validate(spec: Any) -> int:
+    """Synthesize and validate the template; print findings; return the problem count."""
+    try:
+        from ecs_gpu.validate import validate  # type: ignore[import-not-found,unused-ignore]
+    except ModuleNotFoundError as e:
+        if e.name != "ecs_gpu.validate":
+            raise
+        console.print("[yellow]note:[/] template validation is not available in this build")
+        return 0
+    report = validate(spec)
+    for f in report.findings:
+        console.print(f"  {f}")
+    if report.ok:
+        console.print("[green]template: valid[/]")
+        return 0
+    console.print(f"[red]template: {len(report.findings)} finding(s)[/]")
+    return max(1, len(report.findings))

@@ -1,0 +1,202 @@
+"""Outputs of a run: summary JSON, timeline CSV, a plot, and the comparison table."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from ecs_gpu.errors import BadInputError
+from ecs_gpu.sim.engine import TIMELINE_COLUMNS, SimResult
+
+
+def _open_for_write(path: Path) -> None:
+    parent = path.parent
+    if not parent.is_dir():
+        raise BadInputError(
+            f"{path}: the folder {parent} does not exist. Fix: create it or choose another path."
+        )
+
+
+def summary_json(result: SimResult, extra: dict[str, Any] | None = None) -> str:
+    """The summary as stable JSON text (sorted keys: same run, same bytes)."""
+    data = dict(result.summary)
+    if extra:
+        data.update(extra)
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def write_json(result: SimResult, path: Path, extra: dict[str, Any] | None = None) -> None:
+    _open_for_write(path)
+    path.write_text(summary_json(result, extra), encoding="utf-8")
+
+
+def _fmt(v: float) -> str:
+    if math.isnan(v):
+        return ""
+    if v == int(v):
+        return str(int(v))
+    return f"{v:.3f}"
+
+
+def write_timeline(result: SimResult, path: Path) -> None:
+    """One row per simulated step; empty cells where a metric has no datapoint."""
+    _open_for_write(path)
+    cols = [result.timeline[c] for c in TIMELINE_COLUMNS]
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(TIMELINE_COLUMNS)
+        for row in zip(*cols, strict=True):
+            w.writerow([_fmt(v) for v in row])
+
+
+# More points than a plot is wide only blur it: long runs are averaged into bins.
+PLOT_MAX_POINTS = 1500
+
+
+def _bin_timeline(
+    timeline: dict[str, list[float]], max_points: int
+) -> tuple[dict[str, list[float]], int]:
+    """Bin means of every column (NaN-aware) when there are more than ``max_points`` steps."""
+    import numpy as np
+
+    n = len(timeline["t_s"])
+    if n <= max_points:
+        return timeline, 0
+    k = math.ceil(n / max_points)
+    m = n // k
+    out: dict[str, list[float]] = {}
+    for name, col in timeline.items():
+        arr = np.asarray(col[: m * k], dtype=np.float64).reshape(m, k)
+        if name == "t_s":
+            out[name] = arr[:, 0].tolist()
+            continue
+        ok = ~np.isnan(arr)
+        cnt = ok.sum(axis=1)
+        sums = np.where(ok, arr, 0.0).sum(axis=1)
+        out[name] = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan).tolist()
+    return out, k
+
+
+def write_plot(result: SimResult, path: Path, title: str) -> None:
+    """Load vs ready capacity, tasks, instances and the GPU metric on one time axis."""
+    _open_for_write(path)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p = result.params
+    dur = result.summary["duration_s"]
+    raw = dict(result.timeline)
+    raw["overloaded"] = [
+        1.0 if o > c + 1e-9 else 0.0
+        for o, c in zip(raw["offered_rps"], raw["ready_capacity_rps"], strict=True)
+    ]
+    tl, binned = _bin_timeline(raw, PLOT_MAX_POINTS)
+    # Hours on long runs, minutes on short ones, so the axis reads naturally.
+    scale, unit = (3600.0, "hours") if dur > 6 * 3600 else (60.0, "minutes")
+    x = [t / scale for t in tl["t_s"]]
+    if binned:
+        unit += f"; each point is the mean of {binned} steps"
+    fig, axes = plt.subplots(
+        3, 1, figsize=(12, 9), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]}
+    )
+    ax0, ax1, ax2 = axes
+    ax0.plot(x, tl["offered_rps"], color="tab:gray", lw=0.8, label="offered load")
+    ax0.plot(x, tl["ready_capacity_rps"], color="tab:blue", lw=1.4, label="ready capacity")
+    # A bin is shaded if any of its steps was overloaded.
+    over = [v > 0 for v in tl["overloaded"]]
+    top = max(max(tl["offered_rps"], default=1.0), max(tl["ready_capacity_rps"], default=1.0))
+    ax0.fill_between(x, 0, top, where=over, color="tab:red", alpha=0.15, step="post",
+                     label="overload (load > ready capacity)")  # fmt: skip
+    ax0.set_ylabel("requests / s")
+    ax0.legend(loc="upper left", fontsize=8)
+    ax0.set_title(title, fontsize=11)
+
+    ax1.step(x, tl["desired_tasks"], where="post", color="tab:orange", lw=1.2, label="desired")
+    ax1.step(x, tl["running_tasks"], where="post", color="tab:green", lw=1.2, label="running")
+    ax1.step(x, tl["instances"], where="post", color="tab:purple", lw=1.2, ls="--",
+             label=f"instances ({p.instance_type})")  # fmt: skip
+    ax1.set_ylabel("tasks / instances")
+    ax1.legend(loc="upper left", fontsize=8)
+
+    ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=1.0, label="GPU metric (ASG average)")
+    ax2.plot(x, tl["task_gpu_util"], color="tab:brown", lw=0.6, alpha=0.6,
+             label="GPUs held by ready tasks")  # fmt: skip
+    ax2.axhline(p.gpu_target_percent, color="black", ls=":", lw=1.0,
+                label=f"target {p.gpu_target_percent:g} %")  # fmt: skip
+    ax2.axhline(p.gpu_target_percent * 0.9, color="gray", ls=":", lw=0.8,
+                label="scale-in threshold (0.9 x target)")  # fmt: skip
+    ax2.set_ylim(0, 105)
+    ax2.set_ylabel("GPU utilization %")
+    ax2.set_xlabel(f"time ({unit})")
+    ax2.legend(loc="upper left", fontsize=8)
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    s = result.summary
+    fig.text(
+        0.01,
+        0.005,
+        f"GPU-hours {s['gpu_hours']:.1f} (oracle {s['oracle_gpu_hours']:.1f}), "
+        f"overload {s['overload_seconds'] / 60:.0f} min, "
+        f"unserved {s['unserved_requests']:.0f} requests, cost ${s['cost_usd']:.2f}",
+        fontsize=9,
+    )
+    fig.tight_layout(rect=(0, 0.02, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def worst_latency(summary: dict[str, Any]) -> str:
+    w = summary.get("worst_scale_out_latency_s")
+    end = summary.get("overloaded_at_end_s")
+    text = "-" if w is None else f"{w / 60:.1f} min"
+    if end is not None:
+        text += f" (+{end / 60:.0f} min open at end)"
+    return text
+
+
+def comparison_table(rows: Sequence[tuple[str, dict[str, Any]]], title: str) -> Table:
+    """One row per design: GPU-hours, ratio to oracle, overload, worst latency."""
+    table = Table(title=title)
+    for col in (
+        "design",
+        "GPU-hours",
+        "oracle",
+        "ratio",
+        "overload s",
+        "unserved req",
+        "worst scale-out",
+        "max tasks",
+        "max inst",
+        "cost USD",
+    ):
+        table.add_column(col, justify="left" if col == "design" else "right")
+    for label, s in rows:
+        ratio = s.get("gpu_hours_ratio_to_oracle")
+        table.add_row(
+            label,
+            f"{s['gpu_hours']:.1f}",
+            f"{s['oracle_gpu_hours']:.1f}",
+            "-" if ratio is None else f"{ratio:.2f}",
+            f"{s['overload_seconds']:.0f}",
+            f"{s['unserved_requests']:.0f}",
+            worst_latency(s),
+            str(s["max_tasks"]),
+            str(s["max_instances"]),
+            f"{s['cost_usd']:.2f}",
+        )
+    return table
+
+
+def write_rows_json(rows: Sequence[tuple[str, dict[str, Any]]], path: Path) -> None:
+    """Several labelled summaries (a sweep or a comparison) as one JSON object."""
+    _open_for_write(path)
+    data = {label: summary for label, summary in rows}
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
