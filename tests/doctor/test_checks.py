@@ -1,0 +1,442 @@
+# ruff: noqa: E501  (the CASES table reads best one case per line)
+"""Every check: quiet on the healthy snapshot, fires with the right evidence and fix when broken.
+
+Each broken snapshot is the healthy one with the one field a real failure
+changes, and is re-validated against botocore's service models, so a check
+can only be triggered by a shape AWS actually returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from conftest import IID, NAMES, probe_output, validate_snapshot
+from ecs_gpu import gpu_metric
+from ecs_gpu.aws.facts import COLLECTION_KEY
+from ecs_gpu.doctor.checks import CHECKS, CHECKS_BY_ID, run_checks
+
+Snap = dict[str, Any]
+
+
+def _probe(s: Snap, **override: tuple[str, int] | None) -> None:
+    s["host_probes"][IID]["StandardOutputContent"] = probe_output(**override)
+
+
+def _ci(s: Snap) -> dict[str, Any]:
+    ci: dict[str, Any] = s["container_instances"][0]
+    return ci
+
+
+def no_instances(s: Snap) -> None:
+    s["container_instances"] = []
+
+
+def agent_disconnected(s: Snap) -> None:
+    _ci(s)["agentConnected"] = False
+
+
+def no_gpu_registered(s: Snap) -> None:
+    for key in ("registeredResources", "remainingResources"):
+        _ci(s)[key] = [r for r in _ci(s)[key] if r["name"] != "GPU"]
+
+
+def td_without_gpu(s: Snap) -> None:
+    s["task_definitions"][0]["containerDefinitions"][0]["resourceRequirements"] = []
+
+
+def gpus_exhausted(s: Snap) -> None:
+    svc = s["services"][0]
+    svc["desiredCount"], svc["pendingCount"] = 2, 1
+
+
+def typo_constraint(s: Snap) -> None:
+    s["services"][0]["placementConstraints"][0]["expression"] = (
+        "attribute:ecs.instance-type == g5.xlarg"
+    )
+
+
+def managed_scaling_off(s: Snap) -> None:
+    cp = s["capacity_providers"][0]["autoScalingGroupProvider"]
+    cp["managedScaling"]["status"] = "DISABLED"
+
+
+def stockout(s: Snap) -> None:
+    s["scaling_activities"].insert(
+        0,
+        {
+            "ActivityId": "5e3b1c2d-aaaa-4bbb-8ccc-0d1e2f3a4b5c",
+            "AutoScalingGroupName": NAMES.asg,
+            "Description": "Launching a new EC2 instance.  Status Reason: We currently do not "
+            "have sufficient g5.xlarge capacity in the Availability Zone you requested "
+            "(us-east-1a). Launching EC2 instance failed.",
+            "Cause": "At 2026-11-29T17:00:10Z an instance was started in response to a difference "
+            "between desired and actual capacity, increasing the capacity from 1 to 2.",
+            "StartTime": "2026-11-29T17:00:10+00:00",
+            "EndTime": "2026-11-29T17:00:11+00:00",
+            "StatusCode": "Failed",
+            "StatusMessage": "We currently do not have sufficient g5.xlarge capacity in the "
+            "Availability Zone you requested (us-east-1a). Our system will be working on "
+            "provisioning additional capacity. (Service: AmazonEC2; Status Code: 500; Error "
+            "Code: InsufficientInstanceCapacity)",
+            "Progress": 100,
+        },
+    )
+
+
+def asg_at_max(s: Snap) -> None:
+    gpus_exhausted(s)
+    g = s["auto_scaling_groups"][0]
+    g["DesiredCapacity"] = g["MaxSize"] = 1
+
+
+def unable_to_place(s: Snap) -> None:
+    s["services"][0]["events"].insert(
+        0,
+        {
+            "id": "e3b1c2d4-0000-4000-8000-000000000003",
+            "createdAt": "2026-11-29T17:05:00+00:00",
+            "message": f"(service {NAMES.service}) was unable to place a task because no "
+            "container instance met all of its requirements. The closest matching "
+            "(container-instance 5c6e0f1d2a3b4c5d) has insufficient GPU resource available. "
+            "For more information, see the Troubleshooting section.",
+        },
+    )
+
+
+def metric_missing(s: Snap) -> None:
+    for r in s["metric_data"]:
+        r["Timestamps"], r["Values"] = [], []
+
+
+def alarm_no_data(s: Snap) -> None:
+    s["alarms"][0]["StateValue"] = "INSUFFICIENT_DATA"
+    s["alarms"][0]["StateReason"] = "Insufficient Data: 3 datapoints were unknown."
+
+
+def missing_alarm_firing(s: Snap) -> None:
+    s["alarms"][2]["StateValue"] = "ALARM"
+
+
+def policy_wrong_metric(s: Snap) -> None:
+    # The reference module's 8.3.0 bug: the policy tracked a series nobody wrote.
+    cms = s["scaling_policies"][0]["TargetTrackingScalingPolicyConfiguration"][
+        "CustomizedMetricSpecification"
+    ]
+    cms["Namespace"] = "ECS/GPU"
+    cms["Dimensions"] = [{"Name": "ClusterName", "Value": NAMES.cluster}]
+
+
+def scaling_suspended(s: Snap) -> None:
+    s["scalable_targets"][0]["SuspendedState"]["DynamicScalingOutSuspended"] = True
+
+
+def service_scaling_failed(s: Snap) -> None:
+    a = s["service_scaling_activities"][0]
+    a["StatusCode"] = "Failed"
+    a["StatusMessage"] = "Failed to set desired count to 2. Reason: AccessDeniedException."
+
+
+def host_cpu_policy(s: Snap) -> None:
+    s["asg_policies"].append(
+        {
+            "AutoScalingGroupName": NAMES.asg,
+            "PolicyName": "cpu-target",
+            "PolicyARN": "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:9:"
+            f"autoScalingGroupName/{NAMES.asg}:policyName/cpu-target",
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingConfiguration": {
+                "PredefinedMetricSpecification": {
+                    "PredefinedMetricType": "ASGAverageCPUUtilization"
+                },
+                "TargetValue": 60.0,
+            },
+            "Alarms": [],
+            "Enabled": True,
+        }
+    )
+
+
+def old_launch_template(s: Snap) -> None:
+    s["auto_scaling_groups"][0]["Instances"][0]["LaunchTemplate"]["Version"] = "1"
+
+
+def probe_undeliverable(s: Snap) -> None:
+    inv = s["host_probes"][IID]
+    inv["Status"] = inv["StatusDetails"] = "Undeliverable"
+    inv["StandardOutputContent"] = ""
+    inv["ResponseCode"] = -1
+
+
+def no_nvidia_smi(s: Snap) -> None:
+    _probe(s, nvidia_smi_path=("", 1), nvidia_smi=("nvidia-smi: command not found", 127))
+
+
+def agent_cannot_stat(s: Snap) -> None:
+    _probe(
+        s,
+        agent_log=(
+            "2026-11-29T17:00:01Z E! Error running agent: validate input plugin nvidia_smi "
+            "failed because of Cannot get file's stat /usr/bin/nvidia-smi: no such file or "
+            "directory",
+            0,
+        ),
+    )
+
+
+def restart_loop(s: Snap) -> None:
+    # docker ps -a from the field report (seeds/000, Theory 1).
+    lines = [
+        "Exited (1) 29 seconds ago     :: ecs-svc-cw-agent-daemon-9-cloudwatch-agent-d4a6909b8fdd",
+        "Exited (1) 40 seconds ago     :: ecs-svc-cw-agent-daemon-9-cloudwatch-agent-8ec2b4b8cfa6",
+        "Exited (1) 51 seconds ago     :: ecs-svc-cw-agent-daemon-9-cloudwatch-agent-90ff96dec88e",
+        "Exited (1) About a minute ago :: ecs-svc-cw-agent-daemon-9-cloudwatch-agent-fcc89297d9e0",
+        "Up 18 minutes :: ecs-vllm-g5-3-vllm-g5-e2b5c8d9a1f0e7c6d101",
+    ]
+    _probe(s, containers=("\n".join(lines), 0))
+
+
+def putmetricdata_denied(s: Snap) -> None:
+    _probe(
+        s,
+        agent_log=(
+            "2026-11-29T17:00:01Z E! cloudwatch: code: AccessDenied, message: User: "
+            "arn:aws:sts::123456789012:assumed-role/vllm-g5-instance/i-0ad34247c1f0e9b21 is not "
+            "authorized to perform: cloudwatch:PutMetricData because no identity-based policy "
+            "allows the cloudwatch:PutMetricData action, original error: <nil>",
+            0,
+        ),
+    )
+
+
+def ecs_inactive(s: Snap) -> None:
+    _probe(s, ecs_active=("inactive", 3))
+
+
+def agent_inactive(s: Snap) -> None:
+    _probe(s, agent_active=("failed", 3))
+
+
+def agent_config_missing(s: Snap) -> None:
+    _probe(
+        s,
+        agent_config=(
+            f"cat: {gpu_metric.AGENT_CONFIG_PATH}: No such file or directory",
+            1,
+        ),
+    )
+
+
+def no_nvidia_runtime(s: Snap) -> None:
+    _probe(s, docker_info=(" Runtimes: io.containerd.runc.v2 runc\n Default Runtime: runc", 0))
+
+
+def env_inert(s: Snap) -> None:
+    s["task_definitions"][0]["containerDefinitions"].append(
+        {
+            "name": "cloudwatch-agent",
+            "image": "public.ecr.aws/cloudwatch-agent/cloudwatch-agent:latest",
+            "essential": False,
+            "environment": [
+                {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"},
+            ],
+        }
+    )
+
+
+def gpu_support_off(s: Snap) -> None:
+    _probe(
+        s,
+        ecs_config=(
+            f"# /etc/ecs/ecs.config\nECS_CLUSTER={NAMES.cluster}\n"
+            "# /var/lib/ecs/ecs.config (absent)",
+            0,
+        ),
+    )
+
+
+def wrong_cluster(s: Snap) -> None:
+    _probe(
+        s,
+        ecs_config=(
+            "# /etc/ecs/ecs.config\nECS_CLUSTER=default\nECS_ENABLE_GPU_SUPPORT=true",
+            0,
+        ),
+    )
+
+
+def delete_stuck(s: Snap) -> None:
+    s["stacks"][0]["StackStatus"] = "DELETE_IN_PROGRESS"
+    s["stacks"][0]["DeletionTime"] = "2026-11-29T17:10:00+00:00"
+
+
+# (check id, breakage, evidence kind, evidence field contains, evidence value contains, fix contains)
+CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
+    ("ECS001", no_instances, "container_instances", "status", "none registered", "ECS_CLUSTER="),
+    ("ECS002", agent_disconnected, "container_instances", "agentConnected", "False", "ECS agent"),
+    ("GPU001", no_gpu_registered, "container_instances", "registeredResources", "MEMORY", "ECS_ENABLE_GPU_SUPPORT=true"),
+    ("GPU002", td_without_gpu, "task_definitions", "resourceRequirements", "[]", '"type": "GPU"'),
+    ("GPU003", gpus_exhausted, "container_instances", "remainingResources[GPU]", IID, "reserved"),
+    ("PLC001", typo_constraint, "services", "placementConstraints[0].expression", "g5.xlarg", "instance_type"),
+    ("CAP001", managed_scaling_off, "capacity_providers", "managedScaling.status", "DISABLED", "status=ENABLED"),
+    ("ASG001", stockout, "scaling_activities", "StatusMessage", "InsufficientInstanceCapacity", "Availability Zones"),
+    ("ASG002", asg_at_max, "auto_scaling_groups", "DesiredCapacity/MaxSize", "1/1", "max_instances"),
+    ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "GPU001"),
+    ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
+    ("MET002", alarm_no_data, "alarms", "StateValue", "INSUFFICIENT_DATA", "MET001"),
+    ("MET003", missing_alarm_firing, "alarms", "StateValue", "ALARM", "HOST checks"),
+    ("SCL001", policy_wrong_metric, "scaling_policies", "CustomizedMetricSpecification", "ECS/GPU", "nobody writes"),
+    ("SCL002", scaling_suspended, "scalable_targets", "SuspendedState", "'DynamicScalingOutSuspended': True", "DynamicScalingOutSuspended=false"),
+    ("SCL003", service_scaling_failed, "service_scaling_activities", "StatusMessage", "AccessDenied", "StatusMessage"),
+    ("ASG003", host_cpu_policy, "asg_policies", "PredefinedMetricType", "ASGAverageCPUUtilization", "delete-policy"),
+    ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),
+    ("HOST000", probe_undeliverable, "host_probes", "Status", "Undeliverable", "AmazonSSMManagedInstanceCore"),
+    ("HOST001", no_nvidia_smi, "host_probes", "nvidia_smi", "command not found", "GPU-optimized AMI"),
+    ("HOST002", agent_cannot_stat, "host_probes", "agent_log", "Cannot get file's stat", "systemd"),
+    ("HOST003", restart_loop, "host_probes", "cloudwatch-agent", "4 exits", "docker logs"),
+    ("HOST004", putmetricdata_denied, "host_probes", "agent_log", "cloudwatch:PutMetricData", "cloudwatch:namespace"),
+    ("HOST005", ecs_inactive, "host_probes", "is-active ecs", "inactive", "PartOf=docker.service"),
+    ("HOST006", agent_inactive, "host_probes", "amazon-cloudwatch-agent", "failed", "fetch-config"),
+    ("HOST007", agent_config_missing, "host_probes", gpu_metric.AGENT_CONFIG_PATH, "No such file", "fetch-config"),
+    ("HOST008", no_nvidia_runtime, "host_probes", "Runtimes", "runc", "nvidia-container-toolkit"),
+    ("HOST009", env_inert, "host_probes", "Default Runtime", "runc", "does nothing"),
+    ("HOST010", gpu_support_off, "host_probes", "ECS_ENABLE_GPU_SUPPORT", "None", "ECS_ENABLE_GPU_SUPPORT=true"),
+    ("HOST011", wrong_cluster, "host_probes", "ECS_CLUSTER", "default", f"ECS_CLUSTER={NAMES.cluster}"),
+    ("STK001", delete_stuck, "auto_scaling_groups", "ProtectedFromScaleIn", IID, "--no-protected-from-scale-in"),
+]  # fmt: skip
+
+
+def test_every_check_has_a_broken_case() -> None:
+    assert sorted(c[0] for c in CASES) == sorted(c.id for c in CHECKS)
+
+
+def test_healthy_snapshot_is_real_and_gives_no_finding(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    validate_snapshot(s)
+    report = run_checks(s)
+    assert [f.as_dict() for f in report.findings] == []
+    assert report.unknown == []
+    assert not report.has_error
+    assert {r.status for r in report.results} == {"ok"}
+
+
+@pytest.mark.parametrize(
+    ("check_id", "breakage", "kind", "field", "value", "fix"), CASES, ids=[c[0] for c in CASES]
+)
+def test_broken_snapshot_fires_with_evidence_and_fix(
+    healthy: Callable[[], Snap],
+    check_id: str,
+    breakage: Callable[[Snap], None],
+    kind: str,
+    field: str,
+    value: str,
+    fix: str,
+) -> None:
+    s = healthy()
+    breakage(s)
+    validate_snapshot(s)  # still a shape AWS returns
+    report = run_checks(s)
+    mine = [f for f in report.findings if f.id == check_id]
+    assert mine, f"{check_id} did not fire; findings: {[f.id for f in report.findings]}"
+    f = mine[0]
+    assert f.severity == CHECKS_BY_ID[check_id].severity or check_id in ("MET003", "SCL001")
+    assert fix in f.fix
+    assert any(e.kind == kind and field in e.field and value in str(e.value) for e in f.evidence), (
+        f.evidence
+    )
+
+
+def test_findings_follow_the_chain_order(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    metric_missing(s)
+    no_gpu_registered(s)
+    agent_cannot_stat(s)
+    ids = [f.id for f in run_checks(s).findings]
+    assert ids.index("GPU001") < ids.index("MET001") < ids.index("HOST002")
+
+
+def test_absent_kind_is_unknown_never_ok(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    del s["host_probes"]
+    s[COLLECTION_KEY]["probe_hosts"] = False
+    del s["metric_data"]
+    report = run_checks(s)
+    status = {r.check.id: r for r in report.results}
+    assert status["MET001"].status == "unknown"
+    assert status["MET001"].missing == ("metric_data",)
+    assert status["HOST002"].status == "unknown"
+    assert "--probe-hosts" in status["HOST002"].reason
+    assert status["GPU001"].status == "ok"
+
+
+def test_empty_snapshot_is_all_unknown() -> None:
+    report = run_checks({})
+    assert {r.status for r in report.results} == {"unknown"}
+    assert not report.has_error
+
+
+def test_denied_kind_names_the_permission(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    del s["scaling_activities"]
+    s[COLLECTION_KEY]["denied"].append(
+        {
+            "call": "autoscaling DescribeScalingActivities",
+            "permission": "autoscaling:DescribeScalingActivities",
+            "code": "AccessDenied",
+            "kinds": ["scaling_activities"],
+        }
+    )
+    report = run_checks(s)
+    asg001 = next(r for r in report.results if r.check.id == "ASG001")
+    assert asg001.status == "unknown"
+    assert "autoscaling:DescribeScalingActivities" in asg001.reason
+    assert report.as_dict()["missing_permissions"][0]["permission"] == (
+        "autoscaling:DescribeScalingActivities"
+    )
+
+
+def test_placement_failure_before_steady_state_is_history(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    unable_to_place(s)
+    s["services"][0]["events"][0]["createdAt"] = "2026-11-29T15:00:00+00:00"  # older than steady
+    assert not [f for f in run_checks(s).findings if f.id == "SVC001"]
+
+
+def test_constraint_on_wrong_but_real_type(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["services"][0]["placementConstraints"][0]["expression"] = (
+        "attribute:ecs.instance-type == g6.xlarge"
+    )
+    f = [f for f in run_checks(s).findings if f.id == "PLC001"]
+    assert len(f) == 1 and "g5.xlarge" in f[0].fix
+
+
+def test_nvidia_env_with_nvidia_default_runtime_is_fine(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    env_inert(s)
+    _probe(
+        s, docker_info=(" Runtimes: io.containerd.runc.v2 nvidia runc\n Default Runtime: nvidia", 0)
+    )
+    assert not [f for f in run_checks(s).findings if f.id == "HOST009"]
+
+
+def test_scale_in_protection_alone_does_not_block_a_healthy_stack(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()  # instances are protected, the stack is CREATE_COMPLETE
+    assert not [f for f in run_checks(s).findings if f.id == "STK001"]
+
+
+def test_quota_failure_gets_the_quota_fix(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    stockout(s)
+    s["scaling_activities"][0]["StatusMessage"] = (
+        "You have requested more vCPU capacity than your current vCPU limit of 0 allows for the "
+        "instance bucket that the specified instance type belongs to. (Error Code: "
+        "VcpuLimitExceeded)"
+    )
+    f = next(f for f in run_checks(s).findings if f.id == "ASG001")
+    assert "Service Quotas" in f.fix
