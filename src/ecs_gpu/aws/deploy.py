@@ -468,6 +468,8 @@ def stack_resources(cfn: CloudFormationClient, stack: str) -> list[StackResource
     with mapped("cloudformation", "ListStackResources"):
         for page in cfn.get_paginator("list_stack_resources").paginate(StackName=stack):
             for r in page.get("StackResourceSummaries", []):
+                if not r.get("LogicalResourceId"):
+                    continue  # moto lists resource types it skipped with no id
                 out.append(
                     StackResource(
                         logical_id=r["LogicalResourceId"],

@@ -1,0 +1,158 @@
+"""Fixtures for the operate tests: clients on moto, a deployable template, no-sleep waits."""
+
+from __future__ import annotations
+
+import copy
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from ecs_gpu.aws.deploy import Waits
+from ecs_gpu.naming import Names
+
+NAMES = Names("vllm-g5")
+
+
+def no_sleep(_: float) -> None:
+    """Moto answers synchronously, so polling needs no real sleep."""
+
+
+NO_WAIT = Waits(poll_s=0.0, change_set_timeout_s=5.0, sleep=no_sleep)
+
+
+def _hand_template() -> dict[str, Any]:
+    """A small stand-in with the GPU stack's resource types and physical names."""
+    return {
+        "Resources": {
+            "Cluster": {"Type": "AWS::ECS::Cluster", "Properties": {"ClusterName": NAMES.cluster}},
+            "InstanceRole": {
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Principal": {"Service": "ec2.amazonaws.com"},
+                                "Action": "sts:AssumeRole",
+                            }
+                        ],
+                    }
+                },
+            },
+            "LaunchTemplate": {
+                "Type": "AWS::EC2::LaunchTemplate",
+                "Properties": {
+                    "LaunchTemplateData": {"ImageId": "ami-12c6146b", "InstanceType": "g5.xlarge"}
+                },
+            },
+            "Asg": {
+                "Type": "AWS::AutoScaling::AutoScalingGroup",
+                "Properties": {
+                    "AutoScalingGroupName": NAMES.asg,
+                    "MinSize": "1",
+                    "MaxSize": "4",
+                    "DesiredCapacity": "1",
+                    "AvailabilityZones": ["us-east-1a"],
+                    "NewInstancesProtectedFromScaleIn": True,
+                    "LaunchTemplate": {
+                        "LaunchTemplateId": {"Ref": "LaunchTemplate"},
+                        "Version": {"Fn::GetAtt": ["LaunchTemplate", "LatestVersionNumber"]},
+                    },
+                },
+            },
+            "CapacityProvider": {
+                "Type": "AWS::ECS::CapacityProvider",
+                "Properties": {
+                    "Name": NAMES.capacity_provider,
+                    "AutoScalingGroupProvider": {
+                        "AutoScalingGroupArn": {"Ref": "Asg"},
+                        "ManagedTerminationProtection": "ENABLED",
+                        "ManagedScaling": {"Status": "ENABLED", "TargetCapacity": 100},
+                    },
+                },
+            },
+            "TaskDefinition": {
+                "Type": "AWS::ECS::TaskDefinition",
+                "Properties": {
+                    "Family": NAMES.task_family,
+                    "RequiresCompatibilities": ["EC2"],
+                    "ContainerDefinitions": [
+                        {
+                            "Name": "app",
+                            "Image": "vllm/vllm-openai:v0.11.0",
+                            "Cpu": 3072,
+                            "Memory": 12288,
+                            "ResourceRequirements": [{"Type": "GPU", "Value": "1"}],
+                        }
+                    ],
+                },
+            },
+            "Service": {
+                "Type": "AWS::ECS::Service",
+                "Properties": {
+                    "ServiceName": NAMES.service,
+                    "Cluster": {"Ref": "Cluster"},
+                    "TaskDefinition": {"Ref": "TaskDefinition"},
+                    "DesiredCount": 1,
+                },
+            },
+            "LogGroup": {
+                "Type": "AWS::Logs::LogGroup",
+                "Properties": {"LogGroupName": NAMES.task_log_group, "RetentionInDays": 30},
+            },
+        }
+    }
+
+
+@pytest.fixture(scope="session")
+def template() -> dict[str, Any]:
+    return _hand_template()
+
+
+@pytest.fixture
+def fresh_template(template: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(template)
+
+
+class Clients:
+    """Real boto3 clients, built from the environment the ``aws`` fixture set."""
+
+    def __init__(self) -> None:
+        session = boto3.Session()
+        self.cfn = session.client("cloudformation")
+        self.ecs = session.client("ecs")
+        self.autoscaling = session.client("autoscaling")
+        self.appscaling = session.client("application-autoscaling")
+        self.cw = session.client("cloudwatch")
+        self.iam = session.client("iam")
+
+
+@pytest.fixture
+def clients(aws: str) -> Clients:
+    return Clients()
+
+
+@pytest.fixture
+def iam_enforced(aws: str) -> Iterator[str]:
+    """Make moto check IAM policies for every request, as AWS does; undo afterwards."""
+
+    def set_count(value: str) -> None:
+        req = urllib.request.Request(
+            f"{aws}/moto-api/reset-auth", data=value.encode(), method="POST"
+        )
+        urllib.request.urlopen(req, timeout=10).close()
+
+    set_count("0")
+    try:
+        yield aws
+    finally:
+        set_count("inf")
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, default=str)

@@ -1,0 +1,397 @@
+"""Change-set and stack-event logic, on API objects validated against botocore's model.
+
+The CloudFormation answers here are the shapes AWS returns in a rollback or a
+refused change set. Each goes through ``botocore.stub.Stubber``, which
+rejects a response that does not match the service model, so the logic is
+tested on data AWS could actually send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import ANY, Stubber
+
+from ecs_gpu.aws import deploy as dp
+from ecs_gpu.aws.stack_events import (
+    ChangeSummary,
+    StackEvent,
+    changes_from_template,
+    explain_stuck_delete,
+    first_failure,
+    is_no_change_reason,
+    parse_changes,
+    parse_event,
+    required_capabilities,
+)
+from ecs_gpu.cli import operate
+from ecs_gpu.errors import EXIT_PROBLEMS, ProblemsFound
+
+from .conftest import NAMES, NO_WAIT
+
+STACK = NAMES.stack
+STACK_ID = f"arn:aws:cloudformation:us-east-1:123456789012:stack/{STACK}/0f9a3b70-1111-2222-3333"
+CS_ID = f"arn:aws:cloudformation:us-east-1:123456789012:changeSet/ecs-gpu-x/{'a' * 8}"
+T0 = datetime(2026, 7, 18, 21, 0, 0, tzinfo=UTC)
+
+ASG_LIMIT = (
+    'Resource handler returned message: "You have requested more instances (1) than your '
+    "current instance limit of 0 allows for the specified instance type. Please visit "
+    'http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit."'
+)
+
+
+def ev(n: int, logical: str, rtype: str, status: str, reason: str = "") -> dict[str, Any]:
+    e: dict[str, Any] = {
+        "StackId": STACK_ID,
+        "EventId": f"{logical}-{status}-{n}",
+        "StackName": STACK,
+        "LogicalResourceId": logical,
+        "PhysicalResourceId": STACK_ID if rtype == "AWS::CloudFormation::Stack" else "",
+        "ResourceType": rtype,
+        "Timestamp": T0 + timedelta(seconds=n),
+        "ResourceStatus": status,
+    }
+    if reason:
+        e["ResourceStatusReason"] = reason
+    return e
+
+
+STACK_T = "AWS::CloudFormation::Stack"
+ASG_T = "AWS::AutoScaling::AutoScalingGroup"
+
+# A create that fails on the ASG, as CloudFormation reports it: the root cause,
+# then a cancellation for the sibling still in flight, then the stack's own
+# summary, then the rollback. Oldest first here; the API returns newest first.
+ROLLBACK = [
+    ev(0, STACK, STACK_T, "CREATE_IN_PROGRESS", "User Initiated"),
+    ev(1, "Cluster", "AWS::ECS::Cluster", "CREATE_IN_PROGRESS"),
+    ev(2, "LaunchTemplate", "AWS::EC2::LaunchTemplate", "CREATE_IN_PROGRESS"),
+    ev(3, "Cluster", "AWS::ECS::Cluster", "CREATE_COMPLETE"),
+    ev(4, "LaunchTemplate", "AWS::EC2::LaunchTemplate", "CREATE_COMPLETE"),
+    ev(5, "Asg", ASG_T, "CREATE_IN_PROGRESS"),
+    ev(5, "LogGroup", "AWS::Logs::LogGroup", "CREATE_IN_PROGRESS"),
+    ev(40, "Asg", ASG_T, "CREATE_FAILED", ASG_LIMIT),
+    ev(40, "LogGroup", "AWS::Logs::LogGroup", "CREATE_FAILED", "Resource creation cancelled"),
+    ev(
+        41,
+        STACK,
+        STACK_T,
+        "ROLLBACK_IN_PROGRESS",
+        "The following resource(s) failed to create: [LogGroup, Asg]. Rollback requested by user.",
+    ),
+    ev(50, "Asg", ASG_T, "DELETE_COMPLETE"),
+    ev(51, "LogGroup", "AWS::Logs::LogGroup", "DELETE_COMPLETE"),
+    ev(52, "Cluster", "AWS::ECS::Cluster", "DELETE_COMPLETE"),
+    ev(53, "LaunchTemplate", "AWS::EC2::LaunchTemplate", "DELETE_COMPLETE"),
+    ev(54, STACK, STACK_T, "ROLLBACK_COMPLETE"),
+]
+
+
+@pytest.fixture
+def cfn() -> Iterator[Any]:
+    client = boto3.client(
+        "cloudformation",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    yield client
+
+
+def describe_stack(status: str) -> dict[str, Any]:
+    return {
+        "Stacks": [
+            {
+                "StackId": STACK_ID,
+                "StackName": STACK,
+                "CreationTime": T0,
+                "StackStatus": status,
+            }
+        ]
+    }
+
+
+# --- pure logic -------------------------------------------------------------------
+
+
+def test_first_failure_is_the_root_cause_not_the_cascade() -> None:
+    events = [parse_event(e) for e in reversed(ROLLBACK)]  # API order: newest first
+    f = first_failure(events)
+    assert f is not None
+    assert (f.logical_id, f.status) == ("Asg", "CREATE_FAILED")
+    assert "instance limit" in f.reason
+
+
+def test_first_failure_falls_back_to_a_cancellation_when_nothing_else_failed() -> None:
+    only = [
+        parse_event(
+            ev(1, "LogGroup", "AWS::Logs::LogGroup", "CREATE_FAILED", "Resource creation cancelled")
+        ),
+        parse_event(
+            ev(
+                2,
+                STACK,
+                STACK_T,
+                "ROLLBACK_IN_PROGRESS",
+                "The following resource(s) failed to create: [LogGroup].",
+            )
+        ),
+    ]
+    f = first_failure(only)
+    assert f is not None and f.logical_id == "LogGroup"
+    assert first_failure([parse_event(e) for e in ROLLBACK[:7]]) is None
+
+
+def test_capabilities_follow_the_iam_resources() -> None:
+    assert required_capabilities({"Resources": {"L": {"Type": "AWS::Logs::LogGroup"}}}) == []
+    role = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": {}}}
+    assert required_capabilities({"Resources": {"R": role}}) == ["CAPABILITY_IAM"]
+    named = {"Type": "AWS::IAM::Role", "Properties": {"RoleName": "x"}}
+    assert required_capabilities({"Resources": {"R": role, "N": named}}) == ["CAPABILITY_NAMED_IAM"]
+
+
+def test_no_change_reasons_cover_both_wordings() -> None:
+    assert is_no_change_reason(
+        "The submitted information didn't contain changes. Submit different information to "
+        "create a change set."
+    )
+    assert is_no_change_reason("No updates are to be performed.")
+    assert not is_no_change_reason("Template format error: unresolved reference")
+    assert not is_no_change_reason(None)
+
+
+def test_new_stack_preview_lists_every_resource(template: dict[str, Any]) -> None:
+    changes = changes_from_template(template)
+    assert {c.logical_id for c in changes} == set(template["Resources"])
+    assert all(c.action == "Add" and not c.loud for c in changes)
+
+
+def test_stuck_delete_names_the_protected_asg() -> None:
+    events = [
+        parse_event(ev(0, STACK, STACK_T, "DELETE_IN_PROGRESS", "User Initiated")),
+        parse_event(ev(1, "Service", "AWS::ECS::Service", "DELETE_IN_PROGRESS")),
+        parse_event(ev(9, "Service", "AWS::ECS::Service", "DELETE_COMPLETE")),
+        parse_event(ev(10, "Asg", ASG_T, "DELETE_IN_PROGRESS")),
+        parse_event(ev(10, "CapacityProvider", "AWS::ECS::CapacityProvider", "DELETE_IN_PROGRESS")),
+    ]
+    lines = explain_stuck_delete(events)
+    assert len(lines) == 2  # the service finished; the stack itself is not a resource
+    assert any("Asg" in ln and "protected from scale-in" in ln for ln in lines)
+    assert any("CapacityProvider" in ln and "associated with a cluster" in ln for ln in lines)
+
+
+def test_event_line_carries_status_type_and_reason() -> None:
+    e: StackEvent = parse_event(ROLLBACK[7])
+    line = e.line()
+    assert "CREATE_FAILED" in line and ASG_T in line and "instance limit" in line
+
+
+# --- through a Stubber (responses validated against botocore's model) ---------------
+
+
+def test_follow_a_rollback_reports_the_first_failure_and_never_deletes(cfn: Any) -> None:
+    with Stubber(cfn) as stub:
+        stub.add_response(
+            "describe_stacks", describe_stack("ROLLBACK_COMPLETE"), {"StackName": STACK_ID}
+        )
+        stub.add_response(
+            "describe_stack_events",
+            {"StackEvents": list(reversed(ROLLBACK))},
+            {"StackName": STACK_ID},
+        )
+        seen: set[str] = {ROLLBACK[0]["EventId"]}  # predates the operation
+        shown: list[StackEvent] = []
+        result = dp.follow(cfn, STACK_ID, seen, on_event=shown.append, waits=NO_WAIT)
+        stub.assert_no_pending_responses()
+    assert result.status == "ROLLBACK_COMPLETE" and not result.ok
+    assert [e.event_id for e in shown] == [e["EventId"] for e in ROLLBACK[1:]]
+    assert result.failure is not None and result.failure.logical_id == "Asg"
+    problem = operate._report_failure(result, STACK, "us-east-1")
+    assert problem.exit_code == EXIT_PROBLEMS
+    assert "first failure: Asg" in problem.message and "instance limit" in problem.message
+    assert "Resource creation cancelled" not in problem.message
+    assert "describe-stack-events --stack-name vllm-g5 --region us-east-1" in problem.message
+
+
+def test_deploy_rollback_exits_1_and_leaves_the_stack(cfn: Any, template: dict[str, Any]) -> None:
+    """The whole deploy of a new stack that rolls back; no DeleteStack is ever sent.
+
+    The Stubber fails on any call it was not given, so a delete would fail the test.
+    """
+    missing = f"Stack with id {STACK} does not exist"
+    with Stubber(cfn) as stub:
+        stub.add_client_error("describe_stacks", "ValidationError", missing, 400)
+        stub.add_response(
+            "create_change_set",
+            {"Id": CS_ID, "StackId": STACK_ID},
+            {
+                "StackName": STACK,
+                "ChangeSetName": ANY,
+                "TemplateBody": ANY,
+                "ChangeSetType": "CREATE",
+                "Description": ANY,
+                "Capabilities": ["CAPABILITY_IAM"],
+            },
+        )
+        stub.add_response(
+            "describe_change_set",
+            {"ChangeSetId": CS_ID, "StackId": STACK_ID, "Status": "CREATE_COMPLETE"},
+            {"ChangeSetName": CS_ID},
+        )
+        stub.add_response(
+            "describe_stack_events", {"StackEvents": [ROLLBACK[0]]}, {"StackName": STACK_ID}
+        )
+        stub.add_response("execute_change_set", {}, {"ChangeSetName": CS_ID})
+        stub.add_response(
+            "describe_stacks", describe_stack("ROLLBACK_COMPLETE"), {"StackName": STACK_ID}
+        )
+        stub.add_response(
+            "describe_stack_events",
+            {"StackEvents": list(reversed(ROLLBACK))},
+            {"StackName": STACK_ID},
+        )
+        with pytest.raises(ProblemsFound) as exc:
+            operate.run_deploy(cfn, STACK, template, yes=True, waits=NO_WAIT)
+        stub.assert_no_pending_responses()
+    assert exc.value.exit_code == 1
+    assert "ended ROLLBACK_COMPLETE" in exc.value.message
+    assert "Asg" in exc.value.message and "does not delete it" in exc.value.message
+
+
+def _existing_stack_change_set(stub: Stubber, described: dict[str, Any]) -> None:
+    stub.add_response("describe_stacks", describe_stack("UPDATE_COMPLETE"), {"StackName": STACK})
+    stub.add_response(
+        "create_change_set",
+        {"Id": CS_ID, "StackId": STACK_ID},
+        {
+            "StackName": STACK,
+            "ChangeSetName": ANY,
+            "TemplateBody": ANY,
+            "ChangeSetType": "UPDATE",
+            "Description": ANY,
+            "Capabilities": ANY,
+        },
+    )
+    stub.add_response("describe_change_set", described, {"ChangeSetName": CS_ID})
+
+
+def test_failing_change_set_exits_1_with_the_reason_and_is_deleted(
+    cfn: Any, template: dict[str, Any]
+) -> None:
+    reason = "Template error: instance of Fn::GetAtt references undefined resource Foo"
+    with Stubber(cfn) as stub:
+        _existing_stack_change_set(
+            stub,
+            {"ChangeSetId": CS_ID, "StackId": STACK_ID, "Status": "FAILED", "StatusReason": reason},
+        )
+        stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
+        with pytest.raises(ProblemsFound) as exc:
+            dp.diff(cfn, STACK, template, waits=NO_WAIT)
+        stub.assert_no_pending_responses()  # the failed change set was deleted
+    assert exc.value.exit_code == 1
+    assert reason in exc.value.message and STACK in exc.value.message
+
+
+def test_refused_template_exits_1_naming_cloudformation_message(
+    cfn: Any, template: dict[str, Any]
+) -> None:
+    msg = "Template format error: Unresolved resource dependencies [Foo] in the Resources block"
+    with Stubber(cfn) as stub:
+        stub.add_response(
+            "describe_stacks", describe_stack("CREATE_COMPLETE"), {"StackName": STACK}
+        )
+        stub.add_client_error("create_change_set", "ValidationError", msg, 400)
+        with pytest.raises(ProblemsFound) as exc:
+            dp.diff(cfn, STACK, template, waits=NO_WAIT)
+    assert exc.value.exit_code == 1
+    assert (
+        "refused the change set" in exc.value.message and "Unresolved resource" in exc.value.message
+    )
+
+
+def test_asg_replacement_is_called_out_loudly(
+    cfn: Any, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    changes = [
+        {
+            "Type": "Resource",
+            "ResourceChange": {
+                "Action": "Modify",
+                "LogicalResourceId": "Asg",
+                "PhysicalResourceId": NAMES.asg,
+                "ResourceType": ASG_T,
+                "Replacement": "True",
+                "Scope": ["Properties"],
+            },
+        },
+        {
+            "Type": "Resource",
+            "ResourceChange": {
+                "Action": "Modify",
+                "LogicalResourceId": "LogGroup",
+                "ResourceType": "AWS::Logs::LogGroup",
+                "Replacement": "False",
+            },
+        },
+        {
+            "Type": "Resource",
+            "ResourceChange": {
+                "Action": "Add",
+                "LogicalResourceId": "Alarm",
+                "ResourceType": "AWS::CloudWatch::Alarm",
+            },
+        },
+    ]
+    page = {
+        "ChangeSetId": CS_ID,
+        "StackId": STACK_ID,
+        "Status": "CREATE_COMPLETE",
+        "Changes": changes,
+    }
+    with Stubber(cfn) as stub:
+        _existing_stack_change_set(stub, page)
+        stub.add_response("describe_change_set", page, {"ChangeSetName": CS_ID})
+        stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
+        p = operate.run_diff(cfn, STACK, template, waits=NO_WAIT)
+        stub.assert_no_pending_responses()
+    assert p.summary.counts() == {"Modify": 2, "Add": 1}
+    assert [c.logical_id for c in p.summary.loud_replacements] == ["Asg"]
+    out = capsys.readouterr().out
+    assert "REPLACEMENT: Asg" in out and "new GPU fleet" in out
+    assert "REPLACEMENT: LogGroup" not in out
+
+
+def test_parse_changes_keeps_order_and_replacement_flags() -> None:
+    summary = ChangeSummary(
+        tuple(
+            parse_changes(
+                [
+                    {
+                        "Type": "Resource",
+                        "ResourceChange": {
+                            "Action": "Modify",
+                            "LogicalResourceId": "Svc",
+                            "ResourceType": "AWS::ECS::Service",
+                            "Replacement": "Conditional",
+                        },
+                    },
+                    {
+                        "Type": "Resource",
+                        "ResourceChange": {
+                            "Action": "Remove",
+                            "LogicalResourceId": "Old",
+                            "ResourceType": "AWS::SNS::Topic",
+                        },
+                    },
+                ]
+            )
+        )
+    )
+    assert [c.logical_id for c in summary.changes] == ["Svc", "Old"]
+    assert summary.changes[0].loud and not summary.changes[1].loud
+    assert summary.of("Remove")[0].logical_id == "Old"

@@ -1,0 +1,295 @@
+"""Deploy, diff and destroy against moto in server mode (127.0.0.1, via AWS_ENDPOINT_URL).
+
+What moto models: CloudFormation change sets and stack events (one
+CREATE/UPDATE/DELETE pair per operation, no per-resource events), ECS
+clusters/services/task definitions, ASGs with scale-in protection,
+launch templates, IAM, logs. What moto's CloudFormation skips (it logs "No
+Moto CloudFormation support for ..."): AWS::ECS::CapacityProvider,
+ClusterCapacityProviderAssociations, ApplicationAutoScaling::*,
+CloudWatch::Alarm. Where a test needs one of those (the scalable target),
+it creates it through the service API and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from ecs_gpu.aws import deploy as dp
+from ecs_gpu.cli import operate
+from ecs_gpu.errors import ProblemsFound
+
+from .conftest import NAMES, NO_WAIT, Clients
+
+STACK = NAMES.stack
+
+
+def record_calls(*clients: Any) -> list[str]:
+    """Names of the API operations the clients send, in order (a botocore event hook)."""
+    calls: list[str] = []
+
+    def hook(model: Any, **_: Any) -> None:
+        calls.append(model.name)
+
+    for c in clients:
+        c.meta.events.register("before-call", hook)
+    return calls
+
+
+def deploy(c: Clients, template: dict[str, Any]) -> dp.FollowResult:
+    result = operate.run_deploy(c.cfn, STACK, template, yes=True, waits=NO_WAIT)
+    assert result is not None
+    return result
+
+
+def test_deploy_creates_the_stack_and_reports_success(
+    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    calls = record_calls(clients.cfn)
+    result = deploy(clients, template)
+    assert result.ok and result.status == "CREATE_COMPLETE"
+    stack = clients.cfn.describe_stacks(StackName=STACK)["Stacks"][0]
+    assert stack["StackStatus"] == "CREATE_COMPLETE"
+    # What moto models of the GPU stack exists under the names from naming.py.
+    asgs = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[NAMES.asg])
+    assert asgs["AutoScalingGroups"][0]["NewInstancesProtectedFromScaleIn"] is True
+    svc = clients.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
+    assert svc["services"][0]["status"] == "ACTIVE"
+    # The change set carried the IAM capability the instance role needs.
+    assert "CreateChangeSet" in calls and "ExecuteChangeSet" in calls
+    assert "DeleteStack" not in calls
+    out = capsys.readouterr().out
+    assert "new stack" in out and f"Stack {STACK} is CREATE_COMPLETE" in out
+
+
+def test_diff_on_unchanged_spec_reports_no_changes(
+    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    deploy(clients, template)
+    capsys.readouterr()
+    p = operate.run_diff(clients.cfn, STACK, template, waits=NO_WAIT)
+    assert p.summary.empty and not p.new_stack
+    assert f"Stack {STACK}: no changes." in capsys.readouterr().out
+    # The preview left no change set behind.
+    left = clients.cfn.list_change_sets(StackName=STACK)["Summaries"]
+    assert [s["ExecutionStatus"] for s in left] == ["EXECUTE_COMPLETE"]
+
+
+def test_diff_shows_a_modified_and_an_added_resource_then_deletes_the_change_set(
+    clients: Clients, template: dict[str, Any], fresh_template: dict[str, Any]
+) -> None:
+    deploy(clients, template)
+    fresh_template["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] = 7
+    fresh_template["Resources"]["HostLogs"] = {
+        "Type": "AWS::Logs::LogGroup",
+        "Properties": {"LogGroupName": NAMES.host_log_group},
+    }
+    p = dp.diff(clients.cfn, STACK, fresh_template, waits=NO_WAIT)
+    assert {(c.action, c.logical_id) for c in p.summary.changes} == {
+        ("Modify", "LogGroup"),
+        ("Add", "HostLogs"),
+    }
+    assert p.change_set_id is None
+    left = clients.cfn.list_change_sets(StackName=STACK)["Summaries"]
+    assert len(left) == 1  # only the executed one from the deploy
+
+
+def test_deploy_declined_changes_nothing(
+    clients: Clients, template: dict[str, Any], fresh_template: dict[str, Any]
+) -> None:
+    deploy(clients, template)
+    fresh_template["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] = 7
+    calls = record_calls(clients.cfn)
+    result = operate.run_deploy(
+        clients.cfn,
+        STACK,
+        fresh_template,
+        yes=False,
+        waits=NO_WAIT,
+        ask=lambda *a, **k: False,
+    )
+    assert result is None
+    assert "ExecuteChangeSet" not in calls and "DeleteChangeSet" in calls
+    assert clients.cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] == (
+        "CREATE_COMPLETE"
+    )
+
+
+def test_deploy_without_tty_or_yes_refuses_with_exit_2(
+    clients: Clients, template: dict[str, Any]
+) -> None:
+    # pytest's stdin is not a terminal: confirm() must refuse rather than hang.
+    with pytest.raises(Exception) as exc:
+        operate.run_deploy(clients.cfn, STACK, template, yes=False, waits=NO_WAIT)
+    assert getattr(exc.value, "exit_code", None) == 2
+    assert "--yes" in str(exc.value)
+    with pytest.raises(Exception, match="does not exist"):
+        clients.cfn.describe_stacks(StackName=STACK)
+
+
+def test_ctrl_c_while_following_leaves_the_stack_and_says_how_to_follow(
+    clients: Clients, template: dict[str, Any]
+) -> None:
+    executed: list[bool] = []
+
+    def mark(**_: Any) -> None:
+        executed.append(True)
+
+    def interrupt(**_: Any) -> None:
+        # The user presses Ctrl-C while deploy polls the stack after executing.
+        if executed:
+            raise KeyboardInterrupt
+
+    clients.cfn.meta.events.register("after-call.cloudformation.ExecuteChangeSet", mark)
+    clients.cfn.meta.events.register("after-call.cloudformation.DescribeStacks", interrupt)
+    calls = record_calls(clients.cfn)
+    with pytest.raises(dp.StackInterrupted) as exc:
+        operate.run_deploy(
+            clients.cfn, STACK, template, yes=True, waits=NO_WAIT, region="us-east-1"
+        )
+    clients.cfn.meta.events.unregister("after-call.cloudformation.DescribeStacks", interrupt)
+    assert exc.value.exit_code == 130
+    assert "aws cloudformation describe-stack-events --stack-name vllm-g5" in exc.value.message
+    assert "leaves the stack as CloudFormation has it" in exc.value.message
+    assert "ExecuteChangeSet" in calls and "DeleteStack" not in calls
+    status = clients.cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"]
+    assert status == "CREATE_COMPLETE"  # moto finishes at once; the stack is untouched
+
+
+def test_destroy_scales_to_zero_unprotects_then_deletes(
+    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    deploy(clients, template)
+    # moto's CloudFormation skips ApplicationAutoScaling::ScalableTarget, so
+    # the test registers the target the stack would have, with the API.
+    clients.appscaling.register_scalable_target(
+        ServiceNamespace="ecs",
+        ResourceId=NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        MinCapacity=1,
+        MaxCapacity=4,
+    )
+    protected = clients.autoscaling.describe_auto_scaling_instances()["AutoScalingInstances"]
+    assert protected and all(i["ProtectedFromScaleIn"] for i in protected)
+    calls = record_calls(clients.cfn, clients.ecs, clients.autoscaling, clients.appscaling)
+    result = operate.run_destroy(
+        clients.cfn,
+        clients.ecs,
+        clients.autoscaling,
+        clients.appscaling,
+        NAMES,
+        yes=True,
+        waits=NO_WAIT,
+        task_timeout_s=5,
+        stuck_after_s=60,
+    )
+    assert result is not None and result.status == "DELETE_COMPLETE"
+    with pytest.raises(Exception, match="does not exist"):
+        clients.cfn.describe_stacks(StackName=STACK)
+    # Everything that holds the delete up happened, and before DeleteStack.
+    order = [
+        "RegisterScalableTarget",
+        "UpdateService",
+        "ListTasks",
+        "SetInstanceProtection",
+        "DeleteStack",
+    ]
+    assert [calls.index(op) for op in order] == sorted(calls.index(op) for op in order)
+    target = clients.appscaling.describe_scalable_targets(ServiceNamespace="ecs")[
+        "ScalableTargets"
+    ][0]
+    assert target["MinCapacity"] == 0
+    assert target["SuspendedState"]["DynamicScalingOutSuspended"] is True
+    out = capsys.readouterr().out
+    assert "Removed scale-in protection from 1 instance(s)" in out
+    assert f"Stack {STACK} is DELETE_COMPLETE" in out
+
+
+def test_destroy_of_a_missing_stack_is_a_no_op(clients: Clients) -> None:
+    calls = record_calls(clients.cfn, clients.ecs)
+    assert (
+        operate.run_destroy(
+            clients.cfn,
+            clients.ecs,
+            clients.autoscaling,
+            clients.appscaling,
+            NAMES,
+            yes=True,
+            waits=NO_WAIT,
+            task_timeout_s=1,
+            stuck_after_s=1,
+        )
+        is None
+    )
+    assert calls == ["DescribeStacks"]
+
+
+def test_unprotect_handles_more_than_one_batch(clients: Clients) -> None:
+    ec2 = __import__("boto3").client("ec2")
+    lt = ec2.create_launch_template(
+        LaunchTemplateName="lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
+    )["LaunchTemplate"]["LaunchTemplateId"]
+    clients.autoscaling.create_auto_scaling_group(
+        AutoScalingGroupName="big",
+        LaunchTemplate={"LaunchTemplateId": lt},
+        MinSize=0,
+        MaxSize=60,
+        DesiredCapacity=60,
+        AvailabilityZones=["us-east-1a"],
+        NewInstancesProtectedFromScaleIn=True,
+    )
+    calls = record_calls(clients.autoscaling)
+    ids = dp.unprotect_instances(clients.autoscaling, "big")
+    assert len(ids) == 60
+    assert calls.count("SetInstanceProtection") == 2  # 50 + 10: the API takes 50 at most
+    group = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=["big"])[
+        "AutoScalingGroups"
+    ][0]
+    assert not any(i["ProtectedFromScaleIn"] for i in group["Instances"])
+    assert group["NewInstancesProtectedFromScaleIn"] is False
+
+
+def test_wait_for_tasks_is_bounded_and_sees_them_stop(clients: Clients) -> None:
+    """moto's ListTasks ignores serviceName (it never starts service tasks), so the
+    task here is started with RunTask on a registered container instance."""
+    ecs = clients.ecs
+    ecs.create_cluster(clusterName="c")
+    ec2 = __import__("boto3").client("ec2")
+    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)["Instances"][0]
+    doc = __import__("json").dumps({"instanceId": instance["InstanceId"]})
+    ecs.register_container_instance(cluster="c", instanceIdentityDocument=doc)
+    ecs.register_task_definition(
+        family="t", containerDefinitions=[{"name": "a", "image": "x", "memory": 128}]
+    )
+    task = ecs.run_task(cluster="c", taskDefinition="t", count=1)["tasks"][0]["taskArn"]
+    ticks = iter(range(0, 1000, 10))
+    waits = dp.Waits(poll_s=0, sleep=lambda s: None, clock=lambda: float(next(ticks)))
+    polls: list[int] = []
+    alive = dp.wait_tasks_stopped(
+        ecs, "c", "svc", timeout_s=30, waits=waits, on_poll=lambda n, t: polls.append(n)
+    )
+    assert alive == [task] and polls == [1, 1, 1]  # polled at 10, 20, 30 s, then gave up
+    ecs.stop_task(cluster="c", task=task)
+    assert dp.wait_tasks_stopped(ecs, "c", "svc", timeout_s=30, waits=waits) == []
+
+
+def test_busy_or_failed_stacks_are_refused_with_the_way_out() -> None:
+    busy = dp.StackState("id", STACK, "UPDATE_IN_PROGRESS", "")
+    with pytest.raises(ProblemsFound, match="describe-stack-events"):
+        dp._refuse_busy(busy, "us-east-1")
+    failed = dp.StackState("id", STACK, "ROLLBACK_COMPLETE", "")
+    with pytest.raises(ProblemsFound, match="ecs-gpu destroy"):
+        dp._refuse_busy(failed, None)
+    dp._refuse_busy(dp.StackState("id", STACK, "UPDATE_ROLLBACK_COMPLETE", ""), None)
+
+
+def test_template_over_the_body_limit_is_refused_with_exit_2() -> None:
+    big = {"Resources": {f"R{i}": {"Type": "AWS::SNS::Topic"} for i in range(2000)}}
+    with pytest.raises(Exception) as exc:
+        dp.template_body(big)
+    assert getattr(exc.value, "exit_code", None) == 2
+    assert "51,200" in str(exc.value) and "S3 bucket" in str(exc.value)
+    small: Callable[[], str] = lambda: dp.template_body({"Resources": {}})  # noqa: E731
+    assert small() == '{"Resources":{}}'  # minified: no spaces
