@@ -100,6 +100,8 @@ def split_sections(text: str) -> dict[str, Section]:
             continue
         m = _END.match(line)
         if m and current is not None and current == m.group(1):
+            if lines and lines[-1] == "":
+                lines.pop()  # the newline probe.sh writes before each end marker
             out[current] = Section(current, "\n".join(lines), int(m.group(2)))
             current, lines = None, []
             continue

@@ -12,8 +12,9 @@ agent_log=/opt/aws/amazon-cloudwatch-agent/logs/amazon-cloudwatch-agent.log
 
 begin() { echo "@@ecs-gpu-probe begin $1"; }
 # The exit code goes in the end line after the output, so a failing command
-# never hides the next section.
-end() { echo "@@ecs-gpu-probe end $1 rc=$2"; }
+# never hides the next section. The leading newline keeps the marker on its
+# own line when the output lacks a final newline (the parser drops it).
+end() { printf '\n@@ecs-gpu-probe end %s rc=%s\n' "$1" "$2"; }
 
 nvidia_smi_xml() {
   if ! command -v nvidia-smi >/dev/null 2>&1; then
