@@ -112,7 +112,7 @@ def _run(
 
 
 def _label(p: SimParams, spec_path: Path) -> str:
-    return f"{spec_path.name} (GPU {p.gpu_target_percent:g} %)"
+    return f"{spec_path.name} GPU {p.gpu_target_percent:g}%"
 
 
 def _parse_targets(text: str) -> list[float]:
@@ -207,7 +207,7 @@ def simulate_cmd(
         return
     result = _run(p, tr, spec.name, rate_scale, step, seed, start)
     console.print(
-        rp.comparison_table([(_label(p, spec), result.summary)], f"{tr.name} x{rate_scale:g}")
+        rp.summary_table(result.summary, f"{_label(p, spec)} on {tr.name} x{rate_scale:g}")
     )
     title = f"{spec.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % — {tr.name}"
     _write_outputs(result, title, json_out, plot, timeline)
@@ -284,7 +284,7 @@ def plan_cmd(
         f"{p.task_capacity_rps:g} req/s x GPU target {p.gpu_target_percent:g} %"
     )
     result = _run(p, tr, spec.name, scale, step, seed, "warm")
-    console.print(rp.comparison_table([(_label(p, spec), result.summary)], "plan"))
+    console.print(rp.summary_table(result.summary, f"plan: {_label(p, spec)}"))
     out = output if output is not None else Path(f"{loaded.service.name}-plan.png")
     title = (
         f"{loaded.service.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % "

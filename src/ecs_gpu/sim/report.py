@@ -163,35 +163,58 @@ def worst_latency(summary: dict[str, Any]) -> str:
 
 
 def comparison_table(rows: Sequence[tuple[str, dict[str, Any]]], title: str) -> Table:
-    """One row per design: GPU-hours, ratio to oracle, overload, worst latency."""
+    """One row per design: GPU-hours, ratio to oracle, overload, worst latency, cost."""
     table = Table(title=title)
-    for col in (
-        "design",
-        "GPU-hours",
-        "oracle",
-        "ratio",
-        "overload s",
-        "unserved req",
-        "worst scale-out",
-        "max tasks",
-        "max inst",
-        "cost USD",
-    ):
-        table.add_column(col, justify="left" if col == "design" else "right")
+    table.add_column("design", no_wrap=True)
+    for col in ("GPU-h", "x oracle", "overload s", "unserved", "worst wait", "USD"):
+        table.add_column(col, justify="right")
     for label, s in rows:
         ratio = s.get("gpu_hours_ratio_to_oracle")
         table.add_row(
             label,
             f"{s['gpu_hours']:.1f}",
-            f"{s['oracle_gpu_hours']:.1f}",
             "-" if ratio is None else f"{ratio:.2f}",
             f"{s['overload_seconds']:.0f}",
             f"{s['unserved_requests']:.0f}",
             worst_latency(s),
-            str(s["max_tasks"]),
-            str(s["max_instances"]),
-            f"{s['cost_usd']:.2f}",
+            f"{s['cost_usd']:.0f}",
         )
+    return table
+
+
+def summary_table(s: dict[str, Any], title: str) -> Table:
+    """One run's summary, one line per figure, with what it means."""
+    table = Table(title=title, show_header=False)
+    table.add_column("figure", no_wrap=True)
+    table.add_column("value", justify="right", no_wrap=True)
+    table.add_column("meaning")
+    ratio = s.get("gpu_hours_ratio_to_oracle")
+    gm, tg = s.get("gpu_metric_mean_percent"), s.get("task_gpu_util_mean_percent")
+    lines = [
+        ("GPU-hours", f"{s['gpu_hours']:.1f}", "GPUs paid for x hours"),
+        (
+            "oracle GPU-hours",
+            f"{s['oracle_gpu_hours']:.1f}",
+            "perfect foresight, no start-up delay, same target"
+            + ("" if ratio is None else f" (ratio {ratio:.2f})"),
+        ),
+        ("cost USD", f"{s['cost_usd']:.2f}", "on-demand instance-hours x price"),
+        ("overload s", f"{s['overload_seconds']:.0f}", "seconds with load > ready capacity"),
+        ("unserved requests", f"{s['unserved_requests']:.0f}", "beyond the queue bound"),
+        (
+            "worst scale-out",
+            worst_latency(s),
+            f"of {len(s['scale_out_latency_s'])} overload episodes, until capacity covered load",
+        ),
+        ("max tasks / instances", f"{s['max_tasks']} / {s['max_instances']}", "running peak"),
+        (
+            "GPU metric / task GPUs",
+            "-" if gm is None or tg is None else f"{gm:.0f} % / {tg:.0f} %",
+            "mean ASG-average metric vs the GPUs tasks hold",
+        ),
+    ]
+    for row in lines:
+        table.add_row(*row)
     return table
 
 

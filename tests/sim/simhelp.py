@@ -1,0 +1,65 @@
+"""Helpers for the simulator tests: small specs and synthetic loads built in code."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ecs_gpu.sim.params import SimParams, from_spec
+from ecs_gpu.spec import parse_spec
+
+STEP = 10.0
+
+
+def spec_text(
+    *,
+    instance: str = "g5.xlarge",
+    min_instances: int = 1,
+    max_instances: int = 4,
+    cpu_units: int = 3072,
+    memory_mib: int = 12288,
+    min_tasks: int = 1,
+    max_tasks: int = 4,
+    scaling: str = "",
+    simulation: str = "",
+) -> str:
+    return f"""
+[service]
+name = "sim-test"
+image = "vllm/vllm-openai:v0.11.0"
+cpu_units = {cpu_units}
+memory_mib = {memory_mib}
+
+[capacity]
+instance_type = "{instance}"
+min_instances = {min_instances}
+max_instances = {max_instances}
+
+[scaling]
+min_tasks = {min_tasks}
+max_tasks = {max_tasks}
+{scaling}
+
+[simulation]
+{simulation}
+"""
+
+
+def params(**kw: object) -> SimParams:
+    """A spec's parameters with exact arrivals and boot times, for exact asserts."""
+    spec = parse_spec(spec_text(**kw), "test.toml")  # type: ignore[arg-type]
+    return from_spec(spec).with_(poisson_arrivals=False, boot_jitter_fraction=0.0)
+
+
+def load(*segments: tuple[float, float]) -> npt.NDArray[np.float64]:
+    """Piecewise-constant load: (seconds, requests per second) per segment."""
+    parts = [np.full(round(sec / STEP), rps, dtype=np.float64) for sec, rps in segments]
+    return np.concatenate(parts)
+
+
+def first_time(t: list[float], values: list[float], pred: object, after: float = -1.0) -> float:
+    """First ``t`` at or after ``after`` where ``pred(value)`` holds; inf if never."""
+    for ti, v in zip(t, values, strict=True):
+        if ti >= after and pred(v):  # type: ignore[operator]
+            return ti
+    return float("inf")

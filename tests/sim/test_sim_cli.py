@@ -1,0 +1,198 @@
+"""The predict commands through the real CLI entry point."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from simhelp import spec_text
+
+from ecs_gpu.cli import main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    p = tmp_path / "spec.toml"
+    p.write_text(spec_text(max_instances=6, max_tasks=6), encoding="utf-8")
+    return p
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Path:
+    """Six hours of 10-minute windows: a ramp up and back down."""
+    p = tmp_path / "ramp.csv"
+    counts = [300, 600, 1200, 2400, 3600, 4800] * 2
+    counts += list(reversed(counts))
+    rows = [f"{i * 600},{c}" for i, c in enumerate(counts)]
+    p.write_text("timestamp_s,requests\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return p
+
+
+def test_simulate_writes_json_csv_png(
+    tmp_path: Path, spec: Path, trace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_json, out_png, out_csv = tmp_path / "s.json", tmp_path / "s.png", tmp_path / "s.csv"
+    code = main(
+        [
+            "simulate",
+            str(spec),
+            "--trace",
+            str(trace),
+            "--rate-scale",
+            "1.5",
+            "--json",
+            str(out_json),
+            "--plot",
+            str(out_png),
+            "--timeline",
+            str(out_csv),
+        ]
+    )
+    assert code == 0, capsys.readouterr()
+    s = json.loads(out_json.read_text())
+    for key in (
+        "gpu_hours",
+        "oracle_gpu_hours",
+        "overload_seconds",
+        "unserved_requests",
+        "scale_out_latency_s",
+        "max_tasks",
+        "max_instances",
+        "cost_usd",
+    ):
+        assert key in s
+    assert s["rate_scale"] == 1.5
+    assert s["trace"] == "ramp.csv"
+    assert s["max_tasks"] > 1
+    assert s["cost_usd"] == pytest.approx(s["instance_hours"] * 1.006, abs=0.01)
+    with out_csv.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 24 * 600 // 10
+    assert {"t_s", "offered_rps", "ready_capacity_rps", "desired_tasks", "running_tasks",
+            "instances", "gpu_metric"} <= set(rows[0])  # fmt: skip
+    assert max(int(r["instances"]) for r in rows) == s["max_instances"]
+    assert out_png.read_bytes()[:8] == PNG_MAGIC
+    assert "GPU-hours" in capsys.readouterr().out
+
+
+def test_same_seed_same_json_other_seed_differs(tmp_path: Path, spec: Path, trace: Path) -> None:
+    outs = []
+    for i, seed in enumerate(("7", "7", "8")):
+        out = tmp_path / f"{i}.json"
+        args = ["simulate", str(spec), "--trace", str(trace), "--seed", seed, "--json", str(out)]
+        assert main(args) == 0
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    # Poisson arrivals and boot jitter depend on the seed.
+    assert outs[0] != outs[2]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("", ":1"),
+        ("timestamp_s,requests,flavour\n0,1,2\n", ":1: column 'flavour'"),
+        ("timestamp_s,requests\n0,1\n600,-1\n", ":3: column 'requests'"),
+        ("timestamp_s,requests\n0,1\n600,many\n", ":3: column 'requests'"),
+        ("timestamp_s,requests\n600,1\n0,1\n", ":3: column 'timestamp_s'"),
+    ],
+)
+def test_bad_trace_exits_2_naming_file_line_column(
+    tmp_path: Path, spec: Path, text: str, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text, encoding="utf-8")
+    code = main(["simulate", str(spec), "--trace", str(bad)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{bad}{where}" in " ".join(err.split())
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        ["--rate-scale", "0"],
+        ["--step", "7"],
+        ["--sweep-gpu-target", "50,abc"],
+        ["--sweep-gpu-target", "50,120"],
+        ["--host-cpu-policy", "0"],
+        ["--json", "/no/such/dir/out.json"],
+    ],
+)
+def test_bad_options_exit_2(
+    spec: Path, trace: Path, extra: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["simulate", str(spec), "--trace", str(trace), *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "Fix" in err
+    assert "Traceback" not in err
+
+
+def test_sweep_prints_one_row_per_target(
+    tmp_path: Path, spec: Path, trace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "sweep.json"
+    code = main(
+        ["simulate", str(spec), "--trace", str(trace), "--sweep-gpu-target", "50,80",
+         "--json", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "GPU target 50 %" in text and "GPU target 80 %" in text
+    data = json.loads(out.read_text())
+    lo, hi = data["GPU target 50 %"], data["GPU target 80 %"]
+    # A lower target runs more GPUs for the same load.
+    assert lo["gpu_hours"] > hi["gpu_hours"]
+    assert lo["oracle_gpu_hours"] > hi["oracle_gpu_hours"]
+
+
+def test_compare_two_specs(
+    tmp_path: Path, spec: Path, trace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = tmp_path / "reference.toml"
+    ref.write_text(
+        spec_text(
+            max_instances=6,
+            max_tasks=6,
+            scaling="gpu_target_percent = 60\ncpu_target_percent = 60\n"
+            "scale_out_cooldown_s = 300\nscale_in_cooldown_s = 300",
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "cmp.json"
+    code = main(["compare", str(ref), str(spec), "--trace", str(trace), "--json", str(out)])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "reference.toml" in text and "spec.toml" in text
+    data = json.loads(out.read_text())
+    assert len(data) == 2
+
+
+def test_plan_runs_offline_and_writes_plot(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "plan.png"
+    js = tmp_path / "plan.json"
+    code = main(["plan", str(spec), "-o", str(out), "--json", str(js), "--days", "1"])
+    text = capsys.readouterr().out
+    assert code in (0, 1), text
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    s = json.loads(js.read_text())
+    assert s["trace"] == "servegen_m-large_600s.csv"
+    assert s["duration_s"] == 86400
+    # Peak sized to 80 % of max_tasks (6) at the GPU target: it scales, within limits.
+    assert 2 <= s["max_tasks"] <= 6
+    assert "rate x" in text
+
+
+def test_plan_bad_spec_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(spec_text().replace("max_tasks = 4", "max_tasks = 0"), encoding="utf-8")
+    assert main(["plan", str(bad), "-o", str(tmp_path / "p.png")]) == 2
+    assert "max_tasks" in capsys.readouterr().err

@@ -1,0 +1,115 @@
+"""Trace readers: every supported shape, and clean errors naming file, line and column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ecs_gpu.errors import EXIT_BAD_INPUT
+from ecs_gpu.sim import bundled_trace_path
+from ecs_gpu.sim.workload import TraceError, read_trace
+
+
+def _write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_per_request_rows_are_binned_per_step(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path,
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        "2023-11-16 18:00:00.0000000,10,1\n"
+        "2023-11-16 18:00:03.5000000,10,1\n"
+        "2023-11-16 18:00:09.9990000,10,1\n"
+        "2023-11-16 18:00:10.0000000,10,1\n"
+        "2023-11-16 18:00:25.0000000,10,1\n",
+    )
+    tr = read_trace(f)
+    assert tr.kind == "requests"
+    assert tr.duration_s == pytest.approx(25.0)
+    rates = tr.rates(10.0)
+    # 3 requests in [0, 10), 1 in [10, 20), 1 in [20, 30): requests per second.
+    assert rates.tolist() == pytest.approx([0.3, 0.1, 0.1])
+    assert float(np.sum(tr.rates(5.0, scale=2.0)) * 5.0) == pytest.approx(10.0)
+
+
+def test_window_counts_divide_by_width_and_integrate_exactly(tmp_path: Path) -> None:
+    f = _write(tmp_path, "timestamp_s,requests,rate_rps\n0,600,1.0\n600,1200,2.0\n")
+    tr = read_trace(f)
+    assert tr.kind == "window_counts"
+    assert tr.duration_s == 1200.0
+    r = tr.rates(60.0)
+    assert r[:10].tolist() == pytest.approx([1.0] * 10)
+    assert r[10:].tolist() == pytest.approx([2.0] * 10)
+    # A step straddling two windows gets the time-weighted mean.
+    assert tr.rates(400.0).tolist() == pytest.approx([1.0, 1.5, 2.0])
+    assert tr.head(600.0).rates(60.0).tolist() == pytest.approx([1.0] * 10)
+
+
+def test_window_rates_per_minute(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path,
+        "timestamp_s,req_per_min_low,req_per_min_high,req_per_min_mid\n433,50,70,60\n866,100,140,120\n",
+    )
+    tr = read_trace(f)
+    assert tr.kind == "window_rates"
+    assert tr.rates(433.0).tolist() == pytest.approx([1.0, 2.0])
+
+
+def test_bundled_trace_reads() -> None:
+    tr = read_trace(bundled_trace_path())
+    assert tr.duration_s == 14 * 86400
+    r = tr.rates(600.0)
+    assert len(r) == 2016
+    assert r[0] == pytest.approx(127668.0 / 600.0)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "words"),
+    [
+        ("", 1, None, "empty"),
+        ("\n\n", 1, None, "empty"),
+        ("timestamp_s,requests\n", 1, None, "no data rows"),
+        ("timestamp_s,requests,colour\n0,1,2\n", 1, "colour", "unknown column"),
+        ("when,requests\n0,1\n", 1, None, "no time column"),
+        ("timestamp_s,requests\n0,5\n600,-3\n", 3, "requests", "negative"),
+        ("timestamp_s,requests\n0,5\n600,lots\n", 3, "requests", "not a number"),
+        ("timestamp_s,requests\n0,5\n600,nan\n", 3, "requests", "not finite"),
+        ("timestamp_s,requests\n0,5\n1200,5\n600,5\n", 4, "timestamp_s", "before"),
+        ("timestamp_s,requests\n0,5\n0,5\n", 3, "timestamp_s", "before or at"),
+        ("timestamp_s,requests\n0,5\n600\n", 3, None, "fields"),
+        ("timestamp_s,requests\n0,5\n", 2, "timestamp_s", "one window"),
+        ("timestamp_s,input_tokens\n0,5\n600,5\n", 1, None, "load column"),
+        (
+            "TIMESTAMP,ContextTokens\n2023-11-16 18:00:05,1\n2023-11-16 18:00:01,1\n",
+            3,
+            "TIMESTAMP",
+            "before",
+        ),
+        ("TIMESTAMP\nyesterday\n", 2, "TIMESTAMP", "not a date"),
+        ("TIMESTAMP,ContextTokens\n2023-11-16 18:00:05,-1\n", 2, "ContextTokens", "negative"),
+    ],
+)
+def test_bad_traces_name_file_line_and_column(
+    tmp_path: Path, text: str, line: int, column: str | None, words: str
+) -> None:
+    f = _write(tmp_path, text, "bad.csv")
+    with pytest.raises(TraceError) as ei:
+        read_trace(f)
+    e = ei.value
+    assert e.exit_code == EXIT_BAD_INPUT
+    assert (e.path, e.line, e.column) == (str(f), line, column)
+    assert e.message.startswith(f"{f}:{line}")
+    assert words in e.message
+    assert "Fix:" in e.message
+
+
+def test_missing_trace_is_bad_input(tmp_path: Path) -> None:
+    from ecs_gpu.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="no such trace file"):
+        read_trace(tmp_path / "nope.csv")
