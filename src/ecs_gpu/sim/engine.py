@@ -182,6 +182,7 @@ def simulate(
     cap_rps = p.task_capacity_rps
     gpt = p.gpus_per_task
     gpi = p.gpus_per_instance
+    asg_scope = p.gpu_metric_scope == "asg"
     idle = p.cpu_idle_percent
     span = p.cpu_percent_at_full_load - p.cpu_idle_percent
     task_cpu_share = p.task_cpu_units / p.instance_cpu_units
@@ -272,10 +273,15 @@ def simulate(
         nreg = len(fleet.registered)
         running = fleet.running
         if i % steps_per_sample == 0 and nreg:
-            # ASG-wide average over every GPU: unassigned GPUs report 0 %.
-            gpu_sum += 100.0 * ready * gpt * u / (nreg * gpi)
-            gpu_n += 1
-            gpu_last_t = t
+            if asg_scope:
+                # ASG-wide average over every GPU: unassigned GPUs report 0 %.
+                gpu_sum += 100.0 * ready * gpt * u / (nreg * gpi)
+                gpu_n += 1
+                gpu_last_t = t
+            elif running:
+                gpu_sum += 100.0 * ready * u / running
+                gpu_n += 1
+                gpu_last_t = t
         task_cpu = host = nan
         if running:
             task_cpu = (ready * (idle + span * u) + (running - ready) * idle) / running

@@ -112,6 +112,12 @@ class SimParams:
     # ECS picks which tasks to stop on scale-in by AZ balance, otherwise
     # undocumented. We stop tasks not yet serving first, then tasks on the
     # instance with the fewest tasks, so instances empty out.
+    # What the GPU policy's series averages. "asg" is what the agent publishes
+    # and the deployed policy tracks (gpu_metric: one series per ASG, every GPU
+    # of every instance, idle ones at 0 %). "tasks" is the average over GPUs
+    # that RUNNING tasks hold, which only metric math could compute: a
+    # what-if for design comparisons, not something ecs-gpu deploys.
+    gpu_metric_scope: Literal["asg", "tasks"] = "asg"
     # Service placement strategy: "spread" is the ECS service default
     # (aws-semantics §3); "binpack" fills one instance before the next.
     placement: Literal["spread", "binpack"] = "spread"

@@ -1,0 +1,68 @@
+"""Simulator speed: 14 days of ServeGen M-large at 10-second steps.
+
+The issue's bar: under 10 seconds on one core. Run:
+
+    .venv/bin/python benchmarks/bench_sim.py
+
+It pins itself to one CPU where the OS allows, runs the simulation a few
+times and prints the best and median wall time and simulated days per second.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+
+from ecs_gpu.sim import bundled_trace_path, read_trace, run
+from ecs_gpu.sim.params import from_spec
+from ecs_gpu.spec import parse_spec
+
+STEP_S = 10.0
+REPEATS = 3
+BAR_S = 10.0
+
+# A fleet of tens of GPUs: g5.xlarge, up to 64 single-GPU tasks.
+SPEC = """
+[service]
+name = "bench"
+image = "vllm/vllm-openai:v0.11.0"
+cpu_units = 3072
+memory_mib = 12288
+[capacity]
+instance_type = "g5.xlarge"
+min_instances = 1
+max_instances = 64
+[scaling]
+min_tasks = 1
+max_tasks = 64
+"""
+
+
+def main() -> int:
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    p = from_spec(parse_spec(SPEC, "bench.toml"))
+    trace = read_trace(bundled_trace_path())
+    # Mean load = 20 tasks at the GPU target, as in compare_designs.py.
+    mean = float(trace.rates(STEP_S).mean())
+    scale = 20 * p.task_capacity_rps * p.gpu_target_percent / 100.0 / mean
+    times = []
+    steps = 0
+    for seed in range(REPEATS):
+        t0 = time.perf_counter()
+        result = run(p, trace, rate_scale=scale, step_s=STEP_S, seed=seed)
+        times.append(time.perf_counter() - t0)
+        steps = len(result.timeline["t_s"])
+    days = trace.duration_s / 86400.0
+    best, med = min(times), statistics.median(times)
+    print(f"trace: {trace.name}, {days:g} days, {steps} steps of {STEP_S:g} s, rate x{scale:.4g}")
+    print(f"wall time: best {best:.2f} s, median {med:.2f} s over {REPEATS} runs (one core)")
+    print(f"simulated days per second: {days / med:.1f} (median)")
+    print(f"bar: < {BAR_S:g} s -> {'PASS' if med < BAR_S else 'FAIL'}")
+    return 0 if med < BAR_S else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
