@@ -143,7 +143,11 @@ def iam_enforced(aws: str) -> Iterator[str]:
 
     def set_count(value: str) -> None:
         req = urllib.request.Request(
-            f"{aws}/moto-api/reset-auth", data=value.encode(), method="POST"
+            f"{aws}/moto-api/reset-auth",
+            data=value.encode(),
+            method="POST",
+            # Not form-encoded, or the server reads an empty body.
+            headers={"Content-Type": "text/plain"},
         )
         urllib.request.urlopen(req, timeout=10).close()
 

@@ -12,9 +12,11 @@ it creates it through the service API and says so.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
+import boto3
 import pytest
 
 from ecs_gpu.aws import deploy as dp
@@ -227,7 +229,7 @@ def test_destroy_of_a_missing_stack_is_a_no_op(clients: Clients) -> None:
 
 
 def test_unprotect_handles_more_than_one_batch(clients: Clients) -> None:
-    ec2 = __import__("boto3").client("ec2")
+    ec2 = boto3.Session().client("ec2")
     lt = ec2.create_launch_template(
         LaunchTemplateName="lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
     )["LaunchTemplate"]["LaunchTemplateId"]
@@ -256,9 +258,9 @@ def test_wait_for_tasks_is_bounded_and_sees_them_stop(clients: Clients) -> None:
     task here is started with RunTask on a registered container instance."""
     ecs = clients.ecs
     ecs.create_cluster(clusterName="c")
-    ec2 = __import__("boto3").client("ec2")
+    ec2 = boto3.Session().client("ec2")
     instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)["Instances"][0]
-    doc = __import__("json").dumps({"instanceId": instance["InstanceId"]})
+    doc = json.dumps({"instanceId": instance["InstanceId"]})
     ecs.register_container_instance(cluster="c", instanceIdentityDocument=doc)
     ecs.register_task_definition(
         family="t", containerDefinitions=[{"name": "a", "image": "x", "memory": 128}]

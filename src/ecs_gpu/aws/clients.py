@@ -10,6 +10,7 @@ is never reported as broken.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import boto3
@@ -37,4 +38,10 @@ def client(session: boto3.Session, service: str, *, config: Config | None = None
     under ``TYPE_CHECKING`` (the Powertools pattern).
     """
     cfg = RETRY_CONFIG.merge(config) if config is not None else RETRY_CONFIG
+    attempts = os.environ.get("AWS_MAX_ATTEMPTS", "")
+    if attempts.isdigit() and int(attempts) > 0:
+        # The standard AWS_MAX_ATTEMPTS setting is the user's explicit choice
+        # (e.g. fail fast on an unreachable endpoint); a Config object would
+        # otherwise silently override it.
+        cfg = cfg.merge(Config(retries={"mode": "standard", "max_attempts": int(attempts)}))
     return session.client(service, config=cfg)  # type: ignore[call-overload]

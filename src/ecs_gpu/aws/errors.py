@@ -90,6 +90,10 @@ def translate(exc: BaseException, service: str, operation: str) -> Exception:
         msg = str(exc.response.get("Error", {}).get("Message", "")) or code
         if code in ACCESS_DENIED_CODES:
             return AccessDenied(service, operation, f"{code}: {msg}")
+        if code == "403":
+            # botocore falls back to the bare HTTP status when it cannot parse
+            # the error body (a proxy, an emulator); a 403 is still a refusal.
+            return AccessDenied(service, operation, f"HTTP 403: {' '.join(msg.split())[:300]}")
         return AwsError(f"AWS {service} {operation} failed: {code}: {msg}")
     if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
         return AwsError(

@@ -1,0 +1,146 @@
+"""Failure paths through the real CLI: access denied, an unreachable endpoint.
+
+Access denied is real: moto checks IAM policies once its auth is switched on
+(``/moto-api/reset-auth``), so a user whose policy lacks an action gets the
+same AccessDenied AWS would send.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.aws.errors import AccessDenied
+from ecs_gpu.cli import main, operate
+from ecs_gpu.errors import EXIT_AWS
+
+from .conftest import NAMES, NO_WAIT
+
+SPEC = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
+
+
+def restricted_user(actions: list[str]) -> dict[str, str]:
+    """An IAM user allowed only ``actions``; returns its access key as env vars."""
+    iam = boto3.Session().client("iam")
+    iam.create_user(UserName="operator")
+    iam.put_user_policy(
+        UserName="operator",
+        PolicyName="only-these",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}],
+            }
+        ),
+    )
+    key = iam.create_access_key(UserName="operator")["AccessKey"]
+    return {
+        "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
+    }
+
+
+def as_user(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+
+
+def test_access_denied_exits_3_naming_the_call_and_permission(
+    aws: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    env = restricted_user(["cloudformation:DescribeStacks"])
+    request.getfixturevalue("iam_enforced")
+    as_user(monkeypatch, env)
+    code = main(["verify", "metrics", "--asg", NAMES.asg, "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_AWS
+    # moto answers this JSON-protocol call's denial with an XML body botocore
+    # cannot parse, so the code arrives as a bare "403"; still access denied.
+    assert "AWS denied cloudwatch GetMetricData" in err
+    assert "not authorized to perform" in err
+    assert "grant cloudwatch:GetMetricData" in err
+    assert "Traceback" not in err
+
+
+def test_deploy_denied_create_change_set_names_it(
+    aws: str,
+    template: dict[str, Any],
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    env = restricted_user(["cloudformation:DescribeStacks", "cloudformation:DescribeStackEvents"])
+    request.getfixturevalue("iam_enforced")
+    as_user(monkeypatch, env)
+    cfn = boto3.Session().client("cloudformation")  # a fresh session reads the new keys
+    with pytest.raises(AccessDenied) as exc:
+        operate.run_deploy(cfn, NAMES.stack, template, yes=True, waits=NO_WAIT)
+    assert exc.value.exit_code == EXIT_AWS
+    assert exc.value.permission == "cloudformation:CreateChangeSet"
+
+
+def test_destroy_denied_describe_stacks_exits_3(
+    aws: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    env = restricted_user([f"cloudwatch:{'PutMetricData'}"])
+    request.getfixturevalue("iam_enforced")
+    as_user(monkeypatch, env)
+    code = main(["destroy", str(SPEC), "--yes"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_AWS
+    assert "cloudformation:DescribeStacks" in err
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])  # closed again when the socket is
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["verify", "metrics", "--asg", NAMES.asg, "--timeout", "0"],
+        ["destroy", str(SPEC), "--yes"],
+    ],
+    ids=["verify-metrics", "destroy"],
+)
+def test_unreachable_endpoint_exits_3_quickly_with_a_clear_message(
+    aws: str,
+    argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{closed_port()}")
+    # The standard setting: one attempt, so the test does not sit in backoff.
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
+    start = time.monotonic()
+    code = main(argv)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_AWS
+    assert "cannot reach AWS" in err and "AWS_ENDPOINT_URL" in err
+    assert "Traceback" not in err
+    assert time.monotonic() - start < 20
+
+
+def test_unknown_metric_contract_names_are_not_respelled() -> None:
+    # verify builds its queries from the contract, so a renamed metric there
+    # changes what verify asks for (no second spelling to drift).
+    from ecs_gpu.aws.verify import _queries
+
+    names = [q["MetricStat"]["Metric"]["MetricName"] for q in _queries("a")]
+    assert names == list(gpu_metric.METRIC_NAMES)
+    dims = {json.dumps(q["MetricStat"]["Metric"]["Dimensions"]) for q in _queries("a")}
+    assert dims == {json.dumps(gpu_metric.dimensions("a"))}

@@ -1,0 +1,300 @@
+"""verify metrics and verify scaling against moto in server mode.
+
+moto stores put_metric_data datapoints and answers get_metric_data and
+list_metrics from them, so verify metrics runs exactly as against AWS. moto
+never scales anything (its target tracking creates inert alarms), so the
+scaling tests raise and lower desiredCount themselves with UpdateService
+while the tool publishes; what they prove is the tool's side: it publishes
+the contract metric, detects both moves, and stops publishing on every exit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.aws import verify as vf
+from ecs_gpu.cli import main, operate
+from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
+
+from .conftest import NAMES, Clients
+
+ASG = NAMES.asg
+
+
+def put(cw: Any, metric: str, value: float, dims: list[dict[str, str]] | None = None) -> None:
+    cw.put_metric_data(
+        Namespace=gpu_metric.NAMESPACE,
+        MetricData=[
+            {
+                "MetricName": metric,
+                "Dimensions": dims if dims is not None else gpu_metric.dimensions(ASG),
+                "Value": value,
+                "Timestamp": datetime.now(UTC) - timedelta(seconds=5),
+            }
+        ],
+    )
+
+
+def test_verify_metrics_passes_when_all_three_series_have_datapoints(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
+    put(clients.cw, gpu_metric.MEMORY_USED, 20480.0)
+    put(clients.cw, gpu_metric.MEMORY_TOTAL, 23028.0)
+    code = main(["verify", "metrics", "--asg", ASG, "--timeout", "0"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for name in gpu_metric.METRIC_NAMES:
+        assert name in out
+    assert "23028" in out and "All 3 GPU series" in out
+
+
+def test_verify_metrics_fails_naming_the_missing_series(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
+    put(clients.cw, gpu_metric.MEMORY_USED, 20480.0)
+    code = main(["verify", "metrics", "--asg", ASG, "--timeout", "0"])
+    captured = capsys.readouterr()
+    assert code == EXIT_PROBLEMS
+    err = " ".join(captured.err.split())
+    assert f"1 of 3 GPU series missing for ASG {ASG}" in err
+    assert f"{gpu_metric.MEMORY_TOTAL}: nothing publishes" in err
+    assert "PutMetricData" in err and "agent is not running" in err
+    assert gpu_metric.UTILIZATION + ":" not in err  # present series are not blamed
+
+
+def test_a_series_under_another_dimension_is_reported_as_wrong_dimension(
+    clients: Clients,
+) -> None:
+    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
+    put(clients.cw, gpu_metric.MEMORY_USED, 1.0, [{"Name": "InstanceId", "Value": "i-0abc"}])
+    put(clients.cw, gpu_metric.MEMORY_TOTAL, 2.0, gpu_metric.dimensions("other-gpu-asg"))
+    report = vf.verify_metrics(clients.cw, ASG, timeout_s=0, sleep=lambda s: None)
+    assert report.missing == [gpu_metric.MEMORY_USED, gpu_metric.MEMORY_TOTAL]
+    used = " ".join(report.causes[gpu_metric.MEMORY_USED])
+    total = " ".join(report.causes[gpu_metric.MEMORY_TOTAL])
+    assert "wrong dimension:" in used and "InstanceId=i-0abc" in used
+    assert "aggregation_dimensions" in used
+    assert "wrong dimension value" in total and "other-gpu-asg" in total
+
+
+def test_verify_metrics_waits_until_the_last_series_lands(clients: Clients) -> None:
+    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
+    put(clients.cw, gpu_metric.MEMORY_USED, 20480.0)
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        # The agent's next flush arrives while verify waits.
+        sleeps.append(seconds)
+        put(clients.cw, gpu_metric.MEMORY_TOTAL, 23028.0)
+
+    attempts: list[int] = []
+    report = vf.verify_metrics(
+        clients.cw,
+        ASG,
+        timeout_s=120,
+        interval_s=30,
+        sleep=sleep,
+        on_attempt=lambda n, s: attempts.append(sum(x.present for x in s)),
+    )
+    assert report.ok and attempts == [2, 3] and sleeps == [30]
+    total = next(s for s in report.series if s.metric == gpu_metric.MEMORY_TOTAL)
+    assert total.datapoints == 1 and total.latest == 23028.0
+
+
+def test_verify_metrics_needs_exactly_one_of_spec_or_asg(
+    aws: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["verify", "metrics"]) == EXIT_BAD_INPUT
+    assert "exactly one of SPEC or --asg" in capsys.readouterr().err
+
+
+# --- verify scaling ---------------------------------------------------------------
+
+
+def make_service(c: Clients, desired: int = 1, max_tasks: int = 4) -> None:
+    c.ecs.create_cluster(clusterName=NAMES.cluster)
+    c.ecs.register_task_definition(
+        family=NAMES.task_family,
+        containerDefinitions=[{"name": "app", "image": "vllm/vllm-openai:v0.11.0", "memory": 512}],
+    )
+    c.ecs.create_service(
+        cluster=NAMES.cluster,
+        serviceName=NAMES.service,
+        taskDefinition=NAMES.task_family,
+        desiredCount=desired,
+    )
+    # moto's CloudFormation skips ApplicationAutoScaling::ScalableTarget; the
+    # stack would create this one.
+    c.appscaling.register_scalable_target(
+        ServiceNamespace="ecs",
+        ResourceId=NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        MinCapacity=1,
+        MaxCapacity=max_tasks,
+    )
+
+
+def count_puts(cw: Any) -> list[dict[str, Any]]:
+    """Every PutMetricData the client sends, with its params (a botocore event hook)."""
+    sent: list[dict[str, Any]] = []
+
+    def hook(params: dict[str, Any], **_: Any) -> None:
+        sent.append(params)
+
+    cw.meta.events.register("provide-client-params.monitoring.PutMetricData", hook)
+    return sent
+
+
+def desired(c: Clients) -> int:
+    svc = c.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
+    return int(svc["services"][0]["desiredCount"])
+
+
+def test_verify_scaling_refuses_without_yes_before_touching_aws(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sent = count_puts(clients.cw)
+    with pytest.raises(EcsGpuError) as exc:
+        operate.run_verify_scaling(
+            clients.cw,
+            clients.ecs,
+            clients.appscaling,
+            NAMES,
+            yes=False,
+            publish_interval_s=0.01,
+            poll_s=0,
+            scale_out_timeout_s=1,
+            scale_in_timeout_s=1,
+        )
+    assert exc.value.exit_code == EXIT_BAD_INPUT
+    assert "changes the live service's task count" in exc.value.message
+    assert sent == []
+
+
+def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> None:
+    make_service(clients, desired=1)
+    sent = count_puts(clients.cw)
+    now = [0.0]
+    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01)
+
+    def sleep(_: float) -> None:
+        # Stand-in for Application Auto Scaling, which moto does not run: once
+        # the tool has published, move desiredCount the way the policy would.
+        now[0] += 15.0
+        deadline = time.monotonic() + 5
+        while pub.published == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if pub.value >= 70 and desired(clients) == 1 and now[0] >= 60:
+            clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=2)
+        elif pub.value < 70 and desired(clients) == 2 and now[0] >= 150:
+            clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
+
+    result = operate.run_verify_scaling(
+        clients.cw,
+        clients.ecs,
+        clients.appscaling,
+        NAMES,
+        yes=True,
+        publish_interval_s=0.01,
+        poll_s=15,
+        scale_out_timeout_s=600,
+        scale_in_timeout_s=600,
+        sleep=sleep,
+        clock=lambda: now[0],
+        publisher=pub,
+    )
+    assert (result.initial, result.peak, result.final) == (1, 2, 1)
+    assert result.scale_out_s == 60.0 and result.scale_in_s == 90.0
+    assert not pub.running
+    data = [p["MetricData"][0] for p in sent]
+    assert all(d["MetricName"] == gpu_metric.UTILIZATION for d in data)
+    assert all(d["Dimensions"] == gpu_metric.dimensions(ASG) for d in data)
+    assert all(d["Counts"] == [1000.0] for d in data)
+    values = [d["Values"][0] for d in data]
+    assert values[0] == 100.0 and values[-1] == 0.0  # high first, then low
+
+
+def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> None:
+    make_service(clients, desired=1)
+    sent = count_puts(clients.cw)
+    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01)
+
+    def ctrl_c(_: float) -> None:
+        deadline = time.monotonic() + 5
+        while len(sent) < 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise KeyboardInterrupt
+
+    with pytest.raises(EcsGpuError) as exc:
+        operate.run_verify_scaling(
+            clients.cw,
+            clients.ecs,
+            clients.appscaling,
+            NAMES,
+            yes=True,
+            publish_interval_s=0.01,
+            poll_s=15,
+            scale_out_timeout_s=600,
+            scale_in_timeout_s=600,
+            sleep=ctrl_c,
+            publisher=pub,
+        )
+    assert exc.value.exit_code == 130 and "stopped publishing" in exc.value.message
+    at_interrupt = len(sent)
+    assert at_interrupt >= 3
+    time.sleep(0.3)  # thirty publish intervals
+    assert len(sent) == at_interrupt, "PutMetricData continued after Ctrl-C"
+    assert not pub.running
+    assert not any(t.name == "ecs-gpu-publisher" and t.is_alive() for t in threading.enumerate())
+
+
+def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -> None:
+    make_service(clients, desired=1)
+    now = [0.0]
+    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01)
+
+    def tick(_: float) -> None:
+        now[0] += 15.0
+
+    with pytest.raises(ProblemsFound) as exc:
+        vf.run_scaling_test(
+            clients.cw,
+            clients.ecs,
+            cluster=NAMES.cluster,
+            service=NAMES.service,
+            asg=ASG,
+            poll_s=15,
+            scale_out_timeout_s=60,
+            sleep=tick,
+            clock=lambda: now[0],
+            publisher=pub,
+        )
+    assert "never rose above 1 within 60 s" in exc.value.message
+    assert "target-tracking policy" in exc.value.message
+    assert not pub.running
+
+
+def test_verify_scaling_refuses_a_test_that_cannot_pass(clients: Clients) -> None:
+    make_service(clients, desired=4, max_tasks=4)
+    with pytest.raises(ProblemsFound, match="its maximum"):
+        operate.run_verify_scaling(
+            clients.cw,
+            clients.ecs,
+            clients.appscaling,
+            NAMES,
+            yes=True,
+            publish_interval_s=0.01,
+            poll_s=0,
+            scale_out_timeout_s=1,
+            scale_in_timeout_s=1,
+        )
+    with pytest.raises(ProblemsFound, match="no Application Auto Scaling target"):
+        vf.check_can_scale(None, NAMES.scalable_target_resource_id, 1)
