@@ -91,8 +91,11 @@ def test_four_gpu_instance_metric_under_reports_busy_gpus() -> None:
     assert s["gpu_metric_mean_percent"] < s["task_gpu_util_mean_percent"] / 2
     # So it never scales out although the busy GPU is far above the 70 % target ...
     assert s["max_desired_tasks"] == 1
-    # ... while the same load on one-GPU instances does.
-    small = params(min_instances=1, max_instances=2, max_tasks=8 // 4 * 1 + 0)
+    # A metric over the task-held GPUs only (a what-if) sees the 90 % and scales.
+    what_if = simulate(big.with_(gpu_metric_scope="tasks"), rates, step_s=STEP, seed=0)
+    assert what_if.summary["max_desired_tasks"] == 2
+    # ... and so does the same load on one-GPU instances.
+    small = params(min_instances=1, max_instances=2, max_tasks=2)
     res1 = simulate(small, rates, step_s=STEP, seed=0)
     assert res1.summary["max_desired_tasks"] == 2
 
