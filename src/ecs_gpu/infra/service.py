@@ -1,0 +1,220 @@
+"""``GpuService``: the whole GPU inference service as one CDK construct.
+
+Usable in a user's own CDK app (``from ecs_gpu import GpuService``) and by
+``ecs-gpu synth``, which puts it in a standalone stack; both paths build the
+same resources with the same logical ids.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+from ecs_gpu.infra import nag
+from ecs_gpu.infra.capacity import build_capacity
+from ecs_gpu.infra.iam import build_instance_role
+from ecs_gpu.infra.loadbalancer import build_load_balancer
+from ecs_gpu.infra.network import build_network, retention
+from ecs_gpu.infra.observability import add_observability
+from ecs_gpu.infra.scaling import build_scaling
+from ecs_gpu.infra.task import CONTAINER_NAME, build_task
+from ecs_gpu.naming import Names
+from ecs_gpu.node import ensure_node
+from ecs_gpu.spec import Spec
+
+ensure_node()
+
+from aws_cdk import CfnOutput, Duration, RemovalPolicy  # noqa: E402
+from aws_cdk import aws_ec2 as ec2  # noqa: E402
+from aws_cdk import aws_ecs as ecs  # noqa: E402
+from aws_cdk import aws_logs as logs  # noqa: E402
+from constructs import Construct  # noqa: E402
+
+# Time ECS gives a new task before ALB health checks count: the image pull
+# (layers may not be cached) plus the model load, plus this margin.
+HEALTH_GRACE_MARGIN_S: Final = 60
+# Rolling deployment: never fewer running tasks than desired (the capacity
+# provider launches instances for the surplus).
+MIN_HEALTHY_PERCENT: Final = 100
+MAX_HEALTHY_PERCENT: Final = 200
+
+# CfnOutput ids; deploy/verify read the stack outputs by these keys.
+OUTPUT_CLUSTER = "ClusterName"
+OUTPUT_SERVICE = "ServiceName"
+OUTPUT_ASG = "AutoScalingGroupName"
+OUTPUT_CAPACITY_PROVIDER = "CapacityProviderName"
+OUTPUT_CLIENTS_SG = "ClientsSecurityGroupId"
+OUTPUT_LB_DNS = "LoadBalancerDnsName"
+
+
+class GpuService(Construct):
+    """A GPU inference service on ECS with its instances, scaling, IAM and dashboard.
+
+    Example (inside a user's CDK app)::
+
+        from ecs_gpu import GpuService
+        from ecs_gpu.spec import load_spec
+
+        stack = Stack(app, "vllm-g5")
+        GpuService(stack, "Gpu", spec=load_spec("examples/g5-vllm.toml"))
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, spec: Spec) -> None:
+        super().__init__(scope, construct_id)
+        self.spec = spec
+        names = Names(spec.service.name)
+        self.names = names
+
+        self.network = build_network(self, spec)
+        # Container Insights feeds the dashboard's task-count panel.
+        self.cluster = ecs.Cluster(
+            self,
+            "Cluster",
+            cluster_name=names.cluster,
+            vpc=self.network.vpc,
+            container_insights_v2=ecs.ContainerInsights.ENABLED,
+        )
+        self.host_log_group = logs.LogGroup(
+            self,
+            "HostLogs",
+            log_group_name=names.host_log_group,
+            retention=retention(spec.service.log_retention_days),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.instance_role = build_instance_role(
+            self, names, self.cluster.cluster_arn, self.host_log_group
+        )
+        self.capacity = build_capacity(self, spec, self.network, self.instance_role.role)
+        # Instances must find their permissions and their cluster at first boot.
+        self.capacity.asg.node.add_dependency(self.instance_role.policy)
+        self.capacity.asg.node.add_dependency(self.cluster)
+
+        cp_name = self.capacity.capacity_provider.capacity_provider_name
+        self.capacity_provider_association = ecs.CfnClusterCapacityProviderAssociations(
+            self,
+            "ClusterCapacityProviders",
+            cluster=self.cluster.cluster_name,
+            capacity_providers=[cp_name],
+            default_capacity_provider_strategy=[
+                ecs.CfnClusterCapacityProviderAssociations.CapacityProviderStrategyProperty(
+                    capacity_provider=cp_name, weight=1, base=0
+                )
+            ],
+        )
+
+        # Whoever should reach the service (directly, or through an internal
+        # load balancer in a VPC we do not look up) joins this group.
+        self.clients_security_group = ec2.SecurityGroup(
+            self,
+            "ClientsSecurityGroup",
+            vpc=self.network.vpc,
+            description=f"ecs-gpu {names.service_name}: attach to clients of the service",
+            allow_all_outbound=True,
+        )
+        self.task_security_group = ec2.SecurityGroup(
+            self,
+            "TaskSecurityGroup",
+            vpc=self.network.vpc,
+            description=f"ecs-gpu {names.service_name}: GPU tasks (awsvpc)",
+            # Model weights and images come from outside the VPC.
+            allow_all_outbound=True,
+        )
+        self.task = build_task(self, spec)
+        self.load_balancer = build_load_balancer(
+            self, spec, self.network, self.clients_security_group
+        )
+        port = ec2.Port.tcp(spec.service.container_port)
+        if self.load_balancer is not None:
+            self.task_security_group.add_ingress_rule(
+                self.load_balancer.security_group, port, "from the load balancer"
+            )
+            self.load_balancer.security_group.add_egress_rule(
+                self.task_security_group, port, "to the tasks"
+            )
+        else:
+            self.task_security_group.add_ingress_rule(
+                self.clients_security_group, port, "from the clients security group"
+            )
+
+        # Ec2Service validates that its cluster "has EC2 capacity", which the
+        # L2 learns only from add_asg_capacity_provider; that call would also
+        # add CDK's instance statements (logs on "*") and an AL2 user-data
+        # line to our cloud-config. The association above does the real work,
+        # so the service sees the same cluster through a reference that says so.
+        cluster_ref = ecs.Cluster.from_cluster_attributes(
+            self,
+            "ClusterRef",
+            cluster_name=self.cluster.cluster_name,
+            cluster_arn=self.cluster.cluster_arn,
+            vpc=self.network.vpc,
+            has_ec2_capacity=True,
+            security_groups=[],
+        )
+        sim = spec.simulation
+        grace = math.ceil(sim.image_pull_s + sim.model_load_s) + HEALTH_GRACE_MARGIN_S
+        self.service = ecs.Ec2Service(
+            self,
+            "Service",
+            service_name=names.service,
+            cluster=cluster_ref,
+            task_definition=self.task.definition,
+            # No launch type: the strategy is what makes cluster auto scaling
+            # count these tasks (aws-semantics.md §2).
+            capacity_provider_strategies=[
+                ecs.CapacityProviderStrategy(capacity_provider=cp_name, weight=1, base=0)
+            ],
+            placement_constraints=[
+                ecs.PlacementConstraint.member_of(
+                    f"attribute:ecs.instance-type == {spec.capacity.instance_type}"
+                )
+            ],
+            circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
+            min_healthy_percent=MIN_HEALTHY_PERCENT,
+            max_healthy_percent=MAX_HEALTHY_PERCENT,
+            vpc_subnets=self.network.private,
+            security_groups=[self.task_security_group],
+            health_check_grace_period=(
+                Duration.seconds(grace) if self.load_balancer is not None else None
+            ),
+            enable_ecs_managed_tags=True,
+            propagate_tags=ecs.PropagatedTagSource.SERVICE,
+        )
+        cfn_service = self.service.node.default_child
+        assert isinstance(cfn_service, ecs.CfnService)
+        # No DesiredCount: CloudFormation then starts a new service at 1 and
+        # never sends a count on update, so a redeploy cannot reset what
+        # autoscaling set (the reference's `ignore_changes = [desired_count]`).
+        cfn_service.add_property_deletion_override("DesiredCount")
+        # The capacity provider must be on the cluster before a service names it.
+        self.service.node.add_dependency(self.capacity_provider_association)
+
+        if self.load_balancer is not None:
+            self.service.attach_to_application_target_group(self.load_balancer.target_group)
+            assert self.task.definition.default_container is not None
+            assert self.task.definition.default_container.container_name == CONTAINER_NAME
+
+        self.scaling = build_scaling(
+            self.service,
+            spec,
+            self.load_balancer.target_group if self.load_balancer is not None else None,
+        )
+        self.observability = add_observability(self, spec=spec)
+
+        CfnOutput(self, OUTPUT_CLUSTER, value=self.cluster.cluster_name, key=OUTPUT_CLUSTER)
+        CfnOutput(self, OUTPUT_SERVICE, value=self.service.service_name, key=OUTPUT_SERVICE)
+        CfnOutput(self, OUTPUT_ASG, value=self.capacity.asg.auto_scaling_group_name, key=OUTPUT_ASG)
+        CfnOutput(self, OUTPUT_CAPACITY_PROVIDER, value=cp_name, key=OUTPUT_CAPACITY_PROVIDER)
+        CfnOutput(
+            self,
+            OUTPUT_CLIENTS_SG,
+            value=self.clients_security_group.security_group_id,
+            key=OUTPUT_CLIENTS_SG,
+        )
+        if self.load_balancer is not None:
+            CfnOutput(
+                self,
+                OUTPUT_LB_DNS,
+                value=self.load_balancer.alb.load_balancer_dns_name,
+                key=OUTPUT_LB_DNS,
+            )
+        nag.acknowledge(self)

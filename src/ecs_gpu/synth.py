@@ -1,0 +1,89 @@
+"""Spec -> CDK app -> standalone CloudFormation template (no bootstrap, no assets).
+
+The stack uses the :class:`BootstraplessSynthesizer`: no bootstrap version
+rule or parameter, and any asset would be refused at synth, so the template
+deploys into an account that never ran ``cdk bootstrap``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from ecs_gpu.errors import BadInputError
+from ecs_gpu.naming import Names
+from ecs_gpu.node import ensure_node
+from ecs_gpu.spec import Spec
+
+if TYPE_CHECKING:
+    from aws_cdk import App, Stack
+
+    from ecs_gpu.infra.service import GpuService
+
+# The construct id GpuService gets in the standalone stack. A user's app that
+# uses the same id gets the same logical ids (README).
+CONSTRUCT_ID: Final = "GpuService"
+TEMPLATE_SUFFIX: Final = ".template.json"
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    app: App
+    stack: Stack
+    service: GpuService
+
+
+def build(spec: Spec, *, outdir: str | None = None) -> Synthesized:
+    """The CDK app, the standalone stack and the GpuService in it (not yet synthesized)."""
+    ensure_node()
+    from aws_cdk import App, BootstraplessSynthesizer, Stack
+
+    from ecs_gpu.infra.service import GpuService
+
+    names = Names(spec.service.name)
+    app = App(outdir=outdir or tempfile.mkdtemp(prefix="ecs-gpu-cdk-"), analytics_reporting=False)
+    stack = Stack(
+        app,
+        names.stack,
+        stack_name=names.stack,
+        description=f"ecs-gpu: GPU inference service {spec.service.name} on Amazon ECS",
+        synthesizer=BootstraplessSynthesizer(),
+        analytics_reporting=False,
+    )
+    service = GpuService(stack, CONSTRUCT_ID, spec=spec)
+    return Synthesized(app=app, stack=stack, service=service)
+
+
+def template_of(built: Synthesized) -> dict[str, Any]:
+    """Synthesize ``built`` and return its stack's template."""
+    assembly = built.app.synth()
+    template: dict[str, Any] = assembly.get_stack_by_name(built.stack.stack_name).template
+    return template
+
+
+def synth_template(spec: Spec) -> dict[str, Any]:
+    """The CloudFormation template for ``spec``, as a dict."""
+    with tempfile.TemporaryDirectory(prefix="ecs-gpu-cdk-") as outdir:
+        return template_of(build(spec, outdir=outdir))
+
+
+def template_path(spec: Spec, out_dir: Path) -> Path:
+    return out_dir / f"{Names(spec.service.name).stack}{TEMPLATE_SUFFIX}"
+
+
+def write_template(spec: Spec, out_dir: Path) -> Path:
+    """Write ``<out_dir>/<service name>.template.json`` and return its path."""
+    template = synth_template(spec)
+    path = template_path(spec, out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(template, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    except OSError as e:
+        raise BadInputError(
+            f"{out_dir}: cannot write the template there ({e.strerror}). Fix: pass -o with a "
+            "writable directory."
+        ) from None
+    return path
