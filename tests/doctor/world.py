@@ -1,0 +1,265 @@
+"""Build a GPU deployment inside moto (server mode), plus hooks for what moto lacks.
+
+Shared by tests/doctor/test_facts.py and benchmarks/bench_doctor.py. What
+moto 5.2 does not model, and how it is supplied here (each through a botocore
+event hook on the session, so the collector's real clients and paginators
+still make every call):
+
+* ECS ``registeredResources`` / ``remainingResources`` are hard-coded to CPU,
+  MEMORY, PORTS, PORTS_UDP: no GPU entry. ``gpu_hook`` adds the GPU STRINGSET
+  (one UUID per instance, the shape the ECS agent registers) after
+  DescribeContainerInstances; it also adds ``gpuIds`` to task containers.
+* EC2 Auto Scaling DescribeScalingActivities always returns no activity.
+  ``activities_hook`` returns recorded activities instead.
+* Application Auto Scaling has no DescribeScalingActivities at all.
+  ``activities_hook`` answers it too.
+* CloudWatch alarms never evaluate (their state only changes by
+  SetAlarmState), which the world uses to put the missing-metric alarm in OK.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.awsrequest import AWSResponse
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.naming import Names
+
+NAMES = Names("vllm-g5")
+REGION = "us-east-1"
+
+
+# botocore event service ids -> boto3 client names, where they differ.
+_SERVICE_NAMES = {
+    "auto-scaling": "autoscaling",
+    "application-auto-scaling": "application-autoscaling",
+}
+
+
+@dataclass
+class CallCounter:
+    """API calls (before-call) and HTTP attempts (before-send) per operation."""
+
+    calls: Counter[str] = field(default_factory=Counter)
+    attempts: Counter[str] = field(default_factory=Counter)
+
+    def install(self, session: boto3.Session) -> None:
+        # First, so calls that a gap hook answers are counted too.
+        session.events.register_first("before-call", self._call)
+        session.events.register_first("before-send", self._send)
+
+    def _call(self, event_name: str, **_: Any) -> None:
+        self.calls[self._op(event_name)] += 1
+
+    def _send(self, event_name: str, **_: Any) -> None:
+        self.attempts[self._op(event_name)] += 1
+
+    @staticmethod
+    def _op(event_name: str) -> str:
+        # "before-call.auto-scaling.DescribePolicies" -> "autoscaling:DescribePolicies"
+        _, service_id, op = event_name.split(".", 2)
+        return f"{_SERVICE_NAMES.get(service_id, service_id)}:{op}"
+
+    @property
+    def total(self) -> int:
+        return sum(self.calls.values())
+
+
+def _gpu_uuid(instance_id: str) -> str:
+    h = instance_id.removeprefix("i-").ljust(20, "0")
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-000000000000"
+
+
+def gpu_hook(parsed: dict[str, Any], **_: Any) -> None:
+    """after-call ecs.DescribeContainerInstances: add the GPU moto does not register."""
+    for ci in parsed.get("containerInstances", []):
+        uuid = _gpu_uuid(ci.get("ec2InstanceId", "i-0"))
+        gpu = {"name": "GPU", "type": "STRINGSET"}
+        ci["registeredResources"].append({**gpu, "stringSetValue": [uuid]})
+        # One GPU per g5.xlarge: reserved when a task runs there.
+        free = [] if ci.get("runningTasksCount", 0) > 0 else [uuid]
+        ci["remainingResources"].append({**gpu, "stringSetValue": free})
+
+
+ASG_ACTIVITIES: list[dict[str, Any]] = []
+SERVICE_ACTIVITIES: list[dict[str, Any]] = []
+
+
+def _ok() -> AWSResponse:
+    return AWSResponse("http://127.0.0.1/stub", 200, {}, None)
+
+
+def asg_activities_hook(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+    """before-call autoscaling.DescribeScalingActivities: moto always answers []."""
+    return _ok(), {"Activities": list(ASG_ACTIVITIES)}
+
+
+def service_activities_hook(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+    """before-call application-auto-scaling.DescribeScalingActivities: not in moto."""
+    return _ok(), {"ScalingActivities": list(SERVICE_ACTIVITIES)}
+
+
+def install_moto_gaps(session: boto3.Session) -> None:
+    session.events.register("after-call.ecs.DescribeContainerInstances", gpu_hook)
+    session.events.register(
+        "before-call.auto-scaling.DescribeScalingActivities", asg_activities_hook
+    )
+    session.events.register(
+        "before-call.application-auto-scaling.DescribeScalingActivities", service_activities_hook
+    )
+
+
+def build_world(
+    session: boto3.Session, *, instances: int = 1, tasks: int = 1, metric: bool = True
+) -> dict[str, Any]:
+    """Create cluster, ASG, capacity provider, service, policies, alarm and metric in moto.
+
+    ``instances`` container instances are registered (one EC2 instance each:
+    the ASG's, then extra run_instances); ``tasks`` tasks run on them.
+    """
+    ec2 = session.client("ec2")
+    asg = session.client("autoscaling")
+    ecs = session.client("ecs")
+    aas = session.client("application-autoscaling")
+    cw = session.client("cloudwatch")
+
+    lt = ec2.create_launch_template(
+        LaunchTemplateName="vllm-g5-gpu",
+        LaunchTemplateData={"ImageId": "ami-12c6146b", "InstanceType": "g5.xlarge"},
+    )["LaunchTemplate"]
+    asg.create_auto_scaling_group(
+        AutoScalingGroupName=NAMES.asg,
+        LaunchTemplate={"LaunchTemplateId": lt["LaunchTemplateId"], "Version": "$Latest"},
+        MinSize=1,
+        MaxSize=4,
+        DesiredCapacity=1,
+        AvailabilityZones=[f"{REGION}a"],
+        NewInstancesProtectedFromScaleIn=True,
+    )
+    groups = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[NAMES.asg])
+    group = groups["AutoScalingGroups"][0]
+    ids = [i["InstanceId"] for i in group["Instances"]]
+    if instances > len(ids):
+        more = ec2.run_instances(
+            ImageId="ami-12c6146b",
+            InstanceType="g5.xlarge",
+            MinCount=instances - len(ids),
+            MaxCount=instances - len(ids),
+        )["Instances"]
+        ids += [i["InstanceId"] for i in more]
+
+    ecs.create_cluster(clusterName=NAMES.cluster)
+    ecs.create_capacity_provider(
+        name=NAMES.capacity_provider,
+        autoScalingGroupProvider={
+            "autoScalingGroupArn": group["AutoScalingGroupARN"],
+            "managedScaling": {"status": "ENABLED", "targetCapacity": 100},
+            "managedTerminationProtection": "ENABLED",
+        },
+    )
+    ecs.put_cluster_capacity_providers(
+        cluster=NAMES.cluster,
+        capacityProviders=[NAMES.capacity_provider],
+        defaultCapacityProviderStrategy=[
+            {"capacityProvider": NAMES.capacity_provider, "weight": 1}
+        ],
+    )
+    for iid in ids[:instances]:
+        doc = json.dumps({"instanceId": iid, "instanceType": "g5.xlarge", "region": REGION})
+        ecs.register_container_instance(cluster=NAMES.cluster, instanceIdentityDocument=doc)
+    td = ecs.register_task_definition(
+        family=NAMES.task_family,
+        requiresCompatibilities=["EC2"],
+        containerDefinitions=[
+            {
+                "name": NAMES.service,
+                "image": "vllm/vllm-openai:v0.11.0",
+                "cpu": 1024,
+                "memory": 1024,
+                "essential": True,
+                "resourceRequirements": [{"type": "GPU", "value": "1"}],
+            }
+        ],
+    )["taskDefinition"]
+    ecs.create_service(
+        cluster=NAMES.cluster,
+        serviceName=NAMES.service,
+        taskDefinition=td["taskDefinitionArn"],
+        desiredCount=1,
+        launchType="EC2",
+    )
+    left = tasks
+    while left > 0:
+        n = min(10, left)  # RunTask starts at most 10 tasks per call
+        ecs.run_task(
+            cluster=NAMES.cluster,
+            taskDefinition=td["taskDefinitionArn"],
+            count=n,
+            launchType="EC2",
+            group=f"service:{NAMES.service}",
+        )
+        left -= n
+
+    aas.register_scalable_target(
+        ServiceNamespace="ecs",
+        ResourceId=NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        MinCapacity=1,
+        MaxCapacity=4,
+    )
+    aas.put_scaling_policy(
+        PolicyName="gpu",
+        ServiceNamespace="ecs",
+        ResourceId=NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        PolicyType="TargetTrackingScaling",
+        TargetTrackingScalingPolicyConfiguration={
+            "TargetValue": 70.0,
+            "CustomizedMetricSpecification": {
+                "MetricName": gpu_metric.UTILIZATION,
+                "Namespace": gpu_metric.NAMESPACE,
+                "Dimensions": gpu_metric.dimensions(NAMES.asg),
+                "Statistic": gpu_metric.STATISTIC,
+            },
+        },
+    )
+    cw.put_metric_alarm(
+        AlarmName=NAMES.gpu_metric_missing_alarm,
+        Namespace=gpu_metric.NAMESPACE,
+        MetricName=gpu_metric.MEMORY_TOTAL,
+        Dimensions=gpu_metric.dimensions(NAMES.asg),
+        Statistic="SampleCount",
+        Period=300,
+        EvaluationPeriods=3,
+        Threshold=1.0,
+        ComparisonOperator="LessThanThreshold",
+        TreatMissingData="breaching",
+    )
+    cw.set_alarm_state(
+        AlarmName=NAMES.gpu_metric_missing_alarm, StateValue="OK", StateReason="datapoints arrive"
+    )
+    if metric:
+        import datetime as dt
+
+        now = dt.datetime.now(dt.UTC)
+        cw.put_metric_data(
+            Namespace=gpu_metric.NAMESPACE,
+            MetricData=[
+                {
+                    "MetricName": name,
+                    "Dimensions": gpu_metric.dimensions(NAMES.asg),
+                    "Timestamp": now - dt.timedelta(minutes=m),
+                    "Value": value,
+                }
+                for name, value in zip(
+                    gpu_metric.METRIC_NAMES, (41.0, 17920.0, 23028.0), strict=True
+                )
+                for m in (1, 2, 3)
+            ],
+        )
+    return {"instance_ids": ids[:instances], "launch_template_id": lt["LaunchTemplateId"]}
