@@ -196,3 +196,33 @@ def test_plan_bad_spec_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     bad.write_text(spec_text().replace("max_tasks = 4", "max_tasks = 0"), encoding="utf-8")
     assert main(["plan", str(bad), "-o", str(tmp_path / "p.png")]) == 2
     assert "max_tasks" in capsys.readouterr().err
+
+
+def test_long_run_shows_progress_on_a_terminal_only(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from ecs_gpu.cli import predict
+
+    # Three days of 10-minute windows: 25,920 steps, over the bar's threshold.
+    long = tmp_path / "long.csv"
+    rows = [f"{i * 600},{600 + 300 * (i % 7)}" for i in range(3 * 144)]
+    long.write_text("timestamp_s,requests\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    screen = io.StringIO()
+    monkeypatch.setattr(predict, "console", Console(file=screen, force_terminal=True, width=100))
+    assert main(["simulate", str(spec), "--trace", str(long)]) == 0
+    assert "simulating spec.toml" in screen.getvalue()
+    # A short run on a terminal finishes before a bar would be readable.
+    screen.truncate(0)
+    short = tmp_path / "short.csv"
+    short.write_text("timestamp_s,requests\n0,600\n600,900\n", encoding="utf-8")
+    assert main(["simulate", str(spec), "--trace", str(short)]) == 0
+    assert "simulating" not in screen.getvalue()
+    assert "GPU-hours" in screen.getvalue()
+    # Not a terminal (the default under pytest): no bar, just the summary.
+    monkeypatch.undo()
+    assert main(["simulate", str(spec), "--trace", str(long)]) == 0
+    assert "simulating" not in capsys.readouterr().out

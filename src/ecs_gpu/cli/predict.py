@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,9 +72,9 @@ HostCpuOpt = Annotated[
 
 
 @contextmanager
-def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
+def _progress(label: str, steps: int) -> Iterator[Callable[[int, int], None] | None]:
     """A progress bar on a terminal for long runs; nothing otherwise."""
-    if not console.is_terminal:
+    if not console.is_terminal or steps < _PROGRESS_MIN_STEPS:
         yield None
         return
     with Progress(
@@ -84,11 +85,10 @@ def _progress(label: str) -> Iterator[Callable[[int, int], None] | None]:
         console=console,
         transient=True,
     ) as bar:
-        task = bar.add_task(label, total=None)
+        task = bar.add_task(label, total=steps)
 
         def update(done: int, total: int) -> None:
-            if total >= _PROGRESS_MIN_STEPS:
-                bar.update(task, completed=done, total=total)
+            bar.update(task, completed=done, total=total)
 
         yield update
 
@@ -107,7 +107,8 @@ def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
 def _run(
     p: SimParams, trace: Trace, label: str, rate: float, step: float, seed: int, start: Start
 ) -> SimResult:
-    with _progress(f"simulating {label}") as prog:
+    steps = math.ceil(trace.duration_s / step) if step > 0 else 0
+    with _progress(f"simulating {label}", steps) as prog:
         return run(p, trace, rate_scale=rate, step_s=step, seed=seed, start=start, progress=prog)
 
 

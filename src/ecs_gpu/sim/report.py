@@ -105,7 +105,7 @@ def write_plot(result: SimResult, path: Path, title: str) -> None:
     if binned:
         unit += f"; each point is the mean of {binned} steps"
     fig, axes = plt.subplots(
-        3, 1, figsize=(12, 9), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]}
+        3, 1, figsize=(14, 9), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]}
     )
     ax0, ax1, ax2 = axes
     ax0.plot(x, tl["offered_rps"], color="tab:gray", lw=0.8, label="offered load")
@@ -116,7 +116,7 @@ def write_plot(result: SimResult, path: Path, title: str) -> None:
     ax0.fill_between(x, 0, top, where=over, color="tab:red", alpha=0.15, step="post",
                      label="overload (load > ready capacity)")  # fmt: skip
     ax0.set_ylabel("requests / s")
-    ax0.legend(loc="upper left", fontsize=8)
+    ax0.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     ax0.set_title(title, fontsize=11)
 
     ax1.step(x, tl["desired_tasks"], where="post", color="tab:orange", lw=1.2, label="desired")
@@ -124,7 +124,7 @@ def write_plot(result: SimResult, path: Path, title: str) -> None:
     ax1.step(x, tl["instances"], where="post", color="tab:purple", lw=1.2, ls="--",
              label=f"instances ({p.instance_type})")  # fmt: skip
     ax1.set_ylabel("tasks / instances")
-    ax1.legend(loc="upper left", fontsize=8)
+    ax1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
 
     ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=1.0, label="GPU metric (ASG average)")
     ax2.plot(x, tl["task_gpu_util"], color="tab:brown", lw=0.6, alpha=0.6,
@@ -136,7 +136,7 @@ def write_plot(result: SimResult, path: Path, title: str) -> None:
     ax2.set_ylim(0, 105)
     ax2.set_ylabel("GPU utilization %")
     ax2.set_xlabel(f"time ({unit})")
-    ax2.legend(loc="upper left", fontsize=8)
+    ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     for ax in axes:
         ax.grid(alpha=0.3)
     s = result.summary
