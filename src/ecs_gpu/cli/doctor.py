@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu.aws import facts
@@ -39,12 +40,16 @@ def _value(v: Any) -> str:
 def render(report: Report, out: Console) -> None:
     findings = report.findings
     if findings:
+        # Three columns stay readable at 80 characters; the finding cell holds
+        # the title, the evidence lines and the fix.
         table = Table(title="ecs-gpu doctor: findings, first broken link first", show_lines=True)
-        for col in ("id", "severity", "what", "evidence", "fix"):
-            table.add_column(col, overflow="fold")
+        table.add_column("id", no_wrap=True)
+        table.add_column("severity", no_wrap=True)
+        table.add_column("finding", overflow="fold")
         for f in findings:
-            ev = "\n".join(f"{e.kind}[{e.id}].{e.field} = {_value(e.value)}" for e in f.evidence)
-            table.add_row(f.id, f"[{_STYLE[f.severity]}]{f.severity}[/]", f.title, ev, f.fix)
+            ev = "\n".join(f"  {e.kind}[{e.id}].{e.field} = {_value(e.value)}" for e in f.evidence)
+            cell = f"[bold]{escape(f.title)}[/]\n{escape(ev)}\n[green]Fix:[/] {escape(f.fix)}"
+            table.add_row(f.id, f"[{_STYLE[f.severity]}]{f.severity}[/]", cell)
         out.print(table)
     else:
         out.print("[green]No finding.[/]")
@@ -53,7 +58,7 @@ def render(report: Report, out: Console) -> None:
         for col in ("id", "check", "why"):
             t.add_column(col, overflow="fold")
         for r in report.unknown:
-            t.add_row(r.check.id, r.check.title, r.reason or ", ".join(r.missing))
+            t.add_row(r.check.id, escape(r.check.title), escape(r.reason or ", ".join(r.missing)))
         out.print(t)
     if report.missing_permissions:
         out.print("[yellow]Missing permissions[/] (grant them for a complete diagnosis):")
