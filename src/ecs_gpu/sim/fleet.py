@@ -71,11 +71,6 @@ class Fleet:
         """Tasks the service has: provisioning plus placed."""
         return self.provisioning + self.placed
 
-    @property
-    def loading(self) -> int:
-        """RUNNING tasks still loading their model (count toward scaling, serve nothing)."""
-        return self.running - self.ready
-
     def empty_registered(self) -> int:
         return sum(1 for i in self.registered if not i.tasks)
 

@@ -127,10 +127,6 @@ class SimParams:
         """Instances managed scaling never removes: the ASG minimum or the ODCR."""
         return max(self.min_instances, self.reserved_instances)
 
-    @property
-    def gpu_hours_per_instance_hour(self) -> int:
-        return self.gpus_per_instance
-
     def tasks_for_rate(self, rps: float) -> int:
         """Tasks that serve ``rps`` at exactly the GPU target (the oracle's rule)."""
         per_task = self.task_capacity_rps * self.gpu_target_percent / 100.0
