@@ -65,7 +65,7 @@ HostCpuOpt = Annotated[
     typer.Option(
         "--host-cpu-policy",
         help="Add the anti-pattern: an ASG target-tracking policy on host CPU at this "
-        "percent (overrides [simulation] host_cpu_policy_target_percent).",
+        "percent (overrides \\[simulation] host_cpu_policy_target_percent).",
         show_default=False,
     ),
 ]
