@@ -47,6 +47,8 @@ def test_field_report_scale_out_then_back(boot: float, pull: float, load_s: floa
     assert 180.0 <= t_running - onset <= 660.0
     t_ready = first_time(t, tl["ready_tasks"], lambda v: v == 2)
     assert t_ready - t_running == pytest.approx(load_s, abs=STEP)
+    # Serving within 11 minutes of the scale-out decision.
+    assert t_ready - t_desired <= 660.0
     assert max(tl["desired_tasks"]) == 2
 
     # After the load stops it returns to one task and one instance.
