@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
+import typer
 from rich.console import Console
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
 from ecs_gpu.cli import app
+from ecs_gpu.errors import EXIT_PROBLEMS
+from ecs_gpu.spec import load_spec
+
+SpecArg = Annotated[
+    Path,
+    typer.Argument(help="The service spec (TOML), e.g. examples/g5-vllm.toml.", show_default=False),
+]
 
 console = Console(highlight=False)
 
@@ -40,3 +51,59 @@ def catalog_cmd() -> None:
         + "; ".join(f"{fam}: {why}" for fam, why in cat.REFUSED_FAMILIES.items()),
         soft_wrap=True,
     )
+
+
+@app.command("synth")
+def synth_cmd(
+    spec: SpecArg,
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Directory to write <service name>.template.json into."),
+    ] = Path("out"),
+) -> None:
+    """Write the standalone CloudFormation template for SPEC and print its path.
+
+    The template needs no `cdk bootstrap` and has no assets: deploy it with
+    `ecs-gpu deploy`, the console or `aws cloudformation deploy`. Synth is
+    offline: the AMI is resolved from its public SSM parameter at deploy time.
+
+    Example:
+
+        ecs-gpu synth examples/g5-vllm.toml -o out
+    """
+    from ecs_gpu.synth import write_template
+
+    path = write_template(load_spec(spec), out)
+    console.print(str(path), soft_wrap=True)
+
+
+@app.command("validate")
+def validate_cmd(spec: SpecArg) -> None:
+    """Check SPEC and the template it makes; exit 0 clean, 1 findings, 2 bad spec.
+
+    Runs the spec rules, checks the host CloudWatch agent config against the
+    agent's schema, synthesizes the template, then runs cfn-lint (zero errors
+    and zero warnings allowed) and cdk-nag AwsSolutions (every accepted
+    finding carries a written reason in the construct). Offline: no AWS call.
+
+    Example:
+
+        ecs-gpu validate examples/g6e-alb-odcr.toml
+    """
+    from ecs_gpu.validate import validate
+
+    report = validate(load_spec(spec), path=str(spec))
+    if report.ok:
+        console.print(
+            f"[green]clean:[/] {spec}: spec rules, agent schema, cfn-lint and cdk-nag "
+            "AwsSolutions found nothing.",
+            soft_wrap=True,
+        )
+        return
+    table = Table(title=f"{spec}: {len(report.findings)} finding(s)")
+    for col in ("source", "id", "severity", "resource", "message"):
+        table.add_column(col, overflow="fold")
+    for f in report.findings:
+        table.add_row(f.source, f.id, f.severity, f.resource, f.message)
+    console.print(table)
+    raise typer.Exit(EXIT_PROBLEMS)
