@@ -26,7 +26,7 @@ from ecs_gpu.sim import (
 from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import Start
 from ecs_gpu.sim.workload import Trace
-from ecs_gpu.spec import load_spec
+from ecs_gpu.spec import Spec, load_spec
 
 console = Console(highlight=False)
 
@@ -273,7 +273,7 @@ def plan_cmd(
         ecs-gpu plan spec.toml -o plan.png
     """
     loaded = load_spec(spec)
-    problems = _validate(loaded)
+    problems = _validate(loaded, spec)
     p = from_spec(loaded)
     tr = read_trace(bundled_trace_path()).head(days * 86400.0)
     step = 10.0
@@ -296,20 +296,19 @@ def plan_cmd(
         raise typer.Exit(EXIT_PROBLEMS)
 
 
-def _validate(spec: Any) -> int:
-    """Synthesize and validate the template; print findings; return the problem count."""
-    try:
-        from ecs_gpu.validate import validate  # type: ignore[import-not-found,unused-ignore]
-    except ModuleNotFoundError as e:
-        if e.name != "ecs_gpu.validate":
-            raise
-        console.print("[yellow]note:[/] template validation is not available in this build")
-        return 0
-    report = validate(spec)
-    for f in report.findings:
-        console.print(f"  {f}")
+def _validate(spec: Spec, path: Path) -> int:
+    """Synthesize and validate the template; print findings; return how many."""
+    # CDK loads only here, so simulate and compare never pay for it.
+    from ecs_gpu.validate import validate
+
+    report = validate(spec, path=str(path))
     if report.ok:
-        console.print("[green]template: valid[/]")
+        resources = len(report.template.get("Resources", {}))
+        console.print(f"template: synthesized, {resources} resources, no findings")
         return 0
     console.print(f"[red]template: {len(report.findings)} finding(s)[/]")
-    return max(1, len(report.findings))
+    for f in report.findings:
+        console.print(
+            f"  {f.source} {f.id} ({f.severity}) {f.resource}: {f.message}", soft_wrap=True
+        )
+    return len(report.findings)
