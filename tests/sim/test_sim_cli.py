@@ -227,3 +227,24 @@ def test_long_run_shows_progress_on_a_terminal_only(
     monkeypatch.undo()
     assert main(["simulate", str(spec), "--trace", str(long)]) == 0
     assert "simulating" not in capsys.readouterr().out
+
+
+def test_plan_exits_1_when_validation_finds_problems(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The validator's own checks are tested with it; here only plan's handling
+    # of a report with a finding: still simulate and plot, then exit 1.
+    from ecs_gpu import validate as v
+
+    finding = v.Finding("cfn-lint", "W1234", "warning", "Resources/X", "a made-up finding")
+
+    def fake(spec: object, *, path: str = "spec") -> v.ValidationReport:
+        return v.ValidationReport(template={"Resources": {}}, findings=[finding])
+
+    monkeypatch.setattr(v, "validate", fake)
+    out = tmp_path / "plan.png"
+    code = main(["plan", str(spec), "-o", str(out), "--days", "0.5"])
+    text = capsys.readouterr().out
+    assert code == 1
+    assert "W1234" in text and "a made-up finding" in text
+    assert out.read_bytes()[:8] == PNG_MAGIC
