@@ -8,6 +8,12 @@ Moto CloudFormation support for ..."): AWS::ECS::CapacityProvider,
 ClusterCapacityProviderAssociations, ApplicationAutoScaling::*,
 CloudWatch::Alarm. Where a test needs one of those (the scalable target),
 it creates it through the service API and says so.
+
+Deploy and diff run on the real synthesized template of
+examples/g5-vllm.toml (``g5_for_moto``: the one GetAtt moto cannot resolve,
+on the skipped alarm, is replaced by a literal ARN). The full destroy runs
+on a small stand-in with the same cluster/service/ASG/launch template,
+because moto cannot delete the VPC the real stack creates.
 """
 
 from __future__ import annotations
@@ -20,10 +26,10 @@ import boto3
 import pytest
 
 from ecs_gpu.aws import deploy as dp
-from ecs_gpu.cli import operate
+from ecs_gpu.cli import main, operate
 from ecs_gpu.errors import ProblemsFound
 
-from .conftest import NAMES, NO_WAIT, Clients
+from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, moto_skips
 
 STACK = NAMES.stack
 
@@ -46,37 +52,98 @@ def deploy(c: Clients, template: dict[str, Any]) -> dp.FollowResult:
     return result
 
 
+def test_moto_skips_the_types_this_file_says_it_does(g5_template: dict[str, Any]) -> None:
+    types = {r["Type"] for r in g5_template["Resources"].values()}
+    assert {t for t in types if moto_skips(t)} == {
+        "AWS::ECS::CapacityProvider",
+        "AWS::ECS::ClusterCapacityProviderAssociations",
+        "AWS::ApplicationAutoScaling::ScalableTarget",
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        "AWS::CloudWatch::Alarm",
+    }
+
+
 def test_deploy_creates_the_stack_and_reports_success(
-    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    clients: Clients, g5_for_moto: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The real synthesized g5 template, deployed into moto."""
     calls = record_calls(clients.cfn)
-    result = deploy(clients, template)
+    result = deploy(clients, g5_for_moto)
     assert result.ok and result.status == "CREATE_COMPLETE"
     stack = clients.cfn.describe_stacks(StackName=STACK)["Stacks"][0]
     assert stack["StackStatus"] == "CREATE_COMPLETE"
     # What moto models of the GPU stack exists under the names from naming.py.
-    asgs = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[NAMES.asg])
-    assert asgs["AutoScalingGroups"][0]["NewInstancesProtectedFromScaleIn"] is True
+    group = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[NAMES.asg])[
+        "AutoScalingGroups"
+    ][0]
+    assert group["NewInstancesProtectedFromScaleIn"] is True
+    assert group["Instances"] and group["Instances"][0]["InstanceType"] == "g5.xlarge"
     svc = clients.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
     assert svc["services"][0]["status"] == "ACTIVE"
-    # The change set carried the IAM capability the instance role needs.
-    assert "CreateChangeSet" in calls and "ExecuteChangeSet" in calls
-    assert "DeleteStack" not in calls
+    resources = {r.resource_type for r in dp.stack_resources(clients.cfn, STACK)}
+    assert {"AWS::ECS::Service", "AWS::EC2::LaunchTemplate", "AWS::CloudWatch::Dashboard"} <= (
+        resources
+    )
+    assert "ExecuteChangeSet" in calls and "DeleteStack" not in calls
     out = capsys.readouterr().out
     assert "new stack" in out and f"Stack {STACK} is CREATE_COMPLETE" in out
 
 
 def test_diff_on_unchanged_spec_reports_no_changes(
-    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    clients: Clients, g5_for_moto: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    deploy(clients, template)
+    deploy(clients, g5_for_moto)
     capsys.readouterr()
-    p = operate.run_diff(clients.cfn, STACK, template, waits=NO_WAIT)
+    p = operate.run_diff(clients.cfn, STACK, g5_for_moto, waits=NO_WAIT)
     assert p.summary.empty and not p.new_stack
     assert f"Stack {STACK}: no changes." in capsys.readouterr().out
     # The preview left no change set behind.
     left = clients.cfn.list_change_sets(StackName=STACK)["Summaries"]
     assert [s["ExecutionStatus"] for s in left] == ["EXECUTE_COMPLETE"]
+
+
+def test_cli_diff_of_a_new_stack_lists_the_synthesized_resources(
+    aws: str, g5_template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["diff", str(EXAMPLE_SPEC)])
+    out = capsys.readouterr().out
+    assert code == 0
+    n = len(g5_template["Resources"])
+    assert f"Stack {STACK} (new stack): {n} to add, 0 to modify, 0 to remove" in out
+    assert "AWS::AutoScaling::AutoScalingG" in out  # the table truncates at 80 columns
+    # Nothing was created: no change set, no REVIEW_IN_PROGRESS stack.
+    with pytest.raises(Exception, match="does not exist"):
+        boto3.Session().client("cloudformation").describe_stacks(StackName=STACK)
+
+
+def test_destroy_of_the_real_stack_unprotects_its_instances_first(
+    clients: Clients, g5_for_moto: dict[str, Any]
+) -> None:
+    """moto cannot delete the VPC this stack creates (its CloudFormation has no
+    delete for the NAT gateway and route tables), so here DeleteStack is refused
+    and destroy must say so (exit 1); the full delete runs on the stand-in below.
+    What this checks on the real stack: its ASG, found by name, gets unprotected."""
+    deploy(clients, g5_for_moto)
+    before = clients.autoscaling.describe_auto_scaling_instances()["AutoScalingInstances"]
+    assert [i["ProtectedFromScaleIn"] for i in before] == [True]
+    with pytest.raises(ProblemsFound) as exc:
+        operate.run_destroy(
+            clients.cfn,
+            clients.ecs,
+            clients.autoscaling,
+            clients.appscaling,
+            NAMES,
+            yes=True,
+            waits=NO_WAIT,
+            task_timeout_s=5,
+            stuck_after_s=60,
+        )
+    assert exc.value.exit_code == 1
+    assert "refused DeleteStack" in exc.value.message and "ecs-gpu destroy" in exc.value.message
+    after = clients.autoscaling.describe_auto_scaling_instances()["AutoScalingInstances"]
+    assert not any(i["ProtectedFromScaleIn"] for i in after)
+    svc = clients.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
+    assert svc["services"][0]["desiredCount"] == 0
 
 
 def test_diff_shows_a_modified_and_an_added_resource_then_deletes_the_change_set(
@@ -160,7 +227,7 @@ def test_ctrl_c_while_following_leaves_the_stack_and_says_how_to_follow(
     assert status == "CREATE_COMPLETE"  # moto finishes at once; the stack is untouched
 
 
-def test_destroy_scales_to_zero_unprotects_then_deletes(
+def test_destroy_scales_to_zero_unprotects_then_deletes_the_stack(
     clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     deploy(clients, template)

@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore import exceptions as bx
 
-from ecs_gpu.aws.errors import error_code, mapped
+from ecs_gpu.aws.errors import error_code, is_access_denied, is_throttling, mapped, translate
 from ecs_gpu.aws.stack_events import (
     ChangeSummary,
     StackEvent,
@@ -110,6 +111,28 @@ class StackState:
 
 def _is_missing_stack(exc: BaseException) -> bool:
     return error_code(exc) == "ValidationError" and "does not exist" in str(exc)
+
+
+@contextmanager
+def _refusal_is_a_problem(operation: str, stack: str, fix: str) -> Iterator[None]:
+    """CloudFormation refusing a write (a 4xx other than auth/throttling) is exit 1.
+
+    mapped() would call it an AWS error (exit 3, meant for unreachable or
+    denied); a refused execute or delete is a problem with the stack instead.
+    """
+    try:
+        yield
+    except bx.ClientError as e:
+        status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+        code = error_code(e)
+        if is_access_denied(e) or is_throttling(e) or code == "403" or status >= 500:
+            raise translate(e, "cloudformation", operation) from None
+        msg = e.response.get("Error", {}).get("Message", str(e))
+        raise ProblemsFound(
+            f"CloudFormation refused {operation} for stack {stack}: {code}: {msg}. Fix: {fix}"
+        ) from None
+    except bx.BotoCoreError as e:
+        raise translate(e, "cloudformation", operation) from None
 
 
 def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
@@ -369,7 +392,8 @@ def execute(
     if not p.change_set_id:
         raise ProblemsFound(f"nothing to execute for stack {p.stack}: it has no changes.")
     seen = _seen_event_ids(cfn, p.stack_id or p.stack)
-    with mapped("cloudformation", "ExecuteChangeSet"):
+    fix = "correct what it names and deploy again; the stack is as CloudFormation left it."
+    with _refusal_is_a_problem("ExecuteChangeSet", p.stack, fix):
         cfn.execute_change_set(ChangeSetName=p.change_set_id)
     return p.stack_id or p.stack, seen
 
@@ -616,6 +640,7 @@ def unprotect_instances(autoscaling: AutoScalingClient, asg: str) -> list[str]:
 def delete_stack(cfn: CloudFormationClient, stack_id: str) -> set[str]:
     """Start deleting; return the event ids that predate the delete."""
     seen = _seen_event_ids(cfn, stack_id)
-    with mapped("cloudformation", "DeleteStack"):
+    fix = "resolve what it names (or delete it by hand) and run `ecs-gpu destroy SPEC` again."
+    with _refusal_is_a_problem("DeleteStack", stack_id, fix):
         cfn.delete_stack(StackName=stack_id)
     return seen

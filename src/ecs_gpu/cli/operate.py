@@ -7,7 +7,6 @@ moto (or a Stubber) without going through argv.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -83,9 +82,10 @@ def _aws(profile: str | None, region: str | None) -> Aws:
 
 def synth_template(spec: Spec) -> dict[str, Any]:
     """The CloudFormation template for ``spec`` (from the Define layer)."""
-    synth = importlib.import_module("ecs_gpu.synth")
-    template: dict[str, Any] = synth.synth_template(spec)
-    return template
+    # Imported here: only the commands that need a template pay for CDK.
+    from ecs_gpu.synth import synth_template as synth
+
+    return synth(spec)
 
 
 def confirm(question: str, *, yes: bool, action: str) -> bool:
