@@ -1,0 +1,392 @@
+"""Template assertions for every bullet of the template contract, on every example."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.infra import host
+from ecs_gpu.infra.capacity import warmup_s
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec
+
+from .tpl import as_list, one, props, render, resources, statements
+
+T = dict[str, Any]
+AL2023_GPU_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id"
+
+
+def _lt_data(t: T) -> dict[str, Any]:
+    data: dict[str, Any] = props(t, "AWS::EC2::LaunchTemplate")["LaunchTemplateData"]
+    return data
+
+
+def _boot_and_pull_s(spec: Spec) -> float:
+    return spec.simulation.instance_boot_s + spec.simulation.image_pull_s
+
+
+# --- standalone -----------------------------------------------------------------------
+
+
+def test_standalone_no_bootstrap_no_assets(t: T) -> None:
+    types = {r["Type"] for r in t["Resources"].values()}
+    assert "BootstrapVersion" not in t.get("Parameters", {})
+    assert "CheckBootstrapVersion" not in t.get("Rules", {})
+    # With managed termination protection and draining, CDK's drain-hook
+    # Lambda (an asset) and its SNS topic must not exist.
+    assert "AWS::Lambda::Function" not in types
+    assert "AWS::SNS::Topic" not in types
+    assert "Custom::VpcRestrictDefaultSG" not in types
+    assert "AWS::CDK::Metadata" not in types
+    assert "aws:asset" not in str(t)
+    assert "cdk-hnb659fds" not in str(t)  # no reference to bootstrap resources
+
+
+# --- launch template -----------------------------------------------------------------
+
+
+def test_launch_template_never_launch_configuration(t: T) -> None:
+    assert not resources(t, "AWS::AutoScaling::LaunchConfiguration")
+    _, asg = one(t, "AWS::AutoScaling::AutoScalingGroup")
+    lt_id, _ = one(t, "AWS::EC2::LaunchTemplate")
+    assert "LaunchConfigurationName" not in asg["Properties"]
+    assert asg["Properties"]["LaunchTemplate"] == {
+        "LaunchTemplateId": {"Ref": lt_id},
+        # The latest version: a template change is an ASG change (update policy).
+        "Version": {"Fn::GetAtt": [lt_id, "LatestVersionNumber"]},
+    }
+
+
+def test_image_from_al2023_gpu_ssm_parameter_at_deploy_time(t: T) -> None:
+    image = _lt_data(t)["ImageId"]
+    param = t["Parameters"][image["Ref"]]
+    assert param["Type"] == "AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>"
+    assert param["Default"] == AL2023_GPU_PARAMETER
+
+
+def test_launch_template_instance_type_imds_disk(t: T, spec: Spec) -> None:
+    data = _lt_data(t)
+    assert data["InstanceType"] == spec.capacity.instance_type
+    assert data["MetadataOptions"]["HttpTokens"] == "required"
+    (root,) = data["BlockDeviceMappings"]
+    assert root["Ebs"]["Encrypted"] is True
+    assert root["Ebs"]["VolumeType"] == "gp3"
+    assert root["Ebs"]["VolumeSize"] >= 100
+
+
+def test_user_data_is_the_hosts_cloud_config(t: T, spec: Spec) -> None:
+    user_data = _lt_data(t)["UserData"]["Fn::Base64"]
+    assert isinstance(user_data, str)
+    assert user_data.startswith("#cloud-config\n")
+    assert user_data == host.cloud_config(spec)
+    doc = yaml.safe_load(user_data)
+    ecs_config = next(f for f in doc["write_files"] if f["path"] == host.ECS_CONFIG_PATH)
+    assert f"ECS_CLUSTER={Names(spec.service.name).cluster}\n" in ecs_config["content"]
+
+
+def test_odcr_target_only_when_configured(t: T, spec: Spec) -> None:
+    data = _lt_data(t)
+    rid = spec.capacity.capacity_reservation_id
+    if rid is None:
+        assert "CapacityReservationSpecification" not in data
+        assert "CapacityReservation" not in str(t)
+    else:
+        assert data["CapacityReservationSpecification"] == {
+            "CapacityReservationTarget": {"CapacityReservationId": rid}
+        }
+
+
+# --- Auto Scaling group -------------------------------------------------------------
+
+
+def test_asg_sizes_protection_metrics(t: T, spec: Spec) -> None:
+    p = props(t, "AWS::AutoScaling::AutoScalingGroup")
+    names = Names(spec.service.name)
+    assert p["AutoScalingGroupName"] == names.asg
+    assert int(p["MinSize"]) == spec.capacity.min_instances
+    assert int(p["MaxSize"]) == spec.capacity.max_instances
+    if spec.capacity.reserved_instances is not None:
+        assert int(p["MinSize"]) >= spec.capacity.reserved_instances
+    assert p["NewInstancesProtectedFromScaleIn"] is True
+    # The dashboard reads GroupInServiceInstances: collect all group metrics
+    # (no Metrics list means every metric) or name it.
+    (collection,) = p["MetricsCollection"]
+    assert collection["Granularity"] == "1Minute"
+    assert "GroupInServiceInstances" in collection.get("Metrics", ["GroupInServiceInstances"])
+
+
+def test_asg_update_policy_reaches_running_instances(t: T, spec: Spec) -> None:
+    _, asg = one(t, "AWS::AutoScaling::AutoScalingGroup")
+    refresh = asg["UpdatePolicy"]["AutoScalingInstanceRefresh"]
+    assert refresh["Strategy"] == "Rolling"
+    prefs = refresh["Preferences"]
+    assert prefs["InstanceWarmup"] >= _boot_and_pull_s(spec)
+    assert prefs["InstanceWarmup"] == warmup_s(spec)
+    # Every instance is scale-in protected: "Wait" would stall the refresh.
+    assert prefs["ScaleInProtectedInstances"] == "Refresh"
+    assert prefs["MinHealthyPercentage"] == 100
+
+
+def test_no_host_cpu_policy_on_the_asg(t: T) -> None:
+    assert not resources(t, "AWS::AutoScaling::ScalingPolicy")
+    assert "ASGAverageCPUUtilization" not in str(t)
+
+
+# --- capacity provider ----------------------------------------------------------------
+
+
+def test_capacity_provider_managed_scaling_protection_draining(t: T, spec: Spec) -> None:
+    asg_id, _ = one(t, "AWS::AutoScaling::AutoScalingGroup")
+    cp_id, cp = one(t, "AWS::ECS::CapacityProvider")
+    p = cp["Properties"]
+    assert p["Name"] == Names(spec.service.name).capacity_provider
+    provider = p["AutoScalingGroupProvider"]
+    assert provider["AutoScalingGroupArn"] == {"Ref": asg_id}
+    scaling = provider["ManagedScaling"]
+    assert scaling["Status"] == "ENABLED"
+    assert scaling["TargetCapacity"] == spec.capacity.target_capacity_percent
+    assert scaling["InstanceWarmupPeriod"] >= _boot_and_pull_s(spec)
+    assert provider["ManagedTerminationProtection"] == "ENABLED"
+    assert provider["ManagedDraining"] == "ENABLED"
+    assoc = props(t, "AWS::ECS::ClusterCapacityProviderAssociations")
+    assert assoc["CapacityProviders"] == [{"Ref": cp_id}]
+
+
+# --- task definition --------------------------------------------------------------------
+
+
+def test_task_definition_gpu_inside_container_as_string(t: T, spec: Spec) -> None:
+    p = props(t, "AWS::ECS::TaskDefinition")
+    assert p["RequiresCompatibilities"] == ["EC2"]
+    assert p["NetworkMode"] == "awsvpc"
+    assert p["Family"] == Names(spec.service.name).task_family
+    assert p["Cpu"] == str(spec.service.cpu_units)
+    assert p["Memory"] == str(spec.service.memory_mib)
+    assert "ResourceRequirements" not in p  # never at task level
+    (container,) = p["ContainerDefinitions"]
+    assert container["ResourceRequirements"] == [
+        {"Type": "GPU", "Value": str(spec.service.gpus_per_task)}
+    ]
+    assert isinstance(container["ResourceRequirements"][0]["Value"], str)
+    env = {e["Name"]: e["Value"] for e in container["Environment"]}
+    assert env["NVIDIA_DRIVER_CAPABILITIES"] == spec.service.nvidia_driver_capabilities
+    assert "NVIDIA_VISIBLE_DEVICES" not in env  # ECS sets it to the pinned GPUs
+    for k, v in spec.service.environment.items():
+        assert env[k] == v
+    assert container["Image"] == spec.service.image
+    if spec.service.command is not None:
+        assert container["Command"] == spec.service.command
+
+
+def test_task_logs_awslogs_with_retention(t: T, spec: Spec) -> None:
+    (container,) = props(t, "AWS::ECS::TaskDefinition")["ContainerDefinitions"]
+    log = container["LogConfiguration"]
+    assert log["LogDriver"] == "awslogs"
+    group_id = log["Options"]["awslogs-group"]["Ref"]
+    group = t["Resources"][group_id]["Properties"]
+    assert group["LogGroupName"] == Names(spec.service.name).task_log_group
+    assert group["RetentionInDays"] == spec.service.log_retention_days
+
+
+# --- service ----------------------------------------------------------------------------
+
+
+def test_service_strategy_placement_breaker_no_desired_count(t: T, spec: Spec) -> None:
+    cp_id, _ = one(t, "AWS::ECS::CapacityProvider")
+    cluster_id, _ = one(t, "AWS::ECS::Cluster")
+    p = props(t, "AWS::ECS::Service")
+    assert p["ServiceName"] == Names(spec.service.name).service
+    assert p["Cluster"] == {"Ref": cluster_id}
+    assert "LaunchType" not in p
+    assert [s["CapacityProvider"] for s in p["CapacityProviderStrategy"]] == [{"Ref": cp_id}]
+    assert {"Type": "memberOf", "Expression": "attribute:ecs.instance-type == "
+            f"{spec.capacity.instance_type}"} in p["PlacementConstraints"]  # fmt: skip
+    breaker = p["DeploymentConfiguration"]["DeploymentCircuitBreaker"]
+    assert breaker == {"Enable": True, "Rollback": True}
+    # A redeploy must never reset the count autoscaling set.
+    assert "DesiredCount" not in p
+    assert p["NetworkConfiguration"]["AwsvpcConfiguration"]["AssignPublicIp"] == "DISABLED"
+
+
+def test_service_waits_for_capacity_provider_association(t: T) -> None:
+    assoc_id, _ = one(t, "AWS::ECS::ClusterCapacityProviderAssociations")
+    _, service = one(t, "AWS::ECS::Service")
+    assert assoc_id in as_list(service.get("DependsOn", []))
+
+
+def test_cluster_container_insights(t: T, spec: Spec) -> None:
+    p = props(t, "AWS::ECS::Cluster")
+    assert p["ClusterName"] == Names(spec.service.name).cluster
+    assert {"Name": "containerInsights", "Value": "enabled"} in p["ClusterSettings"]
+
+
+# --- service autoscaling ------------------------------------------------------------------
+
+
+def test_one_scalable_target_carries_gpu_and_cpu_policies(t: T, spec: Spec) -> None:
+    target_id, target = one(t, "AWS::ApplicationAutoScaling::ScalableTarget")
+    tp = target["Properties"]
+    assert tp["ServiceNamespace"] == "ecs"
+    assert tp["ScalableDimension"] == "ecs:service:DesiredCount"
+    assert tp["MinCapacity"] == spec.scaling.min_tasks
+    assert tp["MaxCapacity"] == spec.scaling.max_tasks
+    names = Names(spec.service.name)
+    assert render(tp["ResourceId"]).startswith("service/")
+    policies = resources(t, "AWS::ApplicationAutoScaling::ScalingPolicy")
+    lb = spec.load_balancer
+    expected = 3 if lb is not None and lb.request_count_target is not None else 2
+    assert len(policies) == expected
+    configs = []
+    for pol in policies.values():
+        pp = pol["Properties"]
+        assert pp["ScalingTargetId"] == {"Ref": target_id}
+        assert pp["PolicyType"] == "TargetTrackingScaling"
+        cfg = pp["TargetTrackingScalingPolicyConfiguration"]
+        assert cfg["ScaleInCooldown"] == spec.scaling.scale_in_cooldown_s
+        assert cfg["ScaleOutCooldown"] == spec.scaling.scale_out_cooldown_s
+        configs.append(cfg)
+    gpu = [c for c in configs if "CustomizedMetricSpecification" in c]
+    assert len(gpu) == 1
+    assert gpu[0]["CustomizedMetricSpecification"] == {
+        "MetricName": gpu_metric.UTILIZATION,
+        "Namespace": gpu_metric.NAMESPACE,
+        "Statistic": gpu_metric.STATISTIC,
+        "Dimensions": [{"Name": gpu_metric.DIMENSION, "Value": names.asg}],
+    }
+    assert gpu[0]["TargetValue"] == spec.scaling.gpu_target_percent
+    predefined = {
+        c["PredefinedMetricSpecification"]["PredefinedMetricType"]: c
+        for c in configs
+        if "PredefinedMetricSpecification" in c
+    }
+    assert predefined["ECSServiceAverageCPUUtilization"]["TargetValue"] == (
+        spec.scaling.cpu_target_percent
+    )
+    if expected == 3:
+        assert lb is not None
+        assert predefined["ALBRequestCountPerTarget"]["TargetValue"] == lb.request_count_target
+
+
+# --- IAM --------------------------------------------------------------------------------
+
+
+def _instance_role(t: T) -> tuple[str, dict[str, Any]]:
+    data = _lt_data(t)
+    profile_id = data["IamInstanceProfile"]["Arn"]["Fn::GetAtt"][0]
+    (role_ref,) = t["Resources"][profile_id]["Properties"]["Roles"]
+    role_id = role_ref["Ref"]
+    return role_id, t["Resources"][role_id]
+
+
+def _role_statements(t: T, role_id: str) -> list[dict[str, Any]]:
+    out = []
+    for _, r in resources(t, "AWS::IAM::Policy").items():
+        if {"Ref": role_id} in r["Properties"]["Roles"]:
+            out.extend(r["Properties"]["PolicyDocument"]["Statement"])
+    return out
+
+
+def test_instance_role_ecs_ssm_and_namespace_scoped_metrics(t: T, spec: Spec) -> None:
+    role_id, role = _instance_role(t)
+    managed = [render(a) for a in role["Properties"].get("ManagedPolicyArns", [])]
+    assert any(a.endswith(":iam::aws:policy/AmazonSSMManagedInstanceCore") for a in managed)
+    sts = _role_statements(t, role_id)
+    actions = {a for st in sts for a in as_list(st["Action"])}
+    for needed in ("ecs:RegisterContainerInstance", "ecs:Poll", "ecs:DiscoverPollEndpoint"):
+        assert needed in actions
+    cluster_id, _ = one(t, "AWS::ECS::Cluster")
+    register = next(st for st in sts if "ecs:RegisterContainerInstance" in as_list(st["Action"]))
+    assert register["Resource"] == {"Fn::GetAtt": [cluster_id, "Arn"]}
+    put = [st for st in sts if "cloudwatch:PutMetricData" in as_list(st["Action"])]
+    assert len(put) == 1
+    assert put[0]["Condition"] == {"StringEquals": {"cloudwatch:namespace": gpu_metric.NAMESPACE}}
+
+
+def test_log_permissions_never_on_star(t: T, spec: Spec) -> None:
+    names = Names(spec.service.name)
+    log_statements = [
+        st
+        for _, st in statements(t)
+        if any(str(a).startswith("logs:") for a in as_list(st["Action"]))
+    ]
+    assert log_statements
+    groups = {
+        lid: r["Properties"].get("LogGroupName")
+        for lid, r in resources(t, "AWS::Logs::LogGroup").items()
+    }
+    for st in log_statements:
+        for res in as_list(st["Resource"]):
+            assert res != "*"
+            assert res["Fn::GetAtt"][0] in groups  # a log group this stack owns
+    role_id, _ = _instance_role(t)
+    host_logs = [
+        st
+        for st in _role_statements(t, role_id)
+        if any(str(a).startswith("logs:") for a in as_list(st["Action"]))
+    ]
+    (host_st,) = host_logs
+    assert groups[host_st["Resource"]["Fn::GetAtt"][0]] == names.host_log_group
+
+
+def test_no_wildcard_actions(t: T) -> None:
+    for _, st in statements(t):
+        for a in as_list(st["Action"]):
+            assert not str(a).endswith("*"), a
+
+
+# --- network and load balancer ------------------------------------------------------------
+
+
+def test_network_own_vpc_or_given_ids(t: T, spec: Spec) -> None:
+    p = props(t, "AWS::ECS::Service")
+    subnets = p["NetworkConfiguration"]["AwsvpcConfiguration"]["Subnets"]
+    if spec.network is None:
+        assert len(resources(t, "AWS::EC2::NatGateway")) == 1
+        assert len(resources(t, "AWS::EC2::FlowLog")) == 1
+        flow_group = props(t, "AWS::EC2::FlowLog")["LogGroupName"]
+        assert t["Resources"][flow_group["Ref"]]["Properties"]["RetentionInDays"] > 0
+        assert all("Ref" in s for s in subnets)
+    else:
+        assert not resources(t, "AWS::EC2::VPC")
+        assert subnets == spec.network.subnet_ids
+        asg = props(t, "AWS::AutoScaling::AutoScalingGroup")
+        assert asg["VPCZoneIdentifier"] == spec.network.subnet_ids
+
+
+def test_load_balancer_when_configured(t: T, spec: Spec) -> None:
+    lb = spec.load_balancer
+    albs = resources(t, "AWS::ElasticLoadBalancingV2::LoadBalancer")
+    if lb is None:
+        assert not albs
+        return
+    (alb,) = albs.values()
+    assert alb["Properties"]["Scheme"] == lb.scheme
+    if lb.scheme == "internet-facing" and spec.network is not None:
+        assert alb["Properties"]["Subnets"] == spec.network.public_subnet_ids
+    tg = props(t, "AWS::ElasticLoadBalancingV2::TargetGroup")
+    assert tg["TargetType"] == "ip"
+    assert tg["Port"] == spec.service.container_port
+    assert tg["HealthCheckPath"] == lb.health_check_path
+    listener = props(t, "AWS::ElasticLoadBalancingV2::Listener")
+    if lb.certificate_arn:
+        assert listener["Protocol"] == "HTTPS"
+        assert listener["Certificates"] == [{"CertificateArn": lb.certificate_arn}]
+    else:
+        assert listener["Protocol"] == "HTTP"
+    service = props(t, "AWS::ECS::Service")
+    (binding,) = service["LoadBalancers"]
+    assert binding["ContainerPort"] == spec.service.container_port
+
+
+# --- observability hooks (the teammate's dashboard and alarm are in the template) --------
+
+
+def test_dashboard_and_missing_metric_alarm_present(t: T, spec: Spec) -> None:
+    names = Names(spec.service.name)
+    assert props(t, "AWS::CloudWatch::Dashboard")["DashboardName"] == names.dashboard
+    alarms = resources(t, "AWS::CloudWatch::Alarm")
+    assert [a["Properties"]["AlarmName"] for a in alarms.values()] == [
+        names.gpu_metric_missing_alarm
+    ]
