@@ -63,7 +63,11 @@ def _no_recorded_activities() -> Iterator[None]:
 
 def test_collects_every_kind_in_real_shapes(session: boto3.Session) -> None:
     world.build_world(session, instances=2, tasks=1)
+    counter = world.CallCounter()
+    counter.install(session)
     snap = facts.collect(session, TARGET)
+    # The documented permission list is exactly the set of calls made.
+    assert set(counter.calls) == set(facts.PERMISSIONS)
     assert [k for k in facts.KINDS if k in snap] == ALL_BUT_PROBES
     meta = snap[facts.COLLECTION_KEY]
     assert meta["denied"] == [] and meta["errors"] == []
@@ -238,7 +242,10 @@ def test_host_probe_through_ssm(session: boto3.Session) -> None:
 
     session.events.register("before-parameter-build.ssm.SendCommand", capture)
     session.events.register("after-call.ssm.GetCommandInvocation", output)
+    counter = world.CallCounter()
+    counter.install(session)
     snap = facts.collect(session, TARGET, probe_hosts=True)
+    assert set(counter.calls) == set(facts.PERMISSIONS) | set(facts.PROBE_PERMISSIONS)
     assert sent and sent[0]["DocumentName"] == "AWS-RunShellScript"
     assert sent[0]["Parameters"]["commands"] == facts.probe_commands()
     assert sorted(snap["host_probes"]) == sorted(ids)

@@ -43,15 +43,16 @@ _SERVICE_NAMES = {
 
 @dataclass
 class CallCounter:
-    """API calls (before-call) and HTTP attempts (before-send) per operation."""
+    """API calls and HTTP attempts (before-send: retries included) per operation."""
 
     calls: Counter[str] = field(default_factory=Counter)
     attempts: Counter[str] = field(default_factory=Counter)
 
     def install(self, session: boto3.Session) -> None:
-        # First, so calls that a gap hook answers are counted too.
-        session.events.register_first("before-call", self._call)
-        session.events.register_first("before-send", self._send)
+        # before-parameter-build fires for every call, including the ones a gap
+        # hook answers in before-call (which stops the before-call chain).
+        session.events.register("before-parameter-build", self._call)
+        session.events.register("before-send", self._send)
 
     def _call(self, event_name: str, **_: Any) -> None:
         self.calls[self._op(event_name)] += 1

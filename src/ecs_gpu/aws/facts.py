@@ -75,6 +75,31 @@ KINDS: Final = (
     "host_probes",
 )
 
+# Every IAM action a collection needs (docs/doctor.md "Permissions"); the
+# probe's two are needed only with --probe-hosts.
+PERMISSIONS: Final = (
+    "ecs:DescribeClusters",
+    "ecs:DescribeServices",
+    "ecs:DescribeTaskDefinition",
+    "ecs:ListContainerInstances",
+    "ecs:DescribeContainerInstances",
+    "ecs:ListTasks",
+    "ecs:DescribeTasks",
+    "ecs:DescribeCapacityProviders",
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:DescribeScalingActivities",
+    "autoscaling:DescribePolicies",
+    "ec2:DescribeLaunchTemplateVersions",
+    "ec2:DescribeInstances",
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:DescribeScalingPolicies",
+    "application-autoscaling:DescribeScalingActivities",
+    "cloudwatch:DescribeAlarms",
+    "cloudwatch:GetMetricData",
+    "cloudformation:DescribeStacks",
+)
+PROBE_PERMISSIONS: Final = ("ssm:SendCommand", "ssm:GetCommandInvocation")
+
 # API maxima for one Describe call (botocore service models / API references).
 ECS_DESCRIBE_BATCH: Final = 100  # DescribeContainerInstances, DescribeTasks
 ASG_NAMES_BATCH: Final = 50  # DescribeAutoScalingGroups AutoScalingGroupNames
@@ -815,6 +840,8 @@ def save_snapshot(snapshot: Snapshot, path: str) -> None:
 __all__ = [
     "COLLECTION_KEY",
     "KINDS",
+    "PERMISSIONS",
+    "PROBE_PERMISSIONS",
     "SNAPSHOT_VERSION",
     "AccessDenied",
     "AwsError",
