@@ -395,3 +395,64 @@ def test_parse_changes_keeps_order_and_replacement_flags() -> None:
     assert [c.logical_id for c in summary.changes] == ["Svc", "Old"]
     assert summary.changes[0].loud and not summary.changes[1].loud
     assert summary.of("Remove")[0].logical_id == "Old"
+
+
+def test_a_stuck_delete_is_explained_not_waited_on_forever(cfn: Any) -> None:
+    """A delete already in progress, still DELETE_IN_PROGRESS after --stuck-after."""
+    stuck = [
+        ev(0, STACK, STACK_T, "DELETE_IN_PROGRESS", "User Initiated"),
+        ev(5, "Service", "AWS::ECS::Service", "DELETE_IN_PROGRESS"),
+        ev(60, "Service", "AWS::ECS::Service", "DELETE_COMPLETE"),
+        ev(61, "Asg", ASG_T, "DELETE_IN_PROGRESS"),
+    ]
+    stuck[3]["PhysicalResourceId"] = NAMES.asg
+    ticks = iter([0.0, 600.0, 1200.0])
+    waits = dp.Waits(poll_s=0, sleep=lambda s: None, clock=lambda: next(ticks))
+    with Stubber(cfn) as stub:
+        stub.add_response(
+            "describe_stacks", describe_stack("DELETE_IN_PROGRESS"), {"StackName": STACK}
+        )
+        stub.add_response(
+            "list_stack_resources",
+            {
+                "StackResourceSummaries": [
+                    {
+                        "LogicalResourceId": "Asg",
+                        "PhysicalResourceId": NAMES.asg,
+                        "ResourceType": ASG_T,
+                        "LastUpdatedTimestamp": T0,
+                        "ResourceStatus": "DELETE_IN_PROGRESS",
+                    }
+                ]
+            },
+            {"StackName": STACK},
+        )
+        for n in (2, 4):  # polls at 600 s and 1200 s, then it gives up
+            stub.add_response(
+                "describe_stacks", describe_stack("DELETE_IN_PROGRESS"), {"StackName": STACK_ID}
+            )
+            page = list(reversed(stuck[:n]))
+            stub.add_response(
+                "describe_stack_events", {"StackEvents": page}, {"StackName": STACK_ID}
+            )
+        with pytest.raises(ProblemsFound) as exc:
+            # No DeleteStack, UpdateService or SetInstanceProtection: a delete is
+            # already running, so destroy only follows it (other clients unused).
+            operate.run_destroy(
+                cfn,
+                None,
+                None,
+                None,
+                NAMES,  # type: ignore[arg-type]
+                yes=True,
+                waits=waits,
+                task_timeout_s=1,
+                stuck_after_s=1200,
+            )
+        stub.assert_no_pending_responses()
+    msg = exc.value.message
+    assert exc.value.exit_code == 1
+    assert "still DELETE_IN_PROGRESS after 1200 s" in msg
+    assert f"Asg ({ASG_T}, {NAMES.asg})" in msg and "protected from scale-in" in msg
+    assert "Service" not in msg.split("stops waiting here")[1].split("Follow")[0]
+    assert "describe-stack-events --stack-name vllm-g5" in msg

@@ -22,7 +22,7 @@ from ecs_gpu.aws import verify as vf
 from ecs_gpu.cli import main, operate
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
 
-from .conftest import NAMES, Clients
+from .conftest import EXAMPLE_SPEC, NAMES, Clients
 
 ASG = NAMES.asg
 
@@ -47,7 +47,8 @@ def test_verify_metrics_passes_when_all_three_series_have_datapoints(
     put(clients.cw, gpu_metric.UTILIZATION, 37.0)
     put(clients.cw, gpu_metric.MEMORY_USED, 20480.0)
     put(clients.cw, gpu_metric.MEMORY_TOTAL, 23028.0)
-    code = main(["verify", "metrics", "--asg", ASG, "--timeout", "0"])
+    # The spec names the ASG through naming.py: vllm-g5 -> vllm-g5-gpu-asg.
+    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
     out = capsys.readouterr().out
     assert code == 0
     for name in gpu_metric.METRIC_NAMES:
@@ -298,3 +299,9 @@ def test_verify_scaling_refuses_a_test_that_cannot_pass(clients: Clients) -> Non
         )
     with pytest.raises(ProblemsFound, match="no Application Auto Scaling target"):
         vf.check_can_scale(None, NAMES.scalable_target_resource_id, 1)
+
+
+def test_an_unknown_profile_is_bad_input(aws: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["verify", "metrics", "--asg", ASG, "--profile", "no-such-profile"])
+    assert code == EXIT_BAD_INPUT
+    assert "no such AWS profile" in capsys.readouterr().err

@@ -185,6 +185,13 @@ def _refuse_busy(state: StackState, region: str | None) -> None:
             "can only delete it, not update it. ecs-gpu does not delete stacks on its own. "
             "Fix: `ecs-gpu destroy SPEC`, then deploy again."
         )
+    if state.status == "UPDATE_ROLLBACK_FAILED":
+        raise ProblemsFound(
+            f"stack {state.name} is UPDATE_ROLLBACK_FAILED ({state.reason or 'no reason given'}): "
+            "CloudFormation accepts no update until the rollback is finished. Fix: resolve the "
+            "resource it names, then `aws cloudformation continue-update-rollback --stack-name "
+            f"{state.name}`, and deploy again."
+        )
     if state.status == "DELETE_FAILED":
         raise ProblemsFound(
             f"stack {state.name} is DELETE_FAILED ({state.reason or 'no reason given'}). "

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from botocore import exceptions as bx
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -76,7 +77,13 @@ class Aws:
 
 
 def _aws(profile: str | None, region: str | None) -> Aws:
-    session = make_session(profile, region)
+    try:
+        session = make_session(profile, region)
+    except bx.ProfileNotFound:
+        raise BadInputError(
+            f"--profile {profile}: no such AWS profile. Fix: pick one from "
+            "`aws configure list-profiles`, or set AWS_PROFILE."
+        ) from None
     return Aws(region=session.region_name, session=session)
 
 
