@@ -606,10 +606,10 @@ def run_verify_scaling(
 ) -> vf.ScalingResult:
     if not yes:
         raise BadInputError(
-            "verify scaling changes the live service's task count: it publishes synthetic "
-            f"{gpu_metric.UTILIZATION} for {names.asg} until the service scales out by one task "
-            "(possibly launching a GPU instance you pay for), then until it scales back in. "
-            "Fix: rerun with --yes to go ahead."
+            "verify scaling changes the live service's task count: it publishes a high "
+            f"synthetic {gpu_metric.UTILIZATION} for {names.asg} until the service scales out "
+            "by one task (possibly launching a GPU instance you pay for), then a low one until "
+            "it scales back in. Fix: rerun with --yes to go ahead."
         )
     initial = vf.desired_count(ecs, names.cluster, names.service)
     vf.check_can_scale(
