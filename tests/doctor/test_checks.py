@@ -440,3 +440,17 @@ def test_quota_failure_gets_the_quota_fix(healthy: Callable[[], Snap]) -> None:
     )
     f = next(f for f in run_checks(s).findings if f.id == "ASG001")
     assert "Service Quotas" in f.fix
+
+
+def test_docs_list_every_check_kind_and_permission() -> None:
+    from pathlib import Path
+
+    from ecs_gpu.aws.facts import KINDS, PERMISSIONS, PROBE_PERMISSIONS
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "doctor.md").read_text()
+    for c in CHECKS:
+        assert f"| {c.id} | {c.severity} | {c.title} |" in doc, c.id
+    for k in KINDS:
+        assert f"| `{k}` |" in doc, k
+    for p in (*PERMISSIONS, *PROBE_PERMISSIONS):
+        assert f"`{p}`" in doc, p
