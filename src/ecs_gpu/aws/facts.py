@@ -385,7 +385,8 @@ class Collector:
         if not active:
             raise BadInputError(
                 f"cluster {t.cluster!r} not found in region {self.session.region_name}. "
-                "Fix: check --cluster (or [service] name in the spec) and --region."
+                "Fix: check --cluster (or [service] name in the spec) and --region; if the "
+                "stack was never deployed, run `ecs-gpu deploy SPEC`."
             )
         self.put("clusters", active)
 
