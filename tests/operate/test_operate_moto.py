@@ -362,3 +362,19 @@ def test_template_over_the_body_limit_is_refused_with_exit_2() -> None:
     assert "51,200" in str(exc.value) and "S3 bucket" in str(exc.value)
     small: Callable[[], str] = lambda: dp.template_body({"Resources": {}})  # noqa: E731
     assert small() == '{"Resources":{}}'  # minified: no spaces
+
+
+def test_deploy_of_a_change_updates_the_stack_and_shows_only_new_events(
+    clients: Clients, template: dict[str, Any], fresh_template: dict[str, Any]
+) -> None:
+    deploy(clients, template)
+    fresh_template["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] = 7
+    result = deploy(clients, fresh_template)
+    assert result.status == "UPDATE_COMPLETE"
+    # Only this run's events: moto writes UPDATE_IN_PROGRESS then UPDATE_COMPLETE.
+    assert [e.status for e in result.events] == ["UPDATE_IN_PROGRESS", "UPDATE_COMPLETE"]
+    # moto does not apply a log group's new retention in place (AWS does);
+    # what it models is the stack's template, which is now the new one.
+    body = clients.cfn.get_template(StackName=STACK)["TemplateBody"]
+    body = json.loads(body) if isinstance(body, str) else body
+    assert body["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] == 7
