@@ -93,7 +93,8 @@ def template_body(template: Mapping[str, Any]) -> str:
             f"accepts at most {MAX_TEMPLATE_BODY_BYTES:,} bytes as TemplateBody, and ecs-gpu "
             "does not create an S3 bucket behind your back. Fix: shorten the spec's "
             "[service] environment/command, or run `ecs-gpu synth SPEC -o out` and deploy "
-            "out/template.json with `aws cloudformation deploy --s3-bucket YOUR_BUCKET`."
+            "out/<service name>.template.json with `aws cloudformation deploy --s3-bucket "
+            "YOUR_BUCKET`."
         )
     return body
 
