@@ -8,6 +8,7 @@ can only be triggered by a shape AWS actually returns.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -270,7 +271,7 @@ def wrong_cluster(s: Snap) -> None:
 
 def delete_stuck(s: Snap) -> None:
     s["stacks"][0]["StackStatus"] = "DELETE_IN_PROGRESS"
-    s["stacks"][0]["DeletionTime"] = "2026-11-29T17:10:00+00:00"
+    s["stacks"][0]["DeletionTime"] = "2026-11-29T16:10:00+00:00"  # 50 min before collection
 
 
 # (check id, breakage, evidence kind, evidence field contains, evidence value contains, fix contains)
@@ -454,3 +455,30 @@ def test_docs_list_every_check_kind_and_permission() -> None:
         assert f"| `{k}` |" in doc, k
     for p in (*PERMISSIONS, *PROBE_PERMISSIONS):
         assert f"`{p}`" in doc, p
+
+
+def test_young_delete_is_a_warning(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    delete_stuck(s)
+    s["stacks"][0]["DeletionTime"] = "2026-11-29T16:55:00+00:00"  # 5 min before collection
+    f = next(f for f in run_checks(s).findings if f.id == "STK001")
+    assert f.severity == "warning" and "waiting" in f.title
+
+
+def test_scaled_to_zero_service_needs_no_instance(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    no_instances(s)
+    s["services"][0]["desiredCount"] = s["services"][0]["runningCount"] = 0
+    assert not [f for f in run_checks(s).findings if f.id == "ECS001"]
+
+
+def test_cpu_host_of_another_service_is_not_a_gpu_finding(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    other = copy.deepcopy(s["container_instances"][0])
+    other["ec2InstanceId"] = "i-0cccccccccccccccc"
+    other["capacityProviderName"] = "cp-web"
+    other["registeredResources"] = [r for r in other["registeredResources"] if r["name"] != "GPU"]
+    other["attributes"][0]["value"] = "m7i.large"
+    s["container_instances"].append(other)
+    validate_snapshot(s)
+    assert not [f for f in run_checks(s).findings if f.id == "GPU001"]

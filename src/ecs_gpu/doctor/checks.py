@@ -236,7 +236,8 @@ def _sections(s: Snapshot, name: str) -> dict[str, host.Section]:
 
 def _ecs_instances(s: Snapshot, c: Check) -> list[Finding]:
     active = _active_instances(s)
-    if active:
+    # A service scaled to zero tasks needs no instance.
+    if active or not any(svc.get("desiredCount", 0) > 0 for svc in _services(s)):
         return []
     cluster = _target(s).get("cluster") or "the cluster"
     statuses = sorted({ci.get("status", "?") for ci in s["container_instances"]})
@@ -277,10 +278,22 @@ def _agent_connected(s: Snapshot, c: Check) -> list[Finding]:
     ]
 
 
+def _meant_for_gpu(s: Snapshot, ci: dict[str, Any]) -> bool:
+    """Is this instance one of the GPU fleet's (not another service's CPU host)?"""
+    cps = {
+        st.get("capacityProvider")
+        for svc in s.get("services", [])
+        for st in svc.get("capacityProviderStrategy", [])
+    } | {_target(s).get("capacity_provider")}
+    if ci.get("capacityProviderName") in cps - {None}:
+        return True
+    return _attr(ci, "ecs.instance-type") in catalog.CATALOG
+
+
 def _gpus_registered(s: Snapshot, c: Check) -> list[Finding]:
     out = []
     for ci in _active_instances(s):
-        if _resource_gpus(ci.get("registeredResources", [])) > 0:
+        if _resource_gpus(ci.get("registeredResources", [])) > 0 or not _meant_for_gpu(s, ci):
             continue
         names = [r.get("name") for r in ci.get("registeredResources", [])]
         itype = _attr(ci, "ecs.instance-type")
@@ -1268,8 +1281,29 @@ def _stack_delete_stuck(s: Snapshot, c: Check) -> list[Finding]:
             fix = "Read StackStatusReason, remove what blocks it, and run `ecs-gpu destroy` again."
         else:
             continue  # deleting normally
-        out.append(c.finding(ev, fix))
+        # The first minutes of a delete look the same while ECS drains tasks;
+        # only a delete that has run for a while is stuck.
+        started = _parse_time(st.get("DeletionTime"))
+        now = _parse_time((s.get(COLLECTION_KEY) or {}).get("collected_at"))
+        young = (
+            status == "DELETE_IN_PROGRESS"
+            and started is not None
+            and now is not None
+            and (now - started).total_seconds() < STUCK_DELETE_S
+        )
+        out.append(
+            c.finding(
+                ev,
+                fix,
+                severity="warning" if young else None,
+                title="Stack delete is waiting on protected instances" if young else None,
+            )
+        )
     return out
+
+
+# A delete still in progress after this long is stuck, not draining.
+STUCK_DELETE_S: Final = 15 * 60
 
 
 def _c(
