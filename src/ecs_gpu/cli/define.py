@@ -101,7 +101,10 @@ def validate_cmd(spec: SpecArg) -> None:
         )
         return
     table = Table(title=f"{spec}: {len(report.findings)} finding(s)")
-    for col in ("source", "id", "severity", "resource", "message"):
+    # Ids stay whole so they can be copied into an acknowledgement or a search.
+    for col in ("source", "id", "severity"):
+        table.add_column(col, no_wrap=True)
+    for col in ("resource", "message"):
         table.add_column(col, overflow="fold")
     for f in report.findings:
         table.add_row(f.source, f.id, f.severity, f.resource, f.message)

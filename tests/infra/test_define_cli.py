@@ -1,0 +1,96 @@
+"""`ecs-gpu synth` and `ecs-gpu validate` through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecs_gpu import cli
+from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+
+from .conftest import EXAMPLES_DIR
+
+G5 = EXAMPLES_DIR / "g5-vllm.toml"
+G6E = EXAMPLES_DIR / "g6e-alb-odcr.toml"
+
+
+def _out(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    return captured.out + captured.err
+
+
+def test_synth_writes_the_template_and_prints_its_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], templates: dict[str, Any]
+) -> None:
+    out_dir = tmp_path / "out"
+    assert cli.main(["synth", str(G5), "-o", str(out_dir)]) == EXIT_OK
+    path = out_dir / "vllm-g5.template.json"
+    assert path.is_file()
+    assert str(path) in _out(capsys)
+    assert json.loads(path.read_text(encoding="utf-8")) == templates["g5-vllm.toml"]
+
+
+def test_synth_unwritable_out_dir_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    assert cli.main(["synth", str(G5), "-o", str(blocker / "sub")]) == EXIT_BAD_INPUT
+    out = _out(capsys)
+    assert "Traceback" not in out and str(blocker) in out and "Fix:" in out
+
+
+def test_synth_missing_spec_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nope.toml"
+    assert cli.main(["synth", str(missing), "-o", str(tmp_path)]) == EXIT_BAD_INPUT
+    assert "no such spec file" in _out(capsys)
+
+
+def test_validate_clean_example_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["validate", str(G5)]) == EXIT_OK
+    assert "clean" in _out(capsys)
+
+
+def test_validate_bad_spec_exits_2_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        G5.read_text(encoding="utf-8").replace("gpus_per_task = 1", "gpus_per_task = 3"),
+        encoding="utf-8",
+    )
+    assert cli.main(["validate", str(bad)]) == EXIT_BAD_INPUT
+    out = _out(capsys)
+    assert "Traceback" not in out
+    assert str(bad) in out and "service.gpus_per_task" in out and "Fix:" in out
+
+
+def test_validate_real_finding_exits_1_with_a_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Opening the listener to the world on purpose (ingress_cidrs) is NOT one
+    # of the acknowledged cases, so cdk-nag's EC23 must be reported.
+    spec = tmp_path / "open.toml"
+    spec.write_text(
+        G6E.read_text(encoding="utf-8").replace(
+            'health_check_path = "/health"',
+            'health_check_path = "/health"\ningress_cidrs = ["0.0.0.0/0"]',
+        ),
+        encoding="utf-8",
+    )
+    assert cli.main(["validate", str(spec)]) == EXIT_PROBLEMS
+    out = _out(capsys)
+    assert "AwsSolutions-EC23" in out and "cdk-nag" in out and "finding(s)" in out
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("command", ["synth", "validate"])
+def test_help_explains_with_an_example(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([command, "--help"]) == EXIT_OK
+    out = _out(capsys)
+    assert "Example" in out and f"ecs-gpu {command} examples/" in out
