@@ -929,3 +929,16 @@ def test_docs_spec_documents_every_key_with_its_default() -> None:
                 assert default.startswith("none"), (section, key, default)
             else:
                 assert default == _doc_default(field), (section, key, default)
+
+
+def test_integer_too_long_to_read() -> None:
+    # tomllib raises a plain ValueError (Python's int() digit limit) for this.
+    found = problems(MINIMAL.replace("max_instances = 2", "max_instances = 1" + "0" * 5000))
+    assert found == [
+        f"{PATH}: has an integer too long to read. Fix: write numbers with fewer digits."
+    ]
+
+
+def test_huge_integer_for_a_literal_key() -> None:
+    line = one_problem(with_("service", log_retention_days=10**400), "service.log_retention_days")
+    assert "Fix: write a much smaller whole number" in line

@@ -258,6 +258,8 @@ _FIX_BY_TYPE = {
     "string_too_short": "give a non-empty value",
     "string_too_long": "shorten it",
     "finite_number": "write a finite number (nan and inf are not allowed)",
+    # TOML integers are unbounded; pydantic stops reading past 4300 digits.
+    "int_parsing_size": "write a much smaller whole number",
 }
 
 # Fixes for format errors, by key (list indices dropped): an example beats a regex.
@@ -525,6 +527,12 @@ def parse_spec(text: str, path: str = "spec") -> Spec:
     except tomllib.TOMLDecodeError as e:
         raise SpecError(
             path, [f"{path}: not valid TOML: {e}. Fix: correct the syntax there."]
+        ) from None
+    except ValueError:
+        # tomllib lets Python's int() limit escape: an integer over 4300 digits.
+        raise SpecError(
+            path,
+            [f"{path}: has an integer too long to read. Fix: write numbers with fewer digits."],
         ) from None
     try:
         spec = Spec.model_validate(data)
