@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (AWS ARNs and messages are data; wrapping them would hide typos)
-"""Fixtures for doctor tests: a healthy snapshot in real AWS API shapes, and a validator.
+"""Doctor test data: a healthy snapshot in real AWS API shapes, and a validator.
 
 Every item of the healthy snapshot follows the botocore service model of the
 call that returns it (field names and types from DescribeServices,
@@ -12,15 +12,12 @@ so a fabricated field or a wrong type fails the test.
 from __future__ import annotations
 
 import base64
-import copy
 import gzip
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import botocore.session
-import pytest
 from botocore.validate import ParamValidator
 
 from ecs_gpu import gpu_metric
@@ -616,12 +613,3 @@ def build_healthy() -> dict[str, Any]:
             }
         },
     }
-
-
-_HEALTHY = build_healthy()
-
-
-@pytest.fixture
-def healthy() -> Callable[[], dict[str, Any]]:
-    """A factory: each call returns a fresh deep copy of the healthy snapshot."""
-    return lambda: copy.deepcopy(_HEALTHY)

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from conftest import IID, NAMES, probe_output, validate_snapshot
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.doctor.checks import CHECKS, CHECKS_BY_ID, run_checks
+
+from .snapshots import IID, NAMES, probe_output, validate_snapshot
 
 Snap = dict[str, Any]
 

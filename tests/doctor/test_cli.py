@@ -11,7 +11,6 @@ from typing import Any
 
 import boto3
 import pytest
-import world
 from botocore.config import Config
 from rich.console import Console
 
@@ -19,6 +18,8 @@ from ecs_gpu.aws import clients
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.cli import doctor as doctor_cli
 from ecs_gpu.cli import main
+
+from . import world
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
 Snap = dict[str, Any]

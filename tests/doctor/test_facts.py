@@ -18,15 +18,16 @@ from typing import Any
 
 import boto3
 import pytest
-import world
 from botocore.awsrequest import AWSResponse
 
-from conftest import probe_output, validate_response, validate_snapshot
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.doctor.checks import run_checks
 from ecs_gpu.errors import BadInputError
+
+from . import world
+from .snapshots import probe_output, validate_response, validate_snapshot
 
 TARGET = facts.Target.from_names(world.NAMES)
 ALL_BUT_PROBES = [k for k in facts.KINDS if k != "host_probes"]

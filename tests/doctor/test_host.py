@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, nvidia_smi_section, probe_output
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import PROBE_CONFIG_ENV, probe_commands, probe_script
 from ecs_gpu.doctor import host
+
+from .snapshots import DATA, nvidia_smi_section, probe_output
 
 PROBE = Path(host.__file__).with_name("probe.sh")
 

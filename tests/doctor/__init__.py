@@ -1,0 +1,1 @@
+"""Tests of ecs-gpu doctor: checks, host probe, collector, CLI."""
