@@ -483,3 +483,38 @@ def test_cpu_host_of_another_service_is_not_a_gpu_finding(healthy: Callable[[], 
     s["container_instances"].append(other)
     validate_snapshot(s)
     assert not [f for f in run_checks(s).findings if f.id == "GPU001"]
+
+
+def test_no_check_crashes_when_any_field_is_missing(healthy: Callable[[], Snap]) -> None:
+    """Drop each field of each item in turn: every check decides or says Unknown.
+
+    Calls the check functions directly, so run_check's safety net for
+    malformed snapshots cannot hide a crash here.
+    """
+    from ecs_gpu.doctor.checks import Unknown
+
+    base = healthy()
+    crashes = []
+    for kind, items in base.items():
+        if not isinstance(items, list):
+            continue
+        for i, item in enumerate(items):
+            for key in list(item):
+                s = copy.deepcopy(base)
+                del s[kind][i][key]
+                for check in CHECKS:
+                    try:
+                        check.fn(s, check)
+                    except Unknown:
+                        pass
+                    except Exception as e:
+                        crashes.append((check.id, kind, key, repr(e)))
+    assert crashes == []
+
+
+def test_malformed_snapshot_value_is_unknown_not_a_crash(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["container_instances"] = [{"status": "ACTIVE", "registeredResources": "GPU"}]
+    report = run_checks(s)
+    gpu001 = next(r for r in report.results if r.check.id == "GPU001")
+    assert gpu001.status == "unknown" and "mistypes" in gpu001.reason

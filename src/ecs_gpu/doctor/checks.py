@@ -735,9 +735,11 @@ def _policy_metrics(p: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
     asg = _target(s).get("asg")
-    asgs = [g["AutoScalingGroupName"] for g in s.get("auto_scaling_groups", [])] or (
-        [asg] if asg else []
-    )
+    asgs = [
+        g["AutoScalingGroupName"]
+        for g in s.get("auto_scaling_groups", [])
+        if g.get("AutoScalingGroupName")
+    ] or ([asg] if asg else [])
     out = []
     tracks_contract = False
     for p in s["scaling_policies"]:
@@ -886,10 +888,19 @@ def _host_cpu_policy(s: Snapshot, c: Check) -> list[Finding]:
     return out
 
 
+def _lt_versions(s: Snapshot) -> list[dict[str, Any]]:
+    """Launch template versions that say which template and version they are."""
+    return [
+        v
+        for v in s["launch_template_versions"]
+        if v.get("LaunchTemplateId") and isinstance(v.get("VersionNumber"), int)
+    ]
+
+
 def _lt_target_versions(s: Snapshot) -> dict[str, dict[str, int]]:
     """Per launch template id: $Latest and $Default version numbers."""
     out: dict[str, dict[str, int]] = {}
-    for v in s["launch_template_versions"]:
+    for v in _lt_versions(s):
         d = out.setdefault(v["LaunchTemplateId"], {"$Latest": 0})
         d["$Latest"] = max(d["$Latest"], int(v["VersionNumber"]))
         if v.get("DefaultVersion"):
@@ -903,7 +914,7 @@ def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
         (v["LaunchTemplateId"], int(v["VersionNumber"])): v.get("LaunchTemplateData", {}).get(
             "ImageId"
         )
-        for v in s["launch_template_versions"]
+        for v in _lt_versions(s)
     }
     out = []
     for g in s["auto_scaling_groups"]:
@@ -1610,6 +1621,13 @@ def run_check(check: Check, snapshot: Snapshot) -> CheckResult:
         findings = check.fn(snapshot, check)
     except Unknown as e:
         return CheckResult(check, "unknown", reason=str(e))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        # A hand-edited or truncated snapshot: say what is wrong, never crash.
+        return CheckResult(
+            check,
+            "unknown",
+            reason=f"the snapshot lacks or mistypes a field this check reads ({e!r})",
+        )
     return CheckResult(check, "finding" if findings else "ok", tuple(findings))
 
 
