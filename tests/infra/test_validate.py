@@ -97,3 +97,11 @@ def test_validate_refuses_a_spec_that_breaks_a_rule(specs: dict[str, Spec]) -> N
         validate(bad, path="bad.toml")
     assert exc.value.exit_code == 2
     assert any("service.gpus_per_task" in p for p in exc.value.problems)
+
+
+def test_docs_list_every_acknowledgement() -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "template.md").read_text("utf-8")
+    for rule in nag.REASONS:
+        assert f"`{rule.split('[')[0]}" in doc, rule
