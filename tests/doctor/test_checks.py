@@ -108,6 +108,25 @@ def unable_to_place(s: Snap) -> None:
     )
 
 
+def tasks_crash_loop(s: Snap) -> None:
+    s["services"][0]["runningCount"] = 0
+    for n in range(3):
+        t = copy.deepcopy(s["tasks"][0])
+        t["taskArn"] = t["taskArn"][:-1] + str(n)
+        t["lastStatus"] = t["desiredStatus"] = "STOPPED"
+        t["stopCode"] = "EssentialContainerExited"
+        t["stoppedReason"] = "Essential container in task exited"
+        t["stoppedAt"] = f"2026-11-29T16:5{n}:00+00:00"
+        t["containers"][0].update(
+            lastStatus="STOPPED",
+            exitCode=1,
+            reason="CannotStartContainerError: Error response from daemon: failed to create "
+            "task for container: failed to create shim task: OCI runtime create failed: "
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded",
+        )
+        s["tasks"].append(t)
+
+
 def metric_missing(s: Snap) -> None:
     for r in s["metric_data"]:
         r["Timestamps"], r["Values"] = [], []
@@ -287,6 +306,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ASG001", stockout, "scaling_activities", "StatusMessage", "InsufficientInstanceCapacity", "Availability Zones"),
     ("ASG002", asg_at_max, "auto_scaling_groups", "DesiredCapacity/MaxSize", "1/1", "max_instances"),
     ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "GPU001"),
+    ("TSK001", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
     ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
     ("MET002", alarm_no_data, "alarms", "StateValue", "INSUFFICIENT_DATA", "MET001"),
     ("MET003", missing_alarm_firing, "alarms", "StateValue", "ALARM", "HOST checks"),

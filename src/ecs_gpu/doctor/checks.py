@@ -632,6 +632,60 @@ def _service_events(s: Snapshot, c: Check) -> list[Finding]:
     return out
 
 
+_FAILED_STOPS = ("TaskFailedToStart", "EssentialContainerExited")
+# Task loops this many times before it is a pattern, not one bad start.
+TASK_FAILURES_MIN: Final = 2
+
+
+def _task_fix(reason: str) -> str:
+    if "CannotPullContainer" in reason:
+        return (
+            "ECS cannot pull the image: check the image name and tag, the task execution "
+            "role's ECR permissions, and the subnets' route to the registry (NAT)."
+        )
+    if "OutOfMemory" in reason or "OOM" in reason:
+        return "The container ran out of memory: raise [service] memory_mib."
+    if "nvidia" in reason.lower():
+        return (
+            "The NVIDIA runtime failed to start the container: check the host with "
+            "`ecs-gpu doctor --probe-hosts` (HOST001, HOST008) and the driver on the AMI."
+        )
+    return "The service's tasks keep stopping: read their logs in the task log group."
+
+
+def _tasks_failing(s: Snapshot, c: Check) -> list[Finding]:
+    service = _target(s).get("service")
+    failed = [
+        t
+        for t in s["tasks"]
+        if t.get("lastStatus") == "STOPPED"
+        and t.get("stopCode") in _FAILED_STOPS
+        and (service is None or t.get("group") == f"service:{service}")
+    ]
+    if len(failed) < TASK_FAILURES_MIN:
+        return []
+    failed.sort(key=lambda t: _parse_time(t.get("stoppedAt")) or datetime.min, reverse=True)
+    newest = failed[0]
+    reasons = [
+        f"{ct.get('name')}: exit {ct.get('exitCode')} {ct.get('reason', '')}".strip()
+        for ct in newest.get("containers", [])
+        if ct.get("exitCode") not in (None, 0) or ct.get("reason")
+    ]
+    why = newest.get("stoppedReason", "")
+    tid = _short(newest.get("taskArn", "?"))
+    ev = [Evidence("tasks", tid, "stoppedReason", why)]
+    if reasons:
+        ev.append(Evidence("tasks", tid, "containers[].exitCode/reason", reasons))
+    ev.append(Evidence("tasks", "*", "stopCode (failed, recent)", len(failed)))
+    return [
+        c.finding(
+            ev,
+            _task_fix(" ".join([why, *reasons])),
+            severity="error" if _service_short(s) else "warning",
+        )
+    ]
+
+
 def _series(s: Snapshot) -> dict[str, dict[str, Any]]:
     return {r.get("Label", r.get("Id")): r for r in s["metric_data"]}
 
@@ -1411,6 +1465,15 @@ CHECKS: Final[tuple[Check, ...]] = (
         (SV,),
         _service_events,
         "The newest service event since the last steady state says 'unable to place a task'.",
+    ),
+    _c(
+        "TSK001",
+        "error",
+        "The service's tasks keep failing",
+        ("tasks", SV),
+        _tasks_failing,
+        "Two or more of the service's recent tasks stopped with TaskFailedToStart or "
+        "EssentialContainerExited (warning once the service is back to its desired count).",
     ),
     _c(
         "MET001",
