@@ -3,12 +3,13 @@
 cdk-nag v3 reads CDK's own ``Validations.of(construct).acknowledge(...)``.
 Each finding is acknowledged by its granular id (``Rule[Finding]``) on the
 one construct it fires on, never stack-wide, so any new finding elsewhere is
-still reported by ``ecs-gpu validate``. :data:`ACKNOWLEDGED` is the whole
-list; docs/template.md repeats it for reviewers.
+still reported by ``ecs-gpu validate``. :data:`ACKS` is the whole list;
+docs/template.md repeats it for reviewers.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from ecs_gpu.node import ensure_node
@@ -26,59 +27,85 @@ IAM4_SSM_CORE: Final = (
 )
 IAM5_RESOURCE_STAR: Final = "AwsSolutions-IAM5[Resource::*]"
 
-REASONS: Final[dict[str, str]] = {
-    IAM4_SSM_CORE: (
+
+@dataclass(frozen=True)
+class Ack:
+    """One accepted cdk-nag finding and the written reason it is safe here."""
+
+    rule: str
+    reason: str
+
+
+# Keyed by what is acknowledged (one rule can be accepted on two constructs
+# for two different reasons).
+ACKS: Final[dict[str, Ack]] = {
+    "ssm-core": Ack(
+        IAM4_SSM_CORE,
         "AmazonSSMManagedInstanceCore is the AWS-maintained minimum for Session Manager: "
         "instances get no SSH key and no inbound port, and `ecs-gpu doctor` runs its "
-        "read-only probe through SSM. AWS updates it when the SSM agent's needs change."
+        "read-only probe through SSM. AWS updates it when the SSM agent's needs change.",
     ),
-    IAM5_RESOURCE_STAR: (
+    "instance-policy-star": Ack(
+        IAM5_RESOURCE_STAR,
         "Only actions that have no resource-level permissions use '*', each narrowed where "
         "IAM allows: ecs:Poll/StartTelemetrySession by ArnEquals ecs:cluster = this cluster; "
         "cloudwatch:PutMetricData by StringEquals cloudwatch:namespace = the GPU metric "
         "namespace; ecs:DiscoverPollEndpoint and ec2:DescribeTags (the CloudWatch agent "
         "reads the instance's ASG tag for the AutoScalingGroupName dimension) accept only "
-        "'*'. Log writes are limited to the host log group."
+        "'*'. Log writes are limited to the host log group.",
     ),
-    "AwsSolutions-AS3": (
+    "ecr-auth-token-star": Ack(
+        IAM5_RESOURCE_STAR,
+        "ecr:GetAuthorizationToken has no resource-level permission, so its resource is "
+        "'*'; the pull actions themselves (BatchGetImage, GetDownloadUrlForLayer, "
+        "BatchCheckLayerAvailability) are limited to the one ECR repository of the image.",
+    ),
+    "asg-notifications": Ack(
+        "AwsSolutions-AS3",
         "No one acts on ASG scaling notifications: the ECS capacity provider owns the "
         "group's size. Failed launches surface as ECS service events and in `ecs-gpu "
-        "doctor`, and the missing-GPU-metric alarm fires when no instance reports."
+        "doctor`, and the missing-GPU-metric alarm fires when no instance reports.",
     ),
-    "AwsSolutions-ECS2": (
+    "plain-environment": Ack(
+        "AwsSolutions-ECS2",
         "The environment holds only non-secret settings from the spec "
         "(NVIDIA_DRIVER_CAPABILITIES and the user's [service] environment); the spec has "
-        "no secret field, and secrets belong in Secrets Manager, not in a spec file."
+        "no secret field, and secrets belong in Secrets Manager, not in a spec file.",
     ),
-    "AwsSolutions-EC23": (
+    "public-listener": Ack(
+        "AwsSolutions-EC23",
         "The spec asks for an internet-facing load balancer without ingress_cidrs, so its "
         "one listener port is open to the internet by design; tasks accept traffic only "
-        "from the load balancer's security group. Set load_balancer.ingress_cidrs to narrow."
+        "from the load balancer's security group. Set load_balancer.ingress_cidrs to narrow.",
     ),
-    "AwsSolutions-ELB2": (
+    "alb-access-logs": Ack(
+        "AwsSolutions-ELB2",
         "ALB access logs need an S3 bucket with a Region-specific ELB log-delivery policy "
         "and a lifecycle the user must own; request metrics and target health are in "
-        "CloudWatch, and the tasks log every request to the task log group."
+        "CloudWatch, and the tasks log every request to the task log group.",
     ),
 }
 
 
-def ack(construct: IConstruct, rule: str) -> None:
-    """Acknowledge one cdk-nag finding on one construct, with its written reason."""
-    Validations.of(construct).acknowledge(Acknowledgment(id=rule, reason=REASONS[rule]))
+def ack(construct: IConstruct, key: str) -> None:
+    """Acknowledge one cdk-nag finding on one construct (and its children), with its reason."""
+    a = ACKS[key]
+    Validations.of(construct).acknowledge(Acknowledgment(id=a.rule, reason=a.reason))
 
 
 def acknowledge(svc: GpuService) -> None:
     """Acknowledge the findings GpuService accepts, each on the construct it concerns."""
-    ack(svc.instance_role.role, IAM4_SSM_CORE)
-    ack(svc.instance_role.policy, IAM5_RESOURCE_STAR)
-    ack(svc.capacity.asg, "AwsSolutions-AS3")
-    ack(svc.task.definition, "AwsSolutions-ECS2")
+    ack(svc.instance_role.role, "ssm-core")
+    ack(svc.instance_role.policy, "instance-policy-star")
+    ack(svc.capacity.asg, "asg-notifications")
+    ack(svc.task.definition, "plain-environment")
+    if svc.task.from_ecr:
+        execution_role = svc.task.definition.execution_role
+        assert execution_role is not None  # awslogs and ECR both create it
+        ack(execution_role, "ecr-auth-token-star")
     lb = svc.load_balancer
-    if lb is not None:
-        ack(lb.alb, "AwsSolutions-ELB2")
-        if svc.spec.load_balancer is not None and (
-            svc.spec.load_balancer.scheme == "internet-facing"
-            and not svc.spec.load_balancer.ingress_cidrs
-        ):
-            ack(lb.security_group, "AwsSolutions-EC23")
+    lb_spec = svc.spec.load_balancer
+    if lb is not None and lb_spec is not None:
+        ack(lb.alb, "alb-access-logs")
+        if lb_spec.scheme == "internet-facing" and not lb_spec.ingress_cidrs:
+            ack(lb.security_group, "public-listener")
