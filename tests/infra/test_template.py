@@ -390,3 +390,19 @@ def test_dashboard_and_missing_metric_alarm_present(t: T, spec: Spec) -> None:
     assert [a["Properties"]["AlarmName"] for a in alarms.values()] == [
         names.gpu_metric_missing_alarm
     ]
+
+
+def test_create_and_delete_order(t: T) -> None:
+    # Create: cluster and instance policy before instances boot; the capacity
+    # provider on the cluster before the service. Delete runs the reverse, so
+    # instances are gone before the cluster (which refuses deletion while
+    # container instances are registered).
+    cluster_id, _ = one(t, "AWS::ECS::Cluster")
+    _, asg = one(t, "AWS::AutoScaling::AutoScalingGroup")
+    role_policy_ids = [
+        lid
+        for lid, r in resources(t, "AWS::IAM::Policy").items()
+        if r["Properties"]["PolicyName"] == "ecs-gpu-host"
+    ]
+    assert cluster_id in as_list(asg["DependsOn"])
+    assert set(role_policy_ids) <= set(as_list(asg["DependsOn"]))
