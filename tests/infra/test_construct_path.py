@@ -50,3 +50,25 @@ def test_user_app_matches_cli(example: str, specs: dict[str, Spec], templates: A
     assert user["Resources"] == cli["Resources"]
     assert set(user.get("Parameters", {})) - set(cli.get("Parameters", {})) <= BOOTSTRAP_ONLY
     assert user.get("Outputs") == cli.get("Outputs")
+
+
+def test_import_ecs_gpu_and_cli_stay_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ecs_gpu, ecs_gpu.cli\n"
+        "assert 'aws_cdk' not in sys.modules and 'jsii' not in sys.modules, 'CDK loaded'\n"
+        "from ecs_gpu import GpuService\n"
+        "assert 'aws_cdk' in sys.modules and GpuService.__name__ == 'GpuService'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_unknown_attribute_is_an_attribute_error() -> None:
+    import pytest
+
+    import ecs_gpu
+
+    with pytest.raises(AttributeError, match="NotAThing"):
+        ecs_gpu.NotAThing  # noqa: B018
