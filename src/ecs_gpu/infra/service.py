@@ -17,7 +17,7 @@ from ecs_gpu.infra.loadbalancer import build_load_balancer
 from ecs_gpu.infra.network import build_network, retention
 from ecs_gpu.infra.observability import add_observability
 from ecs_gpu.infra.scaling import build_scaling
-from ecs_gpu.infra.task import CONTAINER_NAME, build_task
+from ecs_gpu.infra.task import build_task
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
@@ -189,9 +189,8 @@ class GpuService(Construct):
         self.service.node.add_dependency(self.capacity_provider_association)
 
         if self.load_balancer is not None:
+            # Registers the essential container `app` on its port, as targets of type ip.
             self.service.attach_to_application_target_group(self.load_balancer.target_group)
-            assert self.task.definition.default_container is not None
-            assert self.task.definition.default_container.container_name == CONTAINER_NAME
 
         self.scaling = build_scaling(
             self.service,
