@@ -5,7 +5,10 @@ We write the ECS instance statements ourselves instead of letting
 ``logs:CreateLogStream``/``logs:PutLogEvents`` on ``*``; here log writes are
 limited to the host log group, and ``cloudwatch:PutMetricData`` to the GPU
 metric's namespace (the reference module's host agent got AccessDenied
-without that statement: field report).
+without that statement: field report). Task logs need nothing here: on the
+ECS AMIs ecs-init sets ECS_ENABLE_AWSLOGS_EXECUTIONROLE_OVERRIDE=true, so the
+awslogs driver writes with the task execution role (aws/amazon-ecs-agent
+README), which CDK scopes to the task log group.
 """
 
 from __future__ import annotations
