@@ -56,7 +56,7 @@ class GpuService(Construct):
         from ecs_gpu.spec import load_spec
 
         stack = Stack(app, "vllm-g5")
-        GpuService(stack, "Gpu", spec=load_spec("examples/g5-vllm.toml"))
+        GpuService(stack, "GpuService", spec=load_spec("examples/g5-vllm.toml"))
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, spec: Spec) -> None:
