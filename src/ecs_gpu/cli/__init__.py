@@ -8,6 +8,7 @@ a user never sees a traceback unless ECS_GPU_DEBUG=1.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -106,8 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-# Command modules register themselves on `app` when imported.
-from ecs_gpu.cli import define  # noqa: E402, F401
-from ecs_gpu.cli import predict  # noqa: E402, F401
-from ecs_gpu.cli import operate  # noqa: E402, F401
-from ecs_gpu.cli import doctor  # noqa: E402, F401
+# Command modules register themselves on `app` when imported; the order here
+# is the order of `ecs-gpu --help`: define, predict, operate, diagnose.
+for _module in ("define", "predict", "operate", "doctor"):
+    importlib.import_module(f"ecs_gpu.cli.{_module}")
