@@ -60,3 +60,31 @@ AGENT_CONFIG_PATH: Final = "/etc/ecs-gpu/amazon-cloudwatch-agent.json"
 def dimensions(asg_name: str) -> list[dict[str, str]]:
     """The dimension list for a GPU series of one ASG, as CloudWatch APIs take it."""
     return [{"Name": DIMENSION, "Value": asg_name}]
+
+
+# --- the "task-gpus" signal ([scaling] gpu_metric = "task-gpus", the default) ---
+# The agent's ASG average counts every GPU, including those no task holds,
+# which sit near 0 %: a 4-GPU instance running one busy 1-GPU task reads 25 %,
+# and instances emptied by a scale-in keep diluting the signal until managed
+# scaling removes them 15 minutes later. ECS publishes the share of the
+# cluster's GPUs that running tasks reserve (AWS/ECS GPUReservation, percent,
+# dimension ClusterName; aws-semantics.md §3 "Reserved-GPU metric"), so
+# utilization of the GPUs tasks hold = ASG average x 100 / GPUReservation.
+RESERVATION_NAMESPACE: Final = "AWS/ECS"
+RESERVATION_METRIC: Final = "GPUReservation"
+RESERVATION_DIMENSION: Final = "ClusterName"
+# Metric-math ids and the expression target tracking evaluates. With no GPU
+# reserved (no running task) it falls back to the raw average rather than
+# dividing by zero.
+UTILIZATION_ID: Final = "util"
+RESERVATION_ID: Final = "reserved"
+TASK_GPU_EXPRESSION: Final = (
+    f"IF({RESERVATION_ID} > 0, {UTILIZATION_ID} * 100 / {RESERVATION_ID}, {UTILIZATION_ID})"
+)
+TASK_GPU_EXPRESSION_ID: Final = "task_gpu_utilization"
+TASK_GPU_LABEL: Final = "GPU utilization of task-held GPUs (%)"
+
+
+def reservation_dimensions(cluster_name: str) -> list[dict[str, str]]:
+    """The dimension list of AWS/ECS GPUReservation for one cluster."""
+    return [{"Name": RESERVATION_DIMENSION, "Value": cluster_name}]

@@ -147,6 +147,11 @@ class ScalingSpec(_Section):
     cpu_target_percent: Annotated[float, Field(gt=0, le=100)] = 70.0
     scale_in_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 300
     scale_out_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 60
+    # What the GPU policy tracks (gpu_metric.py). "task-gpus": utilization of
+    # the GPUs tasks hold, by metric math over the agent's ASG average and
+    # ECS's GPUReservation; "asg-average": the agent's ASG-wide average, which
+    # counts idle, unreserved GPUs as 0 % (the reference module's design).
+    gpu_metric: Literal["task-gpus", "asg-average"] = "task-gpus"
 
 
 class NetworkSpec(_Section):
