@@ -35,7 +35,13 @@ def catalog_cmd() -> None:
     )
     for col in ("type", "GPUs", "GPU", "GPU MiB", "vCPU", "GiB", "USD/h"):
         table.add_column(col, justify="left" if col in ("type", "GPU") else "right")
+    notes: list[str] = []
     for t in cat.CATALOG.values():
+        price = f"{t.price_usd_per_hour:.4f}"
+        # A price with its own date or caveat gets a numbered note under the table.
+        if t.price_note or t.price_date != cat.PRICE_DATE:
+            notes.append(f"[{len(notes) + 1}] {t.name}: price of {t.price_date}. {t.price_note}")
+            price += f" [{len(notes)}]"
         table.add_row(
             t.name,
             str(t.gpus),
@@ -43,9 +49,11 @@ def catalog_cmd() -> None:
             str(t.gpu_memory_mib),
             str(t.vcpus),
             f"{t.memory_gib:g}",
-            f"{t.price_usd_per_hour:.4f}",
+            price,
         )
     console.print(table)
+    for note in notes:
+        console.print(note.rstrip(), soft_wrap=True, markup=False)
     console.print(
         "Refused families: "
         + "; ".join(f"{fam}: {why}" for fam, why in cat.REFUSED_FAMILIES.items()),
