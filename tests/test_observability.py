@@ -101,6 +101,8 @@ def _series(widget: dict[str, Any]) -> list[tuple[str, str, dict[str, str]]]:
     out = []
     for line in widget["metrics"]:
         fields = [f for f in line if isinstance(f, str)]
+        if not fields:
+            continue  # a metric-math expression line: no namespace of its own
         namespace, name, *dims = fields
         out.append((namespace, name, dict(zip(dims[::2], dims[1::2], strict=True))))
     return out
@@ -119,13 +121,19 @@ def test_gpu_utilization_panel_uses_the_contract_and_marks_the_target(
 ) -> None:
     spec, template = case
     widget = _widget(_dashboard_body(template), "GPU utilization (%)")
-    assert _series(widget) == [
-        (
-            gpu_metric.NAMESPACE,
-            gpu_metric.UTILIZATION,
-            {gpu_metric.DIMENSION: Names(spec.service.name).asg},
-        )
-    ]
+    names = Names(spec.service.name)
+    raw = (gpu_metric.NAMESPACE, gpu_metric.UTILIZATION, {gpu_metric.DIMENSION: names.asg})
+    # task-gpus (the default): the tracked expression over the raw average and
+    # ECS's GPUReservation is drawn beside the raw average.
+    reserved = (
+        gpu_metric.RESERVATION_NAMESPACE,
+        gpu_metric.RESERVATION_METRIC,
+        {gpu_metric.RESERVATION_DIMENSION: names.cluster},
+    )
+    assert spec.scaling.gpu_metric == "task-gpus"
+    assert _series(widget) == [raw, reserved]
+    exprs = [line[0]["expression"] for line in widget["metrics"] if isinstance(line[0], dict)]
+    assert exprs == [gpu_metric.TASK_GPU_EXPRESSION]
     assert widget["metrics"][0][-1]["period"] == gpu_metric.PERIOD_S
     values = [a["value"] for a in widget["annotations"]["horizontal"]]
     assert values == [spec.scaling.gpu_target_percent]

@@ -7,13 +7,31 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ecs_gpu.spec import Spec, load_spec
+from ecs_gpu.spec import Spec, load_spec, parse_spec
 
 if TYPE_CHECKING:
     from ecs_gpu.validate import ValidationReport
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.glob("*.toml"))
+
+G5 = (EXAMPLES_DIR / "g5-vllm.toml").read_text(encoding="utf-8")
+ECR_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1"
+USER_VPC = """
+[network]
+vpc_id = "vpc-0a1b2c3d4e5f60718"
+subnet_ids = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]
+"""
+# Spec shapes the examples do not cover; each is validated (synth, cfn-lint,
+# cdk-nag) once per session.
+VARIANTS = {
+    "asg-average": G5.replace("[scaling]\n", '[scaling]\ngpu_metric = "asg-average"\n'),
+    "ecr-image": G5.replace('image = "vllm/vllm-openai:v0.11.0"', f'image = "{ECR_IMAGE}"'),
+    "internal-alb-in-user-vpc": G5 + USER_VPC + '\n[load_balancer]\nscheme = "internal"\n',
+    "public-http-alb-narrowed": G5
+    + '\n[load_balancer]\nscheme = "internet-facing"\ningress_cidrs = ["203.0.113.0/24"]\n',
+    "user-vpc-no-alb": G5 + USER_VPC,
+}
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +50,13 @@ def reports(specs: dict[str, Spec]) -> dict[str, ValidationReport]:
 @pytest.fixture(scope="session")
 def templates(reports: dict[str, ValidationReport]) -> dict[str, dict[str, Any]]:
     return {name: r.template for name, r in reports.items()}
+
+
+@pytest.fixture(scope="session")
+def variant_reports() -> dict[str, ValidationReport]:
+    from ecs_gpu.validate import validate
+
+    return {k: validate(parse_spec(text, k), path=k) for k, text in VARIANTS.items()}
 
 
 @pytest.fixture(params=EXAMPLES)

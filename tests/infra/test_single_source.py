@@ -8,11 +8,13 @@ module's 8.3.0 scaled on a series its agent never wrote.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import yaml
 
 from ecs_gpu import gpu_metric
+from ecs_gpu.spec import Spec
 
 from .tpl import as_list, one, props, render, resources, statements
 
@@ -36,8 +38,30 @@ def _dashboard_series(t: T) -> list[list[Any]]:
     return out
 
 
-def test_every_consumer_names_the_same_series(t: T) -> None:
+def _gpu_policy_spec(t: T) -> dict[str, Any]:
+    (spec_,) = [
+        p["Properties"]["TargetTrackingScalingPolicyConfiguration"]["CustomizedMetricSpecification"]
+        for p in resources(t, "AWS::ApplicationAutoScaling::ScalingPolicy").values()
+        if "CustomizedMetricSpecification"
+        in p["Properties"]["TargetTrackingScalingPolicyConfiguration"]
+    ]
+    return spec_
+
+
+def _policy_series(spec_: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every metric the policy reads, in the plain form's shape (Namespace, MetricName, ...)."""
+    if "Metrics" not in spec_:
+        return [spec_]
+    return [
+        {**q["MetricStat"]["Metric"], "Statistic": q["MetricStat"]["Stat"]}
+        for q in spec_["Metrics"]
+        if "MetricStat" in q
+    ]
+
+
+def _assert_one_contract(t: T) -> None:
     asg_name = props(t, "AWS::AutoScaling::AutoScalingGroup")["AutoScalingGroupName"]
+    cluster_name = props(t, "AWS::ECS::Cluster")["ClusterName"]
 
     # Producer: the host agent config shipped in the user data.
     agent = _agent_config(t)["metrics"]
@@ -53,14 +77,21 @@ def test_every_consumer_names_the_same_series(t: T) -> None:
     (put,) = [st for _, st in statements(t) if "cloudwatch:PutMetricData" in as_list(st["Action"])]
     iam_ns = put["Condition"]["StringEquals"]["cloudwatch:namespace"]
 
-    # The GPU target-tracking policy.
-    (spec_,) = [
-        p["Properties"]["TargetTrackingScalingPolicyConfiguration"]["CustomizedMetricSpecification"]
-        for p in resources(t, "AWS::ApplicationAutoScaling::ScalingPolicy").values()
-        if "CustomizedMetricSpecification"
-        in p["Properties"]["TargetTrackingScalingPolicyConfiguration"]
-    ]
-    (policy_dim,) = spec_["Dimensions"]
+    # The GPU target-tracking policy: the agent's series, plus (metric-math
+    # form) ECS's GPUReservation for the stack's own cluster.
+    policy_series = _policy_series(_gpu_policy_spec(t))
+    agent_series = [m for m in policy_series if m["Namespace"] == gpu_metric.NAMESPACE]
+    ecs_series = [m for m in policy_series if m["Namespace"] != gpu_metric.NAMESPACE]
+    (policy_agent,) = agent_series
+    (policy_dim,) = policy_agent["Dimensions"]
+    for m in ecs_series:
+        assert (m["Namespace"], m["MetricName"]) == (
+            gpu_metric.RESERVATION_NAMESPACE,
+            gpu_metric.RESERVATION_METRIC,
+        )
+        assert m["Dimensions"] == [
+            {"Name": gpu_metric.RESERVATION_DIMENSION, "Value": cluster_name}
+        ]
 
     # The missing-metric alarm.
     _, alarm = one(t, "AWS::CloudWatch::Alarm")
@@ -68,17 +99,72 @@ def test_every_consumer_names_the_same_series(t: T) -> None:
     (alarm_dim,) = ap["Dimensions"]
 
     # The dashboard's GPU series.
-    gpu_series = [s for s in _dashboard_series(t) if s and s[0] == gpu_metric.NAMESPACE]
+    series = _dashboard_series(t)
+    gpu_series = [s for s in series if s and s[0] == gpu_metric.NAMESPACE]
     assert gpu_series, "the dashboard shows no GPU series"
 
-    assert agent_ns == iam_ns == spec_["Namespace"] == ap["Namespace"] == gpu_metric.NAMESPACE
+    assert (
+        agent_ns == iam_ns == policy_agent["Namespace"] == ap["Namespace"] == gpu_metric.NAMESPACE
+    )
     assert agent_dims == {gpu_metric.DIMENSION}
     assert agent["append_dimensions"][gpu_metric.DIMENSION] == gpu_metric.APPEND_DIMENSION_VALUE
     assert policy_dim == alarm_dim == {"Name": gpu_metric.DIMENSION, "Value": asg_name}
-    assert spec_["MetricName"] == ap["MetricName"] == gpu_metric.UTILIZATION
-    assert spec_["MetricName"] in agent_metrics
+    assert policy_agent["MetricName"] == ap["MetricName"] == gpu_metric.UTILIZATION
+    assert policy_agent["MetricName"] in agent_metrics
     assert agent_metrics == set(gpu_metric.METRIC_NAMES)
     for ns, name, dim, value in gpu_series:
         assert (ns, dim, value) == (gpu_metric.NAMESPACE, gpu_metric.DIMENSION, asg_name)
         assert name in agent_metrics
-    assert spec_["Statistic"] == ap["Statistic"] == gpu_metric.STATISTIC
+    assert policy_agent["Statistic"] == ap["Statistic"] == gpu_metric.STATISTIC
+    if ecs_series:
+        # What the dashboard graphs as reserved GPUs is the series the policy divides by.
+        reserved = [
+            gpu_metric.RESERVATION_NAMESPACE,
+            gpu_metric.RESERVATION_METRIC,
+            gpu_metric.RESERVATION_DIMENSION,
+            cluster_name,
+        ]
+        assert reserved in series
+
+
+def test_every_consumer_names_the_same_series(t: T) -> None:
+    _assert_one_contract(t)
+
+
+def test_asg_average_variant_names_the_same_series(variant_reports: dict[str, Any]) -> None:
+    _assert_one_contract(variant_reports["asg-average"].template)
+
+
+def test_task_gpu_expression_reads_only_the_policys_queries(t: T) -> None:
+    queries = _gpu_policy_spec(t)["Metrics"]
+    (expr,) = [q for q in queries if "Expression" in q]
+    assert expr["ReturnData"] is True
+    assert all(q["ReturnData"] is False for q in queries if q is not expr)
+    hidden = {q["Id"] for q in queries if q is not expr}
+    assert hidden == {gpu_metric.UTILIZATION_ID, gpu_metric.RESERVATION_ID}
+    # Identifiers in the expression (function names aside) are query ids.
+    words = set(re.findall(r"[a-z_][a-z0-9_]*", expr["Expression"]))
+    assert words == hidden
+
+
+def test_dashboard_tracks_the_policys_expression_with_its_target(
+    t: T, spec: Spec, variant_reports: dict[str, Any]
+) -> None:
+    def gpu_widget(tpl: T) -> dict[str, Any]:
+        body = json.loads(render(props(tpl, "AWS::CloudWatch::Dashboard")["DashboardBody"]))
+        (w,) = [w for w in body["widgets"] if w["properties"].get("title") == "GPU utilization (%)"]
+        props_: dict[str, Any] = w["properties"]
+        return props_
+
+    w = gpu_widget(t)
+    exprs = [m[0]["expression"] for m in w["metrics"] if isinstance(m[0], dict)]
+    assert exprs == [_gpu_policy_spec(t)["Metrics"][-1]["Expression"]]
+    (line,) = w["annotations"]["horizontal"]
+    assert line["value"] == spec.scaling.gpu_target_percent
+    assert "task-held" in line["label"]
+    raw = [m for m in w["metrics"] if m[:2] == [gpu_metric.NAMESPACE, gpu_metric.UTILIZATION]]
+    assert raw and raw[0][-1].get("visible", True) is True  # the raw average is shown too
+
+    plain = gpu_widget(variant_reports["asg-average"].template)
+    assert not [m for m in plain["metrics"] if isinstance(m[0], dict)]
+    assert "ASG average" in plain["annotations"]["horizontal"][0]["label"]

@@ -86,16 +86,22 @@ def test_user_data_is_the_hosts_cloud_config(t: T, spec: Spec) -> None:
     assert f"ECS_CLUSTER={Names(spec.service.name).cluster}\n" in ecs_config["content"]
 
 
-def test_odcr_target_only_when_configured(t: T, spec: Spec) -> None:
-    data = _lt_data(t)
+def test_odcr_targeted_by_the_group_not_the_launch_template(t: T, spec: Spec) -> None:
+    # A launch-template target fails every launch beyond a full reservation
+    # (EC2 ReservationCapacityExceeded); the group's "capacity-reservations-first"
+    # fills the reservation, then launches On-Demand up to max_instances.
+    assert "CapacityReservationSpecification" not in _lt_data(t)
+    asg = props(t, "AWS::AutoScaling::AutoScalingGroup")
     rid = spec.capacity.capacity_reservation_id
     if rid is None:
-        assert "CapacityReservationSpecification" not in data
+        assert "CapacityReservationSpecification" not in asg
         assert "CapacityReservation" not in str(t)
     else:
-        assert data["CapacityReservationSpecification"] == {
-            "CapacityReservationTarget": {"CapacityReservationId": rid}
+        assert asg["CapacityReservationSpecification"] == {
+            "CapacityReservationPreference": "capacity-reservations-first",
+            "CapacityReservationTarget": {"CapacityReservationIds": [rid]},
         }
+        assert spec.capacity.max_instances > (spec.capacity.reserved_instances or 0)
 
 
 # --- Auto Scaling group -------------------------------------------------------------
@@ -249,12 +255,8 @@ def test_one_scalable_target_carries_gpu_and_cpu_policies(t: T, spec: Spec) -> N
         configs.append(cfg)
     gpu = [c for c in configs if "CustomizedMetricSpecification" in c]
     assert len(gpu) == 1
-    assert gpu[0]["CustomizedMetricSpecification"] == {
-        "MetricName": gpu_metric.UTILIZATION,
-        "Namespace": gpu_metric.NAMESPACE,
-        "Statistic": gpu_metric.STATISTIC,
-        "Dimensions": [{"Name": gpu_metric.DIMENSION, "Value": names.asg}],
-    }
+    assert spec.scaling.gpu_metric == "task-gpus"  # every example keeps the default
+    assert gpu[0]["CustomizedMetricSpecification"] == {"Metrics": task_gpu_queries(names)}
     assert gpu[0]["TargetValue"] == spec.scaling.gpu_target_percent
     predefined = {
         c["PredefinedMetricSpecification"]["PredefinedMetricType"]: c
@@ -267,6 +269,44 @@ def test_one_scalable_target_carries_gpu_and_cpu_policies(t: T, spec: Spec) -> N
     if expected == 3:
         assert lb is not None
         assert predefined["ALBRequestCountPerTarget"]["TargetValue"] == lb.request_count_target
+
+
+def task_gpu_queries(names: Names) -> list[dict[str, Any]]:
+    """The metric-math form spelled out by hand from the contract, not by scaling.py."""
+    return [
+        {
+            "Id": gpu_metric.UTILIZATION_ID,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": gpu_metric.NAMESPACE,
+                    "MetricName": gpu_metric.UTILIZATION,
+                    "Dimensions": [{"Name": gpu_metric.DIMENSION, "Value": names.asg}],
+                },
+                "Stat": gpu_metric.STATISTIC,
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": gpu_metric.RESERVATION_ID,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": gpu_metric.RESERVATION_NAMESPACE,
+                    "MetricName": gpu_metric.RESERVATION_METRIC,
+                    "Dimensions": [
+                        {"Name": gpu_metric.RESERVATION_DIMENSION, "Value": names.cluster}
+                    ],
+                },
+                "Stat": "Average",
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": gpu_metric.TASK_GPU_EXPRESSION_ID,
+            "Expression": gpu_metric.TASK_GPU_EXPRESSION,
+            "Label": gpu_metric.TASK_GPU_LABEL,
+            "ReturnData": True,
+        },
+    ]
 
 
 # --- IAM --------------------------------------------------------------------------------

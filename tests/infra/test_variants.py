@@ -2,38 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-from ecs_gpu.spec import parse_spec
-from ecs_gpu.validate import validate
+from ecs_gpu import gpu_metric
+from ecs_gpu.naming import Names
 
-from .conftest import EXAMPLES_DIR
+from .conftest import VARIANTS
 from .tpl import as_list, one, props, resources, statements
-
-if TYPE_CHECKING:
-    from ecs_gpu.validate import ValidationReport
-
-G5 = (EXAMPLES_DIR / "g5-vllm.toml").read_text(encoding="utf-8")
-ECR_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1"
-USER_VPC = """
-[network]
-vpc_id = "vpc-0a1b2c3d4e5f60718"
-subnet_ids = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]
-"""
-VARIANTS = {
-    "ecr-image": G5.replace('image = "vllm/vllm-openai:v0.11.0"', f'image = "{ECR_IMAGE}"'),
-    "internal-alb-in-user-vpc": G5 + USER_VPC + '\n[load_balancer]\nscheme = "internal"\n',
-    "public-http-alb-narrowed": G5
-    + '\n[load_balancer]\nscheme = "internet-facing"\ningress_cidrs = ["203.0.113.0/24"]\n',
-    "user-vpc-no-alb": G5 + USER_VPC,
-}
-
-
-@pytest.fixture(scope="module")
-def variant_reports() -> dict[str, ValidationReport]:
-    return {k: validate(parse_spec(text, k), path=k) for k, text in VARIANTS.items()}
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -98,3 +75,23 @@ def test_no_alb_tasks_admit_only_the_clients_group(variant_reports: dict[str, An
         }
     ]
     assert one(t, "AWS::ECS::Service")[1]["Properties"].get("LoadBalancers") is None
+
+
+def test_asg_average_policy_tracks_the_agent_series_as_is(
+    variant_reports: dict[str, Any],
+) -> None:
+    t = variant_reports["asg-average"].template
+    names = Names("vllm-g5")
+    (gpu,) = [
+        p["Properties"]["TargetTrackingScalingPolicyConfiguration"]
+        for p in resources(t, "AWS::ApplicationAutoScaling::ScalingPolicy").values()
+        if "CustomizedMetricSpecification"
+        in p["Properties"]["TargetTrackingScalingPolicyConfiguration"]
+    ]
+    assert gpu["CustomizedMetricSpecification"] == {
+        "MetricName": gpu_metric.UTILIZATION,
+        "Namespace": gpu_metric.NAMESPACE,
+        "Statistic": gpu_metric.STATISTIC,
+        "Dimensions": [{"Name": gpu_metric.DIMENSION, "Value": names.asg}],
+    }
+    assert gpu_metric.RESERVATION_METRIC not in str(t)

@@ -40,6 +40,9 @@ MIN_WARMUP_S: Final = 300
 # How many instances one managed-scaling step may add. GPU capacity is scarce
 # and expensive, so a burst adds instances in small steps.
 MAX_SCALING_STEP: Final = 2
+# The group's reservation preference: fill the targeted ODCR first, then
+# overflow to On-Demand (EC2 Auto Scaling CapacityReservationSpecification).
+ODCR_PREFERENCE: Final = "capacity-reservations-first"
 
 
 def warmup_s(spec: Spec) -> int:
@@ -102,16 +105,6 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
             )
         ],
     )
-    if cap.capacity_reservation_id is not None:
-        # The L2 LaunchTemplate has no capacity-reservation prop (aws-cdk PR
-        # #35453), so the targeted reservation goes in through the L1.
-        cfn_lt = lt.node.default_child
-        assert isinstance(cfn_lt, ec2.CfnLaunchTemplate)
-        cfn_lt.add_property_override(
-            "LaunchTemplateData.CapacityReservationSpecification",
-            {"CapacityReservationTarget": {"CapacityReservationId": cap.capacity_reservation_id}},
-        )
-
     warm = Duration.seconds(warmup_s(spec))
     asg = autoscaling.AutoScalingGroup(
         scope,
@@ -143,6 +136,23 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
             scale_in_protected_instances=autoscaling.ScaleInProtectedInstances.REFRESH,
         ),
     )
+    if cap.capacity_reservation_id is not None:
+        # The reservation is targeted by the group, never by the launch
+        # template: EC2 fails a launch that targets a full reservation
+        # (ReservationCapacityExceeded), so a template target would stop the
+        # fleet at reserved_instances. "capacity-reservations-first" fills the
+        # reservation, then launches On-Demand up to max_instances. The L2 has
+        # no prop for it, so it goes in through the L1.
+        cfn_asg = asg.node.default_child
+        if not isinstance(cfn_asg, autoscaling.CfnAutoScalingGroup):
+            raise TypeError(f"unexpected ASG child {type(cfn_asg).__name__}")
+        cfn = autoscaling.CfnAutoScalingGroup
+        cfn_asg.capacity_reservation_specification = cfn.CapacityReservationSpecificationProperty(
+            capacity_reservation_preference=ODCR_PREFERENCE,
+            capacity_reservation_target=cfn.CapacityReservationTargetProperty(
+                capacity_reservation_ids=[cap.capacity_reservation_id]
+            ),
+        )
     cp = ecs.AsgCapacityProvider(
         scope,
         "CapacityProvider",

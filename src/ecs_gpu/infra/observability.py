@@ -104,6 +104,32 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
         return _metric(gpu_metric.NAMESPACE, name, gpu_dims, label, gpu_metric.STATISTIC)
 
     utilization = gpu(gpu_metric.UTILIZATION, "GPU utilization (ASG average)")
+    gpu_target = spec.scaling.gpu_target_percent
+    if spec.scaling.gpu_metric == "task-gpus":
+        # The policy tracks this expression, so the target line belongs to
+        # it; the raw ASG average stays beside it (it is what the agent
+        # writes and what the missing-metric alarm watches).
+        tracked: cw.IMetric = cw.MathExpression(
+            expression=gpu_metric.TASK_GPU_EXPRESSION,
+            using_metrics={
+                # The same object as the visible raw series: CDK draws it
+                # once, with this id, and the expression refers to it.
+                gpu_metric.UTILIZATION_ID: utilization,
+                gpu_metric.RESERVATION_ID: _metric(
+                    gpu_metric.RESERVATION_NAMESPACE,
+                    gpu_metric.RESERVATION_METRIC,
+                    {gpu_metric.RESERVATION_DIMENSION: names.cluster},
+                    "GPUs reserved by tasks (%)",
+                ),
+            },
+            label=f"{gpu_metric.TASK_GPU_LABEL}, tracked",
+            period=Duration.seconds(gpu_metric.PERIOD_S),
+        )
+        gpu_series: list[cw.IMetric] = [tracked, utilization]
+        target_label = f"GPU target {gpu_target:g} % (on task-held GPUs)"
+    else:
+        gpu_series = [utilization]
+        target_label = f"GPU target {gpu_target:g} % (on the ASG average)"
 
     alarm = cw.Alarm(
         node,
@@ -145,9 +171,11 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
         [
             cw.GraphWidget(
                 title="GPU utilization (%)",
-                left=[utilization],
-                left_annotations=[target(spec.scaling.gpu_target_percent, "GPU")],
-                left_y_axis=percent_axis,
+                left=gpu_series,
+                left_annotations=[cw.HorizontalAnnotation(value=gpu_target, label=target_label)],
+                # No upper bound: the task-GPU expression may pass 100 % for a
+                # minute while GPUReservation lags a scale-in.
+                left_y_axis=cw.YAxisProps(min=0, label="%", show_units=False),
                 width=12,
             ),
             cw.GraphWidget(
