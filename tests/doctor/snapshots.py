@@ -178,7 +178,61 @@ def _resources(gpus: list[str]) -> list[dict[str, Any]]:
     ]
 
 
+def task_gpu_queries(*, period: int | None = None) -> list[dict[str, Any]]:
+    """The task-gpus policy's metric math, as DescribeScalingPolicies returns it.
+
+    With ``period`` the same queries in DescribeAlarms' shape (a CloudWatch
+    MetricStat carries a Period; Application Auto Scaling's does not).
+    """
+    stat_extra = {} if period is None else {"Period": period}
+    return [
+        {
+            "Id": gpu_metric.UTILIZATION_ID,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": gpu_metric.NAMESPACE,
+                    "MetricName": gpu_metric.UTILIZATION,
+                    "Dimensions": gpu_metric.dimensions(NAMES.asg),
+                },
+                "Stat": gpu_metric.STATISTIC,
+                **stat_extra,
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": gpu_metric.RESERVATION_ID,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": gpu_metric.RESERVATION_NAMESPACE,
+                    "MetricName": gpu_metric.RESERVATION_METRIC,
+                    "Dimensions": gpu_metric.reservation_dimensions(NAMES.cluster),
+                },
+                "Stat": "Average",
+                **stat_extra,
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": gpu_metric.TASK_GPU_EXPRESSION_ID,
+            "Expression": gpu_metric.TASK_GPU_EXPRESSION,
+            "Label": gpu_metric.TASK_GPU_LABEL,
+            "ReturnData": True,
+        },
+    ]
+
+
+def asg_average_spec() -> dict[str, Any]:
+    """The asg-average policy's CustomizedMetricSpecification (the plain form)."""
+    return {
+        "MetricName": gpu_metric.UTILIZATION,
+        "Namespace": gpu_metric.NAMESPACE,
+        "Dimensions": gpu_metric.dimensions(NAMES.asg),
+        "Statistic": gpu_metric.STATISTIC,
+    }
+
+
 def _tt_alarm(kind: str, state: str) -> dict[str, Any]:
+    # A metric-math policy's alarms carry the same queries as Metrics[].
     name = f"TargetTracking-{NAMES.scalable_target_resource_id}-Alarm{kind}-3f1c9a2e"
     return {
         "AlarmName": name,
@@ -188,11 +242,7 @@ def _tt_alarm(kind: str, state: str) -> dict[str, Any]:
         "StateValue": state,
         "StateReason": "Threshold Crossed: 3 datapoints were not greater than the threshold",
         "StateUpdatedTimestamp": T1,
-        "MetricName": gpu_metric.UTILIZATION,
-        "Namespace": gpu_metric.NAMESPACE,
-        "Statistic": gpu_metric.STATISTIC,
-        "Dimensions": gpu_metric.dimensions(NAMES.asg),
-        "Period": gpu_metric.PERIOD_S,
+        "Metrics": task_gpu_queries(period=gpu_metric.PERIOD_S),
         "EvaluationPeriods": 3 if kind == "High" else 15,
         "Threshold": 70.0 if kind == "High" else 63.0,
         "ComparisonOperator": "GreaterThanThreshold" if kind == "High" else "LessThanThreshold",
@@ -512,12 +562,8 @@ def build_healthy() -> dict[str, Any]:
                 "PolicyType": "TargetTrackingScaling",
                 "TargetTrackingScalingPolicyConfiguration": {
                     "TargetValue": 70.0,
-                    "CustomizedMetricSpecification": {
-                        "MetricName": gpu_metric.UTILIZATION,
-                        "Namespace": gpu_metric.NAMESPACE,
-                        "Dimensions": gpu_metric.dimensions(NAMES.asg),
-                        "Statistic": gpu_metric.STATISTIC,
-                    },
+                    # gpu_metric = "task-gpus", the spec's default.
+                    "CustomizedMetricSpecification": {"Metrics": task_gpu_queries()},
                     "ScaleOutCooldown": 60,
                     "ScaleInCooldown": 300,
                 },

@@ -18,7 +18,7 @@ from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.doctor.checks import CHECKS, CHECKS_BY_ID, run_checks
 
-from .snapshots import IID, NAMES, probe_output, validate_snapshot
+from .snapshots import IID, NAMES, asg_average_spec, probe_output, validate_snapshot
 
 Snap = dict[str, Any]
 
@@ -141,13 +141,34 @@ def missing_alarm_firing(s: Snap) -> None:
     s["alarms"][2]["StateValue"] = "ALARM"
 
 
-def policy_wrong_metric(s: Snap) -> None:
-    # The reference module's 8.3.0 bug: the policy tracked a series nobody wrote.
-    cms = s["scaling_policies"][0]["TargetTrackingScalingPolicyConfiguration"][
+def _gpu_cms(s: Snap) -> dict[str, Any]:
+    cms: dict[str, Any] = s["scaling_policies"][0]["TargetTrackingScalingPolicyConfiguration"][
         "CustomizedMetricSpecification"
     ]
-    cms["Namespace"] = "ECS/GPU"
-    cms["Dimensions"] = [{"Name": "ClusterName", "Value": NAMES.cluster}]
+    return cms
+
+
+def policy_wrong_metric(s: Snap) -> None:
+    # The reference module's 8.3.0 bug (a series nobody wrote), in the
+    # metric-math form the default gpu_metric = "task-gpus" deploys.
+    util = _gpu_cms(s)["Metrics"][0]["MetricStat"]["Metric"]
+    util["Namespace"] = "ECS/GPU"
+    util["Dimensions"] = [{"Name": "ClusterName", "Value": NAMES.cluster}]
+
+
+def as_asg_average(s: Snap) -> None:
+    """The policy and its alarms as gpu_metric = "asg-average" deploys them (plain form)."""
+    cfg = s["scaling_policies"][0]["TargetTrackingScalingPolicyConfiguration"]
+    cfg["CustomizedMetricSpecification"] = asg_average_spec()
+    for a in s["alarms"][:2]:
+        del a["Metrics"]
+        a.update(
+            MetricName=gpu_metric.UTILIZATION,
+            Namespace=gpu_metric.NAMESPACE,
+            Statistic=gpu_metric.STATISTIC,
+            Dimensions=gpu_metric.dimensions(NAMES.asg),
+            Period=gpu_metric.PERIOD_S,
+        )
 
 
 def scaling_suspended(s: Snap) -> None:
@@ -538,3 +559,47 @@ def test_malformed_snapshot_value_is_unknown_not_a_crash(healthy: Callable[[], S
     report = run_checks(s)
     gpu001 = next(r for r in report.results if r.check.id == "GPU001")
     assert gpu001.status == "unknown" and "mistypes" in gpu001.reason
+
+
+def test_gpu_policy_in_either_form_is_healthy(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    metrics = _gpu_cms(s)["Metrics"]
+    assert [q["Id"] for q in metrics] == [
+        gpu_metric.UTILIZATION_ID,
+        gpu_metric.RESERVATION_ID,
+        gpu_metric.TASK_GPU_EXPRESSION_ID,
+    ]
+    assert not [f for f in run_checks(s).findings if f.id in ("SCL001", "MET002")]
+    as_asg_average(s)
+    validate_snapshot(s)
+    assert not [f for f in run_checks(s).findings if f.id in ("SCL001", "MET002")]
+
+
+def test_plain_policy_on_a_series_nobody_writes_fires(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_asg_average(s)
+    cms = _gpu_cms(s)
+    cms["Namespace"] = "ECS/GPU"
+    cms["Dimensions"] = [{"Name": "ClusterName", "Value": NAMES.cluster}]
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "SCL001"]
+    assert f.evidence[0].field.endswith("CustomizedMetricSpecification")
+    assert "ECS/GPU" in str(f.evidence[0].value) and "nobody writes" in f.fix
+
+
+def test_task_gpu_divisor_of_another_cluster_fires(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    reserved = _gpu_cms(s)["Metrics"][1]["MetricStat"]["Metric"]
+    reserved["Dimensions"] = gpu_metric.reservation_dimensions("default")
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "SCL001"]
+    assert f.evidence[0].field.endswith("Metrics[1].MetricStat.Metric")
+    assert "'Value': 'default'" in str(f.evidence[0].value)
+    assert f"ClusterName={NAMES.cluster}" in f.fix and "ecs-gpu deploy" in f.fix
+
+
+def test_metric_math_alarm_without_data_is_a_gpu_alarm(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    alarm_no_data(s)
+    assert "Metrics" in s["alarms"][0]
+    assert [f.id for f in run_checks(s).findings if f.id == "MET002"] == ["MET002"]

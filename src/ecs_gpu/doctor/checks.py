@@ -777,29 +777,67 @@ def _missing_metric_alarm(s: Snapshot, c: Check) -> list[Finding]:
     ]
 
 
-def _policy_metrics(p: dict[str, Any]) -> list[dict[str, Any]]:
+def _policy_metrics(p: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(field path, metric) for every metric a target-tracking policy reads.
+
+    Both forms of CustomizedMetricSpecification: the plain one (MetricName,
+    Namespace, Dimensions) and metric math (Metrics[].MetricStat.Metric), the
+    form ``gpu_metric = "task-gpus"`` deploys.
+    """
     cfg = p.get("TargetTrackingScalingPolicyConfiguration", {})
     cms = cfg.get("CustomizedMetricSpecification")
+    base = "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification"
     if not cms:
         return []
     if "MetricName" in cms:
-        return [cms]
-    return [q.get("MetricStat", {}).get("Metric", {}) for q in cms.get("Metrics", [])]
+        return [(base, cms)]
+    return [
+        (f"{base}.Metrics[{i}].MetricStat.Metric", q["MetricStat"].get("Metric", {}))
+        for i, q in enumerate(cms.get("Metrics", []))
+        if isinstance(q.get("MetricStat"), dict)
+    ]
 
 
 def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
-    asg = _target(s).get("asg")
+    target = _target(s)
+    asg = target.get("asg")
     asgs = [
         g["AutoScalingGroupName"]
         for g in s.get("auto_scaling_groups", [])
         if g.get("AutoScalingGroupName")
     ] or ([asg] if asg else [])
+    cluster = target.get("cluster")
+    clusters = [cl["clusterName"] for cl in s.get("clusters", []) if cl.get("clusterName")] or (
+        [cluster] if cluster else []
+    )
     out = []
     tracks_contract = False
     for p in s["scaling_policies"]:
-        for m in _policy_metrics(p):
+        for path, m in _policy_metrics(p):
             name = m.get("MetricName", "")
             dims = {d.get("Name"): d.get("Value") for d in m.get("Dimensions", [])}
+            evidence = [Evidence("scaling_policies", p.get("PolicyName", "?"), path, m)]
+            if (m.get("Namespace"), name) == (
+                gpu_metric.RESERVATION_NAMESPACE,
+                gpu_metric.RESERVATION_METRIC,
+            ):
+                # The task-gpus divisor: ECS writes it per cluster, by ClusterName only.
+                if set(dims) == {gpu_metric.RESERVATION_DIMENSION} and (
+                    not clusters or dims.get(gpu_metric.RESERVATION_DIMENSION) in clusters
+                ):
+                    continue
+                out.append(
+                    c.finding(
+                        evidence,
+                        f"The policy divides by {gpu_metric.RESERVATION_NAMESPACE}/{name} "
+                        f"{dims}, but ECS writes it for this service's cluster only as "
+                        f"{gpu_metric.RESERVATION_DIMENSION}="
+                        f"{clusters[0] if clusters else '<cluster>'}: the tracked expression "
+                        "reads a series nobody writes. Redeploy the policy from the spec "
+                        "(`ecs-gpu deploy`).",
+                    )
+                )
+                continue
             gpuish = name.startswith(gpu_metric.METRIC_PREFIX) or "gpu" in name.lower()
             if not gpuish:
                 continue
@@ -814,14 +852,7 @@ def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
                 continue
             out.append(
                 c.finding(
-                    [
-                        Evidence(
-                            "scaling_policies",
-                            p.get("PolicyName", "?"),
-                            "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification",
-                            m,
-                        )
-                    ],
+                    evidence,
                     f"The policy tracks {m.get('Namespace')}/{name} {dims}, but the host agent "
                     f"writes {gpu_metric.NAMESPACE}/{gpu_metric.UTILIZATION} with only "
                     f"{gpu_metric.DIMENSION}={asgs[0] if asgs else '<asg>'}: the policy follows a "
@@ -834,7 +865,7 @@ def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
                 [
                     Evidence(
                         "scaling_policies",
-                        _target(s).get("service") or "?",
+                        target.get("service") or "?",
                         "PolicyName",
                         [p.get("PolicyName") for p in s["scaling_policies"]],
                     )
@@ -1505,7 +1536,8 @@ CHECKS: Final[tuple[Check, ...]] = (
         "GPU policy tracks a metric nobody writes",
         ("scaling_policies",),
         _gpu_policy,
-        "A GPU target-tracking policy's metric differs from the contract, or none exists.",
+        "A GPU target-tracking policy's metric differs from the contract (plain or metric-math "
+        "form, GPUReservation divisor included), or none exists.",
     ),
     _c(
         "SCL002",
