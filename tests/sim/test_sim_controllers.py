@@ -12,6 +12,7 @@ from ecs_gpu.sim.controllers import (
     ServiceScaler,
     Vote,
     capacity_provider_reservation,
+    scale_in_capacity,
     target_tracking_vote,
 )
 
@@ -34,6 +35,40 @@ def test_alarm_low_needs_fifteen_datapoints_below_point_nine_target() -> None:
     v = target_tracking_vote(_hist(*[30.0] * 15), 70, 4)
     assert v.low and v.proposal == 2  # ceil(4 x 30 / 70)
     assert not target_tracking_vote(_hist(*[63.0] * 15), 70, 4).low  # 0.9 x 70 is not below
+
+
+def test_scale_in_guard_never_pushes_the_metric_above_the_target() -> None:
+    # 2 tasks at 37.5 % (1.5 req/s on 2 req/s tasks): one task would read 75 %.
+    assert scale_in_capacity(2, 37.5, 70) == 2
+    # At 35 % one task reads exactly 70 %, not above: it may go.
+    assert scale_in_capacity(2, 35.0, 70) == 1
+    # Rounding never removes too much: 4 x 30 / 70 = 1.71 keeps 2 tasks.
+    assert scale_in_capacity(4, 30.0, 70) == 2
+    assert scale_in_capacity(10, 0.0, 70) == 0
+    # Never a scale-in that adds capacity.
+    assert scale_in_capacity(3, 69.0, 70) == 3
+    for base in range(1, 12):
+        for m in (0.0, 5.0, 20.0, 33.3, 50.0, 62.9):
+            c = scale_in_capacity(base, m, 70)
+            assert c <= base
+            assert c == 0 or base * m / c <= 70 + 1e-9
+            # One fewer would breach the target: it removes no more than it may.
+            assert c == 0 or c == 1 or base * m / (c - 1) > 70
+
+
+def test_scale_in_reads_the_low_window_not_one_quiet_minute() -> None:
+    # Fifteen low datapoints, noisy around 37.5 %; the latest dips to 33 %.
+    window = [37.5, 41.0, 36.0, 39.0, 44.0, 35.5, 38.0, 40.0, 37.0, 36.5, 42.0, 38.5, 39.5,
+              36.0, 33.0]  # fmt: skip
+    guarded = target_tracking_vote(_hist(*window), 70, 2)
+    assert guarded.low and guarded.proposal == 2  # 2 x 44 / 70 -> keep both
+    latest = target_tracking_vote(_hist(*window), 70, 2, scale_in_basis="latest")
+    assert latest.low and latest.proposal == 1  # 2 x 33 / 70 -> remove one
+    # A window that is quiet throughout removes the task either way.
+    quiet = target_tracking_vote(_hist(*[20.0] * 14, 30.0), 70, 2)
+    assert quiet.low and quiet.proposal == 1
+    # Scale-out still reads the latest datapoint, as fast as it can.
+    assert target_tracking_vote(_hist(20.0, 80.0, 80.0, 140.0), 70, 2).proposal == 4
 
 
 def test_scale_out_if_any_scale_in_only_if_all() -> None:

@@ -74,9 +74,24 @@ class Vote:
 
     high: bool
     low: bool
-    # New capacity from the latest datapoint: ceil(base x metric / target),
-    # rounded up so it never adds too little or removes too much (§1 "Rounding").
+    # New capacity. Scale-out: ceil(base x latest / target), as fast as it can.
+    # Scale-in: scale_in_capacity, the guarded, never-too-much removal.
     proposal: int
+
+
+def scale_in_capacity(base: int, metric: float, target: float) -> int:
+    """Capacity after a scale-in from ``base`` units at ``metric``: the scale-in guard.
+
+    Target tracking does not scale in if removing capacity would likely push
+    the metric above the target, and its rounding never removes too much
+    (aws-semantics §1 "Scale-in guard", "Rounding";
+    https://docs.aws.amazon.com/autoscaling/application/userguide/target-tracking-scaling-policy-overview.html,
+    https://docs.aws.amazon.com/AmazonECS/latest/developerguide/service-autoscaling-targettracking.html).
+    A unit comes off only while the same load on one unit fewer reads at or
+    below the target: the fewest units c with base x metric / c <= target.
+    Never more than ``base``; 0 only when the metric is 0.
+    """
+    return min(base, max(0, math.ceil(base * metric / target - 1e-9)))
 
 
 def target_tracking_vote(
@@ -86,18 +101,27 @@ def target_tracking_vote(
     high_n: int = P.TT_HIGH_DATAPOINTS,
     low_n: int = P.TT_LOW_DATAPOINTS,
     low_fraction: float = P.TT_LOW_FRACTION,
+    scale_in_basis: P.ScaleInBasis = "window-max",
 ) -> Vote:
     """One target-tracking policy: its two alarms and the capacity it computes.
 
     The capacity formula is not published (aws-semantics §1 [gap]); we use the
-    standard proportional model ``ceil(base x metric / target)``.
+    standard proportional model ``ceil(base x metric / target)``. Scale-out
+    reads the latest datapoint; scale-in reads ``scale_in_basis`` (see
+    SimParams.scale_in_basis): the AlarmLow window's highest datapoint, or the
+    latest.
     """
     high = breaching_high(history, high_n, target)
     low = not high and breaching_low(history, low_n, target * low_fraction)
     m = history[-1] if history else None
     if m is None or not (high or low):
         return Vote(high, low, base)
-    return Vote(high, low, math.ceil(base * m / target - 1e-9))
+    if high:
+        return Vote(high, low, math.ceil(base * m / target - 1e-9))
+    if scale_in_basis == "window-max":
+        # AlarmLow just checked these low_n datapoints: all exist.
+        m = max(v for v in list(history)[-low_n:] if v is not None)
+    return Vote(high, low, scale_in_capacity(base, m, target))
 
 
 @dataclass(slots=True)
@@ -202,7 +226,11 @@ class AsgScaler:
             ins.append(math.ceil(c / 100.0 * n * 100.0 / tc - 1e-9))
         if self.host_cpu_target_percent is not None and host_cpu is not None:
             policies += 1
-            vote = target_tracking_vote(host_cpu.history, self.host_cpu_target_percent, n)
+            # EC2 Auto Scaling: the guard row of aws-semantics §1 documents
+            # Application Auto Scaling, so this policy keeps the latest datapoint.
+            vote = target_tracking_vote(
+                host_cpu.history, self.host_cpu_target_percent, n, scale_in_basis="latest"
+            )
             if vote.high:
                 outs.append(vote.proposal)
             elif vote.low:

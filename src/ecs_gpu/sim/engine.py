@@ -149,7 +149,7 @@ def simulate(
         p.host_cpu_policy_target_percent,
     )
     gpu_s, cpu_s, host_s, cpr_s = MetricSeries(), MetricSeries(), MetricSeries(), MetricSeries()
-    gpu_sum = gpu_n = cpu_sum = cpu_n = host_sum = host_n = 0.0
+    gpu_sum = gpu_n = res_sum = cpu_sum = cpu_n = host_sum = host_n = 0.0
     gpu_last_t = 0.0
 
     cols: dict[str, list[float]] = {c: [] for c in TIMELINE_COLUMNS}
@@ -183,6 +183,7 @@ def simulate(
     gpt = p.gpus_per_task
     gpi = p.gpus_per_instance
     asg_scope = p.gpu_metric_scope == "asg"
+    count_pending = p.reservation_includes_pending
     idle = p.cpu_idle_percent
     span = p.cpu_percent_at_full_load - p.cpu_idle_percent
     task_cpu_share = p.task_cpu_units / p.instance_cpu_units
@@ -204,17 +205,31 @@ def simulate(
             fleet.place(t)
         if i and i % steps_per_min == 0:
             # Close the minute that just ended and let the alarms look.
-            gpu_s.publish(gpu_last_t + p.agent_flush_delay_s, gpu_sum / gpu_n if gpu_n else None)
+            gpu_at = gpu_last_t + p.agent_flush_delay_s
+            gpu_v = gpu_sum / gpu_n if gpu_n else None
+            if not asg_scope:
+                # The metric math needs both series' datapoints for the minute;
+                # ECS publishes GPUReservation with the CPU metric's lag.
+                gpu_at = max(gpu_at, t + p.ecs_metric_delay_s)
+                if gpu_v is not None and res_sum > 0:
+                    # gpu_metric.TASK_GPU_EXPRESSION: util x 100 / reserved,
+                    # or the raw average while nothing is reserved.
+                    gpu_v = gpu_v * 100.0 / (res_sum / gpu_n)
+            gpu_s.publish(gpu_at, gpu_v)
             cpu_s.publish(t + p.ecs_metric_delay_s, cpu_sum / cpu_n if cpu_n else None)
             host_s.publish(t + p.ecs_metric_delay_s, host_sum / host_n if host_n else None)
-            gpu_sum = gpu_n = cpu_sum = cpu_n = host_sum = host_n = 0.0
+            gpu_sum = gpu_n = res_sum = cpu_sum = cpu_n = host_sum = host_n = 0.0
             gpu_s.visible(t)
             cpu_s.visible(t)
             host_s.visible(t)
             base = fleet.running
             votes: list[Vote] = [
-                target_tracking_vote(gpu_s.history, p.gpu_target_percent, base),
-                target_tracking_vote(cpu_s.history, p.cpu_target_percent, base),
+                target_tracking_vote(
+                    gpu_s.history, p.gpu_target_percent, base, scale_in_basis=p.scale_in_basis
+                ),
+                target_tracking_vote(
+                    cpu_s.history, p.cpu_target_percent, base, scale_in_basis=p.scale_in_basis
+                ),
             ]
             desired = service.decide(t, votes, desired)
             total = fleet.desired_total
@@ -273,15 +288,17 @@ def simulate(
         nreg = len(fleet.registered)
         running = fleet.running
         if i % steps_per_sample == 0 and nreg:
-            if asg_scope:
-                # ASG-wide average over every GPU: unassigned GPUs report 0 %.
-                gpu_sum += 100.0 * ready * gpt * u / (nreg * gpi)
-                gpu_n += 1
-                gpu_last_t = t
-            elif running:
-                gpu_sum += 100.0 * ready * u / running
-                gpu_n += 1
-                gpu_last_t = t
+            # The agent's ASG-wide average over every GPU of every registered
+            # instance: GPUs no ready task works on (free, or held by a task
+            # still pulling or loading) report 0 %.
+            gpu_sum += 100.0 * ready * gpt * u / (nreg * gpi)
+            gpu_n += 1
+            gpu_last_t = t
+            if not asg_scope:
+                # AWS/ECS GPUReservation: GPUs reserved by tasks over all GPUs
+                # of the registered (ACTIVE) instances, busy or not (§3).
+                held = fleet.placed if count_pending else running
+                res_sum += 100.0 * held * gpt / (nreg * gpi)
         task_cpu = host = nan
         if running:
             task_cpu = (ready * (idle + span * u) + (running - ready) * idle) / running
@@ -334,6 +351,7 @@ def simulate(
         "start": start,
         "instance_type": p.instance_type,
         "gpu_target_percent": p.gpu_target_percent,
+        "gpu_metric": P.GPU_METRIC_NAME[p.gpu_metric_scope],
         "gpu_hours": round(gpu_hours, 4),
         "oracle_gpu_hours": round(oracle, 4),
         "gpu_hours_ratio_to_oracle": round(gpu_hours / oracle, 4) if oracle else None,
@@ -349,9 +367,9 @@ def simulate(
         "max_tasks": int(max(c_run)) if c_run else 0,
         "max_desired_tasks": int(max(c_des)) if c_des else 0,
         "max_instances": int(max(c_inst)) if c_inst else 0,
-        # The metric the GPU policy sees (ASG average over all GPUs) against
-        # the utilization of the GPUs that tasks hold: the gap is the
-        # under-reporting of idle GPUs on multi-GPU instances.
+        # The metric the GPU policy sees against the utilization of the GPUs
+        # that ready tasks hold: with "asg-average" the gap is idle GPUs
+        # diluting the average; with "task-gpus", reserved GPUs not serving yet.
         "gpu_metric_mean_percent": round(sum(gm) / len(gm), 2) if gm else None,
         "task_gpu_util_mean_percent": (
             round(100.0 * busy_gpu_s / held_gpu_s, 2) if held_gpu_s else None

@@ -50,6 +50,17 @@ DEFAULT_INSTANCE_WARMUP_S: Final = 300.0
 SCALE_IN_MAX_FRACTION: Final = 0.5
 
 
+# Which datapoints a target-tracking scale-in reads (SimParams.scale_in_basis).
+ScaleInBasis = Literal["window-max", "latest"]
+
+# [scaling] gpu_metric -> the series the simulated GPU policy averages.
+GPU_METRIC_SCOPE: Final[dict[str, Literal["asg", "tasks"]]] = {
+    "task-gpus": "tasks",
+    "asg-average": "asg",
+}
+GPU_METRIC_NAME: Final[dict[str, str]] = {v: k for k, v in GPU_METRIC_SCOPE.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class SimParams:
     """All inputs of one simulation run: the spec's numbers plus model parameters."""
@@ -109,15 +120,27 @@ class SimParams:
     # Host CPU besides tasks (OS, ECS and CloudWatch agents): not documented;
     # an estimate, used only by the host-CPU ASG policy anti-pattern.
     host_cpu_baseline_percent: float = 3.0
-    # ECS picks which tasks to stop on scale-in by AZ balance, otherwise
-    # undocumented. We stop tasks not yet serving first, then tasks on the
-    # instance with the fewest tasks, so instances empty out.
-    # What the GPU policy's series averages. "asg" is what the agent publishes
-    # and the deployed policy tracks (gpu_metric: one series per ASG, every GPU
-    # of every instance, idle ones at 0 %). "tasks" is the average over GPUs
-    # that RUNNING tasks hold, which only metric math could compute: a
-    # what-if for design comparisons, not something ecs-gpu deploys.
-    gpu_metric_scope: Literal["asg", "tasks"] = "asg"
+    # What the GPU policy tracks; from_spec sets it from [scaling] gpu_metric,
+    # the one source of truth ("task-gpus" -> "tasks", "asg-average" -> "asg").
+    # "asg": the agent's series (gpu_metric: one per ASG, every GPU of every
+    # instance, idle ones at 0 %). "tasks": the deployed metric math, that
+    # series x 100 / AWS/ECS GPUReservation (gpu_metric.TASK_GPU_EXPRESSION).
+    gpu_metric_scope: Literal["asg", "tasks"] = "tasks"
+    # GPUReservation counts GPUs "reserved by running tasks" (aws-semantics §3,
+    # cloudwatch-metrics.md@49232cf). ECS reserves a task's GPUs when it places
+    # the task, so we count tasks still pulling the image (PENDING) too; AWS
+    # does not say which task states count. False counts only tasks whose
+    # container started (RUNNING, which includes model load).
+    reservation_includes_pending: bool = True
+    # Which datapoints a scale-in proposal reads (the scale-in guard,
+    # controllers.scale_in_capacity). AWS documents the guard ("no scale-in if
+    # removing capacity would likely push the metric above the target",
+    # aws-semantics §1) but not the data it judges "likely" by. "window-max":
+    # the highest of the AlarmLow window's 15 datapoints, so no datapoint of
+    # that window would have breached the target with fewer tasks; "latest":
+    # the last datapoint only, which lets one quiet minute remove a task the
+    # next busy minute needs again (flapping at steady load).
+    scale_in_basis: ScaleInBasis = "window-max"
     # Service placement strategy: "spread" is the ECS service default
     # (aws-semantics §3); "binpack" fills one instance before the next.
     placement: Literal["spread", "binpack"] = "spread"
@@ -171,6 +194,7 @@ def from_spec(spec: Spec) -> SimParams:
         cpu_idle_percent=float(sim.cpu_idle_percent),
         cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
         max_queue_s=float(sim.max_queue_s),
+        gpu_metric_scope=GPU_METRIC_SCOPE[sc.gpu_metric],
         host_cpu_policy_target_percent=(
             None
             if sim.host_cpu_policy_target_percent is None

@@ -83,6 +83,13 @@ def _bin_timeline(
     return out, k
 
 
+# What the policy's series is, in the legend: the two [scaling] gpu_metric designs.
+PLOT_METRIC_LABEL: dict[str, str] = {
+    "tasks": "policy metric: task-gpus\n(ASG average x 100 / GPUReservation)",
+    "asg": "policy metric: asg-average\n(all GPUs, idle ones at 0 %)",
+}
+
+
 def write_plot(result: SimResult, path: Path, title: str) -> None:
     """Load vs ready capacity, tasks, instances and the GPU metric on one time axis."""
     _open_for_write(path)
@@ -126,9 +133,10 @@ def write_plot(result: SimResult, path: Path, title: str) -> None:
     ax1.set_ylabel("tasks / instances")
     ax1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
 
-    ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=1.0, label="GPU metric (ASG average)")
+    metric_label = PLOT_METRIC_LABEL[p.gpu_metric_scope]
+    ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=1.0, label=metric_label)
     ax2.plot(x, tl["task_gpu_util"], color="tab:brown", lw=0.6, alpha=0.6,
-             label="GPUs held by ready tasks")  # fmt: skip
+             label="GPUs held by ready tasks (truth)")  # fmt: skip
     ax2.axhline(p.gpu_target_percent, color="black", ls=":", lw=1.0,
                 label=f"target {p.gpu_target_percent:g} %")  # fmt: skip
     ax2.axhline(p.gpu_target_percent * 0.9, color="gray", ls=":", lw=0.8,
@@ -210,7 +218,7 @@ def summary_table(s: dict[str, Any], title: str) -> Table:
         (
             "GPU metric / task GPUs",
             "-" if gm is None or tg is None else f"{gm:.0f} % / {tg:.0f} %",
-            "mean ASG-average metric vs the GPUs tasks hold",
+            f"mean policy metric ({s.get('gpu_metric', '?')}) vs the GPUs ready tasks hold",
         ),
     ]
     for row in lines:
