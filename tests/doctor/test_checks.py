@@ -171,6 +171,17 @@ def as_asg_average(s: Snap) -> None:
         )
 
 
+CR_ID = "cr-0123456789abcdef0"
+
+
+def lt_targets_reservation(s: Snap) -> None:
+    # What this tool deployed before the group took over the targeting.
+    v2 = next(v for v in s["launch_template_versions"] if v["VersionNumber"] == 2)
+    v2["LaunchTemplateData"]["CapacityReservationSpecification"] = {
+        "CapacityReservationTarget": {"CapacityReservationId": CR_ID}
+    }
+
+
 def scaling_suspended(s: Snap) -> None:
     s["scalable_targets"][0]["SuspendedState"]["DynamicScalingOutSuspended"] = True
 
@@ -335,6 +346,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SCL002", scaling_suspended, "scalable_targets", "SuspendedState", "'DynamicScalingOutSuspended': True", "DynamicScalingOutSuspended=false"),
     ("SCL003", service_scaling_failed, "service_scaling_activities", "StatusMessage", "AccessDenied", "StatusMessage"),
     ("ASG003", host_cpu_policy, "asg_policies", "PredefinedMetricType", "ASGAverageCPUUtilization", "delete-policy"),
+    ("ASG004", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
     ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),
     ("HOST000", probe_undeliverable, "host_probes", "Status", "Undeliverable", "AmazonSSMManagedInstanceCore"),
     ("HOST001", no_nvidia_smi, "host_probes", "nvidia_smi", "command not found", "GPU-optimized AMI"),
@@ -603,3 +615,43 @@ def test_metric_math_alarm_without_data_is_a_gpu_alarm(healthy: Callable[[], Sna
     alarm_no_data(s)
     assert "Metrics" in s["alarms"][0]
     assert [f.id for f in run_checks(s).findings if f.id == "MET002"] == ["MET002"]
+
+
+def _group_targets_reservation(s: Snap, preference: str) -> None:
+    s["auto_scaling_groups"][0]["CapacityReservationSpecification"] = {
+        "CapacityReservationPreference": preference,
+        "CapacityReservationTarget": {"CapacityReservationIds": [CR_ID]},
+    }
+
+
+def test_reservation_targeted_by_the_group_first_is_healthy(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    _group_targets_reservation(s, "capacity-reservations-first")
+    validate_snapshot(s)
+    assert not [f for f in run_checks(s).findings if f.id == "ASG004"]
+    # The group's preference wins over a leftover launch-template target.
+    lt_targets_reservation(s)
+    assert not [f for f in run_checks(s).findings if f.id == "ASG004"]
+
+
+def test_reservation_only_group_cannot_grow(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    _group_targets_reservation(s, "capacity-reservations-only")
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "ASG004"]
+    assert f.evidence[0].value == "capacity-reservations-only"
+    assert NAMES.asg in f.fix and "capacity-reservations-first" in f.fix
+
+
+def test_full_reservation_launch_failure_names_the_group_preference(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    stockout(s)
+    s["scaling_activities"][0]["StatusMessage"] = (
+        "The specified Capacity Reservation does not have enough available capacity to fulfill "
+        "your request. Launching EC2 instance failed. (Error Code: ReservationCapacityExceeded)"
+    )
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "ASG001")
+    assert "capacity-reservations-first" in f.fix and "ASG004" in f.fix

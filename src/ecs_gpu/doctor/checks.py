@@ -543,6 +543,7 @@ def _asg_at_max(s: Snapshot, c: Check) -> list[Finding]:
 
 _STOCKOUT = ("InsufficientInstanceCapacity", "insufficient capacity")
 _QUOTA = ("VcpuLimitExceeded", "InstanceLimitExceeded")
+_RESERVATION_FULL = ("ReservationCapacityExceeded",)
 
 
 def _asg_launch_failed(s: Snapshot, c: Check) -> list[Finding]:
@@ -562,6 +563,12 @@ def _asg_launch_failed(s: Snapshot, c: Check) -> list[Finding]:
                 "in more Availability Zones to [network] subnet_ids, use a capacity reservation "
                 "([capacity] capacity_reservation_id), or choose another GPU type; the ASG keeps "
                 "retrying on its own."
+            )
+        elif any(k in msg for k in _RESERVATION_FULL):
+            fix = (
+                "The launch targeted a Capacity Reservation that is full. Target it from the "
+                f"group with {_ODCR_FIRST} (redeploy with `ecs-gpu deploy`; see ASG004), so "
+                "launches beyond the reservation run On-Demand."
             )
         elif any(k in msg for k in _QUOTA):
             fix = (
@@ -1043,6 +1050,93 @@ def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
                 "and keep it until replaced. Start an instance refresh: aws autoscaling "
                 f"start-instance-refresh --auto-scaling-group-name {g['AutoScalingGroupName']} "
                 '--preferences \'{"SkipMatching": true, "InstanceWarmup": 300}\'.',
+            )
+        )
+    return out
+
+
+def _launched_lt_data(s: Snapshot, g: dict[str, Any]) -> tuple[str, int, dict[str, Any]] | None:
+    """(launch template id, version, LaunchTemplateData) the group launches new instances from."""
+    spec = g.get("LaunchTemplate") or g.get("MixedInstancesPolicy", {}).get(
+        "LaunchTemplate", {}
+    ).get("LaunchTemplateSpecification")
+    resolved = _lt_target_versions(s)
+    if not spec or spec.get("LaunchTemplateId") not in resolved:
+        return None
+    lt = spec["LaunchTemplateId"]
+    raw = str(spec.get("Version", "$Default"))
+    want = resolved[lt].get(raw) if raw.startswith("$") else int(raw) if raw.isdigit() else None
+    for v in _lt_versions(s):
+        if v["LaunchTemplateId"] == lt and int(v["VersionNumber"]) == want:
+            return lt, want, v.get("LaunchTemplateData", {})
+    return None
+
+
+# The group preference that fills a reservation, then overflows to On-Demand.
+_ODCR_FIRST = "capacity-reservations-first"
+
+
+def _odcr_blocks_growth(s: Snapshot, c: Check) -> list[Finding]:
+    out = []
+    for g in s["auto_scaling_groups"]:
+        name = g.get("AutoScalingGroupName", "?")
+        crs = g.get("CapacityReservationSpecification") or {}
+        pref = crs.get("CapacityReservationPreference")
+        fix_cli = (
+            "Redeploy with `ecs-gpu deploy`: the group then targets the reservation with "
+            f"{_ODCR_FIRST}, which fills it and launches On-Demand beyond it. By hand: aws "
+            f"autoscaling update-auto-scaling-group --auto-scaling-group-name {name} "
+            f'--capacity-reservation-specification \'{{"CapacityReservationPreference": '
+            f'"{_ODCR_FIRST}", "CapacityReservationTarget": {{"CapacityReservationIds": '
+            "[\"cr-...\"]}}' (and drop the launch template's own reservation target)."
+        )
+        if pref == "capacity-reservations-only":
+            out.append(
+                c.finding(
+                    [
+                        Evidence(
+                            "auto_scaling_groups",
+                            name,
+                            "CapacityReservationSpecification.CapacityReservationPreference",
+                            pref,
+                        )
+                    ],
+                    "The group launches only into its Capacity Reservation: once the reservation "
+                    "is full, every scale-out fails. " + fix_cli,
+                )
+            )
+            continue
+        if pref not in (None, "default"):
+            continue  # first or none: the group decides, and On-Demand is allowed
+        launched = _launched_lt_data(s, g)
+        if launched is None:
+            continue
+        lt, version, data = launched
+        target = (data.get("CapacityReservationSpecification") or {}).get(
+            "CapacityReservationTarget"
+        ) or {}
+        if not target:
+            continue
+        out.append(
+            c.finding(
+                [
+                    Evidence(
+                        "launch_template_versions",
+                        f"{lt} v{version}",
+                        "LaunchTemplateData.CapacityReservationSpecification."
+                        "CapacityReservationTarget",
+                        target,
+                    ),
+                    Evidence(
+                        "auto_scaling_groups",
+                        name,
+                        "CapacityReservationSpecification.CapacityReservationPreference",
+                        pref,
+                    ),
+                ],
+                "The launch template targets a Capacity Reservation, and EC2 fails a launch that "
+                "targets a full reservation (ReservationCapacityExceeded): the fleet cannot grow "
+                "past the reservation. " + fix_cli,
             )
         )
     return out
@@ -1570,6 +1664,15 @@ CHECKS: Final[tuple[Check, ...]] = (
         ("auto_scaling_groups", "launch_template_versions"),
         _old_launch_template,
         "ASG instances run a launch template version other than the one the ASG launches.",
+    ),
+    _c(
+        "ASG004",
+        "warning",
+        "Scale-out cannot pass the capacity reservation",
+        ("auto_scaling_groups", "launch_template_versions"),
+        _odcr_blocks_growth,
+        "The launch template targets a Capacity Reservation by id while the group sets no "
+        "reservation preference, or the group launches only into reservations.",
     ),
     _c(
         "HOST000",
