@@ -7,11 +7,18 @@ a 70 % GPU target (a fleet of tens of GPUs at its peaks):
 * Azure LLM inference 2023, conversation (1 h, one row per request)
 * ServeGen M-large (14 days, 10-minute windows)
 
-Designs (all on g5.xlarge, the ASG-average GPU metric, 60-s collection):
+Designs (all on g5.xlarge, 60-s GPU collection):
 
-* reference: GPU target 60, CPU 60, cooldowns 300/300 (terraform-aws-ecs 8.3.0)
-* default: this project's spec defaults (GPU 70, CPU 70, scale-out 60, scale-in 300)
-* GPU 50 / GPU 80 with the default cooldowns, to see which way the target moves things
+* reference: the ASG-average GPU metric, GPU target 60, CPU 60, cooldowns
+  300/300 (terraform-aws-ecs 8.3.0)
+* default: this project's spec defaults (task-gpus metric, GPU 70, CPU 70,
+  scale-out 60, scale-in 300)
+* default on asg-average: the defaults with the reference's metric, to
+  separate the metric's effect from the targets'
+* GPU 50 / 60 / 80 and a 600-s scale-in cooldown on the default metric, to
+  see which way each setting moves things
+* default, scale-in on the latest datapoint: a simulator what-if without the
+  AlarmLow-window reading of the scale-in guard (SimParams.scale_in_basis)
 
 Run:
 
@@ -52,17 +59,22 @@ max_tasks = 64
 """
 
 DESIGNS: dict[str, str] = {
-    "reference (GPU 60, CPU 60, 300/300)": (
-        "gpu_target_percent = 60\ncpu_target_percent = 60\n"
+    "reference (asg-average, GPU 60, CPU 60, 300/300)": (
+        'gpu_metric = "asg-average"\ngpu_target_percent = 60\ncpu_target_percent = 60\n'
         "scale_out_cooldown_s = 300\nscale_in_cooldown_s = 300"
     ),
-    "default (GPU 70, CPU 70, 60/300)": "",
-    "GPU 50, default cooldowns": "gpu_target_percent = 50",
-    "GPU 80, default cooldowns": "gpu_target_percent = 80",
-    "default, metric over task GPUs only (what-if)": "",
+    "default (task-gpus, GPU 70, CPU 70, 60/300)": "",
+    "default on asg-average": 'gpu_metric = "asg-average"',
+    "task-gpus, GPU 50": "gpu_target_percent = 50",
+    "task-gpus, GPU 60": "gpu_target_percent = 60",
+    "task-gpus, GPU 80": "gpu_target_percent = 80",
+    "task-gpus, GPU 70, scale-in cooldown 600": "scale_in_cooldown_s = 600",
+    "default, scale-in on latest datapoint (what-if)": "",
 }
 # Designs that change a simulator parameter rather than a spec key.
-WHAT_IF = {"default, metric over task GPUs only (what-if)": {"gpu_metric_scope": "tasks"}}
+WHAT_IF: dict[str, dict[str, object]] = {
+    "default, scale-in on latest datapoint (what-if)": {"scale_in_basis": "latest"},
+}
 
 
 def traces() -> list[Trace]:

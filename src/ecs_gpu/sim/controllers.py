@@ -1,8 +1,9 @@
 """The two controllers, as pure functions over one-minute datapoints.
 
 * Service layer: Application Auto Scaling target tracking on the service's
-  desired count, one policy per metric (GPU on the ASG-average series, CPU on
-  the service average), combined "out if any, in only if all".
+  desired count, one policy per metric (GPU on the series [scaling]
+  gpu_metric names, CPU on the service average), combined "out if any, in
+  only if all", each scale-in held by the documented scale-in guard.
 * Instance layer: ECS managed scaling, an EC2 Auto Scaling target-tracking
   policy on CapacityProviderReservation, optionally fought by a host-CPU
   target-tracking policy on the same ASG (the anti-pattern).
