@@ -23,7 +23,8 @@ STEP_S = 10.0
 REPEATS = 3
 BAR_S = 10.0
 
-# A fleet of tens of GPUs: g5.xlarge, up to 64 single-GPU tasks.
+# A fleet of tens of GPUs: g5.xlarge, up to 64 single-GPU tasks, [scaling] defaults
+# (task-gpus GPU metric, scale-in guard on the AlarmLow window).
 SPEC = """
 [service]
 name = "bench"
