@@ -70,6 +70,18 @@ def test_field_report_scale_out_then_back(boot: float, pull: float, load_s: floa
     assert stop < t_in_latest <= stop + 120.0
 
 
+def test_task_gpus_decides_one_reservation_lag_after_asg_average() -> None:
+    # On one-GPU instances both series read the busy GPU; task-gpus waits for
+    # the GPUReservation datapoint (published with the ECS metric lag).
+    runs = {}
+    for metric in ("asg-average", "task-gpus"):
+        p = params(min_instances=1, max_instances=2, max_tasks=2,
+                   scaling=f'gpu_metric = "{metric}"')  # fmt: skip
+        tl, onset = _field_run(p)
+        runs[metric] = first_time(tl["t_s"], tl["desired_tasks"], lambda v: v == 2) - onset
+    assert runs["task-gpus"] - runs["asg-average"] == p.ecs_metric_delay_s
+
+
 def test_scale_out_from_zero_instances_launches_two_at_once() -> None:
     p = params(min_instances=0, max_instances=4, max_tasks=4)
     res = simulate(p, load((1800.0, 1.0)), step_s=STEP, seed=0, start="cold")
