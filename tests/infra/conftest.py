@@ -31,6 +31,8 @@ VARIANTS = {
     "public-http-alb-narrowed": G5
     + '\n[load_balancer]\nscheme = "internet-facing"\ningress_cidrs = ["203.0.113.0/24"]\n',
     "user-vpc-no-alb": G5 + USER_VPC,
+    # One instance more than max_tasks needs: deployments at full scale start first.
+    "deploy-headroom": G5.replace("max_instances = 4", "max_instances = 5"),
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from ecs_gpu.infra import nag
+from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
 from ecs_gpu.infra.iam import build_instance_role
 from ecs_gpu.infra.loadbalancer import build_load_balancer
@@ -33,10 +33,6 @@ from constructs import Construct  # noqa: E402
 # Time ECS gives a new task before ALB health checks count: the image pull
 # (layers may not be cached) plus the model load, plus this margin.
 HEALTH_GRACE_MARGIN_S: Final = 60
-# Rolling deployment: never fewer running tasks than desired (the capacity
-# provider launches instances for the surplus).
-MIN_HEALTHY_PERCENT: Final = 100
-MAX_HEALTHY_PERCENT: Final = 200
 
 # CfnOutput ids; deploy/verify read the stack outputs by these keys.
 OUTPUT_CLUSTER = "ClusterName"
@@ -169,8 +165,10 @@ class GpuService(Construct):
                 )
             ],
             circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
-            min_healthy_percent=MIN_HEALTHY_PERCENT,
-            max_healthy_percent=MAX_HEALTHY_PERCENT,
+            # Start-first (100 %) when the fleet has room at its maximum; else
+            # one task at a time at max_tasks, so a deploy at peak cannot stall.
+            min_healthy_percent=deployment.min_healthy_percent(spec),
+            max_healthy_percent=deployment.MAX_PERCENT,
             vpc_subnets=self.network.private,
             security_groups=[self.task_security_group],
             health_check_grace_period=(
