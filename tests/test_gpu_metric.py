@@ -27,3 +27,32 @@ def test_config_path_outside_agent_owned_directory() -> None:
 
 def test_dimensions_shape() -> None:
     assert gpu_metric.dimensions("a") == [{"Name": "AutoScalingGroupName", "Value": "a"}]
+
+
+def test_metric_data_queries_are_valid_get_metric_data_input() -> None:
+    """verify and doctor read the series through these; botocore's model must accept them."""
+    from datetime import UTC, datetime, timedelta
+
+    import boto3
+    from botocore.stub import Stubber
+
+    cw = boto3.client(
+        "cloudwatch", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    queries = gpu_metric.metric_data_queries("my-asg")
+    end = datetime.now(UTC)
+    params = {
+        "MetricDataQueries": queries,
+        "StartTime": end - timedelta(minutes=10),
+        "EndTime": end,
+    }
+    with Stubber(cw) as stub:
+        stub.add_response("get_metric_data", {"MetricDataResults": []}, params)
+        cw.get_metric_data(**params)  # the Stubber validates the request against the model
+    assert [q["MetricStat"]["Metric"]["MetricName"] for q in queries] == list(
+        gpu_metric.METRIC_NAMES
+    )
+    assert {q["MetricStat"]["Metric"]["Namespace"] for q in queries} == {gpu_metric.NAMESPACE}
+    assert all(
+        q["MetricStat"]["Metric"]["Dimensions"] == gpu_metric.dimensions("my-asg") for q in queries
+    )

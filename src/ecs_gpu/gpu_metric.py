@@ -10,7 +10,7 @@ asserts that every consumer agrees.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 # CloudWatch agent default namespace for nvidia_gpu metrics
 # (aws-semantics.md §5: "Namespace. Default CWAgent").
@@ -88,3 +88,28 @@ TASK_GPU_LABEL: Final = "GPU utilization of task-held GPUs (%)"
 def reservation_dimensions(cluster_name: str) -> list[dict[str, str]]:
     """The dimension list of AWS/ECS GPUReservation for one cluster."""
     return [{"Name": RESERVATION_DIMENSION, "Value": cluster_name}]
+
+
+def metric_data_queries(asg_name: str) -> list[dict[str, Any]]:
+    """GetMetricData queries for every series of the contract, ids ``m0``, ``m1``, ...
+
+    ``verify metrics`` and the doctor's collector both read the series
+    through these, in the order of :data:`METRIC_NAMES`.
+    """
+    return [
+        {
+            "Id": f"m{i}",
+            "Label": name,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": NAMESPACE,
+                    "MetricName": name,
+                    "Dimensions": dimensions(asg_name),
+                },
+                "Period": PERIOD_S,
+                "Stat": STATISTIC,
+            },
+            "ReturnData": True,
+        }
+        for i, name in enumerate(METRIC_NAMES)
+    ]

@@ -16,7 +16,6 @@ from typing import Any
 import boto3
 import pytest
 
-from ecs_gpu import gpu_metric
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import main, operate
 from ecs_gpu.errors import EXIT_AWS
@@ -133,14 +132,3 @@ def test_unreachable_endpoint_exits_3_quickly_with_a_clear_message(
     assert "cannot reach AWS" in err and "AWS_ENDPOINT_URL" in err
     assert "Traceback" not in err
     assert time.monotonic() - start < 20
-
-
-def test_unknown_metric_contract_names_are_not_respelled() -> None:
-    # verify builds its queries from the contract, so a renamed metric there
-    # changes what verify asks for (no second spelling to drift).
-    from ecs_gpu.aws.verify import _queries
-
-    names = [q["MetricStat"]["Metric"]["MetricName"] for q in _queries("a")]
-    assert names == list(gpu_metric.METRIC_NAMES)
-    dims = {json.dumps(q["MetricStat"]["Metric"]["Dimensions"]) for q in _queries("a")}
-    assert dims == {json.dumps(gpu_metric.dimensions("a"))}

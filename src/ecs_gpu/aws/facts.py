@@ -650,32 +650,12 @@ class Collector:
                 out.extend(page.get("MetricAlarms", []))
         self.put("alarms", out)
 
-    def metric_queries(self, asg: str) -> list[dict[str, Any]]:
-        """GetMetricData queries for every series of the GPU metric contract."""
-        return [
-            {
-                "Id": f"m{i}",
-                "Label": name,
-                "MetricStat": {
-                    "Metric": {
-                        "Namespace": gpu_metric.NAMESPACE,
-                        "MetricName": name,
-                        "Dimensions": gpu_metric.dimensions(asg),
-                    },
-                    "Period": gpu_metric.PERIOD_S,
-                    "Stat": gpu_metric.STATISTIC,
-                },
-                "ReturnData": True,
-            }
-            for i, name in enumerate(gpu_metric.METRIC_NAMES)
-        ]
-
     def _metric_data(self) -> None:
         names = [g["AutoScalingGroupName"] for g in self.snapshot.get("auto_scaling_groups", [])]
         asg = names[0] if names else self.target.asg
         if not asg:
             raise _Skip("no GPU Auto Scaling group is known, so there is no series to read")
-        queries = self.metric_queries(asg)
+        queries = gpu_metric.metric_data_queries(asg)
         start, end = self.now - METRIC_WINDOW, self.now
         self._collection()["metric_queries"] = queries
         self._collection()["metric_window"] = {"start": start.isoformat(), "end": end.isoformat()}

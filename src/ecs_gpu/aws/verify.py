@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from botocore import exceptions as bx
 from tenacity import (
@@ -73,25 +73,6 @@ class MetricsReport:
         return not self.missing
 
 
-def _queries(asg: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "Id": f"m{i}",
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": gpu_metric.NAMESPACE,
-                    "MetricName": name,
-                    "Dimensions": gpu_metric.dimensions(asg),
-                },
-                "Period": gpu_metric.PERIOD_S,
-                "Stat": gpu_metric.STATISTIC,
-            },
-            "ReturnData": True,
-        }
-        for i, name in enumerate(gpu_metric.METRIC_NAMES)
-    ]
-
-
 def fetch_series(
     cw: CloudWatchClient,
     asg: str,
@@ -105,7 +86,7 @@ def fetch_series(
     values: dict[str, list[tuple[datetime, float]]] = {f"m{i}": [] for i in range(3)}
     with mapped("cloudwatch", "GetMetricData"):
         pages = cw.get_paginator("get_metric_data").paginate(
-            MetricDataQueries=_queries(asg),  # type: ignore[arg-type]
+            MetricDataQueries=gpu_metric.metric_data_queries(asg),  # type: ignore[arg-type]
             StartTime=start,
             # One period past now: the newest, still-open minute counts too.
             EndTime=end + timedelta(seconds=gpu_metric.PERIOD_S),
