@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from botocore import exceptions as bx
 
@@ -64,3 +66,16 @@ def test_errors_map_to_exit_codes_without_traceback(
     err = capsys.readouterr().err
     assert needle in err
     assert "Traceback" not in err
+
+
+def test_error_text_in_brackets_reaches_the_user(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Spec messages name sections as "[service]"; printed as rich markup they
+    # vanished ("Fix: add a  section").
+    empty = tmp_path / "empty.toml"
+    empty.write_text("", encoding="utf-8")
+    assert cli.main(["synth", str(empty), "-o", str(tmp_path)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    for section in ("service", "capacity", "scaling"):
+        assert f"Fix: add a [{section}] section" in err

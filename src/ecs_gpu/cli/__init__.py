@@ -14,6 +14,7 @@ import sys
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError
 
@@ -47,14 +48,14 @@ def _aws_exit(exc: BaseException) -> int | None:
         return None
     if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
         err_console.print(
-            f"[red]error:[/] AWS credentials not found ({exc}). Fix: set AWS_PROFILE, or "
-            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run `aws configure`."
+            f"[red]error:[/] AWS credentials not found ({escape(str(exc))}). Fix: set "
+            "AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run `aws configure`."
         )
         return EXIT_AWS
     if isinstance(exc, bx.EndpointConnectionError | bx.ConnectTimeoutError):
         err_console.print(
-            f"[red]error:[/] cannot reach AWS: {exc}. Fix: check the network, the region, "
-            "and AWS_ENDPOINT_URL if it is set."
+            f"[red]error:[/] cannot reach AWS: {escape(str(exc))}. Fix: check the network, "
+            "the region, and AWS_ENDPOINT_URL if it is set."
         )
         return EXIT_AWS
     if isinstance(exc, bx.NoRegionError):
@@ -65,10 +66,10 @@ def _aws_exit(exc: BaseException) -> int | None:
     if isinstance(exc, bx.ClientError):
         code = exc.response.get("Error", {}).get("Code", "")
         op = getattr(exc, "operation_name", "an AWS call")
-        err_console.print(f"[red]error:[/] AWS refused {op}: {code}: {exc}")
+        err_console.print(f"[red]error:[/] AWS refused {op}: {code}: {escape(str(exc))}")
         return EXIT_AWS
     if isinstance(exc, bx.BotoCoreError):
-        err_console.print(f"[red]error:[/] AWS SDK error: {exc}")
+        err_console.print(f"[red]error:[/] AWS SDK error: {escape(str(exc))}")
         return EXIT_AWS
     return None
 
@@ -84,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_PROBLEMS)
     except EcsGpuError as e:
-        err_console.print(f"[red]error:[/] {e.message}", soft_wrap=True)
+        # Messages name spec sections as "[capacity]": escaped, or rich would
+        # read them as markup tags and print nothing in their place.
+        err_console.print(f"[red]error:[/] {escape(e.message)}", soft_wrap=True)
         code = e.exit_code
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted.[/]")
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             code = aws
         else:
             err_console.print(
-                f"[red]internal error:[/] {type(e).__name__}: {e}\n"
+                f"[red]internal error:[/] {type(e).__name__}: {escape(str(e))}\n"
                 "This is a bug in ecs-gpu. Rerun with ECS_GPU_DEBUG=1 for the traceback and "
                 "report it."
             )

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
@@ -103,18 +104,19 @@ def validate_cmd(spec: SpecArg) -> None:
     report = validate(load_spec(spec), path=str(spec))
     if report.ok:
         console.print(
-            f"[green]clean:[/] {spec}: spec rules, agent schema, cfn-lint and cdk-nag "
+            f"[green]clean:[/] {escape(str(spec))}: spec rules, agent schema, cfn-lint and cdk-nag "
             "AwsSolutions found nothing.",
             soft_wrap=True,
         )
         return
-    table = Table(title=f"{spec}: {len(report.findings)} finding(s)")
+    table = Table(title=f"{escape(str(spec))}: {len(report.findings)} finding(s)")
     # Ids stay whole so they can be copied into an acknowledgement or a search.
     for col in ("source", "id", "severity"):
         table.add_column(col, no_wrap=True)
     for col in ("resource", "message"):
         table.add_column(col, overflow="fold")
     for f in report.findings:
-        table.add_row(f.source, f.id, f.severity, f.resource, f.message)
+        # cfn-lint and cdk-nag text may hold "[...]"; cells are markup otherwise.
+        table.add_row(*(escape(c) for c in (f.source, f.id, f.severity, f.resource, f.message)))
     console.print(table)
     raise typer.Exit(EXIT_PROBLEMS)
