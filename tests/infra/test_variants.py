@@ -95,3 +95,30 @@ def test_asg_average_policy_tracks_the_agent_series_as_is(
         "Dimensions": [{"Name": gpu_metric.DIMENSION, "Value": names.asg}],
     }
     assert gpu_metric.RESERVATION_METRIC not in str(t)
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        (
+            "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1",
+            ("arn:aws:ecr:us-east-1:123456789012:repository/team/vllm", "v1"),
+        ),
+        (
+            "123456789012.dkr.ecr.cn-north-1.amazonaws.com.cn/vllm",
+            ("arn:aws-cn:ecr:cn-north-1:123456789012:repository/vllm", "latest"),
+        ),
+        (
+            "123456789012.dkr.ecr.eu-west-1.amazonaws.com/vllm@sha256:" + "a" * 64,
+            ("arn:aws:ecr:eu-west-1:123456789012:repository/vllm", "sha256:" + "a" * 64),
+        ),
+        ("vllm/vllm-openai:v0.11.0", None),
+        ("public.ecr.aws/neuron/vllm:1", None),
+    ],
+)
+def test_ecr_repository_arn_names_the_partition(
+    image: str, expected: tuple[str, str] | None
+) -> None:
+    from ecs_gpu.infra.task import ecr_repository
+
+    assert ecr_repository(image) == expected

@@ -227,7 +227,7 @@ retry() {{
 
 # The nvidia_gpu collector needs this exact path; without it the agent exits.
 if [ ! -x "$NVIDIA_SMI" ]; then
-  log "$NVIDIA_SMI not found: this instance is not on the ECS GPU-optimized AMI," \
+  log "$NVIDIA_SMI not found: this instance is not on the ECS GPU-optimized AMI," \\
     "so no GPU metric can be collected"
   exit 1
 fi

@@ -27,7 +27,7 @@ CONTAINER_NAME: Final = "app"
 LOG_STREAM_PREFIX: Final = "app"
 # <account>.dkr.ecr.<region>.amazonaws.com/<repository>[:tag|@digest]
 _ECR_RE = re.compile(
-    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?/"
+    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?P<cn>\.cn)?/"
     r"(?P<repo>[a-z0-9._/-]+?)(?::(?P<tag>[\w.-]+)|@(?P<digest>sha256:[0-9a-f]{64}))?$"
 )
 
@@ -42,23 +42,30 @@ class Task:
 
 
 def is_ecr(image: str) -> bool:
-    return _ECR_RE.match(image) is not None
+    return ecr_repository(image) is not None
+
+
+def ecr_repository(image: str) -> tuple[str, str] | None:
+    """(repository ARN, tag or digest) of a private ECR image; None for any other registry."""
+    m = _ECR_RE.match(image)
+    if m is None:
+        return None
+    # China Regions' registries end in .cn and live in the aws-cn partition.
+    partition = "aws-cn" if m["cn"] else "aws"
+    arn = f"arn:{partition}:ecr:{m['region']}:{m['account']}:repository/{m['repo']}"
+    return arn, m["digest"] or m["tag"] or "latest"
 
 
 def container_image(scope: Construct, image: str) -> ecs.ContainerImage:
     """The image reference; a private ECR image also grants the execution role its pull."""
-    m = _ECR_RE.match(image)
-    if m is None:
+    ecr_image = ecr_repository(image)
+    if ecr_image is None:
         return ecs.ContainerImage.from_registry(image)
     # An ECR repository object makes CDK grant ecr:BatchGetImage and friends
     # on that one repository to the execution role (from_registry grants
     # nothing and the pull would be denied).
-    repo = ecr.Repository.from_repository_arn(
-        scope,
-        "ImageRepository",
-        f"arn:aws:ecr:{m['region']}:{m['account']}:repository/{m['repo']}",
-    )
-    tag_or_digest = m["digest"] or m["tag"] or "latest"
+    arn, tag_or_digest = ecr_image
+    repo = ecr.Repository.from_repository_arn(scope, "ImageRepository", arn)
     return ecs.ContainerImage.from_ecr_repository(repo, tag_or_digest)
 
 
