@@ -24,6 +24,8 @@ from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import COLLECTION_KEY, SNAPSHOT_VERSION
 from ecs_gpu.naming import Names
 
+from .world import task_gpu_queries
+
 DATA = Path(__file__).resolve().parent.parent / "data"
 NAMES = Names("vllm-g5")
 ACCOUNT = "123456789012"
@@ -175,49 +177,6 @@ def _resources(gpus: list[str]) -> list[dict[str, Any]]:
         {"name": "PORTS", "type": "STRINGSET", "stringSetValue": ["22", "2375", "2376", "51678"]},
         {"name": "PORTS_UDP", "type": "STRINGSET", "stringSetValue": []},
         {"name": "GPU", "type": "STRINGSET", "stringSetValue": gpus},
-    ]
-
-
-def task_gpu_queries(*, period: int | None = None) -> list[dict[str, Any]]:
-    """The task-gpus policy's metric math, as DescribeScalingPolicies returns it.
-
-    With ``period`` the same queries in DescribeAlarms' shape (a CloudWatch
-    MetricStat carries a Period; Application Auto Scaling's does not).
-    """
-    stat_extra = {} if period is None else {"Period": period}
-    return [
-        {
-            "Id": gpu_metric.UTILIZATION_ID,
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": gpu_metric.NAMESPACE,
-                    "MetricName": gpu_metric.UTILIZATION,
-                    "Dimensions": gpu_metric.dimensions(NAMES.asg),
-                },
-                "Stat": gpu_metric.STATISTIC,
-                **stat_extra,
-            },
-            "ReturnData": False,
-        },
-        {
-            "Id": gpu_metric.RESERVATION_ID,
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": gpu_metric.RESERVATION_NAMESPACE,
-                    "MetricName": gpu_metric.RESERVATION_METRIC,
-                    "Dimensions": gpu_metric.reservation_dimensions(NAMES.cluster),
-                },
-                "Stat": "Average",
-                **stat_extra,
-            },
-            "ReturnData": False,
-        },
-        {
-            "Id": gpu_metric.TASK_GPU_EXPRESSION_ID,
-            "Expression": gpu_metric.TASK_GPU_EXPRESSION,
-            "Label": gpu_metric.TASK_GPU_LABEL,
-            "ReturnData": True,
-        },
     ]
 
 
@@ -635,6 +594,16 @@ def build_healthy() -> dict[str, Any]:
             for i, (name, value) in enumerate(
                 zip(gpu_metric.METRIC_NAMES, (41.0, 17920.0, 23028.0), strict=True)
             )
+        ]
+        + [
+            # The task-gpus divisor: one of the cluster's GPUs is held by the task.
+            {
+                "Id": gpu_metric.RESERVATION_ID,
+                "Label": gpu_metric.RESERVATION_METRIC,
+                "Timestamps": ["2026-11-29T16:59:00+00:00", "2026-11-29T16:58:00+00:00"],
+                "Values": [100.0, 100.0],
+                "StatusCode": "Complete",
+            }
         ],
         "stacks": [
             {

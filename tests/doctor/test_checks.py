@@ -132,6 +132,22 @@ def metric_missing(s: Snap) -> None:
         r["Timestamps"], r["Values"] = [], []
 
 
+def _reservation(s: Snap) -> dict[str, Any]:
+    r: dict[str, Any] = next(
+        r for r in s["metric_data"] if r["Label"] == gpu_metric.RESERVATION_METRIC
+    )
+    return r
+
+
+def reservation_missing(s: Snap) -> None:
+    # The agent writes, but the service's only task stopped: ECS publishes no
+    # GPUReservation for a cluster without a RUNNING task.
+    _reservation(s)["Timestamps"], _reservation(s)["Values"] = [], []
+    svc = s["services"][0]
+    svc["runningCount"] = 0
+    svc["deployments"][0]["runningCount"] = 0
+
+
 def alarm_no_data(s: Snap) -> None:
     s["alarms"][0]["StateValue"] = "INSUFFICIENT_DATA"
     s["alarms"][0]["StateReason"] = "Insufficient Data: 3 datapoints were unknown."
@@ -340,6 +356,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "GPU001"),
     ("TSK001", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
     ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
+    ("MET004", reservation_missing, "services", "runningCount", "0", "min_tasks >= 1"),
     ("MET002", alarm_no_data, "alarms", "StateValue", "INSUFFICIENT_DATA", "MET001"),
     ("MET003", missing_alarm_firing, "alarms", "StateValue", "ALARM", "HOST checks"),
     ("SCL001", policy_wrong_metric, "scaling_policies", "CustomizedMetricSpecification", "ECS/GPU", "nobody writes"),
@@ -655,3 +672,57 @@ def test_full_reservation_launch_failure_names_the_group_preference(
     validate_snapshot(s)
     f = next(f for f in run_checks(s).findings if f.id == "ASG001")
     assert "capacity-reservations-first" in f.fix and "ASG004" in f.fix
+
+
+def _met004(s: Snap) -> list[Any]:
+    return [f for f in run_checks(s).findings if f.id == "MET004"]
+
+
+def test_tracked_signal_empty_while_tasks_run_points_at_the_cluster_series(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    _reservation(s)["Timestamps"], _reservation(s)["Values"] = [], []
+    validate_snapshot(s)
+    (f,) = _met004(s)
+    assert f.severity == "error"
+    assert "run doctor again" in f.fix and f"ClusterName={NAMES.cluster}" in f.fix
+    assert "min_tasks" not in f.fix
+    assert f.evidence[0].id == gpu_metric.RESERVATION_METRIC and f.evidence[0].value == []
+    # The agent's datapoints are shown, proving the host side works.
+    assert f.evidence[1].id == gpu_metric.UTILIZATION and f.evidence[1].value == [41.0, 41.0]
+
+
+def test_tracked_signal_empty_on_an_idle_service_is_a_warning(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    reservation_missing(s)
+    s["services"][0]["desiredCount"] = 0
+    (f,) = _met004(s)
+    assert f.severity == "warning"
+
+
+def test_tracked_signal_is_quiet_when_nothing_is_written_or_policy_is_asg_average(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    metric_missing(s)  # the agent writes nothing: MET001's finding, not MET004's
+    ids = [f.id for f in run_checks(s).findings]
+    assert "MET001" in ids and "MET004" not in ids
+    s = healthy()
+    reservation_missing(s)
+    as_asg_average(s)  # the plain policy does not read GPUReservation at all
+    validate_snapshot(s)
+    assert _met004(s) == []
+    assert {r.check.id: r.status for r in run_checks(s).results}["MET004"] == "ok"
+
+
+def test_tracked_signal_unknown_on_a_snapshot_without_the_reservation_series(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    s["metric_data"] = [r for r in s["metric_data"] if r["Label"] != gpu_metric.RESERVATION_METRIC]
+    result = {r.check.id: r for r in run_checks(s).results}["MET004"]
+    assert result.status == "unknown"
+    assert gpu_metric.RESERVATION_METRIC in result.reason

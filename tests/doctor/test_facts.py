@@ -20,6 +20,7 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 
+from ecs_gpu import gpu_metric
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
 from ecs_gpu.aws.errors import AccessDenied
@@ -84,6 +85,11 @@ def test_collects_every_kind_in_real_shapes(session: boto3.Session) -> None:
     assert snap["auto_scaling_groups"][0]["AutoScalingGroupName"] == world.NAMES.asg
     assert {a["AlarmName"] for a in snap["alarms"]} >= {world.NAMES.gpu_metric_missing_alarm}
     assert all(r["Values"] for r in snap["metric_data"])
+    # The contract's three series and the task-gpus divisor.
+    assert [r["Label"] for r in snap["metric_data"]] == [
+        *gpu_metric.METRIC_NAMES,
+        gpu_metric.RESERVATION_METRIC,
+    ]
     assert snap["stacks"] == []  # no stack of that name: collected, and none
     report = run_checks(snap)
     assert not report.has_error, [f.as_dict() for f in report.findings]
@@ -98,6 +104,28 @@ def test_missing_metric_is_found_end_to_end(session: boto3.Session) -> None:
     snap = facts.collect(session, TARGET)
     assert snap["metric_data"] and not any(r["Values"] for r in snap["metric_data"])
     assert "MET001" in {f.id for f in run_checks(snap).findings}
+
+
+def test_tracked_signal_without_reservation_is_found_end_to_end(session: boto3.Session) -> None:
+    # The agent writes its series, but no GPUReservation reaches the cluster.
+    world.build_world(session, instances=1, tasks=1, reservation=False)
+    snap = facts.collect(session, TARGET)
+    by_label = {r["Label"]: r for r in snap["metric_data"]}
+    assert by_label[gpu_metric.UTILIZATION]["Values"]
+    assert by_label[gpu_metric.RESERVATION_METRIC]["Values"] == []
+    # The reservation was asked for the target cluster, by ClusterName only.
+    (query,) = [
+        q
+        for q in snap[facts.COLLECTION_KEY]["metric_queries"]
+        if q["Id"] == gpu_metric.RESERVATION_ID
+    ]
+    assert query["MetricStat"]["Metric"] == {
+        "Namespace": gpu_metric.RESERVATION_NAMESPACE,
+        "MetricName": gpu_metric.RESERVATION_METRIC,
+        "Dimensions": [{"Name": "ClusterName", "Value": world.NAMES.cluster}],
+    }
+    ids = [f.id for f in run_checks(snap).findings]
+    assert "MET004" in ids and "MET001" not in ids
 
 
 def test_recorded_stockout_activity_fires_asg001(session: boto3.Session) -> None:

@@ -13,12 +13,15 @@ still make every call):
   ``activities_hook`` returns recorded activities instead.
 * Application Auto Scaling has no DescribeScalingActivities at all.
   ``activities_hook`` answers it too.
+* ECS publishes no CloudWatch metric in moto (no AWS/ECS GPUReservation);
+  ``build_world`` writes it with PutMetricData, as ECS would while a task runs.
 * CloudWatch alarms never evaluate (their state only changes by
   SetAlarmState), which the world uses to put the missing-metric alarm in OK.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -115,13 +118,64 @@ def install_moto_gaps(session: boto3.Session) -> None:
     )
 
 
+def task_gpu_queries(*, period: int | None = None) -> list[dict[str, Any]]:
+    """The task-gpus policy's metric math, as DescribeScalingPolicies returns it.
+
+    With ``period`` the same queries in DescribeAlarms' shape (a CloudWatch
+    MetricStat carries a Period; Application Auto Scaling's does not).
+    """
+    stat_extra = {} if period is None else {"Period": period}
+    return [
+        {
+            "Id": gpu_metric.UTILIZATION_ID,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": gpu_metric.NAMESPACE,
+                    "MetricName": gpu_metric.UTILIZATION,
+                    "Dimensions": gpu_metric.dimensions(NAMES.asg),
+                },
+                "Stat": gpu_metric.STATISTIC,
+                **stat_extra,
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": gpu_metric.RESERVATION_ID,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": gpu_metric.RESERVATION_NAMESPACE,
+                    "MetricName": gpu_metric.RESERVATION_METRIC,
+                    "Dimensions": gpu_metric.reservation_dimensions(NAMES.cluster),
+                },
+                "Stat": "Average",
+                **stat_extra,
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": gpu_metric.TASK_GPU_EXPRESSION_ID,
+            "Expression": gpu_metric.TASK_GPU_EXPRESSION,
+            "Label": gpu_metric.TASK_GPU_LABEL,
+            "ReturnData": True,
+        },
+    ]
+
+
 def build_world(
-    session: boto3.Session, *, instances: int = 1, tasks: int = 1, metric: bool = True
+    session: boto3.Session,
+    *,
+    instances: int = 1,
+    tasks: int = 1,
+    metric: bool = True,
+    reservation: bool = True,
 ) -> dict[str, Any]:
     """Create cluster, ASG, capacity provider, service, policies, alarm and metric in moto.
 
     ``instances`` container instances are registered (one EC2 instance each:
     the ASG's, then extra run_instances); ``tasks`` tasks run on them.
+    ``metric`` writes the agent's GPU series; ``reservation`` writes ECS's
+    GPUReservation of the cluster, which moto never writes (it has no ECS
+    metrics) and ECS writes only while a task runs, so only with ``tasks``.
     """
     ec2 = session.client("ec2")
     asg = session.client("autoscaling")
@@ -221,12 +275,8 @@ def build_world(
         PolicyType="TargetTrackingScaling",
         TargetTrackingScalingPolicyConfiguration={
             "TargetValue": 70.0,
-            "CustomizedMetricSpecification": {
-                "MetricName": gpu_metric.UTILIZATION,
-                "Namespace": gpu_metric.NAMESPACE,
-                "Dimensions": gpu_metric.dimensions(NAMES.asg),
-                "Statistic": gpu_metric.STATISTIC,
-            },
+            # The metric-math form gpu_metric = "task-gpus" (the default) deploys.
+            "CustomizedMetricSpecification": {"Metrics": task_gpu_queries()},
         },
     )
     cw.put_metric_alarm(
@@ -245,8 +295,6 @@ def build_world(
         AlarmName=NAMES.gpu_metric_missing_alarm, StateValue="OK", StateReason="datapoints arrive"
     )
     if metric:
-        import datetime as dt
-
         now = dt.datetime.now(dt.UTC)
         cw.put_metric_data(
             Namespace=gpu_metric.NAMESPACE,
@@ -260,6 +308,21 @@ def build_world(
                 for name, value in zip(
                     gpu_metric.METRIC_NAMES, (41.0, 17920.0, 23028.0), strict=True
                 )
+                for m in (1, 2, 3)
+            ],
+        )
+    if reservation and tasks:
+        now = dt.datetime.now(dt.UTC)
+        cw.put_metric_data(
+            Namespace=gpu_metric.RESERVATION_NAMESPACE,
+            MetricData=[
+                {
+                    "MetricName": gpu_metric.RESERVATION_METRIC,
+                    "Dimensions": gpu_metric.reservation_dimensions(NAMES.cluster),
+                    "Timestamp": now - dt.timedelta(minutes=m),
+                    "Value": 100.0 * min(tasks, instances) / instances,
+                    "Unit": "Percent",
+                }
                 for m in (1, 2, 3)
             ],
         )

@@ -204,6 +204,28 @@ def probe_commands() -> list[str]:
     ]
 
 
+def reservation_query(cluster: str) -> dict[str, Any]:
+    """The GetMetricData query for AWS/ECS GPUReservation of ``cluster``.
+
+    Labelled with the metric name, as the contract's series are; Average, the
+    statistic the task-gpus policy divides by (infra/scaling.py).
+    """
+    return {
+        "Id": gpu_metric.RESERVATION_ID,
+        "Label": gpu_metric.RESERVATION_METRIC,
+        "MetricStat": {
+            "Metric": {
+                "Namespace": gpu_metric.RESERVATION_NAMESPACE,
+                "MetricName": gpu_metric.RESERVATION_METRIC,
+                "Dimensions": gpu_metric.reservation_dimensions(cluster),
+            },
+            "Period": gpu_metric.PERIOD_S,
+            "Stat": "Average",
+        },
+        "ReturnData": True,
+    }
+
+
 class _Skip(Exception):
     """A kind could not be collected; recorded, the rest goes on."""
 
@@ -655,7 +677,10 @@ class Collector:
         asg = names[0] if names else self.target.asg
         if not asg:
             raise _Skip("no GPU Auto Scaling group is known, so there is no series to read")
-        queries = gpu_metric.metric_data_queries(asg)
+        # The contract's agent series, and ECS's GPUReservation of the cluster:
+        # the divisor of the task-gpus expression, so MET004 can tell "the agent
+        # writes, but the tracked signal is empty" from "nothing is written".
+        queries = [*gpu_metric.metric_data_queries(asg), reservation_query(self.target.cluster)]
         start, end = self.now - METRIC_WINDOW, self.now
         self._collection()["metric_queries"] = queries
         self._collection()["metric_window"] = {"start": start.isoformat(), "end": end.isoformat()}
@@ -834,5 +859,6 @@ __all__ = [
     "collect",
     "load_snapshot",
     "probe_commands",
+    "reservation_query",
     "save_snapshot",
 ]

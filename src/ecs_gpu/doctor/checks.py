@@ -720,6 +720,77 @@ def _metric_published(s: Snapshot, c: Check) -> list[Finding]:
     ]
 
 
+def _reads_reservation(p: dict[str, Any]) -> bool:
+    return any(
+        (m.get("Namespace"), m.get("MetricName"))
+        == (gpu_metric.RESERVATION_NAMESPACE, gpu_metric.RESERVATION_METRIC)
+        for _, m in _policy_metrics(p)
+    )
+
+
+def _tracked_signal_empty(s: Snapshot, c: Check) -> list[Finding]:
+    policies = [p for p in s["scaling_policies"] if _reads_reservation(p)]
+    if not policies:
+        # asg-average: the policy tracks the agent's series itself (MET001).
+        return []
+    series = _series(s)
+    util = series.get(gpu_metric.UTILIZATION, {}).get("Values")
+    if not util:
+        # Nothing is written at all: MET001 reports that, first in the chain.
+        return []
+    if gpu_metric.RESERVATION_METRIC not in series:
+        raise Unknown(
+            f"metric_data has no {gpu_metric.RESERVATION_METRIC} series (a snapshot from an "
+            "ecs-gpu that did not collect it); collect it again"
+        )
+    if series[gpu_metric.RESERVATION_METRIC].get("Values"):
+        return []
+    target = _target(s)
+    cluster = target.get("cluster") or "?"
+    svc = next(iter(_services(s)), {})
+    running, desired = svc.get("runningCount"), svc.get("desiredCount")
+    why = (
+        "the service runs no task, and ECS publishes its metrics only for a cluster with a "
+        "RUNNING task (ECS developer guide, 'Amazon ECS CloudWatch metrics'). Keep a task "
+        "running ([scaling] min_tasks >= 1 and the service's desired count above 0), or track "
+        'the agent\'s series alone ([scaling] gpu_metric = "asg-average"), and redeploy.'
+        if running == 0
+        else "tasks run, yet ECS wrote no GPU reservation for the cluster in the window. If "
+        "they reached RUNNING only minutes ago, run doctor again; otherwise look up "
+        f"{gpu_metric.RESERVATION_NAMESPACE} {gpu_metric.RESERVATION_METRIC} "
+        f"{gpu_metric.RESERVATION_DIMENSION}={cluster} in the CloudWatch console."
+    )
+    window = (s.get(COLLECTION_KEY) or {}).get("metric_window", {})
+    return [
+        c.finding(
+            [
+                Evidence(
+                    "metric_data",
+                    gpu_metric.RESERVATION_METRIC,
+                    "Values",
+                    series[gpu_metric.RESERVATION_METRIC].get("Values", []),
+                ),
+                Evidence("metric_data", gpu_metric.UTILIZATION, "Values", util[:3]),
+                Evidence(
+                    "scaling_policies",
+                    policies[0].get("PolicyName", "?"),
+                    "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification"
+                    ".Metrics",
+                    f"divides by {gpu_metric.RESERVATION_NAMESPACE}/"
+                    f"{gpu_metric.RESERVATION_METRIC}",
+                ),
+                Evidence("services", target.get("service") or "?", "runningCount", running),
+                Evidence("_collection", "metric_window", "start/end", window),
+            ],
+            f"The host agent writes {gpu_metric.UTILIZATION}, but the policy's task-gpus "
+            f"expression divides it by {gpu_metric.RESERVATION_METRIC} of cluster {cluster}, "
+            "which has no datapoint: the expression has none either, so target tracking is "
+            f"blind (its alarms go INSUFFICIENT_DATA). Cause: {why}",
+            severity="error" if desired else "warning",
+        )
+    ]
+
+
 def _is_gpu_alarm(a: dict[str, Any]) -> bool:
     if (
         a.get("Namespace") == gpu_metric.NAMESPACE
@@ -1607,6 +1678,15 @@ CHECKS: Final[tuple[Check, ...]] = (
         ("metric_data",),
         _metric_published,
         "GetMetricData returns no datapoint for a series of the GPU metric contract.",
+    ),
+    _c(
+        "MET004",
+        "error",
+        "The tracked GPU signal has no data",
+        ("metric_data", "scaling_policies", SV),
+        _tracked_signal_empty,
+        "The agent's utilization series has datapoints but the GPUReservation divisor of the "
+        "task-gpus policy has none (warning while the service's desired count is 0).",
     ),
     _c(
         "MET002",
