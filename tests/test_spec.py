@@ -714,16 +714,6 @@ def test_load_spec_names_the_file_in_rule_errors(tmp_path: Path) -> None:
 # --- the CLI -------------------------------------------------------------------------
 
 
-def _has_validate() -> bool:
-    import typer
-
-    from ecs_gpu import cli
-
-    group = typer.main.get_command(cli.app)
-    return "validate" in getattr(group, "commands", {})
-
-
-@pytest.mark.skipif(not _has_validate(), reason="the validate command is not registered yet")
 def test_cli_validate_bad_spec_exits_2_without_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

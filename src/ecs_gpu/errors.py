@@ -2,7 +2,7 @@
 
 Every error a user can cause carries its exit code, the way cfn-lint's
 ``CfnLintExitException`` does, so the CLI never guesses and never prints a
-traceback. Exit codes are public interface (docs/cli.md):
+traceback. Exit codes are public interface (README.md, "Exit codes"):
 
 0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied.
 """

@@ -171,8 +171,9 @@ class LoadBalancerSpec(_Section):
         Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/.+$")]
         | None
     ) = None
-    # CIDRs allowed to reach the listener. Default: the VPC's own range when
-    # internal, anywhere when internet-facing.
+    # CIDRs allowed to reach the listener (besides the clients security group).
+    # Default: anywhere when internet-facing; when internal, the stack's own
+    # VPC range, or none in a user's VPC, whose range synth does not look up.
     ingress_cidrs: Annotated[list[str], Field(min_length=1)] | None = None
     # Optional third scaling signal: ALBRequestCountPerTarget target value.
     request_count_target: Annotated[int, Field(ge=1)] | None = None

@@ -101,7 +101,8 @@ def acknowledge(svc: GpuService) -> None:
     ack(svc.task.definition, "plain-environment")
     if svc.task.from_ecr:
         execution_role = svc.task.definition.execution_role
-        assert execution_role is not None  # awslogs and ECR both create it
+        if execution_role is None:  # awslogs and the ECR pull both create it
+            raise TypeError("an ECR image's task definition has no execution role")
         ack(execution_role, "ecr-auth-token-star")
     lb = svc.load_balancer
     lb_spec = svc.spec.load_balancer
