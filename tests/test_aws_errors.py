@@ -34,3 +34,18 @@ def test_unreachable_endpoint() -> None:
 def test_mapped_context_reraises_domain_error() -> None:
     with pytest.raises(AwsError, match="ValidationError"), mapped("ecs", "DescribeServices"):
         raise _client_error("ValidationError")
+
+
+def test_session_region_from_aws_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    # botocore itself reads only AWS_DEFAULT_REGION; the messages tell users
+    # to set AWS_REGION, so make_session must honour it (and --region first).
+    from ecs_gpu.aws.clients import make_session
+
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    assert make_session().region_name == "eu-west-1"
+    assert make_session(region="us-west-2").region_name == "us-west-2"
+    monkeypatch.delenv("AWS_REGION")
+    assert make_session().region_name is None

@@ -27,8 +27,15 @@ RETRY_CONFIG = Config(
 
 
 def make_session(profile: str | None = None, region: str | None = None) -> boto3.Session:
-    """A boto3 session from the standard sources, with optional overrides."""
-    return boto3.Session(profile_name=profile, region_name=region)
+    """A boto3 session from the standard sources, with optional overrides.
+
+    botocore reads only AWS_DEFAULT_REGION, but AWS_REGION is the variable
+    the AWS CLI v2 and the other SDKs read first (and what our messages tell
+    users to set), so it is honoured here too, after --region.
+    """
+    return boto3.Session(
+        profile_name=profile, region_name=region or os.environ.get("AWS_REGION") or None
+    )
 
 
 def client(session: boto3.Session, service: str, *, config: Config | None = None) -> Any:
