@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -36,15 +37,18 @@ class Synthesized:
     service: GpuService
 
 
-def build(spec: Spec, *, outdir: str | None = None) -> Synthesized:
-    """The CDK app, the standalone stack and the GpuService in it (not yet synthesized)."""
+def build(spec: Spec, *, outdir: str) -> Synthesized:
+    """The CDK app, the standalone stack and the GpuService in it (not yet synthesized).
+
+    ``outdir`` is the cloud assembly's scratch directory; the caller owns and removes it.
+    """
     ensure_node()
     from aws_cdk import App, BootstraplessSynthesizer, Stack
 
     from ecs_gpu.infra.service import GpuService
 
     names = Names(spec.service.name)
-    app = App(outdir=outdir or tempfile.mkdtemp(prefix="ecs-gpu-cdk-"), analytics_reporting=False)
+    app = App(outdir=outdir, analytics_reporting=False)
     stack = Stack(
         app,
         names.stack,
@@ -76,14 +80,20 @@ def template_path(spec: Spec, out_dir: Path) -> Path:
 
 def write_template(spec: Spec, out_dir: Path) -> Path:
     """Write ``<out_dir>/<service name>.template.json`` and return its path."""
-    template = synth_template(spec)
     path = template_path(spec, out_dir)
+    # The directory first: a bad -o should fail before seconds of synth, not after.
+    _write(out_dir, lambda: out_dir.mkdir(parents=True, exist_ok=True))
+    template = synth_template(spec)
+    text = json.dumps(template, indent=1, sort_keys=False) + "\n"
+    _write(out_dir, lambda: path.write_text(text, encoding="utf-8"))
+    return path
+
+
+def _write(out_dir: Path, action: Callable[[], object]) -> None:
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(template, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+        action()
     except OSError as e:
         raise BadInputError(
             f"{out_dir}: cannot write the template there ({e.strerror}). Fix: pass -o with a "
             "writable directory."
         ) from None
-    return path

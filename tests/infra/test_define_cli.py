@@ -43,6 +43,30 @@ def test_synth_unwritable_out_dir_is_bad_input(
     assert "Traceback" not in out and str(blocker) in out and "Fix:" in out
 
 
+def test_synth_refuses_a_bad_out_dir_before_synthesizing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ecs_gpu.synth
+
+    def no_synth(spec: object) -> None:
+        raise AssertionError("synthesized before checking the output directory")
+
+    monkeypatch.setattr(ecs_gpu.synth, "synth_template", no_synth)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    assert cli.main(["synth", str(G5), "-o", str(blocker)]) == EXIT_BAD_INPUT
+    assert "cannot write the template there" in _out(capsys)
+
+
+def test_synth_template_path_taken_by_a_directory_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "vllm-g5.template.json").mkdir()
+    assert cli.main(["synth", str(G5), "-o", str(tmp_path)]) == EXIT_BAD_INPUT
+    out = _out(capsys)
+    assert "Traceback" not in out and "cannot write the template there" in out
+
+
 def test_synth_missing_spec_is_bad_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
