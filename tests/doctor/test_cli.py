@@ -180,3 +180,34 @@ def test_unreachable_aws_exits_3(
     code, _, err = _run(capsys, "--cluster", "c", "--service", "s")
     assert code == 3
     assert "DescribeClusters" in err and "AWS_ENDPOINT_URL" in err
+
+
+def test_unknown_profile_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config"
+    config.write_text("[profile real]\nregion = us-east-1\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    code, _, err = _run(capsys, "--cluster", "c", "--service", "s", "--profile", "nope")
+    assert code == 2
+    assert "--profile nope: no such AWS profile" in err and "list-profiles" in err
+
+
+@pytest.mark.parametrize(
+    ("where", "why"), [("missing/snap.json", "does not exist"), (".", "is a directory")]
+)
+def test_unwritable_save_path_exits_2_before_any_aws_call(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+    why: str,
+) -> None:
+    def no_collection(*_: Any, **__: Any) -> Snap:
+        raise AssertionError("collected although the snapshot could not be saved")
+
+    monkeypatch.setattr(doctor_cli.facts, "collect", no_collection)
+    path = str(tmp_path / where)
+    code, _, err = _run(capsys, "--cluster", "c", "--service", "s", "--save-snapshot", path)
+    assert code == 2
+    assert f"--save-snapshot {path}" in err and why in err

@@ -15,6 +15,9 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import ProfileNotFound
+
+from ecs_gpu.errors import BadInputError
 
 # "standard" mode retries throttling and transient errors with exponential
 # backoff and jitter; 8 attempts ride out a burst of Describe* throttling.
@@ -33,9 +36,16 @@ def make_session(profile: str | None = None, region: str | None = None) -> boto3
     the AWS CLI v2 and the other SDKs read first (and what our messages tell
     users to set), so it is honoured here too, after --region.
     """
-    return boto3.Session(
-        profile_name=profile, region_name=region or os.environ.get("AWS_REGION") or None
-    )
+    try:
+        return boto3.Session(
+            profile_name=profile, region_name=region or os.environ.get("AWS_REGION") or None
+        )
+    except ProfileNotFound:
+        name = profile or os.environ.get("AWS_PROFILE", "")
+        raise BadInputError(
+            f"--profile {name}: no such AWS profile. Fix: pick one from "
+            "`aws configure list-profiles`, or set AWS_PROFILE."
+        ) from None
 
 
 def client(session: boto3.Session, service: str, *, config: Config | None = None) -> Any:

@@ -16,12 +16,14 @@ by tenacity, so a throttled API is never reported as broken.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib import resources
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import boto3
@@ -831,6 +833,24 @@ def load_snapshot(path: str) -> Snapshot:
     return data
 
 
+def check_writable(path: str) -> None:
+    """Refuse an unwritable --save-snapshot path before a collection is spent on it."""
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        why = "it is a directory"
+    elif not parent.is_dir():
+        why = f"directory {parent} does not exist"
+    elif not os.access(p if p.exists() else parent, os.W_OK):
+        why = "permission denied"
+    else:
+        return
+    raise BadInputError(
+        f"--save-snapshot {path}: cannot write the snapshot ({why}). Fix: choose a writable "
+        "file path."
+    )
+
+
 def save_snapshot(snapshot: Snapshot, path: str) -> None:
     try:
         with open(path, "w", encoding="utf-8") as f:
@@ -855,6 +875,7 @@ __all__ = [
     "Snapshot",
     "Target",
     "Unreachable",
+    "check_writable",
     "chunks",
     "collect",
     "load_snapshot",

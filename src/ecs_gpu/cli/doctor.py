@@ -112,6 +112,8 @@ def doctor_cmd(
 
         ecs-gpu doctor --from-snapshot snap.json
     """
+    if save_snapshot is not None:
+        facts.check_writable(str(save_snapshot))
     if from_snapshot is not None:
         if spec or cluster or service or probe_hosts:
             raise BadInputError(

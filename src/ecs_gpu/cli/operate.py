@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from botocore import exceptions as bx
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -77,13 +76,7 @@ class Aws:
 
 
 def _aws(profile: str | None, region: str | None) -> Aws:
-    try:
-        session = make_session(profile, region)
-    except bx.ProfileNotFound:
-        raise BadInputError(
-            f"--profile {profile}: no such AWS profile. Fix: pick one from "
-            "`aws configure list-profiles`, or set AWS_PROFILE."
-        ) from None
+    session = make_session(profile, region)
     return Aws(region=session.region_name, session=session)
 
 
@@ -155,6 +148,17 @@ _REPLACEMENT_IMPACT = {
 }
 
 
+def _progress() -> Progress:
+    """The live status line every long wait shows (transient: it leaves no trace)."""
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+
+
 def _event_style(e: StackEvent) -> str:
     if e.failed:
         return "red"
@@ -175,13 +179,7 @@ def follow_with_progress(
     stuck_after_s: float | None = None,
 ) -> dp.FollowResult:
     """Follow stack events live: one line per event, a spinner with the status."""
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with _progress() as progress:
         task = progress.add_task(f"{stack}: starting", total=None)
 
         def on_event(e: StackEvent) -> None:
@@ -505,13 +503,7 @@ def run_verify_metrics(
     sleep: Callable[[float], None] = time.sleep,
 ) -> vf.MetricsReport:
     total = len(gpu_metric.METRIC_NAMES)
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with _progress() as progress:
         task = progress.add_task(f"waiting for {total} GPU series of {asg}", total=None)
 
         def on_attempt(n: int, series: list[vf.Series]) -> None:
@@ -617,13 +609,7 @@ def run_verify_scaling(
         names.scalable_target_resource_id,
         initial,
     )
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
+    with _progress() as progress:
         task = progress.add_task("starting", total=None)
 
         def on_progress(phase: str, desired: int, elapsed: float, published: int) -> None:
