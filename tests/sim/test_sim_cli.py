@@ -117,21 +117,56 @@ def test_bad_trace_exits_2_naming_file_line_column(
     "extra",
     [
         ["--rate-scale", "0"],
+        ["--rate-scale", "inf"],
+        ["--rate-scale", "nan"],
+        ["--rate-scale", "1e300"],
         ["--step", "7"],
+        ["--step", "inf"],
+        ["--step", "nan"],
+        ["--step", "0.0001"],
         ["--sweep-gpu-target", "50,abc"],
         ["--sweep-gpu-target", "50,120"],
+        ["--sweep-gpu-target", "50,60,50"],
         ["--host-cpu-policy", "0"],
         ["--json", "/no/such/dir/out.json"],
+        ["--json", "{tmp}"],
+        ["--timeline", "{tmp}"],
+        ["--plot", "{tmp}"],
+        ["--plot", "{tmp}/plot.jpg"],
     ],
 )
 def test_bad_options_exit_2(
-    spec: Path, trace: Path, extra: list[str], capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, spec: Path, trace: Path, extra: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["simulate", str(spec), "--trace", str(trace), *extra])
-    err = capsys.readouterr().err
+    args = [a.replace("{tmp}", str(tmp_path)) for a in extra]
+    code = main(["simulate", str(spec), "--trace", str(trace), *args])
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
     assert code == 2
+    # The message names the option and the value, and says how to fix it.
+    assert f"{args[0]} " in err
+    assert args[1] in err or _float_repr(args[1]) in err
     assert "Fix" in err
     assert "Traceback" not in err
+    # Output paths are checked before the run: nothing was simulated.
+    assert "GPU-hours" not in captured.out
+
+
+def _float_repr(text: str) -> str:
+    """How an option's number reads in the message ("1e300" -> "1e+300")."""
+    try:
+        return repr(float(text))
+    except ValueError:
+        return text
+
+
+def test_negative_seed_is_refused_by_the_parser(
+    spec: Path, trace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["simulate", str(spec), "--trace", str(trace), "--seed", "-1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--seed" in err and "Traceback" not in err
 
 
 def test_sweep_prints_one_row_per_target(
@@ -171,7 +206,40 @@ def test_compare_two_specs(
     text = capsys.readouterr().out
     assert "reference.toml" in text and "spec.toml" in text
     data = json.loads(out.read_text())
-    assert len(data) == 2
+    assert sorted(data) == ["reference.toml GPU 60%", "spec.toml GPU 70%"]
+    assert data["reference.toml GPU 60%"]["gpu_target_percent"] == 60
+    assert data["spec.toml GPU 70%"]["gpu_target_percent"] == 70
+    # The lower target runs more GPUs for the same trace.
+    assert (
+        data["reference.toml GPU 60%"]["oracle_gpu_hours"]
+        > (data["spec.toml GPU 70%"]["oracle_gpu_hours"])
+    )
+
+
+def test_compare_keeps_specs_with_the_same_name_apart(
+    tmp_path: Path, spec: Path, trace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other" / "spec.toml"
+    other.parent.mkdir()
+    other.write_text(spec_text(max_instances=6, max_tasks=3), encoding="utf-8")
+    out = tmp_path / "cmp.json"
+    code = main(["compare", str(spec), str(other), "--trace", str(trace), "--json", str(out)])
+    assert code == 0, capsys.readouterr()
+    data = json.loads(out.read_text())
+    assert sorted(data) == sorted([f"{spec} GPU 70%", f"{other} GPU 70%"])
+    assert data[f"{other} GPU 70%"]["max_tasks"] <= 3 < data[f"{spec} GPU 70%"]["max_tasks"]
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_compare_needs_two_different_specs(
+    spec: Path, trace: Path, twice: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    specs = [str(spec), str(spec)] if twice else [str(spec)]
+    code = main(["compare", *specs, "--trace", str(trace)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert str(spec) in err and "Fix:" in err
+    assert ("given twice" if twice else "two or more specs") in err
 
 
 def test_plan_runs_offline_and_writes_plot(
@@ -190,6 +258,17 @@ def test_plan_runs_offline_and_writes_plot(
     # Peak sized to 80 % of max_tasks (6) at the GPU target: it scales, within limits.
     assert 2 <= s["max_tasks"] <= 6
     assert "rate x" in text
+
+
+def test_plan_refuses_a_plot_name_that_is_not_png_before_synthesis(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["plan", str(spec), "-o", str(tmp_path / "plan.jpg")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "-o/--output" in captured.err and ".png" in captured.err
+    # Refused before the (slow) synthesis and the run.
+    assert "template:" not in captured.out
 
 
 def test_plan_bad_spec_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -113,3 +113,15 @@ def test_missing_trace_is_bad_input(tmp_path: Path) -> None:
 
     with pytest.raises(BadInputError, match="no such trace file"):
         read_trace(tmp_path / "nope.csv")
+
+
+def test_unreadable_trace_paths_say_how_to_fix(tmp_path: Path) -> None:
+    from ecs_gpu.errors import BadInputError
+
+    with pytest.raises(BadInputError, match=r"is a folder, not a trace file\. Fix: ") as ei:
+        read_trace(tmp_path)
+    assert ei.value.message.startswith(str(tmp_path))
+    latin = tmp_path / "latin1.csv"
+    latin.write_bytes("timestamp_s,requests\n0,5\n600,5 \xe9\n".encode("latin-1"))
+    with pytest.raises(BadInputError, match=r"byte \d+ is not UTF-8\. Fix: "):
+        read_trace(latin)

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from ecs_gpu.cli import app
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.sim import (
+    PLAN_PEAK_FRACTION,
     SimParams,
     SimResult,
     bundled_trace_path,
@@ -51,7 +52,9 @@ RateOpt = Annotated[
 StepOpt = Annotated[
     float, typer.Option("--step", help="Simulation step in seconds (must divide 60).")
 ]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for arrivals and boot times.")]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", min=0, help="Seed for arrivals and boot times (0 or more).")
+]
 ColdOpt = Annotated[
     bool,
     typer.Option(
@@ -112,8 +115,8 @@ def _run(
         return run(p, trace, rate_scale=rate, step_s=step, seed=seed, start=start, progress=prog)
 
 
-def _label(p: SimParams, spec_path: Path) -> str:
-    return f"{spec_path.name} GPU {p.gpu_target_percent:g}%"
+def _label(p: SimParams, spec_path: Path, *, full: bool = False) -> str:
+    return f"{spec_path if full else spec_path.name} GPU {p.gpu_target_percent:g}%"
 
 
 def _parse_targets(text: str) -> list[float]:
@@ -131,8 +134,23 @@ def _parse_targets(text: str) -> list[float]:
                 f"--sweep-gpu-target = {text!r}: {v:g} is not in (0, 100]. "
                 "Fix: give percents between 1 and 100."
             )
+        if v in out:
+            # Two rows with one label: the JSON object would keep only one.
+            raise BadInputError(
+                f"--sweep-gpu-target = {text!r}: {v:g} appears twice. Fix: give each target once."
+            )
         out.append(v)
     return out
+
+
+def _check_outputs(json_out: Path | None, plot: Path | None, timeline: Path | None) -> None:
+    """Refuse unwritable output paths before the run, not after it."""
+    if json_out is not None:
+        rp.check_output(json_out, "--json")
+    if timeline is not None:
+        rp.check_output(timeline, "--timeline")
+    if plot is not None:
+        rp.check_output(plot, "--plot", rp.PLOT_SUFFIX)
 
 
 def _write_outputs(
@@ -141,16 +159,16 @@ def _write_outputs(
     json_out: Path | None,
     plot: Path | None,
     timeline: Path | None,
-    extra: dict[str, Any] | None = None,
+    plot_option: str = "--plot",
 ) -> None:
     if json_out is not None:
-        rp.write_json(result, json_out, extra)
+        rp.write_json(result, json_out)
         console.print(f"summary JSON: {json_out}")
     if timeline is not None:
         rp.write_timeline(result, timeline)
         console.print(f"timeline CSV: {timeline}")
     if plot is not None:
-        rp.write_plot(result, plot, title)
+        rp.write_plot(result, plot, title, plot_option)
         console.print(f"plot: {plot}")
 
 
@@ -196,8 +214,10 @@ def simulate_cmd(
                 "--sweep-gpu-target writes one table, not one plot per run. "
                 "Fix: drop --plot/--timeline, or run once per target."
             )
+        targets = _parse_targets(sweep_gpu_target)
+        _check_outputs(json_out, None, None)
         rows: list[tuple[str, dict[str, Any]]] = []
-        for target in _parse_targets(sweep_gpu_target):
+        for target in targets:
             q = p.with_(gpu_target_percent=target)
             r = _run(q, tr, f"GPU target {target:g} %", rate_scale, step, seed, start)
             rows.append((f"GPU target {target:g} %", r.summary))
@@ -206,6 +226,7 @@ def simulate_cmd(
             rp.write_rows_json(rows, json_out)
             console.print(f"summary JSON: {json_out}")
         return
+    _check_outputs(json_out, plot, timeline)
     result = _run(p, tr, spec.name, rate_scale, step, seed, start)
     console.print(
         rp.summary_table(result.summary, f"{_label(p, spec)} on {tr.name} x{rate_scale:g}")
@@ -216,7 +237,9 @@ def simulate_cmd(
 
 @app.command("compare")
 def compare_cmd(
-    specs: Annotated[list[Path], typer.Argument(help="Two or more TOML specs.")],
+    specs: Annotated[
+        list[Path], typer.Argument(help="Two or more TOML specs.", show_default=False)
+    ],
     trace: TraceOpt,
     rate_scale: RateOpt = 1.0,
     json_out: Annotated[
@@ -232,13 +255,27 @@ def compare_cmd(
 
         ecs-gpu compare reference.toml mine.toml --trace requests.csv --rate-scale 3
     """
+    if len(specs) < 2:
+        raise BadInputError(
+            f"compare got one spec ({specs[0]}): it puts designs side by side. "
+            "Fix: give two or more specs, or use `ecs-gpu simulate` "
+            "(with --sweep-gpu-target to compare targets)."
+        )
+    if len(set(specs)) != len(specs):
+        dup = next(s for s in specs if specs.count(s) > 1)
+        raise BadInputError(f"compare: {dup} is given twice. Fix: give each spec once.")
+    loaded = [_params(path, None) for path in specs]
     tr = read_trace(trace)
+    _check_outputs(json_out, None, None)
+    labels = [_label(p, path) for p, path in zip(loaded, specs, strict=True)]
+    if len(set(labels)) != len(labels):
+        # Same file name and target in two folders: the path tells them apart.
+        labels = [_label(p, path, full=True) for p, path in zip(loaded, specs, strict=True)]
     start: Start = "cold" if cold_start else "warm"
     rows: list[tuple[str, dict[str, Any]]] = []
-    for path in specs:
-        p = _params(path, None)
+    for p, path, label in zip(loaded, specs, labels, strict=True):
         r = _run(p, tr, path.name, rate_scale, step, seed, start)
-        rows.append((_label(p, path), r.summary))
+        rows.append((label, r.summary))
     console.print(rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}"))
     if json_out is not None:
         rp.write_rows_json(rows, json_out)
@@ -273,6 +310,9 @@ def plan_cmd(
         ecs-gpu plan spec.toml -o plan.png
     """
     loaded = load_spec(spec)
+    out = output if output is not None else Path(f"{loaded.service.name}-plan.png")
+    _check_outputs(json_out, None, None)
+    rp.check_output(out, "-o/--output", rp.PLOT_SUFFIX)
     problems = _validate(loaded, spec)
     p = from_spec(loaded)
     tr = read_trace(bundled_trace_path()).head(days * 86400.0)
@@ -281,17 +321,16 @@ def plan_cmd(
     peak = float(tr.rates(step, scale).max())
     console.print(
         f"trace: {tr.name} (bundled, first {tr.duration_s / 86400:g} days), rate x{scale:.4g}: "
-        f"peak {peak:.1f} req/s = 80 % of max_tasks ({p.max_tasks}) x "
+        f"peak {peak:.1f} req/s = {PLAN_PEAK_FRACTION:.0%} of max_tasks ({p.max_tasks}) x "
         f"{p.task_capacity_rps:g} req/s x GPU target {p.gpu_target_percent:g} %"
     )
     result = _run(p, tr, spec.name, scale, step, seed, "warm")
     console.print(rp.summary_table(result.summary, f"plan: {_label(p, spec)}"))
-    out = output if output is not None else Path(f"{loaded.service.name}-plan.png")
     title = (
         f"{loaded.service.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % "
         f"— {tr.name}"
     )
-    _write_outputs(result, title, json_out, out, None)
+    _write_outputs(result, title, json_out, out, None, plot_option="-o/--output")
     if problems:
         raise typer.Exit(EXIT_PROBLEMS)
 

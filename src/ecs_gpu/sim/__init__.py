@@ -11,11 +11,19 @@ The simulator needs no CDK and no AWS. Python use::
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 from pathlib import Path
 
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.sim.engine import ProgressFn, SimResult, Start, simulate
+from ecs_gpu.sim.engine import (
+    MAX_OFFERED_RPS,
+    ProgressFn,
+    SimResult,
+    Start,
+    check_step,
+    simulate,
+)
 from ecs_gpu.sim.params import SimParams, from_spec
 from ecs_gpu.sim.workload import Trace, TraceError, read_trace
 from ecs_gpu.spec import Spec
@@ -66,14 +74,23 @@ def run(
     progress: ProgressFn | None = None,
 ) -> SimResult:
     """Simulate ``spec`` on ``trace`` scaled by ``rate_scale``."""
-    if not rate_scale > 0:
+    if not (rate_scale > 0 and math.isfinite(rate_scale)):
         raise BadInputError(
-            f"--rate-scale = {rate_scale!r}: must be a positive number. Fix: e.g. 2.5."
+            f"--rate-scale = {rate_scale!r}: must be a positive finite number. Fix: e.g. 2.5."
         )
+    check_step(step_s)
     p = spec if isinstance(spec, SimParams) else from_spec(spec)
+    rates = trace.rates(step_s, rate_scale)
+    peak = float(rates.max())
+    if not peak <= MAX_OFFERED_RPS:
+        raise BadInputError(
+            f"--rate-scale = {rate_scale!r}: puts the peak of {trace.name} at {peak:.3g} req/s, "
+            f"beyond the {MAX_OFFERED_RPS:g} req/s the simulator models. Fix: lower it; "
+            f"max_tasks serve {p.max_tasks * p.task_capacity_rps:g} req/s."
+        )
     result = simulate(
         p,
-        trace.rates(step_s, rate_scale),
+        rates,
         step_s=step_s,
         seed=seed,
         start=start,

@@ -62,12 +62,22 @@ class SimResult:
     summary: dict[str, Any]
 
 
-def _check_step(step_s: float) -> None:
-    per_min = P.ALARM_PERIOD_S / step_s if step_s > 0 else 0.0
-    if step_s <= 0 or abs(per_min - round(per_min)) > 1e-9:
+# Steps shorter than a second resolve nothing more (every delay and interval
+# the model has is whole seconds) and only multiply the run's length.
+MIN_STEP_S = 1.0
+# numpy's Poisson sampler refuses means near 2**63; no fleet this models serves
+# a billion requests a second, so a larger load is a mis-set --rate-scale.
+MAX_OFFERED_RPS = 1e9
+
+
+def check_step(step_s: float) -> None:
+    """Refuse a step that does not divide the one-minute alarm period evenly."""
+    ok = math.isfinite(step_s) and step_s >= MIN_STEP_S
+    per_min = P.ALARM_PERIOD_S / step_s if ok else 0.0
+    if not ok or abs(per_min - round(per_min)) > 1e-9:
         raise BadInputError(
-            f"step = {step_s!r} s: must divide the {P.ALARM_PERIOD_S}-second alarm period. "
-            "Fix: use 1, 2, 5, 10, 15, 20, 30 or 60."
+            f"--step = {step_s!r} s: must be at least {MIN_STEP_S:g} s and divide the "
+            f"{P.ALARM_PERIOD_S:g}-second alarm period. Fix: use 1, 2, 5, 10, 15, 20, 30 or 60."
         )
 
 
@@ -105,9 +115,12 @@ def simulate(
     actually arrive in a step are Poisson around it: pass False for a trace of
     real arrivals, which carries its own burstiness.
     """
-    _check_step(step_s)
+    check_step(step_s)
     if p.tasks_per_instance < 1:
-        raise BadInputError("the task does not fit the instance type; check the spec")
+        raise BadInputError(
+            f"{p.instance_type}: one task does not fit the instance (tasks_per_instance = "
+            f"{p.tasks_per_instance}). Fix: lower the task's GPUs, CPU units or memory."
+        )
     rng = np.random.default_rng(seed)
     lam = np.clip(np.asarray(offered_rps, dtype=np.float64), 0.0, None) * step_s
     noisy = p.poisson_arrivals and noisy_arrivals

@@ -5,7 +5,9 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,25 +17,51 @@ from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.engine import TIMELINE_COLUMNS, SimResult
 
 
-def _open_for_write(path: Path) -> None:
+def check_output(path: Path, option: str = "output", suffix: str | None = None) -> None:
+    """Refuse an output path that cannot be written, naming ``option``.
+
+    The CLI calls this before a run, so a typo in a path costs no simulation.
+    """
     parent = path.parent
+    if path.is_dir():
+        example = path / ("out" + (suffix or ""))
+        raise BadInputError(f"{option} {path}: is a folder. Fix: give a file path, e.g. {example}.")
     if not parent.is_dir():
         raise BadInputError(
-            f"{path}: the folder {parent} does not exist. Fix: create it or choose another path."
+            f"{option} {path}: the folder {parent} does not exist. "
+            "Fix: create it or choose another path."
+        )
+    if not os.access(parent, os.W_OK):
+        raise BadInputError(
+            f"{option} {path}: the folder {parent} is not writable. Fix: choose another folder."
+        )
+    if suffix is not None and path.suffix.lower() != suffix:
+        raise BadInputError(
+            f"{option} {path}: writes a {suffix[1:].upper()} file. "
+            f"Fix: end the name with {suffix}, e.g. {path.with_suffix(suffix)}."
         )
 
 
-def summary_json(result: SimResult, extra: dict[str, Any] | None = None) -> str:
+@contextmanager
+def _writing(path: Path, option: str, suffix: str | None = None) -> Iterator[None]:
+    """Check ``path``, then turn an OS error while writing into bad input."""
+    check_output(path, option, suffix)
+    try:
+        yield
+    except OSError as e:
+        raise BadInputError(
+            f"{option} {path}: cannot write: {e.strerror or e}. Fix: choose another path."
+        ) from None
+
+
+def summary_json(result: SimResult) -> str:
     """The summary as stable JSON text (sorted keys: same run, same bytes)."""
-    data = dict(result.summary)
-    if extra:
-        data.update(extra)
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    return json.dumps(result.summary, indent=2, sort_keys=True) + "\n"
 
 
-def write_json(result: SimResult, path: Path, extra: dict[str, Any] | None = None) -> None:
-    _open_for_write(path)
-    path.write_text(summary_json(result, extra), encoding="utf-8")
+def write_json(result: SimResult, path: Path, option: str = "--json") -> None:
+    with _writing(path, option):
+        path.write_text(summary_json(result), encoding="utf-8")
 
 
 def _fmt(v: float) -> str:
@@ -44,16 +72,18 @@ def _fmt(v: float) -> str:
     return f"{v:.3f}"
 
 
-def write_timeline(result: SimResult, path: Path) -> None:
+def write_timeline(result: SimResult, path: Path, option: str = "--timeline") -> None:
     """One row per simulated step; empty cells where a metric has no datapoint."""
-    _open_for_write(path)
     cols = [result.timeline[c] for c in TIMELINE_COLUMNS]
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with _writing(path, option), path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(TIMELINE_COLUMNS)
         for row in zip(*cols, strict=True):
             w.writerow([_fmt(v) for v in row])
 
+
+# The plot is a PNG (the issue's --plot OUT.png); other names are refused.
+PLOT_SUFFIX = ".png"
 
 # More points than a plot is wide only blur it: long runs are averaged into bins.
 PLOT_MAX_POINTS = 1500
@@ -90,13 +120,14 @@ PLOT_METRIC_LABEL: dict[str, str] = {
 }
 
 
-def write_plot(result: SimResult, path: Path, title: str) -> None:
+def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot") -> None:
     """Load vs ready capacity, tasks, instances and the GPU metric on one time axis."""
-    _open_for_write(path)
+    check_output(path, option, PLOT_SUFFIX)
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     p = result.params
     dur = result.summary["duration_s"]
@@ -106,8 +137,14 @@ def write_plot(result: SimResult, path: Path, title: str) -> None:
         for o, c in zip(raw["offered_rps"], raw["ready_capacity_rps"], strict=True)
     ]
     tl, binned = _bin_timeline(raw, PLOT_MAX_POINTS)
-    # Hours on long runs, minutes on short ones, so the axis reads naturally.
-    scale, unit = (3600.0, "hours") if dur > 6 * 3600 else (60.0, "minutes")
+    # Days on multi-day runs, hours on long ones, minutes on short ones, so the
+    # axis reads naturally (a 14-day trace would otherwise run to 336 hours).
+    if dur > 3 * 86400:
+        scale, unit = 86400.0, "days"
+    elif dur > 6 * 3600:
+        scale, unit = 3600.0, "hours"
+    else:
+        scale, unit = 60.0, "minutes"
     x = [t / scale for t in tl["t_s"]]
     if binned:
         unit += f"; each point is the mean of {binned} steps"
@@ -130,13 +167,20 @@ def write_plot(result: SimResult, path: Path, title: str) -> None:
     ax1.step(x, tl["running_tasks"], where="post", color="tab:green", lw=1.2, label="running")
     ax1.step(x, tl["instances"], where="post", color="tab:purple", lw=1.2, ls="--",
              label=f"instances ({p.instance_type})")  # fmt: skip
+    # The ceiling: desired pinned here while load still rises means max_tasks binds.
+    ax1.axhline(p.max_tasks, color="black", ls=":", lw=1.0, label=f"max_tasks {p.max_tasks}")
+    ax1.set_ylim(0, max(p.max_tasks, p.max_instances, max(tl["instances"], default=0)) * 1.08)
+    # Tasks and instances are whole numbers: no 2.5 on the axis.
+    ax1.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax1.set_ylabel("tasks / instances")
     ax1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
 
     metric_label = PLOT_METRIC_LABEL[p.gpu_metric_scope]
-    ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=1.0, label=metric_label)
-    ax2.plot(x, tl["task_gpu_util"], color="tab:brown", lw=0.6, alpha=0.6,
+    # The truth goes underneath, wider, so it shows where the policy metric
+    # matches it (task-gpus) instead of being hidden by it.
+    ax2.plot(x, tl["task_gpu_util"], color="tab:cyan", lw=2.2, alpha=0.5,
              label="GPUs held by ready tasks (truth)")  # fmt: skip
+    ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=0.9, label=metric_label)
     ax2.axhline(p.gpu_target_percent, color="black", ls=":", lw=1.0,
                 label=f"target {p.gpu_target_percent:g} %")  # fmt: skip
     ax2.axhline(p.gpu_target_percent * 0.9, color="gray", ls=":", lw=0.8,
@@ -157,7 +201,9 @@ def write_plot(result: SimResult, path: Path, title: str) -> None:
         fontsize=9,
     )
     fig.tight_layout(rect=(0, 0.02, 1, 1))
-    fig.savefig(path, dpi=110)
+    # format= pins PNG: without it matplotlib picks the format from the name.
+    with _writing(path, option, PLOT_SUFFIX):
+        fig.savefig(path, dpi=110, format="png")
     plt.close(fig)
 
 
@@ -226,8 +272,13 @@ def summary_table(s: dict[str, Any], title: str) -> Table:
     return table
 
 
-def write_rows_json(rows: Sequence[tuple[str, dict[str, Any]]], path: Path) -> None:
+def write_rows_json(
+    rows: Sequence[tuple[str, dict[str, Any]]], path: Path, option: str = "--json"
+) -> None:
     """Several labelled summaries (a sweep or a comparison) as one JSON object."""
-    _open_for_write(path)
     data = {label: summary for label, summary in rows}
-    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if len(data) != len(rows):
+        # A label twice would silently drop a row from the object.
+        raise ValueError("write_rows_json: row labels must be unique")
+    with _writing(path, option):
+        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")

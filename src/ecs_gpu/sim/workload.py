@@ -167,13 +167,18 @@ def read_trace(path: str | Path) -> Trace:
     except FileNotFoundError:
         raise BadInputError(f"{p}: no such trace file. Fix: check the path.") from None
     except IsADirectoryError:
-        raise BadInputError(f"{p}: is a directory, not a trace file.") from None
+        raise BadInputError(
+            f"{p}: is a folder, not a trace file. Fix: give the CSV file inside it."
+        ) from None
     except UnicodeDecodeError as e:
         raise BadInputError(
             f"{p}: byte {e.start} is not UTF-8. Fix: save the trace as UTF-8 CSV."
         ) from None
     except OSError as e:
-        raise BadInputError(f"{p}: cannot read the trace: {e.strerror}.") from None
+        raise BadInputError(
+            f"{p}: cannot read the trace: {e.strerror or e}. "
+            "Fix: check the path and the file's permissions."
+        ) from None
 
 
 def _parse(p: str, fh: Iterable[str]) -> Trace:
