@@ -15,40 +15,24 @@ import statistics
 import sys
 import time
 
-from ecs_gpu.sim import bundled_trace_path, read_trace, run
-from ecs_gpu.sim.params import from_spec
-from ecs_gpu.spec import parse_spec
+# The design comparison's fleet and load (this folder is on sys.path when
+# the script runs): g5.xlarge, up to 64 single-GPU tasks, [scaling] defaults
+# (task-gpus GPU metric, scale-in guard on the AlarmLow window).
+from compare_designs import STEP_S, design, mean_scale
 
-STEP_S = 10.0
+from ecs_gpu.sim import bundled_trace_path, read_trace, run
+
 REPEATS = 3
 BAR_S = 10.0
-
-# A fleet of tens of GPUs: g5.xlarge, up to 64 single-GPU tasks, [scaling] defaults
-# (task-gpus GPU metric, scale-in guard on the AlarmLow window).
-SPEC = """
-[service]
-name = "bench"
-image = "vllm/vllm-openai:v0.11.0"
-cpu_units = 3072
-memory_mib = 12288
-[capacity]
-instance_type = "g5.xlarge"
-min_instances = 1
-max_instances = 64
-[scaling]
-min_tasks = 1
-max_tasks = 64
-"""
 
 
 def main() -> int:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    p = from_spec(parse_spec(SPEC, "bench.toml"))
+    p = design("")
     trace = read_trace(bundled_trace_path())
-    # Mean load = 20 tasks at the GPU target, as in compare_designs.py.
-    mean = float(trace.rates(STEP_S).mean())
-    scale = 20 * p.task_capacity_rps * p.gpu_target_percent / 100.0 / mean
+    # Mean load = MEAN_TASKS (20) tasks at the GPU target, as in compare_designs.py.
+    scale = mean_scale(p, trace)
     times = []
     steps = 0
     for seed in range(REPEATS):

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ecs_gpu.sim import bundled_trace_path, read_trace, run
 from ecs_gpu.sim.params import SimParams, from_spec
+from ecs_gpu.sim.report import worst_latency
 from ecs_gpu.sim.workload import Trace
 from ecs_gpu.spec import parse_spec
 
@@ -89,29 +90,29 @@ def design(scaling: str) -> SimParams:
     return from_spec(parse_spec(SPEC.format(scaling=scaling), "design.toml"))
 
 
+def mean_scale(p: SimParams, trace: Trace) -> float:
+    """The rate factor that makes the trace's mean load MEAN_TASKS tasks at p's GPU target."""
+    per_task = p.task_capacity_rps * p.gpu_target_percent / 100.0
+    return MEAN_TASKS * per_task / float(trace.rates(STEP_S).mean())
+
+
 def main() -> int:
     default = design("")
-    per_task = default.task_capacity_rps * default.gpu_target_percent / 100.0
     print(
         "| trace | design | GPU-hours | oracle GPU-hours | ratio to oracle | overload s "
         "| unserved requests | worst scale-out latency | max tasks |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for tr in traces():
-        scale = MEAN_TASKS * per_task / float(tr.rates(STEP_S).mean())
+        scale = mean_scale(default, tr)
         for label, scaling in DESIGNS.items():
             params = design(scaling).with_(**WHAT_IF.get(label, {}))
             s = run(params, tr, rate_scale=scale, step_s=STEP_S, seed=SEED).summary
-            worst = s["worst_scale_out_latency_s"]
-            end = s["overloaded_at_end_s"]
-            wtxt = "-" if worst is None else f"{worst / 60:.1f} min"
-            if end is not None:
-                wtxt += f" (+{end / 60:.0f} min open at end)"
             print(
                 f"| {tr.name} x{scale:.3g} | {label} | {s['gpu_hours']:.1f} "
                 f"| {s['oracle_gpu_hours']:.1f} | {s['gpu_hours_ratio_to_oracle']:.2f} "
-                f"| {s['overload_seconds']:.0f} | {s['unserved_requests']:.0f} | {wtxt} "
-                f"| {s['max_tasks']} |"
+                f"| {s['overload_seconds']:.0f} | {s['unserved_requests']:.0f} "
+                f"| {worst_latency(s)} | {s['max_tasks']} |"
             )
     return 0
 
