@@ -64,6 +64,7 @@ FULL: dict[str, Any] = {
         "target_capacity_percent": 100,
         "capacity_reservation_id": "cr-0123456789abcdef0",
         "reserved_instances": 2,
+        "root_volume_gib": 200,
     },
     "scaling": {
         "min_tasks": 1,
@@ -202,6 +203,7 @@ def test_minimal_spec_takes_the_documented_defaults() -> None:
     assert spec.service.log_retention_days == 30
     assert spec.capacity.min_instances == 0
     assert spec.capacity.target_capacity_percent == 100
+    assert spec.capacity.root_volume_gib == 200
     assert spec.scaling.min_tasks == 1
     assert spec.scaling.gpu_target_percent == spec.scaling.cpu_target_percent == 70.0
     assert (spec.scaling.scale_in_cooldown_s, spec.scaling.scale_out_cooldown_s) == (300, 60)

@@ -120,6 +120,12 @@ class CapacitySpec(_Section):
     target_capacity_percent: Annotated[int, Field(gt=0, le=100)] = 100
     capacity_reservation_id: Annotated[str, Field(pattern=r"^cr-[0-9a-f]{17}$")] | None = None
     reserved_instances: Annotated[int, Field(ge=1)] | None = None
+    # Root EBS volume of each instance (gp3). Images and the model weights a
+    # container downloads land here, and ECS keeps a stopped container's layer
+    # for 3 h (ECS_ENGINE_TASK_CLEANUP_WAIT_DURATION), so a redeploy holds two
+    # copies. 30: the ECS AMIs' root snapshot (aws/amazon-ecs-ami
+    # block_device_size_gb); 16384: the largest gp3 volume (EBS volume types).
+    root_volume_gib: Annotated[int, Field(ge=30, le=16384)] = 200
 
     @field_validator("instance_type")
     @classmethod

@@ -74,6 +74,7 @@ def test_launch_template_instance_type_imds_disk(t: T, spec: Spec) -> None:
     assert root["Ebs"]["Encrypted"] is True
     assert root["Ebs"]["VolumeType"] == "gp3"
     assert root["Ebs"]["VolumeSize"] >= 100
+    assert root["Ebs"]["VolumeSize"] == spec.capacity.root_volume_gib
 
 
 def test_user_data_is_the_hosts_cloud_config(t: T, spec: Spec) -> None:

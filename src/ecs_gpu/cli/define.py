@@ -17,7 +17,11 @@ from ecs_gpu.spec import load_spec
 
 SpecArg = Annotated[
     Path,
-    typer.Argument(help="The service spec (TOML), e.g. examples/g5-vllm.toml.", show_default=False),
+    typer.Argument(
+        help="The service spec (TOML), e.g. examples/g5-vllm.toml.",
+        show_default=False,
+        metavar="SPEC",
+    ),
 ]
 
 console = Console(highlight=False)

@@ -27,11 +27,8 @@ from constructs import Construct  # noqa: E402
 
 from ecs_gpu.infra.network import Network  # noqa: E402
 
-# The AL2023 ECS GPU AMI's root device.
+# The AL2023 ECS GPU AMI's root device. Its size is [capacity] root_volume_gib.
 ROOT_DEVICE: Final = "/dev/xvda"
-# Deep-learning images are 10-20 GB compressed and about twice that on disk,
-# and a rolling deployment holds the old and the new image side by side.
-ROOT_VOLUME_GIB: Final = 200
 # ECS managed scaling accepts 0-10000 s (aws-semantics.md §2).
 MAX_WARMUP_S: Final = 10_000
 # AWS recommends more than 60 s; below 300 s (the default) a second step
@@ -97,7 +94,7 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
             ec2.BlockDevice(
                 device_name=ROOT_DEVICE,
                 volume=ec2.BlockDeviceVolume.ebs(
-                    ROOT_VOLUME_GIB,
+                    cap.root_volume_gib,
                     encrypted=True,
                     volume_type=ec2.EbsDeviceVolumeType.GP3,
                     delete_on_termination=True,
