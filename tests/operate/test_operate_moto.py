@@ -378,3 +378,64 @@ def test_deploy_of_a_change_updates_the_stack_and_shows_only_new_events(
     body = clients.cfn.get_template(StackName=STACK)["TemplateBody"]
     body = json.loads(body) if isinstance(body, str) else body
     assert body["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] == 7
+
+
+def _destroy(c: Clients, **kw: Any) -> dp.FollowResult | None:
+    return operate.run_destroy(
+        c.cfn,
+        c.ecs,
+        c.autoscaling,
+        c.appscaling,
+        NAMES,
+        waits=NO_WAIT,
+        task_timeout_s=5,
+        stuck_after_s=60,
+        **kw,
+    )
+
+
+def _untouched(c: Clients, calls: list[str]) -> None:
+    """Nothing a destroy changes was changed: only reads were sent."""
+    assert [op for op in calls if not op.startswith(("Describe", "List"))] == []
+    assert c.cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+    svc = c.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
+    assert svc["services"][0]["desiredCount"] == 1
+
+
+def test_destroy_without_tty_or_yes_refuses_and_changes_nothing(
+    clients: Clients, template: dict[str, Any]
+) -> None:
+    deploy(clients, template)
+    calls = record_calls(clients.cfn, clients.ecs, clients.autoscaling, clients.appscaling)
+    # pytest's stdin is not a terminal: no one can confirm, so no --yes means no.
+    with pytest.raises(Exception) as exc:
+        _destroy(clients, yes=False)
+    assert getattr(exc.value, "exit_code", None) == 2
+    assert "refusing to destroy without --yes" in str(exc.value)
+    _untouched(clients, calls)
+
+
+def test_destroy_declined_changes_nothing(clients: Clients, template: dict[str, Any]) -> None:
+    deploy(clients, template)
+    calls = record_calls(clients.cfn, clients.ecs, clients.autoscaling, clients.appscaling)
+    assert _destroy(clients, yes=False, ask=lambda *a, **k: False) is None
+    _untouched(clients, calls)
+
+
+def test_ctrl_c_at_the_question_is_an_interruption_not_a_problem(
+    clients: Clients, template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import typer
+
+    def ctrl_c(*_: Any, **__: Any) -> bool:
+        raise typer.Abort()  # what typer.confirm raises on Ctrl-C or Ctrl-D
+
+    monkeypatch.setattr(operate.sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(operate.typer, "confirm", ctrl_c)
+    deploy(clients, template)
+    calls = record_calls(clients.cfn, clients.ecs, clients.autoscaling, clients.appscaling)
+    with pytest.raises(Exception) as exc:
+        _destroy(clients, yes=False)
+    assert getattr(exc.value, "exit_code", None) == dp.EXIT_INTERRUPTED
+    assert "nothing was changed" in str(exc.value)
+    _untouched(clients, calls)

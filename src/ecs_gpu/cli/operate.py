@@ -97,7 +97,15 @@ def confirm(question: str, *, yes: bool, action: str) -> bool:
             f"refusing to {action} without --yes: stdin is not a terminal, so there is no one "
             "to confirm. Fix: read the summary above and rerun with --yes."
         )
-    return typer.confirm(question, default=False)
+    try:
+        return typer.confirm(question, default=False)
+    except typer.Abort:
+        # Ctrl-C / Ctrl-D at the question: click would print "Aborted!" and
+        # exit 1 ("problems found"); it is an interruption, and nothing changed.
+        raise EcsGpuError(
+            f"{action} cancelled at the question: nothing was changed.",
+            exit_code=dp.EXIT_INTERRUPTED,
+        ) from None
 
 
 # --- rendering --------------------------------------------------------------------
