@@ -140,6 +140,9 @@ def test_destroy_of_the_real_stack_unprotects_its_instances_first(
         )
     assert exc.value.exit_code == 1
     assert "refused DeleteStack" in exc.value.message and "ecs-gpu destroy" in exc.value.message
+    # The service is left at 0 with its scaling held: the message says so and how back.
+    assert "suspended its autoscaling" in exc.value.message
+    assert "--desired-count MIN_TASKS" in exc.value.message
     after = clients.autoscaling.describe_auto_scaling_instances()["AutoScalingInstances"]
     assert not any(i["ProtectedFromScaleIn"] for i in after)
     svc = clients.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
@@ -439,3 +442,23 @@ def test_ctrl_c_at_the_question_is_an_interruption_not_a_problem(
     assert getattr(exc.value, "exit_code", None) == dp.EXIT_INTERRUPTED
     assert "nothing was changed" in str(exc.value)
     _untouched(clients, calls)
+
+
+def test_ctrl_c_while_tasks_stop_says_what_destroy_already_changed(
+    clients: Clients, template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deploy(clients, template)
+
+    def ctrl_c(*_: Any, **__: Any) -> list[str]:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dp, "wait_tasks_stopped", ctrl_c)
+    with pytest.raises(Exception) as exc:
+        _destroy(clients, yes=True)
+    assert getattr(exc.value, "exit_code", None) == dp.EXIT_INTERRUPTED
+    assert "before the stack delete started" in str(exc.value)
+    assert f"--service {NAMES.service} --desired-count" in str(exc.value)
+    # Nothing was deleted: the stack is still there.
+    assert clients.cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] == (
+        "CREATE_COMPLETE"
+    )

@@ -349,6 +349,56 @@ def deploy_cmd(
 # --- destroy ----------------------------------------------------------------------
 
 
+def _half_done(names: Names) -> str:
+    """What a destroy that stopped before DeleteStack leaves behind, and the two ways on."""
+    rid = names.scalable_target_resource_id
+    return (
+        " The stack is still there, but destroy may already have set the service's desired "
+        "count to 0, suspended its autoscaling (minimum 0) and unprotected its instances. "
+        "Finish with `ecs-gpu destroy SPEC`, or keep the service: `aws application-autoscaling "
+        f"register-scalable-target --service-namespace ecs --resource-id {rid} "
+        "--scalable-dimension ecs:service:DesiredCount --min-capacity MIN_TASKS "
+        "--suspended-state DynamicScalingInSuspended=false,DynamicScalingOutSuspended=false,"
+        f"ScheduledScalingSuspended=false` and `aws ecs update-service --cluster {names.cluster} "
+        f"--service {names.service} --desired-count MIN_TASKS` (MIN_TASKS: [scaling] min_tasks)."
+    )
+
+
+def _prepare_delete(
+    ecs: ECSClient,
+    autoscaling: AutoScalingClient,
+    appscaling: ApplicationAutoScalingClient,
+    cfn: CloudFormationClient,
+    names: Names,
+    resources: list[dp.StackResource],
+    state: dp.StackState,
+    *,
+    task_timeout_s: float,
+    waits: dp.Waits,
+) -> set[str]:
+    """Steps 1-4 of destroy: hold scaling at 0, stop the tasks, unprotect, DeleteStack."""
+    cluster = dp.physical_of(resources, "AWS::ECS::Cluster") or names.cluster
+    service = dp.physical_of(resources, "AWS::ECS::Service") or names.service
+    asg = dp.physical_of(resources, "AWS::AutoScaling::AutoScalingGroup") or names.asg
+    if dp.hold_scaling_at_zero(appscaling, names.scalable_target_resource_id):
+        console.print("Suspended the service's autoscaling and set its minimum to 0.")
+    if dp.scale_service_to_zero(ecs, cluster, service):
+        console.print(f"Scaled service {escape(names.service)} to 0 tasks; waiting for them.")
+        alive = dp.wait_tasks_stopped(ecs, cluster, service, timeout_s=task_timeout_s, waits=waits)
+        if alive:
+            console.print(
+                f"[yellow]{len(alive)} task(s) still stopping after {task_timeout_s:.0f} s; "
+                "deleting anyway (CloudFormation waits for them).[/]"
+            )
+    unprotected = dp.unprotect_instances(autoscaling, asg)
+    if unprotected:
+        console.print(
+            f"Removed scale-in protection from {len(unprotected)} instance(s) of "
+            f"{escape(asg)}, so CloudFormation can terminate them."
+        )
+    return dp.delete_stack(cfn, state.stack_id)
+
+
 def run_destroy(
     cfn: CloudFormationClient,
     ecs: ECSClient,
@@ -391,28 +441,28 @@ def run_destroy(
         if not ask(f"Delete stack {stack}?", yes=yes, action="destroy"):
             console.print("Cancelled: nothing was changed.")
             return None
-        cluster = dp.physical_of(resources, "AWS::ECS::Cluster") or names.cluster
-        service = dp.physical_of(resources, "AWS::ECS::Service") or names.service
-        asg = dp.physical_of(resources, "AWS::AutoScaling::AutoScalingGroup") or names.asg
-        if dp.hold_scaling_at_zero(appscaling, names.scalable_target_resource_id):
-            console.print("Suspended the service's autoscaling and set its minimum to 0.")
-        if dp.scale_service_to_zero(ecs, cluster, service):
-            console.print(f"Scaled service {escape(names.service)} to 0 tasks; waiting for them.")
-            alive = dp.wait_tasks_stopped(
-                ecs, cluster, service, timeout_s=task_timeout_s, waits=waits
+        try:
+            seen = _prepare_delete(
+                ecs,
+                autoscaling,
+                appscaling,
+                cfn,
+                names,
+                resources,
+                state,
+                task_timeout_s=task_timeout_s,
+                waits=waits,
             )
-            if alive:
-                console.print(
-                    f"[yellow]{len(alive)} task(s) still stopping after {task_timeout_s:.0f} s; "
-                    "deleting anyway (CloudFormation waits for them).[/]"
-                )
-        unprotected = dp.unprotect_instances(autoscaling, asg)
-        if unprotected:
-            console.print(
-                f"Removed scale-in protection from {len(unprotected)} instance(s) of "
-                f"{escape(asg)}, so CloudFormation can terminate them."
-            )
-        seen = dp.delete_stack(cfn, state.stack_id)
+        except KeyboardInterrupt:
+            raise EcsGpuError(
+                "interrupted before the stack delete started." + _half_done(names),
+                exit_code=dp.EXIT_INTERRUPTED,
+            ) from None
+        except EcsGpuError as e:
+            # Same error and exit code (a denial stays exit 3), plus what is left.
+            e.message += _half_done(names)
+            e.args = (e.message,)
+            raise
     else:
         console.print("A delete is already in progress; following it.")
         seen = set()
