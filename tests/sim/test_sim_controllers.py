@@ -72,7 +72,7 @@ def test_scale_in_reads_the_low_window_not_one_quiet_minute() -> None:
 
 
 def test_scale_out_if_any_scale_in_only_if_all() -> None:
-    s = ServiceScaler(min_tasks=1, max_tasks=10, scale_in_cooldown_s=300, scale_out_cooldown_s=60)
+    s = ServiceScaler(min_tasks=1, max_tasks=10, scale_in_cooldown_s=300)
     assert s.decide(0, [Vote(True, False, 5), Vote(False, True, 1)], 3) == 5
     assert s.decide(60, [Vote(False, True, 1), Vote(False, False, 3)], 5) == 5
     assert s.decide(120, [Vote(False, True, 2), Vote(False, True, 3)], 5) == 3  # largest wins

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from simhelp import STEP, params
@@ -45,6 +46,16 @@ def test_engine_invariants(
     assert served + unserved <= s["offered_requests"] + 1e-6
     assert s["overload_seconds"] <= s["duration_s"]
     assert s["gpu_hours"] >= 0 and s["oracle_gpu_hours"] > 0
+    # Never below the floor (min_instances, the ODCR), billed per instance.
+    assert min(tl["instances"]) >= p.floor_instances
+    assert s["gpu_hours"] == pytest.approx(
+        s["instance_hours"] * p.gpus_per_instance, rel=1e-3, abs=1e-3
+    )
+    assert s["cost_usd"] == pytest.approx(s["instance_hours"] * p.price_usd_per_hour, abs=0.01)
+    # Overload episodes are disjoint stretches of overloaded time.
+    assert sum(s["scale_out_latency_s"]) + (s["overloaded_at_end_s"] or 0.0) == pytest.approx(
+        s["overload_seconds"]
+    )
     # Same seed, same result.
     again = simulate(p, rates, step_s=STEP, seed=seed, start="cold" if cold else "warm")
     assert again.summary == s

@@ -127,18 +127,20 @@ def target_tracking_vote(
 
 @dataclass(slots=True)
 class ServiceScaler:
-    """Application Auto Scaling on ecs:service:DesiredCount (aws-semantics §1)."""
+    """Application Auto Scaling on ecs:service:DesiredCount (aws-semantics §1).
+
+    No scale-out cooldown field: its rule is "no further increase unless a
+    larger scale-out is computed" (§1), and since every computation starts
+    from the RUNNING count, a proposal adds capacity only when it exceeds the
+    desired count already set, which :meth:`decide` applies to every proposal.
+    So the scale-out cooldown cannot change a decision in this model
+    (docs/simulator.md).
+    """
 
     min_tasks: int
     max_tasks: int
     scale_in_cooldown_s: float
-    # Scale-out cooldown: "no further increase unless a larger scale-out is
-    # computed" (§1). Since every computation starts from the RUNNING count,
-    # a proposal during the cooldown adds capacity only when it exceeds the
-    # desired count already set, which is the rule applied to every proposal.
-    scale_out_cooldown_s: float
     last_scale_in: float = -math.inf
-    last_scale_out: float = -math.inf
 
     def decide(self, t: float, votes: list[Vote], desired: int) -> int:
         """New desired count from this minute's policy votes.
@@ -150,7 +152,6 @@ class ServiceScaler:
         if outs:
             want = min(max(max(outs), self.min_tasks), self.max_tasks)
             if want > desired:
-                self.last_scale_out = t
                 # A scale-out cancels the scale-in cooldown (§1).
                 self.last_scale_in = -math.inf
                 return want

@@ -152,7 +152,7 @@ def simulate(
             fleet.launch(0.0, boot_time(), p.instance_warmup_s)
         fleet.provisioning = desired
 
-    service = ServiceScaler(p.min_tasks, p.max_tasks, p.scale_in_cooldown_s, p.scale_out_cooldown_s)
+    service = ServiceScaler(p.min_tasks, p.max_tasks, p.scale_in_cooldown_s)
     asg = AsgScaler(
         p.target_capacity_percent,
         p.floor_instances,

@@ -84,6 +84,8 @@ class SimParams:
     max_tasks: int
     gpu_target_percent: float
     cpu_target_percent: float
+    # Kept so a run records its spec; it cannot change a decision in this
+    # model (controllers.ServiceScaler says why).
     scale_out_cooldown_s: float
     scale_in_cooldown_s: float
     # From [simulation].
