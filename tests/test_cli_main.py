@@ -46,6 +46,17 @@ def _boom(exc: BaseException) -> None:
             "DescribeServices",
         ),
         (RuntimeError("kaput"), EXIT_PROBLEMS, "internal error"),
+        # Ctrl-C: the documented 130, not click's "Aborted!" with 1.
+        (KeyboardInterrupt(), 130, "interrupted"),
+        # Brackets in AWS text reach the user (rich would read them as markup).
+        (
+            bx.ClientError(
+                {"Error": {"Code": "AccessDenied", "Message": "need [ecs:describeservices]"}},
+                "DescribeServices",
+            ),
+            EXIT_AWS,
+            "need [ecs:describeservices]",
+        ),
     ],
 )
 def test_errors_map_to_exit_codes_without_traceback(

@@ -66,12 +66,24 @@ def _aws_exit(exc: BaseException) -> int | None:
     if isinstance(exc, bx.ClientError):
         code = exc.response.get("Error", {}).get("Code", "")
         op = getattr(exc, "operation_name", "an AWS call")
-        err_console.print(f"[red]error:[/] AWS refused {op}: {code}: {escape(str(exc))}")
+        err_console.print(
+            f"[red]error:[/] AWS refused {op}: {code}: {escape(str(exc))}", soft_wrap=True
+        )
         return EXIT_AWS
     if isinstance(exc, bx.BotoCoreError):
-        err_console.print(f"[red]error:[/] AWS SDK error: {escape(str(exc))}")
+        err_console.print(f"[red]error:[/] AWS SDK error: {escape(str(exc))}", soft_wrap=True)
         return EXIT_AWS
     return None
+
+
+def _from_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while handling an uncaught KeyboardInterrupt."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_PROBLEMS)
+        if _from_ctrl_c(e):
+            # typer turns an uncaught Ctrl-C into a silent exit 130.
+            err_console.print("[yellow]interrupted.[/]")
     except EcsGpuError as e:
         # Messages name spec sections as "[capacity]": escaped, or rich would
         # read them as markup tags and print nothing in their place.
