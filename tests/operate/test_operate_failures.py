@@ -132,3 +132,96 @@ def test_unreachable_endpoint_exits_3_quickly_with_a_clear_message(
     assert "cannot reach AWS" in err and "AWS_ENDPOINT_URL" in err
     assert "Traceback" not in err
     assert time.monotonic() - start < 20
+
+
+def _session_clients(env: dict[str, str]) -> dict[str, Any]:
+    s = boto3.Session(
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        region_name="us-east-1",
+    )
+    names = ("cloudformation", "ecs", "autoscaling", "application-autoscaling", "cloudwatch")
+    return {n: s.client(n) for n in names}
+
+
+# What destroy reads and changes (docs/operate.md "IAM permissions"), less one.
+DESTROY_ACTIONS = [
+    "cloudformation:DescribeStacks",
+    "cloudformation:ListStackResources",
+    "cloudformation:DescribeStackEvents",
+    "cloudformation:DeleteStack",
+    "application-autoscaling:DescribeScalableTargets",
+    "application-autoscaling:RegisterScalableTarget",
+    "ecs:UpdateService",
+    "ecs:ListTasks",
+    "ecs:DescribeTasks",
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:UpdateAutoScalingGroup",
+    "autoscaling:SetInstanceProtection",
+]
+
+
+def test_destroy_denied_midway_exits_3_naming_the_permission_and_what_is_left(
+    aws: str, template: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    admin = boto3.Session().client("cloudformation")
+    result = operate.run_deploy(admin, NAMES.stack, template, yes=True, waits=NO_WAIT)
+    assert result is not None and result.ok
+    env = restricted_user([a for a in DESTROY_ACTIONS if a != "ecs:UpdateService"])
+    request.getfixturevalue("iam_enforced")
+    c = _session_clients(env)
+    with pytest.raises(AccessDenied) as exc:
+        operate.run_destroy(
+            c["cloudformation"],
+            c["ecs"],
+            c["autoscaling"],
+            c["application-autoscaling"],
+            NAMES,
+            yes=True,
+            waits=NO_WAIT,
+            task_timeout_s=1,
+            stuck_after_s=1,
+        )
+    assert exc.value.exit_code == EXIT_AWS
+    assert exc.value.permission == "ecs:UpdateService"
+    assert "grant ecs:UpdateService" in exc.value.message
+    assert "ecs-gpu destroy SPEC" in exc.value.message  # the way on from half-done
+    status = c["cloudformation"].describe_stacks(StackName=NAMES.stack)["Stacks"][0]
+    assert status["StackStatus"] == "CREATE_COMPLETE"
+
+
+def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
+    aws: str, template: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    admin = boto3.Session()
+    result = operate.run_deploy(
+        admin.client("cloudformation"), NAMES.stack, template, yes=True, waits=NO_WAIT
+    )
+    assert result is not None and result.ok
+    # moto's CloudFormation skips the scalable target; register it as the stack would.
+    admin.client("application-autoscaling").register_scalable_target(
+        ServiceNamespace="ecs",
+        ResourceId=NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        MinCapacity=1,
+        MaxCapacity=4,
+    )
+    env = restricted_user(
+        ["ecs:DescribeServices", "application-autoscaling:DescribeScalableTargets"]
+    )
+    request.getfixturevalue("iam_enforced")
+    c = _session_clients(env)
+    with pytest.raises(AccessDenied) as exc:
+        operate.run_verify_scaling(
+            c["cloudwatch"],
+            c["ecs"],
+            c["application-autoscaling"],
+            NAMES,
+            yes=True,
+            publish_interval_s=1,
+            poll_s=0.05,
+            scale_out_timeout_s=20,
+            scale_in_timeout_s=1,
+        )
+    assert exc.value.exit_code == EXIT_AWS
+    assert exc.value.permission == "cloudwatch:PutMetricData"
