@@ -327,3 +327,12 @@ def test_plan_exits_1_when_validation_finds_problems(
     assert code == 1
     assert "W1234" in text and "a made-up finding" in text
     assert out.read_bytes()[:8] == PNG_MAGIC
+
+
+@pytest.mark.parametrize("command", ["simulate", "compare", "plan"])
+def test_help_explains_with_an_example(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([command, "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "Example" in text
+    assert f"ecs-gpu {command} spec.toml" in text or f"ecs-gpu {command} reference.toml" in text
+    assert "Exit 2 on a bad spec" in text

@@ -50,7 +50,8 @@ RateOpt = Annotated[
     float, typer.Option("--rate-scale", help="Multiply the trace's request rate by this.")
 ]
 StepOpt = Annotated[
-    float, typer.Option("--step", help="Simulation step in seconds (must divide 60).")
+    float,
+    typer.Option("--step", help="Simulation step in seconds (at least 1; must divide 60)."),
 ]
 SeedOpt = Annotated[
     int, typer.Option("--seed", min=0, help="Seed for arrivals and boot times (0 or more).")
@@ -180,7 +181,9 @@ def simulate_cmd(
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the summary JSON here.")
     ] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write a PNG plot here.")] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write a PNG plot here (name ends in .png).")
+    ] = None,
     timeline: Annotated[
         Path | None, typer.Option("--timeline", help="Write one CSV row per step here.")
     ] = None,
@@ -198,6 +201,11 @@ def simulate_cmd(
     host_cpu_policy: HostCpuOpt = None,
 ) -> None:
     """Simulate the spec's autoscaling on a request trace; print what it costs and how it waits.
+
+    Prints GPU-hours against a perfect-foresight oracle, cost, seconds of
+    overload, unserved requests and the worst scale-out latency
+    (docs/simulator.md explains the model and every figure). Same inputs and
+    seed give the same JSON. Exit 2 on a bad spec, trace or option.
 
     Examples:
 
@@ -251,6 +259,11 @@ def compare_cmd(
 ) -> None:
     """Compare designs side by side on one trace: one table row per spec.
 
+    Every spec runs on the same trace, rate scale, step and seed; the table
+    shows GPU-hours, the ratio to the oracle, overload seconds, unserved
+    requests, the worst scale-out latency and cost. Exit 2 on a bad spec,
+    trace or option.
+
     Example:
 
         ecs-gpu compare reference.toml mine.toml --trace requests.csv --rate-scale 3
@@ -303,7 +316,8 @@ def plan_cmd(
     Runs offline. The bundled trace (ServeGen M-large, 14 days; the first 3 by
     default) is scaled so its peak needs 80 % of max_tasks at the GPU target;
     the table and the plot show GPU-hours, the oracle, overload and scale-out
-    latency.
+    latency. Exit 1 when validation finds problems (the plot is still
+    written), 2 on a bad spec or option.
 
     Example:
 
