@@ -726,3 +726,18 @@ def test_tracked_signal_unknown_on_a_snapshot_without_the_reservation_series(
     result = {r.check.id: r for r in run_checks(s).results}["MET004"]
     assert result.status == "unknown"
     assert gpu_metric.RESERVATION_METRIC in result.reason
+
+
+def test_task_definition_constraint_is_indexed_in_its_own_list(
+    healthy: Callable[[], Snap],
+) -> None:
+    # The service keeps its valid constraint; the task definition's first one is wrong.
+    s = healthy()
+    s["task_definitions"][0]["placementConstraints"] = [
+        {"type": "memberOf", "expression": "attribute:ecs.instance-type == g5.xlarg"}
+    ]
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "PLC001"][:1]
+    ev = f.evidence[0]
+    assert (ev.kind, ev.field) == ("task_definitions", "placementConstraints[0].expression")
+    assert "g5.xlarg" in str(ev.value)

@@ -415,17 +415,18 @@ def _placement_constraint(s: Snapshot, c: Check) -> list[Finding]:
         {t for ci in s.get("container_instances", []) if (t := _attr(ci, "ecs.instance-type"))}
     )
     for svc in _services(s):
+        # (kind, id, index within that object's own list, constraint)
         constraints = [
-            ("services", svc.get("serviceName", "?"), p)
-            for p in svc.get("placementConstraints", [])
+            ("services", svc.get("serviceName", "?"), i, p)
+            for i, p in enumerate(svc.get("placementConstraints", []))
         ]
         td = _task_def(s, svc.get("taskDefinition"))
         if td is not None:
             constraints += [
-                ("task_definitions", _short(td["taskDefinitionArn"]), p)
-                for p in td.get("placementConstraints", [])
+                ("task_definitions", _short(td["taskDefinitionArn"]), i, p)
+                for i, p in enumerate(td.get("placementConstraints", []))
             ]
-        for i, (kind, oid, p) in enumerate(constraints):
+        for kind, oid, i, p in constraints:
             if p.get("type") != "memberOf":
                 continue
             parsed = _placement_types(p.get("expression", ""))
