@@ -33,6 +33,15 @@ def test_synth_writes_the_template_and_prints_its_path(
     assert json.loads(path.read_text(encoding="utf-8")) == templates["g5-vllm.toml"]
 
 
+def test_synth_prints_a_path_with_brackets_as_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "[red]out"
+    assert cli.main(["synth", str(G5), "-o", str(out_dir)]) == EXIT_OK
+    path = out_dir / "vllm-g5.template.json"
+    assert path.is_file() and str(path) in _out(capsys)
+
+
 def test_synth_unwritable_out_dir_is_bad_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -87,7 +87,7 @@ def synth_cmd(
     from ecs_gpu.synth import write_template
 
     path = write_template(load_spec(spec), out)
-    console.print(str(path), soft_wrap=True)
+    console.print(str(path), soft_wrap=True, markup=False)
 
 
 @app.command("validate")
