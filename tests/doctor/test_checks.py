@@ -741,3 +741,13 @@ def test_task_definition_constraint_is_indexed_in_its_own_list(
     ev = f.evidence[0]
     assert (ev.kind, ev.field) == ("task_definitions", "placementConstraints[0].expression")
     assert "g5.xlarg" in str(ev.value)
+
+
+def test_an_event_without_a_timestamp_sorts_last_not_unknown(healthy: Callable[[], Snap]) -> None:
+    # A hand-trimmed snapshot: one old event lost its createdAt. Mixing it
+    # with parsed (aware) times must not turn the check into "unknown".
+    s = healthy()
+    unable_to_place(s)
+    s["services"][0]["events"].append({"id": "old", "message": "(service x) started 1 tasks"})
+    result = {r.check.id: r for r in run_checks(s).results}["SVC001"]
+    assert result.status == "finding", result.reason

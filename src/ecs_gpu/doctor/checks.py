@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from ecs_gpu import catalog, gpu_metric
@@ -142,14 +142,20 @@ def _short(arn: str) -> str:
 
 
 def _parse_time(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value
+    """An API timestamp as an aware datetime (naive ones are UTC), or None."""
+    when = value if isinstance(value, datetime) else None
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             return None
-    return None
+    if when is not None and when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when
+
+
+# Sorts an object without a timestamp last; aware, so it compares with parsed ones.
+_NEVER: Final = datetime.min.replace(tzinfo=UTC)
 
 
 def _resource_gpus(resources: list[dict[str, Any]]) -> int:
@@ -553,7 +559,7 @@ def _asg_launch_failed(s: Snapshot, c: Check) -> list[Finding]:
         by_asg.setdefault(a.get("AutoScalingGroupName", "?"), []).append(a)
     out = []
     for asg, acts in sorted(by_asg.items()):
-        acts.sort(key=lambda a: _parse_time(a.get("StartTime")) or datetime.min, reverse=True)
+        acts.sort(key=lambda a: _parse_time(a.get("StartTime")) or _NEVER, reverse=True)
         latest = acts[0]
         if latest.get("StatusCode") not in ("Failed", "Cancelled"):
             continue
@@ -604,7 +610,7 @@ def _service_events(s: Snapshot, c: Check) -> list[Finding]:
     for svc in _services(s):
         events = sorted(
             svc.get("events", []),
-            key=lambda e: _parse_time(e.get("createdAt")) or datetime.min,
+            key=lambda e: _parse_time(e.get("createdAt")) or _NEVER,
             reverse=True,
         )
         for e in events:
@@ -672,7 +678,7 @@ def _tasks_failing(s: Snapshot, c: Check) -> list[Finding]:
     ]
     if len(failed) < TASK_FAILURES_MIN:
         return []
-    failed.sort(key=lambda t: _parse_time(t.get("stoppedAt")) or datetime.min, reverse=True)
+    failed.sort(key=lambda t: _parse_time(t.get("stoppedAt")) or _NEVER, reverse=True)
     newest = failed[0]
     reasons = [
         f"{ct.get('name')}: exit {ct.get('exitCode')} {ct.get('reason', '')}".strip()
@@ -989,7 +995,7 @@ def _scaling_active(s: Snapshot, c: Check) -> list[Finding]:
 def _service_scaling_failed(s: Snapshot, c: Check) -> list[Finding]:
     acts = sorted(
         s["service_scaling_activities"],
-        key=lambda a: _parse_time(a.get("StartTime")) or datetime.min,
+        key=lambda a: _parse_time(a.get("StartTime")) or _NEVER,
         reverse=True,
     )
     if not acts or acts[0].get("StatusCode") not in ("Failed",):
