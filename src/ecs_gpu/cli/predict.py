@@ -316,8 +316,8 @@ def plan_cmd(
     Runs offline. The bundled trace (ServeGen M-large, 14 days; the first 3 by
     default) is scaled so its peak needs 80 % of max_tasks at the GPU target;
     the table and the plot show GPU-hours, the oracle, overload and scale-out
-    latency. Exit 1 when validation finds problems (the plot is still
-    written), 2 on a bad spec or option.
+    latency. Exit 2 on a bad spec or option; exit 1 when validation finds
+    problems (the plot is still written).
 
     Example:
 
