@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
+from contextlib import redirect_stderr
 from pathlib import Path
 
 import pytest
 from botocore import exceptions as bx
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from ecs_gpu import cli
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS, BadInputError
@@ -90,3 +94,23 @@ def test_error_text_in_brackets_reaches_the_user(
     err = capsys.readouterr().err
     for section in ("service", "capacity", "scaling"):
         assert f"Fix: add a [{section}] section" in err
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.text(alphabet=st.characters(categories=("L", "N", "P", "S", "Zs")), min_size=1, max_size=120)
+)
+@example("Fix: add a [service] section; image 'repo:warning:' [/]")
+def test_any_error_text_reaches_the_user_verbatim(text: str) -> None:
+    # Messages quote user values ("[service]", ":tag:", ARNs); the terminal
+    # must show them as written, not as rich markup or emoji codes.
+    _boom(BadInputError(text))
+    out = io.StringIO()
+    try:
+        with redirect_stderr(out):
+            assert cli.main(["boom-test"]) == EXIT_BAD_INPUT
+    finally:
+        cli.app.registered_commands = [
+            c for c in cli.app.registered_commands if c.name != "boom-test"
+        ]
+    assert text.strip() in out.getvalue()

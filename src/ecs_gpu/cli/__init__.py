@@ -32,7 +32,8 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-err_console = Console(stderr=True, highlight=False)
+# No markup, highlighting or :emoji: codes may change what a message says.
+err_console = Console(stderr=True, highlight=False, emoji=False)
 
 
 @app.callback()
