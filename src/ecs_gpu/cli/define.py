@@ -24,7 +24,7 @@ SpecArg = Annotated[
     ),
 ]
 
-console = Console(highlight=False)
+console = Console(highlight=False, emoji=False)
 
 
 @app.command("catalog")
