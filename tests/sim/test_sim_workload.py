@@ -125,3 +125,29 @@ def test_unreadable_trace_paths_say_how_to_fix(tmp_path: Path) -> None:
     latin.write_bytes("timestamp_s,requests\n0,5\n600,5 \xe9\n".encode("latin-1"))
     with pytest.raises(BadInputError, match=r"byte \d+ is not UTF-8\. Fix: "):
         read_trace(latin)
+
+
+def test_spreadsheet_bom_and_daylight_saving_do_not_change_the_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    # A byte-order mark before the header (a spreadsheet's UTF-8 export).
+    f = tmp_path / "bom.csv"
+    f.write_bytes(b"\xef\xbb\xbftimestamp_s,requests\n0,600\n600,1200\n")
+    assert read_trace(f).rates(600.0).tolist() == pytest.approx([1.0, 2.0])
+    # Zone-less times across the US spring-forward hour, read on a machine in
+    # New York: one request a minute stays one a minute (no 1-hour gap).
+    if not hasattr(time, "tzset"):
+        pytest.skip("no time.tzset on this platform")
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        rows = [f"2023-03-12 {h:02d}:{m:02d}:00" for h in (1, 2, 3) for m in range(0, 60, 1)]
+        g = _write(tmp_path, "TIMESTAMP\n" + "\n".join(rows) + "\n", "dst.csv")
+        tr = read_trace(g)
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert tr.duration_s == pytest.approx(3 * 3600.0 - 60.0)
+    assert tr.rates(600.0).tolist() == pytest.approx([10 / 600.0] * 18)

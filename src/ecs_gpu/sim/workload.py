@@ -19,7 +19,7 @@ import csv
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -147,7 +147,12 @@ def _number(path: str, line: int, column: str, text: str) -> float:
 
 def _timestamp(path: str, line: int, text: str) -> float:
     try:
-        return datetime.fromisoformat(text.strip()).timestamp()
+        when = datetime.fromisoformat(text.strip())
+        # A time without a zone is UTC (as in the Azure traces): read as local
+        # time it would shift by an hour across a daylight-saving change.
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return when.timestamp()
     except ValueError:
         raise _fail(
             path,
@@ -162,7 +167,8 @@ def read_trace(path: str | Path) -> Trace:
     """Read and check a trace file; raise :class:`TraceError` naming line and column."""
     p = str(path)
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        # utf-8-sig: a spreadsheet's byte-order mark must not rename the first column.
+        with open(path, newline="", encoding="utf-8-sig") as fh:
             return _parse(p, fh)
     except FileNotFoundError:
         raise BadInputError(f"{p}: no such trace file. Fix: check the path.") from None
