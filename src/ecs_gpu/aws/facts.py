@@ -106,8 +106,13 @@ PROBE_PERMISSIONS: Final = ("ssm:SendCommand", "ssm:GetCommandInvocation")
 ECS_DESCRIBE_BATCH: Final = 100  # DescribeContainerInstances, DescribeTasks
 ASG_NAMES_BATCH: Final = 50  # DescribeAutoScalingGroups AutoScalingGroupNames
 ALARM_NAMES_BATCH: Final = 100  # DescribeAlarms AlarmNames
+# DescribeInstances documents no InstanceIds maximum; 100 keeps it O(n/100)
+# like the ECS describes.
 EC2_IDS_BATCH: Final = 100
+CP_NAMES_BATCH: Final = 100  # DescribeCapacityProviders: "Up to 100 ... in an action"
 SSM_TARGETS_BATCH: Final = 50  # SendCommand InstanceIds max 50
+# Newest activities per call: Application Auto Scaling's MaxResults maximum
+# (EC2 Auto Scaling allows 100); only the newest few matter to the checks.
 SCALING_ACTIVITY_RECORDS: Final = 50
 # Recent window of GPU datapoints: long enough for target tracking's 3-of-3
 # and the missing-metric alarm to have something to show, short enough to be
@@ -499,7 +504,7 @@ class Collector:
     def _cps(self) -> None:
         names = self._cp_names()
         out: list[dict[str, Any]] = []
-        for batch in chunks(names, 10):
+        for batch in chunks(names, CP_NAMES_BATCH):
             resp = self.call(
                 "ecs",
                 "DescribeCapacityProviders",
