@@ -23,14 +23,12 @@ def _user_app_template(spec: Spec) -> dict[str, Any]:
     # Like a `cdk init` app: a feature flag that would add a Lambda-backed
     # custom resource to any VPC whose construct does not opt out, and
     # cdk-nag as a validation plugin (synth fails on an unacknowledged finding).
-    app = App(
-        outdir=tempfile.mkdtemp(prefix="ecs-gpu-user-app-"),
-        context={"@aws-cdk/aws-ec2:restrictDefaultSecurityGroup": True},
-    )
-    stack = Stack(app, spec.service.name)
-    GpuService(stack, CONSTRUCT_ID, spec=spec)
-    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    template: dict[str, Any] = app.synth().get_stack_by_name(stack.stack_name).template
+    with tempfile.TemporaryDirectory(prefix="ecs-gpu-user-app-") as outdir:
+        app = App(outdir=outdir, context={"@aws-cdk/aws-ec2:restrictDefaultSecurityGroup": True})
+        stack = Stack(app, spec.service.name)
+        GpuService(stack, CONSTRUCT_ID, spec=spec)
+        Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+        template: dict[str, Any] = app.synth().get_stack_by_name(stack.stack_name).template
     return template
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import tempfile
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -58,7 +57,9 @@ def test_every_acknowledgement_has_a_written_reason() -> None:
 
 
 @pytest.fixture(scope="module")
-def built_with_a_bad_construct(specs: dict[str, Spec]) -> Synthesized:
+def built_with_a_bad_construct(
+    specs: dict[str, Spec], tmp_path_factory: pytest.TempPathFactory
+) -> Synthesized:
     """The g5 example plus a security group open to the world and a CDK warning."""
     ensure_node()
     from aws_cdk import Annotations
@@ -66,7 +67,7 @@ def built_with_a_bad_construct(specs: dict[str, Spec]) -> Synthesized:
 
     from ecs_gpu.synth import build
 
-    built = build(specs["g5-vllm.toml"], outdir=tempfile.mkdtemp(prefix="ecs-gpu-test-"))
+    built = build(specs["g5-vllm.toml"], outdir=str(tmp_path_factory.mktemp("cdk")))
     sg = ec2.SecurityGroup(built.stack, "Open", vpc=built.service.network.vpc)
     sg.add_ingress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(22), "ssh from anywhere")
     Annotations.of(built.stack).add_warning_v2("test:warning", "a synth warning")
