@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from ecs_gpu.infra.task import is_ecr
 from ecs_gpu.node import ensure_node
 
 ensure_node()
@@ -99,7 +100,8 @@ def acknowledge(svc: GpuService) -> None:
     ack(svc.instance_role.policy, "instance-policy-star")
     ack(svc.capacity.asg, "asg-notifications")
     ack(svc.task.definition, "plain-environment")
-    if svc.task.from_ecr:
+    # An ECR image gave the execution role pull rights on its repository.
+    if is_ecr(svc.spec.service.image):
         execution_role = svc.task.definition.execution_role
         if execution_role is None:  # awslogs and the ECR pull both create it
             raise TypeError("an ECR image's task definition has no execution role")

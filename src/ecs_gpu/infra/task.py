@@ -37,8 +37,6 @@ class Task:
     definition: ecs.TaskDefinition
     container: ecs.ContainerDefinition
     log_group: logs.LogGroup
-    # The image is in ECR: the execution role got pull rights on its repository.
-    from_ecr: bool
 
 
 def is_ecr(image: str) -> bool:
@@ -109,6 +107,4 @@ def build_task(scope: Construct, spec: Spec) -> Task:
         port_mappings=[ecs.PortMapping(container_port=svc.container_port)],
         logging=ecs.LogDrivers.aws_logs(stream_prefix=LOG_STREAM_PREFIX, log_group=log_group),
     )
-    return Task(
-        definition=task, container=container, log_group=log_group, from_ecr=is_ecr(svc.image)
-    )
+    return Task(definition=task, container=container, log_group=log_group)
