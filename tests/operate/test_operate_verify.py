@@ -305,3 +305,52 @@ def test_an_unknown_profile_is_bad_input(aws: str, capsys: pytest.CaptureFixture
     code = main(["verify", "metrics", "--asg", ASG, "--profile", "no-such-profile"])
     assert code == EXIT_BAD_INPUT
     assert "no such AWS profile" in capsys.readouterr().err
+
+
+def put_reservation(cw: Any, value: float) -> None:
+    cw.put_metric_data(
+        Namespace=gpu_metric.RESERVATION_NAMESPACE,
+        MetricData=[
+            {
+                "MetricName": gpu_metric.RESERVATION_METRIC,
+                "Dimensions": gpu_metric.reservation_dimensions(NAMES.cluster),
+                "Value": value,
+                "Unit": "Percent",
+                "Timestamp": datetime.now(UTC) - timedelta(seconds=5),
+            }
+        ],
+    )
+
+
+def _all_three(clients: Clients) -> None:
+    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
+    put(clients.cw, gpu_metric.MEMORY_USED, 20480.0)
+    put(clients.cw, gpu_metric.MEMORY_TOTAL, 23028.0)
+
+
+def test_verify_metrics_with_a_task_gpus_spec_shows_the_divisor(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _all_three(clients)
+    put_reservation(clients.cw, 25.0)
+    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert f"GPUReservation (ClusterName={NAMES.cluster})" in out
+    assert "1 datapoint(s), latest 25 %" in out and "warning" not in out
+
+
+def test_verify_metrics_warns_when_the_divisor_is_missing_but_exits_on_the_contract(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The agent's three series are there; ECS wrote no reservation (no running
+    # task). The contract decides the exit code; the missing divisor is said.
+    _all_three(clients)
+    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "warning:" in out and "GPUReservation" in out and "MET004" in out
+    # With --asg there is no spec, so no cluster and no divisor line.
+    code = main(["verify", "metrics", "--asg", ASG, "--timeout", "0"])
+    assert code == 0
+    assert "GPUReservation" not in capsys.readouterr().out

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from botocore import exceptions as bx
 from tenacity import (
@@ -30,6 +30,7 @@ from tenacity import (
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws.errors import error_code, mapped, translate
+from ecs_gpu.aws.facts import reservation_query
 from ecs_gpu.errors import ProblemsFound
 
 if TYPE_CHECKING:
@@ -73,20 +74,20 @@ class MetricsReport:
         return not self.missing
 
 
-def fetch_series(
+def _fetch(
     cw: CloudWatchClient,
-    asg: str,
+    queries: Sequence[Mapping[str, Any]],
     *,
-    window_s: float = DEFAULT_WINDOW_S,
-    now: datetime | None = None,
+    window_s: float,
+    now: datetime | None,
 ) -> list[Series]:
-    """Datapoint count and latest value of every contract series for ``asg``."""
+    """Datapoint count and latest value of each query's series (named by its Label)."""
     end = now or datetime.now(UTC)
     start = end - timedelta(seconds=window_s)
-    values: dict[str, list[tuple[datetime, float]]] = {f"m{i}": [] for i in range(3)}
+    values: dict[str, list[tuple[datetime, float]]] = {q["Id"]: [] for q in queries}
     with mapped("cloudwatch", "GetMetricData"):
         pages = cw.get_paginator("get_metric_data").paginate(
-            MetricDataQueries=gpu_metric.metric_data_queries(asg),  # type: ignore[arg-type]
+            MetricDataQueries=list(queries),  # type: ignore[arg-type]
             StartTime=start,
             # One period past now: the newest, still-open minute counts too.
             EndTime=end + timedelta(seconds=gpu_metric.PERIOD_S),
@@ -97,18 +98,40 @@ def fetch_series(
                 got = zip(r.get("Timestamps", []), r.get("Values", []), strict=False)
                 values.setdefault(r["Id"], []).extend(got)
     out = []
-    for i, name in enumerate(gpu_metric.METRIC_NAMES):
-        pts = sorted(values.get(f"m{i}", []), key=lambda p: p[0])
+    for q in queries:
+        pts = sorted(values.get(q["Id"], []), key=lambda p: p[0])
         latest = pts[-1] if pts else None
         out.append(
             Series(
-                metric=name,
+                metric=q["Label"],
                 datapoints=len(pts),
                 latest=latest[1] if latest else None,
                 latest_at=latest[0] if latest else None,
             )
         )
     return out
+
+
+def fetch_series(
+    cw: CloudWatchClient,
+    asg: str,
+    *,
+    window_s: float = DEFAULT_WINDOW_S,
+    now: datetime | None = None,
+) -> list[Series]:
+    """Datapoint count and latest value of every contract series for ``asg``."""
+    return _fetch(cw, gpu_metric.metric_data_queries(asg), window_s=window_s, now=now)
+
+
+def fetch_reservation(
+    cw: CloudWatchClient,
+    cluster: str,
+    *,
+    window_s: float = DEFAULT_WINDOW_S,
+    now: datetime | None = None,
+) -> Series:
+    """AWS/ECS GPUReservation of ``cluster``: the divisor of the task-gpus policy."""
+    return _fetch(cw, [reservation_query(cluster)], window_s=window_s, now=now)[0]
 
 
 def explain_missing(

@@ -620,7 +620,9 @@ def verify_metrics_cmd(
     Checks nvidia_smi_utilization_gpu, nvidia_smi_memory_used and
     nvidia_smi_memory_total in CWAgent by AutoScalingGroupName. Exit 0 when
     all are present; 1 naming each missing series with its likely cause
-    (agent not running, PutMetricData denied, wrong dimension).
+    (agent not running, PutMetricData denied, wrong dimension). With a
+    task-gpus SPEC it also reports AWS/ECS GPUReservation of the cluster, the
+    policy's divisor (a warning when it has no data; not the exit code).
 
     Example:
 
@@ -631,11 +633,51 @@ def verify_metrics_cmd(
             "give exactly one of SPEC or --asg NAME. Fix: e.g. `ecs-gpu verify metrics "
             "examples/g5-vllm.toml` or `ecs-gpu verify metrics --asg vllm-g5-gpu-asg`."
         )
-    group = asg if spec is None else Names(load_spec(spec).service.name).asg
+    loaded = None if spec is None else load_spec(spec)
+    group = asg if loaded is None else Names(loaded.service.name).asg
     assert group is not None  # exactly one of the two was given
     aws = _aws(profile, region)
-    run_verify_metrics(
-        aws("cloudwatch"), group, timeout_s=timeout, interval_s=interval, window_s=window
+    cw = aws("cloudwatch")
+    divisor = loaded is not None and loaded.scaling.gpu_metric == "task-gpus"
+    try:
+        run_verify_metrics(cw, group, timeout_s=timeout, interval_s=interval, window_s=window)
+    except ProblemsFound:
+        # The series were read (only an AWS error ends the wait otherwise).
+        if loaded is not None and divisor:
+            report_divisor(cw, Names(loaded.service.name).cluster, window_s=window)
+        raise
+    if loaded is not None and divisor:
+        report_divisor(cw, Names(loaded.service.name).cluster, window_s=window)
+
+
+def report_divisor(cw: CloudWatchClient, cluster: str, *, window_s: float) -> None:
+    """Say whether the task-gpus divisor has data; informational, never the exit code.
+
+    The contract's three series are what the agent owes; GPUReservation is
+    ECS's, and ECS writes it only while a task runs, so its absence is a
+    state of the service to report, not a broken agent.
+    """
+    where = (
+        f"{gpu_metric.RESERVATION_NAMESPACE} {gpu_metric.RESERVATION_METRIC} "
+        f"({gpu_metric.RESERVATION_DIMENSION}={cluster})"
+    )
+    try:
+        r = vf.fetch_reservation(cw, cluster, window_s=window_s)
+    except EcsGpuError as e:
+        console.print(f"[yellow]note:[/] could not read {escape(where)}: {escape(e.message)}")
+        return
+    if r.present and r.latest is not None:
+        console.print(
+            f"{escape(where)}, the divisor the task-gpus policy tracks: {r.datapoints} "
+            f"datapoint(s), latest {r.latest:g} %."
+        )
+        return
+    console.print(
+        f"[yellow]warning:[/] {escape(where)} has no datapoint in the window. The task-gpus "
+        "policy divides the GPU utilization by it, so target tracking has no data: ECS writes "
+        "it only while the cluster runs a task. Check the service's running tasks "
+        "(`ecs-gpu doctor SPEC`, MET004).",
+        soft_wrap=True,
     )
 
 
