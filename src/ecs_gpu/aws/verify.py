@@ -426,8 +426,10 @@ def run_scaling_test(
             f"desiredCount never rose above {initial} within {scale_out_timeout_s:.0f} s of "
             f"publishing {gpu_metric.UTILIZATION}={high:g} for {asg}. Likely causes: the GPU "
             "target-tracking policy is missing or tracks another metric/dimension (`ecs-gpu "
-            "doctor`); its alarm needs more evaluation periods than this timeout; the service "
-            "is at its maximum",
+            'doctor`); with gpu_metric = "task-gpus" the policy also needs ECS\'s '
+            f"{gpu_metric.RESERVATION_METRIC} of the cluster, written only while a task runs "
+            "(doctor MET004); its alarm needs more evaluation periods than this timeout; the "
+            "service is at its maximum",
         )
         pub.value = low
         final, in_s = _wait_for(
