@@ -49,3 +49,15 @@ def test_session_region_from_aws_region(monkeypatch: pytest.MonkeyPatch) -> None
     assert make_session(region="us-west-2").region_name == "us-west-2"
     monkeypatch.delenv("AWS_REGION")
     assert make_session().region_name is None
+
+
+def test_unknown_profile_names_where_it_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecs_gpu.aws.clients import make_session
+    from ecs_gpu.errors import BadInputError
+
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_PROFILE", "from-env")
+    with pytest.raises(BadInputError, match=r"^AWS_PROFILE=from-env: no such AWS profile"):
+        make_session()
+    with pytest.raises(BadInputError, match=r"^--profile flag: no such AWS profile"):
+        make_session("flag")

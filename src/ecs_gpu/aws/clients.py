@@ -41,9 +41,11 @@ def make_session(profile: str | None = None, region: str | None = None) -> boto3
             profile_name=profile, region_name=region or os.environ.get("AWS_REGION") or None
         )
     except ProfileNotFound:
-        name = profile or os.environ.get("AWS_PROFILE", "")
+        source = (
+            f"--profile {profile}" if profile else f"AWS_PROFILE={os.environ.get('AWS_PROFILE')}"
+        )
         raise BadInputError(
-            f"--profile {name}: no such AWS profile. Fix: pick one from "
+            f"{source}: no such AWS profile. Fix: pick one from "
             "`aws configure list-profiles`, or set AWS_PROFILE."
         ) from None
 
