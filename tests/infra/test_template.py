@@ -7,7 +7,7 @@ from typing import Any
 import yaml
 
 from ecs_gpu import gpu_metric
-from ecs_gpu.infra import host
+from ecs_gpu.infra import host, loadbalancer
 from ecs_gpu.infra.capacity import warmup_s
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
@@ -410,6 +410,14 @@ def test_load_balancer_when_configured(t: T, spec: Spec) -> None:
     assert tg["TargetType"] == "ip"
     assert tg["Port"] == spec.service.container_port
     assert tg["HealthCheckPath"] == lb.health_check_path
+    assert tg["HealthCheckIntervalSeconds"] == loadbalancer.HEALTH_CHECK_INTERVAL_S
+    assert (tg["HealthyThresholdCount"], tg["UnhealthyThresholdCount"]) == (2, 3)
+    tg_attrs = {a["Key"]: a["Value"] for a in tg["TargetGroupAttributes"]}
+    assert tg_attrs["deregistration_delay.timeout_seconds"] == "120"
+    # Streaming generations outlive the ALB's default 60 s idle timeout.
+    lb_attrs = {a["Key"]: a["Value"] for a in alb["Properties"]["LoadBalancerAttributes"]}
+    assert lb_attrs["idle_timeout.timeout_seconds"] == "600"
+    assert lb_attrs["routing.http.drop_invalid_header_fields.enabled"] == "true"
     listener = props(t, "AWS::ElasticLoadBalancingV2::Listener")
     if lb.certificate_arn:
         assert listener["Protocol"] == "HTTPS"

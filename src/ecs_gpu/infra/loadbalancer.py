@@ -25,7 +25,12 @@ HTTPS_PORT: Final = 443
 IDLE_TIMEOUT_S: Final = 600
 # In-flight generations get this long to finish when a task is drained.
 DEREGISTRATION_DELAY_S: Final = 120
+# The ALB default interval. Two passing checks (about a minute) put a freshly
+# loaded model in service sooner than the default five; three failures let one
+# slow, GPU-bound response pass without taking the task out.
 HEALTH_CHECK_INTERVAL_S: Final = 30
+HEALTHY_THRESHOLD: Final = 2
+UNHEALTHY_THRESHOLD: Final = 3
 
 
 @dataclass(frozen=True)
@@ -103,8 +108,8 @@ def build_load_balancer(
         health_check=elbv2.HealthCheck(
             path=lb.health_check_path,
             interval=Duration.seconds(HEALTH_CHECK_INTERVAL_S),
-            healthy_threshold_count=2,
-            unhealthy_threshold_count=3,
+            healthy_threshold_count=HEALTHY_THRESHOLD,
+            unhealthy_threshold_count=UNHEALTHY_THRESHOLD,
         ),
     )
     if lb.certificate_arn:

@@ -22,6 +22,8 @@ from aws_cdk import aws_ec2 as ec2  # noqa: E402
 from aws_cdk import aws_logs as logs  # noqa: E402
 from constructs import Construct  # noqa: E402
 
+# Any private /16 serves; [network] is the way to use a VPC that must fit an
+# existing address plan (peering, VPN).
 VPC_CIDR: Final = "10.40.0.0/16"
 MAX_AZS: Final = 2
 NAT_GATEWAYS: Final = 1
