@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
@@ -57,9 +59,11 @@ def load(*segments: tuple[float, float]) -> npt.NDArray[np.float64]:
     return np.concatenate(parts)
 
 
-def first_time(t: list[float], values: list[float], pred: object, after: float = -1.0) -> float:
+def first_time(
+    t: list[float], values: list[float], pred: Callable[[float], bool], after: float = -1.0
+) -> float:
     """First ``t`` at or after ``after`` where ``pred(value)`` holds; inf if never."""
     for ti, v in zip(t, values, strict=True):
-        if ti >= after and pred(v):  # type: ignore[operator]
+        if ti >= after and pred(v):
             return ti
     return float("inf")
