@@ -823,7 +823,8 @@ def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
                 Evidence("alarms", a["AlarmName"], "StateReason", a.get("StateReason")),
             ],
             "Target tracking does nothing while its alarm has no data: the GPU series is not "
-            "arriving. Fix the metric first (MET001 and the HOST checks).",
+            "arriving, or (task-gpus) ECS's GPUReservation divisor is not. Fix the metric "
+            "first (MET001, MET004 and the HOST checks).",
         )
         for a in s["alarms"]
         if _is_gpu_alarm(a)
