@@ -231,7 +231,7 @@ def comparison_table(rows: Sequence[tuple[str, dict[str, Any]]], title: str) -> 
             f"{s['overload_seconds']:.0f}",
             f"{s['unserved_requests']:.0f}",
             worst_latency(s),
-            f"{s['cost_usd']:.0f}",
+            f"{s['cost_usd']:,.2f}",
         )
     return table
 
