@@ -356,7 +356,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "GPU001"),
     ("TSK001", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
     ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
-    ("MET004", reservation_missing, "services", "runningCount", "0", "min_tasks >= 1"),
+    ("MET004", reservation_missing, "services", "runningCount", "0", "GPU003, SVC001, TSK001"),
     ("MET002", alarm_no_data, "alarms", "StateValue", "INSUFFICIENT_DATA", "MET001"),
     ("MET003", missing_alarm_firing, "alarms", "StateValue", "ALARM", "HOST checks"),
     ("SCL001", policy_wrong_metric, "scaling_policies", "CustomizedMetricSpecification", "ECS/GPU", "nobody writes"),
@@ -701,6 +701,8 @@ def test_tracked_signal_empty_on_an_idle_service_is_a_warning(
     s["services"][0]["desiredCount"] = 0
     (f,) = _met004(s)
     assert f.severity == "warning"
+    # Scaled to zero on purpose: keep a task, or track the agent's series alone.
+    assert "min_tasks >= 1" in f.fix and 'gpu_metric = "asg-average"' in f.fix
 
 
 def test_tracked_signal_is_quiet_when_nothing_is_written_or_policy_is_asg_average(

@@ -756,17 +756,28 @@ def _tracked_signal_empty(s: Snapshot, c: Check) -> list[Finding]:
     cluster = target.get("cluster") or "?"
     svc = next(iter(_services(s)), {})
     running, desired = svc.get("runningCount"), svc.get("desiredCount")
-    why = (
-        "the service runs no task, and ECS publishes its metrics only for a cluster with a "
-        "RUNNING task (ECS developer guide, 'Amazon ECS CloudWatch metrics'). Keep a task "
-        "running ([scaling] min_tasks >= 1 and the service's desired count above 0), or track "
-        'the agent\'s series alone ([scaling] gpu_metric = "asg-average"), and redeploy.'
-        if running == 0
-        else "tasks run, yet ECS wrote no GPU reservation for the cluster in the window. If "
-        "they reached RUNNING only minutes ago, run doctor again; otherwise look up "
-        f"{gpu_metric.RESERVATION_NAMESPACE} {gpu_metric.RESERVATION_METRIC} "
-        f"{gpu_metric.RESERVATION_DIMENSION}={cluster} in the CloudWatch console."
+    only_running = (
+        "ECS publishes its metrics only for a cluster with a RUNNING task (ECS developer "
+        "guide, 'Amazon ECS CloudWatch metrics')"
     )
+    if running == 0 and desired:
+        why = (
+            f"the service wants {desired} task(s) but runs none, and {only_running}. Fix why "
+            "its tasks do not start first (the checks above: GPU003, SVC001, TSK001)."
+        )
+    elif running == 0:
+        why = (
+            f"the service runs no task, and {only_running}. Keep a task running ([scaling] "
+            "min_tasks >= 1 and the service's desired count above 0), or track the agent's "
+            'series alone ([scaling] gpu_metric = "asg-average"), and redeploy.'
+        )
+    else:
+        why = (
+            "tasks run, yet ECS wrote no GPU reservation for the cluster in the window. If "
+            "they reached RUNNING only minutes ago, run doctor again; otherwise look up "
+            f"{gpu_metric.RESERVATION_NAMESPACE} {gpu_metric.RESERVATION_METRIC} "
+            f"{gpu_metric.RESERVATION_DIMENSION}={cluster} in the CloudWatch console."
+        )
     window = (s.get(COLLECTION_KEY) or {}).get("metric_window", {})
     return [
         c.finding(
