@@ -47,8 +47,6 @@ TERMINAL_STATUSES = frozenset(
 SUCCESS_STATUSES = frozenset(
     {"CREATE_COMPLETE", "UPDATE_COMPLETE", "DELETE_COMPLETE", "IMPORT_COMPLETE"}
 )
-# A stack whose creation failed cannot be updated; it can only be deleted.
-UNUPDATABLE_STATUSES = frozenset({"ROLLBACK_COMPLETE", "ROLLBACK_FAILED", "DELETE_FAILED"})
 
 # Reasons CloudFormation gives a change set that has nothing to do. The
 # first is the CreateChangeSet wording, the second the UpdateStack one.
