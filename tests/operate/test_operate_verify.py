@@ -354,3 +354,23 @@ def test_verify_metrics_warns_when_the_divisor_is_missing_but_exits_on_the_contr
     code = main(["verify", "metrics", "--asg", ASG, "--timeout", "0"])
     assert code == 0
     assert "GPUReservation" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["diff"],
+        ["deploy"],
+        ["destroy"],
+        ["verify"],
+        ["verify", "metrics"],
+        ["verify", "scaling"],
+        ["doctor"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_help_explains_with_an_example(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv, "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Example" in out
+    assert f"ecs-gpu {argv[0]} " in out.split("Example", 1)[1]

@@ -43,7 +43,10 @@ verify_app = typer.Typer(
     name="verify",
     help=(
         "Prove a deployed service works: the GPU metric lands (verify metrics) and the "
-        "scaling loop moves (verify scaling)."
+        "scaling loop moves (verify scaling).\n\n"
+        "Examples:\n\n"
+        "    ecs-gpu verify metrics examples/g5-vllm.toml --timeout 900\n\n"
+        "    ecs-gpu verify scaling examples/g5-vllm.toml --yes"
     ),
     no_args_is_help=True,
     rich_markup_mode="rich",
