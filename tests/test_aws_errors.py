@@ -61,3 +61,15 @@ def test_unknown_profile_names_where_it_came_from(monkeypatch: pytest.MonkeyPatc
         make_session()
     with pytest.raises(BadInputError, match=r"^--profile flag: no such AWS profile"):
         make_session("flag")
+
+
+def test_bare_http_403_is_access_denied_everywhere() -> None:
+    # botocore's code when it cannot parse the body: the doctor's per-kind
+    # isolation must record it as a denial (with the permission), as translate does.
+    from ecs_gpu.aws.errors import is_access_denied
+
+    e = _client_error("403", "DescribeAlarms")
+    assert is_access_denied(e)
+    err = translate(e, "cloudwatch", "DescribeAlarms")
+    assert isinstance(err, AccessDenied) and err.permission == "cloudwatch:DescribeAlarms"
+    assert not is_access_denied(_client_error("ValidationError"))

@@ -126,7 +126,7 @@ def _refusal_is_a_problem(operation: str, stack: str, fix: str) -> Iterator[None
     except bx.ClientError as e:
         status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
         code = error_code(e)
-        if is_access_denied(e) or is_throttling(e) or code == "403" or status >= 500:
+        if is_access_denied(e) or is_throttling(e) or status >= 500:
             raise translate(e, "cloudformation", operation) from None
         msg = e.response.get("Error", {}).get("Message", str(e))
         raise ProblemsFound(

@@ -76,7 +76,10 @@ def error_code(exc: BaseException) -> str:
 
 
 def is_access_denied(exc: BaseException) -> bool:
-    return error_code(exc) in ACCESS_DENIED_CODES
+    # "403": botocore's fallback code when it cannot parse the error body (a
+    # proxy, an emulator); a 403 is still a refusal.
+    code = error_code(exc)
+    return code in ACCESS_DENIED_CODES or code == "403"
 
 
 def is_throttling(exc: BaseException) -> bool:
@@ -88,12 +91,10 @@ def translate(exc: BaseException, service: str, operation: str) -> Exception:
     if isinstance(exc, bx.ClientError):
         code = error_code(exc)
         msg = str(exc.response.get("Error", {}).get("Message", "")) or code
-        if code in ACCESS_DENIED_CODES:
-            return AccessDenied(service, operation, f"{code}: {msg}")
         if code == "403":
-            # botocore falls back to the bare HTTP status when it cannot parse
-            # the error body (a proxy, an emulator); a 403 is still a refusal.
             return AccessDenied(service, operation, f"HTTP 403: {' '.join(msg.split())[:300]}")
+        if is_access_denied(exc):
+            return AccessDenied(service, operation, f"{code}: {msg}")
         return AwsError(f"AWS {service} {operation} failed: {code}: {msg}")
     if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
         return AwsError(
