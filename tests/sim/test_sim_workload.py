@@ -151,3 +151,28 @@ def test_spreadsheet_bom_and_daylight_saving_do_not_change_the_load(
         time.tzset()
     assert tr.duration_s == pytest.approx(3 * 3600.0 - 60.0)
     assert tr.rates(600.0).tolist() == pytest.approx([10 / 600.0] * 18)
+
+
+def test_collection_gaps_are_bridged_not_read_as_zero_load(tmp_path: Path) -> None:
+    # ServeGen M-mid/M-small: unmeasured windows read "0,...,," (zero requests,
+    # statistics empty); their README says to mask them.
+    f = _write(
+        tmp_path,
+        "timestamp_s,requests,active_clients,rate_weighted_iat_cv\n"
+        "0,600,5,1.0\n600,0,0,\n1200,0,0,\n1800,1200,6,2.0\n2400,0,3,0.0\n3000,600,4,\n",
+    )
+    tr = read_trace(f)
+    assert tr.gap_windows == 2
+    # A straight line from 1 req/s to 2 req/s across the gap; a measured zero
+    # (statistics present) stays zero; an empty statistic with load is kept.
+    assert tr.rates(600.0).tolist() == pytest.approx([1.0, 4 / 3, 5 / 3, 2.0, 0.0, 1.0])
+    # The load and time columns stay strict: an empty load is an error.
+    bad = _write(tmp_path, "timestamp_s,requests,rate_weighted_iat_cv\n0,5,1\n600,,\n", "b.csv")
+    with pytest.raises(TraceError) as ei:
+        read_trace(bad)
+    assert (ei.value.line, ei.value.column) == (3, "requests")
+    only_gaps = _write(
+        tmp_path, "timestamp_s,requests,rate_weighted_iat_cv\n0,0,\n600,0,\n", "g.csv"
+    )
+    with pytest.raises(TraceError, match="collection gap"):
+        read_trace(only_gaps)

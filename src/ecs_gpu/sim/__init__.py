@@ -99,5 +99,6 @@ def run(
         noisy_arrivals=trace.kind != "requests",
     )
     result.summary["trace"] = trace.name
+    result.summary["trace_gap_windows"] = trace.gap_windows
     result.summary["rate_scale"] = rate_scale
     return result

@@ -84,6 +84,8 @@ class Trace:
     window_starts: npt.NDArray[np.float64] | None
     window_rates: npt.NDArray[np.float64] | None
     duration_s: float
+    # Windows read as collection gaps and bridged (see _bridge_gaps).
+    gap_windows: int = 0
 
     @property
     def name(self) -> str:
@@ -105,6 +107,7 @@ class Trace:
             self.window_starts[keep],
             self.window_rates[keep],
             seconds,
+            self.gap_windows,
         )
 
     def rates(self, step_s: float, scale: float = 1.0) -> npt.NDArray[np.float64]:
@@ -230,6 +233,8 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
 
     times: list[float] = []
     loads: list[float] = []
+    # Rows of a window trace with a statistic left empty (see _bridge_gaps).
+    has_empty: list[bool] = []
     load_col: str | None = None
     divisor_is_width = False
     factor = 1.0
@@ -261,9 +266,14 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
                 "give every row one value per header column",
             )
         values: list[float] = []
+        empty = False
         for i, (c, text) in enumerate(zip(cols, row, strict=True)):
             if i == tcol and kind == "requests":
                 values.append(_timestamp(p, line, text))
+            elif kind == "window" and i not in (tcol, lcol) and not text.strip():
+                # A statistic the simulator does not use, not measured here.
+                empty = True
+                values.append(math.nan)
             else:
                 values.append(_number(p, line, c, text.strip()))
         t = values[tcol]
@@ -278,6 +288,7 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
         times.append(t)
         if lcol >= 0:
             loads.append(values[lcol])
+            has_empty.append(empty)
     if not times:
         raise _fail(p, hline, None, "the file has a header but no data rows", "add data rows")
 
@@ -300,5 +311,36 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
     widths = np.append(widths, widths[-1])
     raw = np.asarray(loads, dtype=np.float64)
     rates = raw / widths if divisor_is_width else raw * factor
+    gaps = (raw == 0) & np.asarray(has_empty, dtype=bool)
+    if gaps.all():
+        raise _fail(
+            p,
+            hline + 1,
+            None,
+            "every window is a collection gap (zero load with empty statistics)",
+            "use a trace with measured windows",
+        )
+    rates = _bridge_gaps(starts, rates, gaps)
     wkind: Kind = "window_counts" if divisor_is_width else "window_rates"
-    return Trace(p, wkind, None, starts, rates, float(starts[-1] + widths[-1]))
+    end = float(starts[-1] + widths[-1])
+    return Trace(p, wkind, None, starts, rates, end, int(gaps.sum()))
+
+
+def _bridge_gaps(
+    starts: npt.NDArray[np.float64],
+    rates: npt.NDArray[np.float64],
+    gaps: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.float64]:
+    """Replace collection-gap windows by a straight line between their neighbours.
+
+    A window with zero load whose statistics are empty was not measured: the
+    ServeGen M-mid and M-small traces have runs of them (up to 23 windows),
+    and their README says to mask them as collection gaps, not real troughs.
+    Read as zero they would scale the fleet in and back out for nothing.
+    """
+    if not gaps.any():
+        return rates
+    ok = ~gaps
+    bridged = rates.copy()
+    bridged[gaps] = np.interp(starts[gaps], starts[ok], rates[ok])
+    return bridged
