@@ -225,3 +225,39 @@ def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
         )
     assert exc.value.exit_code == EXIT_AWS
     assert exc.value.permission == "cloudwatch:PutMetricData"
+
+
+def test_destroy_needs_no_more_than_the_documented_permissions(
+    aws: str, template: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    admin = boto3.Session()
+    result = operate.run_deploy(
+        admin.client("cloudformation"), NAMES.stack, template, yes=True, waits=NO_WAIT
+    )
+    assert result is not None and result.ok
+    admin.client("application-autoscaling").register_scalable_target(
+        ServiceNamespace="ecs",
+        ResourceId=NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        MinCapacity=1,
+        MaxCapacity=4,
+    )
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "operate.md").read_text()
+    row = next(ln for ln in doc.splitlines() if ln.startswith("| `destroy` |"))
+    for action in DESTROY_ACTIONS:  # the list below is the documented one
+        assert action.split(":")[1] in row, action
+    env = restricted_user(DESTROY_ACTIONS)
+    request.getfixturevalue("iam_enforced")
+    c = _session_clients(env)
+    done = operate.run_destroy(
+        c["cloudformation"],
+        c["ecs"],
+        c["autoscaling"],
+        c["application-autoscaling"],
+        NAMES,
+        yes=True,
+        waits=NO_WAIT,
+        task_timeout_s=1,
+        stuck_after_s=60,
+    )
+    assert done is not None and done.status == "DELETE_COMPLETE"
