@@ -14,15 +14,15 @@ Designs (all on g5.xlarge, 60-s GPU collection):
   10 instances (terraform-aws-ecs 8.3.0 main.tf; reference-module.md)
 * default: this project's spec defaults (task-gpus metric, GPU 70, CPU 70,
   scale-out 60, scale-in 300) with the managed scaling its template deploys
-  (warm-up boot + pull + load = 480 s, steps of 1 to 2 instances)
+  (warm-up boot + pull + load = 480 s, steps of 1 to max_instances = 64)
 * default on asg-average: the defaults with the reference's metric, to
   separate the metric's effect from the targets'
 * GPU 50 / 60 / 80 and a 600-s scale-in cooldown on the default metric, to
   see which way each setting moves things
 * default, scale-in on the latest datapoint: a simulator what-if without the
   AlarmLow-window reading of the scale-in guard (SimParams.scale_in_basis)
-* default, managed scaling steps up to 10: a what-if on the template's
-  maximumScalingStepSize of 2 (the reference module's 10)
+* default, managed scaling steps up to 2: what the template deployed before
+  maximumScalingStepSize became max_instances (ecs_gpu.managed_scaling)
 
 Run:
 
@@ -75,7 +75,7 @@ DESIGNS: dict[str, str] = {
     "task-gpus, GPU 80": "gpu_target_percent = 80",
     "task-gpus, GPU 70, scale-in cooldown 600": "scale_in_cooldown_s = 600",
     "default, scale-in on latest datapoint (what-if)": "",
-    "default, managed scaling steps up to 10 (what-if)": "",
+    "default, managed scaling steps up to 2 (earlier template)": "",
 }
 # Designs that set a simulator parameter rather than a spec key: the
 # reference module's managed scaling is not ours to deploy, and the what-if.
@@ -85,7 +85,7 @@ OVERRIDES: dict[str, dict[str, object]] = {
         "max_scaling_step": 10,
     },
     "default, scale-in on latest datapoint (what-if)": {"scale_in_basis": "latest"},
-    "default, managed scaling steps up to 10 (what-if)": {"max_scaling_step": 10},
+    "default, managed scaling steps up to 2 (earlier template)": {"max_scaling_step": 2},
 }
 
 

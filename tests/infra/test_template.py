@@ -8,7 +8,7 @@ import yaml
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.infra import host, loadbalancer
-from ecs_gpu.infra.capacity import warmup_s
+from ecs_gpu.managed_scaling import instance_warmup_s, max_scaling_step
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
@@ -130,7 +130,7 @@ def test_asg_update_policy_reaches_running_instances(t: T, spec: Spec) -> None:
     assert refresh["Strategy"] == "Rolling"
     prefs = refresh["Preferences"]
     assert prefs["InstanceWarmup"] >= _boot_and_pull_s(spec)
-    assert prefs["InstanceWarmup"] == warmup_s(spec)
+    assert prefs["InstanceWarmup"] == instance_warmup_s(spec)
     # Every instance is scale-in protected: "Wait" would stall the refresh.
     assert prefs["ScaleInProtectedInstances"] == "Refresh"
     assert prefs["MinHealthyPercentage"] == 100
@@ -155,6 +155,11 @@ def test_capacity_provider_managed_scaling_protection_draining(t: T, spec: Spec)
     assert scaling["Status"] == "ENABLED"
     assert scaling["TargetCapacity"] == spec.capacity.target_capacity_percent
     assert scaling["InstanceWarmupPeriod"] >= _boot_and_pull_s(spec)
+    assert scaling["InstanceWarmupPeriod"] == instance_warmup_s(spec)
+    # One step may cover a whole burst; max_instances already bounds the cost.
+    assert scaling["MinimumScalingStepSize"] == 1
+    assert scaling["MaximumScalingStepSize"] == max_scaling_step(spec)
+    assert scaling["MaximumScalingStepSize"] == spec.capacity.max_instances
     assert provider["ManagedTerminationProtection"] == "ENABLED"
     assert provider["ManagedDraining"] == "ENABLED"
     assoc = props(t, "AWS::ECS::ClusterCapacityProviderAssociations")

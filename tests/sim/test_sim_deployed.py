@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from simhelp import params, spec_text
 
-from ecs_gpu.sim.params import deployed_warmup_s
+from ecs_gpu import managed_scaling
 from ecs_gpu.spec import parse_spec
 
 
@@ -18,12 +18,9 @@ from ecs_gpu.spec import parse_spec
     ],
 )
 def test_sim_uses_the_template_managed_scaling(simulation: str, warmup: float) -> None:
-    # Importing the construct module loads CDK (no synthesis): the one place
-    # both sides can be read, so they cannot drift apart.
-    from ecs_gpu.infra import capacity
-
     spec = parse_spec(spec_text(simulation=simulation), "test.toml")
     p = params(simulation=simulation)
-    assert p.instance_warmup_s == warmup == deployed_warmup_s(spec) == capacity.warmup_s(spec)
-    assert p.max_scaling_step == capacity.MAX_SCALING_STEP
+    assert p.instance_warmup_s == warmup == managed_scaling.instance_warmup_s(spec)
+    # A step may add up to the whole fleet (simhelp's spec: max_instances 4).
+    assert p.max_scaling_step == spec.capacity.max_instances == 4
     assert p.min_scaling_step == 1

@@ -7,7 +7,6 @@ instance cannot lower the CPU of tasks already placed elsewhere).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Final
 
@@ -26,31 +25,17 @@ from aws_cdk import aws_iam as iam  # noqa: E402
 from constructs import Construct  # noqa: E402
 
 from ecs_gpu.infra.network import Network  # noqa: E402
+from ecs_gpu.managed_scaling import (  # noqa: E402
+    MIN_SCALING_STEP,
+    instance_warmup_s,
+    max_scaling_step,
+)
 
 # The AL2023 ECS GPU AMI's root device. Its size is [capacity] root_volume_gib.
 ROOT_DEVICE: Final = "/dev/xvda"
-# ECS managed scaling accepts 0-10000 s (aws-semantics.md §2).
-MAX_WARMUP_S: Final = 10_000
-# AWS recommends more than 60 s; below 300 s (the default) a second step
-# launches before the first GPU instance has even registered.
-MIN_WARMUP_S: Final = 300
-# How many instances one managed-scaling step may add. GPU capacity is scarce
-# and expensive, so a burst adds instances in small steps.
-MAX_SCALING_STEP: Final = 2
 # The group's reservation preference: fill the targeted ODCR first, then
 # overflow to On-Demand (EC2 Auto Scaling CapacityReservationSpecification).
 ODCR_PREFERENCE: Final = "capacity-reservations-first"
-
-
-def warmup_s(spec: Spec) -> int:
-    """Seconds a new GPU instance needs before it carries load: boot, image pull, model load.
-
-    Rounded up to whole minutes and kept within what ECS accepts.
-    """
-    sim = spec.simulation
-    raw = sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
-    minutes = math.ceil(raw / 60) * 60
-    return min(max(minutes, MIN_WARMUP_S), MAX_WARMUP_S)
 
 
 @dataclass(frozen=True)
@@ -102,7 +87,7 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
             )
         ],
     )
-    warm = Duration.seconds(warmup_s(spec))
+    warm = Duration.seconds(instance_warmup_s(spec))
     asg = autoscaling.AutoScalingGroup(
         scope,
         "Asg",
@@ -161,8 +146,8 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
         # ASG, picks which GPU instance may go (only an empty one).
         enable_managed_termination_protection=True,
         enable_managed_draining=True,
-        instance_warmup_period=warmup_s(spec),
-        minimum_scaling_step_size=1,
-        maximum_scaling_step_size=MAX_SCALING_STEP,
+        instance_warmup_period=instance_warmup_s(spec),
+        minimum_scaling_step_size=MIN_SCALING_STEP,
+        maximum_scaling_step_size=max_scaling_step(spec),
     )
     return Capacity(launch_template=lt, asg=asg, capacity_provider=cp, security_group=sg)

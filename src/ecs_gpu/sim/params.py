@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import gpu_metric, managed_scaling
 from ecs_gpu.spec import Spec
 
 # --- Application Auto Scaling target tracking (aws-semantics §1) -------------------
@@ -44,15 +44,6 @@ CPR_FROM_ZERO: Final = 200.0
 DEFAULT_MIN_STEP: Final = 1
 DEFAULT_MAX_STEP: Final = 10000
 DEFAULT_INSTANCE_WARMUP_S: Final = 300.0
-# What the template deploys (ecs_gpu.infra.capacity, kept equal by
-# tests/sim/test_sim_deployed.py): the simulator runs the deployed settings,
-# not the API defaults. A step adds at most two scarce GPU instances; the
-# warm-up covers boot, image pull and model load in whole minutes, at least
-# the API default and at most the API maximum.
-DEPLOYED_MIN_STEP: Final = 1
-DEPLOYED_MAX_STEP: Final = 2
-DEPLOYED_MIN_WARMUP_S: Final = DEFAULT_INSTANCE_WARMUP_S
-MAX_INSTANCE_WARMUP_S: Final = 10_000.0  # API_ManagedScaling: 0-10000 s
 # Managed scale-in steps down by "more than one instance and less than 50%"
 # a minute. awsdocs/amazon-ecs-developer-guide@49232cf cluster-auto-scaling.md
 # "Scale-in considerations".
@@ -119,7 +110,7 @@ class SimParams:
     # the ASG alarm is not documented. Assumed one period.
     cpr_delay_s: float = 60.0
     # ManagedScaling settings: the API defaults here; from_spec sets what the
-    # template deploys (DEPLOYED_*, deployed_warmup_s).
+    # template deploys (ecs_gpu.managed_scaling).
     min_scaling_step: int = DEFAULT_MIN_STEP
     max_scaling_step: int = DEFAULT_MAX_STEP
     instance_warmup_s: float = DEFAULT_INSTANCE_WARMUP_S
@@ -177,14 +168,6 @@ class SimParams:
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
-def deployed_warmup_s(spec: Spec) -> float:
-    """The instanceWarmupPeriod the template sets: boot + pull + load, whole minutes."""
-    sim = spec.simulation
-    raw = sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
-    minutes = math.ceil(raw / 60) * 60.0
-    return min(max(minutes, DEPLOYED_MIN_WARMUP_S), MAX_INSTANCE_WARMUP_S)
-
-
 def from_spec(spec: Spec) -> SimParams:
     """Read every simulator input from a validated spec, as the template deploys it."""
     it = spec.instance
@@ -215,9 +198,10 @@ def from_spec(spec: Spec) -> SimParams:
         cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
         max_queue_s=float(sim.max_queue_s),
         gpu_metric_scope=GPU_METRIC_SCOPE[sc.gpu_metric],
-        min_scaling_step=DEPLOYED_MIN_STEP,
-        max_scaling_step=DEPLOYED_MAX_STEP,
-        instance_warmup_s=deployed_warmup_s(spec),
+        # The managed-scaling settings the template deploys (one source).
+        min_scaling_step=managed_scaling.MIN_SCALING_STEP,
+        max_scaling_step=managed_scaling.max_scaling_step(spec),
+        instance_warmup_s=float(managed_scaling.instance_warmup_s(spec)),
         host_cpu_policy_target_percent=(
             None
             if sim.host_cpu_policy_target_percent is None
