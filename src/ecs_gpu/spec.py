@@ -204,6 +204,35 @@ class LoadBalancerSpec(_Section):
         return v
 
 
+# An SNS topic ARN: partition, Region, 12-digit account, topic name (1-256
+# letters, digits, hyphens, underscores; ".fifo" for FIFO topics, which
+# CloudWatch alarms cannot publish to, so a FIFO name is refused).
+SNS_TOPIC_ARN_RE = r"^arn:aws[a-z-]*:sns:[a-z]{2}(-[a-z]+)+-\d:\d{12}:[A-Za-z0-9_-]{1,256}$"
+# Deliberately loose: SNS itself sends the confirmation mail, which is the real check.
+EMAIL_RE = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+
+
+class AlertsSpec(_Section):
+    """Who is told when the GPU metric stops arriving (and when it is back)."""
+
+    # An existing topic; the stack only publishes to it.
+    sns_topic_arn: Annotated[str, Field(pattern=SNS_TOPIC_ARN_RE)] | None = None
+    # Without a topic ARN: the stack creates an encrypted topic with these
+    # email subscriptions (each must confirm SNS's mail).
+    email: Annotated[list[Annotated[str, Field(pattern=EMAIL_RE)]], Field(min_length=1)] | None = (
+        None
+    )
+
+    @field_validator("email")
+    @classmethod
+    def _unique(cls, v: list[str] | None) -> list[str] | None:
+        lowered = [e.lower() for e in v or []]
+        twice = sorted({e for e in lowered if lowered.count(e) > 1})
+        if twice:
+            raise RuleError(f"lists {', '.join(twice)} more than once", "list each address once")
+        return v
+
+
 class SimulationSpec(_Section):
     """Inputs of the simulator that AWS cannot know: the workload's own speeds."""
 
@@ -236,6 +265,7 @@ class Spec(_Section):
     scaling: ScalingSpec
     network: NetworkSpec | None = None
     load_balancer: LoadBalancerSpec | None = None
+    alerts: AlertsSpec | None = None
     simulation: SimulationSpec = Field(default_factory=SimulationSpec)
 
     @property
@@ -284,6 +314,9 @@ _FIX_BY_KEY = {
     "load_balancer.certificate_arn": "use the full ACM certificate ARN in the stack's "
     'Region, e.g. "arn:aws:acm:us-east-1:123456789012:certificate/<id>"',
     "load_balancer.health_check_path": 'start it with "/" and use no spaces, e.g. "/health"',
+    "alerts.sns_topic_arn": "use the ARN of an existing standard (not FIFO) SNS topic, e.g. "
+    '"arn:aws:sns:us-east-1:123456789012:gpu-alerts" (`aws sns list-topics` shows them)',
+    "alerts.email": 'write each as a full address, e.g. "oncall@example.com"',
 }
 
 # Longest value echoed back in a message; a whole mistyped section is noise.
@@ -295,6 +328,7 @@ _SECTION_MODELS: dict[str, type[BaseModel]] = {
     "scaling": ScalingSpec,
     "network": NetworkSpec,
     "load_balancer": LoadBalancerSpec,
+    "alerts": AlertsSpec,
     "simulation": SimulationSpec,
 }
 
@@ -529,6 +563,30 @@ def cross_field_problems(spec: Spec, path: str = "spec") -> list[str]:
                     'scheme = "internal"',
                 )
             )
+    al = spec.alerts
+    if al is not None and al.sns_topic_arn is not None and al.email is not None:
+        p.append(
+            _rule(
+                path,
+                "alerts.email",
+                al.email,
+                "set together with alerts.sns_topic_arn: the stack either publishes to your "
+                "topic or creates its own for these addresses, not both",
+                "subscribe the addresses to your topic yourself and remove email, or remove "
+                "sns_topic_arn to have the stack create a topic",
+            )
+        )
+    if al is not None and al.sns_topic_arn is None and al.email is None:
+        p.append(
+            _rule(
+                path,
+                "alerts",
+                {},
+                "is empty, so nobody would be told when the GPU metric stops",
+                'add `sns_topic_arn = "arn:aws:sns:..."` or `email = ["you@example.com"]`, '
+                "or remove the [alerts] section",
+            )
+        )
     return p
 
 

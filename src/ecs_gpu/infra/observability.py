@@ -4,7 +4,8 @@ The reference module's 8.3.0 release scaled on a metric nobody wrote, and
 its dashboard showed "No data available" without anyone being told. Here
 every series is named from :mod:`ecs_gpu.gpu_metric` and
 :class:`ecs_gpu.naming.Names`, and :data:`Names.gpu_metric_missing_alarm`
-goes to ALARM when the GPU series is absent, not when it is high.
+goes to ALARM when the GPU series is absent, not when it is high. With
+``[alerts]`` the alarm tells a person, on ALARM and again on OK.
 """
 
 from __future__ import annotations
@@ -21,8 +22,13 @@ from ecs_gpu.spec import Spec
 
 ensure_node()
 
-from aws_cdk import Duration  # noqa: E402
+from aws_cdk import Aws, Duration, RemovalPolicy  # noqa: E402
 from aws_cdk import aws_cloudwatch as cw  # noqa: E402
+from aws_cdk import aws_cloudwatch_actions as cw_actions  # noqa: E402
+from aws_cdk import aws_iam as iam  # noqa: E402
+from aws_cdk import aws_kms as kms  # noqa: E402
+from aws_cdk import aws_sns as sns  # noqa: E402
+from aws_cdk import aws_sns_subscriptions as subs  # noqa: E402
 from constructs import Construct  # noqa: E402
 
 ECS_NAMESPACE: Final = "AWS/ECS"
@@ -38,6 +44,10 @@ BOOT_MARGIN_FACTOR: Final = 2
 MIN_EVALUATION_PERIODS: Final = 10
 # CloudWatch caps evaluation_periods x period at one day.
 MAX_EVALUATION_S: Final = 86_400
+# The alert topic's key is only for messages in flight; a short wait before
+# KMS deletes it after the stack is gone (7 days is the KMS minimum).
+ALERT_KEY_PENDING_WINDOW_DAYS: Final = 7
+CLOUDWATCH_PRINCIPAL: Final = "cloudwatch.amazonaws.com"
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,64 @@ class Observability:
 
     dashboard: cw.Dashboard
     gpu_metric_missing_alarm: cw.Alarm
+    # Where the alarm publishes: the spec's topic, the stack's own, or None.
+    alert_topic: sns.ITopic | None
+    # Set only when the stack created the topic (``[alerts] email``).
+    alert_key: kms.Key | None
+
+
+def _alarm_arn(alarm_name: str) -> str:
+    return f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:{alarm_name}"
+
+
+def _own_topic(scope: Construct, alarm_name: str, emails: list[str]) -> tuple[sns.Topic, kms.Key]:
+    """An encrypted topic CloudWatch can publish to, with one email subscription per address.
+
+    Not the AWS-managed ``alias/aws/sns`` key: its policy cannot be changed
+    to let CloudWatch use it, so alarm notifications to such a topic are
+    dropped. A customer-managed key, used by this topic alone, grants
+    CloudWatch the two calls SNS needs to encrypt the message.
+    """
+    key = kms.Key(
+        scope,
+        "AlertKey",
+        description=f"encrypts the {alarm_name} alert topic",
+        enable_key_rotation=True,
+        pending_window=Duration.days(ALERT_KEY_PENDING_WINDOW_DAYS),
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    key.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid="CloudWatchAlarmsEncryptToTheTopic",
+            principals=[iam.ServicePrincipal(CLOUDWATCH_PRINCIPAL)],
+            actions=["kms:Decrypt", "kms:GenerateDataKey*"],
+            resources=["*"],
+        )
+    )
+    topic = sns.Topic(
+        scope,
+        "AlertTopic",
+        display_name=f"ecs-gpu {alarm_name}",
+        master_key=key,
+        enforce_ssl=True,
+    )
+    # The topic policy enforce_ssl writes replaces SNS's default one, so
+    # CloudWatch's publish must be allowed here, and only from this alarm.
+    topic.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid="CloudWatchAlarmPublishes",
+            principals=[iam.ServicePrincipal(CLOUDWATCH_PRINCIPAL)],
+            actions=["sns:Publish"],
+            resources=[topic.topic_arn],
+            conditions={
+                "ArnEquals": {"aws:SourceArn": _alarm_arn(alarm_name)},
+                "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+            },
+        )
+    )
+    for address in emails:
+        topic.add_subscription(subs.EmailSubscription(address))
+    return topic, key
 
 
 def first_datapoint_s(spec: Spec) -> float:
@@ -160,6 +228,17 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
         datapoints_to_alarm=missing_alarm_evaluation_periods(spec),
         treat_missing_data=cw.TreatMissingData.BREACHING,
     )
+    topic: sns.ITopic | None = None
+    key: kms.Key | None = None
+    alerts = spec.alerts
+    if alerts is not None and alerts.sns_topic_arn is not None:
+        topic = sns.Topic.from_topic_arn(node, "AlertTopicRef", alerts.sns_topic_arn)
+    elif alerts is not None and alerts.email is not None:
+        topic, key = _own_topic(node, names.gpu_metric_missing_alarm, alerts.email)
+    if topic is not None:
+        # OK too: the person told "GPU metric missing" is told when it is back.
+        alarm.add_alarm_action(cw_actions.SnsAction(topic))
+        alarm.add_ok_action(cw_actions.SnsAction(topic))
 
     def target(value: float, what: str) -> cw.HorizontalAnnotation:
         return cw.HorizontalAnnotation(value=value, label=f"{what} target {value:g} %")
@@ -267,4 +346,6 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
         ],
     ]
     dashboard = cw.Dashboard(node, "Dashboard", dashboard_name=names.dashboard, widgets=widgets)
-    return Observability(dashboard=dashboard, gpu_metric_missing_alarm=alarm)
+    return Observability(
+        dashboard=dashboard, gpu_metric_missing_alarm=alarm, alert_topic=topic, alert_key=key
+    )
