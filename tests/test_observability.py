@@ -39,10 +39,16 @@ cpu_target_percent = 75
 instance_boot_s = 600.0
 """
 
+EMAIL_ALERTS = """
+[alerts]
+email = ["oncall@example.com", "ml-team@example.com"]
+"""
+
 # Every example (the dashboard and alarm contract holds on each) plus one built here.
 SPECS: dict[str, Spec] = {
     **{p.stem: load_spec(p) for p in sorted((ROOT / "examples").glob("*.toml"))},
     "built": parse_spec(BUILT_SPEC, "built.toml"),
+    "built-email": parse_spec(BUILT_SPEC + EMAIL_ALERTS, "built-email.toml"),
 }
 
 
@@ -254,3 +260,100 @@ def test_dashboard_shows_the_alarm_state(case: tuple[Spec, dict[str, Any]]) -> N
     )
     parts = _one(template, "AWS::CloudWatch::Dashboard")["DashboardBody"]["Fn::Join"][1]
     assert {"Fn::GetAtt": [alarm_id, "Arn"]} in parts
+
+
+# --- [alerts]: who is told ----------------------------------------------------------
+
+
+def _resources(template: dict[str, Any], rtype: str) -> dict[str, dict[str, Any]]:
+    return {k: r for k, r in template["Resources"].items() if r["Type"] == rtype}
+
+
+def _arn_text(value: Any) -> str:
+    """A Fn::Join'ed ARN as text, pseudo parameters as ${Name}."""
+    if isinstance(value, str):
+        return value
+    sep, parts = value["Fn::Join"]
+    return str(sep).join(p if isinstance(p, str) else "${" + str(p["Ref"]) + "}" for p in parts)
+
+
+def test_alarm_notifies_on_alarm_and_on_ok_only_with_alerts(
+    case: tuple[Spec, dict[str, Any]],
+) -> None:
+    spec, template = case
+    alarm = _one(template, "AWS::CloudWatch::Alarm")
+    if spec.alerts is None:
+        # Nobody to tell: no action at all (an action to nowhere fails on deploy).
+        assert "AlarmActions" not in alarm and "OKActions" not in alarm
+        assert not _resources(template, "AWS::SNS::Topic")
+        return
+    assert len(alarm["AlarmActions"]) == 1
+    # Recovery is announced to the same people.
+    assert alarm["OKActions"] == alarm["AlarmActions"]
+    assert "InsufficientDataActions" not in alarm
+    if spec.alerts.sns_topic_arn is not None:
+        assert alarm["AlarmActions"] == [spec.alerts.sns_topic_arn]
+        assert not _resources(template, "AWS::SNS::Topic")
+        assert not _resources(template, "AWS::KMS::Key")
+    else:
+        (topic_id,) = _resources(template, "AWS::SNS::Topic")
+        assert alarm["AlarmActions"] == [{"Ref": topic_id}]
+
+
+def test_an_example_sends_alerts_to_an_existing_topic() -> None:
+    spec = SPECS["g6e-alb-odcr"]
+    assert spec.alerts is not None and spec.alerts.sns_topic_arn is not None
+
+
+def test_own_topic_subscribes_each_address_by_email(templates: dict[str, dict[str, Any]]) -> None:
+    template = templates["built-email"]
+    (topic_id,) = _resources(template, "AWS::SNS::Topic")
+    subs = [r["Properties"] for r in _resources(template, "AWS::SNS::Subscription").values()]
+    assert sorted(s["Endpoint"] for s in subs) == ["ml-team@example.com", "oncall@example.com"]
+    assert all(s["Protocol"] == "email" and s["TopicArn"] == {"Ref": topic_id} for s in subs)
+
+
+def test_own_topic_uses_a_customer_key_cloudwatch_may_use(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    template = templates["built-email"]
+    ((key_id, key),) = _resources(template, "AWS::KMS::Key").items()
+    topic = _one(template, "AWS::SNS::Topic")
+    # Not alias/aws/sns: CloudWatch cannot use the AWS-managed key, and
+    # notifications to a topic encrypted with it are dropped.
+    assert topic["KmsMasterKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    assert key["Properties"]["EnableKeyRotation"] is True
+    assert key["DeletionPolicy"] == "Delete"
+    assert key["Properties"]["PendingWindowInDays"] == 7
+    (cloudwatch,) = [
+        st
+        for st in key["Properties"]["KeyPolicy"]["Statement"]
+        if st.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}
+    ]
+    assert cloudwatch["Effect"] == "Allow"
+    assert sorted(cloudwatch["Action"]) == ["kms:Decrypt", "kms:GenerateDataKey*"]
+
+
+def test_own_topic_takes_tls_publishes_from_this_alarm_only(
+    templates: dict[str, dict[str, Any]],
+) -> None:
+    template = templates["built-email"]
+    (topic_id,) = _resources(template, "AWS::SNS::Topic")
+    policy = _one(template, "AWS::SNS::TopicPolicy")
+    assert policy["Topics"] == [{"Ref": topic_id}]
+    by_sid = {st["Sid"]: st for st in policy["PolicyDocument"]["Statement"]}
+    deny = by_sid["AllowPublishThroughSSLOnly"]
+    assert deny["Effect"] == "Deny" and deny["Principal"] == "*"
+    assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    publish = by_sid["CloudWatchAlarmPublishes"]
+    assert publish["Effect"] == "Allow"
+    assert publish["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert publish["Action"] == "sns:Publish"
+    assert publish["Resource"] == {"Ref": topic_id}
+    alarm_name = Names("obs-test").gpu_metric_missing_alarm
+    assert _arn_text(publish["Condition"]["ArnEquals"]["aws:SourceArn"]) == (
+        "arn:${AWS::Partition}:cloudwatch:${AWS::Region}:${AWS::AccountId}:alarm:" + alarm_name
+    )
+    assert publish["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    # Nothing else is allowed: the policy replaces SNS's default one.
+    assert set(by_sid) == {"AllowPublishThroughSSLOnly", "CloudWatchAlarmPublishes"}

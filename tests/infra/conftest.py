@@ -22,6 +22,7 @@ USER_VPC = """
 vpc_id = "vpc-0a1b2c3d4e5f60718"
 subnet_ids = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]
 """
+ALERT_EMAILS = '\n[alerts]\nemail = ["oncall@example.com", "ml-team@example.com"]\n'
 # Spec shapes the examples do not cover; each is validated (synth, cfn-lint,
 # cdk-nag) once per session.
 VARIANTS = {
@@ -33,6 +34,8 @@ VARIANTS = {
     "user-vpc-no-alb": G5 + USER_VPC,
     # One instance more than max_tasks needs: deployments at full scale start first.
     "deploy-headroom": G5.replace("max_instances = 4", "max_instances = 5"),
+    # The stack's own alert topic (a topic ARN is in examples/g6e-alb-odcr.toml).
+    "alerts-email": G5 + ALERT_EMAILS,
 }
 
 

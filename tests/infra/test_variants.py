@@ -122,3 +122,44 @@ def test_ecr_repository_arn_names_the_partition(
     from ecs_gpu.infra.task import ecr_repository
 
     assert ecr_repository(image) == expected
+
+
+def test_alerts_email_stack_notifies_its_own_topic(variant_reports: dict[str, Any]) -> None:
+    t = variant_reports["alerts-email"].template
+    topic_id, topic = one(t, "AWS::SNS::Topic")
+    key_id, _ = one(t, "AWS::KMS::Key")
+    assert topic["Properties"]["KmsMasterKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
+    alarm = props(t, "AWS::CloudWatch::Alarm")
+    assert alarm["AlarmName"] == Names("vllm-g5").gpu_metric_missing_alarm
+    assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": topic_id}]
+    endpoints = sorted(
+        r["Properties"]["Endpoint"] for r in resources(t, "AWS::SNS::Subscription").values()
+    )
+    assert endpoints == ["ml-team@example.com", "oncall@example.com"]
+
+
+def test_alerts_topic_arn_example_publishes_there(templates: dict[str, Any]) -> None:
+    t = templates["g6e-alb-odcr.toml"]
+    alarm = props(t, "AWS::CloudWatch::Alarm")
+    arn = "arn:aws:sns:us-east-1:123456789012:gpu-alerts"
+    assert alarm["AlarmActions"] == alarm["OKActions"] == [arn]
+    assert not resources(t, "AWS::SNS::Topic") and not resources(t, "AWS::KMS::Key")
+
+
+def test_no_alerts_no_actions(templates: dict[str, Any]) -> None:
+    alarm = props(templates["g5-vllm.toml"], "AWS::CloudWatch::Alarm")
+    assert "AlarmActions" not in alarm and "OKActions" not in alarm
+
+
+@pytest.mark.parametrize("variant", ["alerts-email", "asg-average"])
+def test_deployments_do_not_roll_back_on_the_missing_metric_alarm(
+    variant: str, variant_reports: dict[str, Any]
+) -> None:
+    # docs/template.md: the alarm judges the hosts, not a task revision, and
+    # is in ALARM until a fresh stack's first instance reports.
+    deploy = props(variant_reports[variant].template, "AWS::ECS::Service")[
+        "DeploymentConfiguration"
+    ]
+    # CDK writes the block switched off; it must stay off and name nothing.
+    assert deploy.get("Alarms", {}) in ({}, {"AlarmNames": [], "Enable": False, "Rollback": False})
+    assert deploy["DeploymentCircuitBreaker"] == {"Enable": True, "Rollback": True}
