@@ -753,3 +753,26 @@ def test_an_event_without_a_timestamp_sorts_last_not_unknown(healthy: Callable[[
     s["services"][0]["events"].append({"id": "old", "message": "(service x) started 1 tasks"})
     result = {r.check.id: r for r in run_checks(s).results}["SVC001"]
     assert result.status == "finding", result.reason
+
+
+def test_met003_says_nobody_was_told_when_the_alarm_has_no_actions(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    missing_alarm_firing(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "MET003"]
+    assert "Nobody was told" in f.fix and "[alerts]" in f.fix
+    assert any(e.kind == "alarms" and e.field == "AlarmActions" for e in f.evidence)
+
+
+def test_met003_with_a_topic_does_not_ask_for_alerts(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    missing_alarm_firing(s)
+    topic = "arn:aws:sns:us-east-1:123456789012:gpu-alerts"
+    s["alarms"][2]["AlarmActions"] = [topic]
+    s["alarms"][2]["OKActions"] = [topic]
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "MET003"]
+    assert "--probe-hosts" in f.fix
+    assert "[alerts]" not in f.fix
+    assert not any(e.field == "AlarmActions" for e in f.evidence)

@@ -862,16 +862,22 @@ def _missing_metric_alarm(s: Snapshot, c: Check) -> list[Finding]:
     a = found[0]
     if a.get("StateValue") != "ALARM":
         return []
-    return [
-        c.finding(
-            [
-                Evidence("alarms", name, "StateValue", "ALARM"),
-                Evidence("alarms", name, "StateReason", a.get("StateReason")),
-            ],
-            "The GPU metric stopped arriving. Run `ecs-gpu doctor --probe-hosts` and fix what "
-            "the HOST checks report (agent down, nvidia-smi missing, PutMetricData denied).",
-        )
+    evidence = [
+        Evidence("alarms", name, "StateValue", "ALARM"),
+        Evidence("alarms", name, "StateReason", a.get("StateReason")),
     ]
+    fix = (
+        "The GPU metric stopped arriving. Run `ecs-gpu doctor --probe-hosts` and fix what "
+        "the HOST checks report (agent down, nvidia-smi missing, PutMetricData denied)."
+    )
+    if not a.get("AlarmActions"):
+        # A firing alarm nobody hears is how the reference's 8.3.0 went unnoticed.
+        evidence.append(Evidence("alarms", name, "AlarmActions", a.get("AlarmActions", [])))
+        fix += (
+            " Nobody was told: the alarm has no actions. Add an [alerts] section "
+            "(sns_topic_arn or email, docs/spec.md) to the spec and redeploy."
+        )
+    return [c.finding(evidence, fix)]
 
 
 def _policy_metrics(p: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
