@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import gzip
+import json
 import re
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -223,12 +227,72 @@ def test_memory_model_numbers() -> None:
 
 
 def test_tasks_per_instance_gpu_bound() -> None:
+    # g6.48xlarge: 8 GPUs and 15 network interfaces, so the GPUs bind.
+    g6_48 = lookup("g6.48xlarge")
+    assert g6_48.tasks_per_instance(1, 1024, 4096) == 8
+    assert g6_48.binding_limits(1, 1024, 4096) == [catalog.GPU]
+    assert g6_48.tasks_per_instance(2, 1024, 4096) == 4
+    assert g6_48.tasks_per_instance(3, 1024, 4096) == 2
+    assert g6_48.tasks_per_instance(8, 1024, 4096) == 1
+    assert g6_48.tasks_per_instance(9, 1024, 4096) == 0
+
+
+def test_tasks_per_instance_eni_bound() -> None:
+    # 8 GPUs but 7 ENIs: the primary interface is the instance's, six are left for tasks.
     g5_48 = lookup("g5.48xlarge")
-    assert g5_48.tasks_per_instance(1, 1024, 4096) == 8
+    assert (g5_48.gpus, g5_48.max_network_interfaces, g5_48.awsvpc_task_slots) == (8, 7, 6)
+    assert g5_48.tasks_per_instance(1, 1024, 4096) == 6
+    assert g5_48.binding_limits(1, 1024, 4096) == [catalog.ENI]
+    # Two GPUs per task leave four tasks, within the six interfaces: GPUs bind again.
     assert g5_48.tasks_per_instance(2, 1024, 4096) == 4
-    assert g5_48.tasks_per_instance(3, 1024, 4096) == 2
-    assert g5_48.tasks_per_instance(8, 1024, 4096) == 1
-    assert g5_48.tasks_per_instance(9, 1024, 4096) == 0
+    assert g5_48.binding_limits(2, 1024, 4096) == [catalog.GPU]
+    # Multi-card types count only the default card: p5.48xlarge has 64 interfaces on
+    # 32 cards, 2 of them on card 0.
+    p5 = lookup("p5.48xlarge")
+    assert (p5.max_network_interfaces, p5.default_card_network_interfaces) == (64, 2)
+    assert p5.tasks_per_instance(1, 1024, 4096) == 1
+    assert p5.tasks_per_instance(8, 1024, 4096) == 1
+
+
+def test_binding_limits_name_ties_in_order() -> None:
+    g5 = lookup("g5.xlarge")  # 1 GPU, 4096 CPU units, 14888 MiB for tasks, 3 task ENIs
+    assert g5.binding_limits(1, 4096, 14888) == [catalog.GPU, catalog.CPU, catalog.MEMORY]
+    assert g5.placement_limits(1, 1024, 1024) == {
+        catalog.GPU: 1,
+        catalog.CPU: 4,
+        catalog.MEMORY: 14,
+        catalog.ENI: 3,
+    }
+
+
+def test_every_type_holds_at_least_one_awsvpc_task() -> None:
+    for name, t in CATALOG.items():
+        assert t.awsvpc_task_slots >= 1, name
+        assert t.default_card_network_interfaces <= t.max_network_interfaces, name
+
+
+def _describe_instance_types() -> dict[str, Any]:
+    """EC2 DescribeInstanceTypes as moto ships it (generated from the real API)."""
+    data = resources.files("moto.ec2").joinpath("resources/instance_types.json.gz")
+    with data.open("rb") as raw, gzip.open(raw) as f:
+        types: dict[str, Any] = json.load(f)
+    return types
+
+
+def test_network_interfaces_match_describe_instance_types() -> None:
+    ec2 = _describe_instance_types()
+    checked = 0
+    for name, t in CATALOG.items():
+        if name not in ec2:
+            # moto's copy has no p3 (previous generation): docs/catalog.md sources it.
+            assert t.family == "p3", f"{name} missing from DescribeInstanceTypes"
+            continue
+        net = ec2[name]["NetworkInfo"]
+        cards = {c["NetworkCardIndex"]: c["MaximumNetworkInterfaces"] for c in net["NetworkCards"]}
+        assert t.max_network_interfaces == net["MaximumNetworkInterfaces"], name
+        assert t.default_card_network_interfaces == cards[net["DefaultNetworkCardIndex"]], name
+        checked += 1
+    assert checked == len(CATALOG) - 3
 
 
 def test_tasks_per_instance_cpu_bound() -> None:
@@ -269,5 +333,20 @@ def test_docs_catalog_lists_every_type_and_refusal() -> None:
         cells = [c.strip() for c in rows[name].split("|")]
         assert f"{t.price_usd_per_hour:g}" in cells and t.price_date in cells, rows[name]
         assert str(t.gpus) == cells[2] and str(t.gpu_memory_mib) == cells[4], rows[name]
+        assert cells[8] == f"{t.max_network_interfaces} ({t.awsvpc_task_slots})", rows[name]
     for family in REFUSED_FAMILIES:
         assert family in rows, f"docs/catalog.md does not list refused family {family}"
+
+
+def test_catalog_command_shows_enis(capsys: pytest.CaptureFixture[str]) -> None:
+    from ecs_gpu import cli
+
+    assert cli.main(["catalog"]) == 0
+    out = capsys.readouterr().out
+    assert "ENIs" in out
+    rows = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    for name, t in CATALOG.items():
+        # Every type uncut on a default 80-column console, with "total (awsvpc tasks)".
+        assert name in rows, out
+        eni = rf" {t.max_network_interfaces} \({t.awsvpc_task_slots}\) "
+        assert re.search(eni, rows[name]), rows[name]

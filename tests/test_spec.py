@@ -576,17 +576,91 @@ def test_max_tasks_must_be_reachable() -> None:
 
 
 def test_max_tasks_reachable_counts_tasks_per_instance() -> None:
-    text = with_("scaling", max_tasks=16).replace('"g5.xlarge"', '"g5.48xlarge"')
+    # g6.48xlarge: 8 GPUs and 15 network interfaces, so the GPUs bind (g5.48xlarge's 7
+    # interfaces would, see the ENI test below).
+    text = with_("scaling", max_tasks=16).replace('"g5.xlarge"', '"g6.48xlarge"')
     spec = parse_spec(text.replace("memory_mib = 12288", "memory_mib = 4096"), PATH)
     assert spec.tasks_per_instance == 8
     line = one_problem(
         with_("scaling", max_tasks=33)
-        .replace('"g5.xlarge"', '"g5.48xlarge"')
+        .replace('"g5.xlarge"', '"g6.48xlarge"')
         .replace("memory_mib = 12288", "memory_mib = 4096"),
         "scaling.max_tasks",
         "33",
     )
     assert "raise capacity.max_instances to 5, or lower max_tasks to 32" in line
+
+
+def _fit_spec(
+    instance: str, gpus: int, cpu: int, mem: int, max_instances: int, max_tasks: int
+) -> str:
+    doc = copy.deepcopy(FULL)
+    doc["service"].update(gpus_per_task=gpus, cpu_units=cpu, memory_mib=mem)
+    doc["capacity"].update(instance_type=instance, max_instances=max_instances)
+    doc["scaling"]["max_tasks"] = max_tasks
+    return dumps(doc)
+
+
+# One case per resource that can bind tasks per instance: (instance, GPUs, CPU units,
+# MiB per task) -> per instance, and what the message must say about it.
+RESOURCES = ("GPUs:", "CPU:", "memory:", "network interfaces:")
+BINDING_CASES = [
+    pytest.param(
+        ("g6.48xlarge", 2, 1024, 4096), 4, "GPUs: 8 on the instance, 2 per task", id="GPU"
+    ),
+    pytest.param(
+        ("g4dn.12xlarge", 1, 16384, 4096), 3, "CPU: 49152 units on the instance", id="CPU"
+    ),
+    pytest.param(
+        ("g6.12xlarge", 1, 1024, 92149),
+        2,
+        "memory: about 184299 MiB left for tasks, 92149 per task",
+        id="memory",
+    ),
+    pytest.param(
+        ("g5.48xlarge", 1, 1024, 4096),
+        6,
+        "network interfaces: every task (awsvpc network mode) needs its own ENI and "
+        "g5.48xlarge takes 7",
+        id="ENI",
+    ),
+]
+
+
+@pytest.mark.parametrize(("task", "per", "why"), BINDING_CASES)
+def test_max_tasks_message_names_the_binding_resource(
+    task: tuple[str, int, int, int], per: int, why: str
+) -> None:
+    instance = task[0]
+    # Exactly what 2 instances hold is valid; one more task is not.
+    assert parse_spec(_fit_spec(*task, 2, 2 * per), PATH).tasks_per_instance == per
+    line = one_problem(_fit_spec(*task, 2, 2 * per + 1), "scaling.max_tasks", str(2 * per + 1))
+    assert f"2 x {instance} fit only {2 * per} tasks ({per} per instance); limited by " in line
+    assert why in line
+    assert f"raise capacity.max_instances to 3, or lower max_tasks to {2 * per}" in line
+    # Only the binding resource is named; the ENI fix appears only when ENIs bind.
+    assert [r for r in RESOURCES if r in line] == [r for r in RESOURCES if why.startswith(r)]
+    eni_bound = why.startswith("network interfaces")
+    assert ("more network interfaces (`ecs-gpu catalog`" in line) is eni_bound
+    assert ("awsvpcTrunking" in line) is eni_bound
+
+
+def test_eight_one_gpu_tasks_never_fit_one_g5_48xlarge() -> None:
+    # The case: 8 GPUs, but 7 network interfaces, one of them the instance's.
+    text = _fit_spec("g5.48xlarge", 1, 1024, 4096, 2, 16)
+    line = one_problem(text, "scaling.max_tasks", "16")
+    assert "2 x g5.48xlarge fit only 12 tasks (6 per instance)" in line
+    assert "raise capacity.max_instances to 3, or lower max_tasks to 12" in line
+    # Two GPUs per task: four tasks need four ENIs, so the GPUs bind again.
+    assert parse_spec(_fit_spec("g5.48xlarge", 2, 1024, 4096, 2, 8), PATH).tasks_per_instance == 4
+
+
+def test_tied_resources_are_all_named() -> None:
+    # g5.xlarge with FULL's task: one GPU, 4096 // 3072 CPU and 14888 // 12288 MiB: all 1.
+    line = one_problem(with_("scaling", max_tasks=5), "scaling.max_tasks", "5")
+    assert "limited by GPUs: 1 on the instance, 1 per task and by CPU: " in line
+    assert "and by memory: about 14888 MiB" in line
+    assert "network interfaces" not in line
 
 
 def test_huge_max_tasks_does_not_overflow() -> None:

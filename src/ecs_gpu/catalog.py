@@ -6,8 +6,10 @@ counts, per-GPU memory (MiB, as EC2 DescribeInstanceTypes reports it), vCPUs
 and memory follow aws/karpenter-provider-aws
 ``website/content/en/preview/reference/instance-types.md`` (commit 1d92708,
 generated from DescribeInstanceTypes); p3 comes from the same repository's
-``v1.12`` page, because the current page no longer lists it. docs/catalog.md
-gives the source of every column and every price.
+``v1.12`` page, because the current page no longer lists it. Network
+interface limits follow DescribeInstanceTypes ``NetworkInfo`` (see
+``_NETWORK_INTERFACES``). docs/catalog.md gives the source of every column and
+every price.
 Families AWS does not support for ECS GPU tasks are refused with the reason.
 """
 
@@ -39,6 +41,12 @@ ECS_RESERVED_MEMORY_MIB: Final = 512
 # reverse; it under-states large types by up to ~4 %.
 OS_MEMORY_OVERHEAD_FRACTION: Final = 0.06
 
+# Names of the resources one task placement consumes, in the order messages list them.
+GPU: Final = "GPU"
+CPU: Final = "CPU"
+MEMORY: Final = "memory"
+ENI: Final = "network interfaces"
+
 
 @dataclass(frozen=True)
 class InstanceType:
@@ -49,6 +57,11 @@ class InstanceType:
     vcpus: int
     memory_gib: float
     price_usd_per_hour: float
+    # EC2 NetworkInfo.MaximumNetworkInterfaces: all network cards together.
+    max_network_interfaces: int
+    # MaximumNetworkInterfaces of the card at DefaultNetworkCardIndex; equal to the
+    # above on single-card types.
+    default_card_network_interfaces: int
     # When the price was read, and why it is not a plain offer-file price.
     price_date: str = PRICE_DATE
     price_note: str = ""
@@ -77,15 +90,40 @@ class InstanceType:
         """Memory ECS can hand to tasks after the OS and ECS_RESERVED_MEMORY."""
         return self.registered_memory_mib - ECS_RESERVED_MEMORY_MIB
 
-    def tasks_per_instance(self, gpus_per_task: int, cpu_units: int, memory_mib: int) -> int:
-        """How many copies of a task fit on one instance (GPU, CPU and memory)."""
+    @property
+    def awsvpc_task_slots(self) -> int:
+        """awsvpc tasks the instance's network interfaces allow without ENI trunking.
+
+        Every task gets its own ENI and the instance's primary ENI is not one of
+        them (ECS developer guide, "Increasing Amazon ECS Linux container instance
+        network interfaces"). Only the default network card counts: EC2 attaches an
+        interface to card 0 unless told otherwise, and no ECS document says task ENIs
+        go elsewhere, so the smaller, certain figure applies (docs/catalog.md).
+        """
+        return self.default_card_network_interfaces - 1
+
+    def placement_limits(
+        self, gpus_per_task: int, cpu_units: int, memory_mib: int
+    ) -> dict[str, int]:
+        """Copies of a task one instance holds by each resource alone (GPU, CPU, memory, ENI)."""
         if gpus_per_task <= 0 or cpu_units <= 0 or memory_mib <= 0:
             raise ValueError("a task needs at least one GPU, one CPU unit and 1 MiB")
-        return min(
-            self.gpus // gpus_per_task,
-            self.cpu_units // cpu_units,
-            self.schedulable_memory_mib // memory_mib,
-        )
+        return {
+            GPU: self.gpus // gpus_per_task,
+            CPU: self.cpu_units // cpu_units,
+            MEMORY: self.schedulable_memory_mib // memory_mib,
+            ENI: self.awsvpc_task_slots,
+        }
+
+    def tasks_per_instance(self, gpus_per_task: int, cpu_units: int, memory_mib: int) -> int:
+        """How many copies of a task fit on one instance (GPU, CPU, memory and ENIs)."""
+        return min(self.placement_limits(gpus_per_task, cpu_units, memory_mib).values())
+
+    def binding_limits(self, gpus_per_task: int, cpu_units: int, memory_mib: int) -> list[str]:
+        """The resources that set tasks_per_instance (several when they tie)."""
+        limits = self.placement_limits(gpus_per_task, cpu_units, memory_mib)
+        fewest = min(limits.values())
+        return [name for name, n in limits.items() if n == fewest]
 
 
 def _family(
@@ -106,12 +144,67 @@ def _family(
             vcpus,
             mem,
             price,
+            *_NETWORK_INTERFACES[f"{family}.{size}"],
             price_date=price_date,
             price_note=price_note,
         )
         for size, gpus, vcpus, mem, price in sizes
     ]
 
+
+# name -> (NetworkInfo.MaximumNetworkInterfaces, MaximumNetworkInterfaces of the
+# default network card), from EC2 DescribeInstanceTypes as mirrored by moto 5.2's
+# ec2/resources/instance_types.json and aws/amazon-vpc-cni-k8s
+# pkg/vpc/vpc_ip_resource_limit.go (commit 6152e01, 17 Regions queried); the two
+# agree on every type both list. moto has no p3: its rows come from the CNI file.
+_NETWORK_INTERFACES: Final[dict[str, tuple[int, int]]] = {
+    "g4dn.xlarge": (3, 3),
+    "g4dn.2xlarge": (3, 3),
+    "g4dn.4xlarge": (3, 3),
+    "g4dn.8xlarge": (4, 4),
+    "g4dn.16xlarge": (4, 4),
+    "g4dn.12xlarge": (8, 8),
+    "g4dn.metal": (15, 15),
+    "g5.xlarge": (4, 4),
+    "g5.2xlarge": (4, 4),
+    "g5.4xlarge": (8, 8),
+    "g5.8xlarge": (8, 8),
+    "g5.16xlarge": (8, 8),
+    "g5.12xlarge": (15, 15),
+    "g5.24xlarge": (15, 15),
+    # 8 GPUs but 7 interfaces: at most six awsvpc tasks without trunking.
+    "g5.48xlarge": (7, 7),
+    "g6.xlarge": (4, 4),
+    "g6.2xlarge": (4, 4),
+    "g6.4xlarge": (8, 8),
+    "g6.8xlarge": (8, 8),
+    "g6.16xlarge": (15, 15),
+    "g6.12xlarge": (8, 8),
+    "g6.24xlarge": (15, 15),
+    "g6.48xlarge": (15, 15),
+    "g6e.xlarge": (4, 4),
+    "g6e.2xlarge": (4, 4),
+    "g6e.4xlarge": (8, 8),
+    "g6e.8xlarge": (8, 8),
+    "g6e.16xlarge": (15, 15),
+    "g6e.12xlarge": (10, 10),
+    "g6e.24xlarge": (20, 10),
+    "g6e.48xlarge": (40, 10),
+    "gr6.4xlarge": (8, 8),
+    "gr6.8xlarge": (8, 8),
+    "p3.2xlarge": (4, 4),
+    "p3.8xlarge": (8, 8),
+    "p3.16xlarge": (8, 8),
+    "p3dn.24xlarge": (15, 15),
+    "p4d.24xlarge": (60, 15),
+    "p4de.24xlarge": (60, 15),
+    "p5.4xlarge": (4, 4),
+    # 32 cards of 2 interfaces each: one awsvpc task per instance on card 0.
+    "p5.48xlarge": (64, 2),
+    "p5e.48xlarge": (64, 2),
+    "p5en.48xlarge": (64, 4),
+    "p6-b200.48xlarge": (32, 4),
+}
 
 # (size, GPUs, vCPUs, memory GiB, USD/hour). Per-GPU memory is EC2's MiB figure
 # (an A10G "24 GB" is 22888 MiB), which is what nvidia-smi memory_total shows

@@ -397,6 +397,23 @@ def _rule(path: str, key: str, value: object, what: str, fix: str) -> str:
     return f"{path}: {key} = {value!r}: {what}. Fix: {fix}."
 
 
+def _fit_reason(spec: Spec, binding: list[str]) -> str:
+    """Which resources hold one instance to tasks_per_instance copies, with the numbers."""
+    svc, it = spec.service, spec.instance
+    why = {
+        catalog.GPU: f"GPUs: {it.gpus} on the instance, {svc.gpus_per_task} per task",
+        catalog.CPU: f"CPU: {it.cpu_units} units on the instance, {svc.cpu_units} per task",
+        catalog.MEMORY: f"memory: about {it.schedulable_memory_mib} MiB left for tasks, "
+        f"{svc.memory_mib} per task",
+        # The ENI limit is the one users do not expect: say where it comes from.
+        catalog.ENI: f"network interfaces: every task (awsvpc network mode) needs its own ENI "
+        f"and {it.name} takes {it.default_card_network_interfaces} on its default network "
+        "card, one of them the instance's own; ecs-gpu does not count ENI trunking "
+        "(awsvpcTrunking), which it cannot see",
+    }
+    return "limited by " + " and by ".join(why[name] for name in binding)
+
+
 def cross_field_problems(spec: Spec, path: str = "spec") -> list[str]:
     """Rules that span keys. Each returned line names file, key, value and the fix."""
     p: list[str] = []
@@ -501,15 +518,22 @@ def cross_field_problems(spec: Spec, path: str = "spec") -> list[str]:
     per = spec.tasks_per_instance if not p else 0
     if per >= 1 and sc.max_tasks > per * cap.max_instances:
         need = -(-sc.max_tasks // per)  # integer ceil: TOML ints are unbounded
+        binding = it.binding_limits(svc.gpus_per_task, svc.cpu_units, svc.memory_mib)
+        fix = f"raise capacity.max_instances to {need}, or lower max_tasks to "
+        fix += f"{per * cap.max_instances}"
+        if catalog.ENI in binding:
+            fix += (
+                ", or pick an instance type with more network interfaces (`ecs-gpu catalog`, "
+                "column ENIs: the number in brackets is awsvpc tasks per instance)"
+            )
         p.append(
             _rule(
                 path,
                 "scaling.max_tasks",
                 sc.max_tasks,
                 f"{cap.max_instances} x {it.name} fit only {per * cap.max_instances} tasks "
-                f"({per} per instance)",
-                f"raise capacity.max_instances to {need}, or lower max_tasks to "
-                f"{per * cap.max_instances}",
+                f"({per} per instance); {_fit_reason(spec, binding)}",
+                fix,
             )
         )
     if sc.min_tasks > per * cap.max_instances and per >= 1:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -29,20 +30,29 @@ console = Console(highlight=False, emoji=False)
 
 @app.command("catalog")
 def catalog_cmd() -> None:
-    """List the GPU instance types ecs-gpu supports, with GPUs, memory and price.
+    """List the GPU instance types ecs-gpu supports, with GPUs, memory, ENIs and price.
+
+    "ENIs" is EC2's network interface limit (all network cards) and, in
+    brackets, how many awsvpc tasks its default card leaves room for without ENI
+    trunking: one interface per task after the instance's own.
 
     Example:
 
         ecs-gpu catalog
     """
+    # Light rules and the bare GPU model: eight columns fit an 80-column terminal uncut.
     table = Table(
-        title=f"ECS GPU instance types (on-demand {cat.PRICE_REGION}, prices of {cat.PRICE_DATE})"
+        title=f"ECS GPU instance types (NVIDIA; on-demand {cat.PRICE_REGION}, "
+        f"prices of {cat.PRICE_DATE})",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
     )
-    for col in ("type", "GPUs", "GPU", "GPU MiB", "vCPU", "GiB", "USD/h"):
-        table.add_column(col, justify="left" if col in ("type", "GPU") else "right")
+    for col in ("type", "GPUs", "GPU", "GPU MiB", "vCPU", "GiB", "ENIs", "USD/h"):
+        # Type and numbers are what users copy: never cut or wrap them.
+        table.add_column(col, justify="left" if col in ("type", "GPU") else "right", no_wrap=True)
     notes: list[str] = []
     for t in cat.CATALOG.values():
-        price = f"{t.price_usd_per_hour:.4f}"
+        price = f"{t.price_usd_per_hour:g}"
         # A price with its own date or caveat gets a numbered note under the table.
         if t.price_note or t.price_date != cat.PRICE_DATE:
             notes.append(f"[{len(notes) + 1}] {t.name}: price of {t.price_date}. {t.price_note}")
@@ -50,10 +60,11 @@ def catalog_cmd() -> None:
         table.add_row(
             t.name,
             str(t.gpus),
-            t.gpu_model,
+            t.gpu_model.removeprefix("NVIDIA "),
             str(t.gpu_memory_mib),
             str(t.vcpus),
             f"{t.memory_gib:g}",
+            f"{t.max_network_interfaces} ({t.awsvpc_task_slots})",
             price,
         )
     console.print(table)
