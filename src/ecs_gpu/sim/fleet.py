@@ -3,7 +3,7 @@
 Pure state with no clock of its own: the engine passes the time in. A task
 reserves ``gpus_per_task`` whole GPUs (aws-semantics §3: a GPU is pinned to one
 container for the task's life), so an instance holds ``tasks_per_instance``
-tasks, the minimum over GPUs, CPU units and memory (catalog).
+tasks, the minimum over GPUs, CPU units, memory and awsvpc network interfaces (catalog).
 """
 
 from __future__ import annotations
