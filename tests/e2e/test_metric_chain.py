@@ -1,0 +1,267 @@
+"""The GPU metric chain end to end: synthesized template -> deployed stack -> agent -> verify.
+
+Against the moto server (``aws`` fixture), with everything real except the
+agent process itself:
+
+1. examples/g5-vllm.toml is synthesized (once per module) and deployed with
+   the project's own deploy code (``operate.run_deploy``), as tests/operate
+   does (the one GetAtt on an alarm moto skips becomes a literal ARN).
+2. The agent config is read back FROM THE DEPLOYED launch template's user
+   data, and the instance role's policies from the deployed IAM role
+   (:mod:`tests.e2e.agent`), not from Python objects.
+3. The emulated agent publishes, per that config and that IAM policy only,
+   the values of a real A10G nvidia-smi sample (tests/data/nvidia-smi,
+   parsed by the doctor's parser) for the ASG's real instances.
+4. ``ecs-gpu verify metrics`` and ``ecs-gpu doctor --json`` run through
+   ``ecs_gpu.cli.main`` against what landed.
+5. Two breaks, each caught: the dimension changed in the deployed config
+   (verify: "wrong dimension"), and a namespace outside the IAM condition
+   (the agent is denied, nothing lands, verify: "nothing publishes").
+
+What this cannot prove: that the real agent binary behaves as documented
+(the emulator encodes docs/aws-semantics.md §5), that nvidia-smi runs on a
+real GPU, or that cloud-init runs the file (tests/infra validate the user
+data with ``cloud-init schema``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.aws.deploy import Waits
+from ecs_gpu.cli import main, operate
+from ecs_gpu.doctor.host import Gpu, parse_nvidia_smi_xml
+from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import load_spec
+
+from . import agent
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_SPEC = ROOT / "examples" / "g5-vllm.toml"
+# g5.xlarge carries one A10G: the sample from aws/amazon-cloudwatch-agent's testdata.
+A10G_XML = ROOT / "tests" / "data" / "nvidia-smi" / "a10g.xml"
+SAMPLES = 3  # collection intervals the agent has published when verify looks
+NAMES = Names(load_spec(EXAMPLE_SPEC).service.name)
+NO_WAIT = Waits(poll_s=0.0, change_set_timeout_s=5.0, sleep=lambda _: None)
+
+
+def _moto_skips(rtype: str) -> bool:
+    """Whether moto's CloudFormation skips this type (as tests/operate/conftest.py asks)."""
+    from moto.cloudformation.parsing import NULL_MODELS, get_model_map
+
+    return rtype not in get_model_map() and rtype not in NULL_MODELS
+
+
+def _for_moto(template: dict[str, Any]) -> dict[str, Any]:
+    """The template with each GetAtt on a type moto skips made a literal ARN (nothing else).
+
+    The same substitution tests/operate/conftest.py ``for_moto`` makes; that
+    conftest is not importable from here, so the few lines are repeated.
+    """
+    skipped = {k for k, r in template["Resources"].items() if _moto_skips(r["Type"])}
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            att = node.get("Fn::GetAtt")
+            if len(node) == 1 and isinstance(att, list) and att[0] in skipped:
+                return f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{att[0]}-{att[1]}"
+            return {k: walk(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return {k: walk(v) for k, v in template.items()}
+
+
+@pytest.fixture(scope="module")
+def g5_template() -> dict[str, Any]:
+    """The real synthesized template of examples/g5-vllm.toml, synthesized once."""
+    from ecs_gpu.synth import synth_template
+
+    return _for_moto(synth_template(load_spec(EXAMPLE_SPEC)))
+
+
+@pytest.fixture(scope="module")
+def a10g() -> list[Gpu]:
+    gpus = list(parse_nvidia_smi_xml(A10G_XML.read_text()).gpus)
+    assert [g.product_name for g in gpus] == ["NVIDIA A10G"]
+    return gpus
+
+
+@dataclass(frozen=True)
+class Deployed:
+    session: boto3.Session
+    user_data: str  # base64, as EC2 serves it
+    config: dict[str, Any]  # the agent JSON cloud-init writes
+    policies: list[Any]  # the instance role's policy documents
+    asg: str
+    instances: list[agent.Instance]
+
+
+@pytest.fixture
+def deployed(aws: str, g5_template: dict[str, Any]) -> Iterator[Deployed]:
+    """The g5 stack deployed into a fresh moto account, and what its instances would read."""
+    session = boto3.Session()
+    result = operate.run_deploy(
+        session.client("cloudformation"), NAMES.stack, g5_template, yes=True, waits=NO_WAIT
+    )
+    assert result is not None and result.status == "CREATE_COMPLETE"
+    lt = agent.launch_template_data(session, NAMES.stack)
+    config = agent.agent_config_from_user_data(lt["UserData"], gpu_metric.AGENT_CONFIG_PATH)
+    asg, instances = agent.asg_instances(session, NAMES.stack)
+    yield Deployed(
+        session=session,
+        user_data=lt["UserData"],
+        config=config,
+        policies=agent.instance_role_policies(session, lt),
+        asg=asg,
+        instances=instances,
+    )
+
+
+def verify(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    code = main(["verify", "metrics", str(EXAMPLE_SPEC), *extra])
+    captured = capsys.readouterr()
+    return code, " ".join((captured.out + captured.err).split())
+
+
+def doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main(["doctor", str(EXAMPLE_SPEC), "--json"])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return code, report
+
+
+def _met_errors(report: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["id"].startswith("MET") and f["severity"] == "error"]
+
+
+def test_what_the_instances_read_is_what_was_deployed(deployed: Deployed) -> None:
+    """The chain's inputs come from moto's EC2/IAM/ASG, and they are the real ones."""
+    # The ASG's instances carry the tag the agent resolves ${aws:AutoScalingGroupName} from.
+    assert deployed.asg == NAMES.asg
+    assert deployed.instances, "the deployed ASG launched no instance"
+    assert {i.tags.get(agent.ASG_TAG) for i in deployed.instances} == {NAMES.asg}
+    # The file cloud-init writes is the agent config, with a GPU plugin in it.
+    assert "nvidia_gpu" in deployed.config["metrics"]["metrics_collected"]
+    # The instance role carries the namespace-scoped PutMetricData the template grants.
+    namespace = deployed.config["metrics"]["namespace"]
+    assert agent.put_metric_data_denial(deployed.policies, namespace) is None
+    assert agent.put_metric_data_denial(deployed.policies, "SomeOtherNamespace") is not None
+
+
+def test_deployed_agent_config_makes_every_series_verify_and_doctor_accept(
+    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str]
+) -> None:
+    pub = agent.run_agent(
+        deployed.session,
+        deployed.config,
+        deployed.policies,
+        deployed.instances,
+        a10g,
+        samples=SAMPLES,
+    )
+    assert pub.denied is None and pub.published > 0
+
+    code, out = verify(capsys, "--timeout", "2", "--interval", "1")
+    assert code == EXIT_OK, out
+    assert f"All {len(gpu_metric.METRIC_NAMES)} GPU series of {NAMES.asg} have datapoints" in out
+    gpu = a10g[0]
+    latest = {
+        gpu_metric.UTILIZATION: gpu.utilization_gpu_percent,
+        gpu_metric.MEMORY_USED: gpu.memory_used_mib,
+        gpu_metric.MEMORY_TOTAL: gpu.memory_total_mib,
+    }
+    for name, value in latest.items():
+        # One table row per series: its name, present, the datapoint count, the latest value.
+        assert re.search(rf"{name} present\W+{SAMPLES}\W+{value}\b", out), out
+
+    code, report = doctor(capsys)
+    # moto has no GPU resources, capacity providers or scaling activities, so
+    # other checks may fire or stay unknown; the metric checks are what this chain feeds.
+    assert code in (EXIT_OK, EXIT_PROBLEMS)
+    assert _met_errors(report) == []
+    assert "MET001" in report["ok"]
+
+
+def test_a_config_rolled_up_by_another_dimension_is_caught_as_wrong_dimension(
+    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = copy.deepcopy(deployed.config)
+    broken["metrics"]["append_dimensions"] = {"InstanceId": "${aws:InstanceId}"}
+    broken["metrics"]["aggregation_dimensions"] = [["InstanceId"]]
+    pub = agent.run_agent(
+        deployed.session, broken, deployed.policies, deployed.instances, a10g, samples=SAMPLES
+    )
+    assert pub.denied is None and pub.published > 0  # the agent did publish, elsewhere
+
+    code, out = verify(capsys, "--timeout", "0")
+    assert code == EXIT_PROBLEMS
+    assert f"3 of 3 GPU series missing for ASG {NAMES.asg}" in out
+    instance = deployed.instances[0].instance_id
+    for name in gpu_metric.METRIC_NAMES:
+        assert f"{name}: wrong dimension" in out, out
+    assert f"InstanceId={instance}" in out
+
+    code, report = doctor(capsys)
+    assert code == EXIT_PROBLEMS
+    assert "MET001" in {f["id"] for f in _met_errors(report)}
+
+
+def test_a_namespace_outside_the_iam_condition_is_denied_and_nothing_lands(
+    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = copy.deepcopy(deployed.config)
+    broken["metrics"]["namespace"] = "ecs-gpu/GPU"
+    pub = agent.run_agent(
+        deployed.session, broken, deployed.policies, deployed.instances, a10g, samples=SAMPLES
+    )
+    assert pub.published == 0
+    assert pub.denied is not None and "cloudwatch:namespace=ecs-gpu/GPU" in pub.denied
+    # Nothing reached CloudWatch in either namespace.
+    cw = deployed.session.client("cloudwatch")
+    for ns in ("ecs-gpu/GPU", gpu_metric.NAMESPACE):
+        assert cw.list_metrics(Namespace=ns)["Metrics"] == []
+
+    code, out = verify(capsys, "--timeout", "0")
+    assert code == EXIT_PROBLEMS
+    for name in gpu_metric.METRIC_NAMES:
+        assert f"{name}: nothing publishes" in out, out
+    assert "denied cloudwatch:PutMetricData" in out
+
+
+# --- the emulator refuses what it cannot honour ------------------------------------
+
+
+def test_emulator_refuses_an_unsupported_global_append_dimension(a10g: list[Gpu]) -> None:
+    cfg = {
+        "metrics": {
+            "append_dimensions": {"Team": "ml"},
+            "metrics_collected": {"nvidia_gpu": {"measurement": ["utilization_gpu"]}},
+        }
+    }
+    inst = agent.Instance("i-1", "ami-1", "g5.xlarge", "ip-10-0-0-1", {})
+    with pytest.raises(agent.EmulationError, match="only"):
+        agent.agent_datums(cfg, [inst], a10g, samples=1, now=datetime.now(UTC))
+
+
+def test_iam_explicit_deny_wins_and_unknown_conditions_are_refused() -> None:
+    allow = {"Effect": "Allow", "Action": "cloudwatch:*", "Resource": "*"}
+    deny = {"Effect": "Deny", "Action": "cloudwatch:PutMetricData", "Resource": "*", "Sid": "No"}
+    assert agent.put_metric_data_denial([{"Statement": [allow]}], "Any") is None
+    denial = agent.put_metric_data_denial([{"Statement": [allow, deny]}], "Any")
+    assert denial is not None and "explicit Deny" in denial
+    odd = {**allow, "Condition": {"ForAnyValue:StringEquals": {"aws:RequestTag/x": "y"}}}
+    with pytest.raises(agent.EmulationError):
+        agent.put_metric_data_denial([{"Statement": [odd]}], "Any")
