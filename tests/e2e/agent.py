@@ -203,7 +203,7 @@ def asg_instances(session: boto3.Session, stack: str) -> tuple[str, list[Instanc
 # --- IAM: may the instance role publish into this namespace? -------------------------
 
 
-def _as_list(v: Any) -> list[Any]:
+def as_list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else [v]
 
 
@@ -220,7 +220,7 @@ def _condition_holds(condition: Mapping[str, Any], context: Mapping[str, str]) -
             if key not in context:
                 raise EmulationError(f"condition key {key} is not emulated")
             got = context[key]
-            values = [str(w) for w in _as_list(wanted)]
+            values = [str(w) for w in as_list(wanted)]
             if op == "StringEquals" and got not in values:
                 return False
             if op == "StringLike" and not any(fnmatch.fnmatchcase(got, w) for w in values):
@@ -237,12 +237,12 @@ def put_metric_data_denial(policies: Sequence[Mapping[str, Any]], namespace: str
     context = {NAMESPACE_KEY: namespace}
     allowed = False
     for doc in policies:
-        for st in _as_list(doc.get("Statement", [])):
+        for st in as_list(doc.get("Statement", [])):
             if "NotAction" in st or "NotResource" in st:
                 raise EmulationError(f"statement {st.get('Sid')} uses NotAction/NotResource")
-            if not _action_matches(_as_list(st.get("Action", [])), PUT_METRIC_DATA):
+            if not _action_matches(as_list(st.get("Action", [])), PUT_METRIC_DATA):
                 continue
-            if "*" not in _as_list(st.get("Resource", [])):
+            if "*" not in as_list(st.get("Resource", [])):
                 continue
             if not _condition_holds(st.get("Condition", {}), context):
                 continue

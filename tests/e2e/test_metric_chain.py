@@ -20,12 +20,13 @@ agent process itself:
 
 What this cannot prove: that the real agent binary behaves as documented
 (the emulator encodes docs/aws-semantics.md §5), that nvidia-smi runs on a
-real GPU, or that cloud-init runs the file (tests/infra validate the user
+real GPU, or that cloud-init runs the file (tests/test_host.py validates the user
 data with ``cloud-init schema``).
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import re
@@ -159,6 +160,29 @@ def test_what_the_instances_read_is_what_was_deployed(deployed: Deployed) -> Non
     namespace = deployed.config["metrics"]["namespace"]
     assert agent.put_metric_data_denial(deployed.policies, namespace) is None
     assert agent.put_metric_data_denial(deployed.policies, "SomeOtherNamespace") is not None
+    # EC2 and IAM serve what the stack's deployed template says, not something moto made up.
+    body = deployed.session.client("cloudformation").get_template(StackName=NAMES.stack)
+    resources = dict(body["TemplateBody"])["Resources"]
+    (lt,) = [r for r in resources.values() if r["Type"] == "AWS::EC2::LaunchTemplate"]
+    text = lt["Properties"]["LaunchTemplateData"]["UserData"]["Fn::Base64"]
+    assert base64.b64decode(deployed.user_data).decode() == text
+
+    def put_conditions(docs: list[Any]) -> list[Any]:
+        return [
+            st.get("Condition")
+            for d in docs
+            for st in d["Statement"]
+            if "cloudwatch:PutMetricData" in agent.as_list(st["Action"])
+        ]
+
+    in_template = [
+        r["Properties"]["PolicyDocument"]
+        for r in resources.values()
+        if r["Type"] == "AWS::IAM::Policy"
+    ]
+    conditions = put_conditions(deployed.policies)
+    assert conditions == put_conditions(in_template)
+    assert conditions == [{"StringEquals": {agent.NAMESPACE_KEY: namespace}}]
 
 
 def test_deployed_agent_config_makes_every_series_verify_and_doctor_accept(
