@@ -46,6 +46,7 @@ from ecs_gpu.doctor.host import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import load_spec
+from moto_cfn import for_moto
 
 from . import agent
 
@@ -58,40 +59,12 @@ NAMES = Names(load_spec(EXAMPLE_SPEC).service.name)
 NO_WAIT = Waits(poll_s=0.0, change_set_timeout_s=5.0, sleep=lambda _: None)
 
 
-def _moto_skips(rtype: str) -> bool:
-    """Whether moto's CloudFormation skips this type (as tests/operate/conftest.py asks)."""
-    from moto.cloudformation.parsing import NULL_MODELS, get_model_map
-
-    return rtype not in get_model_map() and rtype not in NULL_MODELS
-
-
-def _for_moto(template: dict[str, Any]) -> dict[str, Any]:
-    """The template with each GetAtt on a type moto skips made a literal ARN (nothing else).
-
-    The same substitution tests/operate/conftest.py ``for_moto`` makes; that
-    conftest is not importable from here, so the few lines are repeated.
-    """
-    skipped = {k for k, r in template["Resources"].items() if _moto_skips(r["Type"])}
-
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            att = node.get("Fn::GetAtt")
-            if len(node) == 1 and isinstance(att, list) and att[0] in skipped:
-                return f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{att[0]}-{att[1]}"
-            return {k: walk(v) for k, v in node.items()}
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
-
-    return {k: walk(v) for k, v in template.items()}
-
-
 @pytest.fixture(scope="module")
 def g5_template() -> dict[str, Any]:
     """The real synthesized template of examples/g5-vllm.toml, synthesized once."""
     from ecs_gpu.synth import synth_template
 
-    return _for_moto(synth_template(load_spec(EXAMPLE_SPEC)))
+    return for_moto(synth_template(load_spec(EXAMPLE_SPEC)))
 
 
 @pytest.fixture(scope="module")
