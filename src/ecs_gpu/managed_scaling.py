@@ -41,7 +41,7 @@ def max_scaling_step(spec: Spec) -> int:
     §2 "Step-size estimation"), and the fleet can never pass max_instances, so
     a smaller cap saves nothing and only slows a burst: with a cap of 2 the
     simulator measured 16,500 s of overload on 14 days of ServeGen M-large
-    against 9,400 s uncapped (docs/benchmarks.md). The next step also waits
-    for the warm-up, so one step per burst matters.
+    against 9,250 s with this step (docs/benchmarks.md, compare_designs.py).
+    The next step also waits for the warm-up, so one step per burst matters.
     """
     return max(MIN_SCALING_STEP, min(spec.capacity.max_instances, MAX_STEP))

@@ -13,7 +13,7 @@ import ipaddress
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -322,14 +322,18 @@ _FIX_BY_KEY = {
 # Longest value echoed back in a message; a whole mistyped section is noise.
 _MAX_SHOWN = 80
 
+
+def _section_model(annotation: Any) -> type[BaseModel]:
+    """The model of a [section] field, unwrapping ``X | None``."""
+    for t in (annotation, *get_args(annotation)):
+        if isinstance(t, type) and issubclass(t, BaseModel):
+            return t
+    raise TypeError(f"{annotation!r} is not a spec section")
+
+
+# Derived from Spec, so a new section is known to the "did you mean" hints at once.
 _SECTION_MODELS: dict[str, type[BaseModel]] = {
-    "service": ServiceSpec,
-    "capacity": CapacitySpec,
-    "scaling": ScalingSpec,
-    "network": NetworkSpec,
-    "load_balancer": LoadBalancerSpec,
-    "alerts": AlertsSpec,
-    "simulation": SimulationSpec,
+    name: _section_model(field.annotation) for name, field in Spec.model_fields.items()
 }
 
 

@@ -190,9 +190,8 @@ def test_destroy_denied_midway_exits_3_naming_the_permission_and_what_is_left(
     assert status["StackStatus"] == "CREATE_COMPLETE"
 
 
-def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
-    aws: str, template: dict[str, Any], request: pytest.FixtureRequest
-) -> None:
+def _deploy_as_admin(template: dict[str, Any]) -> None:
+    """Deploy the stack with full rights, plus the scalable target moto's CFN skips."""
     admin = boto3.Session()
     result = operate.run_deploy(
         admin.client("cloudformation"), NAMES.stack, template, yes=True, waits=NO_WAIT
@@ -206,6 +205,12 @@ def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
         MinCapacity=1,
         MaxCapacity=4,
     )
+
+
+def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
+    aws: str, template: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    _deploy_as_admin(template)
     env = restricted_user(
         ["ecs:DescribeServices", "application-autoscaling:DescribeScalableTargets"]
     )
@@ -230,18 +235,7 @@ def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
 def test_destroy_needs_no_more_than_the_documented_permissions(
     aws: str, template: dict[str, Any], request: pytest.FixtureRequest
 ) -> None:
-    admin = boto3.Session()
-    result = operate.run_deploy(
-        admin.client("cloudformation"), NAMES.stack, template, yes=True, waits=NO_WAIT
-    )
-    assert result is not None and result.ok
-    admin.client("application-autoscaling").register_scalable_target(
-        ServiceNamespace="ecs",
-        ResourceId=NAMES.scalable_target_resource_id,
-        ScalableDimension="ecs:service:DesiredCount",
-        MinCapacity=1,
-        MaxCapacity=4,
-    )
+    _deploy_as_admin(template)
     doc = (Path(__file__).resolve().parents[2] / "docs" / "operate.md").read_text()
     row = next(ln for ln in doc.splitlines() if ln.startswith("| `destroy` |"))
     for action in DESTROY_ACTIONS:  # the list below is the documented one

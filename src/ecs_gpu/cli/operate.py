@@ -235,6 +235,43 @@ def _report_failure(result: dp.FollowResult, stack: str, region: str | None) -> 
     )
 
 
+def _follow_to_end(
+    cfn: CloudFormationClient,
+    stack: str,
+    stack_id: str,
+    seen: set[str],
+    waits: dp.Waits,
+    *,
+    region: str | None,
+    what: str,
+    stuck_after_s: float | None = None,
+) -> dp.FollowResult:
+    """Follow a deploy or delete to its end; every way it can end becomes one message.
+
+    Ctrl-C stops following (the stack is left alone), a delete stuck past
+    ``stuck_after_s`` is explained, a failure names the first failing resource.
+    """
+    try:
+        result = follow_with_progress(
+            cfn, stack, stack_id, seen, waits, stuck_after_s=stuck_after_s
+        )
+    except KeyboardInterrupt:
+        raise _interrupted(stack, region, what) from None
+    if result.stuck:
+        raise ProblemsFound(
+            f"stack {stack} is still DELETE_IN_PROGRESS after {stuck_after_s or 0:.0f} s; "
+            "ecs-gpu stops waiting here (CloudFormation carries on):\n  - "
+            + "\n  - ".join(result.stuck)
+            + "\n"
+            + dp.follow_hint(stack, region).capitalize()
+            + "."
+        )
+    if not result.ok:
+        raise _report_failure(result, stack, region)
+    console.print(f"[green]Stack {escape(stack)} is {result.status}.[/]")
+    return result
+
+
 # --- diff / deploy ----------------------------------------------------------------
 
 
@@ -277,14 +314,7 @@ def run_deploy(
         console.print("Cancelled: nothing was changed.")
         return None
     stack_id, seen = dp.execute(cfn, p, template, waits=waits)
-    try:
-        result = follow_with_progress(cfn, stack, stack_id, seen, waits)
-    except KeyboardInterrupt:
-        raise _interrupted(stack, region, "The deployment") from None
-    if not result.ok:
-        raise _report_failure(result, stack, region)
-    console.print(f"[green]Stack {escape(stack)} is {result.status}.[/]")
-    return result
+    return _follow_to_end(cfn, stack, stack_id, seen, waits, region=region, what="The deployment")
 
 
 @app.command("diff")
@@ -469,25 +499,16 @@ def run_destroy(
     else:
         console.print("A delete is already in progress; following it.")
         seen = set()
-    try:
-        result = follow_with_progress(
-            cfn, stack, state.stack_id, seen, waits, stuck_after_s=stuck_after_s
-        )
-    except KeyboardInterrupt:
-        raise _interrupted(stack, region, "The delete") from None
-    if result.stuck:
-        raise ProblemsFound(
-            f"stack {stack} is still DELETE_IN_PROGRESS after {stuck_after_s:.0f} s; ecs-gpu "
-            "stops waiting here (CloudFormation carries on):\n  - "
-            + "\n  - ".join(result.stuck)
-            + "\n"
-            + dp.follow_hint(stack, region).capitalize()
-            + "."
-        )
-    if not result.ok:
-        raise _report_failure(result, stack, region)
-    console.print(f"[green]Stack {escape(stack)} is {result.status}.[/]")
-    return result
+    return _follow_to_end(
+        cfn,
+        stack,
+        state.stack_id,
+        seen,
+        waits,
+        region=region,
+        what="The delete",
+        stuck_after_s=stuck_after_s,
+    )
 
 
 @app.command("destroy")
