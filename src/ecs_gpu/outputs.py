@@ -1,0 +1,134 @@
+"""Where commands write files: one set of rules for every output option.
+
+- ``-`` means standard output, for every ``--json``-style option (a file
+  name would otherwise be created literally as ``./-``).
+- An output path is checked before any work (a typo in a path costs no
+  synth or simulation), and may be neither an input of the same command
+  nor another output of it: writing the summary over the trace it read
+  destroys the input.
+- Files are written to a temporary sibling and renamed into place, so
+  Ctrl-C or a full disk never leaves a half-written JSON, CSV or PNG that
+  a later tool would read as complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+from ecs_gpu.errors import BadInputError
+
+STDOUT = "-"
+
+
+def is_stdout(path: Path | str | None) -> bool:
+    """True when an output option was given as ``-`` (standard output)."""
+    return path is not None and str(path) == STDOUT
+
+
+def check_output(path: Path, option: str = "output", suffix: str | None = None) -> None:
+    """Refuse an output path that cannot be written, naming ``option``."""
+    if is_stdout(path):
+        if suffix is not None and suffix != ".json":
+            raise BadInputError(
+                f"{option} -: writes a {suffix[1:].upper()} file, which a terminal cannot "
+                f"show. Fix: give a file name ending in {suffix}."
+            )
+        return
+    parent = path.parent
+    if path.is_dir():
+        example = path / ("out" + (suffix or ""))
+        raise BadInputError(f"{option} {path}: is a folder. Fix: give a file path, e.g. {example}.")
+    if not parent.is_dir():
+        raise BadInputError(
+            f"{option} {path}: the folder {parent} does not exist. "
+            "Fix: create it or choose another path."
+        )
+    if not os.access(parent, os.W_OK):
+        raise BadInputError(
+            f"{option} {path}: the folder {parent} is not writable. Fix: choose another folder."
+        )
+    if suffix is not None and path.suffix.lower() != suffix:
+        raise BadInputError(
+            f"{option} {path}: writes a {suffix[1:].upper()} file. "
+            f"Fix: end the name with {suffix}, e.g. {path.with_suffix(suffix)}."
+        )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return a.samefile(b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def check_distinct(inputs: Mapping[str, Path | None], outputs: Mapping[str, Path | None]) -> None:
+    """Refuse an output that is one of the inputs, or the same file as another output.
+
+    Keys are the option names users typed (``"SPEC"``, ``"--json"``); standard
+    output (``-``) may be named more than once only if it is one output.
+    """
+    outs = [(k, p) for k, p in outputs.items() if p is not None]
+    for opt, out in outs:
+        if is_stdout(out):
+            continue
+        for name, src in inputs.items():
+            if src is not None and not is_stdout(src) and _same_file(out, src):
+                raise BadInputError(
+                    f"{opt} {out}: is the input {name}; writing it would destroy what this "
+                    "command reads. Fix: choose another output path."
+                )
+    for i, (opt, out) in enumerate(outs):
+        for other_opt, other in outs[i + 1 :]:
+            both_stdout = is_stdout(out) and is_stdout(other)
+            if both_stdout or (
+                not is_stdout(out) and not is_stdout(other) and _same_file(out, other)
+            ):
+                raise BadInputError(
+                    f"{opt} and {other_opt}: both write {out}; one would overwrite the other. "
+                    "Fix: give each output its own path."
+                )
+
+
+@contextlib.contextmanager
+def _translate(path: Path, option: str) -> Iterator[None]:
+    try:
+        yield
+    except OSError as e:
+        raise BadInputError(
+            f"{option} {path}: cannot write: {e.strerror or e}. Fix: choose another path."
+        ) from None
+
+
+def write_with(path: Path, option: str, write: Callable[[Path], object]) -> None:
+    """Call ``write(tmp)`` on a temporary sibling of ``path``, then rename it into place.
+
+    ``write`` gets a path so libraries that open files themselves
+    (matplotlib's savefig) write atomically too. The temporary file is removed
+    on any failure, Ctrl-C included.
+    """
+    with _translate(path, option):
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            write(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+
+def write_text(path: Path, text: str, option: str = "output") -> None:
+    """Write ``text`` to ``path`` atomically, or to standard output when ``path`` is ``-``."""
+    if is_stdout(path):
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_with(path, option, lambda tmp: tmp.write_text(text, encoding="utf-8"))
