@@ -234,8 +234,6 @@ def test_missing_required_section(section: str) -> None:
     [
         ("service", "name"),
         ("service", "image"),
-        ("service", "cpu_units"),
-        ("service", "memory_mib"),
         ("capacity", "instance_type"),
         ("capacity", "max_instances"),
         ("scaling", "max_tasks"),
@@ -1097,3 +1095,76 @@ def test_unknown_alerts_key_suggests_the_nearest() -> None:
     line = one_problem(with_("alerts", emails=["a@example.com"]), "alerts.emails")
     assert "did you mean 'email'?" in line
     assert "known keys here: sns_topic_arn, email" in line
+
+
+# --- keys added for issues 8 and 9 ------------------------------------------------
+
+
+def test_task_size_defaults_to_its_share_of_the_instance() -> None:
+    doc = copy.deepcopy(FULL)
+    doc["service"].pop("cpu_units")
+    doc["service"].pop("memory_mib")
+    spec = parse_spec(dumps(doc), PATH)
+    it = spec.instance
+    share = spec.service.gpus_per_task / it.gpus
+    assert spec.service.cpu_units == int(it.cpu_units * share)
+    assert spec.service.memory_mib == int(it.schedulable_memory_mib * share)
+    assert (spec.service.cpu_units, spec.service.memory_mib) == (4096, 14888)  # g5.xlarge
+    assert spec.tasks_per_instance == 1
+
+
+def test_task_size_not_guessed_for_unknown_instance_type() -> None:
+    doc = copy.deepcopy(FULL)
+    doc["service"].pop("cpu_units")
+    doc["capacity"]["instance_type"] = "g5.bogus"
+    lines = problems(dumps(doc))
+    assert any("capacity.instance_type" in line for line in lines)
+
+
+def test_signal_defaults_to_concurrency_when_the_image_serves_metrics() -> None:
+    doc = copy.deepcopy(FULL)
+    assert parse_spec(dumps(doc), PATH).scaling.signal == "task-gpus"
+    doc["service"]["metrics"] = {"preset": "tgi"}
+    doc["scaling"]["target_concurrency_per_task"] = 10.0
+    spec = parse_spec(dumps(doc), PATH)
+    assert spec.scaling.signal == "concurrency"
+    assert spec.scaling.fast_scale_out_enabled
+    assert spec.service.metrics is not None
+    assert spec.service.metrics.names == ("tgi_batch_current_size", "tgi_queue_size")
+
+
+def test_old_gpu_metric_key_is_read_as_signal() -> None:
+    spec = parse_spec(with_("scaling", gpu_metric="asg-average"), PATH)
+    assert spec.scaling.signal == "asg-average"
+    assert spec.scaling.gpu_metric == "asg-average"
+    (line,) = problems(with_("scaling", gpu_metric="asg-average", signal="task-gpus"))
+    assert "scaling" in line and "Fix: remove gpu_metric" in line
+
+
+@pytest.mark.parametrize("field", ["name"])
+def test_trailing_newline_in_a_name_is_refused(field: str) -> None:
+    (line,) = problems(with_("service", **{field: "vllm-g5\n"}))
+    assert "service.name" in line
+
+
+def test_trailing_newline_in_an_env_key_is_refused() -> None:
+    (line,) = problems(with_("service", environment={"HF_HOME\n": "/x"}))
+    assert "HF_HOME" in line and "environment" in line
+
+
+def test_secret_must_be_an_arn_and_the_fix_shows_one() -> None:
+    (line,) = problems(with_("service", secrets={"HF_TOKEN": "hf_abc"}))
+    assert "service.secrets.HF_TOKEN = 'hf_abc'" in line
+    assert "arn:aws:secretsmanager:" in line.split("Fix:")[1]
+    ok = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf-token-AbCdEf:token::"
+    assert parse_spec(with_("service", secrets={"HF_TOKEN": ok}), PATH).service.secrets
+
+
+def test_shared_memory_is_automatic_for_multi_gpu_tasks_only() -> None:
+    one = parse_spec(with_("service", gpus_per_task=1), PATH)
+    assert one.service.shm_mib is None
+    doc = copy.deepcopy(FULL)
+    doc["service"]["shared_memory_mib"] = 2048
+    assert parse_spec(dumps(doc), PATH).service.shm_mib == 2048
+    p5 = (Path(__file__).parent.parent / "examples" / "p5-8gpu.toml").read_text()
+    assert parse_spec(p5, PATH).service.shm_mib == 16384

@@ -15,7 +15,14 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ecs_gpu import catalog
 from ecs_gpu.errors import BadInputError, SpecError
@@ -42,22 +49,91 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
+# Secrets Manager secret ARN (with an optional ":json-key:stage:id" tail, as
+# ECS's valueFrom takes it) or SSM Parameter Store parameter ARN.
+SECRET_ARN_RE = (
+    r"^arn:aws[a-z-]*:(secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+(:[^:\s]*){0,3}"
+    r"|ssm:[a-z0-9-]+:\d{12}:parameter/[A-Za-z0-9/_.-]+)$"
+)
+# Automatic /dev/shm for multi-GPU tasks: a quarter of the task's memory, at
+# most 16 GiB (vLLM's docs run tensor-parallel containers with --shm-size or
+# --ipc=host; NCCL's shared-memory transport needs a few GiB at most).
+AUTO_SHM_MAX_MIB = 16384
+# Largest model we accept a size for; 2 TiB is above any open-weight model in
+# 16-bit precision today and keeps later arithmetic finite.
+MAX_MODEL_GIB = 2048.0
+# Prometheus series per server (each project's metrics docs): running and
+# waiting requests, summed into the task's concurrency.
+METRICS_PRESETS: dict[str, tuple[str, str]] = {
+    "vllm": ("vllm:num_requests_running", "vllm:num_requests_waiting"),
+    "tgi": ("tgi_batch_current_size", "tgi_queue_size"),
+    "sglang": ("sglang:num_running_reqs", "sglang:num_queue_reqs"),
+    "triton": ("nv_inference_pending_request_count", ""),
+}
+PROM_NAME_RE = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
+
+
+class ServiceMetricsSpec(_Section):
+    """[service.metrics]: where the serving image publishes Prometheus metrics."""
+
+    preset: Literal["vllm", "tgi", "sglang", "triton"] = "vllm"
+    # Default: the container port (vLLM, TGI and SGLang serve /metrics there).
+    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    path: Annotated[str, Field(pattern=r"^/[!-~]*$", max_length=1024)] = "/metrics"
+    running_metric: Annotated[str, Field(pattern=PROM_NAME_RE, max_length=200)] | None = None
+    waiting_metric: Annotated[str, Field(pattern=PROM_NAME_RE, max_length=200)] | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The Prometheus series whose sum is the task's concurrency."""
+        running, waiting = METRICS_PRESETS[self.preset]
+        picked = (self.running_metric or running, self.waiting_metric or waiting)
+        return tuple(n for n in picked if n)
+
+
 class ServiceSpec(_Section):
     name: str
     image: Annotated[str, Field(min_length=1)]
     gpus_per_task: Annotated[int, Field(ge=1)] = 1
+    # Optional in TOML: Spec fills in the task's share of the instance
+    # (see _default_task_size), so both are plain ints from here on.
     cpu_units: Annotated[int, Field(ge=128)]
     memory_mib: Annotated[int, Field(ge=128)]
     container_port: Annotated[int, Field(ge=1, le=65535)] = 8000
     environment: dict[str, str] = Field(default_factory=dict)
+    # Container secrets: env name -> Secrets Manager secret ARN (optionally with
+    # ":json-key:version-stage:version-id") or SSM parameter ARN. Gated models
+    # need an HF token that must not sit in the template as plain environment.
+    secrets: dict[str, Annotated[str, Field(pattern=SECRET_ARN_RE)]] = Field(default_factory=dict)
+    # /dev/shm of the container. NCCL between a task's GPUs needs far more than
+    # Docker's 64 MiB; shm pages count against the container's memory.
+    shared_memory_mib: Annotated[int, Field(ge=1)] | None = None
+    # GET on localhost:container_port that answers 200 once the model is loaded
+    # (vLLM, TGI and SGLang: /health; Triton: /v2/health/ready).
+    health_check_path: Annotated[str, Field(pattern=r"^/[!-~]*$", max_length=1024)] = "/health"
+    # Size of the weights the container downloads and loads: it sizes the
+    # container health check's start period and the service's grace period.
+    model_size_gib: Annotated[float, Field(gt=0, le=MAX_MODEL_GIB)] | None = None
+    # [service.metrics]: the image serves Prometheus metrics; enables the
+    # concurrency signal.
+    metrics: ServiceMetricsSpec | None = None
     command: list[str] | None = None
     nvidia_driver_capabilities: str = "utility,compute"
     log_retention_days: Literal[1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731] = 30
 
+    @property
+    def shm_mib(self) -> int | None:
+        """Shared memory to give the container, or None for Docker's default."""
+        if self.shared_memory_mib is not None:
+            return self.shared_memory_mib
+        if self.gpus_per_task > 1:
+            return min(AUTO_SHM_MAX_MIB, self.memory_mib // 4)
+        return None
+
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        if not NAME_RE.match(v) or "--" in v:
+        if not NAME_RE.fullmatch(v) or "--" in v:
             raise RuleError(
                 "must be 2-32 characters: lowercase letters, digits and single hyphens, "
                 "starting with a letter and not ending with a hyphen (it names the stack, "
@@ -80,7 +156,7 @@ class ServiceSpec(_Section):
     @classmethod
     def _env(cls, v: dict[str, str]) -> dict[str, str]:
         for k, val in v.items():
-            if not ENV_NAME_RE.match(k):
+            if not ENV_NAME_RE.fullmatch(k):
                 raise RuleError(
                     f"{k!r} is not a valid environment variable name",
                     "use letters, digits and underscores, not starting with a digit",
@@ -113,6 +189,17 @@ class ServiceSpec(_Section):
         return ",".join(parts)
 
 
+class WarmPoolSpec(_Section):
+    """[capacity.warm_pool]: an EC2 Auto Scaling warm pool for the GPU ASG."""
+
+    min_size: Annotated[int, Field(ge=0)] = 1
+    # MaxGroupPreparedCapacity; None: the ASG's max size.
+    max_prepared: Annotated[int, Field(ge=0)] | None = None
+    # Stopped: pay only for the EBS volume while waiting (AWS::AutoScaling::WarmPool).
+    pool_state: Literal["Stopped", "Hibernated", "Running"] = "Stopped"
+    reuse_on_scale_in: bool = False
+
+
 class CapacitySpec(_Section):
     instance_type: str
     min_instances: Annotated[int, Field(ge=0)] = 0
@@ -126,6 +213,14 @@ class CapacitySpec(_Section):
     # copies. 30: the ECS AMIs' root snapshot (aws/amazon-ecs-ami
     # block_device_size_gb); 16384: the largest gp3 volume (EBS volume types).
     root_volume_gib: Annotated[int, Field(ge=30, le=16384)] = 200
+    # gp3 performance of that volume; None keeps gp3's baseline (3,000 IOPS,
+    # 125 MiB/s). Image extraction and weight loading are throughput-bound.
+    # Upper bounds: gp3's limits (EBS volume types: 80,000 IOPS, 2,000 MiB/s).
+    root_volume_iops: Annotated[int, Field(ge=3000, le=80000)] | None = None
+    root_volume_throughput_mibps: Annotated[int, Field(ge=125, le=2000)] | None = None
+    # [capacity.warm_pool]: pre-initialized instances that start in about a
+    # minute instead of booting and pulling the image.
+    warm_pool: WarmPoolSpec | None = None
 
     @field_validator("instance_type")
     @classmethod
@@ -153,11 +248,53 @@ class ScalingSpec(_Section):
     cpu_target_percent: Annotated[float, Field(gt=0, le=100)] = 70.0
     scale_in_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 300
     scale_out_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 60
-    # What the GPU policy tracks (gpu_metric.py). "task-gpus": utilization of
-    # the GPUs tasks hold, by metric math over the agent's ASG average and
-    # ECS's GPUReservation; "asg-average": the agent's ASG-wide average, which
-    # counts idle, unreserved GPUs as 0 % (the reference module's design).
-    gpu_metric: Literal["task-gpus", "asg-average"] = "task-gpus"
+    # What the service scales on. "concurrency": in-flight + waiting requests
+    # per task, scraped from the server's Prometheus metrics (demand_metric.py;
+    # the default when [service.metrics] is present). "task-gpus": utilization
+    # of the GPUs tasks hold, by metric math over the agent's ASG average and
+    # ECS's GPUReservation (gpu_metric.py; the default otherwise);
+    # "asg-average": the agent's ASG-wide average, which counts idle, unreserved
+    # GPUs as 0 % (the reference module's design). The old key `gpu_metric` is
+    # read as this one.
+    signal: Literal["concurrency", "task-gpus", "asg-average"] = "task-gpus"
+    # Requests in flight or waiting per task that target tracking holds.
+    target_concurrency_per_task: Annotated[float, Field(gt=0, le=100000)] | None = None
+    # With "concurrency": also track GPU utilization (gpu_target_percent) as a
+    # guard. Off by default: continuous batching keeps NVML utilization near
+    # 100 % with a single request, which would hold the fleet at max_tasks.
+    gpu_guard: bool = False
+    # The fast path: a step-scaling policy on a 10-second alarm. Default on with
+    # "concurrency"; the GPU signals have no 10-second series.
+    fast_scale_out: bool | None = None
+    # The fast path fires when per-task concurrency exceeds this percentage of
+    # the target (Knative's panic threshold, 200 % by default).
+    panic_threshold_percent: Annotated[float, Field(ge=110, le=1000)] = 200.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_key(cls, data: Any) -> Any:
+        # `gpu_metric` was the key before `signal` took the concurrency option.
+        if isinstance(data, dict) and "gpu_metric" in data:
+            data = dict(data)
+            old = data.pop("gpu_metric")
+            if "signal" in data:
+                raise RuleError(
+                    "gpu_metric and signal are both set; gpu_metric is the old name of signal",
+                    "remove gpu_metric",
+                )
+            data["signal"] = old
+        return data
+
+    @property
+    def gpu_metric(self) -> Literal["task-gpus", "asg-average"]:
+        """The GPU series the GPU policy (or the GPU guard) tracks."""
+        return "asg-average" if self.signal == "asg-average" else "task-gpus"
+
+    @property
+    def fast_scale_out_enabled(self) -> bool:
+        if self.fast_scale_out is None:
+            return self.signal == "concurrency"
+        return self.fast_scale_out
 
 
 class NetworkSpec(_Section):
@@ -254,6 +391,12 @@ class SimulationSpec(_Section):
     # load above ready capacity queues up to this many seconds of capacity,
     # the rest counts as unserved.
     max_queue_s: Annotated[float, Field(ge=0)] = 30.0
+    # Seconds one request holds a serving slot: by Little's law a task at full
+    # load holds task_capacity_rps x mean_request_s requests (concurrency).
+    mean_request_s: Annotated[float, Field(gt=0, le=86400)] = 8.0
+    # A Stopped warm-pool instance: start to ECS registration. AWS publishes
+    # no figure; a guess, named so it can be changed.
+    warm_start_s: Annotated[float, Field(ge=0, le=86400)] = 60.0
     # The anti-pattern the field report removed: an ASGAverageCPUUtilization
     # target-tracking policy on the GPU ASG. Unset (the default) means none.
     host_cpu_policy_target_percent: Annotated[float, Field(gt=0, le=100)] | None = None
@@ -268,6 +411,20 @@ class Spec(_Section):
     alerts: AlertsSpec | None = None
     simulation: SimulationSpec = Field(default_factory=SimulationSpec)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults_from_other_sections(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        svc, cap, sc = data.get("service"), data.get("capacity"), data.get("scaling")
+        if isinstance(svc, dict) and isinstance(cap, dict):
+            data["service"] = _default_task_size(svc, cap)
+        if isinstance(sc, dict) and "signal" not in sc and "gpu_metric" not in sc:
+            has_metrics = isinstance(svc, dict) and svc.get("metrics") is not None
+            data["scaling"] = {**sc, "signal": "concurrency" if has_metrics else "task-gpus"}
+        return data
+
     @property
     def instance(self) -> catalog.InstanceType:
         return self.capacity.instance
@@ -276,6 +433,29 @@ class Spec(_Section):
     def tasks_per_instance(self) -> int:
         s = self.service
         return self.instance.tasks_per_instance(s.gpus_per_task, s.cpu_units, s.memory_mib)
+
+
+def _default_task_size(svc: dict[str, Any], cap: dict[str, Any]) -> dict[str, Any]:
+    """Fill cpu_units/memory_mib with the task's share of the instance (its GPUs' share).
+
+    Left unset when the instance type or GPU count is itself wrong: those keys
+    get their own errors, and a "missing cpu_units" beside them would mislead.
+    """
+    if "cpu_units" in svc and "memory_mib" in svc:
+        return svc
+    gpus = svc.get("gpus_per_task", 1)
+    itype = cap.get("instance_type")
+    if not isinstance(itype, str) or type(gpus) is not int or gpus < 1:
+        return svc
+    try:
+        it = catalog.lookup(itype)
+    except catalog.UnknownInstanceType:
+        return svc
+    share = min(gpus, it.gpus)
+    out = dict(svc)
+    out.setdefault("cpu_units", it.cpu_units * share // it.gpus)
+    out.setdefault("memory_mib", it.schedulable_memory_mib * share // it.gpus)
+    return out
 
 
 # --- loading and errors -----------------------------------------------------------
@@ -317,6 +497,16 @@ _FIX_BY_KEY = {
     "alerts.sns_topic_arn": "use the ARN of an existing standard (not FIFO) SNS topic, e.g. "
     '"arn:aws:sns:us-east-1:123456789012:gpu-alerts" (`aws sns list-topics` shows them)',
     "alerts.email": 'write each as a full address, e.g. "oncall@example.com"',
+    "service.secrets": "use the full ARN of a Secrets Manager secret, e.g. "
+    '"arn:aws:secretsmanager:us-east-1:123456789012:secret:hf-token-AbCdEf" (optionally with '
+    '":json-key::" after it), or of an SSM parameter, e.g. '
+    '"arn:aws:ssm:us-east-1:123456789012:parameter/hf-token"',
+    "service.health_check_path": 'start it with "/" and use no spaces, e.g. "/health"',
+    "service.metrics.path": 'start it with "/" and use no spaces, e.g. "/metrics"',
+    "service.metrics.running_metric": "use a Prometheus metric name as the server's /metrics "
+    'page shows it, e.g. "vllm:num_requests_running"',
+    "service.metrics.waiting_metric": "use a Prometheus metric name as the server's /metrics "
+    'page shows it, e.g. "vllm:num_requests_waiting"',
 }
 
 # Longest value echoed back in a message; a whole mistyped section is noise.
@@ -386,7 +576,12 @@ def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> l
         if isinstance(cause, RuleError):
             fix = cause.fix
         if e["type"] == "string_pattern_mismatch":
-            fix = _FIX_BY_KEY.get(_key(tuple(x for x in loc if isinstance(x, str))), fix)
+            # Longest known prefix: a table's own keys (secrets.HF_TOKEN) share its fix.
+            names = tuple(x for x in loc if isinstance(x, str))
+            for n in range(len(names), 0, -1):
+                if _key(names[:n]) in _FIX_BY_KEY:
+                    fix = _FIX_BY_KEY[_key(names[:n])]
+                    break
         if e["type"] == "extra_forbidden":
             fix += _suggest(loc)
         if e["type"] == "missing" and len(loc) >= 2:
