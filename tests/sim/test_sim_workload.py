@@ -123,8 +123,10 @@ def test_unreadable_trace_paths_say_how_to_fix(tmp_path: Path) -> None:
     assert ei.value.message.startswith(str(tmp_path))
     latin = tmp_path / "latin1.csv"
     latin.write_bytes("timestamp_s,requests\n0,5\n600,5 \xe9\n".encode("latin-1"))
-    with pytest.raises(BadInputError, match=r"byte \d+ is not UTF-8\. Fix: "):
+    with pytest.raises(TraceError, match=r"byte 31 \(0xe9\) is not UTF-8\. Fix: ") as te:
         read_trace(latin)
+    # The byte offset counts from the file's start and the line is the file's.
+    assert (te.value.line, te.value.column) == (3, None)
 
 
 def test_spreadsheet_bom_and_daylight_saving_do_not_change_the_load(

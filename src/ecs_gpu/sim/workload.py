@@ -11,22 +11,33 @@ Three shapes of CSV are understood (docs/simulator.md "Traces"):
 
 Anything else is refused with a :class:`TraceError` that names the file, the
 line and the column, so a user can fix the file instead of reading a traceback.
+So is a trace the simulator cannot run: a span longer than
+:data:`MAX_SIM_STEPS` steps could cover, or a rate beyond the simulator's
+ceiling (docs/traces.md "Bad input").
+
+:func:`bundled_traces` names the real traces shipped with the package
+(docs/traces.md); :func:`load_trace` takes such a name or a path.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import math
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
+from ecs_gpu.sim.engine import MAX_OFFERED_RPS
+from ecs_gpu.sim.params import ALARM_PERIOD_S
 
 PER_REQUEST_TIME = "TIMESTAMP"
 WINDOW_TIME = "timestamp_s"
@@ -58,6 +69,17 @@ _LOAD_COLUMNS: tuple[tuple[str, float], ...] = (
 )
 
 Kind = Literal["requests", "window_counts", "window_rates"]
+
+# The engine keeps every step's timeline in memory (17 Python floats a step)
+# at about 200,000 steps a second (docs/benchmarks.md): two million steps are
+# ~10 s and ~1 GB, 23 days at 1-second steps, 231 days at 10-second steps.
+MAX_SIM_STEPS: Final = 2_000_000
+# The longest step divides the one-minute alarm period (engine.check_step),
+# so no step size can simulate a longer span than this (~3.8 years).
+MAX_SPAN_S: Final = MAX_SIM_STEPS * float(ALARM_PERIOD_S)
+# A trace is read into memory whole; the largest real one here is 0.7 MB.
+# Far beyond this is not a trace (e.g. /dev/zero) or wants aggregating first.
+MAX_TRACE_BYTES: Final = 512 * 1024 * 1024
 
 
 class TraceError(BadInputError):
@@ -112,9 +134,22 @@ class Trace:
 
     def rates(self, step_s: float, scale: float = 1.0) -> npt.NDArray[np.float64]:
         """Mean offered load (requests/s) in each step of ``step_s`` seconds."""
-        if step_s <= 0:
+        if not (step_s > 0 and math.isfinite(step_s)):
             raise BadInputError(f"step = {step_s!r}: must be positive. Fix: use e.g. 10.")
-        n = max(1, math.ceil(self.duration_s / step_s - 1e-9))
+        if not (scale > 0 and math.isfinite(scale)):
+            raise BadInputError(
+                f"rate scale = {scale!r}: must be a positive finite number. Fix: e.g. 2.5."
+            )
+        steps = self.duration_s / step_s
+        if not steps <= MAX_SIM_STEPS:
+            longest = MAX_SIM_STEPS * step_s
+            raise BadInputError(
+                f"{self.path}: spans {self.duration_s:.6g} s, {steps:.3g} steps of "
+                f"{step_s:g} s; the simulator runs at most {MAX_SIM_STEPS:,} steps. Fix: a "
+                f"longer --step (up to {ALARM_PERIOD_S:g} s), or cut the trace to at most "
+                f"{longest:.6g} s ({longest / 86400:.4g} days)."
+            )
+        n = max(1, math.ceil(steps - 1e-9))
         edges = np.arange(n + 1, dtype=np.float64) * step_s
         if self.arrivals is not None:
             counts = np.diff(np.searchsorted(self.arrivals, edges, side="left")).astype(np.float64)
@@ -128,6 +163,15 @@ class Trace:
             cum = np.concatenate(([0.0], np.cumsum(self.window_rates * np.diff(bounds))))
             counts = np.diff(np.interp(edges, bounds, cum))
         return counts / step_s * scale
+
+
+class _Reader(Protocol):
+    """What _parse needs of a csv.reader: rows, and the line it has read to."""
+
+    line_num: int
+
+    def __iter__(self) -> Iterator[list[str]]: ...
+    def __next__(self) -> list[str]: ...
 
 
 def _fail(path: str, line: int, column: str | None, what: str, fix: str) -> TraceError:
@@ -156,7 +200,7 @@ def _timestamp(path: str, line: int, text: str) -> float:
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         return when.timestamp()
-    except ValueError:
+    except (ValueError, OverflowError):
         raise _fail(
             path,
             line,
@@ -170,28 +214,50 @@ def read_trace(path: str | Path) -> Trace:
     """Read and check a trace file; raise :class:`TraceError` naming line and column."""
     p = str(path)
     try:
-        # utf-8-sig: a spreadsheet's byte-order mark must not rename the first column.
-        with open(path, newline="", encoding="utf-8-sig") as fh:
-            return _parse(p, fh)
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_TRACE_BYTES + 1)
     except FileNotFoundError:
         raise BadInputError(f"{p}: no such trace file. Fix: check the path.") from None
     except IsADirectoryError:
         raise BadInputError(
             f"{p}: is a folder, not a trace file. Fix: give the CSV file inside it."
         ) from None
-    except UnicodeDecodeError as e:
-        raise BadInputError(
-            f"{p}: byte {e.start} is not UTF-8. Fix: save the trace as UTF-8 CSV."
-        ) from None
     except OSError as e:
         raise BadInputError(
             f"{p}: cannot read the trace: {e.strerror or e}. "
             "Fix: check the path and the file's permissions."
         ) from None
+    if len(data) > MAX_TRACE_BYTES:
+        raise BadInputError(
+            f"{p}: larger than {MAX_TRACE_BYTES // 2**20} MiB, too large to be read as a trace. "
+            "Fix: aggregate it into windows (timestamp_s,requests; docs/traces.md) "
+            "or cut it."
+        )
+    # A spreadsheet's byte-order mark must not rename the first column.
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        text = data[skip:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        at = skip + e.start
+        line = data.count(b"\n", 0, at) + 1
+        raise _fail(
+            p,
+            line,
+            None,
+            f"byte {at} (0x{data[at]:02x}) is not UTF-8",
+            "save the trace as UTF-8 CSV",
+        ) from None
+    # newline="": the csv module handles \r\n and quoted line breaks itself.
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        return _parse(p, reader)
+    except csv.Error as e:
+        raise _fail(
+            p, reader.line_num, None, f"not a readable CSV row ({e})", "write plain CSV rows"
+        ) from None
 
 
-def _parse(p: str, fh: Iterable[str]) -> Trace:
-    reader = csv.reader(fh)
+def _parse(p: str, reader: _Reader) -> Trace:
     header: list[str] | None = next(reader, None)
     while header is not None and not any(c.strip() for c in header):
         header = next(reader, None)
@@ -232,6 +298,8 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
         raise _fail(p, hline, dup, "column appears twice", "keep one")
 
     times: list[float] = []
+    # The file line of each data row, for errors found after reading.
+    lines: list[int] = []
     loads: list[float] = []
     # Rows of a window trace with a statistic left empty (see _bridge_gaps).
     has_empty: list[bool] = []
@@ -286,6 +354,7 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
                 "sort the rows by time (windows strictly increasing)",
             )
         times.append(t)
+        lines.append(line)
         if lcol >= 0:
             loads.append(values[lcol])
             has_empty.append(empty)
@@ -293,11 +362,12 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
         raise _fail(p, hline, None, "the file has a header but no data rows", "add data rows")
 
     t0 = times[0]
+    offsets = np.asarray(times, dtype=np.float64) - t0
+    _check_span(p, lines, cols[tcol], offsets, kind == "window")
     if kind == "requests":
-        arr = np.asarray(times, dtype=np.float64) - t0
-        duration = max(float(arr[-1]), 1.0)
-        return Trace(p, "requests", arr, None, None, duration)
-    starts = np.asarray(times, dtype=np.float64) - t0
+        duration = max(float(offsets[-1]), 1.0)
+        return Trace(p, "requests", offsets, None, None, duration)
+    starts = offsets
     if len(starts) == 1:
         raise _fail(
             p,
@@ -310,7 +380,22 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
     # The last window is as wide as the one before it.
     widths = np.append(widths, widths[-1])
     raw = np.asarray(loads, dtype=np.float64)
-    rates = raw / widths if divisor_is_width else raw * factor
+    # A count over a tiny window overflows to inf: refused just below.
+    with np.errstate(over="ignore"):
+        rates = raw / widths if divisor_is_width else raw * factor
+    too_high = ~(rates <= MAX_OFFERED_RPS)
+    if too_high.any():
+        i = int(np.argmax(too_high))
+        unit = f" in a {widths[i]:.6g}-s window" if divisor_is_width else ""
+        raise _fail(
+            p,
+            lines[i],
+            load_col,
+            f"{loads[i]:.6g}{unit} is {rates[i]:.3g} requests/s, beyond the "
+            f"{MAX_OFFERED_RPS:.3g} requests/s the simulator models",
+            f"check that {WINDOW_TIME} is in seconds and {load_col!r} in its unit "
+            "(docs/traces.md); scale a trace with --rate-scale, not in the file",
+        )
     gaps = (raw == 0) & np.asarray(has_empty, dtype=bool)
     if gaps.all():
         raise _fail(
@@ -324,6 +409,43 @@ def _parse(p: str, fh: Iterable[str]) -> Trace:
     wkind: Kind = "window_counts" if divisor_is_width else "window_rates"
     end = float(starts[-1] + widths[-1])
     return Trace(p, wkind, None, starts, rates, end, int(gaps.sum()))
+
+
+def _check_span(
+    p: str, lines: list[int], col: str, offsets: npt.NDArray[np.float64], windows: bool
+) -> None:
+    """Refuse times no simulation step can cover, or too large for their spacing.
+
+    ``offsets`` are seconds from the first row. A window also needs its end
+    (as wide as the window before the last) inside the span.
+    """
+    ends = offsets.copy()
+    if windows and len(offsets) > 1:
+        ends[-1] += offsets[-1] - offsets[-2]
+    beyond = ~(ends <= MAX_SPAN_S)
+    if beyond.any():
+        i = int(np.argmax(beyond))
+        raise _fail(
+            p,
+            lines[i],
+            col,
+            f"this row ends {ends[i]:.4g} s after the first row's time; the simulator "
+            f"runs at most {MAX_SIM_STEPS:,} steps of at most {ALARM_PERIOD_S:g} s "
+            f"({MAX_SPAN_S:.4g} s, {MAX_SPAN_S / 86400:.0f} days)",
+            f"cut the trace before this row, or check that {col} is in seconds",
+        )
+    if windows:
+        # Distinct times can round to the same offset from a far-off first time.
+        flat = np.diff(offsets) <= 0
+        if flat.any():
+            i = int(np.argmax(flat)) + 1
+            raise _fail(
+                p,
+                lines[i],
+                col,
+                "times this large cannot tell this window from the previous one (double precision)",
+                "write times in seconds from the trace's start",
+            )
 
 
 def _bridge_gaps(
@@ -344,3 +466,121 @@ def _bridge_gaps(
     bridged = rates.copy()
     bridged[gaps] = np.interp(starts[gaps], starts[ok], rates[ok])
     return bridged
+
+
+# --- Bundled traces -------------------------------------------------------
+
+_CC_BY = "CC-BY-4.0, (c) Microsoft Azure"
+_APACHE_SERVEGEN = "Apache-2.0, (c) Alibaba Group"
+_APACHE_MOONCAKE = "Apache-2.0, (c) KVCache.AI (Mooncake repository)"
+
+
+@dataclass(frozen=True)
+class BundledTrace:
+    """A real trace shipped in the package (src/ecs_gpu/data/traces/README.md)."""
+
+    name: str
+    file: str
+    description: str
+    license: str
+    # Of the file as copied; tests prove the shipped bytes are unchanged.
+    sha256: str
+
+    @property
+    def path(self) -> Path:
+        return Path(str(resources.files("ecs_gpu") / "data" / "traces" / self.file))
+
+    def load(self) -> Trace:
+        return read_trace(self.path)
+
+
+_BUNDLED: Final = (
+    BundledTrace(
+        "azure2023-code",
+        "AzureLLMInferenceTrace_code.csv",
+        "Azure LLM inference 2023, code: 1 h, one row per request; very bursty",
+        _CC_BY,
+        "54e9a6d2a4bd06ba1e060304b900abbc74cbea53de96506e60fe5bb4f2277fb6",
+    ),
+    BundledTrace(
+        "azure2023-conv",
+        "AzureLLMInferenceTrace_conv.csv",
+        "Azure LLM inference 2023, conversation: 1 h, one row per request",
+        _CC_BY,
+        "2f1e5b666d4e3055fdbba98598ce2ec307767b9064e03e2fa46676dbcc7d0bf8",
+    ),
+    BundledTrace(
+        "azure2024-code",
+        "azure2024_code_digitized.csv",
+        "Azure 2024 code, read off a plot: 7 days, ~433-s steps, weekly shape only",
+        _CC_BY,
+        "fe4bda76f220eb968a6c0828f311b69c6b43d2d6c2a1dcec716957df2da4e9ee",
+    ),
+    BundledTrace(
+        "azure2024-conv",
+        "azure2024_conv_digitized.csv",
+        "Azure 2024 conversation, read off a plot: 7 days, ~433-s steps, weekly shape only",
+        _CC_BY,
+        "87ecf1c611f3e6ac7364adef5f5f08c744584898afa6fb33649d1b8f36154e4f",
+    ),
+    BundledTrace(
+        "mooncake-conversation",
+        "mooncake_conversation_1s.csv",
+        "Mooncake FAST'25 conversation: 1 h in 1-s bins (source times in ~3-s steps)",
+        _APACHE_MOONCAKE,
+        "969cbdaaa90feabdfcc600c88d0fbaf11272e8dfb07276de12d825f4463abc96",
+    ),
+    BundledTrace(
+        "servegen-deepseek-r1",
+        "servegen_deepseek-r1_600s.csv",
+        "ServeGen DeepSeek-R1: 1 day, 10-min windows",
+        _APACHE_SERVEGEN,
+        "0a47bf200e3b33672d488c97dacd07bbea294e86b00152a2d557e8b82bc2fd50",
+    ),
+    BundledTrace(
+        "servegen-m-large",
+        "servegen_m-large_600s.csv",
+        "ServeGen M-large: 14 days, 10-min windows (the `plan` trace)",
+        _APACHE_SERVEGEN,
+        "50496f262025005c891eb17f1cc1944cc37cc4ecac465becd2d91b7a53622c91",
+    ),
+    BundledTrace(
+        "servegen-m-mid",
+        "servegen_m-mid_600s.csv",
+        "ServeGen M-mid: 14 days, 10-min windows; 84 collection-gap windows bridged",
+        _APACHE_SERVEGEN,
+        "365d030da1949ac8852026ed2c96b9ac8b3c61d2e05b743acf94d7cee5da518c",
+    ),
+    BundledTrace(
+        "servegen-m-small",
+        "servegen_m-small_600s.csv",
+        "ServeGen M-small: 14 days, 10-min windows; 37 collection-gap windows bridged",
+        _APACHE_SERVEGEN,
+        "3e8982570f0367f829649412d1862bef33098e49ce55152b6330131ce5719b18",
+    ),
+)
+
+
+def bundled_traces() -> dict[str, BundledTrace]:
+    """The traces shipped in the package, by name (docs/traces.md)."""
+    return {t.name: t for t in _BUNDLED}
+
+
+def load_trace(name_or_path: str | Path) -> Trace:
+    """Read a bundled trace by name, or a trace file by path.
+
+    A bundled name wins over a file of the same name in the working folder
+    (names carry no ``.csv``); write ``./NAME`` for such a file.
+    """
+    if isinstance(name_or_path, str):
+        bundled = bundled_traces().get(name_or_path)
+        if bundled is not None:
+            return bundled.load()
+    path = Path(name_or_path)
+    if not path.exists() and path.suffix == "" and len(path.parts) == 1:
+        # A word, not a path: most likely a mistyped bundled name.
+        raise BadInputError(
+            f"--trace {str(name_or_path)!r}: no such trace file and no bundled trace of "
+            f"that name. Fix: give a CSV path or one of {', '.join(bundled_traces())}."
+        )
+    return read_trace(path)
