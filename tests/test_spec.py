@@ -26,9 +26,11 @@ from ecs_gpu.spec import (
     LoadBalancerSpec,
     NetworkSpec,
     ScalingSpec,
+    ServiceMetricsSpec,
     ServiceSpec,
     SimulationSpec,
     Spec,
+    WarmPoolSpec,
     load_spec,
     parse_spec,
 )
@@ -43,6 +45,12 @@ SECTIONS: dict[str, type[Any]] = {
     "load_balancer": LoadBalancerSpec,
     "alerts": AlertsSpec,
     "simulation": SimulationSpec,
+}
+# Tables inside sections: [service.metrics], [capacity.warm_pool].
+TABLES: dict[str, type[Any]] = {
+    **SECTIONS,
+    "service.metrics": ServiceMetricsSpec,
+    "capacity.warm_pool": WarmPoolSpec,
 }
 
 # A spec that sets every key of every section, so each test breaks exactly one rule.
@@ -333,6 +341,9 @@ def _violations(prop: dict[str, Any]) -> list[tuple[str, Any]]:
             out.append(("minItems", []))
         if "pattern" in prop.get("items", {}):
             out.append(("items.pattern", ["not valid!"]))
+    values = prop.get("additionalProperties")
+    if kind == "object" and isinstance(values, dict) and "pattern" in values:
+        out.append(("values.pattern", {"HF_TOKEN": "not valid!"}))
     if kind in ("number", "integer"):
         out.append(("type", "1"))
         if kind == "number":
@@ -340,47 +351,81 @@ def _violations(prop: dict[str, Any]) -> list[tuple[str, Any]]:
             out.append(("finite", math.inf))
     elif kind == "string":
         out.append(("type", 1))
+    elif kind == "boolean":
+        # TOML has real booleans; a quoted "true" or a 1 is not one.
+        out.append(("type", "true"))
+        out.append(("type", 1))
     elif kind in ("array", "object"):
         out.append(("type", "x"))
     return out
 
 
-def _schema_cases() -> list[Any]:
-    schema = Spec.model_json_schema()
+def _table_props(schema: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(dotted key, resolved property) for every key of every table, nested tables included."""
     defs = schema["$defs"]
-    cases = []
-    for section, ref in schema["properties"].items():
-        model = _resolve(ref, defs)
+    out: list[tuple[str, dict[str, Any]]] = []
+
+    def walk(prefix: str, model: dict[str, Any]) -> None:
         for key, prop in model["properties"].items():
-            for constraint, bad in _violations(_resolve(prop, defs)):
-                cases.append(pytest.param(section, key, bad, id=f"{section}.{key}-{constraint}"))
+            resolved = _resolve(prop, defs)
+            out.append((f"{prefix}.{key}", resolved))
+            if "properties" in resolved:  # a nested [a.b] table: its own keys too
+                walk(f"{prefix}.{key}", resolved)
+
+    for section, ref in schema["properties"].items():
+        walk(section, _resolve(ref, defs))
+    return out
+
+
+def _schema_cases() -> list[Any]:
+    cases = []
+    for loc, prop in _table_props(Spec.model_json_schema()):
+        for constraint, bad in _violations(prop):
+            cases.append(pytest.param(loc, bad, id=f"{loc}-{constraint}"))
     return cases
 
 
 SCHEMA_CASES = _schema_cases()
 
 
+def with_at(loc: str, value: Any) -> str:
+    """FULL with the key at dotted ``loc`` set, creating nested tables on the way."""
+    doc: dict[str, Any] = copy.deepcopy(FULL)
+    *tables, key = loc.split(".")
+    cur = doc
+    for t in tables:
+        cur = cur.setdefault(t, {})
+    cur[key] = value
+    return dumps(doc)
+
+
 def test_schema_cases_cover_every_key_of_every_section() -> None:
     assert set(SECTIONS) == set(Spec.model_fields)
-    keys = {c.values[0] + "." + c.values[1] for c in SCHEMA_CASES}
-    for section, model in SECTIONS.items():
+    keys = {c.values[0] for c in SCHEMA_CASES}
+    for table, model in TABLES.items():
         for key in model.model_fields:
-            assert f"{section}.{key}" in keys, f"{section}.{key} has no bad-value case"
+            assert f"{table}.{key}" in keys, f"{table}.{key} has no bad-value case"
     # Spot-check that each constraint class is generated at least once.
     ids = {c.id.rsplit("-", 1)[1] for c in SCHEMA_CASES}
     assert {"minimum", "exclusiveMinimum", "maximum", "pattern", "minLength"} <= ids
     assert {"maxLength", "enum", "minItems", "items.pattern", "type", "finite"} <= ids
+    assert "values.pattern" in ids
 
 
-@pytest.mark.parametrize(("section", "key", "bad"), SCHEMA_CASES)
-def test_every_schema_constraint_is_enforced(section: str, key: str, bad: Any) -> None:
-    found = problems(with_(section, **{key: bad}))
+@pytest.mark.parametrize(("loc", "bad"), SCHEMA_CASES)
+def test_every_schema_constraint_is_enforced(loc: str, bad: Any) -> None:
+    found = problems(with_at(loc, bad))
     assert len(found) == 1, found
     line = found[0]
-    assert line.startswith(f"{PATH}: {section}.{key}"), line
-    if not isinstance(bad, list) or bad:
-        # The value is echoed back (repr, shortened if long); in a list, the bad item.
-        shown = repr(bad[0]) if isinstance(bad, list) else repr(bad)
+    assert line.startswith(f"{PATH}: {loc}"), line
+    if not isinstance(bad, list | dict) or bad:
+        # The value is echoed back (repr, shortened if long); in a list or table, the bad item.
+        if isinstance(bad, list):
+            shown = repr(bad[0])
+        elif isinstance(bad, dict):
+            shown = repr(next(iter(bad.values())))
+        else:
+            shown = repr(bad)
         assert shown[:40] in line, line  # long values are shortened with "..."
     assert "Fix: correct the value" not in line, line
 
@@ -862,20 +907,44 @@ def _mutated_specs(draw: st.DrawFn) -> str:
 
 
 _INT_EDGES = st.sampled_from([0, -1, 1, 2, 3, 8, 64, 127, 128, 4096, 65535, 65536, 10**400])
+# Floats that break arithmetic downstream (the simulator multiplies and divides them):
+# overflow to inf, underflow to 0, a signed zero.
+_FLOAT_EDGES = st.sampled_from([1e308, -1e308, 5e-324, -0.0, 0.0, 1e-300, 86400.5, 1e6])
+_SECRET_ARNS = st.sampled_from(
+    [
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf-token-AbCdEf",
+        "arn:aws:ssm:us-east-1:123456789012:parameter/hf-token",
+    ]
+)
+_ENV_NAMES = st.one_of(st.sampled_from(["HF_TOKEN", "HF_HOME", "NVIDIA_VISIBLE_DEVICES"]), _text)
+# Every key of every table (nested [service.metrics] and [capacity.warm_pool] included),
+# by its JSON-schema type.
 _FIELD_TYPES = {
-    (section, key): _resolve(prop, Spec.model_json_schema()["$defs"]).get("type", "string")
-    for section, ref in Spec.model_json_schema()["properties"].items()
-    for key, prop in _resolve(ref, Spec.model_json_schema()["$defs"])["properties"].items()
+    loc: prop.get("type", "string")
+    for loc, prop in _table_props(Spec.model_json_schema())
+    if "properties" not in prop  # a nested table is reached through its own keys
 }
 _TYPED: dict[str, st.SearchStrategy[Any]] = {
     "integer": st.one_of(_INT_EDGES, st.integers()),
     "number": st.one_of(
-        _INT_EDGES, st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 200)
+        _INT_EDGES,
+        _FLOAT_EDGES,
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(-5, 200),
     ),
+    "boolean": st.booleans(),
     "string": st.one_of(_edges.filter(lambda v: isinstance(v, str)), _text),
     "array": st.lists(st.one_of(_edges.filter(lambda v: isinstance(v, str)), _text), max_size=3),
-    "object": st.dictionaries(_text, _text, max_size=3),
+    "object": st.dictionaries(_ENV_NAMES, st.one_of(_SECRET_ARNS, _text), max_size=3),
 }
+
+
+def test_typed_fuzz_reaches_every_key() -> None:
+    for table, model in TABLES.items():
+        for key, field in model.model_fields.items():
+            if table + "." + key not in TABLES:
+                assert (table + "." + key) in _FIELD_TYPES, (table, key, field)
+    assert set(_FIELD_TYPES.values()) <= set(_TYPED)
 
 
 @st.composite
@@ -883,8 +952,12 @@ def _typed_mutations(draw: st.DrawFn) -> str:
     """FULL with 1-3 keys set to values of the key's own type, to reach the cross-field rules."""
     doc: dict[str, Any] = copy.deepcopy(FULL)
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        section, key = draw(st.sampled_from(sorted(_FIELD_TYPES)))
-        doc[section][key] = draw(_TYPED[_FIELD_TYPES[(section, key)]])
+        loc = draw(st.sampled_from(sorted(_FIELD_TYPES)))
+        *tables, key = loc.split(".")
+        cur = doc
+        for t in tables:
+            cur = cur.setdefault(t, {})
+        cur[key] = draw(_TYPED[_FIELD_TYPES[loc]])
     return dumps(doc)
 
 
@@ -959,8 +1032,8 @@ def _doc_rows() -> dict[str, dict[str, list[str]]]:
     rows: dict[str, dict[str, list[str]]] = {}
     section = ""
     for line in doc.splitlines():
-        if line.startswith("## "):
-            heading = re.match(r"## `\[(\w+)\]`", line)
+        if line.startswith("## ") or line.startswith("### "):
+            heading = re.match(r"#{2,3} `\[([\w.]+)\]`", line)
             section = heading.group(1) if heading else ""
             if section:
                 rows[section] = {}
@@ -970,12 +1043,19 @@ def _doc_rows() -> dict[str, dict[str, list[str]]]:
     return rows
 
 
+# Keys whose default Spec derives from other keys: the cell starts with what the
+# model says and goes on to say what is filled in, e.g. "required, or ...".
+_DERIVED_DEFAULTS = {"service.cpu_units", "service.memory_mib", "scaling.signal"}
+
+
 def _doc_default(field: Any) -> str:
     if field.is_required():
         return "required"
     value = field.get_default(call_default_factory=True)
     if value is None:
         return "none"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
     if isinstance(value, str):
         return f'`"{value}"`'
     if isinstance(value, int | float):
@@ -985,18 +1065,22 @@ def _doc_default(field: Any) -> str:
 
 def test_docs_spec_documents_every_key_with_its_default() -> None:
     rows = _doc_rows()
-    assert set(rows) == set(SECTIONS)
-    for section, model in SECTIONS.items():
+    assert set(rows) == set(TABLES)
+    for section, model in TABLES.items():
         missing = set(model.model_fields) - set(rows[section])
         assert not missing, f"document [{section}] {sorted(missing)} in docs/spec.md"
         assert set(rows[section]) <= set(model.model_fields), f"docs/spec.md [{section}] is stale"
         for key, field in model.model_fields.items():
             default = rows[section][key][2]
-            if _doc_default(field) == "none":
+            expected = _doc_default(field)
+            if f"{section}.{key}" in _DERIVED_DEFAULTS:
+                expected = {"required": "the task's share"}.get(expected, expected)
+                assert default.startswith((expected + " ", expected + ",")), (section, key, default)
+            elif expected == "none":
                 # Unset keys may say what "none" means, e.g. "none (the image's)".
                 assert default.startswith("none"), (section, key, default)
             else:
-                assert default == _doc_default(field), (section, key, default)
+                assert default == expected, (section, key, default)
 
 
 def test_integer_too_long_to_read() -> None:
