@@ -421,7 +421,9 @@ def _check_span(
     """
     ends = offsets.copy()
     if windows and len(offsets) > 1:
-        ends[-1] += offsets[-1] - offsets[-2]
+        # Overflow to inf is refused just below.
+        with np.errstate(over="ignore", invalid="ignore"):
+            ends[-1] += offsets[-1] - offsets[-2]
     beyond = ~(ends <= MAX_SPAN_S)
     if beyond.any():
         i = int(np.argmax(beyond))
@@ -435,7 +437,7 @@ def _check_span(
             f"cut the trace before this row, or check that {col} is in seconds",
         )
     if windows:
-        # Distinct times can round to the same offset from a far-off first time.
+        # Distinct times can round to the same offset from the first row's.
         flat = np.diff(offsets) <= 0
         if flat.any():
             i = int(np.argmax(flat)) + 1
@@ -443,8 +445,9 @@ def _check_span(
                 p,
                 lines[i],
                 col,
-                "times this large cannot tell this window from the previous one (double precision)",
-                "write times in seconds from the trace's start",
+                "this window's start cannot be told from the previous one's once the first "
+                "row's time is subtracted (double precision)",
+                "space windows at least a millisecond apart (windows are seconds to minutes)",
             )
 
 
