@@ -178,3 +178,28 @@ def test_collection_gaps_are_bridged_not_read_as_zero_load(tmp_path: Path) -> No
     )
     with pytest.raises(TraceError, match="collection gap"):
         read_trace(only_gaps)
+
+
+def test_real_arrivals_only_where_the_file_counts_them(tmp_path: Path) -> None:
+    rows = _write(tmp_path, "TIMESTAMP\n2023-11-16 18:00:00\n2023-11-16 18:00:30\n", "r.csv")
+    assert read_trace(rows).real_arrivals(10.0)
+    # 1-s count bins (Mooncake) are counted arrivals at any step of 1 s or more.
+    bins = _write(tmp_path, "timestamp_s,requests\n0,3\n1,0\n2,4\n", "b.csv")
+    assert read_trace(bins).real_arrivals(1.0) and read_trace(bins).real_arrivals(10.0)
+    # 10-minute windows are means at a 10-s step; so is any rate column.
+    wide = _write(tmp_path, "timestamp_s,requests\n0,600\n600,1200\n", "w.csv")
+    assert not read_trace(wide).real_arrivals(10.0)
+    assert read_trace(wide).real_arrivals(600.0)
+    rate = _write(tmp_path, "timestamp_s,rate_rps\n0,1\n1,2\n", "rr.csv")
+    assert not read_trace(rate).real_arrivals(60.0)
+
+
+def test_head_cuts_and_refuses_a_non_positive_length(tmp_path: Path) -> None:
+    from ecs_gpu.errors import BadInputError
+
+    tr = read_trace(_write(tmp_path, "timestamp_s,requests\n0,600\n600,1200\n1200,600\n"))
+    assert tr.head(900.0).rates(300.0).tolist() == pytest.approx([1.0, 1.0, 2.0])
+    assert tr.head(float("inf")) is tr
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(BadInputError, match=r"Fix: give a positive number of seconds"):
+            tr.head(bad)

@@ -147,3 +147,8 @@ def test_code_and_tests_never_read_the_shared_folder() -> None:
     for root in ("src", "tests", "benchmarks"):
         for f in (REPO / root).rglob("*.py"):
             assert shared not in f.read_text(encoding="utf-8"), f
+
+
+def test_which_bundled_traces_carry_real_arrivals_at_10_s() -> None:
+    real = {n for n, b in TRACES.items() if b.load().real_arrivals(10.0)}
+    assert real == {"azure2023-code", "azure2023-conv", "mooncake-conversation"}

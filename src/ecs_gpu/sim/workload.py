@@ -1,6 +1,6 @@
 """Read a request trace and turn it into offered load per simulation step.
 
-Three shapes of CSV are understood (docs/simulator.md "Traces"):
+Three shapes of CSV are understood (docs/traces.md):
 
 * one row per request: a ``TIMESTAMP`` column (ISO date and time), optionally
   ``ContextTokens`` and ``GeneratedTokens`` (Azure LLM inference 2023);
@@ -115,6 +115,11 @@ class Trace:
 
     def head(self, seconds: float) -> Trace:
         """The first ``seconds`` of the trace (all of it if shorter)."""
+        if not seconds > 0:
+            raise BadInputError(
+                f"{self.path}: cannot keep the first {seconds!r} s of the trace. "
+                "Fix: give a positive number of seconds."
+            )
         if seconds >= self.duration_s:
             return self
         if self.arrivals is not None:
@@ -131,6 +136,22 @@ class Trace:
             seconds,
             self.gap_windows,
         )
+
+    def real_arrivals(self, step_s: float) -> bool:
+        """Whether the load per step of ``step_s`` is counted arrivals, not a mean rate.
+
+        True for one row per request, and for count windows no wider than the
+        step (Mooncake's 1-s bins): their burstiness is in the data, and
+        Poisson noise on top would count it twice. Wider windows and rate
+        windows are means that need arrivals drawn inside them.
+        """
+        if self.arrivals is not None:
+            return True
+        assert self.window_starts is not None
+        if self.kind != "window_counts":
+            return False
+        widths = np.diff(np.append(self.window_starts, self.duration_s))
+        return float(widths.max()) <= step_s
 
     def rates(self, step_s: float, scale: float = 1.0) -> npt.NDArray[np.float64]:
         """Mean offered load (requests/s) in each step of ``step_s`` seconds."""
