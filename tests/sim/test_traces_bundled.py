@@ -152,3 +152,11 @@ def test_code_and_tests_never_read_the_shared_folder() -> None:
 def test_which_bundled_traces_carry_real_arrivals_at_10_s() -> None:
     real = {n for n, b in TRACES.items() if b.load().real_arrivals(10.0)}
     assert real == {"azure2023-code", "azure2023-conv", "mooncake-conversation"}
+
+
+def test_docs_list_every_bundled_trace_as_it_is() -> None:
+    doc = (REPO / "docs" / "traces.md").read_text(encoding="utf-8")
+    for name, (_, rows, _, _, gaps) in EXPECTED.items():
+        row = next(line for line in doc.splitlines() if line.startswith(f"| `{name}` |"))
+        assert TRACES[name].file in row and f"{rows:,}" in row
+        assert (f"{gaps} collection-gap" in row) == (gaps > 0)
