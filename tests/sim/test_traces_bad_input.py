@@ -251,6 +251,15 @@ def _usable(tr: Trace) -> None:
     assert np.isfinite(r).all() and (r >= 0).all()
     assert float(r.max()) <= MAX_OFFERED_RPS * (1 + 1e-9)
     assert math.isfinite(float(r.sum()))
+    # Finer steps either run or are refused for their step count, with a fix.
+    for step in (1.0, 10.0):
+        try:
+            fine = tr.rates(step)
+        except BadInputError as e:
+            assert "Fix: a longer --step" in e.message
+            assert tr.duration_s / step > MAX_SIM_STEPS
+        else:
+            assert len(fine) <= MAX_SIM_STEPS and np.isfinite(fine).all()
 
 
 _FUZZ = settings(
