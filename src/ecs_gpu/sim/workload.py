@@ -593,8 +593,9 @@ def bundled_traces() -> dict[str, BundledTrace]:
 def load_trace(name_or_path: str | Path) -> Trace:
     """Read a bundled trace by name, or a trace file by path.
 
-    A bundled name wins over a file of the same name in the working folder
-    (names carry no ``.csv``); write ``./NAME`` for such a file.
+    A bundled name (a ``str``) wins over a file of the same name in the
+    working folder (names carry no ``.csv``); write ``./NAME`` for such a
+    file. A :class:`~pathlib.Path` is always read as a path.
     """
     if isinstance(name_or_path, str):
         bundled = bundled_traces().get(name_or_path)
