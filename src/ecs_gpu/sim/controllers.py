@@ -1,4 +1,4 @@
-"""The two controllers, as pure functions over one-minute datapoints.
+"""The two controllers: pure rules over one-minute datapoints, and the layers that apply them.
 
 * Service layer: Application Auto Scaling target tracking on the service's
   desired count, one policy per metric (GPU on the series [scaling]
@@ -8,6 +8,8 @@
   policy on CapacityProviderReservation, optionally fought by a host-CPU
   target-tracking policy on the same ASG (the anti-pattern).
 
+The rules are pure functions; :class:`ServiceLayer` and :class:`InstanceLayer`
+hold each layer's state and apply its decision to the fleet once a minute.
 Every constant comes from :mod:`ecs_gpu.sim.params`.
 """
 
@@ -15,9 +17,12 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ecs_gpu.sim import params as P
+from ecs_gpu.sim.fleet import Fleet
+from ecs_gpu.sim.params import SimParams
 
 
 class MetricSeries:
@@ -252,3 +257,75 @@ class AsgScaler:
                 cap = max(1, math.ceil(n * P.SCALE_IN_MAX_FRACTION) - 1)
                 return -min(n - want, cap)
         return 0
+
+
+class ServiceLayer:
+    """The service's target-tracking policies, applied to the fleet once a minute."""
+
+    __slots__ = ("_basis", "_cpu_target", "_gpu_target", "desired", "scaler")
+
+    def __init__(self, p: SimParams, desired: int) -> None:
+        self.scaler = ServiceScaler(p.min_tasks, p.max_tasks, p.scale_in_cooldown_s)
+        self.desired = desired
+        self._gpu_target = p.gpu_target_percent
+        self._cpu_target = p.cpu_target_percent
+        self._basis = p.scale_in_basis
+
+    def decide(self, t: float, fleet: Fleet, gpu: MetricSeries, cpu: MetricSeries) -> None:
+        """Vote on this minute's datapoints, set the desired count, start or stop tasks."""
+        base = fleet.running
+        votes = [
+            target_tracking_vote(gpu.history, self._gpu_target, base, scale_in_basis=self._basis),
+            target_tracking_vote(cpu.history, self._cpu_target, base, scale_in_basis=self._basis),
+        ]
+        self.desired = desired = self.scaler.decide(t, votes, self.desired)
+        apply_desired(t, fleet, desired)
+
+
+def apply_desired(t: float, fleet: Fleet, desired: int) -> None:
+    """ECS starts or stops tasks until the service has ``desired`` of them."""
+    total = fleet.desired_total
+    if desired > total:
+        fleet.provisioning += desired - total
+        fleet.place(t)
+    elif desired < total:
+        fleet.stop(total - desired)
+
+
+class InstanceLayer:
+    """Managed scaling (and the optional host-CPU policy) on the ASG, once a minute."""
+
+    __slots__ = ("_boot_time", "_cpr_delay", "_floor", "_tpi", "_warmup", "asg", "cpr", "last_cpr")
+
+    def __init__(self, p: SimParams, boot_time: Callable[[], float]) -> None:
+        self.asg = AsgScaler(
+            p.target_capacity_percent,
+            p.floor_instances,
+            p.max_instances,
+            p.min_scaling_step,
+            p.max_scaling_step,
+            p.host_cpu_policy_target_percent,
+        )
+        self.cpr = MetricSeries()
+        self.last_cpr = math.nan
+        self._boot_time = boot_time
+        self._floor = p.floor_instances
+        self._warmup = p.instance_warmup_s
+        self._tpi = p.tasks_per_instance
+        self._cpr_delay = p.cpr_delay_s
+
+    def decide(self, t: float, fleet: Fleet, host_cpu: MetricSeries | None) -> None:
+        """Publish CPR, let the ASG's policies decide, launch or terminate instances."""
+        self.last_cpr = capacity_provider_reservation(
+            len(fleet.instances), fleet.provisioning, fleet.empty_registered(), self._tpi
+        )
+        self.cpr.publish(t + self._cpr_delay, self.last_cpr)
+        self.cpr.visible(t)
+        delta = self.asg.decide(len(fleet.instances), fleet.all_warm(t), self.cpr, host_cpu)
+        if delta > 0:
+            for _ in range(delta):
+                fleet.launch(t, self._boot_time(), self._warmup)
+        elif delta < 0:
+            fleet.terminate_empty(-delta)
+        while len(fleet.instances) < self._floor:
+            fleet.launch(t, self._boot_time(), self._warmup)

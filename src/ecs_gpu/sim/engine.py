@@ -1,4 +1,8 @@
-"""The discrete-time loop: load, metrics, controllers, fleet; no I/O.
+"""The discrete-time loop over the simulator's units; no I/O.
+
+Units, each with its own state: the fleet (fleet.py: boot, placement, pull,
+load), the request queue (serving.py), the metric pipeline (metrics.py), the
+service and instance layers (controllers.py) and the recorder (here).
 
 Same parameters, load and seed give the same result: the only randomness
 (Poisson arrivals inside a step, instance boot jitter) comes from one
@@ -9,7 +13,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
+from operator import itemgetter
 from typing import Any, Literal
 
 import numpy as np
@@ -17,16 +23,11 @@ import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim import params as P
-from ecs_gpu.sim.controllers import (
-    AsgScaler,
-    MetricSeries,
-    ServiceScaler,
-    Vote,
-    capacity_provider_reservation,
-    target_tracking_vote,
-)
+from ecs_gpu.sim.controllers import InstanceLayer, ServiceLayer
 from ecs_gpu.sim.fleet import Fleet
+from ecs_gpu.sim.metrics import MetricPipeline
 from ecs_gpu.sim.params import SimParams
+from ecs_gpu.sim.serving import RequestQueue
 
 # Columns of the timeline, in CSV order (docs/simulator.md "Outputs").
 TIMELINE_COLUMNS = (
@@ -49,6 +50,9 @@ TIMELINE_COLUMNS = (
     "cpr",
 )
 
+# A getter of each column's value from a row tuple.
+_COL = {c: itemgetter(j) for j, c in enumerate(TIMELINE_COLUMNS)}
+
 ProgressFn = Callable[[int, int], None]
 Start = Literal["warm", "cold"]
 
@@ -58,8 +62,18 @@ class SimResult:
     params: SimParams
     step_s: float
     seed: int
-    timeline: dict[str, list[float]]
+    # One tuple per step, in TIMELINE_COLUMNS order (Recorder.rows).
+    rows: list[tuple[float, ...]] = field(repr=False)
     summary: dict[str, Any]
+
+    @cached_property
+    def timeline(self) -> dict[str, list[float]]:
+        """One list per column of TIMELINE_COLUMNS, built on first use.
+
+        Most runs (comparisons, sweeps, benchmarks) read only the summary, so
+        the columns are not built for them.
+        """
+        return {c: list(map(itemgetter(j), self.rows)) for j, c in enumerate(TIMELINE_COLUMNS)}
 
 
 # Steps shorter than a second resolve nothing more (every delay and interval
@@ -84,18 +98,73 @@ def check_step(step_s: float) -> None:
 def oracle_gpu_hours(p: SimParams, offered_rps: list[float], step_s: float) -> float:
     """GPU-hours of a fleet with perfect foresight and no start-up delay.
 
-    Each step it runs exactly the tasks that keep the GPUs at the target and
-    the fewest instances that hold them (never below the floor).
+    Each step it runs exactly the tasks that keep the GPUs at the target
+    (SimParams.tasks_for_rate, vectorized) and the fewest instances that hold
+    them (never below the floor).
     """
-    inst_s = 0.0
-    cache: dict[int, int] = {}
-    for rate in offered_rps:
-        k = p.tasks_for_rate(rate)
-        n = cache.get(k)
-        if n is None:
-            n = cache[k] = p.instances_for_tasks(k)
-        inst_s += n
+    rates = np.asarray(offered_rps, dtype=np.float64)
+    per_task = p.task_capacity_rps * p.gpu_target_percent / 100.0
+    need = np.where(rates > 0, np.ceil(rates / per_task - 1e-9), 0.0)
+    tasks = np.clip(need, p.min_tasks, p.max_tasks).astype(np.int64)
+    counts = np.bincount(tasks)
+    inst_s = sum(int(c) * p.instances_for_tasks(k) for k, c in enumerate(counts) if c)
     return inst_s * step_s * p.gpus_per_instance / 3600.0
+
+
+class Recorder:
+    """The timeline, one row per step, and the run's overload episodes."""
+
+    __slots__ = (
+        "busy_gpu_s",
+        "held_gpu_s",
+        "instance_s",
+        "latencies",
+        "overload_s",
+        "overload_since",
+        "rows",
+        "step_s",
+    )
+
+    def __init__(self, step_s: float) -> None:
+        self.step_s = step_s
+        # One tuple per step in TIMELINE_COLUMNS order: one append a step,
+        # turned into columns once at the end.
+        self.rows: list[tuple[float, ...]] = []
+        self.instance_s = self.overload_s = self.busy_gpu_s = self.held_gpu_s = 0.0
+        self.latencies: list[float] = []
+        self.overload_since: float | None = None
+
+    def account(self, t: float, rate: float, cap: float, u: float, ready: int, ninst: int) -> None:
+        """Count one step: overload episodes, busy and held GPU time, instance time.
+
+        An overload episode runs from the first step with load above ready
+        capacity to the next step without.
+        """
+        step_s = self.step_s
+        if rate > cap + 1e-9:
+            self.overload_s += step_s
+            if self.overload_since is None:
+                self.overload_since = t
+        elif self.overload_since is not None:
+            self.latencies.append(t - self.overload_since)
+            self.overload_since = None
+        if ready:
+            self.busy_gpu_s += u * step_s
+            self.held_gpu_s += step_s
+        self.instance_s += ninst * step_s
+
+
+def _warm_start(p: SimParams, fleet: Fleet, first_rps: float) -> int:
+    """The steady state for the first step's load: tasks at the target, on the fewest instances."""
+    desired = p.tasks_for_rate(first_rps)
+    for _ in range(p.instances_for_tasks(desired)):
+        fleet.launch(-p.instance_warmup_s, 0.0, 0.0)
+    for j in range(desired):
+        inst = fleet.registered[j % len(fleet.registered)]
+        if p.placement == "binpack":
+            inst = fleet.registered[j // p.tasks_per_instance]
+        fleet.add_ready_task(inst, 0.0)
+    return desired
 
 
 def simulate(
@@ -114,6 +183,11 @@ def simulate(
     With ``noisy_arrivals`` (and ``p.poisson_arrivals``) the requests that
     actually arrive in a step are Poisson around it: pass False for a trace of
     real arrivals, which carries its own burstiness.
+
+    Each step: the fleet finishes boots, pulls and loads; once a minute the
+    metric pipeline publishes, the service layer and then the instance layer
+    decide; the ready tasks serve; the pipeline samples; the recorder writes
+    the row.
     """
     check_step(step_s)
     if p.tasks_per_instance < 1:
@@ -128,7 +202,6 @@ def simulate(
     offered: list[float] = (lam / step_s).tolist()
     nsteps = len(offered)
     steps_per_min = round(P.ALARM_PERIOD_S / step_s)
-    steps_per_sample = max(1, round(p.collection_interval_s / step_s))
 
     fleet = Fleet(p.tasks_per_instance, p.image_pull_s, p.model_load_s, p.placement)
     jitter = p.boot_jitter_fraction
@@ -137,227 +210,95 @@ def simulate(
         return p.instance_boot_s * (1.0 + jitter * (2.0 * float(rng.random()) - 1.0))
 
     if start == "warm":
-        # The steady state for the first step's load: tasks at the target.
-        desired = p.tasks_for_rate(float(offered_rps[0]) if nsteps else 0.0)
-        for _ in range(p.instances_for_tasks(desired)):
-            fleet.launch(-p.instance_warmup_s, 0.0, 0.0)
-        for j in range(desired):
-            inst = fleet.registered[j % len(fleet.registered)]
-            if p.placement == "binpack":
-                inst = fleet.registered[j // p.tasks_per_instance]
-            fleet.add_ready_task(inst, 0.0)
+        desired = _warm_start(p, fleet, float(offered_rps[0]) if nsteps else 0.0)
     else:
         desired = p.min_tasks
         for _ in range(p.floor_instances):
             fleet.launch(0.0, boot_time(), p.instance_warmup_s)
         fleet.provisioning = desired
 
-    service = ServiceScaler(p.min_tasks, p.max_tasks, p.scale_in_cooldown_s)
-    asg = AsgScaler(
-        p.target_capacity_percent,
-        p.floor_instances,
-        p.max_instances,
-        p.min_scaling_step,
-        p.max_scaling_step,
-        p.host_cpu_policy_target_percent,
-    )
-    gpu_s, cpu_s, host_s, cpr_s = MetricSeries(), MetricSeries(), MetricSeries(), MetricSeries()
-    gpu_sum = gpu_n = res_sum = cpu_sum = cpu_n = host_sum = host_n = 0.0
-    gpu_last_t = 0.0
-
-    cols: dict[str, list[float]] = {c: [] for c in TIMELINE_COLUMNS}
-    c_t, c_off, c_arr, c_cap, c_srv = (
-        cols["t_s"],
-        cols["offered_rps"],
-        cols["arrivals_rps"],
-        cols["ready_capacity_rps"],
-        cols["served_rps"],
-    )
-    c_q, c_un, c_des, c_run = (
-        cols["queued_requests"],
-        cols["unserved_requests"],
-        cols["desired_tasks"],
-        cols["running_tasks"],
-    )
-    c_rdy, c_inst, c_reg, c_gpu = (
-        cols["ready_tasks"],
-        cols["instances"],
-        cols["registered_instances"],
-        cols["gpu_metric"],
-    )
-    c_tgu, c_cpu, c_host, c_cpr = (
-        cols["task_gpu_util"],
-        cols["service_cpu"],
-        cols["host_cpu"],
-        cols["cpr"],
-    )
-
+    metrics = MetricPipeline(p, step_s)
+    service = ServiceLayer(p, desired)
+    instances = InstanceLayer(p, boot_time)
+    host_policy = metrics.host if p.host_cpu_policy_target_percent is not None else None
+    queue = RequestQueue(p.max_queue_s)
+    rec = Recorder(step_s)
     cap_rps = p.task_capacity_rps
-    gpt = p.gpus_per_task
-    gpi = p.gpus_per_instance
-    asg_scope = p.gpu_metric_scope == "asg"
-    count_pending = p.reservation_includes_pending
-    idle = p.cpu_idle_percent
-    span = p.cpu_percent_at_full_load - p.cpu_idle_percent
-    task_cpu_share = p.task_cpu_units / p.instance_cpu_units
     nan = math.nan
-    queue = 0.0
-    unserved = served_total = offered_total = 0.0
-    instance_s = 0.0
-    overload_s = 0.0
-    busy_gpu_s = held_gpu_s = 0.0
-    latencies: list[float] = []
-    overload_since: float | None = None
-    last_cpr = nan
     progress_every = max(1, nsteps // 200)
 
+    # Bound methods: the loop runs once per step (120,960 times for 14 days).
+    serve, sample, account, row = queue.serve, metrics.sample, rec.account, rec.rows.append
+    gpu_series = metrics.gpu
     for i in range(nsteps):
         t = i * step_s
-        fleet.advance(t)
+        if t >= fleet.next_event:
+            fleet.advance(t)
         if fleet.provisioning:
             fleet.place(t)
         if i and i % steps_per_min == 0:
             # Close the minute that just ended and let the alarms look.
-            gpu_at = gpu_last_t + p.agent_flush_delay_s
-            gpu_v = gpu_sum / gpu_n if gpu_n else None
-            if not asg_scope:
-                # The metric math needs both series' datapoints for the minute;
-                # ECS publishes GPUReservation with the CPU metric's lag.
-                gpu_at = max(gpu_at, t + p.ecs_metric_delay_s)
-                if gpu_v is not None and res_sum > 0:
-                    # gpu_metric.TASK_GPU_EXPRESSION: util x 100 / reserved,
-                    # or the raw average while nothing is reserved.
-                    gpu_v = gpu_v * 100.0 / (res_sum / gpu_n)
-            gpu_s.publish(gpu_at, gpu_v)
-            cpu_s.publish(t + p.ecs_metric_delay_s, cpu_sum / cpu_n if cpu_n else None)
-            host_s.publish(t + p.ecs_metric_delay_s, host_sum / host_n if host_n else None)
-            gpu_sum = gpu_n = res_sum = cpu_sum = cpu_n = host_sum = host_n = 0.0
-            gpu_s.visible(t)
-            cpu_s.visible(t)
-            host_s.visible(t)
-            base = fleet.running
-            votes: list[Vote] = [
-                target_tracking_vote(
-                    gpu_s.history, p.gpu_target_percent, base, scale_in_basis=p.scale_in_basis
-                ),
-                target_tracking_vote(
-                    cpu_s.history, p.cpu_target_percent, base, scale_in_basis=p.scale_in_basis
-                ),
-            ]
-            desired = service.decide(t, votes, desired)
-            total = fleet.desired_total
-            if desired > total:
-                fleet.provisioning += desired - total
-                fleet.place(t)
-            elif desired < total:
-                fleet.stop(total - desired)
-            last_cpr = capacity_provider_reservation(
-                len(fleet.instances),
-                fleet.provisioning,
-                fleet.empty_registered(),
-                p.tasks_per_instance,
-            )
-            cpr_s.publish(t + p.cpr_delay_s, last_cpr)
-            cpr_s.visible(t)
-            delta = asg.decide(
-                len(fleet.instances),
-                fleet.all_warm(t),
-                cpr_s,
-                host_s if p.host_cpu_policy_target_percent is not None else None,
-            )
-            if delta > 0:
-                for _ in range(delta):
-                    fleet.launch(t, boot_time(), p.instance_warmup_s)
-            elif delta < 0:
-                fleet.terminate_empty(-delta)
-            while len(fleet.instances) < p.floor_instances:
-                fleet.launch(t, boot_time(), p.instance_warmup_s)
+            metrics.close_minute(t)
+            service.decide(t, fleet, metrics.gpu, metrics.cpu)
+            instances.decide(t, fleet, host_policy)
 
-        # Serve this step's load from ready tasks; the rest queues, up to a bound.
         ready = fleet.ready
         cap = ready * cap_rps
         arrivals = counts[i]
-        offered_total += arrivals
-        can = cap * step_s
-        work = queue + arrivals
-        served = work if work < can else can
-        left = work - served
-        bound = cap * p.max_queue_s
-        drop = left - bound if left > bound else 0.0
-        queue = left - drop
-        unserved += drop
-        served_total += served
-        u = served / can if can > 0 else 0.0
-
+        served, u = serve(arrivals, cap, step_s)
         rate = offered[i]
-        if rate > cap + 1e-9:
-            overload_s += step_s
-            if overload_since is None:
-                overload_since = t
-        elif overload_since is not None:
-            latencies.append(t - overload_since)
-            overload_since = None
-
         nreg = len(fleet.registered)
-        running = fleet.running
-        if i % steps_per_sample == 0 and nreg:
-            # The agent's ASG-wide average over every GPU of every registered
-            # instance: GPUs no ready task works on (free, or held by a task
-            # still pulling or loading) report 0 %.
-            gpu_sum += 100.0 * ready * gpt * u / (nreg * gpi)
-            gpu_n += 1
-            gpu_last_t = t
-            if not asg_scope:
-                # AWS/ECS GPUReservation: GPUs reserved by tasks over all GPUs
-                # of the registered (ACTIVE) instances, busy or not (§3).
-                held = fleet.placed if count_pending else running
-                res_sum += 100.0 * held * gpt / (nreg * gpi)
-        task_cpu = host = nan
-        if running:
-            task_cpu = (ready * (idle + span * u) + (running - ready) * idle) / running
-            cpu_sum += task_cpu
-            cpu_n += 1
-        if nreg:
-            host = (
-                p.host_cpu_baseline_percent
-                + (ready * (idle + span * u) + (running - ready) * idle) * task_cpu_share / nreg
-            )
-            host_sum += host
-            host_n += 1
-        if ready:
-            busy_gpu_s += u * step_s
-            held_gpu_s += step_s
         ninst = len(fleet.instances)
-        instance_s += ninst * step_s
-
-        c_t.append(t)
-        c_off.append(rate)
-        c_arr.append(arrivals / step_s)
-        c_cap.append(cap)
-        c_srv.append(served / step_s)
-        c_q.append(queue)
-        c_un.append(unserved)
-        c_des.append(desired)
-        c_run.append(running)
-        c_rdy.append(ready)
-        c_inst.append(ninst)
-        c_reg.append(nreg)
-        latest = gpu_s.latest
-        c_gpu.append(nan if latest is None else latest)
-        c_tgu.append(100.0 * u if ready else nan)
-        c_cpu.append(task_cpu)
-        c_host.append(host)
-        c_cpr.append(last_cpr)
+        running = fleet.running
+        account(t, rate, cap, u, ready, ninst)
+        task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)
+        hist = gpu_series.history
+        row(
+            (
+                t,
+                rate,
+                arrivals / step_s,
+                cap,
+                served / step_s,
+                queue.queue,
+                queue.unserved,
+                service.desired,
+                running,
+                ready,
+                ninst,
+                nreg,
+                nan if not hist or hist[-1] is None else hist[-1],
+                100.0 * u if ready else nan,
+                task_cpu,
+                host,
+                instances.last_cpr,
+            )
+        )
         if progress is not None and i % progress_every == 0:
             progress(i, nsteps)
     if progress is not None:
         progress(nsteps, nsteps)
+    return SimResult(
+        p, step_s, seed, rec.rows, _summary(p, step_s, seed, start, offered, queue, rec)
+    )
 
-    duration = nsteps * step_s
-    gpu_hours = instance_s * gpi / 3600.0
+
+def _summary(
+    p: SimParams,
+    step_s: float,
+    seed: int,
+    start: Start,
+    offered: list[float],
+    queue: RequestQueue,
+    rec: Recorder,
+) -> dict[str, Any]:
+    rows = rec.rows
+    latencies = rec.latencies
+    duration = len(offered) * step_s
+    gpu_hours = rec.instance_s * p.gpus_per_instance / 3600.0
     oracle = oracle_gpu_hours(p, offered, step_s)
-    gm = [v for v in c_gpu if not math.isnan(v)]
-    summary: dict[str, Any] = {
+    gm = [v for v in map(_COL["gpu_metric"], rows) if not math.isnan(v)]
+    return {
         "duration_s": duration,
         "step_s": step_s,
         "seed": seed,
@@ -368,24 +309,25 @@ def simulate(
         "gpu_hours": round(gpu_hours, 4),
         "oracle_gpu_hours": round(oracle, 4),
         "gpu_hours_ratio_to_oracle": round(gpu_hours / oracle, 4) if oracle else None,
-        "instance_hours": round(instance_s / 3600.0, 4),
-        "cost_usd": round(instance_s / 3600.0 * p.price_usd_per_hour, 2),
-        "overload_seconds": overload_s,
-        "offered_requests": round(offered_total, 1),
-        "served_requests": round(served_total, 1),
-        "unserved_requests": round(unserved, 1),
+        "instance_hours": round(rec.instance_s / 3600.0, 4),
+        "cost_usd": round(rec.instance_s / 3600.0 * p.price_usd_per_hour, 2),
+        "overload_seconds": rec.overload_s,
+        "offered_requests": round(queue.offered, 1),
+        "served_requests": round(queue.served, 1),
+        "unserved_requests": round(queue.unserved, 1),
         "scale_out_latency_s": latencies,
         "worst_scale_out_latency_s": max(latencies) if latencies else None,
-        "overloaded_at_end_s": None if overload_since is None else duration - overload_since,
-        "max_tasks": int(max(c_run)) if c_run else 0,
-        "max_desired_tasks": int(max(c_des)) if c_des else 0,
-        "max_instances": int(max(c_inst)) if c_inst else 0,
+        "overloaded_at_end_s": (
+            None if rec.overload_since is None else duration - rec.overload_since
+        ),
+        "max_tasks": int(max(map(_COL["running_tasks"], rows), default=0)),
+        "max_desired_tasks": int(max(map(_COL["desired_tasks"], rows), default=0)),
+        "max_instances": int(max(map(_COL["instances"], rows), default=0)),
         # The metric the GPU policy sees against the utilization of the GPUs
         # that ready tasks hold: with "asg-average" the gap is idle GPUs
         # diluting the average; with "task-gpus", reserved GPUs not serving yet.
         "gpu_metric_mean_percent": round(sum(gm) / len(gm), 2) if gm else None,
         "task_gpu_util_mean_percent": (
-            round(100.0 * busy_gpu_s / held_gpu_s, 2) if held_gpu_s else None
+            round(100.0 * rec.busy_gpu_s / rec.held_gpu_s, 2) if rec.held_gpu_s else None
         ),
     }
-    return SimResult(p, step_s, seed, cols, summary)

@@ -1,0 +1,117 @@
+"""The metric pipeline: what each step's fleet reports, and when alarms see it.
+
+Samples taken every step are averaged into one-minute datapoints and
+published to :class:`~ecs_gpu.sim.controllers.MetricSeries` with the lag of
+their source: the CloudWatch agent's GPU series (``agent_flush_delay_s``),
+ECS's service CPU (``ecs_metric_delay_s``), and the host CPU the
+anti-pattern ASG policy reads. No decisions here: the controllers read the
+series.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ecs_gpu.sim.controllers import MetricSeries
+from ecs_gpu.sim.params import SimParams
+
+
+class MetricPipeline:
+    """GPU, service-CPU and host-CPU series, one datapoint a minute each."""
+
+    __slots__ = (
+        "_asg_scope",
+        "_count_pending",
+        "_cpu_n",
+        "_cpu_sum",
+        "_ecs_delay",
+        "_flush_delay",
+        "_gpi",
+        "_gpt",
+        "_gpu_last_t",
+        "_gpu_n",
+        "_gpu_sum",
+        "_host_base",
+        "_host_n",
+        "_host_sum",
+        "_idle",
+        "_res_sum",
+        "_span",
+        "_steps_per_sample",
+        "_task_cpu_share",
+        "cpu",
+        "gpu",
+        "host",
+    )
+
+    def __init__(self, p: SimParams, step_s: float) -> None:
+        self.gpu = MetricSeries()
+        self.cpu = MetricSeries()
+        self.host = MetricSeries()
+        self._steps_per_sample = max(1, round(p.collection_interval_s / step_s))
+        self._asg_scope = p.gpu_metric_scope == "asg"
+        self._count_pending = p.reservation_includes_pending
+        self._flush_delay = p.agent_flush_delay_s
+        self._ecs_delay = p.ecs_metric_delay_s
+        self._gpt = p.gpus_per_task
+        self._gpi = p.gpus_per_instance
+        self._idle = p.cpu_idle_percent
+        self._span = p.cpu_percent_at_full_load - p.cpu_idle_percent
+        self._task_cpu_share = p.task_cpu_units / p.instance_cpu_units
+        self._host_base = p.host_cpu_baseline_percent
+        self._gpu_sum = self._gpu_n = self._res_sum = 0.0
+        self._cpu_sum = self._cpu_n = self._host_sum = self._host_n = 0.0
+        self._gpu_last_t = 0.0
+
+    def sample(
+        self, i: int, t: float, ready: int, running: int, placed: int, nreg: int, u: float
+    ) -> tuple[float, float]:
+        """Take step ``i``'s samples; return (service CPU, host CPU) for the timeline."""
+        if i % self._steps_per_sample == 0 and nreg:
+            # The agent's ASG-wide average over every GPU of every registered
+            # instance: GPUs no ready task works on (free, or held by a task
+            # still pulling or loading) report 0 %.
+            self._gpu_sum += 100.0 * ready * self._gpt * u / (nreg * self._gpi)
+            self._gpu_n += 1
+            self._gpu_last_t = t
+            if not self._asg_scope:
+                # AWS/ECS GPUReservation: GPUs reserved by tasks over all GPUs
+                # of the registered (ACTIVE) instances, busy or not (§3).
+                held = placed if self._count_pending else running
+                self._res_sum += 100.0 * held * self._gpt / (nreg * self._gpi)
+        task_cpu = host = math.nan
+        idle = self._idle
+        busy = ready * (idle + self._span * u) + (running - ready) * idle
+        if running:
+            task_cpu = busy / running
+            self._cpu_sum += task_cpu
+            self._cpu_n += 1
+        if nreg:
+            host = self._host_base + busy * self._task_cpu_share / nreg
+            self._host_sum += host
+            self._host_n += 1
+        return task_cpu, host
+
+    def close_minute(self, t: float) -> None:
+        """Publish the minute that ended at ``t`` and move due datapoints into view."""
+        gpu_n = self._gpu_n
+        gpu_at = self._gpu_last_t + self._flush_delay
+        gpu_v = self._gpu_sum / gpu_n if gpu_n else None
+        if not self._asg_scope:
+            # The metric math needs both series' datapoints for the minute;
+            # ECS publishes GPUReservation with the CPU metric's lag.
+            gpu_at = max(gpu_at, t + self._ecs_delay)
+            if gpu_v is not None and self._res_sum > 0:
+                # gpu_metric.TASK_GPU_EXPRESSION: util x 100 / reserved,
+                # or the raw average while nothing is reserved.
+                gpu_v = gpu_v * 100.0 / (self._res_sum / gpu_n)
+        self.gpu.publish(gpu_at, gpu_v)
+        self.cpu.publish(t + self._ecs_delay, self._cpu_sum / self._cpu_n if self._cpu_n else None)
+        self.host.publish(
+            t + self._ecs_delay, self._host_sum / self._host_n if self._host_n else None
+        )
+        self._gpu_sum = self._gpu_n = self._res_sum = 0.0
+        self._cpu_sum = self._cpu_n = self._host_sum = self._host_n = 0.0
+        self.gpu.visible(t)
+        self.cpu.visible(t)
+        self.host.visible(t)

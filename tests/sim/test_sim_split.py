@@ -1,0 +1,32 @@
+"""The engine split into per-controller units gives the numbers it gave before.
+
+tests/sim/data/before_split.json holds each case's summary and timeline-column
+sums as the single-function engine computed them (split_cases.py says how).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from split_cases import RECORD, cases, outcome
+
+RECORDED: dict[str, Any] = json.loads(RECORD.read_text(encoding="utf-8"))
+
+
+def test_every_case_was_recorded() -> None:
+    assert set(RECORDED) == set(cases())
+
+
+@pytest.mark.parametrize("name", sorted(cases()))
+def test_summary_and_timeline_equal_the_recording(name: str) -> None:
+    p, kw = cases()[name]
+    # Through JSON, as recorded: tuples become lists, keys strings.
+    got = json.loads(json.dumps(outcome(p, kw)))
+    want = RECORDED[name]
+    assert got["summary"] == want["summary"]
+    assert got["timeline_sums"] == want["timeline_sums"]
+    # Not a run that does nothing: it scaled, and it overloaded at times.
+    assert want["summary"]["max_tasks"] > 1
+    assert want["summary"]["overload_seconds"] > 0
