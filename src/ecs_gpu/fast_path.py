@@ -1,0 +1,164 @@
+"""The fast path: a step-scaling policy on a 10-second alarm over per-task concurrency.
+
+Target tracking on a custom metric evaluates one-minute datapoints and waits
+for 3 of them (aws-semantics.md §1), so a load step reaches the task count
+after about four minutes. Knative answers the same problem with a "panic"
+mode: when the short-window concurrency passes a multiple of the target it
+sizes the fleet to that concurrency at once, and never scales in while
+panicking. Here the short window is a high-resolution CloudWatch alarm and
+the sizing is a StepScaling policy whose steps add the capacity the excess
+calls for. Scale-in stays with target tracking: every step adds.
+
+The template (infra/scaling.py) writes these numbers and the simulator runs
+them, so they are computed here once, without importing CDK.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from ecs_gpu import managed_scaling
+from ecs_gpu.spec import Spec
+
+# CloudWatch alarm periods: 10, 20, 30 or a multiple of 60 s; 10 and 30 need
+# a metric stored at StorageResolution 1 (botocore cloudwatch
+# PutMetricAlarm.Period). The concurrency series is published every 10 s at
+# high resolution (demand_metric.py), so a 10-s period sees every datapoint.
+ALARM_PERIOD_S: Final = 10
+# Two breaching 10-s datapoints in a row: one noisy window (a single burst
+# of long prompts) does not launch GPU instances, and a real step is caught
+# within (2 + 1) x 10 s = 30 s: up to one period for the step to show in a
+# published sample, then two full breaching periods.
+EVALUATION_PERIODS: Final = 2
+DATAPOINTS_TO_ALARM: Final = 2
+STATISTIC: Final = "Average"
+# The alarm compares with GreaterThanOrEqualToThreshold: the step bounds
+# below are measured from the threshold, lower bound inclusive.
+COMPARISON: Final = "GreaterThanOrEqualToThreshold"
+# Application Auto Scaling reduces the alarm's datapoints with this before
+# picking a step: the largest excess in the window picks the step.
+METRIC_AGGREGATION: Final = "Maximum"
+ADJUSTMENT_TYPE: Final = "PercentChangeInCapacity"
+# A percentage of one or two tasks rounds to less than a task; at least one
+# task is always added (StepScalingPolicyConfiguration.MinAdjustmentMagnitude).
+MIN_ADJUSTMENT_MAGNITUDE: Final = 1
+# Where each step starts, as a fraction of the threshold by which per-task
+# concurrency exceeds it: 0-50 % over, 50-100 % over, 100 % and more.
+STEP_STARTS: Final = (0.0, 0.5, 1.0)
+# The latest a step in load is acted on, from the step to the alarm.
+MAX_DETECTION_S: Final = (DATAPOINTS_TO_ALARM + 1) * ALARM_PERIOD_S
+
+
+@dataclass(frozen=True)
+class Step:
+    """One StepAdjustment: ``lower <= concurrency - threshold < upper`` adds ``percent`` %."""
+
+    lower: float
+    upper: float | None  # None: no upper bound
+    percent: int
+
+
+@dataclass(frozen=True)
+class FastPath:
+    """The alarm and step policy a spec deploys (None from :func:`fast_path` when off)."""
+
+    target: float  # target_concurrency_per_task
+    threshold: float  # per-task concurrency at which the alarm breaches
+    steps: tuple[Step, ...]
+    cooldown_s: int
+    period_s: int = ALARM_PERIOD_S
+    evaluation_periods: int = EVALUATION_PERIODS
+    datapoints_to_alarm: int = DATAPOINTS_TO_ALARM
+    min_adjustment: int = MIN_ADJUSTMENT_MAGNITUDE
+
+    def step_for(self, concurrency: float) -> Step | None:
+        """The step the policy takes at this per-task concurrency, or None below the threshold."""
+        excess = concurrency - self.threshold
+        if not excess >= 0:
+            return None
+        for step in self.steps:
+            if step.lower <= excess and (step.upper is None or excess < step.upper):
+                return step
+        return None  # unreachable: the last step has no upper bound
+
+    def tasks_to_add(self, concurrency: float, current_tasks: int) -> int:
+        """Tasks one invocation adds at this per-task concurrency and current task count.
+
+        ``current_tasks x percent / 100``, rounded down, never below
+        :data:`MIN_ADJUSTMENT_MAGNITUDE`. Application Auto Scaling documents
+        only the minimum; rounding down is EC2 Auto Scaling's documented rule
+        for PercentChangeInCapacity, taken as the same (a named assumption).
+        The caller clamps the result to max_tasks and applies the cooldown.
+        """
+        step = self.step_for(concurrency)
+        if step is None:
+            return 0
+        return max(self.min_adjustment, current_tasks * step.percent // 100)
+
+
+def threshold(spec: Spec) -> float:
+    """Per-task concurrency at which the fast path fires: panic_threshold_percent of the target."""
+    target = _target(spec)
+    return target * spec.scaling.panic_threshold_percent / 100
+
+
+def steps(spec: Spec) -> tuple[Step, ...]:
+    """The step table: each step adds what its lower edge needs to bring concurrency to the target.
+
+    At per-task concurrency ``c`` over ``n`` tasks the load needs ``n x c /
+    target`` tasks (Knative's panic sizing), i.e. ``(c / target - 1) x 100``
+    percent more. Each step adds that percentage for the ``c`` at its lower
+    edge, so it never adds more than the load it saw needs; a larger excess
+    in a later window picks a larger step (the cooldown lets a larger step
+    through, aws-semantics.md §1 "Scale-out cooldown semantics").
+    """
+    thr = threshold(spec)
+    target = _target(spec)
+    out = []
+    for i, start in enumerate(STEP_STARTS):
+        end = STEP_STARTS[i + 1] if i + 1 < len(STEP_STARTS) else None
+        edge = thr * (1 + start)
+        percent = math.floor((edge / target - 1) * 100 + 1e-9)
+        out.append(
+            Step(
+                lower=round(start * thr, 6),
+                upper=None if end is None else round(end * thr, 6),
+                percent=max(1, percent),
+            )
+        )
+    return tuple(out)
+
+
+def cooldown_s(spec: Spec) -> int:
+    """Seconds before the same step may add tasks again: a new task's time to serve.
+
+    Added tasks lower per-task concurrency only once they serve, and on a GPU
+    fleet a new task usually waits for a new instance: boot, image pull and
+    model load, the capacity provider's instance warm-up
+    (managed_scaling.instance_warmup_s). Until then the alarm still sees the
+    old excess; a larger step is not held back (cooldown semantics above).
+    """
+    return managed_scaling.instance_warmup_s(spec)
+
+
+def fast_path(spec: Spec) -> FastPath | None:
+    """The fast path of a spec, or None when ``[scaling]`` leaves it off."""
+    if not spec.scaling.fast_scale_out_enabled:
+        return None
+    return FastPath(
+        target=_target(spec),
+        threshold=threshold(spec),
+        steps=steps(spec),
+        cooldown_s=cooldown_s(spec),
+    )
+
+
+def _target(spec: Spec) -> float:
+    target = spec.scaling.target_concurrency_per_task
+    if target is None:
+        # The spec rules require it with the concurrency signal, and the fast
+        # path exists only with that signal.
+        raise ValueError("the fast path needs [scaling] target_concurrency_per_task")
+    return target

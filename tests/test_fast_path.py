@@ -1,0 +1,150 @@
+"""The fast path's numbers (fast_path.py): alarm timing, threshold, step table, sizing.
+
+CDK-free: the template tests (tests/infra/test_scaling_policies.py) check
+that the synthesized alarm and step policy carry exactly these numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ecs_gpu import fast_path, managed_scaling
+from ecs_gpu.spec import Spec, parse_spec
+
+G5 = (Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml").read_text(encoding="utf-8")
+
+
+def concurrency_spec(target: float = 16, panic: float = 200.0, extra: str = "") -> Spec:
+    text = G5.replace(
+        "[scaling]\n",
+        "[scaling]\n"
+        'signal = "concurrency"\n'
+        f"target_concurrency_per_task = {target}\n"
+        f"panic_threshold_percent = {panic}\n" + extra,
+    )
+    return parse_spec(text + '\n[service.metrics]\npreset = "vllm"\n', "conc.toml")
+
+
+def test_alarm_catches_a_step_within_30_seconds() -> None:
+    # CloudWatch alarm periods: 10, 20, 30 or a multiple of 60 (PutMetricAlarm.Period).
+    assert fast_path.ALARM_PERIOD_S in (10, 20, 30) or fast_path.ALARM_PERIOD_S % 60 == 0
+    # Up to one period for the step to reach a published sample, then M breaching periods.
+    detection = (fast_path.DATAPOINTS_TO_ALARM + 1) * fast_path.ALARM_PERIOD_S
+    assert detection == fast_path.MAX_DETECTION_S <= 30
+    assert 1 <= fast_path.DATAPOINTS_TO_ALARM <= fast_path.EVALUATION_PERIODS
+    # More than one datapoint: a single noisy window does not launch instances.
+    assert fast_path.DATAPOINTS_TO_ALARM >= 2
+
+
+def test_off_unless_enabled() -> None:
+    assert fast_path.fast_path(parse_spec(G5, "g5.toml")) is None
+    assert fast_path.fast_path(concurrency_spec(extra="fast_scale_out = false\n")) is None
+    assert fast_path.fast_path(concurrency_spec()) is not None
+
+
+@pytest.mark.parametrize(
+    ("target", "panic", "threshold", "percents"),
+    [
+        # 2x the target needs 2x the tasks: +100 %; 3x: +200 %; 4x: +300 %.
+        (16, 200.0, 32.0, (100, 200, 300)),
+        (8, 150.0, 12.0, (50, 125, 200)),
+        # The lowest panic threshold the spec allows still adds at least 10 %.
+        (10, 110.0, 11.0, (10, 65, 120)),
+    ],
+)
+def test_threshold_and_step_table(
+    target: float, panic: float, threshold: float, percents: tuple[int, ...]
+) -> None:
+    fp = fast_path.fast_path(concurrency_spec(target, panic))
+    assert fp is not None
+    assert fp.target == target
+    assert fp.threshold == pytest.approx(threshold)
+    assert tuple(s.percent for s in fp.steps) == percents
+    # Steps measured from the threshold: 0-50 %, 50-100 %, 100 % and more over it.
+    assert [(s.lower, s.upper) for s in fp.steps] == [
+        (0.0, pytest.approx(threshold * 0.5)),
+        (pytest.approx(threshold * 0.5), pytest.approx(threshold)),
+        (pytest.approx(threshold), None),
+    ]
+
+
+@given(
+    target=st.floats(min_value=0.5, max_value=10_000, allow_nan=False),
+    panic=st.floats(min_value=110, max_value=1000, allow_nan=False),
+)
+def test_steps_cover_every_excess_and_never_add_more_than_their_edge_needs(
+    target: float, panic: float
+) -> None:
+    fp = fast_path.fast_path(concurrency_spec(target, panic))
+    assert fp is not None
+    # Contiguous from the threshold up, the last one open-ended: every
+    # breaching value picks exactly one step.
+    assert fp.steps[0].lower == 0
+    assert fp.steps[-1].upper is None
+    for a, b in zip(fp.steps, fp.steps[1:], strict=False):
+        assert a.upper == b.lower
+        assert a.percent < b.percent
+    for s in fp.steps:
+        needed = (fp.threshold + s.lower) / target * 100 - 100
+        assert s.percent <= max(1, math.ceil(needed))
+        assert s.percent > needed - 1
+
+
+def test_step_for_picks_the_band_of_the_excess() -> None:
+    fp = fast_path.fast_path(concurrency_spec(16, 200.0))
+    assert fp is not None
+    assert fp.step_for(31.9) is None
+    assert fp.step_for(float("nan")) is None
+    assert fp.step_for(32.0) is fp.steps[0]  # the lower bound is inclusive
+    assert fp.step_for(47.9) is fp.steps[0]
+    assert fp.step_for(48.0) is fp.steps[1]
+    assert fp.step_for(64.0) is fp.steps[2]
+    assert fp.step_for(1e9) is fp.steps[2]
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "tasks", "added"),
+    [
+        (20.0, 4, 0),  # below the threshold: the fast path stays quiet
+        (32.0, 1, 1),  # +100 % of one task
+        (40.0, 4, 4),  # +100 %
+        (50.0, 4, 8),  # +200 %
+        (70.0, 3, 9),  # +300 %
+    ],
+)
+def test_tasks_to_add(concurrency: float, tasks: int, added: int) -> None:
+    fp = fast_path.fast_path(concurrency_spec(16, 200.0))
+    assert fp is not None
+    assert fp.tasks_to_add(concurrency, tasks) == added
+
+
+def test_a_small_percentage_still_adds_one_task() -> None:
+    fp = fast_path.fast_path(concurrency_spec(10, 110.0))
+    assert fp is not None
+    # 10 % of 3 tasks is 0.3: MinAdjustmentMagnitude makes it one task.
+    assert fp.tasks_to_add(11.0, 3) == fast_path.MIN_ADJUSTMENT_MAGNITUDE == 1
+    # 10 % of 25 tasks is 2.5, rounded down.
+    assert fp.tasks_to_add(11.0, 25) == 2
+
+
+def test_cooldown_is_a_new_instances_time_to_serve() -> None:
+    spec = concurrency_spec()
+    fp = fast_path.fast_path(spec)
+    assert fp is not None
+    assert fp.cooldown_s == managed_scaling.instance_warmup_s(spec)
+    sim = spec.simulation
+    assert fp.cooldown_s >= sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
+
+
+def test_needs_a_target() -> None:
+    spec = concurrency_spec()
+    no_target = spec.model_copy(
+        update={"scaling": spec.scaling.model_copy(update={"target_concurrency_per_task": None})}
+    )
+    with pytest.raises(ValueError, match="target_concurrency_per_task"):
+        fast_path.fast_path(no_target)
