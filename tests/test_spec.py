@@ -10,10 +10,12 @@ import copy
 import json
 import math
 import re
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,18 +23,25 @@ from hypothesis import strategies as st
 from ecs_gpu import catalog
 from ecs_gpu.errors import EXIT_BAD_INPUT, BadInputError, SpecError
 from ecs_gpu.spec import (
+    NOTES,
+    RULES,
     AlertsSpec,
     CapacitySpec,
     LoadBalancerSpec,
     NetworkSpec,
+    Problem,
     ScalingSpec,
     ServiceMetricsSpec,
     ServiceSpec,
     SimulationSpec,
     Spec,
     WarmPoolSpec,
+    cross_field_problems,
     load_spec,
     parse_spec,
+    shm_limit_mib,
+    shm_memory_needed_mib,
+    spec_warnings,
 )
 
 PATH = "specs/bad.toml"
@@ -1252,3 +1261,400 @@ def test_shared_memory_is_automatic_for_multi_gpu_tasks_only() -> None:
     assert parse_spec(dumps(doc), PATH).service.shm_mib == 2048
     p5 = (Path(__file__).parent.parent / "examples" / "p5-8gpu.toml").read_text()
     assert parse_spec(p5, PATH).service.shm_mib == 16384
+
+
+# --- issue 9: rules as functions, bad input, the new keys' cross-field rules ----------
+
+# FULL scaling on concurrency: the image serves metrics and the target is set.
+CONC: dict[str, Any] = copy.deepcopy(FULL)
+CONC["service"]["metrics"] = {"preset": "vllm"}
+CONC["scaling"].update(signal="concurrency", target_concurrency_per_task=10.0)
+
+
+def edited(base: dict[str, Any], **changes: dict[str, Any]) -> str:
+    """``base`` with keys changed per section (a value of ... deletes the key)."""
+    doc = copy.deepcopy(base)
+    for section, keys in changes.items():
+        table = doc.setdefault(section, {})
+        for k, v in keys.items():
+            if v is ...:
+                table.pop(k, None)
+            else:
+                table[k] = v
+    return dumps(doc)
+
+
+def test_problem_formats_to_the_one_line_shape() -> None:
+    p = Problem("scaling.max_tasks", 5, "too many", "lower it")
+    assert p.format("a.toml") == "a.toml: scaling.max_tasks = 5: too many. Fix: lower it."
+
+
+def test_full_and_concurrency_baselines_are_valid_without_notes() -> None:
+    for base in (FULL, CONC):
+        spec = parse_spec(dumps(base), PATH)
+        assert spec.warnings(PATH) == []
+        assert spec_warnings(spec, PATH) == []
+    assert parse_spec(dumps(CONC), PATH).scaling.fast_scale_out_enabled
+
+
+# One spec per rule that breaks exactly that rule: the registry cannot grow a rule
+# without a bad-spec case here (test_every_rule_has_a_bad_spec).
+RULE_CASES: dict[str, str] = {
+    "_task_gpus": with_("service", gpus_per_task=2),
+    "_task_cpu": with_("service", cpu_units=4097),
+    "_task_memory": with_("service", memory_mib=16384),
+    "_instance_bounds": with_(
+        "capacity", min_instances=5, capacity_reservation_id=..., reserved_instances=...
+    ),
+    "_task_bounds": with_("scaling", min_tasks=4, max_tasks=3),
+    "_reservation_pair": with_("capacity", reserved_instances=...),
+    "_reservation_floor": with_("capacity", min_instances=1, reserved_instances=2),
+    "_max_tasks_reachable": with_("scaling", max_tasks=5),
+    "_min_tasks_reachable": with_("scaling", min_tasks=5, max_tasks=5),
+    "_signal_needs_metrics": edited(CONC, service={"metrics": ...}),
+    "_signal_needs_target": edited(CONC, scaling={"target_concurrency_per_task": ...}),
+    "_fast_path_needs_concurrency": with_("scaling", fast_scale_out=True),
+    "_guard_needs_concurrency": with_("scaling", gpu_guard=True),
+    "_shm_fits_memory": with_("service", shared_memory_mib=9217),
+    "_secret_not_also_plain": with_(
+        "service",
+        secrets={"HF_HOME": "arn:aws:ssm:us-east-1:123456789012:parameter/hf-home"},
+    ),
+    "_metrics_port": edited(CONC, service={"metrics": {"preset": "triton"}}),
+    "_warm_pool": with_("capacity", warm_pool={"min_size": 5}),
+    "_duplicate_subnets": with_(
+        "network", subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef0"]
+    ),
+    "_load_balancer_subnets": with_("network", subnet_ids=["subnet-0123456789abcdef0"]),
+    "_public_listener_needs_cidrs": with_(
+        "load_balancer", scheme="internet-facing", ingress_cidrs=...
+    ),
+    "_alerts": with_("alerts", sns_topic_arn=...),
+}
+
+NOTE_CASES: dict[str, str] = {
+    "_open_to_the_internet": with_(
+        "load_balancer", scheme="internet-facing", ingress_cidrs=["0.0.0.0/0"]
+    ),
+    "_plain_http_on_the_internet": with_(
+        "load_balancer", scheme="internet-facing", certificate_arn=..., ingress_cidrs=["10.0.0.0/8"]
+    ),
+    "_unused_concurrency_target": with_("scaling", target_concurrency_per_task=8.0),
+    "_running_warm_pool": with_("capacity", warm_pool={"pool_state": "Running"}),
+}
+
+
+def _unchecked(text: str) -> Spec:
+    """A spec that passes field validation, before the cross-field rules run."""
+    return Spec.model_validate(tomllib.loads(text))
+
+
+def test_every_rule_has_a_bad_spec() -> None:
+    assert set(RULE_CASES) == {r.__name__ for r in RULES}
+    assert set(NOTE_CASES) == {n.__name__ for n in NOTES}
+
+
+@pytest.mark.parametrize("name", sorted(RULE_CASES))
+def test_each_rule_refuses_its_bad_spec(name: str) -> None:
+    (rule,) = [r for r in RULES if r.__name__ == name]
+    text = RULE_CASES[name]
+    mine = [p.format(PATH) for p in rule(_unchecked(text))]
+    assert mine, name
+    found = problems(text)
+    # The rule's own lines are what the loader reports (others may add theirs).
+    assert set(mine) <= set(found), (mine, found)
+    for p in rule(_unchecked(text)):
+        assert p.key and p.what and p.fix and not p.fix.endswith(".")
+
+
+@pytest.mark.parametrize("name", sorted(NOTE_CASES))
+def test_each_note_is_raised_on_a_valid_spec(name: str) -> None:
+    (note,) = [n for n in NOTES if n.__name__ == name]
+    spec = parse_spec(NOTE_CASES[name], PATH)  # notes never refuse a spec
+    mine = [p.format(PATH) for p in note(spec)]
+    assert mine and set(mine) <= set(spec.warnings(PATH))
+    for line in mine:
+        assert line.startswith(f"{PATH}: ") and ". Fix: " in line
+
+
+def test_cross_field_problems_keeps_its_signature_for_validate() -> None:
+    spec = _unchecked(with_("scaling", max_tasks=5))
+    (line,) = cross_field_problems(spec, PATH)
+    assert line.startswith(f"{PATH}: scaling.max_tasks = 5: ")
+    assert cross_field_problems(parse_spec(dumps(FULL), PATH)) == []
+
+
+# --- the signal and its companions --------------------------------------------------
+
+
+def test_concurrency_without_metrics_says_to_add_the_table() -> None:
+    line = one_problem(edited(CONC, service={"metrics": ...}), "scaling.signal", "'concurrency'")
+    assert "[service.metrics]" in line and 'preset = "vllm"' in line.split("Fix:")[1]
+    assert 'signal = "task-gpus"' in line
+
+
+def test_concurrency_without_a_target_suggests_one() -> None:
+    line = one_problem(
+        edited(CONC, scaling={"target_concurrency_per_task": ..., "signal": ...}),
+        "scaling.signal",
+        "'concurrency'",
+    )
+    # Defaults: 2 req/s x 8 s per request = 16 at full load; 70 % of it keeps headroom.
+    assert "target_concurrency_per_task = N" in line and "holds 16" in line
+    assert "about 11.2" in line and "by default when [service.metrics] is present" in line
+
+
+def test_explicit_concurrency_without_metrics_or_target_reports_both() -> None:
+    found = problems(with_("scaling", signal="concurrency"))
+    assert len(found) == 2
+    assert all(line.startswith(f"{PATH}: scaling.signal = 'concurrency'") for line in found)
+
+
+def test_fast_scale_out_needs_the_concurrency_signal() -> None:
+    line = one_problem(with_("scaling", fast_scale_out=True), "scaling.fast_scale_out", "True")
+    assert "'task-gpus'" in line and "10-second" in line
+    assert parse_spec(with_("scaling", fast_scale_out=False), PATH).scaling.fast_scale_out is False
+    spec = parse_spec(edited(CONC, scaling={"fast_scale_out": False}), PATH)
+    assert not spec.scaling.fast_scale_out_enabled
+
+
+@pytest.mark.parametrize("signal", ["task-gpus", "asg-average"])
+def test_gpu_guard_needs_the_concurrency_signal(signal: str) -> None:
+    line = one_problem(with_("scaling", gpu_guard=True, signal=signal), "scaling.gpu_guard")
+    assert "already the signal" in line and "Fix: remove gpu_guard" in line
+    spec = parse_spec(edited(CONC, scaling={"gpu_guard": True}), PATH)
+    assert spec.scaling.gpu_guard and spec.scaling.gpu_metric == "task-gpus"
+
+
+def test_an_unused_concurrency_target_is_a_note_not_an_error() -> None:
+    spec = parse_spec(with_("scaling", target_concurrency_per_task=8.0), PATH)
+    (note,) = spec.warnings(PATH)
+    assert note.startswith(f"{PATH}: scaling.target_concurrency_per_task = 8.0: is not used")
+
+
+# --- shared memory ------------------------------------------------------------------
+
+
+def test_shared_memory_leaves_a_quarter_of_the_task_to_the_server() -> None:
+    # 12288 MiB: a quarter (3072) stays for the server, so 9216 is the most.
+    assert shm_limit_mib(12288) == 9216
+    assert parse_spec(with_("service", shared_memory_mib=9216), PATH).service.shm_mib == 9216
+    line = one_problem(
+        with_("service", shared_memory_mib=9217), "service.shared_memory_mib", "9217"
+    )
+    assert "counts inside the task's memory_mib (12288)" in line
+    assert "lower it to at most 9216, or raise memory_mib to at least 12290" in line
+
+
+def test_shared_memory_on_a_small_task_keeps_one_gib() -> None:
+    assert shm_limit_mib(2048) == 1024  # 1 GiB, not a quarter, binds here
+    line = one_problem(
+        with_("service", memory_mib=1024, shared_memory_mib=512), "service.shared_memory_mib"
+    )
+    assert "lower it" not in line and "raise memory_mib to at least 1536" in line
+    # The suggested size is enough.
+    ok = with_("service", memory_mib=1536, shared_memory_mib=512)
+    assert parse_spec(ok, PATH).service.shm_mib == 512
+
+
+@pytest.mark.parametrize("shm", [1, 64, 1000, 4096, 16384, 10**6])
+def test_shared_memory_fix_always_names_a_memory_that_fits(shm: int) -> None:
+    need = shm_memory_needed_mib(shm)
+    assert shm_limit_mib(need) >= shm and shm_limit_mib(need - 1) < shm
+
+
+# --- secrets ------------------------------------------------------------------------
+
+_SSM = "arn:aws:ssm:us-east-1:123456789012:parameter/hf-token"
+
+
+def test_secret_also_in_environment_is_refused() -> None:
+    line = one_problem(
+        with_("service", secrets={"HF_HOME": _SSM, "HF_TOKEN": _SSM}), "service.secrets"
+    )
+    assert "service.secrets = ['HF_HOME']" in line
+    assert "Fix: remove HF_HOME from environment" in line
+
+
+@pytest.mark.parametrize("name", ["1X", "A-B", "HF_TOKEN\n", "", "HF TOKEN"])
+def test_bad_secret_name(name: str) -> None:
+    line = one_problem(with_("service", secrets={name: _SSM}), "service.secrets")
+    assert f"{name!r} is not a valid environment variable name" in line
+    assert "HF_TOKEN = " in line.split("Fix:")[1]
+
+
+@pytest.mark.parametrize("name", ["NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"])
+def test_reserved_secret_name(name: str) -> None:
+    line = one_problem(with_("service", secrets={name: _SSM}), "service.secrets")
+    assert f"{name} must not be set" in line
+    assert f"Fix: remove {name} from [service] secrets" in line
+
+
+# --- [service.metrics] --------------------------------------------------------------
+
+
+def test_triton_needs_its_metrics_port() -> None:
+    text = edited(CONC, service={"metrics": {"preset": "triton"}})
+    line = one_problem(text, "service.metrics.preset", "'triton'")
+    assert "not on container_port (8000)" in line and "add `port = 8002`" in line
+    spec = parse_spec(edited(CONC, service={"metrics": {"preset": "triton", "port": 8002}}), PATH)
+    assert spec.service.metrics is not None
+    # Triton publishes no running series: only the queue counts unless one is named.
+    assert spec.service.metrics.names == ("nv_inference_pending_request_count",)
+
+
+def test_metrics_on_another_port_is_fine() -> None:
+    spec = parse_spec(edited(CONC, service={"metrics": {"port": 9090}}), PATH)
+    assert spec.service.metrics is not None and spec.service.metrics.port == 9090
+
+
+# --- [capacity.warm_pool] -----------------------------------------------------------
+
+
+def test_warm_pool_defaults_and_a_reservation_together() -> None:
+    # Allowed with an ODCR: a stopped pool instance holds no reserved capacity and
+    # starts On-Demand like any launch beyond the reservation (docs/spec.md).
+    spec = parse_spec(with_("capacity", warm_pool={}), PATH)
+    wp = spec.capacity.warm_pool
+    assert wp is not None and spec.capacity.capacity_reservation_id is not None
+    assert (wp.min_size, wp.max_prepared, wp.pool_state) == (1, None, "Stopped")
+    assert spec.warnings(PATH) == []
+
+
+@pytest.mark.parametrize(
+    ("pool", "key", "what", "fix"),
+    [
+        ({"min_size": 5}, "min_size", "greater than capacity.max_instances (4)", "at most 4"),
+        ({"min_size": 2, "max_prepared": 1}, "max_prepared", "less than", "at least 2"),
+        ({"pool_state": "Hibernated"}, "pool_state", "cannot hibernate", '"Stopped"'),
+        ({"reuse_on_scale_in": True}, "reuse_on_scale_in", "capacity providers", "remove"),
+    ],
+)
+def test_warm_pool_rules(pool: dict[str, Any], key: str, what: str, fix: str) -> None:
+    line = one_problem(with_("capacity", warm_pool=pool), f"capacity.warm_pool.{key}")
+    assert what in line and fix in line.split("Fix:")[1]
+
+
+def test_warm_pool_min_size_equal_to_max_instances_is_fine() -> None:
+    spec = parse_spec(with_("capacity", warm_pool={"min_size": 4, "max_prepared": 4}), PATH)
+    assert spec.capacity.warm_pool is not None
+
+
+# --- who may reach an internet-facing endpoint ----------------------------------------
+
+
+def test_internet_facing_needs_ingress_cidrs() -> None:
+    text = with_("load_balancer", scheme="internet-facing", ingress_cidrs=...)
+    line = one_problem(text, "load_balancer.scheme", "'internet-facing'")
+    assert "needs load_balancer.ingress_cidrs" in line and "checks no credentials" in line
+    assert 'ingress_cidrs = ["0.0.0.0/0"]' in line.split("Fix:")[1]
+
+
+def test_internal_load_balancer_needs_no_cidrs() -> None:
+    spec = parse_spec(with_("load_balancer", ingress_cidrs=...), PATH)
+    assert spec.load_balancer is not None and spec.load_balancer.ingress_cidrs is None
+
+
+def test_open_to_everyone_on_purpose_is_accepted_with_a_note() -> None:
+    text = with_("load_balancer", scheme="internet-facing", ingress_cidrs=["0.0.0.0/0"])
+    spec = parse_spec(text, PATH)
+    (note,) = spec.warnings(PATH)
+    assert note.startswith(f"{PATH}: load_balancer.ingress_cidrs = ['0.0.0.0/0']: ")
+    assert "the endpoint is unauthenticated: anyone on the internet can call the model" in note
+    # Internal: reachable only inside the VPC, so no note.
+    internal = parse_spec(with_("load_balancer", ingress_cidrs=["0.0.0.0/0"]), PATH)
+    assert internal.warnings(PATH) == []
+
+
+def test_plain_http_on_the_internet_is_a_note() -> None:
+    text = with_(
+        "load_balancer", scheme="internet-facing", certificate_arn=..., ingress_cidrs=["0.0.0.0/0"]
+    )
+    notes = parse_spec(text, PATH).warnings(PATH)
+    assert len(notes) == 2 and any("plain HTTP" in n for n in notes)
+
+
+# --- task size: defaults and explicit values above the instance ------------------------
+
+
+@pytest.mark.parametrize(
+    ("explicit", "default", "value", "message"),
+    [
+        ("cpu_units", "memory_mib", 8192, "registers 4096 CPU units"),
+        ("memory_mib", "cpu_units", 16384, "about 14888 MiB is left for tasks"),
+    ],
+)
+def test_explicit_task_size_above_the_instance_keeps_its_message(
+    explicit: str, default: str, value: int, message: str
+) -> None:
+    line = one_problem(
+        with_("service", **{explicit: value, default: ...}), f"service.{explicit}", str(value)
+    )
+    assert message in line
+
+
+def test_defaults_for_a_multi_gpu_task_share_the_instance() -> None:
+    text = with_("service", gpus_per_task=2, cpu_units=..., memory_mib=...).replace(
+        '"g5.xlarge"', '"g5.12xlarge"'
+    )
+    spec = parse_spec(text, PATH)
+    it = spec.instance
+    assert spec.service.cpu_units == it.cpu_units // 2
+    assert spec.service.memory_mib == it.schedulable_memory_mib // 2
+    assert spec.tasks_per_instance == 2
+    # The automatic /dev/shm of a multi-GPU task respects the server's share.
+    shm = spec.service.shm_mib
+    assert shm is not None and shm <= shm_limit_mib(spec.service.memory_mib)
+
+
+# --- extreme floats: refused with a message, or harmless downstream ---------------------
+
+_FLOAT_KEYS = sorted(loc for loc, t in _FIELD_TYPES.items() if t == "number")
+_EXTREMES = [1e308, -1e308, 5e-324, -5e-324, -0.0, 1e-300]
+
+
+def test_every_float_key_has_a_finite_range() -> None:
+    props = dict(_table_props(Spec.model_json_schema()))
+    assert _FLOAT_KEYS
+    for loc in _FLOAT_KEYS:
+        prop = props[loc]
+        assert "minimum" in prop or "exclusiveMinimum" in prop, loc
+        assert "maximum" in prop or "exclusiveMaximum" in prop, loc
+        # Upper bounds at most 1e7: products of two keys stay far from overflow.
+        high = prop.get("maximum", prop.get("exclusiveMaximum"))
+        assert high is not None and high <= 1e7, loc
+
+
+@pytest.mark.parametrize("loc", _FLOAT_KEYS)
+@pytest.mark.parametrize("value", _EXTREMES, ids=repr)
+def test_extreme_float_is_refused_or_harmless(loc: str, value: float) -> None:
+    from ecs_gpu.sim.engine import simulate
+    from ecs_gpu.sim.params import from_spec
+
+    base = CONC if loc.startswith("scaling.") else FULL
+    doc = copy.deepcopy(base)
+    *tables, key = loc.split(".")
+    cur = doc
+    for t in tables:
+        cur = cur.setdefault(t, {})
+    cur[key] = value
+    try:
+        spec = parse_spec(dumps(doc), PATH)
+    except SpecError as e:
+        (line,) = e.problems
+        assert line.startswith(f"{PATH}: {loc} = ") and (
+            " Fix: raise it" in line or "lower it" in line
+        )
+        return
+    # Accepted: only zeros and tiny positives of ge=0 keys, which are only ever
+    # added or multiplied. -0.0 is read as +0.0.
+    got: Any = spec.model_dump()
+    for part in loc.split("."):
+        got = got[part]
+    assert isinstance(got, float) and 0.0 <= got < 1e-200, (loc, got)
+    assert math.copysign(1.0, got) == 1.0, (loc, got)
+    load = np.concatenate([np.full(30, 0.5), np.full(60, 6.0), np.full(30, 0.5)])
+    result = simulate(from_spec(spec), load, step_s=10.0)
+    for name, v in result.summary.items():
+        if isinstance(v, float):
+            assert math.isfinite(v), (loc, value, name, v)

@@ -12,6 +12,8 @@ import difflib
 import ipaddress
 import re
 import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -45,8 +47,16 @@ class RuleError(ValueError):
 
 class _Section(BaseModel):
     # allow_inf_nan=False: TOML has nan and inf literals, and either would
-    # pass a `gt=0` or reach the simulator as a rate.
+    # pass a `gt=0` or reach the simulator as a rate. Every float key also has
+    # a finite range (comments at each): the simulator multiplies and divides
+    # them, so 1e308 or 5e-324 would overflow to inf or divide by almost zero.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    @field_validator("*")
+    @classmethod
+    def _no_negative_zero(cls, v: Any) -> Any:
+        # TOML's -0.0 passes ge=0 and would print as "-0" in reports.
+        return 0.0 if isinstance(v, float) and v == 0 else v
 
 
 # Secrets Manager secret ARN (with an optional ":json-key:stage:id" tail, as
@@ -60,8 +70,10 @@ SECRET_ARN_RE = (
 # --ipc=host; NCCL's shared-memory transport needs a few GiB at most).
 AUTO_SHM_MAX_MIB = 16384
 # Largest model we accept a size for; 2 TiB is above any open-weight model in
-# 16-bit precision today and keeps later arithmetic finite.
+# 16-bit precision today and keeps later arithmetic finite. The smallest, 10
+# MiB, is below any model worth a GPU: smaller is a unit mistake (MiB for GiB).
 MAX_MODEL_GIB = 2048.0
+MIN_MODEL_GIB = 0.01
 # Prometheus series per server (each project's metrics docs): running and
 # waiting requests, summed into the task's concurrency.
 METRICS_PRESETS: dict[str, tuple[str, str]] = {
@@ -113,7 +125,7 @@ class ServiceSpec(_Section):
     health_check_path: Annotated[str, Field(pattern=r"^/[!-~]*$", max_length=1024)] = "/health"
     # Size of the weights the container downloads and loads: it sizes the
     # container health check's start period and the service's grace period.
-    model_size_gib: Annotated[float, Field(gt=0, le=MAX_MODEL_GIB)] | None = None
+    model_size_gib: Annotated[float, Field(ge=MIN_MODEL_GIB, le=MAX_MODEL_GIB)] | None = None
     # [service.metrics]: the image serves Prometheus metrics; enables the
     # concurrency signal.
     metrics: ServiceMetricsSpec | None = None
@@ -172,6 +184,25 @@ class ServiceSpec(_Section):
                     "the NVIDIA runtime knows",
                     f"remove it from environment and write nvidia_driver_capabilities = {val!r} "
                     "under [service]",
+                )
+        return v
+
+    @field_validator("secrets")
+    @classmethod
+    def _secret_names(cls, v: dict[str, str]) -> dict[str, str]:
+        # The same names environment takes: ECS sets each as a variable.
+        for k in v:
+            if not ENV_NAME_RE.fullmatch(k):
+                raise RuleError(
+                    f"{k!r} is not a valid environment variable name",
+                    "use letters, digits and underscores, not starting with a digit, "
+                    'e.g. HF_TOKEN = "arn:aws:secretsmanager:..."',
+                )
+            if k in RESERVED_ENV or k == "NVIDIA_DRIVER_CAPABILITIES":
+                why = RESERVED_ENV.get(k, "it has its own key, nvidia_driver_capabilities")
+                raise RuleError(
+                    f"{k} must not be set: {why}",
+                    f"remove {k} from [service] secrets",
                 )
         return v
 
@@ -244,8 +275,10 @@ class ScalingSpec(_Section):
     # again (aws-semantics.md §1 "Rounding / missing data").
     min_tasks: Annotated[int, Field(ge=1)] = 1
     max_tasks: Annotated[int, Field(ge=1)]
-    gpu_target_percent: Annotated[float, Field(gt=0, le=100)] = 70.0
-    cpu_target_percent: Annotated[float, Field(gt=0, le=100)] = 70.0
+    # At least 1 %: below that any noise is above target (scale to max_tasks),
+    # and the simulator divides each task's capacity by the target.
+    gpu_target_percent: Annotated[float, Field(ge=1, le=100)] = 70.0
+    cpu_target_percent: Annotated[float, Field(ge=1, le=100)] = 70.0
     scale_in_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 300
     scale_out_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 60
     # What the service scales on. "concurrency": in-flight + waiting requests
@@ -257,8 +290,10 @@ class ScalingSpec(_Section):
     # GPUs as 0 % (the reference module's design). The old key `gpu_metric` is
     # read as this one.
     signal: Literal["concurrency", "task-gpus", "asg-average"] = "task-gpus"
-    # Requests in flight or waiting per task that target tracking holds.
-    target_concurrency_per_task: Annotated[float, Field(gt=0, le=100000)] | None = None
+    # Requests in flight or waiting per task that target tracking holds. At
+    # least 0.1 (desired tasks = concurrency / target must stay finite); at
+    # most 100,000, far above any server's batch (vLLM's max_num_seqs: 256-1024).
+    target_concurrency_per_task: Annotated[float, Field(ge=0.1, le=100000)] | None = None
     # With "concurrency": also track GPU utilization (gpu_target_percent) as a
     # guard. Off by default: continuous batching keeps NVML utilization near
     # 100 % with a single request, which would hold the fleet at max_tasks.
@@ -370,18 +405,25 @@ class AlertsSpec(_Section):
         return v
 
 
+# One day: the longest duration a [simulation] key may give.
+MAX_SIM_SECONDS = 86400.0
+
+
 class SimulationSpec(_Section):
     """Inputs of the simulator that AWS cannot know: the workload's own speeds."""
 
-    # Requests per second one task serves with its GPUs 100 % busy.
-    task_capacity_rps: Annotated[float, Field(gt=0)] = 2.0
+    # Requests per second one task serves with its GPUs 100 % busy. The
+    # simulator divides load by it: 0.001 (one request in 17 min) to 1e6.
+    task_capacity_rps: Annotated[float, Field(ge=0.001, le=1e6)] = 2.0
     # Launch to ECS registration on the GPU AMI; AWS publishes no figure,
     # 60-240 s is consistent with the sources in aws-semantics.md §4.
-    instance_boot_s: Annotated[float, Field(ge=0)] = 150.0
+    # Seconds here and below: at most a day (MAX_SIM_SECONDS), so that step
+    # counts and timestamps stay small integers.
+    instance_boot_s: Annotated[float, Field(ge=0, le=MAX_SIM_SECONDS)] = 150.0
     # 15-20 GB deep-learning image: 4-6 min per instance (aws-semantics.md §4).
-    image_pull_s: Annotated[float, Field(ge=0)] = 240.0
+    image_pull_s: Annotated[float, Field(ge=0, le=MAX_SIM_SECONDS)] = 240.0
     # Weights from disk or S3 into GPU memory: application-specific.
-    model_load_s: Annotated[float, Field(ge=0)] = 60.0
+    model_load_s: Annotated[float, Field(ge=0, le=MAX_SIM_SECONDS)] = 60.0
     # Task CPU (percent of its cpu_units) when idle and when its GPUs are 100 %
     # busy; the simulator interpolates between them. Tokenization and HTTP
     # handling make this workload-specific (docs/simulator.md "CPU model").
@@ -390,16 +432,18 @@ class SimulationSpec(_Section):
     # Longest a request waits in a task's queue before the client gives up:
     # load above ready capacity queues up to this many seconds of capacity,
     # the rest counts as unserved.
-    max_queue_s: Annotated[float, Field(ge=0)] = 30.0
+    max_queue_s: Annotated[float, Field(ge=0, le=MAX_SIM_SECONDS)] = 30.0
     # Seconds one request holds a serving slot: by Little's law a task at full
     # load holds task_capacity_rps x mean_request_s requests (concurrency).
-    mean_request_s: Annotated[float, Field(gt=0, le=86400)] = 8.0
+    # At least 10 ms: rates are concurrency / mean_request_s.
+    mean_request_s: Annotated[float, Field(ge=0.01, le=MAX_SIM_SECONDS)] = 8.0
     # A Stopped warm-pool instance: start to ECS registration. AWS publishes
     # no figure; a guess, named so it can be changed.
-    warm_start_s: Annotated[float, Field(ge=0, le=86400)] = 60.0
+    warm_start_s: Annotated[float, Field(ge=0, le=MAX_SIM_SECONDS)] = 60.0
     # The anti-pattern the field report removed: an ASGAverageCPUUtilization
     # target-tracking policy on the GPU ASG. Unset (the default) means none.
-    host_cpu_policy_target_percent: Annotated[float, Field(gt=0, le=100)] | None = None
+    # At least 1 %, as the service's targets.
+    host_cpu_policy_target_percent: Annotated[float, Field(ge=1, le=100)] | None = None
 
 
 class Spec(_Section):
@@ -433,6 +477,10 @@ class Spec(_Section):
     def tasks_per_instance(self) -> int:
         s = self.service
         return self.instance.tasks_per_instance(s.gpus_per_task, s.cpu_units, s.memory_mib)
+
+    def warnings(self, path: str = "spec") -> list[str]:
+        """Non-fatal notes on this spec, one line each (see :func:`spec_warnings`)."""
+        return spec_warnings(self, path)
 
 
 def _default_task_size(svc: dict[str, Any], cap: dict[str, Any]) -> dict[str, Any]:
@@ -582,6 +630,10 @@ def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> l
                 if _key(names[:n]) in _FIX_BY_KEY:
                     fix = _FIX_BY_KEY[_key(names[:n])]
                     break
+        if e["type"] == "float_type" and type(e.get("input")) is int:
+            # A whole number past float range (TOML ints are unbounded): not a quoting problem.
+            msg = "is too large to be read as a number"
+            fix = "write a much smaller number"
         if e["type"] == "extra_forbidden":
             fix += _suggest(loc)
         if e["type"] == "missing" and len(loc) >= 2:
@@ -592,8 +644,54 @@ def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> l
     return problems
 
 
-def _rule(path: str, key: str, value: object, what: str, fix: str) -> str:
-    return f"{path}: {key} = {value!r}: {what}. Fix: {fix}."
+# --- cross-field rules ---------------------------------------------------------------
+#
+# Each rule is a small function of a validated Spec that yields Problems; RULES
+# lists them in the order their lines are reported. A rule names the key the
+# user has to change, shows its value, and says what to write instead.
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One broken rule: the key to change, its value, what is wrong, and the fix."""
+
+    key: str
+    value: object
+    what: str
+    fix: str
+
+    def format(self, path: str) -> str:
+        """The one-line form every spec message has: FILE: KEY = VALUE: what. Fix: fix."""
+        return f"{path}: {self.key} = {self.value!r}: {self.what}. Fix: {self.fix}."
+
+
+Rule = Callable[["Spec"], Iterator[Problem]]
+
+# Errors: a spec that breaks one is refused (exit 2).
+RULES: list[Rule] = []
+# Notes: the spec is valid and deploys, but does something the user should know
+# about (an endpoint open to the internet). validate/synth/plan print them.
+NOTES: list[Rule] = []
+
+
+def _rule(fn: Rule) -> Rule:
+    RULES.append(fn)
+    return fn
+
+
+def _note(fn: Rule) -> Rule:
+    NOTES.append(fn)
+    return fn
+
+
+def _task_fits(spec: Spec) -> bool:
+    """GPUs, CPU and memory of one task fit one instance (the placement rules below hold)."""
+    svc, it = spec.service, spec.instance
+    return (
+        svc.gpus_per_task <= it.gpus
+        and svc.cpu_units <= it.cpu_units
+        and svc.memory_mib <= it.schedulable_memory_mib
+    )
 
 
 def _fit_reason(spec: Spec, binding: list[str]) -> str:
@@ -613,204 +711,477 @@ def _fit_reason(spec: Spec, binding: list[str]) -> str:
     return "limited by " + " and by ".join(why[name] for name in binding)
 
 
+@_rule
+def _task_gpus(spec: Spec) -> Iterator[Problem]:
+    svc, it = spec.service, spec.instance
+    if svc.gpus_per_task > it.gpus:
+        yield Problem(
+            "service.gpus_per_task",
+            svc.gpus_per_task,
+            f"{it.name} has only {it.gpus} GPU(s), so the task can never be placed",
+            f"request at most {it.gpus}, or pick an instance type with more GPUs",
+        )
+
+
+@_rule
+def _task_cpu(spec: Spec) -> Iterator[Problem]:
+    # cpu_units may be the filled-in default; an explicit value above the
+    # instance gets this line too.
+    svc, it = spec.service, spec.instance
+    if svc.cpu_units > it.cpu_units:
+        yield Problem(
+            "service.cpu_units",
+            svc.cpu_units,
+            f"{it.name} registers {it.cpu_units} CPU units ({it.vcpus} vCPUs x 1024)",
+            f"request at most {it.cpu_units}, or pick a larger instance type",
+        )
+
+
+@_rule
+def _task_memory(spec: Spec) -> Iterator[Problem]:
+    svc, it = spec.service, spec.instance
+    if svc.memory_mib > it.schedulable_memory_mib:
+        yield Problem(
+            "service.memory_mib",
+            svc.memory_mib,
+            f"{it.name} has {it.memory_gib:g} GiB but about {it.schedulable_memory_mib} MiB "
+            f"is left for tasks after the OS and the ECS agent reserve "
+            f"({catalog.ECS_RESERVED_MEMORY_MIB} MiB)",
+            f"request at most {it.schedulable_memory_mib}, or pick a larger instance type",
+        )
+
+
+@_rule
+def _instance_bounds(spec: Spec) -> Iterator[Problem]:
+    cap = spec.capacity
+    if cap.min_instances > cap.max_instances:
+        yield Problem(
+            "capacity.min_instances",
+            cap.min_instances,
+            f"greater than capacity.max_instances ({cap.max_instances})",
+            "make min_instances <= max_instances",
+        )
+
+
+@_rule
+def _task_bounds(spec: Spec) -> Iterator[Problem]:
+    sc = spec.scaling
+    if sc.min_tasks > sc.max_tasks:
+        yield Problem(
+            "scaling.min_tasks",
+            sc.min_tasks,
+            f"greater than scaling.max_tasks ({sc.max_tasks})",
+            "make min_tasks <= max_tasks",
+        )
+
+
+@_rule
+def _reservation_pair(spec: Spec) -> Iterator[Problem]:
+    cap = spec.capacity
+    if cap.capacity_reservation_id is not None and cap.reserved_instances is None:
+        yield Problem(
+            "capacity.capacity_reservation_id",
+            cap.capacity_reservation_id,
+            "a reservation needs capacity.reserved_instances, the number of instances "
+            "it holds, so the fleet never drops below what you pay for",
+            "add `reserved_instances = N` under [capacity]",
+        )
+    if cap.reserved_instances is not None and cap.capacity_reservation_id is None:
+        yield Problem(
+            "capacity.reserved_instances",
+            cap.reserved_instances,
+            "set without capacity.capacity_reservation_id",
+            "add the reservation id (cr-...) or remove reserved_instances",
+        )
+
+
+@_rule
+def _reservation_floor(spec: Spec) -> Iterator[Problem]:
+    cap = spec.capacity
+    if cap.reserved_instances is None:
+        return
+    if cap.reserved_instances > cap.min_instances:
+        yield Problem(
+            "capacity.reserved_instances",
+            cap.reserved_instances,
+            f"greater than capacity.min_instances ({cap.min_instances}): the fleet would scale "
+            "below the reservation you already pay for",
+            f"set min_instances to at least {cap.reserved_instances}",
+        )
+    if cap.reserved_instances > cap.max_instances:
+        yield Problem(
+            "capacity.reserved_instances",
+            cap.reserved_instances,
+            f"greater than capacity.max_instances ({cap.max_instances})",
+            f"set max_instances to at least {cap.reserved_instances}",
+        )
+
+
+@_rule
+def _max_tasks_reachable(spec: Spec) -> Iterator[Problem]:
+    if not _task_fits(spec):
+        return  # the task-size rules above already say why nothing fits
+    svc, cap, sc, it = spec.service, spec.capacity, spec.scaling, spec.instance
+    per = spec.tasks_per_instance
+    if per < 1 or sc.max_tasks <= per * cap.max_instances:
+        return
+    need = -(-sc.max_tasks // per)  # integer ceil: TOML ints are unbounded
+    binding = it.binding_limits(svc.gpus_per_task, svc.cpu_units, svc.memory_mib)
+    fix = f"raise capacity.max_instances to {need}, or lower max_tasks to "
+    fix += f"{per * cap.max_instances}"
+    if catalog.ENI in binding:
+        fix += (
+            ", or pick an instance type with more network interfaces (`ecs-gpu catalog`, "
+            "column ENIs: the number in brackets is awsvpc tasks per instance)"
+        )
+    yield Problem(
+        "scaling.max_tasks",
+        sc.max_tasks,
+        f"{cap.max_instances} x {it.name} fit only {per * cap.max_instances} tasks "
+        f"({per} per instance); {_fit_reason(spec, binding)}",
+        fix,
+    )
+
+
+@_rule
+def _min_tasks_reachable(spec: Spec) -> Iterator[Problem]:
+    if not _task_fits(spec):
+        return
+    cap, sc = spec.capacity, spec.scaling
+    per = spec.tasks_per_instance
+    if per >= 1 and sc.min_tasks > per * cap.max_instances:
+        yield Problem(
+            "scaling.min_tasks",
+            sc.min_tasks,
+            f"more than {cap.max_instances} instances can hold",
+            "lower min_tasks or raise capacity.max_instances",
+        )
+
+
+@_rule
+def _signal_needs_metrics(spec: Spec) -> Iterator[Problem]:
+    # Without [service.metrics] the default signal is a GPU one, so this is
+    # only reached by writing signal = "concurrency".
+    if spec.scaling.signal == "concurrency" and spec.service.metrics is None:
+        yield Problem(
+            "scaling.signal",
+            "concurrency",
+            "scaling on concurrency reads the requests running and waiting from the "
+            "server's Prometheus metrics, and [service.metrics] (where to scrape them) "
+            "is missing",
+            'add a [service.metrics] table, e.g. `preset = "vllm"` (or "tgi", "sglang", '
+            '"triton"), or scale on GPU utilization with signal = "task-gpus"',
+        )
+
+
+@_rule
+def _signal_needs_target(spec: Spec) -> Iterator[Problem]:
+    sc, sim = spec.scaling, spec.simulation
+    if sc.signal == "concurrency" and sc.target_concurrency_per_task is None:
+        # Little's law: a task at full load holds rps x seconds per request.
+        full = sim.task_capacity_rps * sim.mean_request_s
+        yield Problem(
+            "scaling.signal",
+            "concurrency",
+            "needs scaling.target_concurrency_per_task, the requests running plus "
+            "waiting per task that target tracking holds (signal is 'concurrency' by "
+            "default when [service.metrics] is present)",
+            "add `target_concurrency_per_task = N` under [scaling]: the batch size at "
+            f"which latency is still acceptable (at [simulation]'s speeds a task at full "
+            f"load holds {full:g}, so about {max(0.7 * full, 0.1):.3g} keeps 30 % headroom), "
+            'or scale on GPU utilization with signal = "task-gpus"',
+        )
+
+
+@_rule
+def _fast_path_needs_concurrency(spec: Spec) -> Iterator[Problem]:
+    sc = spec.scaling
+    if sc.fast_scale_out is True and sc.signal != "concurrency":
+        yield Problem(
+            "scaling.fast_scale_out",
+            True,
+            f"the fast path reads a 10-second concurrency series, and signal = {sc.signal!r} "
+            "has none (GPU metrics arrive once a minute)",
+            'remove fast_scale_out, or set signal = "concurrency" with a [service.metrics] table',
+        )
+
+
+@_rule
+def _guard_needs_concurrency(spec: Spec) -> Iterator[Problem]:
+    sc = spec.scaling
+    if sc.gpu_guard and sc.signal != "concurrency":
+        yield Problem(
+            "scaling.gpu_guard",
+            True,
+            f"the GPU guard adds a GPU policy beside the concurrency one, and with "
+            f"signal = {sc.signal!r} the GPU policy is already the signal",
+            'remove gpu_guard, or set signal = "concurrency" with a [service.metrics] table',
+        )
+
+
+# /dev/shm pages are charged to the container's memory limit, which the server
+# process shares: Python, CUDA contexts, the tokenizer and vLLM's CPU swap space
+# live there too. Filling memory_mib with shm gets the server OOM-killed, so at
+# least a quarter of the task's memory, and never under 1 GiB, stays for it.
+SHM_PROCESS_MIN_MIB = 1024
+
+
+def shm_limit_mib(memory_mib: int) -> int:
+    """The largest shared_memory_mib a task of ``memory_mib`` may ask for."""
+    return memory_mib - max(SHM_PROCESS_MIN_MIB, -(-memory_mib // 4))
+
+
+def shm_memory_needed_mib(shm_mib: int) -> int:
+    """The smallest memory_mib whose limit admits ``shm_mib`` of shared memory."""
+    m = max(shm_mib + SHM_PROCESS_MIN_MIB, shm_mib * 4 // 3)
+    while shm_limit_mib(m) < shm_mib:  # a step or two of rounding
+        m += 1
+    return m
+
+
+@_rule
+def _shm_fits_memory(spec: Spec) -> Iterator[Problem]:
+    svc = spec.service
+    if svc.shared_memory_mib is None:
+        return
+    limit = shm_limit_mib(svc.memory_mib)
+    if svc.shared_memory_mib > limit:
+        need = f"raise memory_mib to at least {shm_memory_needed_mib(svc.shared_memory_mib)}"
+        fix = f"lower it to at most {limit}, or {need}" if limit >= 1 else f"{need}, or remove it"
+        yield Problem(
+            "service.shared_memory_mib",
+            svc.shared_memory_mib,
+            f"/dev/shm counts inside the task's memory_mib ({svc.memory_mib}), and the "
+            f"server needs at least a quarter of it and {SHM_PROCESS_MIN_MIB} MiB for itself",
+            fix,
+        )
+
+
+@_rule
+def _secret_not_also_plain(spec: Spec) -> Iterator[Problem]:
+    svc = spec.service
+    both = sorted(set(svc.secrets) & set(svc.environment))
+    if both:
+        yield Problem(
+            "service.secrets",
+            both,
+            "also set in [service] environment; the container would get two values for "
+            "one name, and a secret must not sit in the template as plain text",
+            f"remove {', '.join(both)} from environment",
+        )
+
+
+# Triton serves Prometheus metrics on its own port (--metrics-port), not on
+# the HTTP port vLLM, TGI and SGLang share with their API.
+TRITON_METRICS_PORT = 8002
+
+
+@_rule
+def _metrics_port(spec: Spec) -> Iterator[Problem]:
+    m = spec.service.metrics
+    if m is not None and m.preset == "triton" and m.port is None:
+        yield Problem(
+            "service.metrics.preset",
+            "triton",
+            f"Triton serves /metrics on its metrics port ({TRITON_METRICS_PORT} by default), "
+            f"not on container_port ({spec.service.container_port}), which is the default "
+            "of service.metrics.port",
+            f"add `port = {TRITON_METRICS_PORT}` under [service.metrics] (or the port you "
+            "pass to --metrics-port)",
+        )
+
+
+@_rule
+def _warm_pool(spec: Spec) -> Iterator[Problem]:
+    cap = spec.capacity
+    wp = cap.warm_pool
+    if wp is None:
+        return
+    if wp.min_size > cap.max_instances:
+        yield Problem(
+            "capacity.warm_pool.min_size",
+            wp.min_size,
+            f"greater than capacity.max_instances ({cap.max_instances}): the group can never "
+            "take in that many, and each waiting instance's volume is paid for",
+            f"set min_size to at most {cap.max_instances}",
+        )
+    if wp.max_prepared is not None and wp.max_prepared < wp.min_size:
+        yield Problem(
+            "capacity.warm_pool.max_prepared",
+            wp.max_prepared,
+            f"less than warm_pool.min_size ({wp.min_size}); max_prepared counts the group's "
+            "instances and the pool's together",
+            f"set max_prepared to at least {wp.min_size}, or remove it (default: max_instances)",
+        )
+    if wp.pool_state == "Hibernated":
+        # EC2's hibernation prerequisites list no accelerated-computing (G, P)
+        # family, and the catalog holds only those.
+        yield Problem(
+            "capacity.warm_pool.pool_state",
+            "Hibernated",
+            f"{spec.instance.name} cannot hibernate: EC2 supports hibernation on no GPU "
+            "instance family",
+            'use pool_state = "Stopped" (only the volume is paid for while waiting)',
+        )
+    if wp.reuse_on_scale_in:
+        # awsdocs/amazon-ecs-developer-guide#216: with a capacity provider the
+        # scale-in of reused instances breaks; ECS documents the option as unsupported.
+        yield Problem(
+            "capacity.warm_pool.reuse_on_scale_in",
+            True,
+            "Amazon ECS capacity providers do not support returning instances to the warm "
+            "pool on scale-in (ECS developer guide, capacity providers with warm pools)",
+            "remove reuse_on_scale_in",
+        )
+
+
+@_rule
+def _duplicate_subnets(spec: Spec) -> Iterator[Problem]:
+    net = spec.network
+    if net is None:
+        return
+    for key, ids in (("subnet_ids", net.subnet_ids), ("public_subnet_ids", net.public_subnet_ids)):
+        twice = sorted({i for i in ids or [] if (ids or []).count(i) > 1})
+        if twice:
+            yield Problem(
+                f"network.{key}",
+                ids,
+                f"lists {', '.join(twice)} more than once, which counts one subnet "
+                "(and one Availability Zone) twice",
+                "list each subnet once",
+            )
+
+
+@_rule
+def _load_balancer_subnets(spec: Spec) -> Iterator[Problem]:
+    net, lb = spec.network, spec.load_balancer
+    if lb is None or net is None:
+        return
+    if len(net.subnet_ids) < 2:
+        yield Problem(
+            "network.subnet_ids",
+            net.subnet_ids,
+            "a load balancer needs subnets in at least two Availability Zones",
+            "list at least two subnets in different Availability Zones",
+        )
+    if lb.scheme == "internet-facing" and len(net.public_subnet_ids or []) < 2:
+        yield Problem(
+            "load_balancer.scheme",
+            lb.scheme,
+            "an internet-facing load balancer in your VPC needs public subnets in at "
+            "least two Availability Zones",
+            "add `public_subnet_ids = [...]` (two or more) under [network], or use "
+            'scheme = "internal"',
+        )
+
+
+@_rule
+def _public_listener_needs_cidrs(spec: Spec) -> Iterator[Problem]:
+    # A model endpoint has no authentication of its own: who may call it is
+    # decided here, so a public one is never open by default.
+    lb = spec.load_balancer
+    if lb is not None and lb.scheme == "internet-facing" and lb.ingress_cidrs is None:
+        yield Problem(
+            "load_balancer.scheme",
+            lb.scheme,
+            "an internet-facing load balancer needs load_balancer.ingress_cidrs: the model "
+            "server checks no credentials, so whoever reaches the listener can use your GPUs",
+            'add `ingress_cidrs = ["203.0.113.0/24"]` with your clients\' public ranges '
+            "under [load_balancer]; to open it to everyone on purpose, write "
+            'ingress_cidrs = ["0.0.0.0/0"]',
+        )
+
+
+@_rule
+def _alerts(spec: Spec) -> Iterator[Problem]:
+    al = spec.alerts
+    if al is None:
+        return
+    if al.sns_topic_arn is not None and al.email is not None:
+        yield Problem(
+            "alerts.email",
+            al.email,
+            "set together with alerts.sns_topic_arn: the stack either publishes to your "
+            "topic or creates its own for these addresses, not both",
+            "subscribe the addresses to your topic yourself and remove email, or remove "
+            "sns_topic_arn to have the stack create a topic",
+        )
+    if al.sns_topic_arn is None and al.email is None:
+        yield Problem(
+            "alerts",
+            {},
+            "is empty, so nobody would be told when the GPU metric stops",
+            'add `sns_topic_arn = "arn:aws:sns:..."` or `email = ["you@example.com"]`, '
+            "or remove the [alerts] section",
+        )
+
+
+# --- notes: valid, but worth saying -----------------------------------------------------
+
+
+@_note
+def _open_to_the_internet(spec: Spec) -> Iterator[Problem]:
+    lb = spec.load_balancer
+    if lb is None or lb.scheme != "internet-facing":
+        return
+    if any(ipaddress.IPv4Network(c).prefixlen == 0 for c in lb.ingress_cidrs or []):
+        yield Problem(
+            "load_balancer.ingress_cidrs",
+            lb.ingress_cidrs,
+            "the endpoint is unauthenticated: anyone on the internet can call the model "
+            "and keep your GPU instances scaled out",
+            "list only your clients' CIDRs, or put authentication in front (an API "
+            "gateway, or an ALB authenticate-oidc/cognito action)",
+        )
+
+
+@_note
+def _plain_http_on_the_internet(spec: Spec) -> Iterator[Problem]:
+    lb = spec.load_balancer
+    if lb is not None and lb.scheme == "internet-facing" and lb.certificate_arn is None:
+        yield Problem(
+            "load_balancer.scheme",
+            lb.scheme,
+            "without certificate_arn the listener is plain HTTP: prompts, completions and "
+            "any API key cross the internet unencrypted",
+            'add `certificate_arn = "arn:aws:acm:..."` (an ACM certificate in the stack\'s '
+            "Region) under [load_balancer]",
+        )
+
+
+@_note
+def _unused_concurrency_target(spec: Spec) -> Iterator[Problem]:
+    sc = spec.scaling
+    if sc.target_concurrency_per_task is not None and sc.signal != "concurrency":
+        yield Problem(
+            "scaling.target_concurrency_per_task",
+            sc.target_concurrency_per_task,
+            f"is not used: the service scales on signal = {sc.signal!r}",
+            'remove it, or set signal = "concurrency" with a [service.metrics] table',
+        )
+
+
+@_note
+def _running_warm_pool(spec: Spec) -> Iterator[Problem]:
+    wp = spec.capacity.warm_pool
+    if wp is not None and wp.pool_state == "Running":
+        yield Problem(
+            "capacity.warm_pool.pool_state",
+            "Running",
+            "a running pool instance costs as much as a serving one, for a start about a "
+            "minute faster than a stopped one",
+            'use pool_state = "Stopped" unless that minute matters more than the price',
+        )
+
+
 def cross_field_problems(spec: Spec, path: str = "spec") -> list[str]:
     """Rules that span keys. Each returned line names file, key, value and the fix."""
-    p: list[str] = []
-    svc, cap, sc = spec.service, spec.capacity, spec.scaling
-    it = spec.instance
+    return [p.format(path) for rule in RULES for p in rule(spec)]
 
-    if svc.gpus_per_task > it.gpus:
-        p.append(
-            _rule(
-                path,
-                "service.gpus_per_task",
-                svc.gpus_per_task,
-                f"{it.name} has only {it.gpus} GPU(s), so the task can never be placed",
-                f"request at most {it.gpus}, or pick an instance type with more GPUs",
-            )
-        )
-    if svc.cpu_units > it.cpu_units:
-        p.append(
-            _rule(
-                path,
-                "service.cpu_units",
-                svc.cpu_units,
-                f"{it.name} registers {it.cpu_units} CPU units ({it.vcpus} vCPUs x 1024)",
-                f"request at most {it.cpu_units}, or pick a larger instance type",
-            )
-        )
-    if svc.memory_mib > it.schedulable_memory_mib:
-        p.append(
-            _rule(
-                path,
-                "service.memory_mib",
-                svc.memory_mib,
-                f"{it.name} has {it.memory_gib:g} GiB but about {it.schedulable_memory_mib} MiB "
-                f"is left for tasks after the OS and the ECS agent reserve "
-                f"({catalog.ECS_RESERVED_MEMORY_MIB} MiB)",
-                f"request at most {it.schedulable_memory_mib}, or pick a larger instance type",
-            )
-        )
-    if cap.min_instances > cap.max_instances:
-        p.append(
-            _rule(
-                path,
-                "capacity.min_instances",
-                cap.min_instances,
-                f"greater than capacity.max_instances ({cap.max_instances})",
-                "make min_instances <= max_instances",
-            )
-        )
-    if sc.min_tasks > sc.max_tasks:
-        p.append(
-            _rule(
-                path,
-                "scaling.min_tasks",
-                sc.min_tasks,
-                f"greater than scaling.max_tasks ({sc.max_tasks})",
-                "make min_tasks <= max_tasks",
-            )
-        )
-    if (cap.capacity_reservation_id is None) != (cap.reserved_instances is None):
-        if cap.capacity_reservation_id is not None:
-            p.append(
-                _rule(
-                    path,
-                    "capacity.capacity_reservation_id",
-                    cap.capacity_reservation_id,
-                    "a reservation needs capacity.reserved_instances, the number of instances "
-                    "it holds, so the fleet never drops below what you pay for",
-                    "add `reserved_instances = N` under [capacity]",
-                )
-            )
-        else:
-            p.append(
-                _rule(
-                    path,
-                    "capacity.reserved_instances",
-                    cap.reserved_instances,
-                    "set without capacity.capacity_reservation_id",
-                    "add the reservation id (cr-...) or remove reserved_instances",
-                )
-            )
-    if cap.reserved_instances is not None and cap.reserved_instances > cap.min_instances:
-        p.append(
-            _rule(
-                path,
-                "capacity.reserved_instances",
-                cap.reserved_instances,
-                f"greater than capacity.min_instances ({cap.min_instances}): the fleet would scale "
-                "below the reservation you already pay for",
-                f"set min_instances to at least {cap.reserved_instances}",
-            )
-        )
-    if cap.reserved_instances is not None and cap.reserved_instances > cap.max_instances:
-        p.append(
-            _rule(
-                path,
-                "capacity.reserved_instances",
-                cap.reserved_instances,
-                f"greater than capacity.max_instances ({cap.max_instances})",
-                f"set max_instances to at least {cap.reserved_instances}",
-            )
-        )
-    per = spec.tasks_per_instance if not p else 0
-    if per >= 1 and sc.max_tasks > per * cap.max_instances:
-        need = -(-sc.max_tasks // per)  # integer ceil: TOML ints are unbounded
-        binding = it.binding_limits(svc.gpus_per_task, svc.cpu_units, svc.memory_mib)
-        fix = f"raise capacity.max_instances to {need}, or lower max_tasks to "
-        fix += f"{per * cap.max_instances}"
-        if catalog.ENI in binding:
-            fix += (
-                ", or pick an instance type with more network interfaces (`ecs-gpu catalog`, "
-                "column ENIs: the number in brackets is awsvpc tasks per instance)"
-            )
-        p.append(
-            _rule(
-                path,
-                "scaling.max_tasks",
-                sc.max_tasks,
-                f"{cap.max_instances} x {it.name} fit only {per * cap.max_instances} tasks "
-                f"({per} per instance); {_fit_reason(spec, binding)}",
-                fix,
-            )
-        )
-    if sc.min_tasks > per * cap.max_instances and per >= 1:
-        p.append(
-            _rule(
-                path,
-                "scaling.min_tasks",
-                sc.min_tasks,
-                f"more than {cap.max_instances} instances can hold",
-                "lower min_tasks or raise capacity.max_instances",
-            )
-        )
-    net, lb = spec.network, spec.load_balancer
-    if net is not None:
-        for key, ids in (
-            ("subnet_ids", net.subnet_ids),
-            ("public_subnet_ids", net.public_subnet_ids),
-        ):
-            twice = sorted({i for i in ids or [] if (ids or []).count(i) > 1})
-            if twice:
-                p.append(
-                    _rule(
-                        path,
-                        f"network.{key}",
-                        ids,
-                        f"lists {', '.join(twice)} more than once, which counts one subnet "
-                        "(and one Availability Zone) twice",
-                        "list each subnet once",
-                    )
-                )
-    if lb is not None and net is not None:
-        if len(net.subnet_ids) < 2:
-            p.append(
-                _rule(
-                    path,
-                    "network.subnet_ids",
-                    net.subnet_ids,
-                    "a load balancer needs subnets in at least two Availability Zones",
-                    "list at least two subnets in different Availability Zones",
-                )
-            )
-        if lb.scheme == "internet-facing" and len(net.public_subnet_ids or []) < 2:
-            p.append(
-                _rule(
-                    path,
-                    "load_balancer.scheme",
-                    lb.scheme,
-                    "an internet-facing load balancer in your VPC needs public subnets in at "
-                    "least two Availability Zones",
-                    "add `public_subnet_ids = [...]` (two or more) under [network], or use "
-                    'scheme = "internal"',
-                )
-            )
-    al = spec.alerts
-    if al is not None and al.sns_topic_arn is not None and al.email is not None:
-        p.append(
-            _rule(
-                path,
-                "alerts.email",
-                al.email,
-                "set together with alerts.sns_topic_arn: the stack either publishes to your "
-                "topic or creates its own for these addresses, not both",
-                "subscribe the addresses to your topic yourself and remove email, or remove "
-                "sns_topic_arn to have the stack create a topic",
-            )
-        )
-    if al is not None and al.sns_topic_arn is None and al.email is None:
-        p.append(
-            _rule(
-                path,
-                "alerts",
-                {},
-                "is empty, so nobody would be told when the GPU metric stops",
-                'add `sns_topic_arn = "arn:aws:sns:..."` or `email = ["you@example.com"]`, '
-                "or remove the [alerts] section",
-            )
-        )
-    return p
+
+def spec_warnings(spec: Spec, path: str = "spec") -> list[str]:
+    """Notes on a valid spec (same one-line form as problems); they never refuse it."""
+    return [p.format(path) for note in NOTES for p in note(spec)]
 
 
 def parse_spec(text: str, path: str = "spec") -> Spec:

@@ -111,8 +111,7 @@ def test_validate_real_finding_exits_1_with_a_table(
     spec = tmp_path / "open.toml"
     spec.write_text(
         G6E.read_text(encoding="utf-8").replace(
-            'health_check_path = "/health"',
-            'health_check_path = "/health"\ningress_cidrs = ["0.0.0.0/0"]',
+            'ingress_cidrs = ["198.51.100.0/24"]', 'ingress_cidrs = ["0.0.0.0/0"]'
         ),
         encoding="utf-8",
     )
