@@ -7,6 +7,7 @@ value and says how to fix it ("Fix:"), which is the project's error contract.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import re
@@ -109,6 +110,11 @@ FULL: dict[str, Any] = {
     "alerts": {"sns_topic_arn": "arn:aws:sns:us-east-1:123456789012:gpu-alerts"},
     "simulation": {},
 }
+
+# FULL scaling on concurrency: the image serves metrics and the target is set.
+CONC: dict[str, Any] = copy.deepcopy(FULL)
+CONC["service"]["metrics"] = {"preset": "vllm"}
+CONC["scaling"].update(signal="concurrency", target_concurrency_per_task=10.0)
 
 MINIMAL = """\
 [service]
@@ -869,6 +875,7 @@ _text = st.text(alphabet=st.characters(codec="utf-8"), max_size=40)
 _edges = st.sampled_from(
     [
         *(0, -1, 1, 2, 100, 101, 65536, 2**63, 10**400, -(10**400), 0.0, -0.0, 1e308, 0.5),
+        *(5e-324, -1e308, True, "0.0.0.0/0", "concurrency", "triton", "Hibernated"),
         *("", "-", "g5.xlarge", "g5.48xlarge", "p2.xlarge", "cr-0123456789abcdef0", "/health"),
         *("internet-facing", "subnet-0123456789abcdef9", "10.0.0.0/8", "all"),
     ]
@@ -959,7 +966,9 @@ def test_typed_fuzz_reaches_every_key() -> None:
 @st.composite
 def _typed_mutations(draw: st.DrawFn) -> str:
     """FULL with 1-3 keys set to values of the key's own type, to reach the cross-field rules."""
-    doc: dict[str, Any] = copy.deepcopy(FULL)
+    # Both baselines: the GPU signal (FULL) and concurrency (CONC), so the rules of
+    # either reach their edges.
+    doc: dict[str, Any] = copy.deepcopy(draw(st.sampled_from([FULL, CONC])))
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         loc = draw(st.sampled_from(sorted(_FIELD_TYPES)))
         *tables, key = loc.split(".")
@@ -986,6 +995,19 @@ def _check_outcome(run: Callable[[], Spec], path: str) -> None:
         assert isinstance(spec, Spec)
         # A valid spec is one whose service can run: at least one task fits an instance.
         assert spec.tasks_per_instance >= 1
+        for line in spec.warnings(path):
+            assert line.startswith(f"{path}: ") and ". Fix: " in line, line
+        # Its numbers reach the simulator finite.
+        from ecs_gpu.sim.params import from_spec
+
+        for name, v in vars_of(from_spec(spec)).items():
+            if isinstance(v, float):
+                assert math.isfinite(v), (name, v)
+
+
+def vars_of(obj: Any) -> dict[str, Any]:
+    """A slotted dataclass's fields by name."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
 
 
 _FUZZ = settings(
@@ -1264,11 +1286,6 @@ def test_shared_memory_is_automatic_for_multi_gpu_tasks_only() -> None:
 
 
 # --- issue 9: rules as functions, bad input, the new keys' cross-field rules ----------
-
-# FULL scaling on concurrency: the image serves metrics and the target is set.
-CONC: dict[str, Any] = copy.deepcopy(FULL)
-CONC["service"]["metrics"] = {"preset": "vllm"}
-CONC["scaling"].update(signal="concurrency", target_concurrency_per_task=10.0)
 
 
 def edited(base: dict[str, Any], **changes: dict[str, Any]) -> str:
