@@ -269,9 +269,13 @@ def test_one_scalable_target_carries_gpu_and_cpu_policies(t: T, spec: Spec) -> N
         for c in configs
         if "PredefinedMetricSpecification" in c
     }
-    assert predefined["ECSServiceAverageCPUUtilization"]["TargetValue"] == (
+    # ECS's 20-second CPU series, which the service is asked to publish.
+    assert predefined["ECSServiceAverageCPUUtilizationHighResolution"]["TargetValue"] == (
         spec.scaling.cpu_target_percent
     )
+    assert one(t, "AWS::ECS::Service")[1]["Properties"]["Monitoring"] == {
+        "MetricConfigurations": [{"MetricNames": ["CPUUtilization"], "ResolutionSeconds": 20}]
+    }
     if expected == 3:
         assert lb is not None
         assert predefined["ALBRequestCountPerTarget"]["TargetValue"] == lb.request_count_target

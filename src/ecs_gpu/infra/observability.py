@@ -1,11 +1,14 @@
-"""The dashboard and the alarm that says the GPU metric stopped arriving.
+"""The dashboard and the alarms that say a scaling signal stopped arriving.
 
 The reference module's 8.3.0 release scaled on a metric nobody wrote, and
 its dashboard showed "No data available" without anyone being told. Here
-every series is named from :mod:`ecs_gpu.gpu_metric` and
-:class:`ecs_gpu.naming.Names`, and :data:`Names.gpu_metric_missing_alarm`
-goes to ALARM when the GPU series is absent, not when it is high. With
-``[alerts]`` the alarm tells a person, on ALARM and again on OK.
+every series is named from :mod:`ecs_gpu.gpu_metric`,
+:mod:`ecs_gpu.demand_metric` and :class:`ecs_gpu.naming.Names`.
+:data:`Names.gpu_metric_missing_alarm` goes to ALARM when the GPU series is
+absent, not when it is high; with ``[scaling] signal = "concurrency"`` a
+second alarm does the same for the per-task concurrency series, the one the
+service then scales on. With ``[alerts]`` both tell a person, on ALARM and
+again on OK.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import fast_path, gpu_metric
 from ecs_gpu.infra import host
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
@@ -56,6 +59,8 @@ class Observability:
 
     dashboard: cw.Dashboard
     gpu_metric_missing_alarm: cw.Alarm
+    # Set with [scaling] signal = "concurrency".
+    concurrency_metric_missing_alarm: cw.Alarm | None
     # Where the alarm publishes: the spec's topic, the stack's own, or None.
     alert_topic: sns.ITopic | None
     # Set only when the stack created the topic (``[alerts] email``).
@@ -66,7 +71,9 @@ def _alarm_arn(alarm_name: str) -> str:
     return f"arn:{Aws.PARTITION}:cloudwatch:{Aws.REGION}:{Aws.ACCOUNT_ID}:alarm:{alarm_name}"
 
 
-def _own_topic(scope: Construct, alarm_name: str, emails: list[str]) -> tuple[sns.Topic, kms.Key]:
+def _own_topic(
+    scope: Construct, alarm_name: str, alarm_arns: list[str], emails: list[str]
+) -> tuple[sns.Topic, kms.Key]:
     """An encrypted topic CloudWatch can publish to, with one email subscription per address.
 
     Not the AWS-managed ``alias/aws/sns`` key: its policy cannot be changed
@@ -98,7 +105,7 @@ def _own_topic(scope: Construct, alarm_name: str, emails: list[str]) -> tuple[sn
         enforce_ssl=True,
     )
     # The topic policy enforce_ssl writes replaces SNS's default one, so
-    # CloudWatch's publish must be allowed here, and only from this alarm.
+    # CloudWatch's publish must be allowed here, and only from these alarms.
     topic.add_to_resource_policy(
         iam.PolicyStatement(
             sid="CloudWatchAlarmPublishes",
@@ -106,7 +113,9 @@ def _own_topic(scope: Construct, alarm_name: str, emails: list[str]) -> tuple[sn
             actions=["sns:Publish"],
             resources=[topic.topic_arn],
             conditions={
-                "ArnEquals": {"aws:SourceArn": _alarm_arn(alarm_name)},
+                "ArnEquals": {
+                    "aws:SourceArn": alarm_arns[0] if len(alarm_arns) == 1 else alarm_arns
+                },
                 "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
             },
         )
@@ -131,6 +140,29 @@ def first_datapoint_s(spec: Spec) -> float:
     )
 
 
+def concurrency_first_datapoint_s(spec: Spec) -> float:
+    """Expected seconds from instance launch to the first concurrency datapoint CloudWatch can read.
+
+    The server answers /metrics only once its model is loaded: boot, image
+    pull, model load, one publish interval of the sidecar, then ingestion.
+    """
+    from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
+
+    sim = spec.simulation
+    return (
+        sim.instance_boot_s
+        + sim.image_pull_s
+        + sim.model_load_s
+        + float(demand_metric.PUBLISH_INTERVAL_S)
+        + INGESTION_DELAY_S
+    )
+
+
+def _evaluation_periods(first_s: float) -> int:
+    periods = math.ceil(BOOT_MARGIN_FACTOR * first_s / gpu_metric.PERIOD_S)
+    return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // gpu_metric.PERIOD_S)
+
+
 def missing_alarm_evaluation_periods(spec: Spec) -> int:
     """How many empty one-minute periods in a row make the GPU metric "missing".
 
@@ -140,40 +172,104 @@ def missing_alarm_evaluation_periods(spec: Spec) -> int:
     but healthy GPU boot pass without an alarm, while a metric that never
     arrives (the 8.3.0 failure) is reported within about a quarter of an hour.
     """
-    periods = math.ceil(BOOT_MARGIN_FACTOR * first_datapoint_s(spec) / gpu_metric.PERIOD_S)
-    return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // gpu_metric.PERIOD_S)
+    return _evaluation_periods(first_datapoint_s(spec))
+
+
+def concurrency_missing_alarm_evaluation_periods(spec: Spec) -> int:
+    """The same rule for the concurrency series, whose first datapoint waits for the model."""
+    return _evaluation_periods(concurrency_first_datapoint_s(spec))
 
 
 def _metric(
-    namespace: str, name: str, dimensions: dict[str, str], label: str, statistic: str = "Average"
+    namespace: str,
+    name: str,
+    dimensions: dict[str, str],
+    label: str,
+    statistic: str = "Average",
+    period_s: int = gpu_metric.PERIOD_S,
 ) -> cw.Metric:
     return cw.Metric(
         namespace=namespace,
         metric_name=name,
         dimensions_map=dimensions,
         statistic=statistic,
-        period=Duration.seconds(gpu_metric.PERIOD_S),
+        period=Duration.seconds(period_s),
         label=label,
     )
 
 
-def add_observability(scope: Construct, *, spec: Spec) -> Observability:
-    """Add the service's dashboard and GPU-metric-missing alarm under ``scope``.
+def concurrency_series(spec: Spec, statistic: str, period_s: int, label: str | None) -> cw.Metric:
+    """The sidecar's per-task concurrency series (demand_metric.py), for the dashboard and alarm."""
+    from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
+
+    names = Names(spec.service.name)
+    return cw.Metric(
+        namespace=demand_metric.NAMESPACE,
+        metric_name=demand_metric.METRIC_NAME,
+        dimensions_map={
+            d["Name"]: d["Value"] for d in demand_metric.dimensions(names.cluster, names.service)
+        },
+        statistic=statistic,
+        period=Duration.seconds(period_s),
+        label=label,
+    )
+
+
+def _missing_alarm(
+    scope: Construct,
+    construct_id: str,
+    *,
+    metric: cw.Metric,
+    periods: int,
+    alarm_description: str,
+    alarm_name: str | None = None,
+) -> cw.Alarm:
+    """An alarm that is in ALARM only while ``metric`` has no datapoints.
+
+    Both series are >= 0 (a utilization, a request count), so real data never
+    breaches ``< 0``: the alarm fires only through TreatMissingData=breaching.
+    """
+    return cw.Alarm(
+        scope,
+        construct_id,
+        metric=metric,
+        comparison_operator=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
+        threshold=0,
+        evaluation_periods=periods,
+        datapoints_to_alarm=periods,
+        treat_missing_data=cw.TreatMissingData.BREACHING,
+        alarm_description=alarm_description,
+        alarm_name=alarm_name,
+    )
+
+
+def add_observability(
+    scope: Construct, *, spec: Spec, fast_path_alarm: cw.IAlarm | None = None
+) -> Observability:
+    """Add the service's dashboard and missing-metric alarms under ``scope``.
 
     The task-count panel needs Container Insights on the cluster and the
     instance panel needs ASG group metrics; ``GpuService`` turns both on.
+    ``fast_path_alarm`` (infra/scaling.py) is drawn beside the concurrency
+    it watches.
     """
     names = Names(spec.service.name)
     node = Construct(scope, "Observability")
     gpu_dims = {gpu_metric.DIMENSION: names.asg}
     service_dims = {"ClusterName": names.cluster, "ServiceName": names.service}
+    sc = spec.scaling
+    by_concurrency = sc.signal == "concurrency"
+    # The GPU target is tracked unless the service scales on concurrency
+    # without the GPU guard.
+    gpu_tracked = not by_concurrency or sc.gpu_guard
 
     def gpu(name: str, label: str) -> cw.Metric:
         return _metric(gpu_metric.NAMESPACE, name, gpu_dims, label, gpu_metric.STATISTIC)
 
     utilization = gpu(gpu_metric.UTILIZATION, "GPU utilization (ASG average)")
-    gpu_target = spec.scaling.gpu_target_percent
-    if spec.scaling.gpu_metric == "task-gpus":
+    gpu_target = sc.gpu_target_percent
+    what = "GPU guard" if by_concurrency else "GPU target"
+    if sc.gpu_metric == "task-gpus":
         # The policy tracks this expression, so the target line belongs to
         # it; the raw ASG average stays beside it (it is what the agent
         # writes and what the missing-metric alarm watches).
@@ -190,16 +286,22 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
                     "GPUs reserved by tasks (%)",
                 ),
             },
-            label=f"{gpu_metric.TASK_GPU_LABEL}, tracked",
+            label=f"{gpu_metric.TASK_GPU_LABEL}{', tracked' if gpu_tracked else ''}",
             period=Duration.seconds(gpu_metric.PERIOD_S),
         )
         gpu_series: list[cw.IMetric] = [tracked, utilization]
-        target_label = f"GPU target {gpu_target:g} % (on task-held GPUs)"
+        target_label = f"{what} {gpu_target:g} % (on task-held GPUs)"
     else:
         gpu_series = [utilization]
-        target_label = f"GPU target {gpu_target:g} % (on the ASG average)"
+        target_label = f"{what} {gpu_target:g} % (on the ASG average)"
+    gpu_annotations = (
+        [cw.HorizontalAnnotation(value=gpu_target, label=target_label)] if gpu_tracked else []
+    )
 
-    alarm = cw.Alarm(
+    # No label on either alarm's metric: a labelled metric makes CDK write the
+    # Metrics[] (metric math) form; plain MetricName/Namespace/Dimensions is
+    # what describe_alarms readers such as doctor expect.
+    alarm = _missing_alarm(
         node,
         "GpuMetricMissing",
         alarm_name=names.gpu_metric_missing_alarm,
@@ -210,9 +312,6 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
             f"{names.host_log_group} log group (amazon-cloudwatch-agent and "
             "cloud-init-output streams) or run `ecs-gpu doctor`."
         ),
-        # No label: a labelled metric makes CDK write the Metrics[] (metric
-        # math) form; plain MetricName/Namespace/Dimensions is what
-        # describe_alarms readers such as doctor expect.
         metric=cw.Metric(
             namespace=gpu_metric.NAMESPACE,
             metric_name=gpu_metric.UTILIZATION,
@@ -220,25 +319,47 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
             statistic=gpu_metric.STATISTIC,
             period=Duration.seconds(gpu_metric.PERIOD_S),
         ),
-        # Utilization is never below 0 %, so real data never breaches: the
-        # alarm fires only through TreatMissingData=breaching, i.e. no data.
-        comparison_operator=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
-        threshold=0,
-        evaluation_periods=missing_alarm_evaluation_periods(spec),
-        datapoints_to_alarm=missing_alarm_evaluation_periods(spec),
-        treat_missing_data=cw.TreatMissingData.BREACHING,
+        periods=missing_alarm_evaluation_periods(spec),
     )
+    missing_alarms = [alarm]
+    concurrency_alarm: cw.Alarm | None = None
+    if by_concurrency:
+        from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
+
+        # The series the service scales on: when it stops, target tracking
+        # sits in INSUFFICIENT_DATA and the fast path never fires, so load
+        # grows with no task added (the outage the field reports describe).
+        # CloudFormation names it: Names holds no name for it.
+        concurrency_alarm = _missing_alarm(
+            node,
+            "ConcurrencyMetricMissing",
+            alarm_description=(
+                f"No {demand_metric.NAMESPACE}/{demand_metric.METRIC_NAME} datapoints for "
+                f"ClusterName={names.cluster}, ServiceName={names.service}: the tasks' "
+                "metrics sidecar is not publishing, so concurrency target tracking and "
+                "the fast path are blind. Check the sidecar's stream in the "
+                f"{names.task_log_group} log group or run `ecs-gpu doctor`."
+            ),
+            metric=concurrency_series(spec, "Average", gpu_metric.PERIOD_S, None),
+            periods=concurrency_missing_alarm_evaluation_periods(spec),
+        )
+        missing_alarms.append(concurrency_alarm)
+
     topic: sns.ITopic | None = None
     key: kms.Key | None = None
     alerts = spec.alerts
     if alerts is not None and alerts.sns_topic_arn is not None:
         topic = sns.Topic.from_topic_arn(node, "AlertTopicRef", alerts.sns_topic_arn)
     elif alerts is not None and alerts.email is not None:
-        topic, key = _own_topic(node, names.gpu_metric_missing_alarm, alerts.email)
+        arns = [_alarm_arn(names.gpu_metric_missing_alarm)]
+        if concurrency_alarm is not None:
+            arns.append(concurrency_alarm.alarm_arn)
+        topic, key = _own_topic(node, names.gpu_metric_missing_alarm, arns, alerts.email)
     if topic is not None:
-        # OK too: the person told "GPU metric missing" is told when it is back.
-        alarm.add_alarm_action(cw_actions.SnsAction(topic))
-        alarm.add_ok_action(cw_actions.SnsAction(topic))
+        # OK too: the person told "metric missing" is told when it is back.
+        for a in missing_alarms:
+            a.add_alarm_action(cw_actions.SnsAction(topic))
+            a.add_ok_action(cw_actions.SnsAction(topic))
 
     def target(value: float, what: str) -> cw.HorizontalAnnotation:
         return cw.HorizontalAnnotation(value=value, label=f"{what} target {value:g} %")
@@ -246,12 +367,15 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
     percent_axis = cw.YAxisProps(min=0, max=100, label="%", show_units=False)
     count_axis = cw.YAxisProps(min=0, show_units=False)
 
-    widgets: list[list[cw.IWidget]] = [
+    widgets: list[list[cw.IWidget]] = []
+    if by_concurrency:
+        widgets.append(_concurrency_row(spec, fast_path_alarm, count_axis))
+    widgets += [
         [
             cw.GraphWidget(
                 title="GPU utilization (%)",
                 left=gpu_series,
-                left_annotations=[cw.HorizontalAnnotation(value=gpu_target, label=target_label)],
+                left_annotations=gpu_annotations,
                 # No upper bound: the task-GPU expression may pass 100 % for a
                 # minute while GPUReservation lags a scale-in.
                 left_y_axis=cw.YAxisProps(min=0, label="%", show_units=False),
@@ -262,7 +386,7 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
                 left=[
                     _metric(ECS_NAMESPACE, "CPUUtilization", service_dims, "Service CPU"),
                 ],
-                left_annotations=[target(spec.scaling.cpu_target_percent, "CPU")],
+                left_annotations=[target(sc.cpu_target_percent, "CPU")],
                 left_y_axis=percent_axis,
                 width=12,
             ),
@@ -339,13 +463,73 @@ def add_observability(scope: Construct, *, spec: Spec) -> Observability:
                 width=8,
             ),
             cw.AlarmStatusWidget(
-                title="GPU metric arriving?",
-                alarms=[alarm],
+                title="Metrics arriving?" if by_concurrency else "GPU metric arriving?",
+                alarms=list(missing_alarms),
                 width=8,
             ),
         ],
     ]
     dashboard = cw.Dashboard(node, "Dashboard", dashboard_name=names.dashboard, widgets=widgets)
     return Observability(
-        dashboard=dashboard, gpu_metric_missing_alarm=alarm, alert_topic=topic, alert_key=key
+        dashboard=dashboard,
+        gpu_metric_missing_alarm=alarm,
+        concurrency_metric_missing_alarm=concurrency_alarm,
+        alert_topic=topic,
+        alert_key=key,
     )
+
+
+def _concurrency_row(
+    spec: Spec, fast_path_alarm: cw.IAlarm | None, count_axis: cw.YAxisProps
+) -> list[cw.IWidget]:
+    """Per-task concurrency against its target and, with the fast path, its alarm.
+
+    The 10-second mean is what the fast path sees, the one-minute mean what
+    target tracking sees, and the busiest task (Maximum over the tasks'
+    datapoints) shows load the mean hides.
+    """
+    from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
+
+    sc = spec.scaling
+    fp = fast_path.fast_path(spec)
+    annotations = []
+    if sc.target_concurrency_per_task is not None:
+        annotations.append(
+            cw.HorizontalAnnotation(
+                value=sc.target_concurrency_per_task,
+                label=f"target {sc.target_concurrency_per_task:g} per task",
+            )
+        )
+    if fp is not None:
+        annotations.append(
+            cw.HorizontalAnnotation(
+                value=fp.threshold,
+                label=f"fast path {fp.threshold:g} ({sc.panic_threshold_percent:g} % of target)",
+                color=cw.Color.RED,
+            )
+        )
+    period = demand_metric.PUBLISH_INTERVAL_S
+    graph = cw.GraphWidget(
+        title="Requests in flight or waiting, per task",
+        left=[
+            concurrency_series(spec, "Average", period, f"mean per task ({period} s)"),
+            concurrency_series(
+                spec, "Average", gpu_metric.PERIOD_S, "mean per task (1 min, tracked)"
+            ),
+            concurrency_series(spec, "Maximum", period, f"busiest task ({period} s)"),
+        ],
+        left_annotations=annotations,
+        left_y_axis=count_axis,
+        width=12 if fast_path_alarm is not None else 24,
+    )
+    if fast_path_alarm is None:
+        return [graph]
+    return [
+        graph,
+        cw.AlarmWidget(
+            title="Fast path: 10-second alarm",
+            alarm=fast_path_alarm,
+            left_y_axis=count_axis,
+            width=12,
+        ),
+    ]

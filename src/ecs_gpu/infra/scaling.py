@@ -1,15 +1,24 @@
-"""The task layer: one scalable target, a GPU and a CPU target-tracking policy on it.
+"""The task layer: one scalable target and the policies on it.
 
 Application Auto Scaling scales out when any policy asks and in only when all
-agree (aws-semantics.md §1), so GPU-bound and CPU-bound load both add tasks
-and the service shrinks only when both are slack. The GPU policy names its
-series from :mod:`ecs_gpu.gpu_metric` and the ASG and cluster from
-:class:`Names`: the same strings the host agent and ECS publish under.
+agree (aws-semantics.md §1), so every signal below can add tasks and the
+service shrinks only when all are slack. Each series is named from its
+contract (:mod:`ecs_gpu.gpu_metric`, :mod:`ecs_gpu.demand_metric`) and the
+ASG, cluster and service from :class:`Names`: the strings the host agent, the
+metrics sidecar and ECS publish under.
 
-With ``[scaling] gpu_metric = "task-gpus"`` (the default) the GPU policy
-tracks metric math: the agent's ASG average scaled by ECS's GPUReservation,
-i.e. the utilization of the GPUs tasks hold (gpu_metric.py says why). With
-``"asg-average"`` it tracks the agent's series as is.
+``[scaling] signal``:
+
+* ``"concurrency"``: target tracking on requests in flight or waiting per
+  task (the sidecar's series, Average over all tasks' datapoints = the mean
+  per task), plus the fast path (:mod:`ecs_gpu.fast_path`: a 10-second alarm
+  and a step policy that only adds) and, with ``gpu_guard``, the GPU policy.
+* ``"task-gpus"``: the GPU policy tracks metric math, the agent's ASG
+  average scaled by ECS's GPUReservation, i.e. the utilization of the GPUs
+  tasks hold (gpu_metric.py says why).
+* ``"asg-average"``: the GPU policy tracks the agent's series as is.
+
+The CPU policy is there with every signal, on ECS's 20-second CPU series.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import fast_path, gpu_metric
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
@@ -27,6 +36,7 @@ ensure_node()
 from aws_cdk import Duration  # noqa: E402
 from aws_cdk import aws_applicationautoscaling as appscaling  # noqa: E402
 from aws_cdk import aws_cloudwatch as cw  # noqa: E402
+from aws_cdk import aws_cloudwatch_actions as cw_actions  # noqa: E402
 from aws_cdk import aws_ecs as ecs  # noqa: E402
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2  # noqa: E402
 
@@ -35,12 +45,29 @@ from aws_cdk import aws_elasticloadbalancingv2 as elbv2  # noqa: E402
 GPU_POLICY_ID = "GpuUtilization"
 CPU_POLICY_ID = "CpuUtilization"
 REQUESTS_POLICY_ID = "RequestsPerTarget"
+CONCURRENCY_POLICY_ID = "ConcurrencyPerTask"
+FAST_PATH_POLICY_ID = "FastScaleOut"
+FAST_PATH_ALARM_ID = "FastScaleOutAlarm"
+
+# ECS's 20-second service CPU series and the target-tracking type that reads
+# it (botocore application-autoscaling MetricType; cfn-lint's schema has it).
+# CDK 2.275's PredefinedMetric enum lacks it, so it is set on the L1.
+CPU_HIGH_RESOLUTION_METRIC_TYPE = "ECSServiceAverageCPUUtilizationHighResolution"
+# ECS publishes the 20-second series only when the service asks for it
+# (AWS::ECS::Service Monitoring; valid resolutions 20 and 60).
+CPU_RESOLUTION_S = 20
 
 
 @dataclass(frozen=True)
 class Scaling:
     target: ecs.ScalableTaskCount
-    gpu_policy: appscaling.TargetTrackingScalingPolicy
+    # None with signal "concurrency" and no gpu_guard.
+    gpu_policy: appscaling.TargetTrackingScalingPolicy | None
+    # Set with signal "concurrency".
+    concurrency_policy: appscaling.TargetTrackingScalingPolicy | None
+    # Set when spec.scaling.fast_scale_out_enabled.
+    fast_path_alarm: cw.Alarm | None
+    fast_path_policy: appscaling.StepScalingAction | None
 
 
 def gpu_metric_for(spec: Spec) -> cw.Metric:
@@ -106,13 +133,126 @@ def _use_task_gpu_metrics(policy: appscaling.TargetTrackingScalingPolicy, spec: 
     comes in. The L2 keeps the logical id, policy name, target value,
     cooldowns and scalable-target wiring.
     """
-    cfn = policy.node.default_child
-    if not isinstance(cfn, appscaling.CfnScalingPolicy):
-        raise TypeError(f"unexpected policy child {type(cfn).__name__}")
+    cfn = _cfn_policy(policy)
     cms = "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification"
     for key in ("MetricName", "Namespace", "Dimensions", "Statistic", "Unit"):
         cfn.add_property_deletion_override(f"{cms}.{key}")
     cfn.add_property_override(f"{cms}.Metrics", task_gpu_metrics(spec))
+
+
+def concurrency_metric(spec: Spec, period_s: int) -> cw.Metric:
+    """The sidecar's per-task concurrency series: Average over all tasks' datapoints."""
+    from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
+
+    names = Names(spec.service.name)
+    return cw.Metric(
+        namespace=demand_metric.NAMESPACE,
+        metric_name=demand_metric.METRIC_NAME,
+        dimensions_map={
+            d["Name"]: d["Value"] for d in demand_metric.dimensions(names.cluster, names.service)
+        },
+        statistic=demand_metric.STATISTIC,
+        period=Duration.seconds(period_s),
+    )
+
+
+def _child_policy(
+    target: ecs.ScalableTaskCount, policy_id: str
+) -> appscaling.TargetTrackingScalingPolicy:
+    """A policy the L2 ``scale_*`` calls made (they return nothing): under the scalable target."""
+    policy = _scalable_target(target).node.find_child(policy_id)
+    if not isinstance(policy, appscaling.TargetTrackingScalingPolicy):
+        raise TypeError(f"unexpected {policy_id} construct {type(policy).__name__}")
+    return policy
+
+
+def _scalable_target(target: ecs.ScalableTaskCount) -> appscaling.ScalableTarget:
+    # CDK puts the task count's ScalableTarget under it with the id "Target".
+    scalable = target.node.find_child("Target")
+    if not isinstance(scalable, appscaling.ScalableTarget):
+        raise TypeError(f"unexpected scalable target construct {type(scalable).__name__}")
+    return scalable
+
+
+def _cfn_policy(policy: appscaling.TargetTrackingScalingPolicy) -> appscaling.CfnScalingPolicy:
+    cfn = policy.node.default_child
+    if not isinstance(cfn, appscaling.CfnScalingPolicy):
+        raise TypeError(f"unexpected policy child {type(cfn).__name__}")
+    return cfn
+
+
+def _cpu_high_resolution(
+    service: ecs.Ec2Service, policy: appscaling.TargetTrackingScalingPolicy
+) -> None:
+    """Track ECS's 20-second CPU series, and have the service publish it.
+
+    The two go together: the policy type reads a series ECS writes only for a
+    service whose Monitoring asks for 20-second CPUUtilization. It costs like
+    detailed monitoring; it cuts the CPU policy's reaction from minutes to
+    about one (AWS's "faster auto scaling" page: 363 s to 86 s to trigger).
+    """
+    _cfn_policy(policy).add_property_override(
+        "TargetTrackingScalingPolicyConfiguration.PredefinedMetricSpecification"
+        ".PredefinedMetricType",
+        CPU_HIGH_RESOLUTION_METRIC_TYPE,
+    )
+    cfn_service = service.node.default_child
+    if not isinstance(cfn_service, ecs.CfnService):
+        raise TypeError(f"unexpected service child {type(cfn_service).__name__}")
+    cfn_service.add_property_override(
+        "Monitoring",
+        {
+            "MetricConfigurations": [
+                {"MetricNames": ["CPUUtilization"], "ResolutionSeconds": CPU_RESOLUTION_S}
+            ]
+        },
+    )
+
+
+def _add_fast_path(
+    scope: ecs.ScalableTaskCount, spec: Spec, fp: fast_path.FastPath
+) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
+    """The 10-second alarm and the step policy it invokes (numbers from :mod:`ecs_gpu.fast_path`).
+
+    Built from ``StepScalingAction`` and a plain alarm rather than CDK's
+    ``scale_on_metric``, which would pick the threshold and the missing-data
+    treatment itself. The policy only adds: scale-in stays with target
+    tracking, which sees the same series once a minute.
+    """
+    policy = appscaling.StepScalingAction(
+        scope,
+        FAST_PATH_POLICY_ID,
+        scaling_target=_scalable_target(scope),
+        adjustment_type=appscaling.AdjustmentType.PERCENT_CHANGE_IN_CAPACITY,
+        cooldown=Duration.seconds(fp.cooldown_s),
+        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
+        min_adjustment_magnitude=fp.min_adjustment,
+    )
+    for step in fp.steps:
+        policy.add_adjustment(
+            adjustment=step.percent, lower_bound=step.lower, upper_bound=step.upper
+        )
+    target = fp.target
+    alarm = cw.Alarm(
+        scope,
+        FAST_PATH_ALARM_ID,
+        alarm_description=(
+            f"Requests in flight or waiting per task reached {fp.threshold:g} "
+            f"({spec.scaling.panic_threshold_percent:g} % of the target {target:g}) for "
+            f"{fp.datapoints_to_alarm} x {fp.period_s} s: the step policy adds tasks in "
+            "proportion to the excess (ecs-gpu fast path)."
+        ),
+        metric=concurrency_metric(spec, fp.period_s),
+        comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold=fp.threshold,
+        evaluation_periods=fp.evaluation_periods,
+        datapoints_to_alarm=fp.datapoints_to_alarm,
+        # A missing series is the missing-metric alarm's business
+        # (observability.py); here it must not add GPU instances.
+        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+    )
+    alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
+    return alarm, policy
 
 
 def build_scaling(
@@ -120,31 +260,49 @@ def build_scaling(
     spec: Spec,
     target_group: elbv2.ApplicationTargetGroup | None,
 ) -> Scaling:
-    """Scalable target on the service's DesiredCount and its target-tracking policies."""
+    """Scalable target on the service's DesiredCount and its policies."""
     sc = spec.scaling
     scale_in = Duration.seconds(sc.scale_in_cooldown_s)
     scale_out = Duration.seconds(sc.scale_out_cooldown_s)
     target = service.auto_scale_task_count(min_capacity=sc.min_tasks, max_capacity=sc.max_tasks)
-    target.scale_to_track_custom_metric(
-        GPU_POLICY_ID,
-        metric=gpu_metric_for(spec),
-        target_value=sc.gpu_target_percent,
-        scale_in_cooldown=scale_in,
-        scale_out_cooldown=scale_out,
-    )
-    # The L2 call returns nothing; its policy sits under the task count's
-    # scalable target ("Target"), where CDK puts it.
-    gpu_policy = target.node.find_child("Target").node.find_child(GPU_POLICY_ID)
-    if not isinstance(gpu_policy, appscaling.TargetTrackingScalingPolicy):
-        raise TypeError(f"unexpected GPU policy construct {type(gpu_policy).__name__}")
-    if sc.gpu_metric == "task-gpus":
-        _use_task_gpu_metrics(gpu_policy, spec)
+
+    concurrency_policy = None
+    if sc.signal == "concurrency":
+        if sc.target_concurrency_per_task is None:
+            raise ValueError("signal concurrency needs [scaling] target_concurrency_per_task")
+        # Application Auto Scaling has no Period for a custom metric: the
+        # policy's alarms read one-minute datapoints, each the mean of the
+        # tasks' 10-second ones (aws-semantics.md §1 "High resolution").
+        target.scale_to_track_custom_metric(
+            CONCURRENCY_POLICY_ID,
+            metric=concurrency_metric(spec, gpu_metric.PERIOD_S),
+            target_value=sc.target_concurrency_per_task,
+            scale_in_cooldown=scale_in,
+            scale_out_cooldown=scale_out,
+        )
+        concurrency_policy = _child_policy(target, CONCURRENCY_POLICY_ID)
+
+    gpu_policy = None
+    if sc.signal != "concurrency" or sc.gpu_guard:
+        target.scale_to_track_custom_metric(
+            GPU_POLICY_ID,
+            metric=gpu_metric_for(spec),
+            target_value=sc.gpu_target_percent,
+            scale_in_cooldown=scale_in,
+            scale_out_cooldown=scale_out,
+        )
+        gpu_policy = _child_policy(target, GPU_POLICY_ID)
+        if sc.gpu_metric == "task-gpus":
+            _use_task_gpu_metrics(gpu_policy, spec)
+
     target.scale_on_cpu_utilization(
         CPU_POLICY_ID,
         target_utilization_percent=sc.cpu_target_percent,
         scale_in_cooldown=scale_in,
         scale_out_cooldown=scale_out,
     )
+    _cpu_high_resolution(service, _child_policy(target, CPU_POLICY_ID))
+
     lb = spec.load_balancer
     if lb is not None and lb.request_count_target is not None and target_group is not None:
         target.scale_on_request_count(
@@ -154,4 +312,15 @@ def build_scaling(
             scale_in_cooldown=scale_in,
             scale_out_cooldown=scale_out,
         )
-    return Scaling(target=target, gpu_policy=gpu_policy)
+
+    alarm = step_policy = None
+    fp = fast_path.fast_path(spec)
+    if fp is not None:
+        alarm, step_policy = _add_fast_path(target, spec, fp)
+    return Scaling(
+        target=target,
+        gpu_policy=gpu_policy,
+        concurrency_policy=concurrency_policy,
+        fast_path_alarm=alarm,
+        fast_path_policy=step_policy,
+    )

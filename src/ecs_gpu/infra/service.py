@@ -195,7 +195,9 @@ class GpuService(Construct):
             spec,
             self.load_balancer.target_group if self.load_balancer is not None else None,
         )
-        self.observability = add_observability(self, spec=spec)
+        self.observability = add_observability(
+            self, spec=spec, fast_path_alarm=self.scaling.fast_path_alarm
+        )
 
         CfnOutput(self, OUTPUT_CLUSTER, value=self.cluster.cluster_name, key=OUTPUT_CLUSTER)
         CfnOutput(self, OUTPUT_SERVICE, value=self.service.service_name, key=OUTPUT_SERVICE)
