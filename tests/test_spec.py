@@ -403,9 +403,9 @@ def _schema_cases() -> list[Any]:
 SCHEMA_CASES = _schema_cases()
 
 
-def with_at(loc: str, value: Any) -> str:
-    """FULL with the key at dotted ``loc`` set, creating nested tables on the way."""
-    doc: dict[str, Any] = copy.deepcopy(FULL)
+def with_at(loc: str, value: Any, base: dict[str, Any] = FULL) -> str:
+    """``base`` with the key at dotted ``loc`` set, creating nested tables on the way."""
+    doc: dict[str, Any] = copy.deepcopy(base)
     *tables, key = loc.split(".")
     cur = doc
     for t in tables:
@@ -1675,3 +1675,26 @@ def test_extreme_float_is_refused_or_harmless(loc: str, value: float) -> None:
     for name, v in result.summary.items():
         if isinstance(v, float):
             assert math.isfinite(v), (loc, value, name, v)
+
+
+@pytest.mark.parametrize(
+    ("loc", "good"),
+    [
+        ("capacity.capacity_reservation_id", "cr-0123456789abcdef0"),
+        ("network.vpc_id", "vpc-0123456789abcdef0"),
+        ("alerts.sns_topic_arn", "arn:aws:sns:us-east-1:123456789012:gpu-alerts"),
+        ("service.health_check_path", "/health"),
+        ("service.metrics.running_metric", "vllm:num_requests_running"),
+    ],
+)
+def test_trailing_newline_in_a_pattern_key_is_refused(loc: str, good: str) -> None:
+    # Patterns are anchored at the very end: "$" does not match before a final newline.
+    base = CONC if loc.startswith("service.metrics") else FULL
+    assert parse_spec(with_at(loc, good, base), PATH)
+    line = one_problem(with_at(loc, good + "\n", base), loc)
+    assert repr(good + "\n") in line
+
+
+def test_trailing_newline_in_a_secret_arn_is_refused() -> None:
+    line = one_problem(with_("service", secrets={"HF_TOKEN": _SSM + "\n"}), "service.secrets")
+    assert "service.secrets.HF_TOKEN" in line
