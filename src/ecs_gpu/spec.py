@@ -417,8 +417,8 @@ class SimulationSpec(_Section):
     task_capacity_rps: Annotated[float, Field(ge=0.001, le=1e6)] = 2.0
     # Launch to ECS registration on the GPU AMI; AWS publishes no figure,
     # 60-240 s is consistent with the sources in aws-semantics.md §4.
-    # Seconds here and below: at most a day (MAX_SIM_SECONDS), so that step
-    # counts and timestamps stay small integers.
+    # Every *_s key of this section: at most a day (MAX_SIM_SECONDS), so that
+    # step counts and timestamps built from them stay small.
     instance_boot_s: Annotated[float, Field(ge=0, le=MAX_SIM_SECONDS)] = 150.0
     # 15-20 GB deep-learning image: 4-6 min per instance (aws-semantics.md §4).
     image_pull_s: Annotated[float, Field(ge=0, le=MAX_SIM_SECONDS)] = 240.0
