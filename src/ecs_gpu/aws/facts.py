@@ -46,36 +46,11 @@ from ecs_gpu.aws.errors import (
     is_throttling,
     translate,
 )
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY, KINDS, SNAPSHOT_VERSION, Snapshot
 from ecs_gpu.errors import AwsError, BadInputError
 from ecs_gpu.naming import Names
 
-Snapshot = dict[str, Any]
 T = TypeVar("T")
-
-SNAPSHOT_VERSION: Final = 1
-COLLECTION_KEY: Final = "_collection"
-
-# Every kind a full collection writes, in the order docs/doctor.md lists them.
-KINDS: Final = (
-    "clusters",
-    "services",
-    "task_definitions",
-    "container_instances",
-    "tasks",
-    "capacity_providers",
-    "auto_scaling_groups",
-    "scaling_activities",
-    "asg_policies",
-    "launch_template_versions",
-    "instances",
-    "scalable_targets",
-    "scaling_policies",
-    "service_scaling_activities",
-    "alarms",
-    "metric_data",
-    "stacks",
-    "host_probes",
-)
 
 # Every IAM action a collection needs (docs/doctor.md "Permissions"); the
 # probe's two are needed only with --probe-hosts.

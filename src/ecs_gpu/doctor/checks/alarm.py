@@ -1,0 +1,100 @@
+"""Link 7, alarm: the scaling and missing-metric alarms have data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecs_gpu import gpu_metric
+from ecs_gpu.doctor.checks.common import (
+    collection_target,
+)
+from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
+from ecs_gpu.doctor.checks.registry import check
+from ecs_gpu.doctor.snapshot import Snapshot
+
+
+def _is_gpu_alarm(a: dict[str, Any]) -> bool:
+    if (
+        a.get("Namespace") == gpu_metric.NAMESPACE
+        and a.get("MetricName") in gpu_metric.METRIC_NAMES
+    ):
+        return True
+    for q in a.get("Metrics", []):
+        m = q.get("MetricStat", {}).get("Metric", {})
+        if (
+            m.get("Namespace") == gpu_metric.NAMESPACE
+            and m.get("MetricName") in gpu_metric.METRIC_NAMES
+        ):
+            return True
+    return False
+
+
+@check(
+    "MET002",
+    link="alarm",
+    severity="error",
+    title="GPU scaling alarm has no data",
+    requires=("alarms",),
+    doc="A target-tracking alarm on the GPU metric is INSUFFICIENT_DATA.",
+)
+def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
+    missing_alarm = collection_target(s).get("missing_metric_alarm")
+    return [
+        c.finding(
+            [
+                Evidence("alarms", a["AlarmName"], "StateValue", a["StateValue"]),
+                Evidence("alarms", a["AlarmName"], "StateReason", a.get("StateReason")),
+            ],
+            "Target tracking does nothing while its alarm has no data: the GPU series is not "
+            "arriving, or (task-gpus) ECS's GPUReservation divisor is not. Fix the metric "
+            "first (MET001, MET004 and the HOST checks).",
+        )
+        for a in s["alarms"]
+        if _is_gpu_alarm(a)
+        and a.get("AlarmName") != missing_alarm
+        and a.get("StateValue") == "INSUFFICIENT_DATA"
+    ]
+
+
+@check(
+    "MET003",
+    link="alarm",
+    severity="error",
+    title="GPU missing-metric alarm is firing",
+    requires=("alarms",),
+    doc="The missing-metric alarm is in ALARM (or does not exist: warning).",
+)
+def _missing_metric_alarm(s: Snapshot, c: Check) -> list[Finding]:
+    name = collection_target(s).get("missing_metric_alarm")
+    if not name:
+        raise Unknown("the snapshot does not name the missing-metric alarm")
+    found = [a for a in s["alarms"] if a.get("AlarmName") == name]
+    if not found:
+        return [
+            c.finding(
+                [Evidence("alarms", name, "AlarmName", None)],
+                f"The alarm {name} that fires when the GPU metric stops does not exist, so a "
+                "dead metric goes unnoticed. Redeploy with `ecs-gpu deploy`.",
+                title="GPU missing-metric alarm does not exist",
+                severity="warning",
+            )
+        ]
+    a = found[0]
+    if a.get("StateValue") != "ALARM":
+        return []
+    evidence = [
+        Evidence("alarms", name, "StateValue", "ALARM"),
+        Evidence("alarms", name, "StateReason", a.get("StateReason")),
+    ]
+    fix = (
+        "The GPU metric stopped arriving. Run `ecs-gpu doctor --probe-hosts` and fix what "
+        "the HOST checks report (agent down, nvidia-smi missing, PutMetricData denied)."
+    )
+    if not a.get("AlarmActions"):
+        # A firing alarm nobody hears is how the reference's 8.3.0 went unnoticed.
+        evidence.append(Evidence("alarms", name, "AlarmActions", a.get("AlarmActions", [])))
+        fix += (
+            " Nobody was told: the alarm has no actions. Add an [alerts] section "
+            "(sns_topic_arn or email, docs/spec.md) to the spec and redeploy."
+        )
+    return [c.finding(evidence, fix)]

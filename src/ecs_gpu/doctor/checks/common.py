@@ -1,0 +1,145 @@
+"""Helpers the checks share: reading raw AWS API shapes out of a snapshot."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from ecs_gpu.doctor import host as probe
+from ecs_gpu.doctor.checks.model import Unknown
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
+
+
+def collection_target(s: Snapshot) -> dict[str, Any]:
+    meta = s.get(COLLECTION_KEY) or {}
+    target: dict[str, Any] = meta.get("target") or {}
+    return target
+
+
+def short_name(arn: str) -> str:
+    return arn.rsplit("/", 1)[-1] if arn else arn
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An API timestamp as an aware datetime (naive ones are UTC), or None."""
+    when = value if isinstance(value, datetime) else None
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    if when is not None and when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when
+
+
+# Sorts an object without a timestamp last; aware, so it compares with parsed ones.
+NEVER: Final = datetime.min.replace(tzinfo=UTC)
+
+
+def resource_gpus(resources: list[dict[str, Any]]) -> int:
+    """GPUs in ECS registered/remainingResources: a STRINGSET of GPU UUIDs."""
+    n = 0
+    for r in resources:
+        if r.get("name") == "GPU":
+            if r.get("type") == "STRINGSET":
+                n += len(r.get("stringSetValue") or [])
+            else:
+                n += int(r.get("integerValue") or 0)
+    return n
+
+
+def attribute(ci: dict[str, Any], name: str) -> str | None:
+    for a in ci.get("attributes", []):
+        if a.get("name") == name:
+            value: str | None = a.get("value")
+            return value
+    return None
+
+
+def active_instances(s: Snapshot) -> list[dict[str, Any]]:
+    return [ci for ci in s["container_instances"] if ci.get("status") == "ACTIVE"]
+
+
+def service_items(s: Snapshot) -> list[dict[str, Any]]:
+    services: list[dict[str, Any]] = s["services"]
+    return services
+
+
+def task_definition(s: Snapshot, arn: str | None) -> dict[str, Any] | None:
+    for td in s.get("task_definitions", []):
+        if td.get("taskDefinitionArn") == arn:
+            found: dict[str, Any] = td
+            return found
+    return None
+
+
+def gpus_per_task(td: dict[str, Any]) -> int:
+    total = 0
+    for c in td.get("containerDefinitions", []):
+        for rr in c.get("resourceRequirements", []):
+            if rr.get("type") == "GPU":
+                try:
+                    total += int(rr.get("value", "0"))
+                except ValueError:
+                    total += 1  # "ALL" or a fraction: at least one
+    return total
+
+
+def service_short(s: Snapshot) -> bool:
+    """True when some service wants more tasks than run."""
+    return any(
+        svc.get("pendingCount", 0) > 0 or svc.get("runningCount", 0) < svc.get("desiredCount", 0)
+        for svc in service_items(s)
+    )
+
+
+def probes(s: Snapshot) -> dict[str, probe.ProbeReport]:
+    """Parsed probe output of every instance whose probe ran."""
+    out = {}
+    for iid, inv in sorted(s["host_probes"].items()):
+        if isinstance(inv, dict) and inv.get("Status") == "Success":
+            out[iid] = probe.parse_probe(inv.get("StandardOutputContent", ""))
+    if not out:
+        raise Unknown("no host probe succeeded (see HOST000)")
+    return out
+
+
+def probe_sections(s: Snapshot, name: str) -> dict[str, probe.Section]:
+    out = {}
+    for iid, rep in probes(s).items():
+        sec = rep.section(name)
+        if sec is not None and sec.rc is not None:
+            out[iid] = sec
+    if not out:
+        raise Unknown(f"no probe output has the {name!r} section")
+    return out
+
+
+def metric_series(s: Snapshot) -> dict[str, dict[str, Any]]:
+    return {r.get("Label", r.get("Id")): r for r in s["metric_data"]}
+
+
+def policy_metrics(p: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(field path, metric) for every metric a target-tracking policy reads.
+
+    Both forms of CustomizedMetricSpecification: the plain one (MetricName,
+    Namespace, Dimensions) and metric math (Metrics[].MetricStat.Metric), the
+    form ``gpu_metric = "task-gpus"`` deploys.
+    """
+    cfg = p.get("TargetTrackingScalingPolicyConfiguration", {})
+    cms = cfg.get("CustomizedMetricSpecification")
+    base = "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification"
+    if not cms:
+        return []
+    if "MetricName" in cms:
+        return [(base, cms)]
+    return [
+        (f"{base}.Metrics[{i}].MetricStat.Metric", q["MetricStat"].get("Metric", {}))
+        for i, q in enumerate(cms.get("Metrics", []))
+        if isinstance(q.get("MetricStat"), dict)
+    ]
+
+
+# The group preference that fills a reservation, then overflows to On-Demand.
+ODCR_FIRST = "capacity-reservations-first"

@@ -1,0 +1,187 @@
+"""Link 9, launch template: what new instances launch from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecs_gpu.doctor.checks.common import (
+    ODCR_FIRST,
+)
+from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
+from ecs_gpu.doctor.checks.registry import check
+from ecs_gpu.doctor.snapshot import Snapshot
+
+
+def _lt_versions(s: Snapshot) -> list[dict[str, Any]]:
+    """Launch template versions that say which template and version they are."""
+    return [
+        v
+        for v in s["launch_template_versions"]
+        if v.get("LaunchTemplateId") and isinstance(v.get("VersionNumber"), int)
+    ]
+
+
+def _lt_target_versions(s: Snapshot) -> dict[str, dict[str, int]]:
+    """Per launch template id: $Latest and $Default version numbers."""
+    out: dict[str, dict[str, int]] = {}
+    for v in _lt_versions(s):
+        d = out.setdefault(v["LaunchTemplateId"], {"$Latest": 0})
+        d["$Latest"] = max(d["$Latest"], int(v["VersionNumber"]))
+        if v.get("DefaultVersion"):
+            d["$Default"] = int(v["VersionNumber"])
+    return out
+
+
+@check(
+    "LT001",
+    link="launch_template",
+    severity="warning",
+    title="Instances run an old launch template",
+    requires=("auto_scaling_groups", "launch_template_versions"),
+    doc="ASG instances run a launch template version other than the one the ASG launches.",
+)
+def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
+    resolved = _lt_target_versions(s)
+    images = {
+        (v["LaunchTemplateId"], int(v["VersionNumber"])): v.get("LaunchTemplateData", {}).get(
+            "ImageId"
+        )
+        for v in _lt_versions(s)
+    }
+    out = []
+    for g in s["auto_scaling_groups"]:
+        spec = g.get("LaunchTemplate") or g.get("MixedInstancesPolicy", {}).get(
+            "LaunchTemplate", {}
+        ).get("LaunchTemplateSpecification")
+        if not spec or spec.get("LaunchTemplateId") not in resolved:
+            continue
+        lt = spec["LaunchTemplateId"]
+        want_raw = str(spec.get("Version", "$Default"))
+        want = resolved[lt].get(want_raw) if want_raw.startswith("$") else int(want_raw)
+        if want is None:
+            continue
+        stale = [
+            (i["InstanceId"], int(i["LaunchTemplate"]["Version"]))
+            for i in g.get("Instances", [])
+            if i.get("LaunchTemplate", {}).get("Version", "").isdigit()
+            and int(i["LaunchTemplate"]["Version"]) != want
+        ]
+        if not stale:
+            continue
+        old_images = sorted({str(images.get((lt, v))) for _, v in stale})
+        out.append(
+            c.finding(
+                [
+                    Evidence(
+                        "auto_scaling_groups",
+                        g["AutoScalingGroupName"],
+                        "Instances[].LaunchTemplate.Version",
+                        {iid: v for iid, v in stale},
+                    ),
+                    Evidence("launch_template_versions", lt, f"{want_raw} VersionNumber", want),
+                    Evidence(
+                        "launch_template_versions",
+                        lt,
+                        "LaunchTemplateData.ImageId (old -> new)",
+                        f"{', '.join(old_images)} -> {images.get((lt, want))}",
+                    ),
+                ],
+                "These instances still run an older launch template (older AMI and NVIDIA driver) "
+                "and keep it until replaced. Start an instance refresh: aws autoscaling "
+                f"start-instance-refresh --auto-scaling-group-name {g['AutoScalingGroupName']} "
+                '--preferences \'{"SkipMatching": true, "InstanceWarmup": 300}\'.',
+            )
+        )
+    return out
+
+
+def _launched_lt_data(s: Snapshot, g: dict[str, Any]) -> tuple[str, int, dict[str, Any]] | None:
+    """(launch template id, version, LaunchTemplateData) the group launches new instances from."""
+    spec = g.get("LaunchTemplate") or g.get("MixedInstancesPolicy", {}).get(
+        "LaunchTemplate", {}
+    ).get("LaunchTemplateSpecification")
+    resolved = _lt_target_versions(s)
+    if not spec or spec.get("LaunchTemplateId") not in resolved:
+        return None
+    lt = spec["LaunchTemplateId"]
+    raw = str(spec.get("Version", "$Default"))
+    want = resolved[lt].get(raw) if raw.startswith("$") else int(raw) if raw.isdigit() else None
+    for v in _lt_versions(s):
+        if v["LaunchTemplateId"] == lt and int(v["VersionNumber"]) == want:
+            return lt, want, v.get("LaunchTemplateData", {})
+    return None
+
+
+@check(
+    "ASG004",
+    link="launch_template",
+    severity="warning",
+    title="Scale-out cannot pass the capacity reservation",
+    requires=("auto_scaling_groups", "launch_template_versions"),
+    doc="The launch template targets a Capacity Reservation by id while the group sets no "
+    "reservation preference, or the group launches only into reservations.",
+)
+def _odcr_blocks_growth(s: Snapshot, c: Check) -> list[Finding]:
+    out = []
+    for g in s["auto_scaling_groups"]:
+        name = g.get("AutoScalingGroupName", "?")
+        crs = g.get("CapacityReservationSpecification") or {}
+        pref = crs.get("CapacityReservationPreference")
+        fix_cli = (
+            "Redeploy with `ecs-gpu deploy`: the group then targets the reservation with "
+            f"{ODCR_FIRST}, which fills it and launches On-Demand beyond it. By hand: aws "
+            f"autoscaling update-auto-scaling-group --auto-scaling-group-name {name} "
+            f'--capacity-reservation-specification \'{{"CapacityReservationPreference": '
+            f'"{ODCR_FIRST}", "CapacityReservationTarget": {{"CapacityReservationIds": '
+            "[\"cr-...\"]}}' (and drop the launch template's own reservation target)."
+        )
+        if pref == "capacity-reservations-only":
+            out.append(
+                c.finding(
+                    [
+                        Evidence(
+                            "auto_scaling_groups",
+                            name,
+                            "CapacityReservationSpecification.CapacityReservationPreference",
+                            pref,
+                        )
+                    ],
+                    "The group launches only into its Capacity Reservation: once the reservation "
+                    "is full, every scale-out fails. " + fix_cli,
+                )
+            )
+            continue
+        if pref not in (None, "default"):
+            continue  # first or none: the group decides, and On-Demand is allowed
+        launched = _launched_lt_data(s, g)
+        if launched is None:
+            continue
+        lt, version, data = launched
+        target = (data.get("CapacityReservationSpecification") or {}).get(
+            "CapacityReservationTarget"
+        ) or {}
+        if not target:
+            continue
+        out.append(
+            c.finding(
+                [
+                    Evidence(
+                        "launch_template_versions",
+                        f"{lt} v{version}",
+                        "LaunchTemplateData.CapacityReservationSpecification."
+                        "CapacityReservationTarget",
+                        target,
+                    ),
+                    Evidence(
+                        "auto_scaling_groups",
+                        name,
+                        "CapacityReservationSpecification.CapacityReservationPreference",
+                        pref,
+                    ),
+                ],
+                "The launch template targets a Capacity Reservation, and EC2 fails a launch that "
+                "targets a full reservation (ReservationCapacityExceeded): the fleet cannot grow "
+                "past the reservation. " + fix_cli,
+            )
+        )
+    return out

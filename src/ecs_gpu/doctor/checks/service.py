@@ -1,0 +1,136 @@
+"""Link 5, service: the service places tasks and they keep running."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ecs_gpu.doctor.checks.common import (
+    NEVER,
+    collection_target,
+    parse_time,
+    service_items,
+    service_short,
+    short_name,
+)
+from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
+from ecs_gpu.doctor.checks.registry import check
+from ecs_gpu.doctor.snapshot import Snapshot
+
+_UNABLE = "unable to place a task"
+
+
+_STEADY = "has reached a steady state"
+
+
+@check(
+    "SVC001",
+    link="service",
+    severity="error",
+    title="Service cannot place a task",
+    requires=("services",),
+    doc="The newest service event since the last steady state says 'unable to place a task'.",
+)
+def _service_events(s: Snapshot, c: Check) -> list[Finding]:
+    out = []
+    for svc in service_items(s):
+        events = sorted(
+            svc.get("events", []),
+            key=lambda e: parse_time(e.get("createdAt")) or NEVER,
+            reverse=True,
+        )
+        for e in events:
+            msg = e.get("message", "")
+            if _STEADY in msg:
+                break  # the service recovered after any older placement failure
+            if _UNABLE in msg:
+                gpu = "GPU" in msg
+                out.append(
+                    c.finding(
+                        [
+                            Evidence(
+                                "services",
+                                svc.get("serviceName", "?"),
+                                f"events[{e.get('id')}].message",
+                                msg,
+                            )
+                        ],
+                        (
+                            "ECS found no instance with a free GPU for the task. Work down the "
+                            "checks above: instances registered (ECS001), GPUs registered "
+                            "(GPU001), GPUs all reserved (GPU003), placement constraint (PLC001), "
+                            "then the ASG (CAP001, ASG001)."
+                            if gpu
+                            else "No instance met the task's requirements (CPU, memory, ports, "
+                            "constraint): compare the task size with the instance type and read "
+                            "the checks above."
+                        ),
+                        title="Service cannot place a GPU task" if gpu else None,
+                    )
+                )
+                break  # the newest failure is the one that matters
+    return out
+
+
+_FAILED_STOPS = ("TaskFailedToStart", "EssentialContainerExited")
+
+
+# Task loops this many times before it is a pattern, not one bad start.
+TASK_FAILURES_MIN: Final = 2
+
+
+def _task_fix(reason: str) -> str:
+    if "CannotPullContainer" in reason:
+        return (
+            "ECS cannot pull the image: check the image name and tag, the task execution "
+            "role's ECR permissions, and the subnets' route to the registry (NAT)."
+        )
+    if "OutOfMemory" in reason or "OOM" in reason:
+        return "The container ran out of memory: raise [service] memory_mib."
+    if "nvidia" in reason.lower():
+        return (
+            "The NVIDIA runtime failed to start the container: check the host with "
+            "`ecs-gpu doctor --probe-hosts` (HOST001, HOST008) and the driver on the AMI."
+        )
+    return "The service's tasks keep stopping: read their logs in the task log group."
+
+
+@check(
+    "TSK001",
+    link="service",
+    severity="error",
+    title="The service's tasks keep failing",
+    requires=("tasks", "services"),
+    doc="Two or more of the service's recent tasks stopped with TaskFailedToStart or "
+    "EssentialContainerExited (warning once the service is back to its desired count).",
+)
+def _tasks_failing(s: Snapshot, c: Check) -> list[Finding]:
+    service = collection_target(s).get("service")
+    failed = [
+        t
+        for t in s["tasks"]
+        if t.get("lastStatus") == "STOPPED"
+        and t.get("stopCode") in _FAILED_STOPS
+        and (service is None or t.get("group") == f"service:{service}")
+    ]
+    if len(failed) < TASK_FAILURES_MIN:
+        return []
+    failed.sort(key=lambda t: parse_time(t.get("stoppedAt")) or NEVER, reverse=True)
+    newest = failed[0]
+    reasons = [
+        f"{ct.get('name')}: exit {ct.get('exitCode')} {ct.get('reason', '')}".strip()
+        for ct in newest.get("containers", [])
+        if ct.get("exitCode") not in (None, 0) or ct.get("reason")
+    ]
+    why = newest.get("stoppedReason", "")
+    tid = short_name(newest.get("taskArn", "?"))
+    ev = [Evidence("tasks", tid, "stoppedReason", why)]
+    if reasons:
+        ev.append(Evidence("tasks", tid, "containers[].exitCode/reason", reasons))
+    ev.append(Evidence("tasks", "*", "stopCode (failed, recent)", len(failed)))
+    return [
+        c.finding(
+            ev,
+            _task_fix(" ".join([why, *reasons])),
+            severity="error" if service_short(s) else "warning",
+        )
+    ]

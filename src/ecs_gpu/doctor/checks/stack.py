@@ -1,0 +1,84 @@
+"""Link 11, stack: the CloudFormation stack."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ecs_gpu.doctor.checks.common import (
+    parse_time,
+)
+from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
+from ecs_gpu.doctor.checks.registry import check
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
+
+
+@check(
+    "STK001",
+    link="stack",
+    severity="error",
+    title="Stack delete is stuck on protected instances",
+    requires=("stacks", "auto_scaling_groups"),
+    doc="The stack is DELETE_IN_PROGRESS/DELETE_FAILED and ASG instances are scale-in protected.",
+)
+def _stack_delete_stuck(s: Snapshot, c: Check) -> list[Finding]:
+    out = []
+    for st in s["stacks"]:
+        status = st.get("StackStatus", "")
+        if status not in ("DELETE_IN_PROGRESS", "DELETE_FAILED"):
+            continue
+        protected = [
+            (g["AutoScalingGroupName"], i["InstanceId"])
+            for g in s["auto_scaling_groups"]
+            for i in g.get("Instances", [])
+            if i.get("ProtectedFromScaleIn")
+        ]
+        ev = [Evidence("stacks", st.get("StackName", "?"), "StackStatus", status)]
+        if st.get("StackStatusReason"):
+            ev.append(
+                Evidence(
+                    "stacks", st.get("StackName", "?"), "StackStatusReason", st["StackStatusReason"]
+                )
+            )
+        if protected:
+            ev.append(
+                Evidence(
+                    "auto_scaling_groups",
+                    protected[0][0],
+                    "Instances[].ProtectedFromScaleIn",
+                    [i for _, i in protected],
+                )
+            )
+            fix = (
+                "CloudFormation cannot delete an ASG whose instances are protected from scale-in "
+                "(aws-cdk#18179). Remove the protection: aws autoscaling set-instance-protection "
+                f"--auto-scaling-group-name {protected[0][0]} --instance-ids "
+                f"{' '.join(i for _, i in protected)} --no-protected-from-scale-in; the delete "
+                "then proceeds (`ecs-gpu destroy` does this for you)."
+            )
+        elif status == "DELETE_FAILED":
+            fix = "Read StackStatusReason, remove what blocks it, and run `ecs-gpu destroy` again."
+        else:
+            continue  # deleting normally
+        # The first minutes of a delete look the same while ECS drains tasks;
+        # only a delete that has run for a while is stuck.
+        started = parse_time(st.get("DeletionTime"))
+        now = parse_time((s.get(COLLECTION_KEY) or {}).get("collected_at"))
+        young = (
+            status == "DELETE_IN_PROGRESS"
+            and started is not None
+            and now is not None
+            and (now - started).total_seconds() < STUCK_DELETE_S
+        )
+        out.append(
+            c.finding(
+                ev,
+                fix,
+                severity="warning" if young else None,
+                title="Stack delete is waiting on protected instances" if young else None,
+            )
+        )
+    return out
+
+
+# A delete still in progress after this long is stuck, not draining.
+STUCK_DELETE_S: Final = 15 * 60
