@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.doctor import host as probe
@@ -136,6 +137,10 @@ def _restart_loop(s: Snapshot, c: Check) -> list[Finding]:
     return out
 
 
+# How the agent logs a denied call: the AWS error code or IAM's message.
+_DENIALS: Final = ("AccessDenied", "not authorized")
+
+
 @check(
     "HOST004",
     link="host",
@@ -147,13 +152,14 @@ def _restart_loop(s: Snapshot, c: Check) -> list[Finding]:
 def _putmetricdata_denied(s: Snapshot, c: Check) -> list[Finding]:
     out = []
     for iid, sec in probe_sections(s, "agent_log").items():
+        # One line must carry both the denial and PutMetricData: a denial of
+        # another call next to an unrelated PutMetricData line is not this.
         lines = [
             line
             for line in sec.text.splitlines()
-            if "AccessDenied" in line or "not authorized" in line
+            if "PutMetricData" in line and any(d in line for d in _DENIALS)
         ]
-        joined = "\n".join(sec.text.splitlines())
-        if lines and "PutMetricData" in joined:
+        if lines:
             out.append(
                 c.finding(
                     [Evidence("host_probes", iid, "agent_log", lines[-1].strip())],
