@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# ecs-gpu demand sidecar: every INTERVAL_S seconds, read the inference
+# server's Prometheus text, sum the samples of the series named in SERIES
+# (requests running + waiting) and publish the sum as one high-resolution
+# CloudWatch datapoint (StorageResolution 1). The contract it follows is
+# src/ecs_gpu/demand_metric.py, which sets every variable below.
+#
+# Needs only bash and the AWS CLI (the pinned public.ecr.aws/aws-cli/aws-cli
+# image): the HTTP GET uses bash's /dev/tcp and the sum is fixed-point bash
+# arithmetic, so no curl, awk or jq has to be in the image.
+#
+# Usage: demand-sidecar.sh            run forever (the container's command)
+#        demand-sidecar.sh once       scrape and publish one datapoint
+#        demand-sidecar.sh sum < text print the sum of SERIES in a Prometheus text
+set -u
+
+METRICS_HOST=${METRICS_HOST:-127.0.0.1}
+TIMEOUT_S=${TIMEOUT_S:-5}
+# Set by the task definition (demand_metric.sidecar_environment).
+METRICS_PORT=${METRICS_PORT:-}
+METRICS_PATH=${METRICS_PATH:-}
+SERIES=${SERIES:-}
+NAMESPACE=${NAMESPACE:-}
+METRIC_NAME=${METRIC_NAME:-}
+DIMENSIONS=${DIMENSIONS:-}
+UNIT=${UNIT:-}
+STORAGE_RESOLUTION=${STORAGE_RESOLUTION:-}
+INTERVAL_S=${INTERVAL_S:-}
+
+log() { printf 'demand-sidecar: %s\n' "$*" >&2; }
+
+# Exit 2 naming the first of the given variables that is empty.
+require() {
+  local name
+  for name in "$@"; do
+    if [[ -z ${!name} ]]; then
+      log "environment variable ${name} is empty; the task definition sets it"
+      exit 2
+    fi
+  done
+}
+
+# Is $1 one of the space-separated names in SERIES?
+is_wanted() {
+  local want
+  for want in ${SERIES}; do
+    [[ $1 == "$want" ]] && return 0
+  done
+  return 1
+}
+
+# Sum, in thousandths, the samples (every label set) of the wanted series
+# read from stdin. Prints "<sum> <samples>"; fails on a value it cannot read,
+# so a wrong number is never published.
+sum_series() {
+  local line name rest value whole frac total=0 samples=0
+  while IFS= read -r line || [[ -n $line ]]; do
+    line=${line%$'\r'}
+    [[ -z $line || $line == "#"* ]] && continue
+    name=${line%%[\{[:space:]]*}
+    is_wanted "$name" || continue
+    rest=${line#"$name"}
+    # Label values may hold spaces and braces; the value follows the last "}".
+    [[ $rest == "{"* ]] && rest=${rest##*\}}
+    read -r value _ <<<"$rest"
+    if [[ ! $value =~ ^([0-9]+)(\.([0-9]*))?$ ]]; then
+      log "cannot read value '${value}' of ${name}"
+      return 1
+    fi
+    whole=${BASH_REMATCH[1]}
+    frac="${BASH_REMATCH[3]}000"
+    total=$((total + 10#$whole * 1000 + 10#${frac:0:3}))
+    samples=$((samples + 1))
+  done
+  printf '%d %d\n' "$total" "$samples"
+}
+
+# GET METRICS_PATH over HTTP/1.0 (no chunked encoding) and print the body.
+scrape() {
+  local status line
+  if ! exec 3<>"/dev/tcp/${METRICS_HOST}/${METRICS_PORT}"; then
+    return 1
+  fi
+  printf 'GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n' \
+    "$METRICS_PATH" "$METRICS_HOST" >&3
+  if ! IFS= read -r -t "$TIMEOUT_S" status <&3 || [[ ! $status =~ ^HTTP/1\.[01]\ 200 ]]; then
+    log "GET ${METRICS_PATH} on port ${METRICS_PORT}: ${status:-no answer}"
+    exec 3<&-
+    return 1
+  fi
+  while IFS= read -r -t "$TIMEOUT_S" line <&3; do
+    [[ -z ${line%$'\r'} ]] && break
+  done
+  while IFS= read -r -t "$TIMEOUT_S" line <&3 || [[ -n $line ]]; do
+    printf '%s\n' "$line"
+  done
+  exec 3<&-
+}
+
+# One datapoint: nothing is published when the scrape fails or finds none of
+# the series, so the missing-metric alarm, not a false zero, reports it.
+publish_once() {
+  local body result total samples value
+  body=$(scrape) || return 1
+  result=$(sum_series <<<"$body") || return 1
+  read -r total samples <<<"$result"
+  if ((samples == 0)); then
+    log "none of '${SERIES}' in ${METRICS_PATH}"
+    return 1
+  fi
+  value=$(printf '%d.%03d' $((total / 1000)) $((total % 1000)))
+  aws cloudwatch put-metric-data --namespace "$NAMESPACE" --metric-name "$METRIC_NAME" \
+    --dimensions "$DIMENSIONS" --value "$value" --unit "$UNIT" \
+    --storage-resolution "$STORAGE_RESOLUTION"
+}
+
+main() {
+  local started left
+  # Bash as PID 1 ignores SIGTERM unless trapped: stop at once on ECS's stop.
+  trap 'exit 0' TERM INT
+  while :; do
+    started=$SECONDS
+    publish_once || true
+    left=$((INTERVAL_S - (SECONDS - started)))
+    if ((left > 0)); then
+      sleep "$left" &
+      wait $!
+    fi
+  done
+}
+
+PUBLISH_VARS=(METRICS_PORT METRICS_PATH SERIES NAMESPACE METRIC_NAME DIMENSIONS UNIT
+  STORAGE_RESOLUTION INTERVAL_S)
+case ${1:-run} in
+  sum)
+    require SERIES
+    sum_series
+    ;;
+  once)
+    require "${PUBLISH_VARS[@]}"
+    publish_once
+    ;;
+  run)
+    require "${PUBLISH_VARS[@]}"
+    main
+    ;;
+  *)
+    log "unknown mode '$1' (run, once or sum)"
+    exit 2
+    ;;
+esac

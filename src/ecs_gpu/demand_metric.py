@@ -1,0 +1,138 @@
+"""The concurrency metric contract: the one source of truth for the demand series.
+
+Like :mod:`ecs_gpu.gpu_metric`, every consumer reads these names: the
+sidecar's environment and the task role's namespace condition
+(``infra/task.py``, ``infra/iam.py``), the target-tracking policy and the
+fast-path alarm (``infra/scaling.py``, ``fast_path.py``), the dashboard and
+the missing-metric alarm (``infra/observability.py``), ``verify`` and
+``doctor``; tests/test_demand_metric.py asserts that they agree.
+
+How the numbers reach CloudWatch at 10-second resolution: a sidecar in each
+task runs ``data/demand-sidecar.sh`` (bash + the AWS CLI) which reads the
+server's Prometheus text, sums the running and waiting series and calls
+``PutMetricData`` with ``StorageResolution`` 1. The CloudWatch agent cannot
+do this: its Prometheus scraper turns samples into EMF logs, and the agent's
+``emf_processor`` has no storage-resolution option (``emfProcessorDefinition``
+in data/cloudwatch-agent/schema.json), so the metrics land at one-minute
+resolution; its ``metrics.metrics_collected.prometheus`` input takes only a
+``prometheus_config_path`` and feeds Amazon Managed Prometheus
+(``metrics_destinations.amp``), not CloudWatch metrics. A 10-second alarm
+period needs a high-resolution metric (botocore cloudwatch
+``PutMetricAlarm.Period``).
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from typing import Any, Final
+
+# Custom namespaces may not start with "AWS/" (botocore cloudwatch
+# PutMetricData.Namespace).
+NAMESPACE: Final = "EcsGpu/Serving"
+METRIC_NAME: Final = "ConcurrentRequestsPerTask"
+# Cluster and service, not the task: every task writes to the same series,
+# so CloudWatch's Average over a period is the mean over the tasks'
+# datapoints, i.e. the mean concurrency per task, which is what target
+# tracking holds at the target (and Maximum is the busiest task).
+CLUSTER_DIMENSION: Final = "ClusterName"
+SERVICE_DIMENSION: Final = "ServiceName"
+DIMENSION_NAMES: Final = (CLUSTER_DIMENSION, SERVICE_DIMENSION)
+UNIT: Final = "Count"
+# 1 = high resolution: CloudWatch keeps 1-second granularity, so 10-second
+# periods see each datapoint (botocore cloudwatch MetricDatum.StorageResolution).
+STORAGE_RESOLUTION: Final = 1
+# The sidecar scrapes and publishes once per interval.
+PUBLISH_INTERVAL_S: Final = 10
+# Period of the fast-path alarm: one publish interval (alarm periods of 10 s
+# need a high-resolution metric).
+ALARM_PERIOD_S: Final = 10
+# Target tracking on a custom metric evaluates one-minute datapoints
+# (aws-semantics.md §1).
+TRACKING_PERIOD_S: Final = 60
+STATISTIC: Final = "Average"
+
+# IAM: the task role may publish only into this namespace.
+PUBLISH_ACTIONS: Final = ("cloudwatch:PutMetricData",)
+NAMESPACE_CONDITION_KEY: Final = "cloudwatch:namespace"
+
+# --- the sidecar ---
+SIDECAR_NAME: Final = "demand-metric"
+# Pinned AWS CLI v2 image (Amazon Linux 2 + the CLI; aws/aws-cli
+# docker/Dockerfile). Its entry point is `aws`, so the task overrides it.
+SIDECAR_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.49"
+SIDECAR_ENTRY_POINT: Final = ("bash", "-c")
+# Carved out of the task's cpu_units and memory_mib. One `aws` call every
+# 10 s is a short Python process; 256 MiB leaves room above its resident
+# size (a named guess: AWS publishes no figure).
+SIDECAR_CPU_UNITS: Final = 128
+SIDECAR_MEMORY_MIB: Final = 256
+SIDECAR_SCRIPT_RESOURCE: Final = "data/demand-sidecar.sh"
+
+
+def sidecar_script() -> str:
+    """The sidecar's bash program (shellcheck-clean; tests run it)."""
+    return files("ecs_gpu").joinpath(SIDECAR_SCRIPT_RESOURCE).read_text(encoding="utf-8")
+
+
+def dimensions(cluster_name: str, service_name: str) -> list[dict[str, str]]:
+    """The dimension list of the series for one service, as CloudWatch APIs take it."""
+    return [
+        {"Name": CLUSTER_DIMENSION, "Value": cluster_name},
+        {"Name": SERVICE_DIMENSION, "Value": service_name},
+    ]
+
+
+def cli_dimensions(cluster_name: str, service_name: str) -> str:
+    """The same dimensions in ``aws cloudwatch put-metric-data --dimensions`` form."""
+    return ",".join(f"{d['Name']}={d['Value']}" for d in dimensions(cluster_name, service_name))
+
+
+def iam_condition() -> dict[str, dict[str, str]]:
+    """The condition that limits PutMetricData to the contract's namespace."""
+    return {"StringEquals": {NAMESPACE_CONDITION_KEY: NAMESPACE}}
+
+
+def sidecar_environment(
+    *,
+    metrics_port: int,
+    metrics_path: str,
+    series: tuple[str, ...],
+    cluster_name: str,
+    service_name: str,
+    region: str,
+) -> dict[str, str]:
+    """Everything the sidecar script reads from its environment."""
+    return {
+        "METRICS_PORT": str(metrics_port),
+        "METRICS_PATH": metrics_path,
+        "SERIES": " ".join(series),
+        "NAMESPACE": NAMESPACE,
+        "METRIC_NAME": METRIC_NAME,
+        "DIMENSIONS": cli_dimensions(cluster_name, service_name),
+        "UNIT": UNIT,
+        "STORAGE_RESOLUTION": str(STORAGE_RESOLUTION),
+        "INTERVAL_S": str(PUBLISH_INTERVAL_S),
+        # The CLI needs a Region; ECS gives tasks credentials, not always this.
+        "AWS_REGION": region,
+    }
+
+
+def metric_data_queries(cluster_name: str, service_name: str) -> list[dict[str, Any]]:
+    """GetMetricData queries for the series: ``c0`` the 10-s mean per task, ``c1`` the busiest.
+
+    ``verify`` and ``doctor`` read the series through these.
+    """
+    metric = {
+        "Namespace": NAMESPACE,
+        "MetricName": METRIC_NAME,
+        "Dimensions": dimensions(cluster_name, service_name),
+    }
+    return [
+        {
+            "Id": f"c{i}",
+            "Label": f"{METRIC_NAME} {stat}",
+            "MetricStat": {"Metric": metric, "Period": ALARM_PERIOD_S, "Stat": stat},
+            "ReturnData": True,
+        }
+        for i, stat in enumerate((STATISTIC, "Maximum"))
+    ]
