@@ -14,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ecs_gpu.cli import app
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
+from ecs_gpu.outputs import check_distinct, is_stdout
 from ecs_gpu.sim import (
     PLAN_PEAK_FRACTION,
     SimParams,
@@ -21,12 +22,11 @@ from ecs_gpu.sim import (
     bundled_trace_path,
     from_spec,
     plan_rate_scale,
-    read_trace,
     run,
 )
 from ecs_gpu.sim import report as rp
-from ecs_gpu.sim.engine import Start
-from ecs_gpu.sim.workload import Trace
+from ecs_gpu.sim.engine import Start, check_step
+from ecs_gpu.sim.workload import Trace, bundled_traces, load_trace
 from ecs_gpu.spec import Spec, load_spec
 
 console = Console(highlight=False)
@@ -38,11 +38,12 @@ _PROGRESS_MIN_STEPS = 20_000
 
 SpecArg = Annotated[Path, typer.Argument(help="The TOML spec.", show_default=False)]
 TraceOpt = Annotated[
-    Path,
+    str,
     typer.Option(
         "--trace",
-        help="Request trace CSV: one row per request (TIMESTAMP) or per window "
-        "(timestamp_s with requests, rate_rps or req_per_min_mid).",
+        help="A bundled trace's name (docs/traces.md, e.g. servegen-m-mid) or a request "
+        "trace CSV: one row per request (TIMESTAMP) or per window (timestamp_s with "
+        "requests, rate_rps or req_per_min_mid).",
         show_default=False,
     ),
 ]
@@ -120,6 +121,13 @@ def _label(p: SimParams, spec_path: Path, *, full: bool = False) -> str:
     return f"{spec_path if full else spec_path.name} GPU {p.gpu_target_percent:g}%"
 
 
+def _check_rate_scale(rate_scale: float) -> None:
+    if not (rate_scale > 0 and math.isfinite(rate_scale)):
+        raise BadInputError(
+            f"--rate-scale = {rate_scale!r}: must be a positive finite number. Fix: e.g. 2.5."
+        )
+
+
 def _parse_targets(text: str) -> list[float]:
     out: list[float] = []
     for part in text.split(","):
@@ -144,14 +152,49 @@ def _parse_targets(text: str) -> list[float]:
     return out
 
 
-def _check_outputs(json_out: Path | None, plot: Path | None, timeline: Path | None) -> None:
-    """Refuse unwritable output paths before the run, not after it."""
+def _check_outputs(
+    inputs: dict[str, Path | None],
+    json_out: Path | None,
+    plot: Path | None,
+    timeline: Path | None,
+    plot_option: str = "--plot",
+) -> None:
+    """Refuse unwritable output paths, and outputs over inputs or each other, before the run."""
     if json_out is not None:
         rp.check_output(json_out, "--json")
     if timeline is not None:
         rp.check_output(timeline, "--timeline")
     if plot is not None:
-        rp.check_output(plot, "--plot", rp.PLOT_SUFFIX)
+        rp.check_output(plot, plot_option, rp.PLOT_SUFFIX)
+    check_distinct(inputs, {"--json": json_out, "--timeline": timeline, plot_option: plot})
+
+
+def _trace_input(trace: str) -> Path | None:
+    """The trace's file, when --trace names one (bundled names are not paths here)."""
+    if trace in bundled_traces():
+        return None
+    return Path(trace)
+
+
+def _use_stderr_if_stdout(*outs: Path | None) -> None:
+    """Keep standard output for the JSON: with ``-`` tables and notes go to standard error.
+
+    Set at the start of every command, so one command's choice never leaks
+    into the next in the same process.
+    """
+    console.stderr = any(is_stdout(o) for o in outs)
+
+
+def _saved(what: str, path: Path) -> None:
+    if not is_stdout(path):
+        console.print(f"{what}: {path}")
+
+
+def _hint(p: SimParams, result: SimResult, rate_scale: float) -> None:
+    """One line when the run overloads throughout: the --rate-scale that would fit."""
+    hint = rp.rate_scale_hint(p, result, rate_scale)
+    if hint is not None:
+        console.print(hint, soft_wrap=True)
 
 
 def _write_outputs(
@@ -164,13 +207,13 @@ def _write_outputs(
 ) -> None:
     if json_out is not None:
         rp.write_json(result, json_out)
-        console.print(f"summary JSON: {json_out}")
+        _saved("summary JSON", json_out)
     if timeline is not None:
         rp.write_timeline(result, timeline)
-        console.print(f"timeline CSV: {timeline}")
+        _saved("timeline CSV", timeline)
     if plot is not None:
         rp.write_plot(result, plot, title, plot_option)
-        console.print(f"plot: {plot}")
+        _saved("plot", plot)
 
 
 @app.command("simulate")
@@ -179,13 +222,15 @@ def simulate_cmd(
     trace: TraceOpt,
     rate_scale: RateOpt = 1.0,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the summary JSON here.")
+        Path | None,
+        typer.Option("--json", help="Write the summary JSON here ('-': standard output)."),
     ] = None,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write a PNG plot here (name ends in .png).")
     ] = None,
     timeline: Annotated[
-        Path | None, typer.Option("--timeline", help="Write one CSV row per step here.")
+        Path | None,
+        typer.Option("--timeline", help="Write one CSV row per step here ('-': standard output)."),
     ] = None,
     sweep_gpu_target: Annotated[
         str | None,
@@ -213,8 +258,10 @@ def simulate_cmd(
 
         ecs-gpu simulate spec.toml --trace requests.csv --sweep-gpu-target 50,60,70,80
     """
-    p = _params(spec, host_cpu_policy)
-    tr = read_trace(trace)
+    check_step(step)
+    _check_rate_scale(rate_scale)
+    inputs = {"SPEC": spec, "--trace": _trace_input(trace)}
+    _use_stderr_if_stdout(json_out, timeline)
     start: Start = "cold" if cold_start else "warm"
     if sweep_gpu_target is not None:
         if plot is not None or timeline is not None:
@@ -223,22 +270,31 @@ def simulate_cmd(
                 "Fix: drop --plot/--timeline, or run once per target."
             )
         targets = _parse_targets(sweep_gpu_target)
-        _check_outputs(json_out, None, None)
+        _check_outputs(inputs, json_out, None, None)
+        p = _params(spec, host_cpu_policy)
+        tr = load_trace(trace)
         rows: list[tuple[str, dict[str, Any]]] = []
+        results: list[tuple[SimParams, SimResult]] = []
         for target in targets:
             q = p.with_(gpu_target_percent=target)
             r = _run(q, tr, f"GPU target {target:g} %", rate_scale, step, seed, start)
             rows.append((f"GPU target {target:g} %", r.summary))
+            results.append((q, r))
         console.print(rp.comparison_table(rows, f"{spec.name} on {tr.name} x{rate_scale:g}"))
+        # The largest fleet of the sweep (lowest target) decides whether the load fits.
+        _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), rate_scale)
         if json_out is not None:
             rp.write_rows_json(rows, json_out)
-            console.print(f"summary JSON: {json_out}")
+            _saved("summary JSON", json_out)
         return
-    _check_outputs(json_out, plot, timeline)
+    _check_outputs(inputs, json_out, plot, timeline)
+    p = _params(spec, host_cpu_policy)
+    tr = load_trace(trace)
     result = _run(p, tr, spec.name, rate_scale, step, seed, start)
     console.print(
         rp.summary_table(result.summary, f"{_label(p, spec)} on {tr.name} x{rate_scale:g}")
     )
+    _hint(p, result, rate_scale)
     title = f"{spec.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % — {tr.name}"
     _write_outputs(result, title, json_out, plot, timeline)
 
@@ -251,7 +307,8 @@ def compare_cmd(
     trace: TraceOpt,
     rate_scale: RateOpt = 1.0,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write every summary as JSON here.")
+        Path | None,
+        typer.Option("--json", help="Write every summary as JSON here ('-': standard output)."),
     ] = None,
     step: StepOpt = 10.0,
     seed: SeedOpt = 0,
@@ -277,22 +334,31 @@ def compare_cmd(
     if len(set(specs)) != len(specs):
         dup = next(s for s in specs if specs.count(s) > 1)
         raise BadInputError(f"compare: {dup} is given twice. Fix: give each spec once.")
+    check_step(step)
+    _check_rate_scale(rate_scale)
+    _use_stderr_if_stdout(json_out)
+    inputs: dict[str, Path | None] = {f"SPEC {path}": path for path in specs}
+    inputs["--trace"] = _trace_input(trace)
+    _check_outputs(inputs, json_out, None, None)
     loaded = [_params(path, None) for path in specs]
-    tr = read_trace(trace)
-    _check_outputs(json_out, None, None)
+    tr = load_trace(trace)
     labels = [_label(p, path) for p, path in zip(loaded, specs, strict=True)]
     if len(set(labels)) != len(labels):
         # Same file name and target in two folders: the path tells them apart.
         labels = [_label(p, path, full=True) for p, path in zip(loaded, specs, strict=True)]
     start: Start = "cold" if cold_start else "warm"
     rows: list[tuple[str, dict[str, Any]]] = []
+    results: list[tuple[SimParams, SimResult]] = []
     for p, path, label in zip(loaded, specs, labels, strict=True):
         r = _run(p, tr, path.name, rate_scale, step, seed, start)
         rows.append((label, r.summary))
+        results.append((p, r))
     console.print(rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}"))
+    # The design with the most capacity decides whether the load fits at all.
+    _hint(*max(results, key=lambda pr: pr[0].max_tasks * pr[0].task_capacity_rps), rate_scale)
     if json_out is not None:
         rp.write_rows_json(rows, json_out)
-        console.print(f"summary JSON: {json_out}")
+        _saved("summary JSON", json_out)
 
 
 @app.command("plan")
@@ -303,7 +369,8 @@ def plan_cmd(
         typer.Option("-o", "--output", help="Plot path (default ./<service>-plan.png)."),
     ] = None,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Also write the summary JSON here.")
+        Path | None,
+        typer.Option("--json", help="Also write the summary JSON here ('-': standard output)."),
     ] = None,
     days: Annotated[
         float,
@@ -323,13 +390,13 @@ def plan_cmd(
 
         ecs-gpu plan spec.toml -o plan.png
     """
+    _use_stderr_if_stdout(json_out)
     loaded = load_spec(spec)
     out = output if output is not None else Path(f"{loaded.service.name}-plan.png")
-    _check_outputs(json_out, None, None)
-    rp.check_output(out, "-o/--output", rp.PLOT_SUFFIX)
+    _check_outputs({"SPEC": spec}, json_out, out, None, plot_option="-o/--output")
     problems = _validate(loaded, spec)
     p = from_spec(loaded)
-    tr = read_trace(bundled_trace_path()).head(days * 86400.0)
+    tr = load_trace(bundled_trace_path()).head(days * 86400.0)
     step = 10.0
     scale = plan_rate_scale(p, tr, step)
     peak = float(tr.rates(step, scale).max())
@@ -340,6 +407,7 @@ def plan_cmd(
     )
     result = _run(p, tr, spec.name, scale, step, seed, "warm")
     console.print(rp.summary_table(result.summary, f"plan: {_label(p, spec)}"))
+    _hint(p, result, scale)
     title = (
         f"{loaded.service.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % "
         f"— {tr.name}"

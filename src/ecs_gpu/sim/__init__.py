@@ -95,8 +95,9 @@ def run(
         seed=seed,
         start=start,
         progress=progress,
-        # A per-request trace holds real arrivals: no synthetic noise on top.
-        noisy_arrivals=trace.kind != "requests",
+        # Per-request rows and fine count bins hold real arrivals: no
+        # synthetic noise on top (Trace.real_arrivals).
+        noisy_arrivals=not trace.real_arrivals(step_s),
     )
     result.summary["trace"] = trace.name
     result.summary["trace_gap_windows"] = trace.gap_windows

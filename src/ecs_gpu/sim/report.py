@@ -3,55 +3,26 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
-import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from ecs_gpu.errors import BadInputError
+from ecs_gpu import outputs
 from ecs_gpu.sim.engine import TIMELINE_COLUMNS, SimResult
+from ecs_gpu.sim.params import SimParams
 
 
 def check_output(path: Path, option: str = "output", suffix: str | None = None) -> None:
-    """Refuse an output path that cannot be written, naming ``option``.
+    """Refuse an output path that cannot be written, naming ``option`` (outputs.py rules).
 
     The CLI calls this before a run, so a typo in a path costs no simulation.
     """
-    parent = path.parent
-    if path.is_dir():
-        example = path / ("out" + (suffix or ""))
-        raise BadInputError(f"{option} {path}: is a folder. Fix: give a file path, e.g. {example}.")
-    if not parent.is_dir():
-        raise BadInputError(
-            f"{option} {path}: the folder {parent} does not exist. "
-            "Fix: create it or choose another path."
-        )
-    if not os.access(parent, os.W_OK):
-        raise BadInputError(
-            f"{option} {path}: the folder {parent} is not writable. Fix: choose another folder."
-        )
-    if suffix is not None and path.suffix.lower() != suffix:
-        raise BadInputError(
-            f"{option} {path}: writes a {suffix[1:].upper()} file. "
-            f"Fix: end the name with {suffix}, e.g. {path.with_suffix(suffix)}."
-        )
-
-
-@contextmanager
-def _writing(path: Path, option: str, suffix: str | None = None) -> Iterator[None]:
-    """Check ``path``, then turn an OS error while writing into bad input."""
-    check_output(path, option, suffix)
-    try:
-        yield
-    except OSError as e:
-        raise BadInputError(
-            f"{option} {path}: cannot write: {e.strerror or e}. Fix: choose another path."
-        ) from None
+    outputs.check_output(path, option, suffix)
 
 
 def summary_json(result: SimResult) -> str:
@@ -60,8 +31,9 @@ def summary_json(result: SimResult) -> str:
 
 
 def write_json(result: SimResult, path: Path, option: str = "--json") -> None:
-    with _writing(path, option):
-        path.write_text(summary_json(result), encoding="utf-8")
+    """The summary JSON to ``path`` (``-``: standard output), written atomically."""
+    check_output(path, option)
+    outputs.write_text(path, summary_json(result), option)
 
 
 def _fmt(v: float) -> str:
@@ -74,12 +46,13 @@ def _fmt(v: float) -> str:
 
 def write_timeline(result: SimResult, path: Path, option: str = "--timeline") -> None:
     """One row per simulated step; empty cells where a metric has no datapoint."""
-    cols = [result.timeline[c] for c in TIMELINE_COLUMNS]
-    with _writing(path, option), path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(TIMELINE_COLUMNS)
-        for row in zip(*cols, strict=True):
-            w.writerow([_fmt(v) for v in row])
+    check_output(path, option)
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(TIMELINE_COLUMNS)
+    for row in result.rows:
+        w.writerow([_fmt(v) for v in row])
+    outputs.write_text(path, buf.getvalue(), option)
 
 
 # The plot is a PNG (the issue's --plot OUT.png); other names are refused.
@@ -201,10 +174,12 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
         fontsize=9,
     )
     fig.tight_layout(rect=(0, 0.02, 1, 1))
-    # format= pins PNG: without it matplotlib picks the format from the name.
-    with _writing(path, option, PLOT_SUFFIX):
-        fig.savefig(path, dpi=110, format="png")
-    plt.close(fig)
+    # format= pins PNG: without it matplotlib picks the format from the name
+    # (and the temporary file's name ends in .part).
+    try:
+        outputs.write_with(path, option, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
+    finally:
+        plt.close(fig)
 
 
 def worst_latency(summary: dict[str, Any]) -> str:
@@ -280,5 +255,35 @@ def write_rows_json(
     if len(data) != len(rows):
         # A label twice would silently drop a row from the object.
         raise ValueError("write_rows_json: row labels must be unique")
-    with _writing(path, option):
-        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    check_output(path, option)
+    outputs.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n", option)
+
+
+# A run overloaded for more than this share of its time reads as "everything
+# overloads": the load, not the scaling, is the problem.
+HINT_OVERLOAD_FRACTION = 0.5
+
+
+def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str | None:
+    """One line with the --rate-scale that fits, when the load is beyond the fleet.
+
+    Shown when the peak load exceeds what ``max_tasks`` serve at full load, or
+    the run was overloaded for most of its time, and a smaller factor would
+    put the peak at ``max_tasks`` at the GPU target. None otherwise.
+    """
+    peak = max(result.timeline["offered_rps"], default=0.0)
+    s = result.summary
+    duration = s["duration_s"]
+    full = p.max_tasks * p.task_capacity_rps
+    at_target = full * p.gpu_target_percent / 100.0
+    share = s["overload_seconds"] / duration if duration else 0.0
+    if peak <= 0 or not (peak > full or share > HINT_OVERLOAD_FRACTION):
+        return None
+    fit = rate_scale * at_target / peak
+    if fit >= rate_scale:
+        return None
+    return (
+        f"hint: overloaded {share:.0%} of the run; the peak load ({peak:.4g} req/s) is "
+        f"{peak / at_target:.3g}x what max_tasks ({p.max_tasks}) serve at the GPU target "
+        f"({at_target:.4g} req/s). --rate-scale {fit:.3g} fits it, or raise max_tasks."
+    )

@@ -1,0 +1,192 @@
+"""Issue 9 for the predict commands: '-' is stdout, outputs never overwrite inputs or each
+other, files are replaced atomically, intervals <= 0 are refused, and a hint names the
+--rate-scale that fits when the load is beyond the fleet."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from simhelp import spec_text
+
+from ecs_gpu.cli import main
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    p = tmp_path / "spec.toml"
+    p.write_text(spec_text(max_instances=4, max_tasks=4), encoding="utf-8")
+    return p
+
+
+def _trace(tmp_path: Path, per_window: int, name: str = "load.csv") -> Path:
+    """Two hours of 10-minute windows at ``per_window`` requests each."""
+    p = tmp_path / name
+    rows = [f"{i * 600},{per_window}" for i in range(12)]
+    p.write_text("timestamp_s,requests\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return p
+
+
+def test_json_dash_is_stdout_and_the_table_goes_to_stderr(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _trace(tmp_path, 1200)
+    assert main(["simulate", str(spec), "--trace", str(trace), "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    s = json.loads(out)
+    assert s["trace"] == "load.csv" and s["gpu_hours"] > 0
+    assert "GPU-hours" in err
+    assert not (tmp_path / "-").exists() and not Path("-").exists()
+    # The next command in the same process prints its table to stdout again.
+    assert main(["simulate", str(spec), "--trace", str(trace)]) == 0
+    assert "GPU-hours" in capsys.readouterr().out
+
+
+def test_compare_and_sweep_json_dash(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _trace(tmp_path, 1200)
+    other = tmp_path / "other.toml"
+    other.write_text(spec_text(max_instances=4, max_tasks=4, scaling="gpu_target_percent = 60"))
+    assert main(["compare", str(spec), str(other), "--trace", str(trace), "--json", "-"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
+    code = main(
+        ["simulate", str(spec), "--trace", str(trace), "--sweep-gpu-target", "60,70", "--json", "-"]
+    )
+    assert code == 0
+    assert set(json.loads(capsys.readouterr().out)) == {"GPU target 60 %", "GPU target 70 %"}
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--json", "{spec}"], "SPEC"),
+        (["--json", "{trace}"], "--trace"),
+        (["--timeline", "{trace}"], "--trace"),
+        (["--json", "{tmp}/a.json", "--timeline", "{tmp}/a.json"], "--timeline"),
+        (["--json", "-", "--timeline", "-"], "--timeline"),
+        (["--plot", "-"], "--plot"),
+    ],
+)
+def test_outputs_may_not_overwrite_inputs_or_each_other(
+    tmp_path: Path,
+    spec: Path,
+    args: list[str],
+    named: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    trace = _trace(tmp_path, 1200)
+    before = {p: p.read_bytes() for p in (spec, trace)}
+    subst = {"{spec}": str(spec), "{trace}": str(trace), "{tmp}": str(tmp_path)}
+    argv = [re.sub(r"\{\w+\}", lambda m: subst[m.group(0)], a) for a in args]
+    code = main(["simulate", str(spec), "--trace", str(trace), *argv])
+    captured = capsys.readouterr()
+    assert code == 2
+    err = " ".join(captured.err.split())
+    assert named in err and "Fix:" in err and "Traceback" not in err
+    # Refused before the run, and the inputs are untouched.
+    assert "GPU-hours" not in captured.out
+    assert {p: p.read_bytes() for p in (spec, trace)} == before
+    assert not (tmp_path / "a.json").exists()
+
+
+def test_plan_output_and_json_may_not_be_one_file(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    same = tmp_path / "plan.png"
+    code = main(["plan", str(spec), "-o", str(same), "--json", str(same)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert "-o/--output" in err and "--json" in err and "Fix:" in err
+    assert main(["plan", str(spec), "-o", str(spec)]) == 2
+    assert "-o/--output" in capsys.readouterr().err
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from matplotlib.figure import Figure
+
+    trace = _trace(tmp_path, 1200)
+    plot = tmp_path / "run.png"
+    plot.write_bytes(b"the previous plot")
+
+    def half_then_fail(self: Figure, fname: object, **kw: object) -> None:
+        Path(str(fname)).write_bytes(b"\x89PNG half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", half_then_fail)
+    code = main(["simulate", str(spec), "--trace", str(trace), "--plot", str(plot)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert "--plot" in err and "No space left on device" in err
+    assert plot.read_bytes() == b"the previous plot"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["load.csv", "run.png", "spec.toml"]
+
+
+def test_files_are_replaced_whole(tmp_path: Path, spec: Path) -> None:
+    trace = _trace(tmp_path, 1200)
+    out = tmp_path / "s.json"
+    out.write_text("old " * 10000)
+    tl = tmp_path / "t.csv"
+    assert main(["simulate", str(spec), "--trace", str(trace), "--json", str(out),
+                 "--timeline", str(tl)]) == 0  # fmt: skip
+    assert json.loads(out.read_text())["trace"] == "load.csv"
+    assert tl.read_text().splitlines()[0].startswith("t_s,offered_rps")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "load.csv",
+        "s.json",
+        "spec.toml",
+        "t.csv",
+    ]
+
+
+@pytest.mark.parametrize("step", ["0", "-1", "-0", "-10"])
+@pytest.mark.parametrize("command", ["simulate", "compare"])
+def test_step_at_or_below_zero_exits_2_naming_it(
+    tmp_path: Path, spec: Path, step: str, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _trace(tmp_path, 1200)
+    specs = [str(spec)]
+    if command == "compare":
+        other = tmp_path / "b.toml"
+        other.write_text(spec_text(scaling="gpu_target_percent = 60"), encoding="utf-8")
+        specs.append(str(other))
+    code = main([command, *specs, "--trace", str(trace), f"--step={step}"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert f"--step = {float(step)!r} s" in err and "Fix:" in err
+
+
+def test_hint_names_the_rate_scale_that_fits(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 4 tasks x 2 req/s = 8 req/s at full load; the trace offers 20 req/s.
+    trace = _trace(tmp_path, 12000)
+    assert main(["simulate", str(spec), "--trace", str(trace)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    m = re.search(r"hint: overloaded (\d+)% of the run.*--rate-scale ([0-9.e+-]+) fits it", out)
+    assert m is not None, out
+    assert int(m.group(1)) > 50
+    fit = float(m.group(2))
+    # 4 tasks at the 70 % target serve 5.6 req/s of the 20 offered.
+    assert fit == pytest.approx(5.6 / 20.0, rel=0.01)
+    # At that factor the load fits: no hint, and the run barely overloads.
+    assert main(["simulate", str(spec), "--trace", str(trace), "--rate-scale", str(fit)]) == 0
+    assert "hint:" not in capsys.readouterr().out
+
+
+def test_no_hint_when_the_load_fits(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", str(spec), "--trace", str(_trace(tmp_path, 1200))]) == 0
+    assert "hint:" not in capsys.readouterr().out
+
+
+def test_trace_by_bundled_name(spec: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(spec), "--trace", "azure2023-conv", "--json", "-"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["trace"] == "AzureLLMInferenceTrace_conv.csv"
+    assert s["duration_s"] >= 3500
