@@ -148,3 +148,49 @@ def test_needs_a_target() -> None:
     )
     with pytest.raises(ValueError, match="target_concurrency_per_task"):
         fast_path.fast_path(no_target)
+
+
+def _alarm_fires_at(step_at: float, phase: float, before: float, after: float, thr: float) -> float:
+    """When a CloudWatch alarm like the fast path's goes to ALARM after a load step.
+
+    Each task publishes its concurrency every publish interval, at ``phase``
+    within it; a sample counts in the period it falls in, and the alarm
+    evaluates each period when it closes, going to ALARM when the last
+    ``DATAPOINTS_TO_ALARM`` of ``EVALUATION_PERIODS`` periods breached.
+    """
+    from ecs_gpu import demand_metric
+
+    period = fast_path.ALARM_PERIOD_S
+    interval = demand_metric.PUBLISH_INTERVAL_S
+    breaching: list[bool] = []
+    t_end = period
+    while t_end < step_at + 10 * period:
+        samples = []
+        t = phase
+        while t < t_end:
+            if t >= t_end - period:
+                samples.append(after if t >= step_at else before)
+            t += interval
+        value = sum(samples) / len(samples) if samples else None
+        breaching.append(value is not None and value >= thr)
+        window = breaching[-fast_path.EVALUATION_PERIODS :]
+        if sum(window) >= fast_path.DATAPOINTS_TO_ALARM:
+            return t_end
+        t_end += period
+    raise AssertionError("never fired")
+
+
+@pytest.mark.parametrize("phase", [0.0, 0.1, 3.0, 5.0, 9.9])
+@pytest.mark.parametrize("step_at", [600.0, 600.5, 605.0, 609.99])
+def test_a_load_step_is_acted_on_within_30_seconds(phase: float, step_at: float) -> None:
+    fp = fast_path.fast_path(concurrency_spec(16, 200.0))
+    assert fp is not None
+    fired = _alarm_fires_at(step_at, phase, before=10.0, after=3 * fp.threshold, thr=fp.threshold)
+    assert 0 < fired - step_at <= fast_path.MAX_DETECTION_S <= 30
+
+
+def test_load_below_the_threshold_never_fires() -> None:
+    fp = fast_path.fast_path(concurrency_spec(16, 200.0))
+    assert fp is not None
+    with pytest.raises(AssertionError, match="never fired"):
+        _alarm_fires_at(600.0, 1.0, before=10.0, after=fp.threshold * 0.99, thr=fp.threshold)

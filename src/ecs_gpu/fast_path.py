@@ -19,21 +19,21 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu import managed_scaling
+from ecs_gpu import demand_metric, managed_scaling
 from ecs_gpu.spec import Spec
 
-# CloudWatch alarm periods: 10, 20, 30 or a multiple of 60 s; 10 and 30 need
-# a metric stored at StorageResolution 1 (botocore cloudwatch
+# CloudWatch alarm periods: 10, 20, 30 or a multiple of 60 s; below 60 they
+# need a metric stored at StorageResolution 1 (botocore cloudwatch
 # PutMetricAlarm.Period). The concurrency series is published every 10 s at
 # high resolution (demand_metric.py), so a 10-s period sees every datapoint.
-ALARM_PERIOD_S: Final = 10
+ALARM_PERIOD_S: Final = demand_metric.ALARM_PERIOD_S
+STATISTIC: Final = demand_metric.STATISTIC
 # Two breaching 10-s datapoints in a row: one noisy window (a single burst
 # of long prompts) does not launch GPU instances, and a real step is caught
 # within (2 + 1) x 10 s = 30 s: up to one period for the step to show in a
 # published sample, then two full breaching periods.
 EVALUATION_PERIODS: Final = 2
 DATAPOINTS_TO_ALARM: Final = 2
-STATISTIC: Final = "Average"
 # The alarm compares with GreaterThanOrEqualToThreshold: the step bounds
 # below are measured from the threshold, lower bound inclusive.
 COMPARISON: Final = "GreaterThanOrEqualToThreshold"

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu import fast_path, gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.infra import host
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
@@ -146,21 +146,19 @@ def concurrency_first_datapoint_s(spec: Spec) -> float:
     The server answers /metrics only once its model is loaded: boot, image
     pull, model load, one publish interval of the sidecar, then ingestion.
     """
-    from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
-
     sim = spec.simulation
     return (
         sim.instance_boot_s
         + sim.image_pull_s
         + sim.model_load_s
-        + float(demand_metric.PUBLISH_INTERVAL_S)
+        + demand_metric.PUBLISH_INTERVAL_S
         + INGESTION_DELAY_S
     )
 
 
-def _evaluation_periods(first_s: float) -> int:
-    periods = math.ceil(BOOT_MARGIN_FACTOR * first_s / gpu_metric.PERIOD_S)
-    return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // gpu_metric.PERIOD_S)
+def _evaluation_periods(first_s: float, period_s: int) -> int:
+    periods = math.ceil(BOOT_MARGIN_FACTOR * first_s / period_s)
+    return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // period_s)
 
 
 def missing_alarm_evaluation_periods(spec: Spec) -> int:
@@ -172,12 +170,12 @@ def missing_alarm_evaluation_periods(spec: Spec) -> int:
     but healthy GPU boot pass without an alarm, while a metric that never
     arrives (the 8.3.0 failure) is reported within about a quarter of an hour.
     """
-    return _evaluation_periods(first_datapoint_s(spec))
+    return _evaluation_periods(first_datapoint_s(spec), gpu_metric.PERIOD_S)
 
 
 def concurrency_missing_alarm_evaluation_periods(spec: Spec) -> int:
     """The same rule for the concurrency series, whose first datapoint waits for the model."""
-    return _evaluation_periods(concurrency_first_datapoint_s(spec))
+    return _evaluation_periods(concurrency_first_datapoint_s(spec), demand_metric.TRACKING_PERIOD_S)
 
 
 def _metric(
@@ -200,8 +198,6 @@ def _metric(
 
 def concurrency_series(spec: Spec, statistic: str, period_s: int, label: str | None) -> cw.Metric:
     """The sidecar's per-task concurrency series (demand_metric.py), for the dashboard and alarm."""
-    from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
-
     names = Names(spec.service.name)
     return cw.Metric(
         namespace=demand_metric.NAMESPACE,
@@ -324,8 +320,6 @@ def add_observability(
     missing_alarms = [alarm]
     concurrency_alarm: cw.Alarm | None = None
     if by_concurrency:
-        from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
-
         # The series the service scales on: when it stops, target tracking
         # sits in INSUFFICIENT_DATA and the fast path never fires, so load
         # grows with no task added (the outage the field reports describe).
@@ -340,7 +334,9 @@ def add_observability(
                 "the fast path are blind. Check the sidecar's stream in the "
                 f"{names.task_log_group} log group or run `ecs-gpu doctor`."
             ),
-            metric=concurrency_series(spec, "Average", gpu_metric.PERIOD_S, None),
+            metric=concurrency_series(
+                spec, demand_metric.STATISTIC, demand_metric.TRACKING_PERIOD_S, None
+            ),
             periods=concurrency_missing_alarm_evaluation_periods(spec),
         )
         missing_alarms.append(concurrency_alarm)
@@ -488,8 +484,6 @@ def _concurrency_row(
     target tracking sees, and the busiest task (Maximum over the tasks'
     datapoints) shows load the mean hides.
     """
-    from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
-
     sc = spec.scaling
     fp = fast_path.fast_path(spec)
     annotations = []
@@ -514,7 +508,7 @@ def _concurrency_row(
         left=[
             concurrency_series(spec, "Average", period, f"mean per task ({period} s)"),
             concurrency_series(
-                spec, "Average", gpu_metric.PERIOD_S, "mean per task (1 min, tracked)"
+                spec, "Average", demand_metric.TRACKING_PERIOD_S, "mean per task (1 min, tracked)"
             ),
             concurrency_series(spec, "Maximum", period, f"busiest task ({period} s)"),
         ],

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ecs_gpu import fast_path, gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
@@ -142,8 +142,6 @@ def _use_task_gpu_metrics(policy: appscaling.TargetTrackingScalingPolicy, spec: 
 
 def concurrency_metric(spec: Spec, period_s: int) -> cw.Metric:
     """The sidecar's per-task concurrency series: Average over all tasks' datapoints."""
-    from ecs_gpu import demand_metric  # H6a: a top-level import once H5 commits it
-
     names = Names(spec.service.name)
     return cw.Metric(
         namespace=demand_metric.NAMESPACE,
@@ -275,7 +273,7 @@ def build_scaling(
         # tasks' 10-second ones (aws-semantics.md §1 "High resolution").
         target.scale_to_track_custom_metric(
             CONCURRENCY_POLICY_ID,
-            metric=concurrency_metric(spec, gpu_metric.PERIOD_S),
+            metric=concurrency_metric(spec, demand_metric.TRACKING_PERIOD_S),
             target_value=sc.target_concurrency_per_task,
             scale_in_cooldown=scale_in,
             scale_out_cooldown=scale_out,

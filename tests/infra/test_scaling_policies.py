@@ -1,0 +1,399 @@
+"""Concurrency signal, fast path, GPU guard and CPU policy, on synthesized templates.
+
+Each spec below is validated once (synth, cfn-lint, cdk-nag). The alarm and
+the policies mirror CloudWatch's and Application Auto Scaling's API shapes,
+so they are also checked against botocore's service models.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import botocore.session
+import pytest
+from botocore.model import StructureShape
+from botocore.validate import ParamValidator
+
+from ecs_gpu import demand_metric, fast_path, gpu_metric
+from ecs_gpu.infra import observability
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec, parse_spec
+from ecs_gpu.validate import ValidationReport
+
+from .conftest import ALERT_EMAILS, G5
+from .test_template import task_gpu_queries
+from .tpl import render, resources
+
+T = dict[str, Any]
+METRICS = '\n[service.metrics]\npreset = "vllm"\n'
+
+
+def _scaling(keys: str) -> str:
+    return G5.replace("[scaling]\n", "[scaling]\n" + keys) + METRICS
+
+
+SPECS = {
+    # The defaults that follow from [service.metrics]: signal concurrency, fast path on.
+    "concurrency": _scaling("target_concurrency_per_task = 16\n"),
+    "concurrency-guard-email": _scaling(
+        "target_concurrency_per_task = 8\npanic_threshold_percent = 150\ngpu_guard = true\n"
+    )
+    + ALERT_EMAILS,
+    "concurrency-no-fast-path": _scaling(
+        "target_concurrency_per_task = 16\nfast_scale_out = false\n"
+    ),
+}
+NAMES = Names("vllm-g5")
+STEP_POLICY = "StepScaling"
+
+
+@pytest.fixture(scope="module")
+def specs() -> dict[str, Spec]:
+    return {k: parse_spec(text, f"{k}.toml") for k, text in SPECS.items()}
+
+
+@pytest.fixture(scope="module")
+def reports(specs: dict[str, Spec]) -> dict[str, ValidationReport]:
+    from ecs_gpu.validate import validate
+
+    return {k: validate(spec, path=k) for k, spec in specs.items()}
+
+
+@pytest.fixture(params=sorted(SPECS))
+def case(
+    request: pytest.FixtureRequest, specs: dict[str, Spec], reports: dict[str, ValidationReport]
+) -> tuple[Spec, T]:
+    return specs[request.param], reports[request.param].template
+
+
+def _policies(t: T, policy_type: str) -> dict[str, dict[str, Any]]:
+    return {
+        k: r["Properties"]
+        for k, r in resources(t, "AWS::ApplicationAutoScaling::ScalingPolicy").items()
+        if r["Properties"]["PolicyType"] == policy_type
+    }
+
+
+def _tracking(t: T) -> list[dict[str, Any]]:
+    return [
+        p["TargetTrackingScalingPolicyConfiguration"]
+        for p in _policies(t, "TargetTrackingScaling").values()
+    ]
+
+
+def _custom(t: T) -> list[dict[str, Any]]:
+    return [
+        c["CustomizedMetricSpecification"]
+        for c in _tracking(t)
+        if "CustomizedMetricSpecification" in c
+    ]
+
+
+def _alarms(t: T) -> dict[str, dict[str, Any]]:
+    return {k: r["Properties"] for k, r in resources(t, "AWS::CloudWatch::Alarm").items()}
+
+
+def _concurrency_plain() -> dict[str, Any]:
+    """The concurrency series in a plain metric form, spelled from the contract."""
+    return {
+        "Namespace": demand_metric.NAMESPACE,
+        "MetricName": demand_metric.METRIC_NAME,
+        "Dimensions": demand_metric.dimensions(NAMES.cluster, NAMES.service),
+    }
+
+
+def _fast_alarm(t: T) -> tuple[str, dict[str, Any]]:
+    found = [(k, a) for k, a in _alarms(t).items() if a.get("Period") == fast_path.ALARM_PERIOD_S]
+    assert len(found) == 1, sorted(_alarms(t))
+    return found[0]
+
+
+# --- botocore: the template mirrors the API shapes ------------------------------------------
+
+_SESSION = botocore.session.get_session()
+
+
+def _input_shape(service: str, operation: str) -> StructureShape:
+    shape = _SESSION.get_service_model(service).operation_model(operation).input_shape
+    assert isinstance(shape, StructureShape)
+    return shape
+
+
+def _valid(service: str, operation: str, params: dict[str, Any]) -> None:
+    report = ParamValidator().validate(params, _input_shape(service, operation))
+    assert not report.has_errors(), report.generate_report()
+
+
+def _concrete(value: Any) -> Any:
+    """CloudFormation intrinsics replaced by an ARN-shaped string, for the API validator."""
+    if isinstance(value, dict) and set(value) <= {"Ref", "Fn::GetAtt", "Fn::Join"}:
+        return "arn:aws:sns:us-east-1:123456789012:" + render(value).strip("${}").replace(".", "-")
+    if isinstance(value, dict):
+        return {k: _concrete(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_concrete(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("key", sorted(SPECS))
+def test_validates_clean(key: str, reports: dict[str, ValidationReport]) -> None:
+    assert reports[key].findings == []
+
+
+def test_policies_match_the_application_auto_scaling_api(case: tuple[Spec, T]) -> None:
+    _, t = case
+    policies = resources(t, "AWS::ApplicationAutoScaling::ScalingPolicy")
+    assert policies
+    for lid, r in policies.items():
+        p = r["Properties"]
+        params = {
+            "PolicyName": p["PolicyName"],
+            "ServiceNamespace": "ecs",
+            "ResourceId": NAMES.scalable_target_resource_id,
+            "ScalableDimension": "ecs:service:DesiredCount",
+            "PolicyType": p["PolicyType"],
+        }
+        for key in ("TargetTrackingScalingPolicyConfiguration", "StepScalingPolicyConfiguration"):
+            if key in p:
+                params[key] = _concrete(p[key])
+        assert len(params) == 6, lid
+        _valid("application-autoscaling", "PutScalingPolicy", params)
+
+
+def test_alarms_match_the_cloudwatch_api(case: tuple[Spec, T]) -> None:
+    _, t = case
+    for lid, a in _alarms(t).items():
+        params = {"AlarmName": a.get("AlarmName", lid), **_concrete(a)}
+        _valid("cloudwatch", "PutMetricAlarm", params)
+        # CloudWatch's own period rule (PutMetricAlarm.Period): 10, 20, 30 or n x 60,
+        # and under an hour the whole window stays within a day.
+        assert a["Period"] in (10, 20, 30) or a["Period"] % 60 == 0
+        assert a["Period"] * a["EvaluationPeriods"] <= 86_400
+
+
+def test_target_tracking_has_no_period_to_set() -> None:
+    """Why the concurrency policy reads 1-minute datapoints: the API has nowhere to say 10 s."""
+    model = _SESSION.get_service_model("application-autoscaling")
+    for name in ("CustomizedMetricSpecification", "TargetTrackingMetricStat"):
+        shape = model.shape_for(name)
+        assert isinstance(shape, StructureShape)
+        assert "Period" not in shape.members, name
+    metric_types = model.shape_for("MetricType").metadata["enum"]
+    assert "ECSServiceAverageCPUUtilizationHighResolution" in metric_types
+
+
+# --- concurrency target tracking ---------------------------------------------------------------
+
+
+def test_concurrency_policy_tracks_the_per_task_mean(case: tuple[Spec, T]) -> None:
+    spec, t = case
+    (conc,) = [
+        c
+        for c in _tracking(t)
+        if c.get("CustomizedMetricSpecification", {}).get("MetricName") == demand_metric.METRIC_NAME
+    ]
+    # Average over every task's datapoints in the minute = the mean per task.
+    assert conc["CustomizedMetricSpecification"] == {
+        **_concurrency_plain(),
+        "Statistic": "Average",
+    }
+    assert demand_metric.STATISTIC == "Average"
+    assert conc["TargetValue"] == spec.scaling.target_concurrency_per_task
+    assert conc["ScaleOutCooldown"] == spec.scaling.scale_out_cooldown_s
+    assert conc["ScaleInCooldown"] == spec.scaling.scale_in_cooldown_s
+    assert "DisableScaleIn" not in conc  # target tracking is what scales in
+
+
+def test_gpu_policy_only_as_a_guard(case: tuple[Spec, T]) -> None:
+    spec, t = case
+    gpu = [c for c in _custom(t) if "Metrics" in c]
+    if spec.scaling.gpu_guard:
+        # The guard tracks the utilization of the GPUs tasks hold, as the task-gpus signal does.
+        assert gpu == [{"Metrics": task_gpu_queries(NAMES)}]
+        (cfg,) = [c for c in _tracking(t) if c.get("CustomizedMetricSpecification") == gpu[0]]
+        assert cfg["TargetValue"] == spec.scaling.gpu_target_percent
+    else:
+        assert gpu == []
+        assert gpu_metric.UTILIZATION not in json.dumps(_tracking(t))
+
+
+def test_cpu_policy_uses_ecs_20_second_series(case: tuple[Spec, T]) -> None:
+    spec, t = case
+    (cpu,) = [c for c in _tracking(t) if "PredefinedMetricSpecification" in c]
+    assert cpu["PredefinedMetricSpecification"] == {
+        "PredefinedMetricType": "ECSServiceAverageCPUUtilizationHighResolution"
+    }
+    assert cpu["TargetValue"] == spec.scaling.cpu_target_percent
+    (service,) = resources(t, "AWS::ECS::Service").values()
+    assert service["Properties"]["Monitoring"] == {
+        "MetricConfigurations": [{"MetricNames": ["CPUUtilization"], "ResolutionSeconds": 20}]
+    }
+
+
+# --- the fast path -----------------------------------------------------------------------------
+
+
+def test_fast_path_alarm_fires_within_30_seconds_at_the_panic_threshold(
+    case: tuple[Spec, T],
+) -> None:
+    spec, t = case
+    if not spec.scaling.fast_scale_out_enabled:
+        assert not _policies(t, STEP_POLICY)
+        assert all(a["Period"] == gpu_metric.PERIOD_S for a in _alarms(t).values())
+        return
+    (step_id,) = _policies(t, STEP_POLICY)
+    _, alarm = _fast_alarm(t)
+    assert {k: alarm[k] for k in ("Namespace", "MetricName", "Dimensions")} == (
+        _concurrency_plain()
+    )
+    assert alarm["Statistic"] == "Average"
+    # High resolution: the series is stored at 1 s, published every 10 s.
+    assert demand_metric.STORAGE_RESOLUTION == 1
+    assert alarm["Period"] == 10 >= demand_metric.PUBLISH_INTERVAL_S
+    assert (alarm["DatapointsToAlarm"] + 1) * alarm["Period"] <= 30
+    assert alarm["DatapointsToAlarm"] <= alarm["EvaluationPeriods"]
+    target = spec.scaling.target_concurrency_per_task
+    assert target is not None
+    assert alarm["Threshold"] == pytest.approx(target * spec.scaling.panic_threshold_percent / 100)
+    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    # A missing series must not launch GPU instances (the missing-metric alarm reports it).
+    assert alarm["TreatMissingData"] == "notBreaching"
+    assert alarm["AlarmActions"] == [{"Ref": step_id}]
+
+
+def test_fast_path_policy_adds_in_proportion_to_the_excess(case: tuple[Spec, T]) -> None:
+    spec, t = case
+    fp = fast_path.fast_path(spec)
+    steps = _policies(t, STEP_POLICY)
+    if fp is None:
+        assert not steps
+        return
+    ((_, policy),) = steps.items()
+    cfg = policy["StepScalingPolicyConfiguration"]
+    assert cfg["AdjustmentType"] == "PercentChangeInCapacity"
+    assert cfg["MetricAggregationType"] == "Maximum"
+    assert cfg["MinAdjustmentMagnitude"] == 1
+    assert cfg["Cooldown"] == fp.cooldown_s
+    got = [
+        (
+            s["MetricIntervalLowerBound"],
+            s.get("MetricIntervalUpperBound"),
+            s["ScalingAdjustment"],
+        )
+        for s in cfg["StepAdjustments"]
+    ]
+    assert got == [(s.lower, s.upper, s.percent) for s in fp.steps]
+    # Never removes: scale-in stays with target tracking.
+    assert all(s["ScalingAdjustment"] > 0 for s in cfg["StepAdjustments"])
+    assert all(s["MetricIntervalLowerBound"] >= 0 for s in cfg["StepAdjustments"])
+    # Knative's panic sizing at each step's lower edge, e.g. 2x target -> +100 %.
+    target = fp.target
+    for lower, _, percent in got:
+        needed = (alarm_threshold(t) + lower) / target * 100 - 100
+        assert needed - 1 < percent <= max(needed, 1)
+
+
+def alarm_threshold(t: T) -> float:
+    threshold: float = _fast_alarm(t)[1]["Threshold"]
+    return threshold
+
+
+# --- missing metric and dashboard --------------------------------------------------------------
+
+
+def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -> None:
+    spec, t = case
+    missing = {k: a for k, a in _alarms(t).items() if a["TreatMissingData"] == "breaching"}
+    assert len(missing) == 2
+    by_metric = {a["MetricName"]: a for a in missing.values()}
+    assert set(by_metric) == {gpu_metric.UTILIZATION, demand_metric.METRIC_NAME}
+    conc = by_metric[demand_metric.METRIC_NAME]
+    assert {k: conc[k] for k in ("Namespace", "MetricName", "Dimensions")} == (_concurrency_plain())
+    assert conc["ComparisonOperator"] == "LessThanThreshold" and conc["Threshold"] == 0
+    assert conc["Period"] == gpu_metric.PERIOD_S
+    periods = observability.concurrency_missing_alarm_evaluation_periods(spec)
+    assert conc["EvaluationPeriods"] == conc["DatapointsToAlarm"] == periods
+    # A healthy first task (boot, pull, model load) reports well inside the window.
+    assert periods * gpu_metric.PERIOD_S >= 2 * observability.concurrency_first_datapoint_s(spec)
+    assert by_metric[gpu_metric.UTILIZATION]["AlarmName"] == NAMES.gpu_metric_missing_alarm
+
+
+def test_both_missing_alarms_tell_the_alert_topic(case: tuple[Spec, T]) -> None:
+    spec, t = case
+    missing = [a for a in _alarms(t).values() if a["TreatMissingData"] == "breaching"]
+    if spec.alerts is None:
+        assert all("AlarmActions" not in a for a in missing)
+        return
+    (topic_id,) = resources(t, "AWS::SNS::Topic")
+    assert all(a["AlarmActions"] == a["OKActions"] == [{"Ref": topic_id}] for a in missing)
+    (policy,) = resources(t, "AWS::SNS::TopicPolicy").values()
+    (publish,) = [
+        st
+        for st in policy["Properties"]["PolicyDocument"]["Statement"]
+        if st.get("Sid") == "CloudWatchAlarmPublishes"
+    ]
+    sources = publish["Condition"]["ArnEquals"]["aws:SourceArn"]
+    conc_id = next(
+        k
+        for k, a in _alarms(t).items()
+        if a["TreatMissingData"] == "breaching" and a["MetricName"] == demand_metric.METRIC_NAME
+    )
+    assert len(sources) == 2
+    assert render(sources[0]).endswith(":alarm:" + NAMES.gpu_metric_missing_alarm)
+    assert sources[1] == {"Fn::GetAtt": [conc_id, "Arn"]}
+
+
+def _dashboard(t: T) -> tuple[dict[str, Any], list[Any]]:
+    (dash,) = resources(t, "AWS::CloudWatch::Dashboard").values()
+    body = dash["Properties"]["DashboardBody"]
+    parts: list[Any] = body["Fn::Join"][1]
+    text = "".join(p if isinstance(p, str) else "TOKEN" for p in parts)
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded, parts
+
+
+def test_dashboard_shows_concurrency_against_target_and_fast_path(case: tuple[Spec, T]) -> None:
+    spec, t = case
+    body, parts = _dashboard(t)
+    (widget,) = [
+        w["properties"]
+        for w in body["widgets"]
+        if w["properties"].get("title") == "Requests in flight or waiting, per task"
+    ]
+    lines = [[x for x in m if isinstance(x, str)] for m in widget["metrics"]]
+    dims = [x for d in demand_metric.dimensions(NAMES.cluster, NAMES.service) for x in d.values()]
+    plain = [demand_metric.NAMESPACE, demand_metric.METRIC_NAME, *dims]
+    # CDK abbreviates a repeated series to "..." after the first line.
+    assert lines[0] == plain and len(lines) == 3
+    stats = [(m[-1].get("stat", "Average"), m[-1]["period"]) for m in widget["metrics"]]
+    assert stats == [
+        ("Average", demand_metric.PUBLISH_INTERVAL_S),
+        ("Average", gpu_metric.PERIOD_S),
+        ("Maximum", demand_metric.PUBLISH_INTERVAL_S),
+    ]
+    marks = [a["value"] for a in widget["annotations"]["horizontal"]]
+    fp = fast_path.fast_path(spec)
+    target = spec.scaling.target_concurrency_per_task
+    assert marks == ([target, fp.threshold] if fp is not None else [target])
+    if fp is not None:
+        fast_id, _ = _fast_alarm(t)
+        (alarm_widget,) = [
+            w
+            for w in body["widgets"]
+            if w["properties"].get("title") == "Fast path: 10-second alarm"
+        ]
+        assert alarm_widget["properties"]["annotations"]["alarms"] == ["TOKEN"]
+        assert {"Fn::GetAtt": [fast_id, "Arn"]} in parts
+    # Every missing-metric alarm is on the status widget.
+    for k, a in _alarms(t).items():
+        if a["TreatMissingData"] == "breaching":
+            assert {"Fn::GetAtt": [k, "Arn"]} in parts
+    # No GPU target line unless the GPU guard tracks it.
+    (gpu_widget,) = [
+        w["properties"]
+        for w in body["widgets"]
+        if w["properties"].get("title") == "GPU utilization (%)"
+    ]
+    gpu_marks = [a["value"] for a in gpu_widget.get("annotations", {}).get("horizontal", [])]
+    assert gpu_marks == ([spec.scaling.gpu_target_percent] if spec.scaling.gpu_guard else [])
