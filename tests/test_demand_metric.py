@@ -1,0 +1,319 @@
+"""The concurrency metric contract and its sidecar, run for real.
+
+The sidecar script is linted with shellcheck and executed with bash against
+real vLLM ``/metrics`` lines (tests/data/vllm-metrics.txt, source beside it)
+served over HTTP; the ``aws`` it calls is a stand-in that records its
+arguments, which are then checked against botocore's PutMetricData model.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from ecs_gpu import demand_metric, fast_path
+from ecs_gpu.spec import METRICS_PRESETS
+
+SAMPLE = Path(__file__).parent / "data" / "vllm-metrics.txt"
+VLLM = METRICS_PRESETS["vllm"]
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        pytest.fail(f"{name} is not installed (apt-get install {name}); these checks never skip")
+    return path
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "demand-sidecar.sh"
+    path.write_text(demand_metric.sidecar_script())
+    return path
+
+
+def _run(
+    script: Path, mode: str, env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [_tool("bash"), str(script), mode],
+        input=stdin,
+        env={"PATH": os.environ["PATH"], **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _sum(script: Path, series: tuple[str, ...], text: str) -> tuple[int, int]:
+    result = _run(script, "sum", {"SERIES": " ".join(series)}, text)
+    assert result.returncode == 0, result.stderr
+    total, samples = result.stdout.split()
+    return int(total), int(samples)
+
+
+def test_script_passes_shellcheck(script: Path) -> None:
+    result = subprocess.run(
+        [_tool("shellcheck"), "--severity=style", "--shell=bash", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_sum_of_vllm_preset_on_real_output(script: Path) -> None:
+    # 8.0 running; the excerpt has no waiting line. In thousandths.
+    assert _sum(script, VLLM, SAMPLE.read_text()) == (8000, 1)
+
+
+def test_sum_adds_every_label_set(script: Path) -> None:
+    # request_success_total: stop 1 + length 131 + abort 0.
+    assert _sum(script, ("vllm:request_success_total",), SAMPLE.read_text()) == (132000, 3)
+
+
+def test_names_match_whole_not_prefix(script: Path) -> None:
+    # Only _bucket/_count lines exist for the histogram; none is the bare name.
+    assert _sum(script, ("vllm:time_to_first_token_seconds",), SAMPLE.read_text()) == (0, 0)
+    text = (
+        'vllm:num_requests_waiting{engine="0"} 2.0\n'
+        'vllm:num_requests_waiting_by_reason{reason="capacity"} 9.0\n'
+    )
+    assert _sum(script, VLLM, text) == (2000, 1)
+
+
+def test_labels_with_spaces_and_braces_crlf_and_fractions(script: Path) -> None:
+    text = (
+        "# HELP vllm:num_requests_running x\r\n"
+        'vllm:num_requests_running{model_name="a b} {c"} 3.25\r\n'
+        "vllm:num_requests_waiting 1\r\n"
+        'vllm:num_requests_waiting{engine="1"} 0.0005 1700000000\n'
+    )
+    # 3.250 + 1.000 + 0.000 (below a thousandth): fixed point, no float drift.
+    assert _sum(script, VLLM, text) == (4250, 3)
+
+
+@pytest.mark.parametrize("value", ["NaN", "+Inf", "-1.0", "1e3"])
+def test_unreadable_value_fails_rather_than_publish_a_wrong_number(
+    script: Path, value: str
+) -> None:
+    result = _run(script, "sum", {"SERIES": VLLM[0]}, f"{VLLM[0]} {value}\n")
+    assert result.returncode == 1
+    assert value in result.stderr
+
+
+# --- one publish, end to end over HTTP --------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path == "/metrics":
+            body = SAMPLE.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:  # a server still loading its model
+            self.send_response(503)
+            self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[int]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def fake_aws(tmp_path: Path) -> Path:
+    """An `aws` that records one argument per line."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    record = tmp_path / "aws-args"
+    aws = bindir / "aws"
+    aws.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{record}"\n')
+    aws.chmod(0o755)
+    return record
+
+
+def _env(port: int, path: str, record: Path) -> dict[str, str]:
+    env = demand_metric.sidecar_environment(
+        metrics_port=port,
+        metrics_path=path,
+        series=VLLM,
+        cluster_name="llm",
+        service_name="llm",
+        region="us-east-1",
+    )
+    return {**env, "PATH": f"{record.parent / 'bin'}:{os.environ['PATH']}"}
+
+
+def _cli_to_request(args: list[str]) -> dict[str, Any]:
+    """What awscli's put-metric-data customization sends for these options."""
+    assert args[:2] == ["cloudwatch", "put-metric-data"]
+    opts = dict(zip(args[2::2], args[3::2], strict=True))
+    dims = [
+        dict(zip(("Name", "Value"), p.split("="), strict=True))
+        for p in opts["--dimensions"].split(",")
+    ]
+    return {
+        "Namespace": opts["--namespace"],
+        "MetricData": [
+            {
+                "MetricName": opts["--metric-name"],
+                "Dimensions": dims,
+                "Value": float(Decimal(opts["--value"])),
+                "Unit": opts["--unit"],
+                "StorageResolution": int(opts["--storage-resolution"]),
+            }
+        ],
+    }
+
+
+def test_once_scrapes_sums_and_publishes_a_high_resolution_datapoint(
+    script: Path, server: int, fake_aws: Path
+) -> None:
+    result = _run(script, "once", _env(server, "/metrics", fake_aws))
+    assert result.returncode == 0, result.stderr
+    request = _cli_to_request(fake_aws.read_text().splitlines())
+    assert request == {
+        "Namespace": demand_metric.NAMESPACE,
+        "MetricData": [
+            {
+                "MetricName": demand_metric.METRIC_NAME,
+                "Dimensions": demand_metric.dimensions("llm", "llm"),
+                "Value": 8.0,
+                "Unit": demand_metric.UNIT,
+                "StorageResolution": 1,
+            }
+        ],
+    }
+    cw = boto3.client(
+        "cloudwatch", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    with Stubber(cw) as stub:  # botocore's model must accept what the CLI sends
+        stub.add_response("put_metric_data", {}, request)
+        cw.put_metric_data(**request)
+
+
+def test_no_datapoint_while_the_server_is_not_ready(
+    script: Path, server: int, fake_aws: Path
+) -> None:
+    result = _run(script, "once", _env(server, "/loading", fake_aws))
+    assert result.returncode == 1
+    assert "503" in result.stderr
+    assert not fake_aws.exists()
+
+
+def test_no_datapoint_when_nothing_listens(script: Path, fake_aws: Path, server: int) -> None:
+    # A port nothing listens on: the server process has not bound yet.
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        free = s.getsockname()[1]
+    result = _run(script, "once", _env(free, "/metrics", fake_aws))
+    assert result.returncode == 1
+    assert not fake_aws.exists()
+
+
+def test_no_datapoint_when_no_series_matches(script: Path, server: int, fake_aws: Path) -> None:
+    env = {**_env(server, "/metrics", fake_aws), "SERIES": "tgi_queue_size"}
+    result = _run(script, "once", env)
+    assert result.returncode == 1
+    assert "none of 'tgi_queue_size'" in result.stderr
+    assert not fake_aws.exists()
+
+
+def test_missing_environment_exits_2(script: Path) -> None:
+    result = _run(script, "run", {})
+    assert result.returncode == 2
+    assert "METRICS_PORT" in result.stderr
+
+
+def test_environment_covers_every_variable_the_script_requires() -> None:
+    text = demand_metric.sidecar_script()
+    m = re.search(r"PUBLISH_VARS=\(([^)]*)\)", text)
+    assert m is not None
+    required = set(m.group(1).split())
+    env = demand_metric.sidecar_environment(
+        metrics_port=8000,
+        metrics_path="/metrics",
+        series=VLLM,
+        cluster_name="c",
+        service_name="s",
+        region="eu-west-1",
+    )
+    assert required <= set(env)
+    assert env["INTERVAL_S"] == str(demand_metric.PUBLISH_INTERVAL_S)
+    assert env["STORAGE_RESOLUTION"] == "1"
+    assert env["DIMENSIONS"] == "ClusterName=c,ServiceName=s"
+
+
+# --- the contract's numbers -------------------------------------------------------------
+
+
+def test_namespace_is_custom_and_iam_condition_reads_it() -> None:
+    assert not demand_metric.NAMESPACE.startswith("AWS/")
+    assert demand_metric.iam_condition() == {
+        "StringEquals": {"cloudwatch:namespace": demand_metric.NAMESPACE}
+    }
+
+
+def test_alarm_period_is_one_publish_interval_and_fast_path_agrees() -> None:
+    # A 10-s alarm period needs StorageResolution 1 (botocore PutMetricAlarm.Period).
+    assert demand_metric.STORAGE_RESOLUTION == 1
+    assert demand_metric.ALARM_PERIOD_S == demand_metric.PUBLISH_INTERVAL_S == 10
+    assert fast_path.ALARM_PERIOD_S == demand_metric.ALARM_PERIOD_S
+    assert fast_path.STATISTIC == demand_metric.STATISTIC
+
+
+def test_dimensions_name_cluster_and_service_not_task() -> None:
+    dims = demand_metric.dimensions("c", "s")
+    assert [d["Name"] for d in dims] == ["ClusterName", "ServiceName"]
+    assert all("Task" not in d["Name"] for d in dims)
+
+
+def test_metric_data_queries_are_valid_get_metric_data_input() -> None:
+    cw = boto3.client(
+        "cloudwatch", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    queries = demand_metric.metric_data_queries("c", "s")
+    end = datetime.now(UTC)
+    params = {
+        "MetricDataQueries": queries,
+        "StartTime": end - timedelta(minutes=10),
+        "EndTime": end,
+    }
+    with Stubber(cw) as stub:
+        stub.add_response("get_metric_data", {"MetricDataResults": []}, params)
+        cw.get_metric_data(**params)
+    assert [q["MetricStat"]["Stat"] for q in queries] == [demand_metric.STATISTIC, "Maximum"]
+    assert {q["MetricStat"]["Period"] for q in queries} == {demand_metric.ALARM_PERIOD_S}
+    assert all(
+        q["MetricStat"]["Metric"]["Dimensions"] == demand_metric.dimensions("c", "s")
+        for q in queries
+    )
