@@ -303,7 +303,7 @@ def test_metric_data_queries_are_valid_get_metric_data_input() -> None:
     )
     queries = demand_metric.metric_data_queries("c", "s")
     end = datetime.now(UTC)
-    params = {
+    params: dict[str, Any] = {
         "MetricDataQueries": queries,
         "StartTime": end - timedelta(minutes=10),
         "EndTime": end,
