@@ -316,7 +316,11 @@ def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -
     assert conc["EvaluationPeriods"] == conc["DatapointsToAlarm"] == periods
     # A healthy first task (boot, pull, model load) reports well inside the window.
     assert periods * gpu_metric.PERIOD_S >= 2 * observability.concurrency_first_datapoint_s(spec)
-    assert by_metric[gpu_metric.UTILIZATION]["AlarmName"] == NAMES.gpu_metric_missing_alarm
+    gpu = by_metric[gpu_metric.UTILIZATION]
+    assert gpu["AlarmName"] == NAMES.gpu_metric_missing_alarm
+    # The description says what the missing GPU series costs with this signal.
+    assert ("GPU target tracking is blind" in gpu["AlarmDescription"]) == spec.scaling.gpu_guard
+    assert "concurrency target tracking" in conc["AlarmDescription"]
 
 
 def test_both_missing_alarms_tell_the_alert_topic(case: tuple[Spec, T]) -> None:

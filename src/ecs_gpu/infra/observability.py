@@ -294,6 +294,11 @@ def add_observability(
         [cw.HorizontalAnnotation(value=gpu_target, label=target_label)] if gpu_tracked else []
     )
 
+    blind = (
+        "GPU target tracking is blind"
+        if gpu_tracked
+        else "the dashboard's GPU panels are empty (the service scales on concurrency)"
+    )
     # No label on either alarm's metric: a labelled metric makes CDK write the
     # Metrics[] (metric math) form; plain MetricName/Namespace/Dimensions is
     # what describe_alarms readers such as doctor expect.
@@ -304,7 +309,7 @@ def add_observability(
         alarm_description=(
             f"No {gpu_metric.NAMESPACE}/{gpu_metric.UTILIZATION} datapoints for "
             f"{gpu_metric.DIMENSION}={names.asg}: the host CloudWatch agent is not "
-            "publishing, so GPU target tracking is blind. Check the instances' "
+            f"publishing, so {blind}. Check the instances' "
             f"{names.host_log_group} log group (amazon-cloudwatch-agent and "
             "cloud-init-output streams) or run `ecs-gpu doctor`."
         ),
