@@ -380,6 +380,8 @@ def test_dashboard_shows_concurrency_against_target_and_fast_path(case: tuple[Sp
     fp = fast_path.fast_path(spec)
     target = spec.scaling.target_concurrency_per_task
     assert marks == ([target, fp.threshold] if fp is not None else [target])
+    titles = [w["properties"].get("title") for w in body["widgets"]]
+    assert ("Fast path: 10-second alarm" in titles) == (fp is not None)
     if fp is not None:
         fast_id, _ = _fast_alarm(t)
         (alarm_widget,) = [
