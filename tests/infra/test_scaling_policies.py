@@ -256,7 +256,10 @@ def test_fast_path_alarm_fires_within_30_seconds_at_the_panic_threshold(
     target = spec.scaling.target_concurrency_per_task
     assert target is not None
     assert alarm["Threshold"] == pytest.approx(target * spec.scaling.panic_threshold_percent / 100)
-    assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    assert alarm["ComparisonOperator"] == fast_path.COMPARISON == "GreaterThanOrEqualToThreshold"
+    assert alarm["EvaluationPeriods"] == fast_path.EVALUATION_PERIODS
+    assert alarm["DatapointsToAlarm"] == fast_path.DATAPOINTS_TO_ALARM
+    assert alarm["Statistic"] == fast_path.STATISTIC
     # A missing series must not launch GPU instances (the missing-metric alarm reports it).
     assert alarm["TreatMissingData"] == "notBreaching"
     assert alarm["AlarmActions"] == [{"Ref": step_id}]
@@ -271,9 +274,10 @@ def test_fast_path_policy_adds_in_proportion_to_the_excess(case: tuple[Spec, T])
         return
     ((_, policy),) = steps.items()
     cfg = policy["StepScalingPolicyConfiguration"]
-    assert cfg["AdjustmentType"] == "PercentChangeInCapacity"
-    assert cfg["MetricAggregationType"] == "Maximum"
-    assert cfg["MinAdjustmentMagnitude"] == 1
+    # The template says what fast_path.py (and so the simulator) says.
+    assert cfg["AdjustmentType"] == fast_path.ADJUSTMENT_TYPE == "PercentChangeInCapacity"
+    assert cfg["MetricAggregationType"] == fast_path.METRIC_AGGREGATION == "Maximum"
+    assert cfg["MinAdjustmentMagnitude"] == fast_path.MIN_ADJUSTMENT_MAGNITUDE == 1
     assert cfg["Cooldown"] == fp.cooldown_s
     got = [
         (
