@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
+from ecs_gpu.outputs import check_distinct, is_stdout, write_text
 from ecs_gpu.spec import Spec
 
 if TYPE_CHECKING:
@@ -37,22 +38,29 @@ class Synthesized:
     service: GpuService
 
 
-def build(spec: Spec, *, outdir: str) -> Synthesized:
+def stack_name_of(spec: Spec, stack_name: str | None = None) -> str:
+    """The stack's name: ``--stack`` when given, else the one derived from the spec."""
+    return stack_name if stack_name is not None else Names(spec.service.name).stack
+
+
+def build(spec: Spec, *, outdir: str, stack_name: str | None = None) -> Synthesized:
     """The CDK app, the standalone stack and the GpuService in it (not yet synthesized).
 
     ``outdir`` is the cloud assembly's scratch directory; the caller owns and removes it.
+    ``stack_name`` (``--stack``) replaces the spec-derived name, so one spec can
+    be deployed as several stacks.
     """
     ensure_node()
     from aws_cdk import App, BootstraplessSynthesizer, Stack
 
     from ecs_gpu.infra.service import GpuService
 
-    names = Names(spec.service.name)
+    name = stack_name_of(spec, stack_name)
     app = App(outdir=outdir, analytics_reporting=False)
     stack = Stack(
         app,
-        names.stack,
-        stack_name=names.stack,
+        name,
+        stack_name=name,
         description=f"ecs-gpu: GPU inference service {spec.service.name} on Amazon ECS",
         synthesizer=BootstraplessSynthesizer(),
         analytics_reporting=False,
@@ -68,24 +76,48 @@ def template_of(built: Synthesized) -> dict[str, Any]:
     return template
 
 
-def synth_template(spec: Spec) -> dict[str, Any]:
+def synth_template(spec: Spec, *, stack_name: str | None = None) -> dict[str, Any]:
     """The CloudFormation template for ``spec``, as a dict."""
     with tempfile.TemporaryDirectory(prefix="ecs-gpu-cdk-") as outdir:
-        return template_of(build(spec, outdir=outdir))
+        return template_of(build(spec, outdir=outdir, stack_name=stack_name))
 
 
-def template_path(spec: Spec, out_dir: Path) -> Path:
-    return out_dir / f"{Names(spec.service.name).stack}{TEMPLATE_SUFFIX}"
+def template_json(template: dict[str, Any]) -> str:
+    return json.dumps(template, indent=1, sort_keys=False) + "\n"
 
 
-def write_template(spec: Spec, out_dir: Path) -> Path:
-    """Write ``<out_dir>/<service name>.template.json`` and return its path."""
-    path = template_path(spec, out_dir)
-    # The directory first: a bad -o should fail before seconds of synth, not after.
-    _write(out_dir, lambda: out_dir.mkdir(parents=True, exist_ok=True))
-    template = synth_template(spec)
-    text = json.dumps(template, indent=1, sort_keys=False) + "\n"
-    _write(out_dir, lambda: path.write_text(text, encoding="utf-8"))
+def template_path(spec: Spec, out_dir: Path, *, stack_name: str | None = None) -> Path:
+    """``<out_dir>/<stack name>.template.json``; ``-`` (standard output) stays ``-``."""
+    if is_stdout(out_dir):
+        return out_dir
+    return out_dir / f"{stack_name_of(spec, stack_name)}{TEMPLATE_SUFFIX}"
+
+
+def write_template(
+    spec: Spec,
+    out_dir: Path,
+    *,
+    stack_name: str | None = None,
+    spec_path: Path | None = None,
+) -> Path:
+    """Write ``<out_dir>/<stack name>.template.json`` and return its path.
+
+    ``out_dir`` ``-`` writes the template to standard output. The file is
+    written to a temporary sibling and renamed, so Ctrl-C never leaves half
+    a template that `aws cloudformation deploy` would then read.
+    """
+    path = template_path(spec, out_dir, stack_name=stack_name)
+    if not is_stdout(out_dir):
+        # The directory first: a bad -o should fail before seconds of synth, not after.
+        _write(out_dir, lambda: out_dir.mkdir(parents=True, exist_ok=True))
+        if path.is_dir():
+            raise BadInputError(
+                f"{path}: cannot write the template there (it is a folder). Fix: remove or "
+                "rename that folder, or pass -o with another directory."
+            )
+        check_distinct({"SPEC": spec_path}, {"-o": path})
+    text = template_json(synth_template(spec, stack_name=stack_name))
+    write_text(path, text, "-o")
     return path
 
 

@@ -89,7 +89,12 @@ def deployed(aws: str, g5_template: dict[str, Any]) -> Iterator[Deployed]:
     """The g5 stack deployed into a fresh moto account, and what its instances would read."""
     session = boto3.Session()
     result = operate.run_deploy(
-        session.client("cloudformation"), NAMES.stack, g5_template, yes=True, waits=NO_WAIT
+        session.client("cloudformation"),
+        NAMES.stack,
+        g5_template,
+        yes=True,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
     )
     assert result is not None and result.status == "CREATE_COMPLETE"
     lt = agent.launch_template_data(session, NAMES.stack)
@@ -112,7 +117,7 @@ def verify(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
 
 
 def doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    code = main(["doctor", str(EXAMPLE_SPEC), "--json"])
+    code = main(["doctor", str(EXAMPLE_SPEC), "--json", "-"])
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
     return code, report
 

@@ -111,6 +111,8 @@ def describe_stack(status: str) -> dict[str, Any]:
                 "StackName": STACK,
                 "CreationTime": T0,
                 "StackStatus": status,
+                # What deploy tags a stack with (destroy refuses a stack without it).
+                "Tags": [{"Key": "ecs-gpu:spec", "Value": STACK}],
             }
         ]
     }
@@ -236,6 +238,10 @@ def test_deploy_rollback_exits_1_and_leaves_the_stack(cfn: Any, template: dict[s
                 "ChangeSetType": "CREATE",
                 "Description": ANY,
                 "Capabilities": ["CAPABILITY_IAM"],
+                "Tags": [
+                    {"Key": "ecs-gpu:spec", "Value": NAMES.service_name},
+                    {"Key": "ecs-gpu:version", "Value": ANY},
+                ],
             },
         )
         stub.add_response(
@@ -256,7 +262,9 @@ def test_deploy_rollback_exits_1_and_leaves_the_stack(cfn: Any, template: dict[s
             {"StackName": STACK_ID},
         )
         with pytest.raises(ProblemsFound) as exc:
-            operate.run_deploy(cfn, STACK, template, yes=True, waits=NO_WAIT)
+            operate.run_deploy(
+                cfn, STACK, template, yes=True, waits=NO_WAIT, service_name=NAMES.service_name
+            )
         stub.assert_no_pending_responses()
     assert exc.value.exit_code == 1
     assert "ended ROLLBACK_COMPLETE" in exc.value.message
@@ -275,6 +283,7 @@ def _existing_stack_change_set(stub: Stubber, described: dict[str, Any]) -> None
             "ChangeSetType": "UPDATE",
             "Description": ANY,
             "Capabilities": ANY,
+            "Tags": ANY,
         },
     )
     stub.add_response("describe_change_set", described, {"ChangeSetName": CS_ID})
@@ -291,7 +300,7 @@ def test_failing_change_set_exits_1_with_the_reason_and_is_deleted(
         )
         stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
         with pytest.raises(ProblemsFound) as exc:
-            dp.diff(cfn, STACK, template, waits=NO_WAIT)
+            dp.diff(cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name)
         stub.assert_no_pending_responses()  # the failed change set was deleted
     assert exc.value.exit_code == 1
     assert reason in exc.value.message and STACK in exc.value.message
@@ -307,7 +316,7 @@ def test_refused_template_exits_1_naming_cloudformation_message(
         )
         stub.add_client_error("create_change_set", "ValidationError", msg, 400)
         with pytest.raises(ProblemsFound) as exc:
-            dp.diff(cfn, STACK, template, waits=NO_WAIT)
+            dp.diff(cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name)
     assert exc.value.exit_code == 1
     assert (
         "refused the change set" in exc.value.message and "Unresolved resource" in exc.value.message
@@ -357,7 +366,7 @@ def test_asg_replacement_is_called_out_loudly(
         _existing_stack_change_set(stub, page)
         stub.add_response("describe_change_set", page, {"ChangeSetName": CS_ID})
         stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
-        p = operate.run_diff(cfn, STACK, template, waits=NO_WAIT)
+        p = operate.run_diff(cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name)
         stub.assert_no_pending_responses()
     assert p.summary.counts() == {"Modify": 2, "Add": 1}
     assert [c.logical_id for c in p.summary.loud_replacements] == ["Asg"]

@@ -82,7 +82,9 @@ def test_deploy_denied_create_change_set_names_it(
     as_user(monkeypatch, env)
     cfn = boto3.Session().client("cloudformation")  # a fresh session reads the new keys
     with pytest.raises(AccessDenied) as exc:
-        operate.run_deploy(cfn, NAMES.stack, template, yes=True, waits=NO_WAIT)
+        operate.run_deploy(
+            cfn, NAMES.stack, template, yes=True, waits=NO_WAIT, service_name=NAMES.service_name
+        )
     assert exc.value.exit_code == EXIT_AWS
     assert exc.value.permission == "cloudformation:CreateChangeSet"
 
@@ -165,7 +167,9 @@ def test_destroy_denied_midway_exits_3_naming_the_permission_and_what_is_left(
     aws: str, template: dict[str, Any], request: pytest.FixtureRequest
 ) -> None:
     admin = boto3.Session().client("cloudformation")
-    result = operate.run_deploy(admin, NAMES.stack, template, yes=True, waits=NO_WAIT)
+    result = operate.run_deploy(
+        admin, NAMES.stack, template, yes=True, waits=NO_WAIT, service_name=NAMES.service_name
+    )
     assert result is not None and result.ok
     env = restricted_user([a for a in DESTROY_ACTIONS if a != "ecs:UpdateService"])
     request.getfixturevalue("iam_enforced")
@@ -194,7 +198,12 @@ def _deploy_as_admin(template: dict[str, Any]) -> None:
     """Deploy the stack with full rights, plus the scalable target moto's CFN skips."""
     admin = boto3.Session()
     result = operate.run_deploy(
-        admin.client("cloudformation"), NAMES.stack, template, yes=True, waits=NO_WAIT
+        admin.client("cloudformation"),
+        NAMES.stack,
+        template,
+        yes=True,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
     )
     assert result is not None and result.ok
     # moto's CloudFormation skips the scalable target; register it as the stack would.

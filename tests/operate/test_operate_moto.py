@@ -47,7 +47,9 @@ def record_calls(*clients: Any) -> list[str]:
 
 
 def deploy(c: Clients, template: dict[str, Any]) -> dp.FollowResult:
-    result = operate.run_deploy(c.cfn, STACK, template, yes=True, waits=NO_WAIT)
+    result = operate.run_deploy(
+        c.cfn, STACK, template, yes=True, waits=NO_WAIT, service_name=NAMES.service_name
+    )
     assert result is not None
     return result
 
@@ -94,7 +96,9 @@ def test_diff_on_unchanged_spec_reports_no_changes(
 ) -> None:
     deploy(clients, g5_for_moto)
     capsys.readouterr()
-    p = operate.run_diff(clients.cfn, STACK, g5_for_moto, waits=NO_WAIT)
+    p = operate.run_diff(
+        clients.cfn, STACK, g5_for_moto, waits=NO_WAIT, service_name=NAMES.service_name
+    )
     assert p.summary.empty and not p.new_stack
     assert f"Stack {STACK}: no changes." in capsys.readouterr().out
     # The preview left no change set behind.
@@ -158,7 +162,7 @@ def test_diff_shows_a_modified_and_an_added_resource_then_deletes_the_change_set
         "Type": "AWS::Logs::LogGroup",
         "Properties": {"LogGroupName": NAMES.host_log_group},
     }
-    p = dp.diff(clients.cfn, STACK, fresh_template, waits=NO_WAIT)
+    p = dp.diff(clients.cfn, STACK, fresh_template, waits=NO_WAIT, service_name=NAMES.service_name)
     assert {(c.action, c.logical_id) for c in p.summary.changes} == {
         ("Modify", "LogGroup"),
         ("Add", "HostLogs"),
@@ -181,6 +185,7 @@ def test_deploy_declined_changes_nothing(
         yes=False,
         waits=NO_WAIT,
         ask=lambda *a, **k: False,
+        service_name=NAMES.service_name,
     )
     assert result is None
     assert "ExecuteChangeSet" not in calls and "DeleteChangeSet" in calls
@@ -194,7 +199,9 @@ def test_deploy_without_tty_or_yes_refuses_with_exit_2(
 ) -> None:
     # pytest's stdin is not a terminal: confirm() must refuse rather than hang.
     with pytest.raises(Exception) as exc:
-        operate.run_deploy(clients.cfn, STACK, template, yes=False, waits=NO_WAIT)
+        operate.run_deploy(
+            clients.cfn, STACK, template, yes=False, waits=NO_WAIT, service_name=NAMES.service_name
+        )
     assert getattr(exc.value, "exit_code", None) == 2
     assert "--yes" in str(exc.value)
     with pytest.raises(Exception, match="does not exist"):
@@ -219,7 +226,13 @@ def test_ctrl_c_while_following_leaves_the_stack_and_says_how_to_follow(
     calls = record_calls(clients.cfn)
     with pytest.raises(dp.StackInterrupted) as exc:
         operate.run_deploy(
-            clients.cfn, STACK, template, yes=True, waits=NO_WAIT, region="us-east-1"
+            clients.cfn,
+            STACK,
+            template,
+            yes=True,
+            waits=NO_WAIT,
+            region="us-east-1",
+            service_name=NAMES.service_name,
         )
     clients.cfn.meta.events.unregister("after-call.cloudformation.DescribeStacks", interrupt)
     assert exc.value.exit_code == 130

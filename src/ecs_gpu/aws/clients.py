@@ -11,11 +11,14 @@ is never reported as broken.
 from __future__ import annotations
 
 import os
+import re
+from functools import cache
 from typing import Any
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import ProfileNotFound
+from botocore.loaders import create_loader
 
 from ecs_gpu.errors import BadInputError
 
@@ -36,10 +39,14 @@ def make_session(profile: str | None = None, region: str | None = None) -> boto3
     the AWS CLI v2 and the other SDKs read first (and what our messages tell
     users to set), so it is honoured here too, after --region.
     """
-    try:
-        return boto3.Session(
-            profile_name=profile, region_name=region or os.environ.get("AWS_REGION") or None
+    env = os.environ.get("AWS_REGION") or None
+    chosen = region if region is not None else env
+    if chosen is not None:
+        check_region(
+            chosen, f"--region {chosen!r}" if region is not None else f"AWS_REGION={chosen!r}"
         )
+    try:
+        session = boto3.Session(profile_name=profile, region_name=chosen)
     except ProfileNotFound:
         source = (
             f"--profile {profile}" if profile else f"AWS_PROFILE={os.environ.get('AWS_PROFILE')}"
@@ -48,6 +55,39 @@ def make_session(profile: str | None = None, region: str | None = None) -> boto3
             f"{source}: no such AWS profile. Fix: pick one from "
             "`aws configure list-profiles`, or set AWS_PROFILE."
         ) from None
+    if chosen is None and session.region_name:
+        # From AWS_DEFAULT_REGION or the profile's config.
+        got = session.region_name
+        from_env = os.environ.get("AWS_DEFAULT_REGION") == got
+        check_region(
+            got, f"AWS_DEFAULT_REGION={got}" if from_env else f"the profile's region {got}"
+        )
+    return session
+
+
+@cache
+def region_patterns() -> tuple[tuple[str, str], ...]:
+    """(partition, regionRegex) of every AWS partition, from botocore's own partitions data."""
+    data = create_loader().load_data("partitions")
+    return tuple((p["id"], p["regionRegex"]) for p in data["partitions"])
+
+
+def check_region(region: str, source: str) -> None:
+    """Refuse a value that is no Region name in any partition (exit 2), before any call.
+
+    Without this a typo ("us-east-9x", "US_EAST_1") becomes a DNS failure
+    for a made-up endpoint and reads as "AWS unreachable" (exit 3). A name
+    that fits a partition's pattern passes even if this botocore does not
+    list it yet: Regions newer than the installed SDK still work.
+    """
+    if any(re.fullmatch(rx.strip("^$"), region) for _, rx in region_patterns()):
+        return
+    patterns = "; ".join(f"{pid}: {rx}" for pid, rx in region_patterns())
+    raise BadInputError(
+        f"{source}: not an AWS Region name. Region names are lower case, e.g. us-east-1 or "
+        f"eu-west-2, and match one partition's pattern ({patterns}). Fix: pass a Region "
+        "name such as us-east-1 (`aws ec2 describe-regions` lists yours)."
+    )
 
 
 def client(session: boto3.Session, service: str, *, config: Config | None = None) -> Any:

@@ -18,11 +18,13 @@ Rules this module keeps:
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from importlib import metadata
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore import exceptions as bx
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from mypy_boto3_autoscaling import AutoScalingClient
     from mypy_boto3_cloudformation import CloudFormationClient
     from mypy_boto3_ecs import ECSClient
+    from mypy_boto3_iam import IAMClient
 
 # CreateChangeSet's TemplateBody limit (CloudFormation quotas page).
 MAX_TEMPLATE_BODY_BYTES = 51_200
@@ -57,6 +60,17 @@ PROTECTION_BATCH = 50
 DESCRIBE_TASKS_BATCH = 100
 _PENDING_CHANGE_SET = frozenset({"CREATE_PENDING", "CREATE_IN_PROGRESS"})
 EXIT_INTERRUPTED = 130
+# Stack tags deploy sets; destroy (and deploy onto an existing stack) only
+# touch a stack that carries them, so a typo in --stack cannot delete or
+# overwrite someone else's stack.
+TAG_SPEC: Final = "ecs-gpu:spec"
+TAG_VERSION: Final = "ecs-gpu:version"
+# Stacks deployed before the tags existed are known by the template's Description.
+DESCRIPTION_PREFIX: Final = "ecs-gpu:"
+# CreateStack's StackName rule (botocore cloudformation model, CreateStack.StackName).
+STACK_NAME_RE: Final = re.compile(r"[a-zA-Z][-a-zA-Z0-9]*")
+STACK_NAME_MAX: Final = 128
+ECS_SERVICE_PRINCIPAL: Final = "ecs.amazonaws.com"
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,33 @@ def template_body(template: Mapping[str, Any]) -> str:
     return body
 
 
+def check_stack_name(name: str, option: str = "--stack") -> str:
+    """Refuse a name CloudFormation would refuse, before any call (exit 2)."""
+    if len(name) > STACK_NAME_MAX or not STACK_NAME_RE.fullmatch(name):
+        raise BadInputError(
+            f"{option} {name!r}: not a CloudFormation stack name. A stack name has 1 to "
+            f"{STACK_NAME_MAX} characters, letters, digits and hyphens only, and starts with "
+            "a letter. Fix: e.g. vllm-g5-staging."
+        )
+    return name
+
+
+def ecs_gpu_version() -> str:
+    """The installed ecs-gpu version (``--version`` and the stack's version tag)."""
+    try:
+        return metadata.version("ecs-gpu")
+    except metadata.PackageNotFoundError:  # a source tree run without installing
+        return "unknown"
+
+
+def stack_tags(service_name: str) -> list[dict[str, str]]:
+    """The tags deploy puts on the stack: which spec made it, and which ecs-gpu."""
+    return [
+        {"Key": TAG_SPEC, "Value": service_name},
+        {"Key": TAG_VERSION, "Value": ecs_gpu_version()},
+    ]
+
+
 # --- stack state ------------------------------------------------------------------
 
 
@@ -108,6 +149,30 @@ class StackState:
     name: str
     status: str
     reason: str
+    tags: Mapping[str, str] = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def made_by_ecs_gpu(self) -> bool:
+        return TAG_SPEC in self.tags or self.description.startswith(DESCRIPTION_PREFIX)
+
+
+def check_owned(state: StackState, service_name: str, *, action: str) -> None:
+    """Refuse (exit 2) to ``action`` a stack ecs-gpu did not make, or made from another spec."""
+    if not state.made_by_ecs_gpu:
+        raise BadInputError(
+            f"stack {state.name}: not made by ecs-gpu (it has no {TAG_SPEC} tag and its "
+            f"description does not start with {DESCRIPTION_PREFIX!r}), so ecs-gpu will not "
+            f"{action} it. Fix: check --stack (default: the spec's service.name); if you do "
+            f"mean this stack, use `aws cloudformation` directly."
+        )
+    owner = state.tags.get(TAG_SPEC)
+    if owner is not None and owner != service_name:
+        raise BadInputError(
+            f"stack {state.name}: deployed by ecs-gpu from a spec whose service.name is "
+            f"{owner!r}, not {service_name!r}, so ecs-gpu will not {action} it with this spec. "
+            f"Fix: pass the spec of {owner!r}, or pick this spec's own stack with --stack."
+        )
 
 
 def _is_missing_stack(exc: BaseException) -> bool:
@@ -156,6 +221,8 @@ def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
         name=s["StackName"],
         status=s["StackStatus"],
         reason=s.get("StackStatusReason", ""),
+        tags={t["Key"]: t["Value"] for t in s.get("Tags", [])},
+        description=s.get("Description", ""),
     )
 
 
@@ -214,6 +281,7 @@ class Plan:
     change_set_id: str | None = None
     change_set_name: str | None = None
     capabilities: list[str] = field(default_factory=list)
+    tags: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def new_stack(self) -> bool:
@@ -230,6 +298,7 @@ def _create_change_set(
     body: str,
     change_type: str,
     capabilities: list[str],
+    tags: list[dict[str, str]],
 ) -> tuple[str, str, str]:
     name = _change_set_name()
     kwargs: dict[str, Any] = {
@@ -241,6 +310,8 @@ def _create_change_set(
     }
     if capabilities:
         kwargs["Capabilities"] = capabilities
+    if tags:
+        kwargs["Tags"] = tags
     with mapped("cloudformation", "CreateChangeSet"):
         try:
             resp = cfn.create_change_set(**kwargs)
@@ -295,16 +366,20 @@ def plan(
     *,
     waits: Waits | None = None,
     region: str | None = None,
+    service_name: str | None = None,
 ) -> Plan:
     """Compute what deploying ``template`` as ``stack`` would change.
 
     For an existing stack this creates a change set and leaves it in place
     (``plan.change_set_id``): :func:`execute` runs it, :func:`discard`
-    deletes it. For a new stack it creates nothing.
+    deletes it. For a new stack it creates nothing. With ``service_name``
+    the stack is tagged as made from that spec, and an existing stack must
+    carry the same tag (:func:`check_owned`).
     """
     w = waits or Waits()
     body = template_body(template)
     caps = required_capabilities(template)
+    tags = stack_tags(service_name) if service_name is not None else []
     state = stack_state(cfn, stack)
     if state is None or state.status == "REVIEW_IN_PROGRESS":
         return Plan(
@@ -313,16 +388,19 @@ def plan(
             summary=ChangeSummary(tuple(changes_from_template(template))),
             stack_id=state.stack_id if state else None,
             capabilities=caps,
+            tags=tags,
         )
+    if service_name is not None:
+        check_owned(state, service_name, action="update")
     _refuse_busy(state, region)
-    cs_id, _, cs_name = _create_change_set(cfn, stack, body, "UPDATE", caps)
+    cs_id, _, cs_name = _create_change_set(cfn, stack, body, "UPDATE", caps, tags)
     try:
         first = _wait_change_set(cfn, cs_id, w)
         if first.get("Status") == "FAILED":
             reason = str(first.get("StatusReason", ""))
             if is_no_change_reason(reason):
                 _delete_change_set(cfn, cs_id)
-                return Plan(stack, "UPDATE", ChangeSummary(()), stack_id=state.stack_id)
+                return Plan(stack, "UPDATE", ChangeSummary(()), stack_id=state.stack_id, tags=tags)
             raise ProblemsFound(
                 f"CloudFormation could not compute the change set for stack {stack}: "
                 f"{reason or 'no reason given'}. Fix: correct what it names and rerun."
@@ -339,6 +417,7 @@ def plan(
         change_set_id=cs_id,
         change_set_name=cs_name,
         capabilities=caps,
+        tags=tags,
     )
 
 
@@ -356,9 +435,10 @@ def diff(
     *,
     waits: Waits | None = None,
     region: str | None = None,
+    service_name: str | None = None,
 ) -> Plan:
     """:func:`plan`, then delete the change set: a read-only preview."""
-    p = plan(cfn, stack, template, waits=waits, region=region)
+    p = plan(cfn, stack, template, waits=waits, region=region, service_name=service_name)
     discard(cfn, p)
     return p
 
@@ -385,7 +465,7 @@ def execute(
     w = waits or Waits()
     if p.new_stack:
         cs_id, stack_id, _ = _create_change_set(
-            cfn, p.stack, template_body(template), "CREATE", p.capabilities
+            cfn, p.stack, template_body(template), "CREATE", p.capabilities, p.tags
         )
         first = _wait_change_set(cfn, cs_id, w)
         if first.get("Status") == "FAILED":
@@ -404,6 +484,28 @@ def execute(
     with _refusal_is_a_problem("ExecuteChangeSet", p.stack, fix):
         cfn.execute_change_set(ChangeSetName=p.change_set_id)
     return p.stack_id or p.stack, seen
+
+
+def ensure_ecs_service_linked_role(iam: IAMClient) -> bool:
+    """Create ECS's service-linked role if the account lacks it; True when created.
+
+    A fresh account has no AWSServiceRoleForECS until ECS is first used
+    through the console or API, and a stack's cluster or capacity provider
+    then fails with "Unable to assume the service linked role". IAM answers
+    an existing role with InvalidInput "... has been taken in this account"
+    (AWS) or EntityAlreadyExists (moto); both mean it is there.
+    """
+    with mapped("iam", "CreateServiceLinkedRole"):
+        try:
+            iam.create_service_linked_role(AWSServiceName=ECS_SERVICE_PRINCIPAL)
+        except bx.ClientError as e:
+            code = error_code(e)
+            if code == "EntityAlreadyExists" or (
+                code == "InvalidInput" and "has been taken" in str(e)
+            ):
+                return False
+            raise
+    return True
 
 
 # --- following a stack ------------------------------------------------------------

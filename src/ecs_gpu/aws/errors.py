@@ -55,12 +55,17 @@ def iam_action(service: str, operation: str) -> str:
 class AccessDenied(AwsError):
     """AWS denied a call; carries the call and the IAM permission it needs."""
 
-    def __init__(self, service: str, operation: str, detail: str) -> None:
+    def __init__(self, service: str | None, operation: str, detail: str) -> None:
         self.service = service
         self.operation = operation
-        self.permission = iam_action(service, operation)
+        # A botocore error that escaped to the CLI names its operation but not
+        # its service; the permission is then "the one for <operation>".
+        self.permission = (
+            iam_action(service, operation) if service else f"the permission for {operation}"
+        )
+        call = f"{service} {operation}" if service else operation
         super().__init__(
-            f"AWS denied {service} {operation}: {detail}. Fix: grant {self.permission} to "
+            f"AWS denied {call}: {detail}. Fix: grant {self.permission} to "
             "the identity you run as (check AWS_PROFILE / credentials)."
         )
 
@@ -86,20 +91,27 @@ def is_throttling(exc: BaseException) -> bool:
     return error_code(exc) in THROTTLING_CODES
 
 
-def translate(exc: BaseException, service: str, operation: str) -> Exception:
-    """The ecs-gpu error for a botocore exception raised by ``service.operation``."""
+def translate(exc: BaseException, service: str | None = None, operation: str = "") -> Exception:
+    """The ecs-gpu error for a botocore exception raised by ``service.operation``.
+
+    The one mapping from botocore to exit codes: :func:`mapped` uses it around
+    each call, and the CLI's last line of defence for anything that escaped
+    (then only the operation is known, from the ClientError itself).
+    """
     if isinstance(exc, bx.ClientError):
+        operation = operation or str(getattr(exc, "operation_name", "") or "an AWS call")
         code = error_code(exc)
         msg = str(exc.response.get("Error", {}).get("Message", "")) or code
         if code == "403":
             return AccessDenied(service, operation, f"HTTP 403: {' '.join(msg.split())[:300]}")
         if is_access_denied(exc):
             return AccessDenied(service, operation, f"{code}: {msg}")
-        return AwsError(f"AWS {service} {operation} failed: {code}: {msg}")
+        return AwsError(f"AWS {_call(service, operation)} failed: {code}: {msg}")
+    call = _call(service, operation or "an AWS call")
     if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
         return AwsError(
-            f"no AWS credentials for {service} {operation}. Fix: set AWS_PROFILE, or "
-            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY."
+            f"no AWS credentials for {call}. Fix: set AWS_PROFILE, or "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run `aws configure`."
         )
     if isinstance(exc, bx.NoRegionError):
         return BadInputError("no AWS region configured. Fix: set AWS_REGION or pass --region.")
@@ -108,12 +120,16 @@ def translate(exc: BaseException, service: str, operation: str) -> Exception:
         bx.EndpointConnectionError | bx.ConnectTimeoutError | bx.ReadTimeoutError,
     ):
         return Unreachable(
-            f"cannot reach AWS for {service} {operation}: {exc}. Fix: check the network and "
+            f"cannot reach AWS for {call}: {exc}. Fix: check the network and "
             "region, and AWS_ENDPOINT_URL if it is set."
         )
     if isinstance(exc, bx.BotoCoreError):
-        return AwsError(f"AWS SDK error in {service} {operation}: {exc}")
+        return AwsError(f"AWS SDK error in {call}: {exc}")
     return exc if isinstance(exc, Exception) else RuntimeError(str(exc))
+
+
+def _call(service: str | None, operation: str) -> str:
+    return f"{service} {operation}" if service else operation
 
 
 @contextmanager

@@ -11,12 +11,13 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError
+from ecs_gpu.errors import EXIT_PROBLEMS, EcsGpuError
 
 app = typer.Typer(
     name="ecs-gpu",
@@ -36,45 +37,48 @@ app = typer.Typer(
 err_console = Console(stderr=True, highlight=False, emoji=False)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ecs_gpu.aws.deploy import ecs_gpu_version
+
+        print(f"ecs-gpu {ecs_gpu_version()}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the installed ecs-gpu version and exit.",
+        ),
+    ] = False,
+) -> None:
     """GPU inference services on Amazon ECS that size themselves."""
 
 
 def _aws_exit(exc: BaseException) -> int | None:
-    """Map botocore errors that escaped a command to exit code 3 with a message."""
+    """Report a botocore error that escaped a command; its exit code, or None if not one.
+
+    The mapping itself is :func:`ecs_gpu.aws.errors.translate`, the same one
+    every AWS call goes through, so a denial reads the same wherever it surfaces.
+    """
     try:
         from botocore import exceptions as bx
+
+        from ecs_gpu.aws.errors import translate
     except ImportError:  # pragma: no cover - botocore is a dependency
         return None
-    if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
-        err_console.print(
-            f"[red]error:[/] AWS credentials not found ({escape(str(exc))}). Fix: set "
-            "AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run `aws configure`."
-        )
-        return EXIT_AWS
-    if isinstance(exc, bx.EndpointConnectionError | bx.ConnectTimeoutError):
-        err_console.print(
-            f"[red]error:[/] cannot reach AWS: {escape(str(exc))}. Fix: check the network, "
-            "the region, and AWS_ENDPOINT_URL if it is set."
-        )
-        return EXIT_AWS
-    if isinstance(exc, bx.NoRegionError):
-        err_console.print(
-            "[red]error:[/] no AWS region configured. Fix: set AWS_REGION or pass --region."
-        )
-        return EXIT_BAD_INPUT
-    if isinstance(exc, bx.ClientError):
-        code = exc.response.get("Error", {}).get("Code", "")
-        op = getattr(exc, "operation_name", "an AWS call")
-        err_console.print(
-            f"[red]error:[/] AWS refused {op}: {code}: {escape(str(exc))}", soft_wrap=True
-        )
-        return EXIT_AWS
-    if isinstance(exc, bx.BotoCoreError):
-        err_console.print(f"[red]error:[/] AWS SDK error: {escape(str(exc))}", soft_wrap=True)
-        return EXIT_AWS
-    return None
+    if not isinstance(exc, bx.ClientError | bx.BotoCoreError):
+        return None
+    err = translate(exc)
+    if not isinstance(err, EcsGpuError):  # pragma: no cover - translate maps every botocore error
+        return None
+    err_console.print(f"[red]error:[/] {escape(err.message)}", soft_wrap=True)
+    return err.exit_code
 
 
 def _from_ctrl_c(exc: BaseException) -> bool:

@@ -82,23 +82,42 @@ def synth_cmd(
     spec: SpecArg,
     out: Annotated[
         Path,
-        typer.Option("--out", "-o", help="Directory to write <service name>.template.json into."),
+        typer.Option(
+            "--out",
+            "-o",
+            help="Directory to write <stack name>.template.json into; - writes the template "
+            "to standard output.",
+        ),
     ] = Path("out"),
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack",
+            help="Stack name the template is made for (default: the spec's service.name); "
+            "the same name you give deploy --stack.",
+        ),
+    ] = None,
 ) -> None:
     """Write the standalone CloudFormation template for SPEC and print its path.
 
     The template needs no `cdk bootstrap` and has no assets: deploy it with
     `ecs-gpu deploy`, the console or `aws cloudformation deploy`. Synth is
     offline: the AMI is resolved from its public SSM parameter at deploy time.
+    The file is written whole or not at all (temporary file, then rename).
 
     Example:
 
         ecs-gpu synth examples/g5-vllm.toml -o out
     """
+    from ecs_gpu.aws.deploy import check_stack_name
+    from ecs_gpu.outputs import is_stdout
     from ecs_gpu.synth import write_template
 
-    path = write_template(load_spec(spec), out)
-    console.print(str(path), soft_wrap=True, markup=False)
+    if stack is not None:
+        check_stack_name(stack)
+    path = write_template(load_spec(spec), out, stack_name=stack, spec_path=spec)
+    if not is_stdout(path):
+        console.print(str(path), soft_wrap=True, markup=False)
 
 
 @app.command("validate")

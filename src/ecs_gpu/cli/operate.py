@@ -7,12 +7,13 @@ moto (or a Stubber) without going through argv.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.console import Console
@@ -24,6 +25,7 @@ from ecs_gpu import gpu_metric
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws.clients import client, make_session
+from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
 from ecs_gpu.cli import app
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
     from mypy_boto3_cloudwatch import CloudWatchClient
     from mypy_boto3_ecs import ECSClient
+    from mypy_boto3_iam import IAMClient
 
 console = Console(highlight=False)
 
@@ -62,9 +65,50 @@ ProfileOpt = Annotated[
     str | None, typer.Option("--profile", help="AWS profile (default: AWS_PROFILE).")
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+def seconds(minimum: float, *, inclusive: bool = False) -> Callable[..., float]:
+    """A click callback: a finite number of seconds above ``minimum`` (or at it, if inclusive).
+
+    An interval of 0 polls AWS in a tight loop (and gets throttled), and
+    "nan" passes click's own range check; both are refused naming the option.
+    """
+
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: float) -> float:
+        ok = math.isfinite(value) and (value >= minimum if inclusive else value > minimum)
+        if not ok:
+            bound = f"at least {minimum:g}" if inclusive else f"more than {minimum:g}"
+            raise typer.BadParameter(
+                f"{value:g} is not a number of seconds {bound}. Fix: e.g. "
+                f"{param.opts[0]} {param.default:g}.",
+                ctx=ctx,
+                param=cast(Any, param),  # typer types it as its own subclass
+            )
+        return value
+
+    return check
+
+
 PollOpt = Annotated[
-    float, typer.Option("--poll-interval", min=0, help="Seconds between status polls.")
+    float,
+    typer.Option(
+        "--poll-interval", callback=seconds(0), help="Seconds between status polls (> 0)."
+    ),
 ]
+StackOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--stack",
+        help="Stack name (default: the spec's service.name). Deploy one spec as several "
+        "stacks, e.g. --stack vllm-g5-staging.",
+        show_default=False,
+    ),
+]
+
+
+def stack_of(spec: Spec, stack: str | None) -> str:
+    """``--stack`` (checked against CloudFormation's name rule), else the spec's stack name."""
+    return dp.check_stack_name(stack) if stack is not None else Names(spec.service.name).stack
 
 
 @dataclass
@@ -83,12 +127,12 @@ def _aws(profile: str | None, region: str | None) -> Aws:
     return Aws(region=session.region_name, session=session)
 
 
-def synth_template(spec: Spec) -> dict[str, Any]:
-    """The CloudFormation template for ``spec`` (from the Define layer)."""
+def synth_template(spec: Spec, stack: str | None = None) -> dict[str, Any]:
+    """The CloudFormation template for ``spec`` as stack ``stack`` (from the Define layer)."""
     # Imported here: only the commands that need a template pay for CDK.
     from ecs_gpu.synth import synth_template as synth
 
-    return synth(spec)
+    return synth(spec, stack_name=stack)
 
 
 def confirm(question: str, *, yes: bool, action: str) -> bool:
@@ -280,10 +324,11 @@ def run_diff(
     stack: str,
     template: Mapping[str, Any],
     *,
+    service_name: str,
     waits: dp.Waits,
     region: str | None = None,
 ) -> dp.Plan:
-    p = dp.diff(cfn, stack, template, waits=waits, region=region)
+    p = dp.diff(cfn, stack, template, waits=waits, region=region, service_name=service_name)
     render_summary(stack, p.summary, new_stack=p.new_stack)
     return p
 
@@ -293,13 +338,20 @@ def run_deploy(
     stack: str,
     template: Mapping[str, Any],
     *,
+    service_name: str,
     yes: bool,
     waits: dp.Waits,
     region: str | None = None,
     ask: Callable[..., bool] = confirm,
+    iam: IAMClient | None = None,
 ) -> dp.FollowResult | None:
-    """Show the diff, confirm, execute, follow. None when nothing was done."""
-    p = dp.plan(cfn, stack, template, waits=waits, region=region)
+    """Show the diff, confirm, execute, follow. None when nothing was done.
+
+    ``service_name`` tags the stack as made from that spec (and refuses a
+    stack made from another); with ``iam`` a new stack first gets ECS's
+    service-linked role, which a fresh account lacks.
+    """
+    p = dp.plan(cfn, stack, template, waits=waits, region=region, service_name=service_name)
     render_summary(stack, p.summary, new_stack=p.new_stack)
     if p.summary.empty:
         console.print("Nothing to deploy.")
@@ -313,13 +365,35 @@ def run_deploy(
         dp.discard(cfn, p)
         console.print("Cancelled: nothing was changed.")
         return None
+    if p.new_stack and iam is not None:
+        ensure_service_linked_role(iam)
     stack_id, seen = dp.execute(cfn, p, template, waits=waits)
     return _follow_to_end(cfn, stack, stack_id, seen, waits, region=region, what="The deployment")
+
+
+def ensure_service_linked_role(iam: IAMClient) -> None:
+    """Create AWSServiceRoleForECS if missing; a denial says who can do it instead."""
+    try:
+        created = dp.ensure_ecs_service_linked_role(iam)
+    except AccessDenied as e:
+        e.message += (
+            " Or have an administrator create the role once for the account: `aws iam "
+            f"create-service-linked-role --aws-service-name {dp.ECS_SERVICE_PRINCIPAL}`. "
+            "Nothing was deployed."
+        )
+        e.args = (e.message,)
+        raise
+    if created:
+        console.print(
+            "Created the ECS service-linked role (AWSServiceRoleForECS): this account had "
+            "none, and ECS needs it to create the cluster."
+        )
 
 
 @app.command("diff")
 def diff_cmd(
     spec: SpecArg,
+    stack: StackOpt = None,
     region: RegionOpt = None,
     profile: ProfileOpt = None,
     poll_interval: PollOpt = 5.0,
@@ -335,14 +409,16 @@ def diff_cmd(
         ecs-gpu diff examples/g5-vllm.toml --region us-east-1
     """
     s = load_spec(spec)
-    template = synth_template(s)
+    name = stack_of(s, stack)
     aws = _aws(profile, region)
+    template = synth_template(s, name)
     run_diff(
         aws("cloudformation"),
-        Names(s.service.name).stack,
+        name,
         template,
         waits=dp.Waits(poll_s=poll_interval),
         region=aws.region,
+        service_name=s.service.name,
     )
 
 
@@ -350,6 +426,7 @@ def diff_cmd(
 def deploy_cmd(
     spec: SpecArg,
     yes: YesOpt = False,
+    stack: StackOpt = None,
     region: RegionOpt = None,
     profile: ProfileOpt = None,
     poll_interval: PollOpt = 5.0,
@@ -367,22 +444,52 @@ def deploy_cmd(
         ecs-gpu deploy examples/g5-vllm.toml --yes
     """
     s = load_spec(spec)
-    template = synth_template(s)
+    name = stack_of(s, stack)
     aws = _aws(profile, region)
+    template = synth_template(s, name)
     run_deploy(
         aws("cloudformation"),
-        Names(s.service.name).stack,
+        name,
         template,
         yes=yes,
         waits=dp.Waits(poll_s=poll_interval),
         region=aws.region,
+        service_name=s.service.name,
+        iam=aws("iam"),
     )
 
 
 # --- destroy ----------------------------------------------------------------------
 
 
-def _half_done(names: Names) -> str:
+@dataclass(frozen=True)
+class Deployed:
+    """The physical names of a deployed stack's cluster, service and ASG."""
+
+    cluster: str
+    service: str
+    asg: str
+
+    @property
+    def service_name(self) -> str:
+        # A service's physical id is its ARN (.../service/CLUSTER/NAME).
+        return self.service.rsplit("/", 1)[-1]
+
+    @property
+    def scalable_target_resource_id(self) -> str:
+        return f"service/{self.cluster}/{self.service_name}"
+
+    @classmethod
+    def of(cls, resources: list[dp.StackResource], names: Names) -> Deployed:
+        """From the stack's own resources (right for any --stack); the spec's names if absent."""
+        return cls(
+            cluster=dp.physical_of(resources, "AWS::ECS::Cluster") or names.cluster,
+            service=dp.physical_of(resources, "AWS::ECS::Service") or names.service,
+            asg=dp.physical_of(resources, "AWS::AutoScaling::AutoScalingGroup") or names.asg,
+        )
+
+
+def _half_done(names: Deployed) -> str:
     """What a destroy that stopped before DeleteStack leaves behind, and the two ways on."""
     rid = names.scalable_target_resource_id
     return (
@@ -393,7 +500,8 @@ def _half_done(names: Names) -> str:
         "--scalable-dimension ecs:service:DesiredCount --min-capacity MIN_TASKS "
         "--suspended-state DynamicScalingInSuspended=false,DynamicScalingOutSuspended=false,"
         f"ScheduledScalingSuspended=false` and `aws ecs update-service --cluster {names.cluster} "
-        f"--service {names.service} --desired-count MIN_TASKS` (MIN_TASKS: [scaling] min_tasks)."
+        f"--service {names.service_name} --desired-count MIN_TASKS` (MIN_TASKS: [scaling] "
+        "min_tasks)."
     )
 
 
@@ -402,21 +510,20 @@ def _prepare_delete(
     autoscaling: AutoScalingClient,
     appscaling: ApplicationAutoScalingClient,
     cfn: CloudFormationClient,
-    names: Names,
-    resources: list[dp.StackResource],
+    deployed: Deployed,
     state: dp.StackState,
     *,
     task_timeout_s: float,
     waits: dp.Waits,
 ) -> set[str]:
     """Steps 1-4 of destroy: hold scaling at 0, stop the tasks, unprotect, DeleteStack."""
-    cluster = dp.physical_of(resources, "AWS::ECS::Cluster") or names.cluster
-    service = dp.physical_of(resources, "AWS::ECS::Service") or names.service
-    asg = dp.physical_of(resources, "AWS::AutoScaling::AutoScalingGroup") or names.asg
-    if dp.hold_scaling_at_zero(appscaling, names.scalable_target_resource_id):
+    cluster, service, asg = deployed.cluster, deployed.service, deployed.asg
+    if dp.hold_scaling_at_zero(appscaling, deployed.scalable_target_resource_id):
         console.print("Suspended the service's autoscaling and set its minimum to 0.")
     if dp.scale_service_to_zero(ecs, cluster, service):
-        console.print(f"Scaled service {escape(names.service)} to 0 tasks; waiting for them.")
+        console.print(
+            f"Scaled service {escape(deployed.service_name)} to 0 tasks; waiting for them."
+        )
         alive = dp.wait_tasks_stopped(ecs, cluster, service, timeout_s=task_timeout_s, waits=waits)
         if alive:
             console.print(
@@ -445,14 +552,22 @@ def run_destroy(
     stuck_after_s: float,
     region: str | None = None,
     ask: Callable[..., bool] = confirm,
+    stack: str | None = None,
 ) -> dp.FollowResult | None:
-    """Scale to zero, unprotect the fleet, delete the stack, follow it."""
-    stack = names.stack
+    """Scale to zero, unprotect the fleet, delete the stack, follow it.
+
+    ``stack`` (``--stack``) defaults to the spec's stack name. A stack that
+    ecs-gpu did not deploy, or deployed from another spec, is refused (exit 2)
+    before anything is shown or changed.
+    """
+    stack = stack if stack is not None else names.stack
     state = dp.stack_state(cfn, stack)
     if state is None:
         console.print(f"Stack {escape(stack)} does not exist: nothing to delete.")
         return None
+    dp.check_owned(state, names.service_name, action="delete")
     resources = [r for r in dp.stack_resources(cfn, stack) if r.logical_id]
+    deployed = Deployed.of(resources, names)
     console.print(f"Stack [bold]{escape(stack)}[/] ({state.status}) and everything in it:")
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for col in ("", "type", "logical id", "physical id"):
@@ -480,20 +595,19 @@ def run_destroy(
                 autoscaling,
                 appscaling,
                 cfn,
-                names,
-                resources,
+                deployed,
                 state,
                 task_timeout_s=task_timeout_s,
                 waits=waits,
             )
         except KeyboardInterrupt:
             raise EcsGpuError(
-                "interrupted before the stack delete started." + _half_done(names),
+                "interrupted before the stack delete started." + _half_done(deployed),
                 exit_code=dp.EXIT_INTERRUPTED,
             ) from None
         except EcsGpuError as e:
             # Same error and exit code (a denial stays exit 3), plus what is left.
-            e.message += _half_done(names)
+            e.message += _half_done(deployed)
             e.args = (e.message,)
             raise
     else:
@@ -515,17 +629,23 @@ def run_destroy(
 def destroy_cmd(
     spec: SpecArg,
     yes: YesOpt = False,
+    stack: StackOpt = None,
     region: RegionOpt = None,
     profile: ProfileOpt = None,
     poll_interval: PollOpt = 5.0,
     task_timeout: Annotated[
-        float, typer.Option("--task-timeout", min=0, help="Seconds to wait for tasks to stop.")
+        float,
+        typer.Option(
+            "--task-timeout",
+            callback=seconds(0, inclusive=True),
+            help="Seconds to wait for tasks to stop (0: do not wait).",
+        ),
     ] = 600.0,
     stuck_after: Annotated[
         float,
         typer.Option(
             "--stuck-after",
-            min=0,
+            callback=seconds(0),
             help="Seconds of DELETE_IN_PROGRESS after which the hang is explained, not waited on.",
         ),
     ] = 1800.0,
@@ -536,12 +656,15 @@ def destroy_cmd(
     suspends its autoscaling), waits for its tasks to stop, removes scale-in
     protection from the ASG's instances, then deletes the stack and follows
     it. A delete stuck longer than --stuck-after is explained, not waited on.
+    Only a stack ecs-gpu deployed from this spec is deleted (its ecs-gpu:spec
+    tag); any other is refused with exit 2.
 
     Example:
 
         ecs-gpu destroy examples/g5-vllm.toml
     """
     s = load_spec(spec)
+    name = stack_of(s, stack)
     aws = _aws(profile, region)
     run_destroy(
         aws("cloudformation"),
@@ -554,6 +677,7 @@ def destroy_cmd(
         task_timeout_s=task_timeout,
         stuck_after_s=stuck_after,
         region=aws.region,
+        stack=name,
     )
 
 
@@ -628,13 +752,24 @@ def verify_metrics_cmd(
         str | None, typer.Option("--asg", help="The Auto Scaling group name, instead of a spec.")
     ] = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0, help="Seconds to wait for every series.")
+        float,
+        typer.Option(
+            "--timeout",
+            callback=seconds(0, inclusive=True),
+            help="Seconds to wait for every series (0: check once).",
+        ),
     ] = 600.0,
     interval: Annotated[
-        float, typer.Option("--interval", min=0, help="Seconds between checks.")
+        float,
+        typer.Option("--interval", callback=seconds(0), help="Seconds between checks (> 0)."),
     ] = 30.0,
     window: Annotated[
-        float, typer.Option("--window", min=60, help="How recent a datapoint must be, seconds.")
+        float,
+        typer.Option(
+            "--window",
+            callback=seconds(60, inclusive=True),
+            help="How recent a datapoint must be, seconds (at least 60).",
+        ),
     ] = float(vf.DEFAULT_WINDOW_S),
     region: RegionOpt = None,
     profile: ProfileOpt = None,
@@ -781,13 +916,24 @@ def verify_scaling_cmd(
         bool, typer.Option("--yes", help="Required: this changes the live service's task count.")
     ] = False,
     scale_out_timeout: Annotated[
-        float, typer.Option("--scale-out-timeout", min=0, help="Seconds to wait for scale-out.")
+        float,
+        typer.Option(
+            "--scale-out-timeout", callback=seconds(0), help="Seconds to wait for scale-out."
+        ),
     ] = 1200.0,
     scale_in_timeout: Annotated[
-        float, typer.Option("--scale-in-timeout", min=0, help="Seconds to wait for scale-in.")
+        float,
+        typer.Option(
+            "--scale-in-timeout", callback=seconds(0), help="Seconds to wait for scale-in."
+        ),
     ] = 1800.0,
     publish_interval: Annotated[
-        float, typer.Option("--publish-interval", min=1, help="Seconds between datapoints.")
+        float,
+        typer.Option(
+            "--publish-interval",
+            callback=seconds(1, inclusive=True),
+            help="Seconds between datapoints (at least 1).",
+        ),
     ] = 30.0,
     poll_interval: PollOpt = 15.0,
     region: RegionOpt = None,
