@@ -40,7 +40,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_healthy_snapshot_offline_exits_0(
     healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json")
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json", "-")
     assert code == 0
     data = json.loads(out)
     assert data["findings"] == [] and data["unknown"] == [] and data["missing_permissions"] == []
@@ -53,7 +53,7 @@ def test_broken_snapshot_exits_1_with_findings(
     snap = healthy()
     for r in snap["metric_data"]:
         r["Timestamps"], r["Values"] = [], []
-    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json")
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
     assert code == 1
     finding = next(f for f in json.loads(out)["findings"] if f["id"] == "MET001")
     assert set(finding) == {"id", "severity", "title", "evidence", "fix"}
@@ -96,7 +96,7 @@ def test_denied_permission_without_error_exits_3(
             "kinds": ["alarms"],
         }
     ]
-    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json")
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
     assert code == 3
     data = json.loads(out)
     assert data["missing_permissions"][0]["permission"] == "cloudwatch:DescribeAlarms"
@@ -111,6 +111,21 @@ def test_denied_permission_without_error_exits_3(
         ("[1, 2]", "a snapshot is a JSON object"),
         ('{"servces": []}', "unknown snapshot keys servces"),
         ('{"_collection": {"version": 99}}', "_collection.version is 99"),
+        ("{}", "_collection is missing"),
+        ('{"_collection": []}', "_collection is a list, not an object"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"_collection": {"version": 1e999}}', "_collection.version is 1e999"),
+    ],
+    ids=[
+        "missing",
+        "not-json",
+        "list",
+        "typo-kind",
+        "version",
+        "empty-object",
+        "collection-list",
+        "deep",
+        "huge-version",
     ],
 )
 def test_bad_snapshot_exits_2(
@@ -122,6 +137,209 @@ def test_bad_snapshot_exits_2(
     code, _, err = _run(capsys, "--from-snapshot", str(p))
     assert code == 2
     assert message in err and "bad.json" in err
+    assert "Traceback" not in err
+
+
+def test_non_utf8_snapshot_names_the_byte(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = tmp_path / "bad.json"
+    p.write_bytes(json.dumps(healthy()).encode()[:40] + b"\xff" + b"\n}")
+    code, _, err = _run(capsys, "--from-snapshot", str(p))
+    assert code == 2
+    assert "bad.json: not UTF-8 text: byte 40 (line 1) is 0xff" in " ".join(err.split())
+
+
+def _nested(snap: Snap, path: tuple[str | int, ...], value: Any) -> None:
+    obj: Any = snap
+    for part in path[:-1]:
+        obj = obj[part]
+    obj[path[-1]] = value
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        # A wrong type deep inside an AWS item: named by its JSON path and botocore's type.
+        (
+            ("container_instances", 0, "ec2InstanceId"),
+            42,
+            "container_instances[0].ec2InstanceId is a number 42; the field holds a string",
+        ),
+        (
+            ("instances", 0, "InstanceId"),
+            ["i-1"],
+            'instances[0].InstanceId is a list ["i-1"]; the field holds a string',
+        ),
+        (("services", 0), [], "services[0] is a list []; the field holds an object"),
+        (("tasks",), {}, "tasks is an object; it holds a list of items"),
+        (
+            ("services", 0, "agentConected"),
+            False,
+            "services[0].agentConected is not a field of Service",
+        ),
+        # Numbers no AWS field holds.
+        (
+            ("services", 0, "desiredCount"),
+            2**40,
+            "services[0].desiredCount = 1099511627776 is outside the integer range",
+        ),
+        (
+            ("_collection", "target", "cluster"),
+            1,
+            "_collection.target.cluster: input should be a valid string (got 1)",
+        ),
+        (
+            ("_collection", "denied"),
+            [{"call": "x", "permission": "y", "code": "z", "kinds": ["servces"]}],
+            "_collection.denied[0].kinds[0]: input should be",
+        ),
+        (("_collection", "target", "service"), None, "_collection.target.service: input should"),
+        (("_collection", "probe_hosts"), "yes", "_collection.probe_hosts: input should be a"),
+        (("_collection", "collected_at"), "yesterday", "not an ISO-8601 time"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 30 else None,
+)
+def test_mistyped_snapshot_exits_2_naming_the_json_path(
+    healthy: Callable[[], Snap],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    path: tuple[str | int, ...],
+    value: Any,
+    message: str,
+) -> None:
+    snap = healthy()
+    _nested(snap, path, value)
+    code, out, err = _run(capsys, "--from-snapshot", _write(tmp_path, snap))
+    assert code == 2, out
+    flat = " ".join(err.split())
+    assert "snap.json: 1 problem in the snapshot" in flat
+    assert message in flat
+    assert "Fix:" in flat
+
+
+@pytest.mark.parametrize(
+    ("literal", "message"),
+    [
+        ("1" + "0" * 5000, "services[0].desiredCount = 100000000000...(5001 characters) has"),
+        ("1e400", "services[0].desiredCount = 1e400 is too large for a floating-point"),
+        ("NaN", "services[0].desiredCount = NaN is not a number JSON allows"),
+    ],
+    ids=["5000-digits", "1e400", "NaN"],
+)
+def test_huge_number_exits_2_naming_the_json_path(
+    healthy: Callable[[], Snap],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    literal: str,
+    message: str,
+) -> None:
+    snap = healthy()
+    snap["services"][0]["desiredCount"] = "@@N@@"
+    p = tmp_path / "snap.json"
+    p.write_text(json.dumps(snap).replace('"@@N@@"', literal))
+    code, _, err = _run(capsys, "--from-snapshot", str(p))
+    assert code == 2
+    assert message in " ".join(err.split())
+
+
+def test_nothing_checked_is_never_exit_0(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A valid snapshot that holds no kind: every check unknown, no call recorded as denied.
+    snap = {COLLECTION_KEY: healthy()[COLLECTION_KEY]}
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap))
+    assert code == 3
+    assert "Nothing was checked" in " ".join(out.split())
+    code, out, err = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
+    assert code == 3
+    assert json.loads(out)["ok"] == [] and "Nothing was checked" in " ".join(err.split())
+
+
+def test_one_check_that_ran_is_something_checked(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = {k: v for k, v in healthy().items() if k in (COLLECTION_KEY, "services")}
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
+    assert code == 0
+    assert json.loads(out)["ok"] == ["SVC001"]
+
+
+def test_json_file_keeps_the_terminal_report(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "report.json"
+    code, out, _ = _run(
+        capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json", str(report)
+    )
+    assert code == 0
+    assert "No finding." in out and f"report JSON: {report}" in " ".join(out.split())
+    assert json.loads(report.read_text())["findings"] == []
+
+
+def test_save_snapshot_to_stdout_prints_only_the_snapshot(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = healthy()
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--save-snapshot", "-")
+    assert code == 0
+    assert json.loads(out) == snap
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--save-snapshot", "{snap}"], "--save-snapshot {snap}: is the input --from-snapshot"),
+        (["--json", "{snap}"], "--json {snap}: is the input --from-snapshot"),
+        (
+            ["--json", "{tmp}/out.json", "--save-snapshot", "{tmp}/out.json"],
+            "--json and --save-snapshot: both write",
+        ),
+        (["--json", "-", "--save-snapshot", "-"], "--json and --save-snapshot: both write -"),
+    ],
+    ids=["save-over-input", "json-over-input", "same-file", "both-stdout"],
+)
+def test_outputs_may_not_overwrite_the_input_or_each_other(
+    healthy: Callable[[], Snap],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    message: str,
+) -> None:
+    snap_path = _write(tmp_path, healthy())
+    before = Path(snap_path).read_bytes()
+
+    def fill(text: str) -> str:
+        return text.replace("{snap}", snap_path).replace("{tmp}", str(tmp_path))
+
+    code, _, err = _run(capsys, "--from-snapshot", snap_path, *map(fill, argv))
+    assert code == 2
+    assert fill(message) in " ".join(err.split())
+    assert Path(snap_path).read_bytes() == before
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_save_snapshot_is_atomic(
+    healthy: Callable[[], Snap],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    target = tmp_path / "saved.json"
+    target.write_text("previous")
+
+    def interrupted_rename(src: Any, dst: Any) -> None:
+        assert Path(src).read_text().startswith("{")  # the whole snapshot was written...
+        raise KeyboardInterrupt  # ...and Ctrl-C came before the rename
+
+    monkeypatch.setattr(doctor_cli.outputs.os, "replace", interrupted_rename)
+    code, _, _ = _run(
+        capsys, "--from-snapshot", _write(tmp_path, healthy()), "--save-snapshot", str(target)
+    )
+    assert code == 130
+    # Interrupted before the rename: the old file is whole, no temporary file is left.
+    assert target.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["saved.json", "snap.json"]
 
 
 def test_no_target_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -149,13 +367,13 @@ def test_live_doctor_from_spec_against_moto(
     session = clients.make_session(None, "us-east-1")
     world.build_world(session, instances=2, tasks=1)
     saved = tmp_path / "live.json"
-    code, out, err = _run(capsys, str(EXAMPLE), "--json", "--save-snapshot", str(saved))
+    code, out, err = _run(capsys, str(EXAMPLE), "--json", "-", "--save-snapshot", str(saved))
     assert code == 0, (out, err)
     data = json.loads(out)
     assert not [f for f in data["findings"] if f["severity"] == "error"]
     assert all(u["id"].startswith("HOST") for u in data["unknown"])
     # The saved snapshot replays offline to the same report.
-    code2, out2, _ = _run(capsys, "--from-snapshot", str(saved), "--json")
+    code2, out2, _ = _run(capsys, "--from-snapshot", str(saved), "--json", "-")
     assert (code2, json.loads(out2)) == (code, data)
 
 
@@ -194,7 +412,7 @@ def test_unknown_profile_exits_2(
 
 
 @pytest.mark.parametrize(
-    ("where", "why"), [("missing/snap.json", "does not exist"), (".", "is a directory")]
+    ("where", "why"), [("missing/snap.json", "does not exist"), (".", "is a folder")]
 )
 def test_unwritable_save_path_exits_2_before_any_aws_call(
     tmp_path: Path,

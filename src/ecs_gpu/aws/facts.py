@@ -15,15 +15,12 @@ by tenacity, so a throttled API is never reported as broken.
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from importlib import resources
-from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import boto3
@@ -46,7 +43,13 @@ from ecs_gpu.aws.errors import (
     is_throttling,
     translate,
 )
-from ecs_gpu.doctor.snapshot import COLLECTION_KEY, KINDS, SNAPSHOT_VERSION, Snapshot
+from ecs_gpu.doctor.snapshot import (
+    COLLECTION_KEY,
+    KINDS,
+    SNAPSHOT_VERSION,
+    Snapshot,
+    to_json_safe,
+)
 from ecs_gpu.errors import AwsError, BadInputError
 from ecs_gpu.naming import Names
 
@@ -151,19 +154,6 @@ def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
     """Consecutive slices of at most ``size`` items."""
     for i in range(0, len(items), size):
         yield list(items[i : i + size])
-
-
-def _json_default(obj: object) -> str:
-    if isinstance(obj, datetime):
-        return obj.isoformat()
-    if isinstance(obj, bytes):
-        return obj.decode("utf-8", "replace")
-    raise TypeError(f"cannot serialise {type(obj).__name__}")
-
-
-def to_json_safe(obj: Any) -> Any:
-    """The object as it round-trips through JSON (datetimes become ISO strings)."""
-    return json.loads(json.dumps(obj, default=_json_default))
 
 
 def probe_script() -> str:
@@ -776,73 +766,6 @@ def collect(
     return c.collect()
 
 
-def load_snapshot(path: str) -> Snapshot:
-    """Read a snapshot file; a file that is not one is bad input (exit 2)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as e:
-        raise BadInputError(
-            f"{path}: cannot read the snapshot ({e.strerror}). Fix: pass a file written by "
-            "`ecs-gpu doctor --save-snapshot`."
-        ) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BadInputError(
-            f"{path}: not a JSON snapshot ({e}). Fix: pass a file written by "
-            "`ecs-gpu doctor --save-snapshot`."
-        ) from None
-    if not isinstance(data, dict):
-        raise BadInputError(
-            f"{path}: a snapshot is a JSON object keyed by kind, got {type(data).__name__}. "
-            "Fix: pass a file written by `ecs-gpu doctor --save-snapshot`."
-        )
-    meta = data.get(COLLECTION_KEY)
-    if meta is not None:
-        version = meta.get("version") if isinstance(meta, dict) else None
-        if version != SNAPSHOT_VERSION:
-            raise BadInputError(
-                f"{path}: key {COLLECTION_KEY}.version is {version!r}; this ecs-gpu reads "
-                f"version {SNAPSHOT_VERSION}. Fix: collect it again with this version."
-            )
-    unknown = sorted(k for k in data if k != COLLECTION_KEY and k not in KINDS)
-    if unknown:
-        raise BadInputError(
-            f"{path}: unknown snapshot keys {', '.join(unknown)}. Fix: use only "
-            f"{', '.join(KINDS)} (docs/doctor.md)."
-        )
-    return data
-
-
-def check_writable(path: str) -> None:
-    """Refuse an unwritable --save-snapshot path before a collection is spent on it."""
-    p = Path(path)
-    parent = p.parent if str(p.parent) else Path(".")
-    if p.is_dir():
-        why = "it is a directory"
-    elif not parent.is_dir():
-        why = f"directory {parent} does not exist"
-    elif not os.access(p if p.exists() else parent, os.W_OK):
-        why = "permission denied"
-    else:
-        return
-    raise BadInputError(
-        f"--save-snapshot {path}: cannot write the snapshot ({why}). Fix: choose a writable "
-        "file path."
-    )
-
-
-def save_snapshot(snapshot: Snapshot, path: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(snapshot, f, indent=2, sort_keys=True, default=_json_default)
-            f.write("\n")
-    except OSError as e:
-        raise BadInputError(
-            f"{path}: cannot write the snapshot ({e.strerror}). Fix: choose a writable path "
-            "for --save-snapshot."
-        ) from None
-
-
 __all__ = [
     "COLLECTION_KEY",
     "KINDS",
@@ -855,11 +778,8 @@ __all__ = [
     "Snapshot",
     "Target",
     "Unreachable",
-    "check_writable",
     "chunks",
     "collect",
-    "load_snapshot",
     "probe_commands",
     "reservation_query",
-    "save_snapshot",
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,24 +11,37 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ecs_gpu import outputs
 from ecs_gpu.aws import facts
+from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import Report, run_checks
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, BadInputError
 
 from ecs_gpu.cli import app  # isort: skip
 
 console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def exit_code(report: Report) -> int:
-    """1 when any error; else 3 when AWS denied a call (health unproven); else 0."""
+    """1 on any error; else 3 when health is unproven (a call denied, nothing checked); else 0."""
     if report.has_error:
         return EXIT_PROBLEMS
-    if report.missing_permissions:
+    if report.missing_permissions or report.checked == 0:
         return EXIT_AWS
     return EXIT_OK
+
+
+def nothing_checked(report: Report) -> str:
+    """The statement printed when no check could decide (exit 3): health is not proven."""
+    return (
+        f"Nothing was checked: all {len(report.results)} checks are unknown (the 'Not "
+        "checked' list and --json's 'unknown' say why), so this is no clean bill of health "
+        "(exit 3). Fix: collect again with the permissions docs/doctor.md lists ('Permissions "
+        "doctor needs'), or pass a complete snapshot."
+    )
 
 
 def _value(v: Any) -> str:
@@ -70,6 +82,8 @@ def render(report: Report, out: Console) -> None:
         f"{len(report.results)} checks: {ok} ok, {errors} errors, "
         f"{len(findings) - errors} warnings/info, {len(report.unknown)} unknown."
     )
+    if report.checked == 0:
+        out.print(f"[bold red]{escape(nothing_checked(report))}[/]")
 
 
 @app.command("doctor")
@@ -86,14 +100,24 @@ def doctor_cmd(
         bool,
         typer.Option(help="Run the read-only host probe on the GPU instances via SSM."),
     ] = False,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print findings as JSON for automation.")
-    ] = False,
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            metavar="FILE",
+            help="Also write the report as JSON to FILE; '-' prints only the JSON on stdout.",
+        ),
+    ] = None,
     save_snapshot: Annotated[
-        Path | None, typer.Option(help="Write the collected snapshot to this file.")
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Write the collected snapshot to FILE ('-': only the snapshot on stdout).",
+        ),
     ] = None,
     from_snapshot: Annotated[
-        Path | None, typer.Option(help="Run every check offline from a saved snapshot.")
+        Path | None,
+        typer.Option(metavar="FILE", help="Run every check offline from a saved snapshot."),
     ] = None,
 ) -> None:
     """Diagnose a GPU service: why tasks never start or the fleet never scales.
@@ -101,34 +125,48 @@ def doctor_cmd(
     Works down the chain an expert follows (instances, GPUs, placement, ASG,
     metric, alarms, policies, hosts, stack) and says what to fix.
 
-    Exit codes: 0 no error, 1 errors found, 2 bad input, 3 AWS unreachable or a call
-    denied (the report lists the permissions).
+    Exit codes: 0 no error, 1 errors found, 2 bad input, 3 AWS unreachable, a call
+    denied (the report lists the permissions) or nothing could be checked.
 
     Examples:
 
         ecs-gpu doctor examples/g5-vllm.toml --probe-hosts
 
-        ecs-gpu doctor --cluster prod --service llm --json --save-snapshot snap.json
+        ecs-gpu doctor --cluster prod --service llm --json - --save-snapshot snap.json
 
         ecs-gpu doctor --from-snapshot snap.json
     """
-    if save_snapshot is not None:
-        facts.check_writable(str(save_snapshot))
+    # Output paths are checked before a collection is spent on them.
+    for option, path in (("--json", json_out), ("--save-snapshot", save_snapshot)):
+        if path is not None:
+            outputs.check_output(path, option)
+    outputs.check_distinct(
+        {"SPEC": spec, "--from-snapshot": from_snapshot},
+        {"--json": json_out, "--save-snapshot": save_snapshot},
+    )
     if from_snapshot is not None:
         if spec or cluster or service or probe_hosts:
             raise BadInputError(
                 "--from-snapshot runs offline: drop SPEC, --cluster, --service and --probe-hosts."
             )
-        snapshot = facts.load_snapshot(str(from_snapshot))
+        snapshot = snapshots.load(from_snapshot)
     else:
         snapshot = _collect(spec, cluster, service, region, profile, probe_hosts)
     if save_snapshot is not None:
-        facts.save_snapshot(snapshot, str(save_snapshot))
+        outputs.write_text(save_snapshot, snapshots.dumps(snapshot), "--save-snapshot")
     report = run_checks(snapshot)
-    if as_json:
-        sys.stdout.write(json.dumps(report.as_dict(), indent=2, default=str) + "\n")
+    if json_out is not None:
+        text = json.dumps(report.as_dict(), indent=2, default=str) + "\n"
+        outputs.write_text(json_out, text, "--json")
+    if outputs.is_stdout(json_out) or outputs.is_stdout(save_snapshot):
+        # Standard output carries only that JSON; the statement still reaches a person.
+        if report.checked == 0:
+            err_console.print(f"[bold red]{escape(nothing_checked(report))}[/]", soft_wrap=True)
     else:
         render(report, console)
+        for option, path in (("report JSON", json_out), ("snapshot", save_snapshot)):
+            if path is not None:
+                console.print(f"{option}: {escape(str(path))}")
     raise typer.Exit(exit_code(report))
 
 

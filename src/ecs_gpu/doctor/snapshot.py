@@ -1,19 +1,41 @@
 """The snapshot format: what the collector writes and doctor reads (docs/doctor.md).
 
-Pure: no AWS call.
+A snapshot is a JSON object. ``_collection`` (typed below with pydantic)
+says what was collected and what could not be; every other key is a kind of
+AWS object whose items are exactly what the AWS API returns. Items are
+checked against botocore's own output shape of the call that returns them
+(:data:`KIND_SOURCES`), so a wrong type anywhere, an invented field or a
+number no AWS field holds is refused with its JSON path
+(``container_instances[3].ec2InstanceId``), never discovered by a check.
+
+Pure: reading botocore's bundled service models is the only I/O besides the
+file itself; nothing here calls AWS.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+import functools
+import json
+import math
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, get_args
+
+import botocore
+import botocore.session
+from botocore.model import ListShape, MapShape, Shape, StructureShape
+from pydantic import AfterValidator, BaseModel, ConfigDict, JsonValue, ValidationError
+
+from ecs_gpu.errors import BadInputError
 
 Snapshot = dict[str, Any]
 
 SNAPSHOT_VERSION: Final = 1
 COLLECTION_KEY: Final = "_collection"
 
-# Every kind a full collection writes, in the order docs/doctor.md lists them.
-KINDS: Final = (
+Kind = Literal[
     "clusters",
     "services",
     "task_definitions",
@@ -32,4 +54,449 @@ KINDS: Final = (
     "metric_data",
     "stacks",
     "host_probes",
-)
+]
+# Every kind a full collection writes, in the order docs/doctor.md lists them.
+KINDS: Final[tuple[str, ...]] = get_args(Kind)
+
+# kind -> (botocore service, operation, output members down to one item).
+# host_probes is the one object kind: instance id -> the whole output.
+KIND_SOURCES: Final[dict[str, tuple[str, str, tuple[str, ...]]]] = {
+    "clusters": ("ecs", "DescribeClusters", ("clusters",)),
+    "services": ("ecs", "DescribeServices", ("services",)),
+    "task_definitions": ("ecs", "DescribeTaskDefinition", ("taskDefinition",)),
+    "container_instances": ("ecs", "DescribeContainerInstances", ("containerInstances",)),
+    "tasks": ("ecs", "DescribeTasks", ("tasks",)),
+    "capacity_providers": ("ecs", "DescribeCapacityProviders", ("capacityProviders",)),
+    "auto_scaling_groups": ("autoscaling", "DescribeAutoScalingGroups", ("AutoScalingGroups",)),
+    "scaling_activities": ("autoscaling", "DescribeScalingActivities", ("Activities",)),
+    "asg_policies": ("autoscaling", "DescribePolicies", ("ScalingPolicies",)),
+    "launch_template_versions": (
+        "ec2",
+        "DescribeLaunchTemplateVersions",
+        ("LaunchTemplateVersions",),
+    ),
+    "instances": ("ec2", "DescribeInstances", ("Reservations", "Instances")),
+    "scalable_targets": (
+        "application-autoscaling",
+        "DescribeScalableTargets",
+        ("ScalableTargets",),
+    ),
+    "scaling_policies": (
+        "application-autoscaling",
+        "DescribeScalingPolicies",
+        ("ScalingPolicies",),
+    ),
+    "service_scaling_activities": (
+        "application-autoscaling",
+        "DescribeScalingActivities",
+        ("ScalingActivities",),
+    ),
+    "alarms": ("cloudwatch", "DescribeAlarms", ("MetricAlarms",)),
+    "metric_data": ("cloudwatch", "GetMetricData", ("MetricDataResults",)),
+    "stacks": ("cloudformation", "DescribeStacks", ("Stacks",)),
+    "host_probes": ("ssm", "GetCommandInvocation", ()),
+}
+
+# A file this large is not a snapshot of one service (1,000 instances make a
+# few tens of MiB); reading it would only exhaust memory.
+MAX_BYTES: Final = 512 * 1024 * 1024
+# AWS output shapes nest about 12 deep; anything far deeper is not a snapshot,
+# and stays well inside Python's recursion limit while it is checked.
+MAX_DEPTH: Final = 64
+# Problems listed in one error; the rest are counted.
+MAX_PROBLEMS: Final = 10
+# Smithy's integer and long (botocore shapes "integer" and "long").
+_INT_RANGE: Final = {"integer": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
+
+_FIX: Final = "pass a file written by `ecs-gpu doctor --save-snapshot`"
+
+
+# --- JSON reading: every failure becomes a value with a path, or one message ----------
+
+
+class _Unreadable:
+    """A JSON number Python cannot hold faithfully; refused where it sits, with its path."""
+
+    def __init__(self, text: str, why: str) -> None:
+        self.text = text if len(text) <= 24 else f"{text[:12]}...({len(text)} characters)"
+        self.why = why
+
+
+def _parse_int(text: str) -> int | _Unreadable:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits)
+        return _Unreadable(text, "has too many digits to be read")
+
+
+def _parse_float(text: str) -> float | _Unreadable:
+    value = float(text)
+    if math.isinf(value):
+        return _Unreadable(text, "is too large for a floating-point number")
+    return value
+
+
+def _parse_constant(name: str) -> _Unreadable:
+    # json.loads accepts NaN and Infinity, which JSON itself does not.
+    return _Unreadable(name, "is not a number JSON allows")
+
+
+def _decode(data: bytes, source: str) -> Any:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise BadInputError(
+            f"{source}: not UTF-8 text: byte {e.start} (line {line}) is "
+            f"0x{data[e.start]:02x}. Fix: {_FIX} (JSON is UTF-8)."
+        ) from None
+    try:
+        return json.loads(
+            text,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+            parse_constant=_parse_constant,
+        )
+    except json.JSONDecodeError as e:
+        raise BadInputError(f"{source}: not a JSON snapshot ({e}). Fix: {_FIX}.") from None
+    except RecursionError:
+        raise BadInputError(
+            f"{source}: JSON nested too deeply to read (a snapshot nests about "
+            f"12 levels, at most {MAX_DEPTH}). Fix: {_FIX}."
+        ) from None
+
+
+def _key(path: str, key: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][\w-]*", key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key)}]"
+
+
+def _too_deep(data: Any) -> str | None:
+    """The JSON path of the first value deeper than MAX_DEPTH, found without recursion."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return path
+        if isinstance(value, dict):
+            stack.extend((v, _key(path, str(k)), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
+    return None
+
+
+# --- _collection: typed -----------------------------------------------------------------
+
+
+def _iso_time(value: str) -> str:
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError("not an ISO-8601 time such as 2026-11-29T17:00:00+00:00") from None
+    return value
+
+
+IsoTime = Annotated[str, AfterValidator(_iso_time)]
+
+
+class _Model(BaseModel):
+    # Strict and closed: a typo is refused, not silently ignored.
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class DeniedCall(_Model):
+    call: str
+    permission: str
+    code: str
+    kinds: list[Kind]
+
+
+class FailedCall(_Model):
+    call: str
+    message: str
+    kinds: list[Kind]
+
+
+class TargetNames(_Model):
+    cluster: str
+    service: str
+    asg: str | None = None
+    capacity_provider: str | None = None
+    stack: str | None = None
+    missing_metric_alarm: str | None = None
+
+
+class MetricWindow(_Model):
+    start: IsoTime
+    end: IsoTime
+
+
+class Collection(_Model):
+    """``_collection``: what was asked for and what AWS would not or could not answer."""
+
+    version: Literal[1]
+    tool: str
+    region: str | None = None
+    collected_at: IsoTime
+    target: TargetNames
+    probe_hosts: bool = False
+    denied: list[DeniedCall] = []
+    errors: list[FailedCall] = []
+    alarm_names: list[str] | None = None
+    metric_queries: list[dict[str, JsonValue]] | None = None
+    metric_window: MetricWindow | None = None
+
+
+_JSON_VALUE_TAGS: Final = frozenset({"dict", "list", "str", "int", "float", "bool"})
+
+
+def _loc(loc: tuple[int | str, ...], base: str) -> str:
+    path = base
+    for part in loc:
+        path = f"{path}[{part}]" if isinstance(part, int) else _key(path, part)
+    return path
+
+
+def _pydantic_problems(e: ValidationError, base: str) -> list[str]:
+    out = []
+    for err in e.errors(include_url=False):
+        # JsonValue names its branch ("dict", "list") in loc: not part of the JSON path.
+        loc = tuple(p for p in err["loc"] if p not in _JSON_VALUE_TAGS)
+        path, value = _loc(loc, base), err.get("input")
+        if isinstance(value, _Unreadable):
+            out.append(f"{path} = {value.text} {value.why}")
+        elif err["type"] == "missing":
+            out.append(f"{path} is missing")
+        else:
+            out.append(f"{path}: {err['msg'][:1].lower()}{err['msg'][1:]} (got {_show(value)})")
+    return out
+
+
+# --- AWS items: botocore's output shapes ------------------------------------------------
+
+
+@functools.cache
+def _session() -> botocore.session.Session:
+    return botocore.session.get_session()
+
+
+@functools.cache
+def item_shape(kind: str) -> Shape:
+    """botocore's shape of one item of ``kind`` (the output itself for host_probes)."""
+    service, operation, members = KIND_SOURCES[kind]
+    model = _session().get_service_model(service).operation_model(operation)
+    shape: Shape | None = model.output_shape
+    assert shape is not None
+    for name in members:
+        assert isinstance(shape, StructureShape)
+        shape = shape.members[name]
+        while isinstance(shape, ListShape):
+            shape = shape.member
+    return shape
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, _Unreadable):
+        return value.text
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float | _Unreadable):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    return "an object" if isinstance(value, dict) else "a list"
+
+
+_WANTS: Final = {
+    "structure": "an object",
+    "list": "a list",
+    "map": "an object",
+    "string": "a string",
+    "blob": "a string",
+    "boolean": "a boolean",
+    "integer": "a whole number",
+    "long": "a whole number",
+    "float": "a number",
+    "double": "a number",
+    "timestamp": "an ISO-8601 time",
+}
+
+
+def shape_problems(value: Any, shape: Shape, path: str) -> Iterator[str]:
+    """Every way ``value`` differs from what botocore parses for ``shape``, with its path."""
+    t = shape.type_name
+    if isinstance(value, _Unreadable):
+        yield f"{path} = {value.text} {value.why}"
+        return
+    wrong = f"{path} is {_json_type(value)} {_show(value)}; the field holds {_WANTS.get(t, t)}"
+    if isinstance(shape, StructureShape):
+        if not isinstance(value, dict):
+            yield wrong
+            return
+        for k, v in value.items():
+            if k not in shape.members:
+                known = ", ".join(sorted(shape.members)[:8])
+                yield (
+                    f"{_key(path, k)} is not a field of {shape.name} (botocore "
+                    f"{botocore.__version__}; fields include {known}, ...)"
+                )
+            else:
+                yield from shape_problems(v, shape.members[k], _key(path, k))
+    elif isinstance(shape, ListShape):
+        if not isinstance(value, list):
+            yield wrong
+            return
+        for i, v in enumerate(value):
+            yield from shape_problems(v, shape.member, f"{path}[{i}]")
+    elif isinstance(shape, MapShape):
+        if not isinstance(value, dict):
+            yield wrong
+            return
+        for k, v in value.items():
+            yield from shape_problems(v, shape.value, _key(path, k))
+    elif t in ("string", "blob"):
+        if not isinstance(value, str):
+            yield wrong
+    elif t == "boolean":
+        if not isinstance(value, bool):
+            yield wrong
+    elif t in _INT_RANGE:
+        low, high = _INT_RANGE[t]
+        if not isinstance(value, int) or isinstance(value, bool):
+            yield wrong
+        elif not low <= value <= high:
+            yield f"{path} = {_show(value)} is outside the {t} range {low}..{high}"
+    elif t in ("float", "double"):
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            yield wrong
+    elif t == "timestamp":
+        if isinstance(value, str):
+            try:
+                _iso_time(value)
+            except ValueError as e:
+                yield f"{path} = {_show(value)} is {e}"
+        elif not isinstance(value, int | float) or isinstance(value, bool):
+            yield wrong
+
+
+def _kind_problems(kind: str, value: Any) -> Iterator[str]:
+    shape = item_shape(kind)
+    if kind == "host_probes":
+        if not isinstance(value, dict):
+            yield f"{kind} is {_json_type(value)}; it holds an object: instance id -> invocation"
+            return
+        for iid, inv in value.items():
+            yield from shape_problems(inv, shape, _key(kind, iid))
+        return
+    if not isinstance(value, list):
+        yield f"{kind} is {_json_type(value)}; it holds a list of items"
+        return
+    for i, item in enumerate(value):
+        yield from shape_problems(item, shape, f"{kind}[{i}]")
+
+
+# --- the whole snapshot -------------------------------------------------------------------
+
+
+def _refuse(source: str, problems: list[str], fix: str) -> BadInputError:
+    shown = problems[:MAX_PROBLEMS]
+    more = len(problems) - len(shown)
+    lines = "\n".join(f"  - {p}" for p in shown) + (f"\n  - ... and {more} more" if more else "")
+    noun = "problem" if len(problems) == 1 else "problems"
+    return BadInputError(f"{source}: {len(problems)} {noun} in the snapshot:\n{lines}\nFix: {fix}.")
+
+
+def validate(data: Any, source: str) -> Snapshot:
+    """``data`` (parsed JSON) as a snapshot, or BadInputError naming each JSON path."""
+    if not isinstance(data, dict):
+        raise BadInputError(
+            f"{source}: a snapshot is a JSON object keyed by kind, got "
+            f"{type(data).__name__}. Fix: {_FIX}."
+        )
+    deep = _too_deep(data)
+    if deep is not None:
+        raise BadInputError(
+            f"{source}: {deep} is nested more than {MAX_DEPTH} levels deep; no AWS "
+            f"object is. Fix: {_FIX}."
+        )
+    unknown = sorted(k for k in data if k != COLLECTION_KEY and k not in KINDS)
+    if unknown:
+        raise BadInputError(
+            f"{source}: unknown snapshot keys {', '.join(map(str, unknown))}. Fix: use only "
+            f"{', '.join(KINDS)} (docs/doctor.md)."
+        )
+    meta = data.get(COLLECTION_KEY)
+    if not isinstance(meta, dict):
+        what = "is missing" if meta is None else f"is {_json_type(meta)}, not an object"
+        raise BadInputError(
+            f"{source}: {COLLECTION_KEY} {what}; every snapshot says what was collected "
+            f"(version, target, denied calls) there. Fix: {_FIX}."
+        )
+    version = meta.get("version")
+    if version != SNAPSHOT_VERSION or isinstance(version, bool):
+        raise BadInputError(
+            f"{source}: key {COLLECTION_KEY}.version is {_show(version)}; this ecs-gpu reads "
+            f"version {SNAPSHOT_VERSION}. Fix: collect it again with this version."
+        )
+    problems: list[str] = []
+    try:
+        Collection.model_validate(meta)
+    except ValidationError as e:
+        problems += _pydantic_problems(e, COLLECTION_KEY)
+    for kind in KINDS:
+        if kind in data:
+            problems += _kind_problems(kind, data[kind])
+    if problems:
+        raise _refuse(
+            source,
+            problems,
+            "correct these values (docs/doctor.md, 'Snapshot format'), or collect the "
+            "snapshot again with `ecs-gpu doctor --save-snapshot`",
+        )
+    return data
+
+
+def parse(data: bytes, source: str) -> Snapshot:
+    """A snapshot from the bytes of a file; ``source`` names it in every error."""
+    return validate(_decode(data, source), source)
+
+
+def load(path: Path | str) -> Snapshot:
+    """Read and validate a snapshot file; anything that is not one is bad input (exit 2)."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_BYTES:
+            raise BadInputError(
+                f"{p}: {size:,} bytes; a snapshot is at most {MAX_BYTES // 2**20} MiB. Fix: {_FIX}."
+            )
+        data = p.read_bytes()
+    except OSError as e:
+        raise BadInputError(f"{p}: cannot read the snapshot ({e.strerror}). Fix: {_FIX}.") from None
+    return parse(data, str(p))
+
+
+def _json_default(obj: object) -> str:
+    if isinstance(obj, datetime):
+        return obj.isoformat()
+    if isinstance(obj, bytes):
+        return obj.decode("utf-8", "replace")
+    raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def to_json_safe(obj: Any) -> Any:
+    """The object as it round-trips through JSON (datetimes become ISO strings)."""
+    return json.loads(json.dumps(obj, default=_json_default))
+
+
+def dumps(snapshot: Snapshot) -> str:
+    """The snapshot as the file --save-snapshot writes (sorted keys, one trailing newline)."""
+    return json.dumps(snapshot, indent=2, sort_keys=True, default=_json_default) + "\n"

@@ -1,0 +1,96 @@
+"""The snapshot format (doctor/snapshot.py): what it accepts and how it refuses the rest."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecs_gpu.doctor import snapshot as snapshots
+from ecs_gpu.errors import BadInputError
+
+from .test_checks import CASES
+
+Snap = dict[str, Any]
+
+
+def test_every_kind_has_a_botocore_item_shape() -> None:
+    assert set(snapshots.KIND_SOURCES) == set(snapshots.KINDS)
+    for kind in snapshots.KINDS:
+        assert snapshots.item_shape(kind).type_name == "structure", kind
+
+
+def test_healthy_and_every_broken_snapshot_are_valid(healthy: Callable[[], Snap]) -> None:
+    # Each breakage is a shape AWS returns, so the format must accept it.
+    assert snapshots.validate(healthy(), "healthy") == healthy()
+    for check_id, breakage, *_ in CASES:
+        s = healthy()
+        breakage(s)
+        snapshots.validate(s, check_id)
+
+
+def test_round_trip_through_dumps_and_load(healthy: Callable[[], Snap], tmp_path: Path) -> None:
+    p = tmp_path / "s.json"
+    p.write_text(snapshots.dumps(healthy()))
+    assert snapshots.load(p) == healthy()
+
+
+def test_absent_kinds_are_allowed_but_collection_is_not(healthy: Callable[[], Snap]) -> None:
+    meta = healthy()[snapshots.COLLECTION_KEY]
+    assert snapshots.validate({snapshots.COLLECTION_KEY: meta}, "s") == {
+        snapshots.COLLECTION_KEY: meta
+    }
+    with pytest.raises(BadInputError, match="s: _collection is missing"):
+        snapshots.validate({"services": []}, "s")
+
+
+def test_nesting_beyond_the_limit_names_its_path(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    deep: Any = "x"
+    for _ in range(snapshots.MAX_DEPTH + 1):
+        deep = [deep]
+    s["services"][0]["tags"] = deep
+    with pytest.raises(BadInputError) as e:
+        snapshots.validate(s, "s.json")
+    assert e.value.message.startswith("s.json: services[0].tags[0][0]")
+    assert f"more than {snapshots.MAX_DEPTH} levels" in e.value.message
+
+
+def test_many_problems_are_listed_up_to_the_limit(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["container_instances"] = [{"ec2InstanceId": n} for n in range(25)]
+    with pytest.raises(BadInputError) as e:
+        snapshots.validate(s, "s.json")
+    msg = e.value.message
+    assert "25 problems" in msg and "... and 15 more" in msg
+    assert "container_instances[9].ec2InstanceId" in msg
+    assert "container_instances[10].ec2InstanceId" not in msg
+
+
+def test_host_probe_map_keys_are_quoted_when_not_identifiers(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["host_probes"] = {"i-0 weird": {"Status": 3}}
+    with pytest.raises(BadInputError, match=r'host_probes\["i-0 weird"\]\.Status is a number 3'):
+        snapshots.validate(s, "s.json")
+
+
+def test_timestamps_must_be_iso_or_numbers(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["services"][0]["createdAt"] = 1764435600.5
+    snapshots.validate(s, "s.json")
+    s["services"][0]["createdAt"] = "last tuesday"
+    with pytest.raises(BadInputError, match=r"services\[0\]\.createdAt = \"last tuesday\""):
+        snapshots.validate(s, "s.json")
+
+
+def test_huge_file_is_refused_before_it_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = tmp_path / "big.json"
+    p.write_text(json.dumps({"_collection": {}}))
+    monkeypatch.setattr(snapshots, "MAX_BYTES", 4)
+    with pytest.raises(BadInputError, match=r"big.json: \d+ bytes; a snapshot is at most"):
+        snapshots.load(p)
