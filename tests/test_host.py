@@ -45,14 +45,24 @@ cpu_target_percent = 80
 """
 
 
-# Every example (the host contract holds on each) plus one spec built here.
+# The built spec with a warm pool and a private ECR image: the warm-pool unit,
+# its script and the registry login are rendered and checked like the rest.
+ECR_IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/team/llm:1"
+WARM_SPEC = (
+    BUILT_SPEC.replace('image = "example/llm:1"', f'image = "{ECR_IMAGE}"')
+    + "\n[capacity.warm_pool]\nmin_size = 1\n"
+)
+
+# Every example (the host contract holds on each) plus the specs built here.
 EXAMPLES = sorted(p.name for p in (ROOT / "examples").glob("*.toml"))
 
 
-@pytest.fixture(params=[*EXAMPLES, "built"])
+@pytest.fixture(params=[*EXAMPLES, "built", "warm"])
 def spec(request: pytest.FixtureRequest) -> Spec:
     if request.param == "built":
         return parse_spec(BUILT_SPEC, "built.toml")
+    if request.param == "warm":
+        return parse_spec(WARM_SPEC, "warm.toml")
     return load_spec(ROOT / "examples" / request.param)
 
 
@@ -117,17 +127,29 @@ def test_user_data_fits_the_ec2_limit(spec: Spec) -> None:
 def test_user_data_round_trips_to_the_rendered_files(spec: Spec) -> None:
     user_data = host.cloud_config(spec)
     files = _write_files(user_data)
+    warm = spec.capacity.warm_pool is not None
+    units = [host.SETUP_UNIT, *([host.WARM_UNIT] if warm else [])]
     assert set(files) == {
         host.ECS_CONFIG_PATH,
         gpu_metric.AGENT_CONFIG_PATH,
         host.SETUP_SCRIPT_PATH,
+        *([host.WARM_SCRIPT_PATH] if warm else []),
+        *(f"{host.SYSTEMD_DIR}/{u}" for u in units),
     }
     assert files[host.ECS_CONFIG_PATH]["content"] == host.ecs_config(spec)
     assert json.loads(files[gpu_metric.AGENT_CONFIG_PATH]["content"]) == host.agent_config(spec)
     assert files[host.SETUP_SCRIPT_PATH]["content"] == host.setup_script(spec)
     assert files[host.SETUP_SCRIPT_PATH]["permissions"] == "0755"
-    # The setup script runs in exec form, so there is no other shell to lint.
-    assert yaml.safe_load(user_data)["runcmd"] == [[host.SETUP_SCRIPT_PATH]]
+    if warm:
+        assert files[host.WARM_SCRIPT_PATH]["content"] == host.warm_pool_script(spec)
+        assert files[host.WARM_SCRIPT_PATH]["permissions"] == "0755"
+    for u in units:
+        assert files[f"{host.SYSTEMD_DIR}/{u}"]["content"] == host.units(spec)[u]
+    # Exec form, so there is no other shell to lint; the units are only enqueued.
+    assert yaml.safe_load(user_data)["runcmd"] == [
+        ["systemctl", "daemon-reload"],
+        ["systemctl", "enable", "--now", "--no-block", *units],
+    ]
 
 
 # --- shellcheck ------------------------------------------------------------------------
@@ -145,9 +167,14 @@ def _shellcheck(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]
     )
 
 
-def test_setup_script_passes_shellcheck(spec: Spec, tmp_path: Path) -> None:
-    result = _shellcheck(host.setup_script(spec), tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
+def test_every_script_in_user_data_passes_shellcheck(spec: Spec, tmp_path: Path) -> None:
+    scripts = [
+        f for f in _write_files(host.cloud_config(spec)).values() if f["permissions"] == "0755"
+    ]
+    assert len(scripts) == (2 if spec.capacity.warm_pool is not None else 1)
+    for f in scripts:
+        result = _shellcheck(f["content"], tmp_path)
+        assert result.returncode == 0, f["path"] + "\n" + result.stdout + result.stderr
 
 
 def test_every_runcmd_shell_string_passes_shellcheck(spec: Spec, tmp_path: Path) -> None:
@@ -348,7 +375,15 @@ def test_ecs_config_registers_gpus_in_the_named_cluster(spec: Spec) -> None:
     assert env["ECS_CLUSTER"] == Names(spec.service.name).cluster
     assert env["ECS_ENABLE_GPU_SUPPORT"] == "true"
     assert env["ECS_RESERVED_MEMORY"] == str(catalog.ECS_RESERVED_MEMORY_MIB)
-    assert "ECS_WARM_POOLS_CHECK" not in env  # no warm pool; it only delays registration
+    if spec.capacity.warm_pool is None:
+        # Without a warm pool the flag only delays registration, and
+        # prefer-cached would run a stale image for a moved tag.
+        assert "ECS_WARM_POOLS_CHECK" not in env
+        assert "ECS_IMAGE_PULL_BEHAVIOR" not in env
+    else:
+        # The ECS docs' requirement; and a warm start pulls nothing.
+        assert env["ECS_WARM_POOLS_CHECK"] == "true"
+        assert env["ECS_IMAGE_PULL_BEHAVIOR"] == "prefer-cached"
 
 
 # --- the field reports' hard rules ------------------------------------------------------
@@ -362,7 +397,9 @@ _FORBIDDEN = {
     "uses the SysV service wrapper on docker or ecs": r"\bservice\s+" + _PARTOF_DOCKER + r"\s",
     "edits docker's daemon.json": r"daemon\.json|/etc/docker/",
     "runs a container (a GPU needs an ECS GPU reservation)": (
-        r"\b(?:docker|podman|nerdctl|ctr)\s+(?:\S+\s+)*?(?:run|create|start)\b"
+        # One command line: the warm-pool script's `docker pull` is followed,
+        # lines later, by prose about a warm "start".
+        r"\b(?:docker|podman|nerdctl|ctr)[ \t]+(?:\S+[ \t]+)*?(?:run|create|start)\b"
     ),
     "writes into the directory fetch-config owns": re.escape(host.AGENT_OWNED_DIR),
     "appends a second agent config": r"append-config",
@@ -415,3 +452,233 @@ def test_gpu_collection_runs_on_the_host_not_in_a_container(spec: Spec) -> None:
     script = host.setup_script(spec)
     assert "dnf install -y amazon-cloudwatch-agent" in script
     assert not re.search(r"\b(docker|podman|nerdctl|ctr)\b", script.split("set -euo", 1)[1])
+
+
+# --- nothing in user data holds back ECS registration (issue 9 item 9) -------------------
+
+
+def _unit_lines(text: str) -> dict[str, list[str]]:
+    """key -> values of a unit file, every section together (keys do not repeat across ours)."""
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if "=" in line and not line.startswith(("#", "[")):
+            k, v = line.split("=", 1)
+            out.setdefault(k, []).append(v)
+    return out
+
+
+def test_setup_runs_beside_the_ecs_agent_not_before_it(spec: Spec) -> None:
+    doc = yaml.safe_load(host.cloud_config(spec))
+    # cloud-final (which ecs.service is ordered after) only enqueues the units:
+    # no runcmd entry runs a script or waits for a unit.
+    for entry in doc["runcmd"]:
+        assert entry[0] == "systemctl"
+        assert not any(arg.startswith("/") for arg in entry)
+        if "start" in entry or "--now" in entry:
+            assert "--no-block" in entry
+    for name, text in host.units(spec).items():
+        keys = _unit_lines(text)
+        # exec: the unit counts as started once the script runs, so no target
+        # (nor what is ordered after one) waits for it to finish.
+        assert keys["Type"] == ["exec"], name
+        # Nothing is ordered after our units, ecs.service least of all.
+        assert "Before" not in keys and "RequiredBy" not in keys, name
+        assert not any(host.ECS_UNIT in v for vs in keys.values() for v in vs), name
+        assert keys["WantedBy"] == ["multi-user.target"], name
+    # ecs.config is a write_files entry: on disk before the ECS agent first starts.
+    assert host.ECS_CONFIG_PATH in _write_files(host.cloud_config(spec))
+
+
+def _systemd_verify(unit: str, tmp_path: Path) -> str:
+    # ExecStart must exist for verify; point it at a stand-in script.
+    stand_in = _fake_bin(tmp_path, "script", "true")
+    text = re.sub(r"^ExecStart=.*$", f"ExecStart={stand_in}", unit, flags=re.M)
+    path = tmp_path / "ecs-gpu-test.service"
+    path.write_text(text)
+    result = subprocess.run(
+        [_tool("systemd-analyze"), "verify", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return f"rc={result.returncode} " + result.stdout + result.stderr
+
+
+def test_units_pass_systemd_analyze_verify(spec: Spec, tmp_path: Path) -> None:
+    for name, text in host.units(spec).items():
+        assert _systemd_verify(text, tmp_path).strip() == "rc=0", name
+
+
+def test_systemd_verify_check_rejects_a_broken_unit(tmp_path: Path) -> None:
+    unit = host.units(parse_spec(BUILT_SPEC, "built.toml"))[host.SETUP_UNIT]
+    out = _systemd_verify(unit.replace("Type=exec", "Type=bogus"), tmp_path)
+    assert "bogus" in out
+
+
+def test_setup_script_skips_dnf_when_the_agent_is_installed(tmp_path: Path) -> None:
+    # A warm-pool instance runs the unit again at each start.
+    spec = parse_spec(BUILT_SPEC, "built.toml")
+    bin_dir = tmp_path / "rpm-bin"
+    bin_dir.mkdir()
+    _fake_bin(bin_dir, "rpm", "true")
+    old = os.environ["PATH"]
+    os.environ["PATH"] = f"{bin_dir}:{old}"
+    try:
+        result, calls = _run_setup(spec, tmp_path, nvidia_smi=True, dnf_failures=0)
+    finally:
+        os.environ["PATH"] = old
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not any(c.startswith("dnf") for c in calls)
+    assert "already installed" in result.stdout
+    assert any("fetch-config" in c for c in calls)
+
+
+# --- the warm-pool script, run by bash against stand-ins ------------------------------
+
+
+def _run_warm(
+    spec: Spec,
+    tmp_path: Path,
+    *,
+    state: str,
+    pull_ok: bool = True,
+    have_aws: bool = True,
+    complete_ok: bool = True,
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Run the real warm-pool script; curl answers IMDS, aws/docker/dnf record their calls."""
+    bin_dir = tmp_path / "warm-bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "warm-calls.log"
+    record = f'echo "$(basename "$0") $*" >> {calls}'
+    metadata = {
+        "instance-id": "i-0123456789abcdef0",
+        "placement/region": "eu-west-1",
+        "autoscaling/target-lifecycle-state": state,
+    }
+    cases = "\n".join(f'  *"/meta-data/{k}") echo "{v}" ;;' for k, v in metadata.items())
+    _fake_bin(
+        bin_dir,
+        "curl",
+        f'{record}\nurl="${{*: -1}}"\ncase "$url" in\n  *"/api/token") echo tok ;;\n'
+        f"{cases}\n  *) exit 22 ;;\nesac",
+    )
+    _fake_bin(
+        bin_dir,
+        "aws",
+        f'{record}\ncase "$1 $2" in\n'
+        f'  "ssm get-parameter") echo "{spec.service.image}" ;;\n'
+        '  "ecr get-login-password") echo secret ;;\n'
+        f'  "autoscaling complete-lifecycle-action") {"true" if complete_ok else "exit 254"} ;;\n'
+        "esac",
+    )
+    _fake_bin(
+        bin_dir,
+        "docker",
+        f'{record}\nif [ "$1" = login ]; then cat > /dev/null; fi\n'
+        f'if [ "$1" = pull ]; then {"true" if pull_ok else "exit 1"}; fi',
+    )
+    _fake_bin(bin_dir, "dnf", record)
+    _fake_bin(bin_dir, "sleep", record)
+    _fake_bin(bin_dir, "timeout", f'{record}\nshift\nexec "$@"')
+    # Only the few system tools the script and stand-ins use, so a real aws,
+    # docker or curl on this machine can never answer instead of a stand-in.
+    sys_bin = tmp_path / "sys-bin"
+    sys_bin.mkdir()
+    for tool in ("bash", "env", "basename", "cat", "cp", "mkdir"):
+        (sys_bin / tool).symlink_to(_tool(tool))
+    path_dirs = [str(bin_dir), str(sys_bin)]
+    if not have_aws:
+        (bin_dir / "aws").unlink()
+        # dnf "installs" it: the stand-in appears once dnf ran.
+        _fake_bin(
+            bin_dir,
+            "dnf",
+            f"{record}\nmkdir -p {tmp_path}/late && cp {tmp_path}/aws-later {tmp_path}/late/aws",
+        )
+        path_dirs.insert(1, f"{tmp_path}/late")
+        (tmp_path / "aws-later").write_text(
+            "#!/usr/bin/env bash\n" + record + "\n"
+            f'[ "$1 $2" = "ssm get-parameter" ] && echo "{spec.service.image}"\ntrue\n'
+        )
+        (tmp_path / "aws-later").chmod(0o755)
+    path = tmp_path / "warm.sh"
+    path.write_text(host.warm_pool_script(spec))
+    env = {**os.environ, "PATH": ":".join(path_dirs)}
+    result = subprocess.run(
+        ["bash", str(path)], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    lines = calls.read_text().splitlines() if calls.exists() else []
+    return result, lines
+
+
+def _complete_call(spec: Spec) -> str:
+    return (
+        "aws autoscaling complete-lifecycle-action --region eu-west-1 "
+        f"--auto-scaling-group-name {Names(spec.service.name).asg} "
+        f"--lifecycle-hook-name {host.warm_pool_hook_name(spec)} "
+        "--instance-id i-0123456789abcdef0 --lifecycle-action-result CONTINUE"
+    )
+
+
+def test_warming_instance_logs_in_pulls_then_completes_the_hook(tmp_path: Path) -> None:
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_warm(spec, tmp_path, state="Warmed:Stopped")
+    assert result.returncode == 0, result.stdout + result.stderr
+    work = [c for c in calls if c.split()[0] in {"aws", "docker"}]
+    assert work == [
+        "aws ssm get-parameter --region eu-west-1 --name "
+        f"{host.image_parameter_name(spec)} --query Parameter.Value --output text",
+        # The registry's own region, not the instance's.
+        "aws ecr get-login-password --region us-west-2",
+        "docker login --username AWS --password-stdin 123456789012.dkr.ecr.us-west-2.amazonaws.com",
+        f"docker pull {ECR_IMAGE}",
+        _complete_call(spec),
+    ]
+    # IMDSv2: every metadata read carries the token.
+    reads = [c for c in calls if c.startswith("curl") and "/meta-data/" in c]
+    assert reads and all("X-aws-ec2-metadata-token: tok" in c for c in reads)
+
+
+def test_public_image_is_pulled_without_a_registry_login(tmp_path: Path) -> None:
+    spec = parse_spec(BUILT_SPEC + "\n[capacity.warm_pool]\n", "warm-public.toml")
+    result, calls = _run_warm(spec, tmp_path, state="Warmed:Hibernated")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not any("login" in c for c in calls)
+    assert "docker pull example/llm:1" in calls
+
+
+def test_instance_entering_service_completes_the_hook_without_pulling(tmp_path: Path) -> None:
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_warm(spec, tmp_path, state="InService")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not any(c.startswith("docker") for c in calls)
+    assert [c for c in calls if c.startswith("aws")] == [_complete_call(spec)]
+
+
+def test_a_failed_pull_still_completes_the_hook(tmp_path: Path) -> None:
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_warm(spec, tmp_path, state="Warmed:Stopped", pull_ok=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    pulls = [c for c in calls if c.startswith("docker pull")]
+    assert len(pulls) == host.SETUP_ATTEMPTS
+    assert calls[-1] == _complete_call(spec)
+    assert "will pull it at start" in result.stdout
+
+
+def test_no_pending_lifecycle_action_is_not_a_failure(tmp_path: Path) -> None:
+    # A reboot while in service: nothing to complete.
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_warm(spec, tmp_path, state="InService", complete_ok=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert calls.count(_complete_call(spec)) == host.SETUP_ATTEMPTS
+    assert "no lifecycle action completed" in result.stdout
+
+
+def test_missing_aws_cli_is_installed_first(tmp_path: Path) -> None:
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_warm(spec, tmp_path, state="InService", have_aws=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert calls[0].startswith("curl")  # the IMDS token comes first
+    assert "dnf install -y awscli-2" in calls
+    assert calls.index("dnf install -y awscli-2") < calls.index(_complete_call(spec))

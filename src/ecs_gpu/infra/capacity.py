@@ -7,24 +7,30 @@ instance cannot lower the CPU of tasks already placed elsewhere).
 
 from __future__ import annotations
 
+import inspect
+import math
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu.infra import host
+from ecs_gpu.infra import cleanup, host
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
 
 ensure_node()
 
-from aws_cdk import Duration  # noqa: E402
+from aws_cdk import Aws, CustomResource, Duration, RemovalPolicy  # noqa: E402
 from aws_cdk import aws_autoscaling as autoscaling  # noqa: E402
 from aws_cdk import aws_ec2 as ec2  # noqa: E402
 from aws_cdk import aws_ecs as ecs  # noqa: E402
 from aws_cdk import aws_iam as iam  # noqa: E402
+from aws_cdk import aws_lambda as lambda_  # noqa: E402
+from aws_cdk import aws_logs as logs  # noqa: E402
+from aws_cdk import aws_ssm as ssm  # noqa: E402
 from constructs import Construct  # noqa: E402
 
-from ecs_gpu.infra.network import Network  # noqa: E402
+from ecs_gpu.infra.network import Network, retention  # noqa: E402
+from ecs_gpu.infra.task import ecr_repository  # noqa: E402
 from ecs_gpu.managed_scaling import (  # noqa: E402
     MIN_SCALING_STEP,
     instance_warmup_s,
@@ -36,6 +42,52 @@ ROOT_DEVICE: Final = "/dev/xvda"
 # The group's reservation preference: fill the targeted ODCR first, then
 # overflow to On-Demand (EC2 Auto Scaling CapacityReservationSpecification).
 ODCR_PREFERENCE: Final = "capacity-reservations-first"
+# With a reservation, launch into its AZ first and balance the rest across
+# healthy AZs (AvailabilityZoneDistribution; the default
+# balanced-best-effort would ignore where the reservation is).
+ODCR_AZ_STRATEGY: Final = "reservations-then-balanced"
+LAUNCHING: Final = "autoscaling:EC2_INSTANCE_LAUNCHING"
+# The launch hook's budget: a pre-pull of the image twice over plus this
+# margin, within what EC2 Auto Scaling accepts (30-7200 s). When it runs out
+# the instance goes on (CONTINUE), pulled or not.
+HOOK_MARGIN_S: Final = 300
+HOOK_MIN_S: Final = 30
+HOOK_MAX_S: Final = 7200
+# The release function's runtime: the newest Python Lambda runs (cdk-nag L1).
+RELEASE_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
+RELEASE_TIMEOUT_S: Final = 120
+
+
+def hook_timeout_s(spec: Spec) -> int:
+    """Heartbeat timeout of the launch lifecycle hook (warm pool only)."""
+    raw = math.ceil(2 * spec.simulation.image_pull_s) + HOOK_MARGIN_S
+    return min(max(raw, HOOK_MIN_S), HOOK_MAX_S)
+
+
+def asg_arn(name: str) -> str:
+    """ARN pattern of the group: its id segment is a UUID known only after create."""
+    return (
+        f"arn:{Aws.PARTITION}:autoscaling:{Aws.REGION}:{Aws.ACCOUNT_ID}:"
+        f"autoScalingGroup:*:autoScalingGroupName/{name}"
+    )
+
+
+@dataclass(frozen=True)
+class Release:
+    """The delete-safety custom resource and what it runs with."""
+
+    function: lambda_.CfnFunction
+    role: iam.Role
+    policy: iam.Policy
+    resource: CustomResource
+
+
+@dataclass(frozen=True)
+class WarmPool:
+    pool: autoscaling.WarmPool
+    # What the warm-pool unit on the instance calls (hook, image parameter, ECR).
+    policy: iam.Policy
+    image_parameter: ssm.StringParameter
 
 
 @dataclass(frozen=True)
@@ -44,6 +96,8 @@ class Capacity:
     asg: autoscaling.AutoScalingGroup
     capacity_provider: ecs.AsgCapacityProvider
     security_group: ec2.SecurityGroup
+    release: Release
+    warm_pool: WarmPool | None
 
 
 def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRole) -> Capacity:
@@ -82,6 +136,9 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
                     cap.root_volume_gib,
                     encrypted=True,
                     volume_type=ec2.EbsDeviceVolumeType.GP3,
+                    # None leaves the property out: gp3's baseline.
+                    iops=cap.root_volume_iops,
+                    throughput=cap.root_volume_throughput_mibps,
                     delete_on_termination=True,
                 ),
             )
@@ -118,6 +175,10 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
             scale_in_protected_instances=autoscaling.ScaleInProtectedInstances.REFRESH,
         ),
     )
+    cfn_asg = asg.node.default_child
+    if not isinstance(cfn_asg, autoscaling.CfnAutoScalingGroup):
+        raise TypeError(f"unexpected ASG child {type(cfn_asg).__name__}")
+    cfn = autoscaling.CfnAutoScalingGroup
     if cap.capacity_reservation_id is not None:
         # The reservation is targeted by the group, never by the launch
         # template: EC2 fails a launch that targets a full reservation
@@ -125,10 +186,9 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
         # fleet at reserved_instances. "capacity-reservations-first" fills the
         # reservation, then launches On-Demand up to max_instances. The L2 has
         # no prop for it, so it goes in through the L1.
-        cfn_asg = asg.node.default_child
-        if not isinstance(cfn_asg, autoscaling.CfnAutoScalingGroup):
-            raise TypeError(f"unexpected ASG child {type(cfn_asg).__name__}")
-        cfn = autoscaling.CfnAutoScalingGroup
+        cfn_asg.availability_zone_distribution = cfn.AvailabilityZoneDistributionProperty(
+            capacity_distribution_strategy=ODCR_AZ_STRATEGY
+        )
         cfn_asg.capacity_reservation_specification = cfn.CapacityReservationSpecificationProperty(
             capacity_reservation_preference=ODCR_PREFERENCE,
             capacity_reservation_target=cfn.CapacityReservationTargetProperty(
@@ -150,4 +210,186 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
         minimum_scaling_step_size=MIN_SCALING_STEP,
         maximum_scaling_step_size=max_scaling_step(spec),
     )
-    return Capacity(launch_template=lt, asg=asg, capacity_provider=cp, security_group=sg)
+    pool = _warm_pool(scope, spec, asg, cfn_asg, role) if cap.warm_pool is not None else None
+    release = _release(scope, spec, asg, cp)
+    return Capacity(
+        launch_template=lt,
+        asg=asg,
+        capacity_provider=cp,
+        security_group=sg,
+        release=release,
+        warm_pool=pool,
+    )
+
+
+def _warm_pool(
+    scope: Construct,
+    spec: Spec,
+    asg: autoscaling.AutoScalingGroup,
+    cfn_asg: autoscaling.CfnAutoScalingGroup,
+    role: iam.IRole,
+) -> WarmPool:
+    """The warm pool, the launch hook the instances complete, and their permissions.
+
+    The hook is on the group itself (LifecycleHookSpecificationList), not a
+    separate resource, so it exists before the first instance launches.
+    Without it EC2 Auto Scaling stops a warming instance as soon as it is
+    running, mid-pull (it does not wait for user data).
+    """
+    wp = spec.capacity.warm_pool
+    assert wp is not None
+    names = Names(spec.service.name)
+    cfn = autoscaling.CfnAutoScalingGroup
+    cfn_asg.lifecycle_hook_specification_list = [
+        cfn.LifecycleHookSpecificationProperty(
+            lifecycle_hook_name=host.warm_pool_hook_name(spec),
+            lifecycle_transition=LAUNCHING,
+            default_result="CONTINUE",
+            heartbeat_timeout=hook_timeout_s(spec),
+        )
+    ]
+    pool = asg.add_warm_pool(
+        min_size=wp.min_size,
+        max_group_prepared_capacity=wp.max_prepared,
+        pool_state=autoscaling.PoolState[wp.pool_state.upper()],
+        # Left out unless asked for: the ECS docs say a warm pool of an ECS
+        # group cannot return instances on scale-in (docs/host.md).
+        reuse_on_scale_in=True if wp.reuse_on_scale_in else None,
+    )
+    image = ssm.StringParameter(
+        scope,
+        "ImageParameter",
+        parameter_name=host.image_parameter_name(spec),
+        string_value=spec.service.image,
+        description=f"ecs-gpu {names.service_name}: image the warm pool pre-pulls",
+    )
+    statements = [
+        iam.PolicyStatement(
+            sid="CompleteLaunchHook",
+            actions=["autoscaling:CompleteLifecycleAction"],
+            resources=[asg_arn(names.asg)],
+        ),
+        iam.PolicyStatement(
+            sid="ReadImageParameter",
+            actions=["ssm:GetParameter"],
+            resources=[image.parameter_arn],
+        ),
+    ]
+    repo = ecr_repository(spec.service.image)
+    if repo is not None:
+        statements += [
+            # No resource-level permission: "*" is the only valid resource.
+            iam.PolicyStatement(
+                sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]
+            ),
+            iam.PolicyStatement(
+                sid="EcrPull",
+                actions=[
+                    "ecr:BatchCheckLayerAvailability",
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                ],
+                resources=[repo[0]],
+            ),
+        ]
+    policy = iam.Policy(
+        scope,
+        "WarmPoolPolicy",
+        statements=statements,
+        roles=[role],
+        policy_name="ecs-gpu-warm-pool",
+    )
+    # The first warming instance completes the hook at its first boot.
+    asg.node.add_dependency(policy)
+    return WarmPool(pool=pool, policy=policy, image_parameter=image)
+
+
+def _release(
+    scope: Construct,
+    spec: Spec,
+    asg: autoscaling.AutoScalingGroup,
+    cp: ecs.AsgCapacityProvider,
+) -> Release:
+    """A custom resource that unprotects and empties the group before CloudFormation deletes it.
+
+    Ordering: it depends on the group (created after it, deleted before it)
+    and the capacity provider depends on it, so on delete ECS has let go of
+    the group before the flags are cleared and cannot set them again.
+    The function's code is inline (ZipFile): a standalone template has no
+    assets, hence no CDK Provider framework and no AwsCustomResource.
+    """
+    names = Names(spec.service.name)
+    log_group = logs.LogGroup(
+        scope,
+        "ReleaseLogs",
+        retention=retention(spec.service.log_retention_days),
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    role = iam.Role(
+        scope,
+        "ReleaseRole",
+        assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+        description=f"ecs-gpu {names.service_name}: unprotect the GPU group on stack delete",
+    )
+    policy = iam.Policy(
+        scope,
+        "ReleasePolicy",
+        roles=[role],
+        policy_name="ecs-gpu-release",
+        statements=[
+            iam.PolicyStatement(
+                sid="EmptyThisGroup",
+                actions=[
+                    "autoscaling:UpdateAutoScalingGroup",
+                    "autoscaling:SetInstanceProtection",
+                    "autoscaling:DeleteLifecycleHook",
+                ],
+                resources=[asg_arn(names.asg)],
+            ),
+            # Describe calls have no resource-level permissions.
+            iam.PolicyStatement(
+                sid="DescribeGroups",
+                actions=[
+                    "autoscaling:DescribeAutoScalingGroups",
+                    "autoscaling:DescribeLifecycleHooks",
+                ],
+                resources=["*"],
+            ),
+            iam.PolicyStatement(
+                sid="WriteOwnLogs",
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[log_group.log_group_arn],
+            ),
+        ],
+    )
+    source = inspect.getsource(cleanup)
+    # L1: the L2 Function adds a DependsOn on the role that its GetAtt Arn
+    # already implies (cfn-lint W3005).
+    fn = lambda_.CfnFunction(
+        scope,
+        "ReleaseFunction",
+        runtime=RELEASE_RUNTIME.name,
+        handler="index.handler",
+        code=lambda_.CfnFunction.CodeProperty(zip_file=source),
+        role=role.role_arn,
+        timeout=RELEASE_TIMEOUT_S,
+        logging_config=lambda_.CfnFunction.LoggingConfigProperty(
+            log_group=log_group.log_group_name
+        ),
+        description=f"ecs-gpu {names.service_name}: unprotect and empty the GPU group on delete",
+    )
+    fn.node.add_dependency(policy)
+    resource = CustomResource(
+        scope,
+        "AsgRelease",
+        service_token=fn.attr_arn,
+        resource_type="Custom::AsgRelease",
+        properties={"AutoScalingGroupName": asg.auto_scaling_group_name},
+        # CloudFormation waits this long for an answer (default: an hour).
+        service_timeout=Duration.seconds(RELEASE_TIMEOUT_S * 2),
+    )
+    # The function's permissions and logs must outlive its Delete call.
+    resource.node.add_dependency(policy)
+    resource.node.add_dependency(log_group)
+    cp.node.add_dependency(resource)
+    return Release(function=fn, role=role, policy=policy, resource=resource)

@@ -16,12 +16,19 @@ The field reports behind the shape of this module (docs/host.md):
 * Exactly one agent config file, at :data:`gpu_metric.AGENT_CONFIG_PATH`,
   outside ``/opt/aws/amazon-cloudwatch-agent/etc/``, which ``fetch-config``
   owns and rewrites.
+* Nothing here may delay ECS registration: ``ecs.service`` is ordered after
+  cloud-final, so the setup runs as a systemd unit that cloud-init only
+  enqueues (``--no-block``), never as a blocking ``runcmd``.
+* With ``[capacity.warm_pool]``, a second unit pre-pulls the service image
+  while the instance warms and completes the launch lifecycle hook on every
+  boot (docs/host.md "Warm pool").
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import re
 import shlex
 from collections.abc import Mapping
 from importlib import resources
@@ -35,6 +42,15 @@ from ecs_gpu.spec import Spec
 
 ECS_CONFIG_PATH: Final = "/etc/ecs/ecs.config"
 SETUP_SCRIPT_PATH: Final = "/usr/local/sbin/ecs-gpu-host-setup"
+SETUP_UNIT: Final = "ecs-gpu-host-setup.service"
+WARM_SCRIPT_PATH: Final = "/usr/local/sbin/ecs-gpu-warm-pool"
+WARM_UNIT: Final = "ecs-gpu-warm-pool.service"
+SYSTEMD_DIR: Final = "/etc/systemd/system"
+# The units' output: a file the host agent ships (HOST_LOG_FILES), since
+# cloud-init-output.log no longer sees it.
+HOST_SETUP_LOG: Final = "/var/log/ecs-gpu-host-setup.log"
+ECS_UNIT: Final = "ecs.service"
+IMDS_URL: Final = "http://169.254.169.254/latest"
 AGENT_PACKAGE: Final = "amazon-cloudwatch-agent"
 AGENT_UNIT: Final = "amazon-cloudwatch-agent"
 AGENT_CTL: Final = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
@@ -47,12 +63,15 @@ AGENT_OWNED_DIR: Final = "/opt/aws/amazon-cloudwatch-agent/etc/"
 # without it ("Cannot get file's stat /usr/bin/nvidia-smi", field report).
 NVIDIA_SMI: Final = "/usr/bin/nvidia-smi"
 
-# dnf retries: boot-time networking and mirrors can flake. Bounded, because
-# ecs.service starts only after cloud-final (below): every second the setup
-# script runs is a second the instance is not yet registered with ECS.
+# dnf retries: boot-time networking and mirrors can flake. Bounded, so a
+# broken mirror ends in a logged failure rather than a script that never ends
+# (the unit runs beside ECS registration, not before it).
 SETUP_ATTEMPTS: Final = 4
 SETUP_FIRST_DELAY_S: Final = 5
 DNF_TIMEOUT_S: Final = 180
+# A warm-pool pre-pull of a 15-20 GB image: 4-6 min (aws-semantics.md §4); one
+# attempt may take this long before it is retried.
+PULL_TIMEOUT_S: Final = 1800
 # What the setup script takes when nothing fails: dnf metadata plus the agent
 # package on a fresh instance, then fetch-config. An estimate the
 # missing-metric alarm budgets for (observability.py), not a measurement.
@@ -69,9 +88,10 @@ HOST_LOG_FILES: Final[tuple[tuple[str, str], ...]] = (
     # The AL2023 GPU AMI logs GPU injection here (debug level, one burst per
     # container start): where "the container cannot see its GPU" shows.
     ("/var/log/ecs/nvidia-container-runtime.log", "nvidia-container-runtime"),
-    # Our setup script's output and any failed cloud-init module: a failed
-    # boot is visible without SSH.
+    # Any failed cloud-init module: a failed boot is visible without SSH.
     ("/var/log/cloud-init-output.log", "cloud-init-output"),
+    # Our units' output (host setup, warm-pool pre-pull and lifecycle hook).
+    (HOST_SETUP_LOG, "ecs-gpu-host-setup"),
     # The agent's own errors (nvidia-smi missing, PutMetricData AccessDenied):
     # the two failures the field report found only on a live instance.
     (AGENT_LOG, "amazon-cloudwatch-agent"),
@@ -159,19 +179,48 @@ def agent_config(spec: Spec) -> dict[str, Any]:
     }
 
 
+def warm_pool_hook_name(spec: Spec) -> str:
+    """The ASG's launch lifecycle hook, which the warm-pool unit completes on every boot."""
+    return f"{Names(spec.service.name).asg}-launch"
+
+
+def image_parameter_name(spec: Spec) -> str:
+    """SSM parameter holding the service image for the warm-pool pre-pull.
+
+    Read at boot instead of written into user data: an image in user data
+    would make every image bump a new launch-template version, and so an
+    instance refresh of the whole GPU fleet.
+    """
+    return f"/ecs-gpu/{spec.service.name}/image"
+
+
+# <account>.dkr.ecr.<region>.amazonaws.com[.cn]/...: a private ECR image,
+# which needs a registry login before docker can pull it on the host.
+_ECR_REGISTRY_RE: Final = re.compile(
+    r"^(?P<registry>\d{12}\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?:\.cn)?)/"
+)
+
+
+def ecr_registry(image: str) -> tuple[str, str] | None:
+    """(registry host, region) of a private ECR image; None for any other registry."""
+    m = _ECR_REGISTRY_RE.match(image)
+    return (m["registry"], m["region"]) if m else None
+
+
 def ecs_config(spec: Spec) -> str:
     """Contents of /etc/ecs/ecs.config (a systemd EnvironmentFile, so no comments in it).
 
     Deliberately absent:
-    * ECS_WARM_POOLS_CHECK: we create no warm pool, and the flag makes the
-      agent poll instance metadata for up to a minute before registering.
+    * ECS_WARM_POOLS_CHECK without a warm pool: the flag makes the agent poll
+      instance metadata before registering, for nothing.
     * ECS_ENABLE_CONTAINER_METADATA: the task metadata endpoint v4 is always
       there; the extra metadata file helps no GPU workload.
     * ECS_AVAILABLE_LOGGING_DRIVERS: ecs-init already enables awslogs, which
       the task uses (aws/amazon-ecs-agent ecs-init/docker/docker.go); setting
       it here would replace that list.
-    * ECS_IMAGE_PULL_BEHAVIOR=prefer-cached: it would keep running a stale
-      image for a moved tag; cached layers already make re-pulls cheap.
+    * ECS_IMAGE_PULL_BEHAVIOR=prefer-cached without a warm pool: it would keep
+      running a stale image for a moved tag; cached layers already make
+      re-pulls cheap.
     """
     lines = [
         f"ECS_CLUSTER={Names(spec.service.name).cluster}",
@@ -182,16 +231,26 @@ def ecs_config(spec: Spec) -> str:
         # much is kept back for the host agent, SSM agent and ECS agent.
         f"ECS_RESERVED_MEMORY={catalog.ECS_RESERVED_MEMORY_MIB}",
     ]
+    if spec.capacity.warm_pool is not None:
+        lines += [
+            # The ECS docs' requirement for warm pools: the agent does not
+            # register while the instance's target state is Warmed:*.
+            "ECS_WARM_POOLS_CHECK=true",
+            # The image the warm-pool unit pulled is used as it is: a warm
+            # start then pulls nothing (pin image tags; docs/host.md).
+            "ECS_IMAGE_PULL_BEHAVIOR=prefer-cached",
+        ]
     return "\n".join(lines) + "\n"
 
 
 def setup_script(spec: Spec) -> str:
-    """Bash run once at boot by cloud-init: install and start the host CloudWatch agent."""
+    """Bash run by :data:`SETUP_UNIT` at boot: install and start the host CloudWatch agent."""
     q = shlex.quote
     return f"""#!/usr/bin/env bash
 # ecs-gpu host setup for service {spec.service.name}: install and start the host
 # CloudWatch agent that publishes the GPU metric and ships the host logs.
-# Generated by ecs-gpu (ecs_gpu.infra.host); cloud-init runs it once per instance.
+# Generated by ecs-gpu (ecs_gpu.infra.host); the systemd unit {SETUP_UNIT} runs it
+# at every boot, beside the ECS agent, never before it.
 # It never restarts docker, containerd or ecs: ecs.service is PartOf=docker.service.
 set -euo pipefail
 
@@ -208,8 +267,7 @@ log() {{
   printf 'ecs-gpu-host-setup: %s\\n' "$*"
 }}
 
-# Boot-time networking can flake: retry with doubling delays, but boundedly,
-# because ecs.service waits for cloud-final and so for this script.
+# Boot-time networking can flake: retry with doubling delays, but boundedly.
 retry() {{
   local attempt=1
   local delay=$FIRST_DELAY_S
@@ -232,7 +290,12 @@ if [ ! -x "$NVIDIA_SMI" ]; then
   exit 1
 fi
 
-retry timeout "$DNF_TIMEOUT_S" dnf install -y {q(AGENT_PACKAGE)}
+# A warm-pool instance runs this unit again at each start: install once.
+if rpm -q --quiet {q(AGENT_PACKAGE)}; then
+  log "{AGENT_PACKAGE} is already installed"
+else
+  retry timeout "$DNF_TIMEOUT_S" dnf install -y {q(AGENT_PACKAGE)}
+fi
 
 # fetch-config translates our one config file into the agent's own directory
 # and (-s) enables and restarts only the agent's unit.
@@ -246,36 +309,185 @@ log "$AGENT_UNIT is running with $AGENT_CONFIG"
 """
 
 
+def warm_pool_script(spec: Spec) -> str:
+    """Bash run by :data:`WARM_UNIT` at every boot of a warm-pool group's instance.
+
+    While the instance warms (target state ``Warmed:*``) it pulls the service
+    image, so a warm start pulls nothing; then, on every boot, it completes
+    the launch lifecycle hook, without which EC2 Auto Scaling would stop the
+    instance mid-pull (it does not wait for user data) and would hold a warm
+    start in ``Pending:Wait`` until the hook times out.
+    """
+    q = shlex.quote
+    registry = ecr_registry(spec.service.image)
+    ecr_host, ecr_region = registry if registry else ("", "")
+    return f"""#!/usr/bin/env bash
+# ecs-gpu warm-pool hook for service {spec.service.name}: pre-pull the service image while
+# the instance warms, then complete the launch lifecycle hook. Generated by ecs-gpu
+# (ecs_gpu.infra.host); the systemd unit {WARM_UNIT} runs it at every boot.
+# It never restarts docker, containerd or ecs, and runs no container.
+set -euo pipefail
+
+readonly ASG_NAME={q(Names(spec.service.name).asg)}
+readonly HOOK_NAME={q(warm_pool_hook_name(spec))}
+readonly IMAGE_PARAMETER={q(image_parameter_name(spec))}
+readonly ECR_REGISTRY={q(ecr_host)}
+readonly ECR_REGION={q(ecr_region)}
+readonly IMDS={q(IMDS_URL)}
+readonly MAX_ATTEMPTS={SETUP_ATTEMPTS}
+readonly FIRST_DELAY_S={SETUP_FIRST_DELAY_S}
+readonly DNF_TIMEOUT_S={DNF_TIMEOUT_S}
+readonly PULL_TIMEOUT_S={PULL_TIMEOUT_S}
+
+log() {{
+  printf 'ecs-gpu-warm-pool: %s\\n' "$*"
+}}
+
+retry() {{
+  local attempt=1
+  local delay=$FIRST_DELAY_S
+  until "$@"; do
+    if [ "$attempt" -ge "$MAX_ATTEMPTS" ]; then
+      log "giving up after $attempt attempts: $*"
+      return 1
+    fi
+    log "attempt $attempt failed: $*; retrying in ${{delay}}s"
+    sleep "$delay"
+    attempt=$((attempt + 1))
+    delay=$((delay * 2))
+  done
+}}
+
+# IMDSv2 only (the launch template requires it).
+imds_token() {{
+  curl -sSf -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 600" "$IMDS/api/token"
+}}
+TOKEN=$(retry imds_token)
+readonly TOKEN
+metadata() {{
+  curl -sSf -H "X-aws-ec2-metadata-token: $TOKEN" "$IMDS/meta-data/$1"
+}}
+
+if ! command -v aws >/dev/null 2>&1; then
+  retry timeout "$DNF_TIMEOUT_S" dnf install -y awscli-2
+fi
+
+instance_id=$(retry metadata instance-id)
+region=$(retry metadata placement/region)
+# Warmed:Stopped (or :Running, :Hibernated) while warming; InService when the
+# instance is leaving the pool or was launched straight into the group.
+state=$(retry metadata autoscaling/target-lifecycle-state)
+log "instance $instance_id, target lifecycle state $state"
+
+ecr_login() {{
+  aws ecr get-login-password --region "$ECR_REGION" |
+    docker login --username AWS --password-stdin "$ECR_REGISTRY"
+}}
+
+case "$state" in
+  Warmed:*)
+    image=$(retry aws ssm get-parameter --region "$region" --name "$IMAGE_PARAMETER" \\
+      --query Parameter.Value --output text)
+    if [ -n "$ECR_REGISTRY" ]; then
+      retry ecr_login
+    fi
+    # A failed pull is not fatal: the task then pulls the image when it starts.
+    if retry timeout "$PULL_TIMEOUT_S" docker pull "$image"; then
+      log "pulled $image; a warm start will not pull it again"
+    else
+      log "could not pull $image; a task on this instance will pull it at start"
+    fi
+    ;;
+  *)
+    log "nothing to prepare"
+    ;;
+esac
+
+# No pending action (a reboot while in service) is not an error.
+if retry aws autoscaling complete-lifecycle-action --region "$region" \\
+  --auto-scaling-group-name "$ASG_NAME" --lifecycle-hook-name "$HOOK_NAME" \\
+  --instance-id "$instance_id" --lifecycle-action-result CONTINUE; then
+  log "completed lifecycle hook $HOOK_NAME ($state)"
+else
+  log "no lifecycle action completed for $HOOK_NAME ($state)"
+fi
+"""
+
+
+def systemd_unit(description: str, script: str, *, after: tuple[str, ...] = ()) -> str:
+    """A unit that runs ``script`` at boot without holding anything back.
+
+    ``Type=exec``: systemd counts the unit started as soon as the script runs,
+    so multi-user.target (and whatever cloud-final or ecs.service is ordered
+    after) never waits for dnf, a registry or a lifecycle hook. No
+    ``Before=``: nothing is ordered after it.
+    """
+    order = " ".join(("network-online.target", *after))
+    return f"""[Unit]
+Description={description}
+Wants={order}
+After={order}
+
+[Service]
+Type=exec
+ExecStart={script}
+StandardOutput=append:{HOST_SETUP_LOG}
+StandardError=append:{HOST_SETUP_LOG}
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
+def units(spec: Spec) -> dict[str, str]:
+    """Unit name -> unit file, every unit the user data installs and enables."""
+    out = {
+        SETUP_UNIT: systemd_unit(
+            "ecs-gpu host setup: the host CloudWatch agent", SETUP_SCRIPT_PATH
+        ),
+    }
+    if spec.capacity.warm_pool is not None:
+        # docker.service: the pre-pull needs the daemon, which ecs.service
+        # starts anyway; Wants starts it, never restarts it.
+        out[WARM_UNIT] = systemd_unit(
+            "ecs-gpu warm pool: pre-pull the service image, complete the launch hook",
+            WARM_SCRIPT_PATH,
+            after=("docker.service",),
+        )
+    return out
+
+
 def cloud_config_document(spec: Spec) -> dict[str, Any]:
     """The cloud-config as data (what :func:`cloud_config` serializes)."""
-    return {
+
+    def file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:
+        return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+
+    files = [
         # write_files runs in cloud-init's init stage, long before ecs.service:
         # on the ECS AMIs that unit is ordered After=cloud-final.service
         # (aws/amazon-ecs-agent@dd4d139 packaging/amazon-linux-ami-integrated/
         # ecs.service), so the agent reads ECS_CLUSTER from this file at its
-        # first start. The same ordering means nothing here may wait for ECS.
-        "write_files": [
-            {
-                "path": ECS_CONFIG_PATH,
-                "owner": "root:root",
-                "permissions": "0644",
-                "content": ecs_config(spec),
-            },
-            {
-                "path": gpu_metric.AGENT_CONFIG_PATH,
-                "owner": "root:root",
-                "permissions": "0644",
-                "content": json.dumps(agent_config(spec), indent=2) + "\n",
-            },
-            {
-                "path": SETUP_SCRIPT_PATH,
-                "owner": "root:root",
-                "permissions": "0755",
-                "content": setup_script(spec),
-            },
+        # first start. The same ordering means nothing here may wait.
+        file(ECS_CONFIG_PATH, ecs_config(spec)),
+        file(gpu_metric.AGENT_CONFIG_PATH, json.dumps(agent_config(spec), indent=2) + "\n"),
+        file(SETUP_SCRIPT_PATH, setup_script(spec), "0755"),
+    ]
+    if spec.capacity.warm_pool is not None:
+        files.append(file(WARM_SCRIPT_PATH, warm_pool_script(spec), "0755"))
+    unit_files = units(spec)
+    files += [file(f"{SYSTEMD_DIR}/{name}", text) for name, text in unit_files.items()]
+    return {
+        "write_files": files,
+        # Exec form, no shell: the scripts are the only shell and are linted.
+        # enable: the units run at every boot (a warm start is a second boot,
+        # and cloud-init's runcmd runs once). --now --no-block: start them on
+        # this first boot but only enqueue the job, so cloud-final, and the
+        # ecs.service ordered after it, go on at once.
+        "runcmd": [
+            ["systemctl", "daemon-reload"],
+            ["systemctl", "enable", "--now", "--no-block", *unit_files],
         ],
-        # Exec form, no shell: the script is the only shell and is linted.
-        "runcmd": [[SETUP_SCRIPT_PATH]],
     }
 
 

@@ -29,6 +29,14 @@ IAM4_SSM_CORE: Final = (
 IAM5_RESOURCE_STAR: Final = "AwsSolutions-IAM5[Resource::*]"
 
 
+def iam5_asg(asg_name: str) -> str:
+    """The IAM5 finding for the group's ARN, whose UUID segment is a wildcard."""
+    return (
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:autoscaling:<AWS::Region>:"
+        f"<AWS::AccountId>:autoScalingGroup:*:autoScalingGroupName/{asg_name}]"
+    )
+
+
 @dataclass(frozen=True)
 class Ack:
     """One accepted cdk-nag finding and the written reason it is safe here."""
@@ -61,6 +69,23 @@ ACKS: Final[dict[str, Ack]] = {
         "'*'; the pull actions themselves (BatchGetImage, GetDownloadUrlForLayer, "
         "BatchCheckLayerAvailability) are limited to the one ECR repository of the image.",
     ),
+    "asg-uuid": Ack(
+        "AwsSolutions-IAM5[Resource::<the GPU group's ARN>]",
+        "An Auto Scaling group's ARN holds a UUID assigned at creation; the wildcard is only "
+        "that segment, and the group name after it is this stack's one GPU group.",
+    ),
+    "release-describe-star": Ack(
+        IAM5_RESOURCE_STAR,
+        "autoscaling:DescribeAutoScalingGroups and DescribeLifecycleHooks have no "
+        "resource-level permissions; the actions that change anything are limited to "
+        "this stack's GPU group.",
+    ),
+    "warm-pool-ecr-star": Ack(
+        IAM5_RESOURCE_STAR,
+        "ecr:GetAuthorizationToken (the warm pool's registry login before its pre-pull) has "
+        "no resource-level permission; the pull actions are limited to the image's "
+        "repository.",
+    ),
     "asg-notifications": Ack(
         "AwsSolutions-AS3",
         "No one acts on ASG scaling notifications: the ECS capacity provider owns the "
@@ -88,10 +113,13 @@ ACKS: Final[dict[str, Ack]] = {
 }
 
 
-def ack(construct: IConstruct, key: str) -> None:
-    """Acknowledge one cdk-nag finding on one construct (and its children), with its reason."""
+def ack(construct: IConstruct, key: str, *, rule: str | None = None) -> None:
+    """Acknowledge one cdk-nag finding on one construct (and its children), with its reason.
+
+    ``rule`` replaces the ACKS entry's id where the id names a resource (iam5_asg).
+    """
     a = ACKS[key]
-    Validations.of(construct).acknowledge(Acknowledgment(id=a.rule, reason=a.reason))
+    Validations.of(construct).acknowledge(Acknowledgment(id=rule or a.rule, reason=a.reason))
 
 
 def acknowledge(svc: GpuService) -> None:
@@ -99,6 +127,15 @@ def acknowledge(svc: GpuService) -> None:
     ack(svc.instance_role.role, "ssm-core")
     ack(svc.instance_role.policy, "instance-policy-star")
     ack(svc.capacity.asg, "asg-notifications")
+    asg_rule = iam5_asg(svc.names.asg)
+    release = svc.capacity.release.policy
+    ack(release, "asg-uuid", rule=asg_rule)
+    ack(release, "release-describe-star")
+    warm = svc.capacity.warm_pool
+    if warm is not None:
+        ack(warm.policy, "asg-uuid", rule=asg_rule)
+        if is_ecr(svc.spec.service.image):
+            ack(warm.policy, "warm-pool-ecr-star")
     ack(svc.task.definition, "plain-environment")
     # An ECR image gave the execution role pull rights on its repository.
     if is_ecr(svc.spec.service.image):
