@@ -11,6 +11,11 @@ from ecs_gpu.sim.params import SimParams, from_spec
 from ecs_gpu.spec import parse_spec
 
 STEP = 10.0
+# The concurrency signal (the new default with [service.metrics]): 11.2
+# requests per task is 70 % of a 2 req/s task's 16 requests at full load
+# (mean_request_s 8), the GPU target's equivalent.
+METRICS = '[service.metrics]\npreset = "vllm"'
+CONCURRENCY = "target_concurrency_per_task = 11.2"
 
 
 def spec_text(
@@ -24,6 +29,8 @@ def spec_text(
     max_tasks: int = 4,
     scaling: str = "",
     simulation: str = "",
+    service: str = "",
+    capacity: str = "",
 ) -> str:
     return f"""
 [service]
@@ -31,11 +38,13 @@ name = "sim-test"
 image = "vllm/vllm-openai:v0.11.0"
 cpu_units = {cpu_units}
 memory_mib = {memory_mib}
+{service}
 
 [capacity]
 instance_type = "{instance}"
 min_instances = {min_instances}
 max_instances = {max_instances}
+{capacity}
 
 [scaling]
 min_tasks = {min_tasks}

@@ -20,8 +20,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ecs_gpu.fast_path import FastPath
 from ecs_gpu.sim import params as P
-from ecs_gpu.sim.fleet import Fleet
+from ecs_gpu.sim.fleet import Fleet, WarmPool
 from ecs_gpu.sim.params import SimParams
 
 
@@ -260,26 +261,107 @@ class AsgScaler:
 
 
 class ServiceLayer:
-    """The service's target-tracking policies, applied to the fleet once a minute."""
+    """The service's target-tracking policies, applied to the fleet once a minute.
 
-    __slots__ = ("_basis", "_cpu_target", "_gpu_target", "desired", "scaler")
+    Policies: GPU (with a GPU signal, or the concurrency signal's guard),
+    concurrency (signal "concurrency") and CPU, each on its own series.
+    """
 
-    def __init__(self, p: SimParams, desired: int) -> None:
+    __slots__ = ("_basis", "_policies", "desired", "scaler")
+
+    def __init__(
+        self,
+        p: SimParams,
+        desired: int,
+        gpu: MetricSeries,
+        cpu: MetricSeries,
+        concurrency: MetricSeries | None = None,
+    ) -> None:
         self.scaler = ServiceScaler(p.min_tasks, p.max_tasks, p.scale_in_cooldown_s)
         self.desired = desired
-        self._gpu_target = p.gpu_target_percent
-        self._cpu_target = p.cpu_target_percent
         self._basis = p.scale_in_basis
+        policies: list[tuple[MetricSeries, float]] = []
+        if concurrency is not None and p.target_concurrency is not None:
+            policies.append((concurrency, p.target_concurrency))
+        if p.gpu_policy:
+            policies.append((gpu, p.gpu_target_percent))
+        policies.append((cpu, p.cpu_target_percent))
+        self._policies = tuple(policies)
 
-    def decide(self, t: float, fleet: Fleet, gpu: MetricSeries, cpu: MetricSeries) -> None:
+    def decide(self, t: float, fleet: Fleet) -> None:
         """Vote on this minute's datapoints, set the desired count, start or stop tasks."""
         base = fleet.running
+        basis = self._basis
         votes = [
-            target_tracking_vote(gpu.history, self._gpu_target, base, scale_in_basis=self._basis),
-            target_tracking_vote(cpu.history, self._cpu_target, base, scale_in_basis=self._basis),
+            target_tracking_vote(series.history, target, base, scale_in_basis=basis)
+            for series, target in self._policies
         ]
         self.desired = desired = self.scaler.decide(t, votes, self.desired)
         apply_desired(t, fleet, desired)
+
+
+class FastPathLayer:
+    """The fast path: a high-resolution alarm and a step-scaling policy that only adds.
+
+    The alarm is in ALARM while ``datapoints_to_alarm`` of the last
+    ``evaluation_periods`` 10-second datapoints are at or above the
+    threshold (ecs_gpu.fast_path). It invokes the policy when it enters
+    ALARM, then once a minute while it stays (params.ALARM_REINVOKE_S). The
+    policy reads the Maximum of those datapoints, adds the step's percentage
+    of the running count (at least one task; ECS scales from the running
+    count, aws-semantics §1 "Base for the computation") and starts its
+    cooldown. During the cooldown a later invocation adds only what its step
+    adds beyond the previous one ("the previous increase ... is considered
+    part of the current capacity": botocore application-autoscaling
+    StepScalingPolicyConfiguration.Cooldown). Scale-in stays with target
+    tracking.
+    """
+
+    __slots__ = ("_fp", "_max_tasks", "actions", "cooldown_until", "in_alarm", "last_add",
+                 "last_invoke")  # fmt: skip
+
+    def __init__(self, fp: FastPath, max_tasks: int) -> None:
+        self._fp = fp
+        self._max_tasks = max_tasks
+        self.in_alarm = False
+        self.last_invoke = -math.inf
+        self.cooldown_until = -math.inf
+        self.last_add = 0
+        self.actions = 0
+
+    def alarm_value(self, history: deque[float | None]) -> float | None:
+        """The Maximum of the evaluated datapoints when the alarm breaches, else None."""
+        fp = self._fp
+        window = list(history)[-fp.evaluation_periods :]
+        breaching = [v for v in window if v is not None and v >= fp.threshold]
+        if len(breaching) < fp.datapoints_to_alarm:
+            return None
+        return max(breaching)
+
+    def decide(self, t: float, fleet: Fleet, desired: int, history: deque[float | None]) -> int:
+        """The desired count after this step's alarm evaluation (never lower)."""
+        value = self.alarm_value(history)
+        if value is None:
+            self.in_alarm = False
+            return desired
+        if self.in_alarm and t < self.last_invoke + P.ALARM_REINVOKE_S:
+            return desired
+        self.in_alarm = True
+        self.last_invoke = t
+        running = fleet.running
+        add = self._fp.tasks_to_add(value, running)
+        if t < self.cooldown_until:
+            extra = add - self.last_add
+            new = desired + extra if extra > 0 else desired
+        else:
+            new = running + add
+        new = min(new, self._max_tasks)
+        if new <= desired:
+            return desired
+        self.last_add = add
+        self.cooldown_until = t + self._fp.cooldown_s
+        self.actions += 1
+        return new
 
 
 def apply_desired(t: float, fleet: Fleet, desired: int) -> None:
@@ -295,9 +377,22 @@ def apply_desired(t: float, fleet: Fleet, desired: int) -> None:
 class InstanceLayer:
     """Managed scaling (and the optional host-CPU policy) on the ASG, once a minute."""
 
-    __slots__ = ("_boot_time", "_cpr_delay", "_floor", "_tpi", "_warmup", "asg", "cpr", "last_cpr")
+    __slots__ = (
+        "_boot_time",
+        "_cpr_delay",
+        "_floor",
+        "_tpi",
+        "_warmup",
+        "asg",
+        "cpr",
+        "last_cpr",
+        "pool",
+    )
 
-    def __init__(self, p: SimParams, boot_time: Callable[[], float]) -> None:
+    def __init__(
+        self, p: SimParams, boot_time: Callable[[], float], pool: WarmPool | None = None
+    ) -> None:
+        self.pool = pool
         self.asg = AsgScaler(
             p.target_capacity_percent,
             p.floor_instances,
@@ -324,8 +419,20 @@ class InstanceLayer:
         delta = self.asg.decide(len(fleet.instances), fleet.all_warm(t), self.cpr, host_cpu)
         if delta > 0:
             for _ in range(delta):
-                fleet.launch(t, self._boot_time(), self._warmup)
+                self.launch(t, fleet)
         elif delta < 0:
             fleet.terminate_empty(-delta)
         while len(fleet.instances) < self._floor:
-            fleet.launch(t, self._boot_time(), self._warmup)
+            self.launch(t, fleet)
+        if self.pool is not None:
+            self.pool.fill(t, len(fleet.instances))
+
+    def launch(self, t: float, fleet: Fleet) -> None:
+        """One instance: from the warm pool when one is prepared, else a new launch."""
+        pool = self.pool
+        if pool is not None and pool.take(t):
+            inst = fleet.launch(t, pool.register_s, self._warmup)
+            # The warm unit pulled the image while the instance warmed.
+            inst.image_ready_at = inst.registered_at
+            return
+        fleet.launch(t, self._boot_time(), self._warmup)

@@ -23,9 +23,9 @@ import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim import params as P
-from ecs_gpu.sim.controllers import InstanceLayer, ServiceLayer
-from ecs_gpu.sim.fleet import Fleet
-from ecs_gpu.sim.metrics import MetricPipeline
+from ecs_gpu.sim.controllers import FastPathLayer, InstanceLayer, ServiceLayer, apply_desired
+from ecs_gpu.sim.fleet import Fleet, WarmPool
+from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.serving import RequestQueue
 
@@ -48,6 +48,7 @@ TIMELINE_COLUMNS = (
     "service_cpu",
     "host_cpu",
     "cpr",
+    "concurrency_per_task",
 )
 
 # A getter of each column's value from a row tuple.
@@ -218,8 +219,13 @@ def simulate(
         fleet.provisioning = desired
 
     metrics = MetricPipeline(p, step_s)
-    service = ServiceLayer(p, desired)
-    instances = InstanceLayer(p, boot_time)
+    demand, fast = _demand(p, step_s)
+    service = ServiceLayer(
+        p, desired, metrics.gpu, metrics.cpu, None if demand is None else demand.tracking
+    )
+    pool = _warm_pool(p, fleet, start)
+    instances = InstanceLayer(p, boot_time, pool)
+    mean_request_s = p.mean_request_s
     host_policy = metrics.host if p.host_cpu_policy_target_percent is not None else None
     queue = RequestQueue(p.max_queue_s)
     rec = Recorder(step_s)
@@ -239,8 +245,17 @@ def simulate(
         if i and i % steps_per_min == 0:
             # Close the minute that just ended and let the alarms look.
             metrics.close_minute(t)
-            service.decide(t, fleet, metrics.gpu, metrics.cpu)
+            if demand is not None:
+                demand.close_minute(t)
+            service.decide(t, fleet)
             instances.decide(t, fleet, host_policy)
+        if fast is not None and demand is not None:
+            # The 10-second alarm evaluates every period, between the minutes.
+            demand.fast.visible(t)
+            want = fast.decide(t, fleet, service.desired, demand.fast.history)
+            if want != service.desired:
+                service.desired = want
+                apply_desired(t, fleet, want)
 
         ready = fleet.ready
         cap = ready * cap_rps
@@ -250,7 +265,14 @@ def simulate(
         nreg = len(fleet.registered)
         ninst = len(fleet.instances)
         running = fleet.running
-        account(t, rate, cap, u, ready, ninst)
+        conc = nan
+        if demand is not None:
+            # Little's law for the requests in service, plus the queue.
+            conc = demand.sample(
+                i, t + step_s, served / step_s * mean_request_s + queue.queue, ready
+            )
+        billed = ninst if pool is None else ninst + pool.billed(t)
+        account(t, rate, cap, u, ready, billed)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)
         hist = gpu_series.history
         row(
@@ -272,15 +294,46 @@ def simulate(
                 task_cpu,
                 host,
                 instances.last_cpr,
+                conc,
             )
         )
         if progress is not None and i % progress_every == 0:
             progress(i, nsteps)
     if progress is not None:
         progress(nsteps, nsteps)
-    return SimResult(
-        p, step_s, seed, rec.rows, _summary(p, step_s, seed, start, offered, queue, rec)
+    extra = {
+        "signal": p.signal,
+        "fast_path_scale_outs": 0 if fast is None else fast.actions,
+        "warm_pool_starts": 0 if pool is None else pool.starts,
+    }
+    summary = _summary(p, step_s, seed, start, offered, queue, rec)
+    return SimResult(p, step_s, seed, rec.rows, {**summary, **extra})
+
+
+def _demand(p: SimParams, step_s: float) -> tuple[DemandPipeline | None, FastPathLayer | None]:
+    """The concurrency series and the fast path, when the spec has them."""
+    fp = p.fast_path
+    if p.target_concurrency is None and fp is None:
+        return None, None
+    demand = DemandPipeline(p, step_s, 1 if fp is None else fp.evaluation_periods)
+    return demand, None if fp is None else FastPathLayer(fp, p.max_tasks)
+
+
+def _warm_pool(p: SimParams, fleet: Fleet, start: Start) -> WarmPool | None:
+    """The warm pool, full and prepared on a warm start, preparing on a cold one."""
+    if p.warm_pool_min_size is None:
+        return None
+    prepared = p.max_instances if p.warm_pool_max_prepared is None else p.warm_pool_max_prepared
+    pool = WarmPool(
+        p.warm_pool_min_size,
+        prepared,
+        # Boot, then the warm unit's image pull, then stop.
+        p.instance_boot_s + p.image_pull_s,
+        p.warm_register_s,
+        billed_running=p.warm_pool_state == "Running",
     )
+    pool.fill(0.0, len(fleet.instances), ready_at=-math.inf if start == "warm" else None)
+    return pool
 
 
 def _summary(

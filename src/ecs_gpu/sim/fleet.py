@@ -204,3 +204,62 @@ class Fleet:
     def _detach(self, task: Task) -> None:
         task.instance.tasks.remove(task)
         self.placed -= 1
+
+
+class WarmPool:
+    """An EC2 Auto Scaling warm pool: instances prepared ahead, taken before new launches.
+
+    A pool instance boots, pre-pulls the service image (infra/host.py's warm
+    unit) and stops; that takes ``prepare_s`` (boot + pull) and is billed as
+    running time. A scale-out takes a prepared instance first: it reaches
+    ECS registration in ``register_s`` with the image on disk. The pool
+    refills to max(min_size, max_prepared - in-service instances)
+    (WarmPoolConfiguration, aws-semantics §4); with ECS an instance that
+    scales in is terminated, not returned (ReuseOnScaleIn cannot be used).
+    """
+
+    __slots__ = ("_prepared", "billed_running", "max_prepared", "min_size", "prepare_s",
+                 "register_s", "starts")  # fmt: skip
+
+    def __init__(
+        self,
+        min_size: int,
+        max_prepared: int,
+        prepare_s: float,
+        register_s: float,
+        billed_running: bool,
+    ) -> None:
+        self.min_size = min_size
+        self.max_prepared = max_prepared
+        self.prepare_s = prepare_s
+        self.register_s = register_s
+        # A Running pool bills its instances all the time; Stopped and
+        # Hibernated ones only while they warm.
+        self.billed_running = billed_running
+        # When each pool instance is (or will be) ready to be taken.
+        self._prepared: list[float] = []
+        self.starts = 0
+
+    def size(self, in_service: int) -> int:
+        return max(self.min_size, self.max_prepared - in_service, 0)
+
+    def fill(self, t: float, in_service: int, ready_at: float | None = None) -> None:
+        """Launch instances into the pool up to its size; they are ready after preparing."""
+        at = t + self.prepare_s if ready_at is None else ready_at
+        while len(self._prepared) < self.size(in_service):
+            self._prepared.append(at)
+
+    def take(self, t: float) -> bool:
+        """Take one prepared instance for a scale-out, if one is ready."""
+        for j, ready in enumerate(self._prepared):
+            if ready <= t:
+                del self._prepared[j]
+                self.starts += 1
+                return True
+        return False
+
+    def billed(self, t: float) -> int:
+        """Pool instances paid for as running at ``t``."""
+        if self.billed_running:
+            return len(self._prepared)
+        return sum(1 for ready in self._prepared if ready > t)

@@ -115,3 +115,60 @@ class MetricPipeline:
         self.gpu.visible(t)
         self.cpu.visible(t)
         self.host.visible(t)
+
+
+class DemandPipeline:
+    """The per-task concurrency series the sidecar publishes (ecs_gpu.demand_metric).
+
+    Every ``publish_interval_s`` each ready task's sidecar scrapes its
+    server's running + waiting requests and publishes one high-resolution
+    datapoint; a task whose server does not answer yet (pulling, loading)
+    publishes nothing (data/demand-sidecar.sh). The series' Average over a
+    period is the sum of the tasks' datapoints over their count: total
+    concurrency / ready tasks. Two views of it:
+
+    * ``fast``: one datapoint per publish interval, for the fast-path alarm
+      (10-second period), visible ``delay_s`` after the interval ends;
+    * ``tracking``: one-minute datapoints for target tracking (Application
+      Auto Scaling has no Period for custom metrics, aws-semantics.md §1).
+    """
+
+    __slots__ = (
+        "_delay",
+        "_min_n",
+        "_min_sum",
+        "_per_step",
+        "_steps_per_pub",
+        "fast",
+        "tracking",
+    )
+
+    def __init__(self, p: SimParams, step_s: float, fast_window: int) -> None:
+        interval = p.demand_publish_interval_s
+        # Steps shorter than the interval publish every few steps; longer
+        # steps stand for several identical datapoints.
+        self._steps_per_pub = max(1, round(interval / step_s))
+        self._per_step = max(1, round(step_s / interval))
+        self._delay = p.demand_metric_delay_s
+        self.fast = MetricSeries(window=max(1, fast_window))
+        self.tracking = MetricSeries()
+        self._min_sum = self._min_n = 0.0
+
+    def sample(self, i: int, t_end: float, total: float, ready: int) -> float:
+        """Publish step ``i``'s datapoints (ending at ``t_end``); return the per-task value."""
+        if not ready:
+            return math.nan
+        value = total / ready
+        if (i + 1) % self._steps_per_pub == 0:
+            for _ in range(self._per_step):
+                self.fast.publish(t_end + self._delay, value)
+                self._min_sum += total
+                self._min_n += ready
+        return value
+
+    def close_minute(self, t: float) -> None:
+        """Publish the minute that ended at ``t``: the mean of its tasks' datapoints."""
+        n = self._min_n
+        self.tracking.publish(t + self._delay, self._min_sum / n if n else None)
+        self._min_sum = self._min_n = 0.0
+        self.tracking.visible(t)

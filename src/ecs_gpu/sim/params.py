@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from ecs_gpu import gpu_metric, managed_scaling
+from ecs_gpu import demand_metric, fast_path, gpu_metric, managed_scaling
+from ecs_gpu.fast_path import FastPath
 from ecs_gpu.spec import Spec
 
 # --- Application Auto Scaling target tracking (aws-semantics §1) -------------------
@@ -49,6 +50,19 @@ DEFAULT_INSTANCE_WARMUP_S: Final = 300.0
 # "Scale-in considerations".
 SCALE_IN_MAX_FRACTION: Final = 0.5
 
+
+# --- The fast path: a step-scaling policy on a 10-s alarm (ecs_gpu.fast_path) -------
+# An alarm in ALARM invokes its Auto Scaling action when it enters the state,
+# then once per minute while it stays there (aws-semantics §1 "Alarm -> policy
+# invocation", AlarmThatSendsEmail.md L18).
+ALARM_REINVOKE_S: Final = 60.0
+
+# --- Warm pools (aws-semantics §4) ---------------------------------------------
+# With ECS_WARM_POOLS_CHECK the agent polls the target lifecycle state every
+# 60 s, so a Running pool instance registers up to about 60 s after it is
+# taken (aws-semantics §4 "Agent behaviour"); a Stopped or Hibernated one
+# first starts (SimParams.warm_start_s, a guess from [simulation]).
+WARM_RUNNING_REGISTER_S: Final = 60.0
 
 # Which datapoints a target-tracking scale-in reads (SimParams.scale_in_basis).
 ScaleInBasis = Literal["window-max", "latest"]
@@ -147,6 +161,42 @@ class SimParams:
     # Service placement strategy: "spread" is the ECS service default
     # (aws-semantics §3); "binpack" fills one instance before the next.
     placement: Literal["spread", "binpack"] = "spread"
+    # [scaling] signal: "concurrency" tracks target_concurrency per task (the
+    # sidecar's series, ecs_gpu.demand_metric) and has no GPU policy unless
+    # gpu_guard; the GPU signals track gpu_metric_scope's series.
+    signal: Literal["concurrency", "task-gpus", "asg-average"] = "task-gpus"
+    gpu_guard: bool = False
+    target_concurrency: float | None = None
+    # [simulation] mean_request_s: a request holds a slot this long, so a
+    # task serving r req/s holds r x mean_request_s requests (Little's law).
+    mean_request_s: float = 8.0
+    # The fast path the template deploys (ecs_gpu.fast_path), None when off.
+    fast_path: FastPath | None = None
+    # The sidecar publishes every 10 s (demand_metric.PUBLISH_INTERVAL_S).
+    demand_publish_interval_s: float = float(demand_metric.PUBLISH_INTERVAL_S)
+    # PutMetricData to an alarm that sees the datapoint: AWS documents no
+    # figure for high-resolution metrics. A guess: 5 s.
+    demand_metric_delay_s: float = 5.0
+    # [capacity.warm_pool]: None without a pool.
+    warm_pool_min_size: int | None = None
+    # MaxGroupPreparedCapacity; None: the ASG's max size (AWS default).
+    warm_pool_max_prepared: int | None = None
+    warm_pool_state: Literal["Stopped", "Hibernated", "Running"] = "Stopped"
+    # [simulation] warm_start_s: a Stopped pool instance, start to ECS
+    # registration (a guess: AWS publishes no figure).
+    warm_start_s: float = 60.0
+
+    @property
+    def gpu_policy(self) -> bool:
+        """Whether a GPU target-tracking policy runs: the GPU signals, or the guard."""
+        return self.signal != "concurrency" or self.gpu_guard
+
+    @property
+    def warm_register_s(self) -> float:
+        """A pool instance, taken by a scale-out, to ECS registration."""
+        if self.warm_pool_state == "Running":
+            return WARM_RUNNING_REGISTER_S
+        return self.warm_start_s
 
     @property
     def floor_instances(self) -> int:
@@ -207,4 +257,14 @@ def from_spec(spec: Spec) -> SimParams:
             if sim.host_cpu_policy_target_percent is None
             else float(sim.host_cpu_policy_target_percent)
         ),
+        signal=sc.signal,
+        gpu_guard=sc.gpu_guard,
+        target_concurrency=(None if (tc := sc.target_concurrency_per_task) is None else float(tc)),
+        mean_request_s=float(sim.mean_request_s),
+        # The step table and alarm the template deploys (one source).
+        fast_path=fast_path.fast_path(spec),
+        warm_pool_min_size=None if cap.warm_pool is None else cap.warm_pool.min_size,
+        warm_pool_max_prepared=None if cap.warm_pool is None else cap.warm_pool.max_prepared,
+        warm_pool_state="Stopped" if cap.warm_pool is None else cap.warm_pool.pool_state,
+        warm_start_s=float(sim.warm_start_s),
     )

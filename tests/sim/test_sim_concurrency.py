@@ -1,0 +1,175 @@
+"""Issue 8's design on the real engine: the concurrency signal, the fast path, the warm pool."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import pytest
+from simhelp import CONCURRENCY, METRICS, STEP, first_time, load, params
+
+from ecs_gpu import fast_path
+from ecs_gpu.sim.controllers import FastPathLayer
+from ecs_gpu.sim.engine import simulate
+from ecs_gpu.sim.fleet import Fleet
+from ecs_gpu.sim.params import SimParams
+
+ONSET = 1200.0  # 20 quiet minutes, then the step
+# req/s: 2 tasks at 65 % (concurrency 10.4 per task, below the 11.2 target),
+# then 6.4 tasks' worth at 70 %.
+BEFORE, AFTER = 2.6, 9.0
+POOL = "[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 4"
+
+
+def _p(scaling: str = CONCURRENCY, capacity: str = "", **kw: object) -> SimParams:
+    service = METRICS if "concurrency" in scaling else ""
+    return params(
+        max_instances=8, max_tasks=8, scaling=scaling, service=service, capacity=capacity, **kw
+    )
+
+
+def _step_run(p: SimParams, after_s: float = 3600.0) -> dict[str, list[float]]:
+    return simulate(p, load((ONSET, BEFORE), (after_s, AFTER)), step_s=STEP).timeline
+
+
+def _first_after(tl: dict[str, list[float]], col: str, above: float) -> float:
+    return first_time(tl["t_s"], tl[col], lambda v: v > above, after=ONSET) - ONSET
+
+
+def test_spec_defaults_turn_on_the_fast_path() -> None:
+    p = _p()
+    assert p.signal == "concurrency" and p.target_concurrency == 11.2
+    assert p.fast_path is not None and not p.gpu_policy
+    # The simulator runs the numbers the template deploys (one source).
+    assert p.fast_path.threshold == pytest.approx(11.2 * 2.0)
+    assert _p("").fast_path is None and _p("").gpu_policy
+
+
+def test_load_step_decided_within_30_s_by_the_fast_path() -> None:
+    tl = _step_run(_p())
+    decision = _first_after(tl, "desired_tasks", 2)
+    assert 0 < decision <= fast_path.MAX_DETECTION_S == 30
+    # Sized to the excess at once, not one proportional step at a time.
+    i = round((ONSET + decision) / STEP)
+    assert tl["desired_tasks"][i] >= math.ceil(AFTER / (2.0 * 0.7))
+
+
+def test_without_the_fast_path_target_tracking_waits_three_minutes() -> None:
+    slow = _step_run(_p(CONCURRENCY + "\nfast_scale_out = false"))
+    gpu = _step_run(_p(""))
+    # 3 of 3 one-minute datapoints above the target: at least 3 minutes.
+    assert _first_after(slow, "desired_tasks", 2) >= 180
+    # The GPU metric also waits for the agent's flush and GPUReservation: today's 240 s.
+    assert _first_after(gpu, "desired_tasks", 2) == 240
+    fast = _step_run(_p())
+    assert _first_after(fast, "desired_tasks", 2) < _first_after(slow, "desired_tasks", 2) / 5
+
+
+def test_concurrency_does_not_saturate_like_gpu_utilization() -> None:
+    # 4.5x the load of two tasks: GPU utilization stops at 100 %, so one GPU
+    # decision adds at most ceil(2 x 100 / 70) = 3 tasks; concurrency keeps
+    # growing with the queue and asks for what the load needs.
+    no_fast = CONCURRENCY + "\nfast_scale_out = false"
+    conc, gpu = _step_run(_p(no_fast)), _step_run(_p(""))
+    assert max(v for v in gpu["gpu_metric"] if not math.isnan(v)) <= 100.0
+    i_gpu = round((ONSET + _first_after(gpu, "desired_tasks", 2)) / STEP)
+    i_conc = round((ONSET + _first_after(conc, "desired_tasks", 2)) / STEP)
+    assert gpu["desired_tasks"][i_gpu] == 3
+    assert conc["desired_tasks"][i_conc] >= 7
+    # Per-task concurrency under overload: far above the 16 a saturated task holds.
+    assert max(conc["concurrency_per_task"][i_conc - 6 : i_conc]) > 2 * 16
+
+
+def test_scale_in_is_left_to_target_tracking() -> None:
+    p = _p()
+    rates = load((ONSET, BEFORE), (1800.0, AFTER), (3600.0, 1.0))
+    res = simulate(p, rates, step_s=STEP)
+    tl = res.timeline
+    drop = ONSET + 1800.0
+    level = tl["desired_tasks"][round(drop / STEP)]
+    t_in = first_time(tl["t_s"], tl["desired_tasks"], lambda v: v < level, after=drop)
+    # AlarmLow needs 15 of 15 one-minute datapoints below 0.9 x target.
+    assert 15 * 60 <= t_in - drop <= 19 * 60
+    # Every decrease of the desired count falls on a target-tracking minute,
+    # never between (the fast path only adds).
+    for j in range(1, len(tl["t_s"])):
+        if tl["desired_tasks"][j] < tl["desired_tasks"][j - 1]:
+            assert tl["t_s"][j] % 60 == 0
+    assert res.summary["fast_path_scale_outs"] >= 1
+    assert tl["desired_tasks"][-1] < level
+
+
+def test_warm_pool_instance_registers_in_warm_start_and_pulls_nothing() -> None:
+    p = _p(capacity=POOL)
+    res = simulate(p, load((ONSET, BEFORE), (3600.0, AFTER)), step_s=STEP)
+    tl = res.timeline
+    launched = _first_after(tl, "instances", 2)
+    ready = _first_after(tl, "ready_tasks", 2)
+    # Warm start (60 s) then the model load (60 s): no boot, no image pull.
+    assert ready - launched == pytest.approx(p.warm_start_s + p.model_load_s, abs=STEP)
+    assert res.summary["warm_pool_starts"] == 2
+    cold = _step_run(_p())
+    cold_ready = _first_after(cold, "ready_tasks", 2) - _first_after(cold, "instances", 2)
+    assert cold_ready == pytest.approx(
+        p.instance_boot_s + p.image_pull_s + p.model_load_s, abs=STEP
+    )
+
+
+def test_warm_pool_refills_and_stopped_instances_bill_only_while_warming() -> None:
+    quiet = load((6 * 3600.0, BEFORE))
+    base = simulate(_p(), quiet, step_s=STEP).summary
+    stopped = simulate(_p(capacity=POOL), quiet, step_s=STEP).summary
+    running = simulate(_p(capacity=POOL.replace("max_prepared = 4", 'pool_state = "Running"')),
+                       quiet, step_s=STEP).summary  # fmt: skip
+    # A prepared Stopped pool costs no instance-hours at steady load.
+    assert stopped["instance_hours"] == base["instance_hours"]
+    # A Running pool of max(2, 8 - 2) = 6 instances bills all the time.
+    assert running["instance_hours"] == pytest.approx(base["instance_hours"] + 6 * 6.0)
+    # After a burst takes pool instances, the pool refills: a second burst
+    # hours later starts warm again.
+    rates = load((ONSET, BEFORE), (1800, AFTER), (3 * 3600.0, BEFORE), (1800, AFTER), (600, BEFORE))
+    res = simulate(_p(capacity=POOL), rates, step_s=STEP)
+    assert res.summary["warm_pool_starts"] == 4
+
+
+def _fleet(running: int) -> Fleet:
+    fleet = Fleet(8, 0.0, 0.0)
+    inst = fleet.launch(0.0, 0.0, 0.0)
+    for _ in range(running):
+        fleet.add_ready_task(inst, 0.0)
+    return fleet
+
+
+def test_fast_path_cooldown_lets_only_a_larger_step_through() -> None:
+    fp = _p().fast_path
+    assert fp is not None
+    layer = FastPathLayer(fp, max_tasks=64)
+    fleet = _fleet(4)
+    low = fp.threshold * 1.1  # first step: +100 %
+    high = fp.threshold * 2.5  # last step: +300 %
+    hist: deque[float | None] = deque([low, low], maxlen=2)
+    assert layer.decide(0.0, fleet, 4, hist) == 8
+    # Still in ALARM: re-invoked once a minute, not every 10 s.
+    assert layer.decide(10.0, fleet, 8, deque([high, high])) == 8
+    # A minute later, in the cooldown, the same step adds nothing ...
+    assert layer.decide(60.0, fleet, 8, hist) == 8
+    # ... and a larger one adds only its difference: 300 % - 100 % of 4.
+    assert layer.decide(120.0, fleet, 8, deque([high, high])) == 16
+    # Back to OK, then into ALARM again after the cooldown: from the running count.
+    assert layer.decide(130.0, fleet, 16, deque([1.0, 1.0])) == 16
+    t = 120.0 + fp.cooldown_s
+    assert layer.decide(t, fleet, 16, hist) == 16  # running 4 + 4 < desired 16
+    assert layer.actions == 2
+
+
+def test_fast_path_needs_two_breaching_datapoints() -> None:
+    fp = _p().fast_path
+    assert fp is not None
+    layer = FastPathLayer(fp, max_tasks=8)
+    fleet = _fleet(2)
+    one: deque[float | None] = deque([1.0, fp.threshold * 3], maxlen=2)
+    assert layer.decide(0.0, fleet, 2, one) == 2
+    missing: deque[float | None] = deque([None, fp.threshold * 3], maxlen=2)
+    assert layer.decide(10.0, fleet, 2, missing) == 2
+    # Capped at max_tasks.
+    assert layer.decide(20.0, fleet, 2, deque([fp.threshold * 3] * 2)) == 8
