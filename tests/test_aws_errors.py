@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from botocore import exceptions as bx
 
 from ecs_gpu.aws.errors import AccessDenied, Unreachable, iam_action, mapped, translate
-from ecs_gpu.errors import EXIT_AWS, AwsError
+from ecs_gpu.errors import EXIT_AWS, AwsError, BadInputError
 
 
 def _client_error(code: str, op: str = "DescribeServices") -> bx.ClientError:
@@ -73,3 +75,48 @@ def test_bare_http_403_is_access_denied_everywhere() -> None:
     err = translate(e, "cloudwatch", "DescribeAlarms")
     assert isinstance(err, AccessDenied) and err.permission == "cloudwatch:DescribeAlarms"
     assert not is_access_denied(_client_error("ValidationError"))
+
+
+def _raiser(exc: BaseException) -> Any:
+    def boom() -> None:
+        raise exc
+
+    return boom
+
+
+def test_an_error_that_escaped_to_the_cli_reads_as_translate_says(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One mapping from botocore to exit codes: the CLI's last line of defence
+    # prints what translate() makes of the error, with its exit code.
+    from ecs_gpu import cli
+
+    monkeypatch.delenv("ECS_GPU_DEBUG", raising=False)
+    cases: list[BaseException] = [
+        _client_error("AccessDeniedException", "DescribeServices"),
+        _client_error("ValidationError", "DescribeStacks"),
+        bx.NoCredentialsError(),
+        bx.EndpointConnectionError(endpoint_url="http://127.0.0.1:9"),
+        bx.NoRegionError(),
+    ]
+    for exc in cases:
+        expected = translate(exc)
+        assert isinstance(expected, AwsError | BadInputError)
+
+        cli.app.command("boom-translate", hidden=True)(_raiser(exc))
+        try:
+            assert cli.main(["boom-translate"]) == expected.exit_code
+        finally:
+            cli.app.registered_commands = [
+                c for c in cli.app.registered_commands if c.name != "boom-translate"
+            ]
+        err = " ".join(capsys.readouterr().err.split())
+        assert " ".join(expected.message.split()) in err
+
+
+def test_translate_without_a_service_names_the_operation() -> None:
+    err = translate(_client_error("AccessDenied", "CreateServiceLinkedRole"))
+    assert isinstance(err, AccessDenied)
+    assert err.operation == "CreateServiceLinkedRole"
+    assert "AWS denied CreateServiceLinkedRole" in err.message
+    assert err.exit_code == EXIT_AWS

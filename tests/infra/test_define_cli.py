@@ -126,3 +126,52 @@ def test_help_explains_with_an_example(command: str, capsys: pytest.CaptureFixtu
     assert cli.main([command, "--help"]) == EXIT_OK
     out = _out(capsys)
     assert "Example" in out and f"ecs-gpu {command} examples/" in out
+
+
+def test_synth_out_dash_writes_the_template_to_stdout(
+    capsys: pytest.CaptureFixture[str], templates: dict[str, Any]
+) -> None:
+    assert cli.main(["synth", str(G5), "-o", "-"]) == EXIT_OK
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == templates["g5-vllm.toml"]
+    assert not Path("-").exists()
+
+
+def test_synth_stack_names_the_file_after_the_stack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["synth", str(G5), "-o", str(tmp_path), "--stack", "vllm-g5-blue"]) == EXIT_OK
+    path = tmp_path / "vllm-g5-blue.template.json"
+    assert path.is_file() and str(path) in _out(capsys)
+    assert not (tmp_path / "vllm-g5.template.json").exists()
+    assert cli.main(["synth", str(G5), "-o", str(tmp_path), "--stack", "no_underscores"]) == (
+        EXIT_BAD_INPUT
+    )
+    assert "--stack 'no_underscores': not a CloudFormation stack name" in _out(capsys)
+
+
+def test_synth_refuses_to_write_the_template_over_its_spec(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A spec saved under the template's name, in the output directory.
+    spec = tmp_path / "vllm-g5.template.json"
+    text = G5.read_text(encoding="utf-8")
+    spec.write_text(text, encoding="utf-8")
+    assert cli.main(["synth", str(spec), "-o", str(tmp_path)]) == EXIT_BAD_INPUT
+    out = _out(capsys)
+    assert "is the input SPEC" in out and "Fix:" in out
+    assert spec.read_text(encoding="utf-8") == text
+
+
+def test_synth_interrupted_while_writing_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ecs_gpu.outputs
+
+    def interrupted(src: object, dst: object) -> None:
+        raise KeyboardInterrupt
+
+    # Ctrl-C lands after the bytes are written, before the rename.
+    monkeypatch.setattr(ecs_gpu.outputs.os, "replace", interrupted)
+    assert cli.main(["synth", str(G5), "-o", str(tmp_path)]) == 130
+    assert list(tmp_path.iterdir()) == []
