@@ -642,7 +642,7 @@ def test_warming_instance_logs_in_pulls_then_completes_the_hook(tmp_path: Path) 
 
 def test_public_image_is_pulled_without_a_registry_login(tmp_path: Path) -> None:
     spec = parse_spec(BUILT_SPEC + "\n[capacity.warm_pool]\n", "warm-public.toml")
-    result, calls = _run_warm(spec, tmp_path, state="Warmed:Hibernated")
+    result, calls = _run_warm(spec, tmp_path, state="Warmed:Running")
     assert result.returncode == 0, result.stdout + result.stderr
     assert not any("login" in c for c in calls)
     assert "docker pull example/llm:1" in calls
