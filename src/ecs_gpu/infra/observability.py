@@ -311,7 +311,7 @@ def add_observability(
             f"{gpu_metric.DIMENSION}={names.asg}: the host CloudWatch agent is not "
             f"publishing, so {blind}. Check the instances' "
             f"{names.host_log_group} log group (amazon-cloudwatch-agent and "
-            "cloud-init-output streams) or run `ecs-gpu doctor`."
+            "ecs-gpu-host-setup streams) or run `ecs-gpu doctor`."
         ),
         metric=cw.Metric(
             namespace=gpu_metric.NAMESPACE,
