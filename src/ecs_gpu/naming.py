@@ -6,7 +6,38 @@ these names, so they are derived from the service name in one place.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass
+from typing import Final
+
+# A service name (spec.py NAME_RE): every name below is built to fit AWS's
+# limits for a base of at most 32 characters.
+_BASE_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
+MAX_BASE_LEN: Final = 32
+HASH_LEN: Final = 6
+
+
+def deployment_base(
+    service_name: str, stack_name: str | None, path_in_stack: str, *, standalone_id: str
+) -> str:
+    """The base of every physical name of one GpuService, unique per stack and construct.
+
+    * The standalone stack (construct ``standalone_id`` directly in the stack)
+      named after the service keeps the service name: what deploy, verify and
+      doctor look up by default.
+    * The standalone construct in a stack of another valid name (``--stack``)
+      takes the stack's name, so one spec deploys as several stacks.
+    * Anywhere else (a user's app, two services in one stack) the base is the
+      service name plus a hash of stack name and construct path.
+    """
+    # Service names are valid stack names, so the first case is in the second.
+    valid = stack_name is not None and _BASE_RE.fullmatch(stack_name) and "--" not in stack_name
+    if path_in_stack == standalone_id and stack_name is not None and valid:
+        return stack_name
+    digest = hashlib.sha256(f"{stack_name}/{path_in_stack}".encode()).hexdigest()[:HASH_LEN]
+    head = service_name[: MAX_BASE_LEN - HASH_LEN - 1].rstrip("-")
+    return f"{head}-{digest}"
 
 
 @dataclass(frozen=True)

@@ -54,11 +54,20 @@ def _subnets(lb: LoadBalancerSpec, network: Network) -> ec2.SubnetSelection:
 
 
 def _ingress_peers(lb: LoadBalancerSpec, network: Network) -> list[ec2.IPeer] | None:
-    """Who may reach the listener; None: only the clients security group."""
+    """Who may reach the listener besides the clients group; None: nobody else.
+
+    Never an implicit 0.0.0.0/0: an internet-facing listener is open to
+    exactly ``ingress_cidrs``, which the spec requires for that scheme (an
+    open listener is written out as ``["0.0.0.0/0"]``).
+    """
     if lb.ingress_cidrs:
         return [ec2.Peer.ipv4(c) for c in lb.ingress_cidrs]
-    if lb.scheme == "internet-facing":
-        return [ec2.Peer.any_ipv4()]
+    if lb.scheme == "internet-facing":  # spec.py's cross-field rule refuses this first
+        raise BadInputError(
+            "load_balancer.ingress_cidrs is empty for an internet-facing load balancer. Fix: "
+            'list the client networks, e.g. ingress_cidrs = ["203.0.113.0/24"], or write '
+            '["0.0.0.0/0"] to open it to the internet on purpose.'
+        )
     if network.cidr is not None:
         return [ec2.Peer.ipv4(network.cidr)]
     # An internal ALB in a user's VPC whose CIDR we do not look up at synth.

@@ -94,15 +94,29 @@ ACKS: Final[dict[str, Ack]] = {
     ),
     "plain-environment": Ack(
         "AwsSolutions-ECS2",
-        "The environment holds only non-secret settings from the spec "
-        "(NVIDIA_DRIVER_CAPABILITIES and the user's [service] environment); the spec has "
-        "no secret field, and secrets belong in Secrets Manager, not in a spec file.",
+        "The environment holds only non-secret settings: NVIDIA_DRIVER_CAPABILITIES, the "
+        "user's [service] environment and the demand sidecar's metric names. Secrets go "
+        "through [service] secrets, which the task definition passes as container secrets "
+        "(Secrets Manager or SSM ARNs) that only the execution role can read.",
+    ),
+    "demand-metric-star": Ack(
+        IAM5_RESOURCE_STAR,
+        "cloudwatch:PutMetricData has no resource-level permission, so its resource is '*'; "
+        "the condition cloudwatch:namespace = the concurrency metric's namespace "
+        "(demand_metric.NAMESPACE) is the only narrowing IAM offers. It is the task role's "
+        "only statement.",
+    ),
+    "sidecar-shell-expansions": Ack(
+        "CloudFormation-Validate::E1029",
+        "The '${...}' in the demand sidecar's command are bash parameter expansions of its "
+        "script (data/demand-sidecar.sh), read by bash inside the container; the container "
+        "definition goes through no Fn::Sub, so CloudFormation leaves them as written.",
     ),
     "public-listener": Ack(
         "AwsSolutions-EC23",
-        "The spec asks for an internet-facing load balancer without ingress_cidrs, so its "
-        "one listener port is open to the internet by design; tasks accept traffic only "
-        "from the load balancer's security group. Set load_balancer.ingress_cidrs to narrow.",
+        "The spec lists 0.0.0.0/0 in load_balancer.ingress_cidrs: the internet-facing "
+        "listener port is opened to the internet on purpose (spec.py notes it). Tasks "
+        "accept traffic only from the load balancer's security group.",
     ),
     "alb-access-logs": Ack(
         "AwsSolutions-ELB2",
@@ -137,6 +151,9 @@ def acknowledge(svc: GpuService) -> None:
         if is_ecr(svc.spec.service.image):
             ack(warm.policy, "warm-pool-ecr-star")
     ack(svc.task.definition, "plain-environment")
+    if svc.task.sidecar is not None:
+        ack(svc.task.definition.task_role, "demand-metric-star")
+        ack(svc.task.definition, "sidecar-shell-expansions")
     # An ECR image gave the execution role pull rights on its repository.
     if is_ecr(svc.spec.service.image):
         execution_role = svc.task.definition.execution_role
@@ -147,5 +164,6 @@ def acknowledge(svc: GpuService) -> None:
     lb_spec = svc.spec.load_balancer
     if lb is not None and lb_spec is not None:
         ack(lb.alb, "alb-access-logs")
-        if lb_spec.scheme == "internet-facing" and not lb_spec.ingress_cidrs:
+        open_to_all = any(c.endswith("/0") for c in lb_spec.ingress_cidrs or [])
+        if lb_spec.scheme == "internet-facing" and open_to_all:
             ack(lb.security_group, "public-listener")

@@ -7,9 +7,9 @@ same resources with the same logical ids.
 
 from __future__ import annotations
 
-import math
 from typing import Final
 
+from ecs_gpu import startup
 from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
 from ecs_gpu.infra.iam import build_instance_role
@@ -18,21 +18,27 @@ from ecs_gpu.infra.network import build_network, retention
 from ecs_gpu.infra.observability import add_observability
 from ecs_gpu.infra.scaling import build_scaling
 from ecs_gpu.infra.task import build_task
-from ecs_gpu.naming import Names
+from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
 
 ensure_node()
 
-from aws_cdk import CfnOutput, Duration, RemovalPolicy  # noqa: E402
+from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack, Token  # noqa: E402
 from aws_cdk import aws_ec2 as ec2  # noqa: E402
 from aws_cdk import aws_ecs as ecs  # noqa: E402
 from aws_cdk import aws_logs as logs  # noqa: E402
 from constructs import Construct  # noqa: E402
 
-# Time ECS gives a new task before ALB health checks count: the image pull
-# (layers may not be cached) plus the model load, plus this margin.
-HEALTH_GRACE_MARGIN_S: Final = 60
+# The construct id `ecs-gpu synth` gives GpuService in its standalone stack
+# (synth.CONSTRUCT_ID); there the outputs keep fixed logical ids.
+STANDALONE_ID: Final = "GpuService"
+# Tasks spread over Availability Zones first (one AZ's capacity shortage or
+# outage leaves the others serving), then pack onto the fewest instances by
+# memory, so managed scaling can drain and remove emptied instances. GPUs
+# cannot be a binpack field (ECS binpacks on cpu or memory only).
+PLACEMENT_SPREAD_FIELD: Final = "attribute:ecs.availability-zone"
+PLACEMENT_BINPACK: Final = "memory"
 
 # CfnOutput ids; deploy/verify read the stack outputs by these keys.
 OUTPUT_CLUSTER = "ClusterName"
@@ -57,6 +63,17 @@ class GpuService(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, spec: Spec) -> None:
         super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        path_in_stack = self.node.path.removeprefix(stack.node.path + "/")
+        stack_name = None if Token.is_unresolved(stack.stack_name) else stack.stack_name
+        self.standalone = path_in_stack == STANDALONE_ID
+        # Every builder names resources from spec.service.name (naming.Names);
+        # giving it this construct's base keeps two services in one stack, or
+        # one spec in two stacks, from colliding on a physical name.
+        base = deployment_base(
+            spec.service.name, stack_name, path_in_stack, standalone_id=STANDALONE_ID
+        )
+        spec = spec.model_copy(update={"service": spec.service.model_copy(update={"name": base})})
         self.spec = spec
         names = Names(spec.service.name)
         self.names = names
@@ -146,8 +163,9 @@ class GpuService(Construct):
             has_ec2_capacity=True,
             security_groups=[],
         )
-        sim = spec.simulation
-        grace = math.ceil(sim.image_pull_s + sim.model_load_s) + HEALTH_GRACE_MARGIN_S
+        # Container health checks run with or without a load balancer; the
+        # grace period makes ECS ignore both while the model loads (startup.py).
+        grace = startup.health_timings(spec).grace_period_s
         self.service = ecs.Ec2Service(
             self,
             "Service",
@@ -164,6 +182,10 @@ class GpuService(Construct):
                     f"attribute:ecs.instance-type == {spec.capacity.instance_type}"
                 )
             ],
+            placement_strategies=[
+                ecs.PlacementStrategy.spread_across(PLACEMENT_SPREAD_FIELD),
+                ecs.PlacementStrategy.packed_by(ecs.BinPackResource.MEMORY),
+            ],
             circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
             # Start-first (100 %) when the fleet has room at its maximum; else
             # one task at a time at max_tasks, so a deploy at peak cannot stall.
@@ -171,9 +193,7 @@ class GpuService(Construct):
             max_healthy_percent=deployment.MAX_PERCENT,
             vpc_subnets=self.network.private,
             security_groups=[self.task_security_group],
-            health_check_grace_period=(
-                Duration.seconds(grace) if self.load_balancer is not None else None
-            ),
+            health_check_grace_period=Duration.seconds(grace),
             enable_ecs_managed_tags=True,
             propagate_tags=ecs.PropagatedTagSource.SERVICE,
         )
@@ -199,21 +219,17 @@ class GpuService(Construct):
             self, spec=spec, fast_path_alarm=self.scaling.fast_path_alarm
         )
 
-        CfnOutput(self, OUTPUT_CLUSTER, value=self.cluster.cluster_name, key=OUTPUT_CLUSTER)
-        CfnOutput(self, OUTPUT_SERVICE, value=self.service.service_name, key=OUTPUT_SERVICE)
-        CfnOutput(self, OUTPUT_ASG, value=self.capacity.asg.auto_scaling_group_name, key=OUTPUT_ASG)
-        CfnOutput(self, OUTPUT_CAPACITY_PROVIDER, value=cp_name, key=OUTPUT_CAPACITY_PROVIDER)
-        CfnOutput(
-            self,
-            OUTPUT_CLIENTS_SG,
-            value=self.clients_security_group.security_group_id,
-            key=OUTPUT_CLIENTS_SG,
-        )
+        outputs = {
+            OUTPUT_CLUSTER: self.cluster.cluster_name,
+            OUTPUT_SERVICE: self.service.service_name,
+            OUTPUT_ASG: self.capacity.asg.auto_scaling_group_name,
+            OUTPUT_CAPACITY_PROVIDER: cp_name,
+            OUTPUT_CLIENTS_SG: self.clients_security_group.security_group_id,
+        }
         if self.load_balancer is not None:
-            CfnOutput(
-                self,
-                OUTPUT_LB_DNS,
-                value=self.load_balancer.alb.load_balancer_dns_name,
-                key=OUTPUT_LB_DNS,
-            )
+            outputs[OUTPUT_LB_DNS] = self.load_balancer.alb.load_balancer_dns_name
+        for key, value in outputs.items():
+            # deploy and verify read the standalone stack's outputs by these
+            # keys; elsewhere CDK derives unique ids from the construct path.
+            CfnOutput(self, key, value=value, key=key if self.standalone else None)
         nag.acknowledge(self)

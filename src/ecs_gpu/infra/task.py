@@ -1,5 +1,9 @@
 """The task definition: EC2 only, awsvpc, whole GPUs per container, logs with a retention.
 
+The server container gets a health check and start period from startup.py,
+/dev/shm from the spec, secrets read by the execution role alone, and, with
+[service.metrics], the demand-metric sidecar of demand_metric.py beside it.
+
 ``resourceRequirements`` lives inside the container definition and its value
 is a string (field report: both mistakes made the GPU request silently vanish).
 """
@@ -10,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from ecs_gpu import demand_metric, startup
+from ecs_gpu.errors import BadInputError
 from ecs_gpu.infra.network import retention
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
@@ -17,14 +23,24 @@ from ecs_gpu.spec import Spec
 
 ensure_node()
 
-from aws_cdk import RemovalPolicy  # noqa: E402
+from aws_cdk import Duration, RemovalPolicy, Stack  # noqa: E402
 from aws_cdk import aws_ecr as ecr  # noqa: E402
 from aws_cdk import aws_ecs as ecs  # noqa: E402
+from aws_cdk import aws_iam as iam  # noqa: E402
 from aws_cdk import aws_logs as logs  # noqa: E402
 from constructs import Construct  # noqa: E402
 
 CONTAINER_NAME: Final = "app"
 LOG_STREAM_PREFIX: Final = "app"
+# ECS task-size minimums also hold for what the sidecar leaves the server.
+MIN_SERVER_CPU_UNITS: Final = 128
+MIN_SERVER_MEMORY_MIB: Final = 128
+# Sids are public: tests and `doctor` find statements by them.
+SID_DEMAND_METRIC: Final = "DemandMetricPublish"
+SID_SECRETS: Final = "ReadContainerSecrets"
+SID_PARAMETERS: Final = "ReadContainerParameters"
+# Secrets Manager appends "-" and 6 random characters to a secret's name in its ARN.
+_RANDOM_SUFFIX_RE = re.compile(r"-[A-Za-z0-9]{6}$")
 # <account>.dkr.ecr.<region>.amazonaws.com/<repository>[:tag|@digest]
 _ECR_RE = re.compile(
     r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z0-9-]+)\.amazonaws\.com(?P<cn>\.cn)?/"
@@ -37,6 +53,8 @@ class Task:
     definition: ecs.TaskDefinition
     container: ecs.ContainerDefinition
     log_group: logs.LogGroup
+    # The demand-metric sidecar; None without [service.metrics].
+    sidecar: ecs.ContainerDefinition | None
 
 
 def is_ecr(image: str) -> bool:
@@ -67,8 +85,60 @@ def container_image(scope: Construct, image: str) -> ecs.ContainerImage:
     return ecs.ContainerImage.from_ecr_repository(repo, tag_or_digest)
 
 
+def container_split(spec: Spec) -> tuple[int, int]:
+    """(cpu units, MiB) of the server container: the task's size less the sidecar's share."""
+    svc = spec.service
+    if svc.metrics is None:
+        return svc.cpu_units, svc.memory_mib
+    cpu = svc.cpu_units - demand_metric.SIDECAR_CPU_UNITS
+    memory = svc.memory_mib - demand_metric.SIDECAR_MEMORY_MIB
+    # /dev/shm pages count against the server's memory (spec.py checks the task's).
+    floor = max(MIN_SERVER_MEMORY_MIB, svc.shm_mib or 0)
+    if cpu < MIN_SERVER_CPU_UNITS or memory < floor:
+        raise BadInputError(
+            f"service.cpu_units = {svc.cpu_units}, service.memory_mib = {svc.memory_mib}: "
+            f"[service.metrics] adds a sidecar of {demand_metric.SIDECAR_CPU_UNITS} CPU units "
+            f"and {demand_metric.SIDECAR_MEMORY_MIB} MiB, leaving the server {cpu} units and "
+            f"{memory} MiB (it needs at least {MIN_SERVER_CPU_UNITS} units and {floor} MiB). "
+            "Fix: raise cpu_units and memory_mib, or leave them out to get the task's share "
+            "of the instance."
+        )
+    return cpu, memory
+
+
+def secret_resources(value_from: str) -> tuple[str, list[str]]:
+    """(IAM action, resource ARNs) that let the execution role read one container secret.
+
+    A Secrets Manager ``valueFrom`` may end in ``:json-key:version-stage:version-id``;
+    IAM wants the secret's ARN, which ends in ``-`` and 6 random characters.
+    A name-only (partial) ARN gets that suffix as ``-??????``; a name that
+    already ends like the suffix may be either, so both forms are allowed.
+    """
+    parts = value_from.split(":")
+    if parts[2] == "ssm":
+        return "ssm:GetParameters", [value_from]
+    arn = ":".join(parts[:7])  # arn:partition:secretsmanager:region:account:secret:name
+    if _RANDOM_SUFFIX_RE.search(parts[6]):
+        return "secretsmanager:GetSecretValue", [arn, arn + "-??????"]
+    return "secretsmanager:GetSecretValue", [arn + "-??????"]
+
+
+def _secret_statements(spec: Spec) -> list[iam.PolicyStatement]:
+    """One statement per action over exactly the spec's secrets."""
+    by_action: dict[str, list[str]] = {}
+    for value_from in spec.service.secrets.values():
+        action, arns = secret_resources(value_from)
+        by_action.setdefault(action, [])
+        by_action[action] += [a for a in arns if a not in by_action[action]]
+    sids = {"secretsmanager:GetSecretValue": SID_SECRETS, "ssm:GetParameters": SID_PARAMETERS}
+    return [
+        iam.PolicyStatement(sid=sids[action], actions=[action], resources=arns)
+        for action, arns in sorted(by_action.items())
+    ]
+
+
 def build_task(scope: Construct, spec: Spec) -> Task:
-    """Task definition with one GPU container as ``[service]`` describes it."""
+    """Task definition: the GPU server container and, with metrics, the demand sidecar."""
     names = Names(spec.service.name)
     svc = spec.service
     log_group = logs.LogGroup(
@@ -89,12 +159,15 @@ def build_task(scope: Construct, spec: Spec) -> Task:
         cpu=str(svc.cpu_units),
         memory_mib=str(svc.memory_mib),
     )
+    cpu, memory = container_split(spec)
+    timings = startup.health_timings(spec)
+    shm = svc.shm_mib
     container = task.add_container(
         CONTAINER_NAME,
         image=container_image(scope, svc.image),
         essential=True,
-        cpu=svc.cpu_units,
-        memory_limit_mib=svc.memory_mib,
+        cpu=cpu,
+        memory_limit_mib=memory,
         # Emits ResourceRequirements [{"Type": "GPU", "Value": "<n>"}] in the container.
         gpu_count=svc.gpus_per_task,
         command=svc.command,
@@ -106,5 +179,84 @@ def build_task(scope: Construct, spec: Spec) -> Task:
         },
         port_mappings=[ecs.PortMapping(container_port=svc.container_port)],
         logging=ecs.LogDrivers.aws_logs(stream_prefix=LOG_STREAM_PREFIX, log_group=log_group),
+        health_check=ecs.HealthCheck(
+            command=startup.health_check_command(svc.container_port, svc.health_check_path),
+            start_period=Duration.seconds(timings.start_period_s),
+            interval=Duration.seconds(timings.interval_s),
+            timeout=Duration.seconds(timings.timeout_s),
+            retries=timings.retries,
+        ),
+        # NCCL between a task's GPUs needs far more /dev/shm than Docker's 64 MiB.
+        linux_parameters=(
+            ecs.LinuxParameters(scope, "ServerLinuxParameters", shared_memory_size=shm)
+            if shm is not None
+            else None
+        ),
     )
-    return Task(definition=task, container=container, log_group=log_group)
+    if svc.secrets:
+        cfn = task.node.default_child
+        assert isinstance(cfn, ecs.CfnTaskDefinition)
+        # valueFrom is the spec's string as written (with any json-key tail);
+        # CDK's Secret classes would want construct objects for each ARN.
+        cfn.add_property_override(
+            "ContainerDefinitions.0.Secrets",
+            [{"Name": k, "ValueFrom": v} for k, v in sorted(svc.secrets.items())],
+        )
+        for statement in _secret_statements(spec):
+            task.add_to_execution_role_policy(statement)
+    sidecar = _add_sidecar(scope, spec, task, container, log_group)
+    return Task(definition=task, container=container, log_group=log_group, sidecar=sidecar)
+
+
+def _add_sidecar(
+    scope: Construct,
+    spec: Spec,
+    task: ecs.TaskDefinition,
+    server: ecs.ContainerDefinition,
+    log_group: logs.LogGroup,
+) -> ecs.ContainerDefinition | None:
+    """The demand-metric sidecar (demand_metric.py) and the task role's one permission."""
+    metrics = spec.service.metrics
+    if metrics is None:
+        return None
+    names = Names(spec.service.name)
+    sidecar = task.add_container(
+        demand_metric.SIDECAR_NAME,
+        image=ecs.ContainerImage.from_registry(demand_metric.SIDECAR_IMAGE),
+        # A dead sidecar must not stop a GPU task that took minutes to load;
+        # the missing-metric alarm reports it instead.
+        essential=False,
+        cpu=demand_metric.SIDECAR_CPU_UNITS,
+        memory_limit_mib=demand_metric.SIDECAR_MEMORY_MIB,
+        entry_point=list(demand_metric.SIDECAR_ENTRY_POINT),
+        command=[demand_metric.sidecar_script()],
+        environment=demand_metric.sidecar_environment(
+            metrics_port=metrics.port or spec.service.container_port,
+            metrics_path=metrics.path,
+            series=metrics.names,
+            cluster_name=names.cluster,
+            service_name=names.service,
+            region=Stack.of(scope).region,
+        ),
+        logging=ecs.LogDrivers.aws_logs(
+            stream_prefix=demand_metric.SIDECAR_NAME, log_group=log_group
+        ),
+    )
+    # Scrape only a server that answers its health check: a loading task
+    # publishes nothing rather than zeros.
+    sidecar.add_container_dependencies(
+        ecs.ContainerDependency(
+            container=server, condition=ecs.ContainerDependencyCondition.HEALTHY
+        )
+    )
+    task.add_to_task_role_policy(
+        iam.PolicyStatement(
+            sid=SID_DEMAND_METRIC,
+            actions=list(demand_metric.PUBLISH_ACTIONS),
+            # PutMetricData has no resource-level permission; the condition
+            # limits it to the contract's namespace.
+            resources=["*"],
+            conditions=demand_metric.iam_condition(),
+        )
+    )
+    return sidecar

@@ -1,0 +1,113 @@
+"""How long a new task takes to serve, and the health-check timings that follow from it.
+
+CDK-free arithmetic shared by the template (``infra/task.py``,
+``infra/service.py``) and the simulator. A task is ready after its image is
+pulled (``[simulation] image_pull_s``) and its model is downloaded, loaded
+into GPU memory and warmed up. With ``[service] model_size_gib`` the model
+part is derived from the size; without it ``[simulation] model_load_s`` is
+used as given.
+
+Where AWS or vLLM publish no figure, the constant is a named guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from dataclasses import dataclass
+from typing import Final
+
+from ecs_gpu.spec import Spec
+
+# --- ECS limits (botocore ecs HealthCheck member docs) ---
+# "You can specify between 0 and 300 seconds" (startPeriod).
+MAX_START_PERIOD_S: Final = 300
+# interval 5-300 s (default 30), timeout 2-60 s (default 5), retries 1-10 (default 3).
+MAX_RETRIES: Final = 10
+MIN_RETRIES: Final = 3
+
+# --- the container health check we write ---
+# The ECS default interval; a 10-s probe would add load for no gain, since the
+# service's grace period and the ALB decide when traffic starts.
+HEALTH_INTERVAL_S: Final = 30
+# A GPU-bound server can answer /health slowly while it decodes a full batch.
+HEALTH_TIMEOUT_S: Final = 10
+
+# --- model readiness (named guesses: neither AWS nor vLLM publish these) ---
+# Weights from the Hugging Face Hub or S3 to the instance's disk.
+GUESS_DOWNLOAD_MIBPS: Final = 200.0
+# Safetensors from disk (mostly page cache, just written) into GPU memory.
+GUESS_LOAD_MIBPS: Final = 1024.0
+# Engine start besides the weights: memory profiling, KV-cache allocation and
+# CUDA-graph capture (vLLM logs 20-60 s for these on one GPU).
+GUESS_ENGINE_WARMUP_S: Final = 60.0
+# The service's grace period covers the expected start times this factor,
+# so a slow download does not get a healthy task replaced mid-load.
+GRACE_FACTOR: Final = 1.5
+# Plus one ALB health-check round (2 x 30 s) after the model is up.
+GRACE_MARGIN_S: Final = 60
+
+
+@dataclass(frozen=True)
+class HealthTimings:
+    """The container health check and the service grace period, in seconds."""
+
+    start_period_s: int
+    interval_s: int
+    timeout_s: int
+    retries: int
+    grace_period_s: int
+
+
+def model_ready_s(spec: Spec) -> float:
+    """Container start to serving: download + load + warm-up, or model_load_s as given."""
+    size = spec.service.model_size_gib
+    if size is None:
+        return spec.simulation.model_load_s
+    mib = size * 1024.0
+    return mib / GUESS_DOWNLOAD_MIBPS + mib / GUESS_LOAD_MIBPS + GUESS_ENGINE_WARMUP_S
+
+
+def task_ready_s(spec: Spec) -> float:
+    """Task placed to serving: the image pull, then the model."""
+    return spec.simulation.image_pull_s + model_ready_s(spec)
+
+
+def health_timings(spec: Spec) -> HealthTimings:
+    """Start period, retries and grace period for the spec's model.
+
+    ECS caps the start period at 300 s. A model that takes longer keeps the
+    container from being marked unhealthy with more retries (up to 10 x 30 s
+    more), and beyond that the service's grace period, which makes ECS
+    ignore container and load-balancer health checks, covers the rest.
+    """
+    ready = model_ready_s(spec) * GRACE_FACTOR
+    start = min(MAX_START_PERIOD_S, math.ceil(ready))
+    beyond = max(0.0, ready - start)
+    retries = min(MAX_RETRIES, MIN_RETRIES + math.ceil(beyond / HEALTH_INTERVAL_S))
+    grace = math.ceil(task_ready_s(spec) * GRACE_FACTOR) + GRACE_MARGIN_S
+    return HealthTimings(
+        start_period_s=start,
+        interval_s=HEALTH_INTERVAL_S,
+        timeout_s=HEALTH_TIMEOUT_S,
+        retries=retries,
+        grace_period_s=grace,
+    )
+
+
+def health_check_command(port: int, path: str) -> list[str]:
+    """``CMD-SHELL`` probe of ``http://127.0.0.1:<port><path>``: exit 0 on a 2xx answer.
+
+    No curl is assumed: the vLLM, TGI and SGLang images ship python3 but not
+    always curl, so python3 is tried first and curl only where python3 is absent.
+    """
+    url = f"http://127.0.0.1:{port}{path}"
+    # The path may hold any printable character: quote for Python, then for sh.
+    wait = HEALTH_TIMEOUT_S - 1
+    py = f"import urllib.request; urllib.request.urlopen({json.dumps(url)}, timeout={wait})"
+    shell = (
+        f"if command -v python3 >/dev/null 2>&1; then python3 -c {shlex.quote(py)}; "
+        f"else curl -fsS -o /dev/null --max-time {wait} {shlex.quote(url)}; fi"
+    )
+    return ["CMD-SHELL", shell]
