@@ -205,13 +205,21 @@ def _fake_bin(directory: Path, name: str, body: str) -> Path:
 
 
 def _run_setup(
-    spec: Spec, tmp_path: Path, *, nvidia_smi: bool, dnf_failures: int
+    spec: Spec,
+    tmp_path: Path,
+    *,
+    nvidia_smi: bool,
+    dnf_failures: int,
+    states: list[str] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """Run the real script; dnf, timeout, sleep, systemctl and the agent ctl are stand-ins
-    that record their arguments, so the script's own control flow is what is tested."""
+    that record their arguments, so the script's own control flow is what is tested.
+    ``states``: target lifecycle states IMDS answers (a warm-pool spec asks)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "calls.log"
+    if states is not None:
+        _imds_curl(bin_dir, f'echo "$(basename "$0") $*" >> {calls}', tmp_path, states)
     counter = tmp_path / "dnf-count"
     record = f'echo "$(basename "$0") $*" >> {calls}'
     _fake_bin(
@@ -534,14 +542,69 @@ def test_setup_script_skips_dnf_when_the_agent_is_installed(tmp_path: Path) -> N
     assert any("fetch-config" in c for c in calls)
 
 
+@pytest.mark.parametrize(
+    ("state", "started"),
+    [("Warmed:Stopped", False), ("Warmed:Running", False), ("InService", True)],
+)
+def test_warming_instance_installs_but_does_not_start_the_agent(
+    tmp_path: Path, state: str, started: bool
+) -> None:
+    # A warming instance's idle GPUs would pull the group's GPU average down.
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_setup(spec, tmp_path, nvidia_smi=True, dnf_failures=0, states=[state])
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "dnf install -y amazon-cloudwatch-agent" in calls
+    assert any("target-lifecycle-state" in c for c in calls)
+    assert any("fetch-config" in c for c in calls) is started
+
+
+def test_without_a_warm_pool_setup_never_asks_imds() -> None:
+    assert "target-lifecycle-state" not in host.setup_script(parse_spec(BUILT_SPEC, "b.toml"))
+
+
 # --- the warm-pool script, run by bash against stand-ins ------------------------------
+
+
+def _imds_curl(bin_dir: Path, record: str, tmp_path: Path, states: list[str]) -> None:
+    """A curl stand-in for IMDSv2: a token, fixed metadata, and target lifecycle
+    states in turn (the last one repeats), recording each call."""
+    states_file = tmp_path / "states"
+    states_file.write_text("\n".join(states) + "\n")
+    metadata = {"instance-id": "i-0123456789abcdef0", "placement/region": "eu-west-1"}
+    cases = "\n".join(f'  *"/meta-data/{k}") echo "{v}" ;;' for k, v in metadata.items())
+    _fake_bin(
+        bin_dir,
+        "curl",
+        f'{record}\nurl="${{*: -1}}"\ncase "$url" in\n  *"/api/token") echo tok ;;\n'
+        f"{cases}\n"
+        '  *"/meta-data/autoscaling/target-lifecycle-state")\n'
+        f"    head -n 1 {states_file}\n"
+        f'    if [ "$(wc -l < {states_file})" -gt 1 ]; then\n'
+        f"      tail -n +2 {states_file} > {states_file}.next\n"
+        f"      mv {states_file}.next {states_file}\n"
+        "    fi ;;\n"
+        "  *) exit 22 ;;\nesac",
+    )
+
+
+# Only the few system tools the scripts and stand-ins use, so a real aws,
+# docker, curl or systemctl on this machine can never answer instead of a stand-in.
+_SYSTEM_TOOLS = ("bash", "env", "basename", "cat", "cp", "mkdir", "head", "tail", "wc", "mv")
+
+
+def _sys_bin(tmp_path: Path) -> Path:
+    sys_bin = tmp_path / "sys-bin"
+    sys_bin.mkdir()
+    for tool in _SYSTEM_TOOLS:
+        (sys_bin / tool).symlink_to(_tool(tool))
+    return sys_bin
 
 
 def _run_warm(
     spec: Spec,
     tmp_path: Path,
     *,
-    state: str,
+    states: list[str],
     pull_ok: bool = True,
     have_aws: bool = True,
     complete_ok: bool = True,
@@ -551,18 +614,7 @@ def _run_warm(
     bin_dir.mkdir()
     calls = tmp_path / "warm-calls.log"
     record = f'echo "$(basename "$0") $*" >> {calls}'
-    metadata = {
-        "instance-id": "i-0123456789abcdef0",
-        "placement/region": "eu-west-1",
-        "autoscaling/target-lifecycle-state": state,
-    }
-    cases = "\n".join(f'  *"/meta-data/{k}") echo "{v}" ;;' for k, v in metadata.items())
-    _fake_bin(
-        bin_dir,
-        "curl",
-        f'{record}\nurl="${{*: -1}}"\ncase "$url" in\n  *"/api/token") echo tok ;;\n'
-        f"{cases}\n  *) exit 22 ;;\nesac",
-    )
+    _imds_curl(bin_dir, record, tmp_path, states)
     _fake_bin(
         bin_dir,
         "aws",
@@ -578,16 +630,10 @@ def _run_warm(
         f'{record}\nif [ "$1" = login ]; then cat > /dev/null; fi\n'
         f'if [ "$1" = pull ]; then {"true" if pull_ok else "exit 1"}; fi',
     )
-    _fake_bin(bin_dir, "dnf", record)
-    _fake_bin(bin_dir, "sleep", record)
+    for name in ("dnf", "sleep", "systemctl"):
+        _fake_bin(bin_dir, name, record)
     _fake_bin(bin_dir, "timeout", f'{record}\nshift\nexec "$@"')
-    # Only the few system tools the script and stand-ins use, so a real aws,
-    # docker or curl on this machine can never answer instead of a stand-in.
-    sys_bin = tmp_path / "sys-bin"
-    sys_bin.mkdir()
-    for tool in ("bash", "env", "basename", "cat", "cp", "mkdir"):
-        (sys_bin / tool).symlink_to(_tool(tool))
-    path_dirs = [str(bin_dir), str(sys_bin)]
+    path_dirs = [str(bin_dir), str(_sys_bin(tmp_path))]
     if not have_aws:
         (bin_dir / "aws").unlink()
         # dnf "installs" it: the stand-in appears once dnf ran.
@@ -623,18 +669,29 @@ def _complete_call(spec: Spec) -> str:
 
 def test_warming_instance_logs_in_pulls_then_completes_the_hook(tmp_path: Path) -> None:
     spec = parse_spec(WARM_SPEC, "warm.toml")
-    result, calls = _run_warm(spec, tmp_path, state="Warmed:Stopped")
+    # Warming; then (after the stop, or for a Running pool in place) entering service.
+    states = ["Warmed:Stopped", "Warmed:Stopped", "InService"]
+    result, calls = _run_warm(spec, tmp_path, states=states)
     assert result.returncode == 0, result.stdout + result.stderr
-    work = [c for c in calls if c.split()[0] in {"aws", "docker"}]
-    assert work == [
+    work = [c for c in calls if c.split()[0] in {"aws", "docker", "systemctl"}]
+    assert work[0] == (
         "aws ssm get-parameter --region eu-west-1 --name "
-        f"{host.image_parameter_name(spec)} --query Parameter.Value --output text",
-        # The registry's own region, not the instance's.
+        f"{host.image_parameter_name(spec)} --query Parameter.Value --output text"
+    )
+    # One pipeline, so the two record in either order. The registry's own
+    # region, not the instance's.
+    assert set(work[1:3]) == {
         "aws ecr get-login-password --region us-west-2",
         "docker login --username AWS --password-stdin 123456789012.dkr.ecr.us-west-2.amazonaws.com",
+    }
+    assert work[3:] == [
         f"docker pull {ECR_IMAGE}",
-        _complete_call(spec),
+        _complete_call(spec),  # Warmed:Pending:Wait: the pull is done, stop me
+        # In service: the host agent held back while warming starts now.
+        f"systemctl start --no-block {host.SETUP_UNIT}",
+        _complete_call(spec),  # Pending:Wait on the way into service
     ]
+    assert [c for c in calls if c.startswith("sleep")] == [f"sleep {host.WARM_POLL_S}"]
     # IMDSv2: every metadata read carries the token.
     reads = [c for c in calls if c.startswith("curl") and "/meta-data/" in c]
     assert reads and all("X-aws-ec2-metadata-token: tok" in c for c in reads)
@@ -642,7 +699,7 @@ def test_warming_instance_logs_in_pulls_then_completes_the_hook(tmp_path: Path) 
 
 def test_public_image_is_pulled_without_a_registry_login(tmp_path: Path) -> None:
     spec = parse_spec(BUILT_SPEC + "\n[capacity.warm_pool]\n", "warm-public.toml")
-    result, calls = _run_warm(spec, tmp_path, state="Warmed:Running")
+    result, calls = _run_warm(spec, tmp_path, states=["Warmed:Running", "InService"])
     assert result.returncode == 0, result.stdout + result.stderr
     assert not any("login" in c for c in calls)
     assert "docker pull example/llm:1" in calls
@@ -650,26 +707,26 @@ def test_public_image_is_pulled_without_a_registry_login(tmp_path: Path) -> None
 
 def test_instance_entering_service_completes_the_hook_without_pulling(tmp_path: Path) -> None:
     spec = parse_spec(WARM_SPEC, "warm.toml")
-    result, calls = _run_warm(spec, tmp_path, state="InService")
+    result, calls = _run_warm(spec, tmp_path, states=["InService"])
     assert result.returncode == 0, result.stdout + result.stderr
-    assert not any(c.startswith("docker") for c in calls)
+    assert not any(c.startswith(("docker", "systemctl")) for c in calls)
     assert [c for c in calls if c.startswith("aws")] == [_complete_call(spec)]
 
 
 def test_a_failed_pull_still_completes_the_hook(tmp_path: Path) -> None:
     spec = parse_spec(WARM_SPEC, "warm.toml")
-    result, calls = _run_warm(spec, tmp_path, state="Warmed:Stopped", pull_ok=False)
+    result, calls = _run_warm(spec, tmp_path, states=["Warmed:Stopped", "InService"], pull_ok=False)
     assert result.returncode == 0, result.stdout + result.stderr
     pulls = [c for c in calls if c.startswith("docker pull")]
     assert len(pulls) == host.SETUP_ATTEMPTS
-    assert calls[-1] == _complete_call(spec)
+    assert calls.index(_complete_call(spec)) > calls.index(pulls[-1])
     assert "will pull it at start" in result.stdout
 
 
 def test_no_pending_lifecycle_action_is_not_a_failure(tmp_path: Path) -> None:
     # A reboot while in service: nothing to complete.
     spec = parse_spec(WARM_SPEC, "warm.toml")
-    result, calls = _run_warm(spec, tmp_path, state="InService", complete_ok=False)
+    result, calls = _run_warm(spec, tmp_path, states=["InService"], complete_ok=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert calls.count(_complete_call(spec)) == host.SETUP_ATTEMPTS
     assert "no lifecycle action completed" in result.stdout
@@ -677,8 +734,7 @@ def test_no_pending_lifecycle_action_is_not_a_failure(tmp_path: Path) -> None:
 
 def test_missing_aws_cli_is_installed_first(tmp_path: Path) -> None:
     spec = parse_spec(WARM_SPEC, "warm.toml")
-    result, calls = _run_warm(spec, tmp_path, state="InService", have_aws=False)
+    result, calls = _run_warm(spec, tmp_path, states=["InService"], have_aws=False)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert calls[0].startswith("curl")  # the IMDS token comes first
     assert "dnf install -y awscli-2" in calls
     assert calls.index("dnf install -y awscli-2") < calls.index(_complete_call(spec))

@@ -72,6 +72,9 @@ DNF_TIMEOUT_S: Final = 180
 # A warm-pool pre-pull of a 15-20 GB image: 4-6 min (aws-semantics.md §4); one
 # attempt may take this long before it is retried.
 PULL_TIMEOUT_S: Final = 1800
+# How often a warmed instance that was not stopped (Running pool) checks
+# whether it is entering service.
+WARM_POLL_S: Final = 5
 # What the setup script takes when nothing fails: dnf metadata plus the agent
 # package on a fresh instance, then fetch-config. An estimate the
 # missing-metric alarm budgets for (observability.py), not a measurement.
@@ -244,8 +247,39 @@ def ecs_config(spec: Spec) -> str:
 
 
 def setup_script(spec: Spec) -> str:
-    """Bash run by :data:`SETUP_UNIT` at boot: install and start the host CloudWatch agent."""
+    """Bash run by :data:`SETUP_UNIT` at boot: install and start the host CloudWatch agent.
+
+    With a warm pool, a warming instance installs the agent but does not start
+    it: its idle GPUs would report ~0 % into the group's GPU series and pull the
+    scaling signal down. The warm-pool script starts this unit again once the
+    instance enters service.
+    """
     q = shlex.quote
+    warm_guard = (
+        ""
+        if spec.capacity.warm_pool is None
+        else f"""
+# A warming instance (target state Warmed:*) must not publish: its idle GPUs
+# would lower the group's GPU average. {WARM_UNIT} starts this unit again
+# when the instance enters service.
+imds_token() {{
+  curl -sSf -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 60" {q(IMDS_URL)}/api/token
+}}
+target_state() {{
+  local token
+  token=$(imds_token) &&
+    curl -sSf -H "X-aws-ec2-metadata-token: $token" \\
+      {q(IMDS_URL)}/meta-data/autoscaling/target-lifecycle-state
+}}
+state=$(retry target_state)
+case "$state" in
+  Warmed:*)
+    log "target state $state: agent installed, not started until the instance is in service"
+    exit 0
+    ;;
+esac
+"""
+    )
     return f"""#!/usr/bin/env bash
 # ecs-gpu host setup for service {spec.service.name}: install and start the host
 # CloudWatch agent that publishes the GPU metric and ships the host logs.
@@ -296,7 +330,7 @@ if rpm -q --quiet {q(AGENT_PACKAGE)}; then
 else
   retry timeout "$DNF_TIMEOUT_S" dnf install -y {q(AGENT_PACKAGE)}
 fi
-
+{warm_guard}
 # fetch-config translates our one config file into the agent's own directory
 # and (-s) enables and restarts only the agent's unit.
 "$AGENT_CTL" -a fetch-config -m ec2 -s -c "file:$AGENT_CONFIG"
@@ -338,6 +372,7 @@ readonly MAX_ATTEMPTS={SETUP_ATTEMPTS}
 readonly FIRST_DELAY_S={SETUP_FIRST_DELAY_S}
 readonly DNF_TIMEOUT_S={DNF_TIMEOUT_S}
 readonly PULL_TIMEOUT_S={PULL_TIMEOUT_S}
+readonly POLL_S={WARM_POLL_S}
 
 log() {{
   printf 'ecs-gpu-warm-pool: %s\\n' "$*"
@@ -358,14 +393,25 @@ retry() {{
   done
 }}
 
-# IMDSv2 only (the launch template requires it).
+# IMDSv2 only (the launch template requires it); a fresh token per read,
+# since a Running pool's instance may wait here for days.
 imds_token() {{
-  curl -sSf -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 600" "$IMDS/api/token"
+  curl -sSf -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 60" "$IMDS/api/token"
 }}
-TOKEN=$(retry imds_token)
-readonly TOKEN
 metadata() {{
-  curl -sSf -H "X-aws-ec2-metadata-token: $TOKEN" "$IMDS/meta-data/$1"
+  local token
+  token=$(imds_token) && curl -sSf -H "X-aws-ec2-metadata-token: $token" "$IMDS/meta-data/$1"
+}}
+
+complete_hook() {{
+  # No pending action (a reboot while in service) is not an error.
+  if retry aws autoscaling complete-lifecycle-action --region "$region" \\
+    --auto-scaling-group-name "$ASG_NAME" --lifecycle-hook-name "$HOOK_NAME" \\
+    --instance-id "$instance_id" --lifecycle-action-result CONTINUE; then
+    log "completed lifecycle hook $HOOK_NAME ($1)"
+  else
+    log "no lifecycle action completed for $HOOK_NAME ($1)"
+  fi
 }}
 
 if ! command -v aws >/dev/null 2>&1; then
@@ -397,20 +443,19 @@ case "$state" in
     else
       log "could not pull $image; a task on this instance will pull it at start"
     fi
-    ;;
-  *)
-    log "nothing to prepare"
+    complete_hook "$state"
+    # Stopped pool: the instance stops here and this unit runs again at the
+    # warm start. Running pool: it enters service without a reboot, so wait.
+    until [ "$(metadata autoscaling/target-lifecycle-state || true)" = InService ]; do
+      sleep "$POLL_S"
+    done
+    log "entering service"
+    # The host agent was held back while warming (see {SETUP_UNIT}).
+    systemctl start --no-block {q(SETUP_UNIT)}
     ;;
 esac
 
-# No pending action (a reboot while in service) is not an error.
-if retry aws autoscaling complete-lifecycle-action --region "$region" \\
-  --auto-scaling-group-name "$ASG_NAME" --lifecycle-hook-name "$HOOK_NAME" \\
-  --instance-id "$instance_id" --lifecycle-action-result CONTINUE; then
-  log "completed lifecycle hook $HOOK_NAME ($state)"
-else
-  log "no lifecycle action completed for $HOOK_NAME ($state)"
-fi
+complete_hook InService
 """
 
 
