@@ -70,3 +70,111 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="NotAThing"):
         ecs_gpu.NotAThing  # noqa: B018
+
+
+# --- two services in one stack, one spec in two stacks ------------------------------------
+
+# Properties that hold a name AWS keeps unique per account and Region.
+PHYSICAL_NAME_KEYS = {
+    "ClusterName",
+    "ServiceName",
+    "AutoScalingGroupName",
+    "Family",
+    "LogGroupName",
+    "DashboardName",
+    "AlarmName",
+    "RoleName",
+    "LaunchTemplateName",
+    "TopicName",
+    "FunctionName",
+    "Name",  # capacity provider, load balancer, target group
+}
+
+
+def _physical_names(t: dict[str, Any], prefix: str = "") -> set[str]:
+    return {
+        v
+        for lid, r in t["Resources"].items()
+        if lid.startswith(prefix)
+        for k, v in r.get("Properties", {}).items()
+        if k in PHYSICAL_NAME_KEYS and isinstance(v, str)
+    }
+
+
+def _checked(app: Any, stack: Any) -> dict[str, Any]:
+    """The stack's template after synth, with no cfn-lint or cdk-nag finding."""
+    from ecs_gpu.validate import cfn_lint_findings, nag_findings, synth_findings
+
+    artifact = app.synth().get_stack_by_name(stack.stack_name)
+    template: dict[str, Any] = artifact.template
+    findings = [
+        *synth_findings(list(artifact.messages)),
+        *cfn_lint_findings(template),
+        *nag_findings(stack),
+    ]
+    assert findings == [], [(f.id, f.resource, f.message) for f in findings]
+    return template
+
+
+def test_two_services_in_one_stack_do_not_collide(specs: dict[str, Spec]) -> None:
+    ensure_node()
+    from aws_cdk import App, Stack
+
+    from ecs_gpu import GpuService
+
+    spec = specs["g5-vllm.toml"]
+    with tempfile.TemporaryDirectory(prefix="ecs-gpu-two-") as outdir:
+        app = App(outdir=outdir)
+        stack = Stack(app, "shared")
+        a = GpuService(stack, "Blue", spec=spec)
+        b = GpuService(stack, "Green", spec=spec)
+        t = _checked(app, stack)
+    blue, green = _physical_names(t, "Blue"), _physical_names(t, "Green")
+    assert blue and green
+    assert not blue & green, blue & green
+    assert a.names.cluster != b.names.cluster
+    # Outputs get ids from the construct path, one set per service.
+    assert len(t["Outputs"]) == 2 * len({k for k in t["Outputs"] if k.startswith("Blue")})
+
+
+def test_one_spec_in_two_stacks_does_not_collide(specs: dict[str, Spec]) -> None:
+    ensure_node()
+    from aws_cdk import App, Stack
+
+    from ecs_gpu import GpuService
+
+    spec = specs["g5-vllm.toml"]
+    with tempfile.TemporaryDirectory(prefix="ecs-gpu-two-stacks-") as outdir:
+        app = App(outdir=outdir)
+        prod = Stack(app, spec.service.name)
+        staging = Stack(app, f"{spec.service.name}-staging")
+        odd = Stack(app, "VllmCanary")  # not a valid service name: hashed
+        services = [GpuService(s, CONSTRUCT_ID, spec=spec) for s in (prod, staging, odd)]
+        templates = [_checked(app, s) for s in (prod, staging, odd)]
+    names = [_physical_names(t) for t in templates]
+    for i, left in enumerate(names):
+        for right in names[i + 1 :]:
+            assert not left & right, left & right
+    # The default stack keeps the spec's names (deploy, verify and doctor find
+    # them); `--stack` names take the stack's name.
+    assert services[0].names.cluster == spec.service.name
+    assert services[1].names.cluster == f"{spec.service.name}-staging"
+    assert services[2].names.cluster.startswith(spec.service.name + "-")
+    # Standalone stacks keep the fixed output keys deploy and verify read.
+    assert all("ClusterName" in t["Outputs"] for t in templates)
+
+
+def test_deployment_base() -> None:
+    from ecs_gpu.naming import deployment_base
+
+    base = deployment_base("vllm-g5", "vllm-g5", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID)
+    assert base == "vllm-g5"
+    assert deployment_base("vllm-g5", "other", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID) == "other"
+    nested = deployment_base("vllm-g5", "app", "Team/Svc", standalone_id=CONSTRUCT_ID)
+    again = deployment_base("vllm-g5", "app", "Team/Svc", standalone_id=CONSTRUCT_ID)
+    other = deployment_base("vllm-g5", "app", "Team/Svc2", standalone_id=CONSTRUCT_ID)
+    assert nested == again != other
+    long = deployment_base("a" * 32, "X" * 128, "P", standalone_id=CONSTRUCT_ID)
+    assert len(long) <= 32
+    # A stack name that is no valid service name (uppercase, "--") is hashed.
+    assert deployment_base("s1", "a--b", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID) != "a--b"
