@@ -628,3 +628,62 @@ def build_healthy() -> dict[str, Any]:
             }
         },
     }
+
+
+def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
+    """The healthy snapshot as a service that scales on concurrency ([service.metrics]).
+
+    What the template deploys then: the demand-metric sidecar beside the server
+    (infra/task.py), a target-tracking policy on the sidecars' series instead
+    of the GPU one (infra/scaling.py, no gpu_guard), and the series itself.
+    """
+    from ecs_gpu import demand_metric
+
+    if signal_in_target:
+        s[COLLECTION_KEY]["target"]["signal"] = "concurrency"
+    env = demand_metric.sidecar_environment(
+        metrics_port=8000,
+        metrics_path="/metrics",
+        series=("vllm:num_requests_running", "vllm:num_requests_waiting"),
+        cluster_name=NAMES.cluster,
+        service_name=NAMES.service,
+        region=REGION,
+    )
+    s["task_definitions"][0]["containerDefinitions"].append(
+        {
+            "name": demand_metric.SIDECAR_NAME,
+            "image": demand_metric.SIDECAR_IMAGE,
+            "cpu": demand_metric.SIDECAR_CPU_UNITS,
+            "memory": demand_metric.SIDECAR_MEMORY_MIB,
+            "essential": False,
+            "entryPoint": list(demand_metric.SIDECAR_ENTRY_POINT),
+            "command": [demand_metric.sidecar_script()],
+            "environment": [{"name": k, "value": v} for k, v in env.items()],
+            "dependsOn": [{"containerName": NAMES.service, "condition": "START"}],
+        }
+    )
+    gpu = s["scaling_policies"][0]
+    gpu["PolicyName"] = "concurrency"
+    gpu["PolicyARN"] = gpu["PolicyARN"].replace("policyName/gpu", "policyName/concurrency")
+    gpu["TargetTrackingScalingPolicyConfiguration"]["TargetValue"] = 8.0
+    gpu["TargetTrackingScalingPolicyConfiguration"]["CustomizedMetricSpecification"] = {
+        "MetricName": demand_metric.METRIC_NAME,
+        "Namespace": demand_metric.NAMESPACE,
+        "Dimensions": demand_metric.dimensions(NAMES.cluster, NAMES.service),
+        "Statistic": demand_metric.STATISTIC,
+    }
+    gpu["Alarms"] = []
+    for q, values in zip(
+        demand_metric.metric_data_queries(NAMES.cluster, NAMES.service),
+        ([5.5, 6.0], [9.0, 8.0]),
+        strict=True,
+    ):
+        s["metric_data"].append(
+            {
+                "Id": q["Id"],
+                "Label": q["Label"],
+                "Timestamps": ["2026-11-29T16:59:50+00:00", "2026-11-29T16:59:40+00:00"],
+                "Values": values,
+                "StatusCode": "Complete",
+            }
+        )

@@ -18,7 +18,14 @@ from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.doctor.checks import CHECKS, CHECKS_BY_ID, run_checks
 
-from .snapshots import IID, NAMES, asg_average_spec, probe_output, validate_snapshot
+from .snapshots import (
+    IID,
+    NAMES,
+    as_concurrency,
+    asg_average_spec,
+    probe_output,
+    validate_snapshot,
+)
 
 Snap = dict[str, Any]
 
@@ -342,11 +349,28 @@ def delete_stuck(s: Snap) -> None:
     s["stacks"][0]["DeletionTime"] = "2026-11-29T16:10:00+00:00"  # 50 min before collection
 
 
+def _concurrency_series(s: Snap) -> dict[str, Any]:
+    series: dict[str, Any] = next(r for r in s["metric_data"] if r["Id"] == "c0")
+    return series
+
+
+def concurrency_metric_missing(s: Snap) -> None:
+    as_concurrency(s)
+    _concurrency_series(s)["Timestamps"], _concurrency_series(s)["Values"] = [], []
+
+
+def sidecar_missing(s: Snap) -> None:
+    as_concurrency(s)
+    td = s["task_definitions"][0]
+    td["containerDefinitions"] = td["containerDefinitions"][:1]
+
+
 # (check id, breakage, evidence kind, evidence field contains, evidence value contains, fix contains)
 CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ECS001", no_instances, "container_instances", "status", "none registered", "ECS_CLUSTER="),
     ("ECS002", agent_disconnected, "container_instances", "agentConnected", "False", "ECS agent"),
     ("GPU001", no_gpu_registered, "container_instances", "registeredResources", "MEMORY", "ECS_ENABLE_GPU_SUPPORT=true"),
+    ("TD001", sidecar_missing, "task_definitions", "containerDefinitions[].name", NAMES.service, "[service.metrics]"),
     ("GPU002", td_without_gpu, "task_definitions", "resourceRequirements", "[]", '"type": "GPU"'),
     ("GPU003", gpus_exhausted, "container_instances", "remainingResources[GPU]", IID, "reserved"),
     ("PLC001", typo_constraint, "services", "placementConstraints[0].expression", "g5.xlarg", "instance_type"),
@@ -357,6 +381,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("TSK001", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
     ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
     ("MET004", reservation_missing, "services", "runningCount", "0", "GPU003, SVC001, TSK001"),
+    ("MET005", concurrency_metric_missing, "metric_data", "Values", "[]", "demand-metric container's log"),
     ("MET002", alarm_no_data, "alarms", "StateValue", "INSUFFICIENT_DATA", "MET001"),
     ("MET003", missing_alarm_firing, "alarms", "StateValue", "ALARM", "HOST checks"),
     ("SCL001", policy_wrong_metric, "scaling_policies", "CustomizedMetricSpecification", "ECS/GPU", "nobody writes"),
@@ -810,3 +835,67 @@ def test_host004_needs_the_denial_and_putmetricdata_on_one_line(
     assert bool(host004) is fires, host004
     if fires:
         assert "PutMetricData" in str(host004[0].evidence[0].value)
+
+
+def test_a_concurrency_service_that_works_gives_no_finding(healthy: Callable[[], Snap]) -> None:
+    for signal_in_target in (True, False):  # from the spec, or read off the policies
+        s = healthy()
+        as_concurrency(s, signal_in_target=signal_in_target)
+        validate_snapshot(s)
+        report = run_checks(s)
+        assert [f.as_dict() for f in report.findings] == []
+        assert report.unknown == []
+        # No GPU policy is no SCL001 warning when the service scales on concurrency.
+        assert {"SCL001", "MET005", "TD001"} <= set(report.as_dict()["ok"])
+
+
+def test_concurrency_checks_read_the_signal_off_the_policies(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    concurrency_metric_missing(s)
+    del s[COLLECTION_KEY]["target"]["signal"]
+    assert "MET005" in {f.id for f in run_checks(s).findings}
+    del s["scaling_policies"]
+    met005 = next(r for r in run_checks(s).results if r.check.id == "MET005")
+    assert met005.status == "unknown" and "scales on concurrency" in met005.reason
+
+
+def test_the_spec_signal_wins_over_the_policies(healthy: Callable[[], Snap]) -> None:
+    # The spec says task-gpus: a stray concurrency policy does not make MET005 fire.
+    s = healthy()
+    concurrency_metric_missing(s)
+    s[COLLECTION_KEY]["target"]["signal"] = "task-gpus"
+    assert not {"MET005", "TD001"} & {f.id for f in run_checks(s).findings}
+
+
+def test_sidecar_publishing_another_series_is_td001(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    env = s["task_definitions"][0]["containerDefinitions"][1]["environment"]
+    for e in env:
+        if e["name"] == "DIMENSIONS":
+            e["value"] = "ClusterName=other,ServiceName=other"
+    f = next(f for f in run_checks(s).findings if f.id == "TD001")
+    assert f.title == "The demand-metric sidecar publishes another series"
+    assert f.evidence[0].value == {"DIMENSIONS": "ClusterName=other,ServiceName=other"}
+    assert f"ClusterName={NAMES.cluster},ServiceName={NAMES.service}" in f.fix
+
+
+def test_concurrency_series_of_an_idle_service_is_a_warning(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    concurrency_metric_missing(s)
+    s["services"][0]["desiredCount"] = s["services"][0]["runningCount"] = 0
+    f = next(f for f in run_checks(s).findings if f.id == "MET005")
+    assert f.severity == "warning" and "scaled to 0" in f.fix
+    s["services"][0]["desiredCount"] = 1
+    f = next(f for f in run_checks(s).findings if f.id == "MET005")
+    assert f.severity == "error" and "GPU003, SVC001, TSK001" in f.fix
+
+
+def test_concurrency_series_absent_from_an_old_snapshot_is_unknown(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    as_concurrency(s)
+    s["metric_data"] = [r for r in s["metric_data"] if r["Id"] not in ("c0", "c1")]
+    met005 = next(r for r in run_checks(s).results if r.check.id == "MET005")
+    assert met005.status == "unknown" and "collect it again" in met005.reason

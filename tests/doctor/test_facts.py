@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
 from ecs_gpu.aws.errors import AccessDenied
@@ -85,12 +86,16 @@ def test_collects_every_kind_in_real_shapes(session: boto3.Session) -> None:
     assert len(snap["tasks"]) == 1
     assert snap["auto_scaling_groups"][0]["AutoScalingGroupName"] == world.NAMES.asg
     assert {a["AlarmName"] for a in snap["alarms"]} >= {world.NAMES.gpu_metric_missing_alarm}
-    assert all(r["Values"] for r in snap["metric_data"])
-    # The contract's three series and the task-gpus divisor.
+    # The contract's three series and the task-gpus divisor, then the concurrency
+    # series, which this GPU-signal world's tasks have no sidecar to write.
+    concurrency = demand_metric.metric_data_queries(world.NAMES.cluster, world.NAMES.service)
     assert [r["Label"] for r in snap["metric_data"]] == [
         *gpu_metric.METRIC_NAMES,
         gpu_metric.RESERVATION_METRIC,
+        *(q["Label"] for q in concurrency),
     ]
+    assert all(r["Values"] for r in snap["metric_data"][: -len(concurrency)])
+    assert not any(r["Values"] for r in snap["metric_data"][-len(concurrency) :])
     assert snap["stacks"] == []  # no stack of that name: collected, and none
     report = run_checks(snap)
     assert not report.has_error, [f.as_dict() for f in report.findings]
@@ -295,3 +300,58 @@ def test_snapshot_round_trip_gives_the_same_report(session: boto3.Session, tmp_p
     loaded = snapshots.load(path)  # what the collector writes passes the typed format
     assert loaded == snap
     assert run_checks(loaded).as_dict() == run_checks(snap).as_dict()
+
+
+def _scale_on_concurrency(session: boto3.Session, *, publish: bool) -> None:
+    """The world's service also tracks the sidecars' series, which moto may hold."""
+    session.client("application-autoscaling").put_scaling_policy(
+        PolicyName="concurrency",
+        ServiceNamespace="ecs",
+        ResourceId=world.NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        PolicyType="TargetTrackingScaling",
+        TargetTrackingScalingPolicyConfiguration={
+            "TargetValue": 8.0,
+            "CustomizedMetricSpecification": {
+                "MetricName": demand_metric.METRIC_NAME,
+                "Namespace": demand_metric.NAMESPACE,
+                "Dimensions": demand_metric.dimensions(world.NAMES.cluster, world.NAMES.service),
+                "Statistic": demand_metric.STATISTIC,
+            },
+        },
+    )
+    if publish:
+        now = datetime.now(UTC)
+        session.client("cloudwatch").put_metric_data(
+            Namespace=demand_metric.NAMESPACE,
+            MetricData=[
+                {
+                    "MetricName": demand_metric.METRIC_NAME,
+                    "Dimensions": demand_metric.dimensions(
+                        world.NAMES.cluster, world.NAMES.service
+                    ),
+                    "Timestamp": now - timedelta(seconds=demand_metric.PUBLISH_INTERVAL_S * k),
+                    "Value": 6.0,
+                    "Unit": demand_metric.UNIT,
+                    "StorageResolution": demand_metric.STORAGE_RESOLUTION,
+                }
+                for k in range(1, 7)
+            ],
+        )
+
+
+@pytest.mark.parametrize("publish", [True, False], ids=["published", "silent"])
+def test_concurrency_series_is_read_end_to_end(session: boto3.Session, publish: bool) -> None:
+    world.build_world(session, instances=1, tasks=1)
+    _scale_on_concurrency(session, publish=publish)
+    snap = facts.collect(session, facts.Target.from_names(world.NAMES, signal="concurrency"))
+    validate_snapshot(snap, required=False)
+    snapshots.validate(snap, "collected")
+    assert snap[facts.COLLECTION_KEY]["target"]["signal"] == "concurrency"
+    c0 = next(r for r in snap["metric_data"] if r["Id"] == "c0")
+    assert bool(c0["Values"]) is publish
+    findings = {f.id: f for f in run_checks(snap).findings}
+    assert ("MET005" in findings) is (not publish)
+    # The world's task definition has no demand-metric sidecar.
+    assert "TD001" in findings
+    assert findings["TD001"].evidence[0].value == [world.NAMES.service]

@@ -32,7 +32,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import (
     AccessDenied,
@@ -117,9 +117,11 @@ class Target:
     capacity_provider: str | None = None
     stack: str | None = None
     missing_metric_alarm: str | None = None
+    # The spec's [scaling] signal; None (no spec): the checks read it off the policies.
+    signal: str | None = None
 
     @classmethod
-    def from_names(cls, names: Names) -> Target:
+    def from_names(cls, names: Names, signal: str | None = None) -> Target:
         return cls(
             cluster=names.cluster,
             service=names.service,
@@ -127,6 +129,7 @@ class Target:
             capacity_provider=names.capacity_provider,
             stack=names.stack,
             missing_metric_alarm=names.gpu_metric_missing_alarm,
+            signal=signal,
         )
 
     @classmethod
@@ -147,6 +150,7 @@ class Target:
             "capacity_provider": self.capacity_provider,
             "stack": self.stack,
             "missing_metric_alarm": self.missing_metric_alarm,
+            "signal": self.signal,
         }
 
 
@@ -651,8 +655,13 @@ class Collector:
             raise _Skip("no GPU Auto Scaling group is known, so there is no series to read")
         # The contract's agent series, and ECS's GPUReservation of the cluster:
         # the divisor of the task-gpus expression, so MET004 can tell "the agent
-        # writes, but the tracked signal is empty" from "nothing is written".
-        queries = [*gpu_metric.metric_data_queries(asg), reservation_query(self.target.cluster)]
+        # writes, but the tracked signal is empty" from "nothing is written";
+        # and the sidecars' concurrency series (MET005), which costs no extra call.
+        queries = [
+            *gpu_metric.metric_data_queries(asg),
+            reservation_query(self.target.cluster),
+            *demand_metric.metric_data_queries(self.target.cluster, self.target.service),
+        ]
         start, end = self.now - METRIC_WINDOW, self.now
         self._collection()["metric_queries"] = queries
         self._collection()["metric_window"] = {"start": start.isoformat(), "end": end.isoformat()}

@@ -185,7 +185,8 @@ def _collect(
     if spec is not None:
         if cluster or service:
             raise BadInputError("give either SPEC or --cluster/--service, not both.")
-        target = facts.Target.from_names(Names(load_spec(str(spec)).service.name))
+        loaded = load_spec(str(spec))
+        target = facts.Target.from_names(Names(loaded.service.name), signal=loaded.scaling.signal)
     elif cluster and service:
         target = facts.Target.from_cluster_service(cluster, service)
     else:

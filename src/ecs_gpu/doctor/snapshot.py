@@ -225,6 +225,7 @@ class TargetNames(_Model):
     capacity_provider: str | None = None
     stack: str | None = None
     missing_metric_alarm: str | None = None
+    signal: Literal["concurrency", "task-gpus", "asg-average"] | None = None
 
 
 class MetricWindow(_Model):

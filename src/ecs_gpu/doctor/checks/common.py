@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from ecs_gpu import demand_metric
 from ecs_gpu.doctor import host as probe
 from ecs_gpu.doctor.checks.model import Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
@@ -143,3 +144,33 @@ def policy_metrics(p: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 # The group preference that fills a reservation, then overflows to On-Demand.
 ODCR_FIRST = "capacity-reservations-first"
+
+
+def reads_demand_metric(p: dict[str, Any]) -> bool:
+    """Does this target-tracking policy track the sidecars' concurrency series?"""
+    return any(
+        (m.get("Namespace"), m.get("MetricName"))
+        == (demand_metric.NAMESPACE, demand_metric.METRIC_NAME)
+        for _, m in policy_metrics(p)
+    )
+
+
+def scales_on_concurrency(s: Snapshot) -> bool:
+    """Whether the service scales on concurrency: the spec's signal, else its policies."""
+    signal = collection_target(s).get("signal")
+    if signal is not None:
+        return bool(signal == "concurrency")
+    if "scaling_policies" not in s:
+        raise Unknown(
+            "cannot tell whether the service scales on concurrency: the snapshot names no "
+            "[scaling] signal (run doctor with the spec) and scaling_policies was not collected"
+        )
+    return any(reads_demand_metric(p) for p in s["scaling_policies"])
+
+
+def demand_names(s: Snapshot) -> tuple[str, str]:
+    """(cluster, service) the concurrency series of this service is written under."""
+    target = collection_target(s)
+    clusters = [c.get("clusterName") for c in s.get("clusters", []) if c.get("clusterName")]
+    cluster = target.get("cluster") or (clusters[0] if clusters else "?")
+    return str(cluster), str(target.get("service") or "?")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.doctor.checks.common import (
     collection_target,
+    demand_names,
     metric_series,
     policy_metrics,
+    scales_on_concurrency,
     service_items,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
@@ -133,6 +135,64 @@ def _tracked_signal_empty(s: Snapshot, c: Check) -> list[Finding]:
             f"expression divides it by {gpu_metric.RESERVATION_METRIC} of cluster {cluster}, "
             "which has no datapoint: the expression has none either, so target tracking is "
             f"blind (its alarms go INSUFFICIENT_DATA). Cause: {why}",
+            severity="error" if desired else "warning",
+        )
+    ]
+
+
+# Id of the mean-per-task concurrency query (demand_metric.metric_data_queries's first).
+_CONCURRENCY_ID: Final = demand_metric.metric_data_queries("cluster", "service")[0]["Id"]
+
+
+@check(
+    "MET005",
+    link="metric",
+    severity="error",
+    title="The concurrency metric is not published",
+    requires=("metric_data", "services"),
+    doc="The service scales on concurrency, but GetMetricData returns no datapoint of the "
+    "sidecars' per-task concurrency series (warning while the desired count is 0).",
+)
+def _concurrency_published(s: Snapshot, c: Check) -> list[Finding]:
+    if not scales_on_concurrency(s):
+        return []
+    found = [r for r in s["metric_data"] if r.get("Id") == _CONCURRENCY_ID]
+    if not found:
+        raise Unknown(
+            f"metric_data has no {demand_metric.METRIC_NAME} series (a snapshot from an "
+            "ecs-gpu that did not collect it); collect it again"
+        )
+    if found[0].get("Values"):
+        return []
+    cluster, service = demand_names(s)
+    svc = next(iter(service_items(s)), {})
+    running, desired = svc.get("runningCount"), svc.get("desiredCount")
+    if not running:
+        why = "no task runs, so no sidecar publishes" + (
+            ": fix why the tasks do not start first (GPU003, SVC001, TSK001)."
+            if desired
+            else " (the service is scaled to 0; its first task will bring the series)."
+        )
+    else:
+        why = (
+            f"{running} task(s) run, yet none published in the window. Read the "
+            f"{demand_metric.SIDECAR_NAME} container's log: it must reach the server's metrics "
+            "endpoint ([service.metrics] port and path, the preset's series names) and the task "
+            "role must allow cloudwatch:PutMetricData with "
+            f"{demand_metric.NAMESPACE_CONDITION_KEY}={demand_metric.NAMESPACE} (TD001 checks "
+            "the sidecar is there)."
+        )
+    window = (s.get(COLLECTION_KEY) or {}).get("metric_window", {})
+    return [
+        c.finding(
+            [
+                Evidence("metric_data", _CONCURRENCY_ID, "Values", found[0].get("Values", [])),
+                Evidence("services", svc.get("serviceName", service), "runningCount", running),
+                Evidence("_collection", "metric_window", "start/end", window),
+            ],
+            f"No datapoint of {demand_metric.NAMESPACE} {demand_metric.METRIC_NAME} "
+            f"({demand_metric.cli_dimensions(cluster, service)}) in the window: the "
+            f"concurrency policy and the fast path track a series nobody writes. Cause: {why}",
             severity="error" if desired else "warning",
         )
     ]

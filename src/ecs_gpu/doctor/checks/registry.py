@@ -18,7 +18,7 @@ from ecs_gpu.doctor.checks.model import Check, CheckFn, Severity
 # link -> what it examines; the order is the chain's (docs/doctor.md).
 CHAIN: Final[dict[str, str]] = {
     "instances": "container instances registered, connected, with GPUs",
-    "task": "the task definition reserves GPUs",
+    "task": "the task definition reserves GPUs and carries the demand sidecar",
     "placement": "a task fits on an instance: free GPUs, placement constraints",
     "capacity": "the capacity provider and ASG add instances",
     "service": "the service places tasks and they keep running",

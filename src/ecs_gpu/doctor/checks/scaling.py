@@ -8,6 +8,7 @@ from ecs_gpu.doctor.checks.common import (
     collection_target,
     parse_time,
     policy_metrics,
+    reads_demand_metric,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
 from ecs_gpu.doctor.checks.registry import check
@@ -84,7 +85,9 @@ def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
                     "series nobody writes. Redeploy the policy from the spec (`ecs-gpu deploy`).",
                 )
             )
-    if not tracks_contract and not out:
+    # A service that scales on concurrency needs no GPU policy (gpu_guard is optional).
+    on_concurrency = any(reads_demand_metric(p) for p in s["scaling_policies"])
+    if not tracks_contract and not out and not on_concurrency:
         out.append(
             c.finding(
                 [

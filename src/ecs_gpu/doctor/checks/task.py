@@ -1,9 +1,12 @@
-"""Link 2, task: the service's task definition reserves GPUs."""
+"""Link 2, task: the service's task definition reserves GPUs (and carries the demand sidecar)."""
 
 from __future__ import annotations
 
+from ecs_gpu import demand_metric
 from ecs_gpu.doctor.checks.common import (
+    demand_names,
     gpus_per_task,
+    scales_on_concurrency,
     service_items,
     short_name,
     task_definition,
@@ -47,4 +50,75 @@ def _td_reserves_gpu(s: Snapshot, c: Check) -> list[Finding]:
                 "to the container ([service] gpus_per_task in the spec) and redeploy.",
             )
         )
+    return out
+
+
+# What the sidecar's environment must say for its series to be the one tracked.
+_SIDECAR_CONTRACT_KEYS = ("NAMESPACE", "METRIC_NAME", "DIMENSIONS")
+
+
+@check(
+    "TD001",
+    link="task",
+    severity="error",
+    title="Task definition lacks the demand-metric sidecar",
+    requires=("services", "task_definitions"),
+    doc="The service scales on concurrency but its task definition has no demand-metric "
+    "sidecar, or the sidecar publishes another namespace, name or dimensions.",
+)
+def _demand_sidecar(s: Snapshot, c: Check) -> list[Finding]:
+    if not scales_on_concurrency(s):
+        return []
+    want = {
+        "NAMESPACE": demand_metric.NAMESPACE,
+        "METRIC_NAME": demand_metric.METRIC_NAME,
+        "DIMENSIONS": demand_metric.cli_dimensions(*demand_names(s)),
+    }
+    series = f"{demand_metric.NAMESPACE} {demand_metric.METRIC_NAME} ({want['DIMENSIONS']})"
+    out = []
+    for svc in service_items(s):
+        td = task_definition(s, svc.get("taskDefinition"))
+        if td is None:
+            raise Unknown(f"task definition {svc.get('taskDefinition')} was not collected")
+        tid = short_name(td["taskDefinitionArn"])
+        containers = td.get("containerDefinitions", [])
+        sidecar = next(
+            (cd for cd in containers if cd.get("name") == demand_metric.SIDECAR_NAME), None
+        )
+        if sidecar is None:
+            out.append(
+                c.finding(
+                    [
+                        Evidence(
+                            "task_definitions",
+                            tid,
+                            "containerDefinitions[].name",
+                            [cd.get("name") for cd in containers],
+                        )
+                    ],
+                    f"The service scales on concurrency, but no container "
+                    f"{demand_metric.SIDECAR_NAME!r} publishes {series}: the policy and the "
+                    "fast path track a series nobody writes. Add [service.metrics] to the spec "
+                    "(it adds the sidecar) and redeploy with `ecs-gpu deploy`.",
+                )
+            )
+            continue
+        env = {e.get("name"): e.get("value") for e in sidecar.get("environment", [])}
+        wrong = {k: env.get(k) for k in _SIDECAR_CONTRACT_KEYS if env.get(k) != want[k]}
+        if wrong:
+            out.append(
+                c.finding(
+                    [
+                        Evidence(
+                            "task_definitions",
+                            tid,
+                            f"containerDefinitions[{demand_metric.SIDECAR_NAME}].environment",
+                            wrong,
+                        )
+                    ],
+                    f"The sidecar publishes {wrong}, but the policy tracks {series}: the two "
+                    "never meet. Redeploy the task definition from the spec (`ecs-gpu deploy`).",
+                    title="The demand-metric sidecar publishes another series",
+                )
+            )
     return out
