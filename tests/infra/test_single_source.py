@@ -168,3 +168,89 @@ def test_dashboard_tracks_the_policys_expression_with_its_target(
     plain = gpu_widget(variant_reports["asg-average"].template)
     assert not [m for m in plain["metrics"] if isinstance(m[0], dict)]
     assert "ASG average" in plain["annotations"]["horizontal"][0]["label"]
+
+
+# --- the concurrency contract (demand_metric.py) ------------------------------------------
+
+CONCURRENCY_SPEC = """
+[service]
+name = "vllm-conc"
+image = "vllm/vllm-openai:v0.11.0"
+[service.metrics]
+preset = "vllm"
+[capacity]
+instance_type = "g5.xlarge"
+min_instances = 1
+max_instances = 4
+[scaling]
+min_tasks = 1
+max_tasks = 4
+target_concurrency_per_task = 16
+gpu_guard = true
+"""
+
+
+def test_concurrency_producer_iam_policy_alarms_and_dashboard_agree() -> None:
+    """The sidecar publishes exactly the series the role may write and everything reads."""
+    from ecs_gpu import demand_metric
+    from ecs_gpu.spec import parse_spec
+    from ecs_gpu.synth import synth_template
+
+    t = synth_template(parse_spec(CONCURRENCY_SPEC, "concurrency"))
+    (side,) = [
+        c
+        for c in props(t, "AWS::ECS::TaskDefinition")["ContainerDefinitions"]
+        if c["Name"] == demand_metric.SIDECAR_NAME
+    ]
+    env = {e["Name"]: e["Value"] for e in side["Environment"]}
+    produced = (
+        env["NAMESPACE"],
+        env["METRIC_NAME"],
+        [
+            dict(zip(("Name", "Value"), p.split("="), strict=True))
+            for p in env["DIMENSIONS"].split(",")
+        ],
+    )
+    cluster = props(t, "AWS::ECS::Cluster")["ClusterName"]
+    service = props(t, "AWS::ECS::Service")["ServiceName"]
+    assert produced == (
+        demand_metric.NAMESPACE,
+        demand_metric.METRIC_NAME,
+        demand_metric.dimensions(cluster, service),
+    )
+    assert env["STORAGE_RESOLUTION"] == "1"
+
+    # IAM: the task role's namespace condition.
+    (put,) = [
+        st
+        for _, st in statements(t)
+        if "cloudwatch:PutMetricData" in as_list(st["Action"])
+        and st["Condition"]["StringEquals"]["cloudwatch:namespace"] != gpu_metric.NAMESPACE
+    ]
+    assert put["Condition"]["StringEquals"]["cloudwatch:namespace"] == produced[0]
+
+    # Consumers: target tracking, the fast-path and missing-metric alarms, the dashboard.
+    policies = [
+        p["Properties"]["TargetTrackingScalingPolicyConfiguration"]["CustomizedMetricSpecification"]
+        for p in resources(t, "AWS::ApplicationAutoScaling::ScalingPolicy").values()
+        if "CustomizedMetricSpecification"
+        in p["Properties"].get("TargetTrackingScalingPolicyConfiguration", {})
+    ]
+    consumers = [p for p in policies if p.get("Namespace") == produced[0]]
+    assert len(consumers) == 1, policies
+    alarms = [
+        a["Properties"]
+        for a in resources(t, "AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("Namespace") == produced[0]
+    ]
+    assert len(alarms) >= 2  # the fast path and the missing-metric alarm
+    fast = [a for a in alarms if a["Period"] < 60]
+    assert [a["Period"] for a in fast] == [demand_metric.ALARM_PERIOD_S]
+    for c in [*consumers, *alarms]:
+        assert (c["Namespace"], c["MetricName"], c["Dimensions"]) == produced
+        assert c["Statistic"] == demand_metric.STATISTIC
+    series = [s for s in _dashboard_series(t) if s and s[0] == produced[0]]
+    assert series, "the dashboard shows no concurrency series"
+    for ns, name, *dims in series:
+        assert (ns, name) == produced[:2]
+        assert dims == [x for d in produced[2] for x in (d["Name"], d["Value"])]
