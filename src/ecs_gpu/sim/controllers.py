@@ -148,7 +148,7 @@ class ServiceScaler:
     scale_in_cooldown_s: float
     last_scale_in: float = -math.inf
 
-    def decide(self, t: float, votes: list[Vote], desired: int) -> int:
+    def decide(self, t: float, votes: list[Vote], desired: int, hold_in: bool = False) -> int:
         """New desired count from this minute's policy votes.
 
         Called every minute: an alarm in ALARM re-invokes its policy every
@@ -164,7 +164,7 @@ class ServiceScaler:
             return desired
         # Scale in only if every policy (all have scale-in enabled) says so;
         # the largest resulting capacity wins (§1 "Multiple TT policies").
-        if votes and all(v.low for v in votes):
+        if votes and all(v.low for v in votes) and not hold_in:
             if t < self.last_scale_in + self.scale_in_cooldown_s:
                 return desired
             want = min(max(max(v.proposal for v in votes), self.min_tasks), self.max_tasks)
@@ -288,15 +288,21 @@ class ServiceLayer:
         policies.append((cpu, p.cpu_target_percent))
         self._policies = tuple(policies)
 
-    def decide(self, t: float, fleet: Fleet) -> None:
-        """Vote on this minute's datapoints, set the desired count, start or stop tasks."""
+    def decide(self, t: float, fleet: Fleet, hold_in: bool = False) -> None:
+        """Vote on this minute's datapoints, set the desired count, start or stop tasks.
+
+        ``hold_in``: another policy (the fast path's step policy, its alarm in
+        ALARM) holds the capacity it set, and when policies fire together the
+        largest capacity wins (aws-semantics §1 "Multiple TT policies"), so
+        no scale-in this minute.
+        """
         base = fleet.running
         basis = self._basis
         votes = [
             target_tracking_vote(series.history, target, base, scale_in_basis=basis)
             for series, target in self._policies
         ]
-        self.desired = desired = self.scaler.decide(t, votes, self.desired)
+        self.desired = desired = self.scaler.decide(t, votes, self.desired, hold_in)
         apply_desired(t, fleet, desired)
 
 

@@ -247,7 +247,7 @@ def simulate(
             metrics.close_minute(t)
             if demand is not None:
                 demand.close_minute(t)
-            service.decide(t, fleet)
+            service.decide(t, fleet, fast is not None and fast.in_alarm)
             instances.decide(t, fleet, host_policy)
         if fast is not None and demand is not None:
             # The 10-second alarm evaluates every period, between the minutes.
@@ -269,7 +269,10 @@ def simulate(
         if demand is not None:
             # Little's law for the requests in service, plus the queue.
             conc = demand.sample(
-                i, t + step_s, served / step_s * mean_request_s + queue.queue, ready
+                i,
+                t + step_s,
+                served / step_s * mean_request_s + queue.queue,
+                ready,
             )
         billed = ninst if pool is None else ninst + pool.billed(t)
         account(t, rate, cap, u, ready, billed)
