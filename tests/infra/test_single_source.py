@@ -45,7 +45,8 @@ def _gpu_policy_spec(t: T) -> dict[str, Any]:
         if "CustomizedMetricSpecification"
         in p["Properties"]["TargetTrackingScalingPolicyConfiguration"]
     ]
-    return spec_
+    found: dict[str, Any] = spec_
+    return found
 
 
 def _policy_series(spec_: dict[str, Any]) -> list[dict[str, Any]]:
