@@ -13,7 +13,10 @@ Run:
 
 It prints a markdown table for docs/benchmarks.md. Wall time is the median
 of 3 runs on the same moto state; it measures this tool plus moto's own
-request handling on loopback, not AWS latency.
+request handling on loopback, not AWS latency. "--from-snapshot read" is
+what doctor spends before its checks on the saved snapshot: decode the JSON
+and validate every item against botocore's output shapes
+(doctor/snapshot.py), median of 3.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import world
 
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
+from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import run_checks
 
 SIZES = (10, 100, 1000)
@@ -82,6 +86,12 @@ def main() -> None:
                 walls.append(time.perf_counter() - t0)
                 assert len(snap["container_instances"]) == n, "collector missed instances"
                 assert not report.has_error, [f.as_dict() for f in report.findings]
+            saved = snapshots.dumps(snap).encode()
+            reads = []
+            for _ in range(REPEATS):
+                t0 = time.perf_counter()
+                assert snapshots.parse(saved, "bench") == snap, "snapshot does not round-trip"
+                reads.append(time.perf_counter() - t0)
             per_item = sum(counter.calls[k] for k in PER_ITEM_CALLS)
             rows.append(
                 (
@@ -92,6 +102,8 @@ def main() -> None:
                     counter.calls["ecs:DescribeContainerInstances"],
                     statistics.median(walls),
                     min(walls),
+                    len(saved) / 2**20,
+                    statistics.median(reads),
                 )
             )
     finally:
@@ -99,11 +111,14 @@ def main() -> None:
     print(
         "| container instances | tasks | API calls | of which batched describes "
         "(ECS instances + tasks + EC2) | DescribeContainerInstances | wall (median of 3) | "
-        "wall (best) |"
+        "wall (best) | snapshot size | --from-snapshot read (median of 3) |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for n, tasks, total, per_item, dci, med, best in rows:
-        print(f"| {n:,} | {tasks} | {total} | {per_item} | {dci} | {med:.2f} s | {best:.2f} s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, tasks, total, per_item, dci, med, best, mib, read in rows:
+        print(
+            f"| {n:,} | {tasks} | {total} | {per_item} | {dci} | {med:.2f} s | {best:.2f} s "
+            f"| {mib:.1f} MiB | {read:.2f} s |"
+        )
 
 
 if __name__ == "__main__":
