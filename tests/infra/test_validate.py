@@ -11,7 +11,15 @@ from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import nag
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
-from ecs_gpu.validate import cfn_lint_findings, nag_findings, synth_findings, validate
+from ecs_gpu.validate import (
+    cfn_lint_findings,
+    ecs_findings,
+    is_cdk_advice,
+    nag_findings,
+    size_findings,
+    synth_findings,
+    validate,
+)
 
 from .tpl import one
 
@@ -71,6 +79,15 @@ def built_with_a_bad_construct(
     sg = ec2.SecurityGroup(built.stack, "Open", vpc=built.service.network.vpc)
     sg.add_ingress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(22), "ssh from anywhere")
     Annotations.of(built.stack).add_warning_v2("test:warning", "a synth warning")
+    # CDK's advice about CDK, which validate must not show (see CDK_ADVICE).
+    Annotations.of(built.stack).add_warning_v2(
+        "@aws-cdk/core:newStyleFlag",
+        "Set the feature flag '@aws-cdk/core:newStyleFlag' to true in cdk.json.",
+    )
+    Annotations.of(built.stack).add_warning_v2(
+        "@aws-cdk/core:notice", "Run 'cdk acknowledge 31885' to stop seeing this notice."
+    )
+    Annotations.of(built.stack).add_deprecation("aws-cdk-lib.aws_ecs.Old#prop", "use newProp")
     return built
 
 
@@ -88,6 +105,91 @@ def test_cdk_synth_warnings_are_findings(built_with_a_bad_construct: Synthesized
     findings = synth_findings(list(messages))
     assert [(f.source, f.severity) for f in findings] == [("cdk", "warning")]
     assert "a synth warning" in findings[0].message
+
+
+def test_cdk_advice_is_hidden_and_the_rest_kept(built_with_a_bad_construct: Synthesized) -> None:
+    b = built_with_a_bad_construct
+    messages = list(b.app.synth().get_stack_by_name(b.stack.stack_name).messages)
+    texts = [str(m.entry.data) for m in messages]
+    # CDK did attach the three pieces of advice; synth_findings drops exactly them.
+    assert sum(1 for t in texts if is_cdk_advice(t)) == 3
+    kept = synth_findings(messages)
+    assert [f.message for f in kept] == ["a synth warning"]  # "[ack: test:warning]" dropped
+    assert not is_cdk_advice("service.image is 300 characters; ECS allows 255")
+
+
+def test_validate_runs_deploys_template_size_check(
+    specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ecs_gpu.aws import deploy as dp
+
+    assert size_findings({"Resources": {}}) == []
+    # The same function deploy refuses with, at a limit the example exceeds.
+    monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
+    report = validate(specs["g5-vllm.toml"], path="g5.toml")
+    sized = [f for f in report.findings if f.source == "deploy"]
+    assert [(f.id, f.severity) for f in sized] == [("template-size", "error")]
+    assert "at most 1,000 bytes as TemplateBody" in sized[0].message and "Fix:" in sized[0].message
+    with pytest.raises(Exception, match="at most 1,000 bytes"):
+        dp.template_body(report.template)
+
+
+def _with_container(templates: dict[str, Any], **changes: str) -> dict[str, Any]:
+    t = copy.deepcopy(templates["g5-vllm.toml"])
+    _, td = one(t, "AWS::ECS::TaskDefinition")
+    td["Properties"]["ContainerDefinitions"][0].update(changes)
+    return t
+
+
+LONG_REPO = "123456789012.dkr.ecr.us-east-1.amazonaws.com/" + "team/" * 45 + "vllm"
+
+
+@pytest.mark.parametrize(
+    ("changes", "finding_id", "needle"),
+    [
+        ({"Image": LONG_REPO + ":v1"}, "image", "ECS allows at most 255"),
+        ({"Image": LONG_REPO + "@sha256:" + "a" * 64}, "image", "the part before '@'"),
+        ({"Image": "vllm/vllm-openai@sha256:abc"}, "image", "64 hex digits"),
+        ({"Image": "vllm/vllm-openai:v0.11.0;rm"}, "image", "only letters, digits"),
+        ({"Name": "server.main"}, "container-name", "1 to 255 letters"),
+        ({"Name": "x" * 256}, "container-name", "1 to 255 letters"),
+    ],
+)
+def test_ecs_limits_are_findings(
+    templates: dict[str, Any], changes: dict[str, str], finding_id: str, needle: str
+) -> None:
+    findings = ecs_findings(_with_container(templates, **changes))
+    assert [(f.source, f.id) for f in findings] == [("ecs", finding_id)]
+    assert needle in findings[0].message and "Fix:" in findings[0].message
+    assert findings[0].resource.endswith(f"/ContainerDefinitions/0/{next(iter(changes))}")
+
+
+def test_ecs_limits_accept_what_ecs_accepts(templates: dict[str, Any]) -> None:
+    assert ecs_findings(templates["g5-vllm.toml"]) == []
+    ok = _with_container(templates, Image="public.ecr.aws/a/b@sha256:" + "0F" * 32, Name="a_b-1")
+    assert ecs_findings(ok) == []
+    # An image built by an intrinsic (an ECR repository's URI) is left to CloudFormation.
+    assert ecs_findings(_with_container(templates, Image={"Fn::Join": ["", ["a"]]})) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        # An ECR image reaches the template as an Fn::Join; the spec's string is checked.
+        LONG_REPO + ":v1",
+        "registry.example.com/" + "team/" * 50 + "vllm:v1",
+    ],
+)
+def test_validate_reports_an_image_ecs_would_refuse_once(
+    specs: dict[str, Spec], image: str
+) -> None:
+    data = specs["g5-vllm.toml"].model_dump()
+    data["service"]["image"] = image
+    report = validate(Spec.model_validate(data), path="long.toml")
+    assert [(f.source, f.id, f.resource) for f in report.findings] == [
+        ("ecs", "image", "service.image")
+    ]
+    assert not report.ok
 
 
 def test_validate_refuses_a_spec_that_breaks_a_rule(specs: dict[str, Spec]) -> None:

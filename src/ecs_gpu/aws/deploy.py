@@ -100,17 +100,28 @@ def follow_hint(stack: str, region: str | None) -> str:
 def template_body(template: Mapping[str, Any]) -> str:
     """The template as minified JSON, refused if over CloudFormation's body limit."""
     body = json.dumps(template, separators=(",", ":"))
-    size = len(body.encode("utf-8"))
-    if size > MAX_TEMPLATE_BODY_BYTES:
-        raise BadInputError(
-            f"the synthesized template is {size:,} bytes even minified; CloudFormation "
-            f"accepts at most {MAX_TEMPLATE_BODY_BYTES:,} bytes as TemplateBody, and ecs-gpu "
-            "does not create an S3 bucket behind your back. Fix: shorten the spec's "
-            "[service] environment/command, or run `ecs-gpu synth SPEC -o out` and deploy "
-            "out/<service name>.template.json with `aws cloudformation deploy --s3-bucket "
-            "YOUR_BUCKET`."
-        )
+    problem = template_size_problem(body)
+    if problem is not None:
+        raise BadInputError(problem)
     return body
+
+
+def template_size_problem(body: str) -> str | None:
+    """Why CreateChangeSet would refuse ``body`` (minified JSON) as TemplateBody, or None.
+
+    ``validate`` reports the same sentence, so a spec that cannot deploy never validates clean.
+    """
+    size = len(body.encode("utf-8"))
+    if size <= MAX_TEMPLATE_BODY_BYTES:
+        return None
+    return (
+        f"the synthesized template is {size:,} bytes even minified; CloudFormation "
+        f"accepts at most {MAX_TEMPLATE_BODY_BYTES:,} bytes as TemplateBody, and ecs-gpu "
+        "does not create an S3 bucket behind your back. Fix: shorten the spec's "
+        "[service] environment/command, or run `ecs-gpu synth SPEC -o out` and deploy "
+        "out/<stack name>.template.json with `aws cloudformation deploy --s3-bucket "
+        "YOUR_BUCKET`."
+    )
 
 
 def check_stack_name(name: str, option: str = "--stack") -> str:
