@@ -55,3 +55,103 @@ def test_synth_prints_only_the_path(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert proc.stdout.strip() == str(tmp_path / "vllm-g5.template.json")
+
+
+def _node_env() -> dict[str, str]:
+    """The user's environment: their PATH (and its Node) first, no JSII_* settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("JSII_")}
+
+
+def _system_node_major() -> int | None:
+    import shutil
+
+    node = shutil.which("node")
+    if node is None:
+        return None
+    out = subprocess.run([node, "--version"], capture_output=True, text=True, check=False)
+    m = re.match(r"v(\d+)", out.stdout)
+    return int(m.group(1)) if m else None
+
+
+def test_aws_cdk_imported_first_prints_no_node_banner(tmp_path: Path) -> None:
+    """A user's app that imports aws_cdk before ecs_gpu, with the installed .pth in place.
+
+    ``site.addsitedir`` processes the directory's .pth files exactly as
+    Python does for site-packages at start-up (where the wheel puts it).
+    """
+    from ecs_gpu.node import PTH_NAME
+
+    pth = ROOT / "src/ecs_gpu/data" / PTH_NAME
+    (tmp_path / PTH_NAME).write_text(pth.read_text())
+    code = (
+        "import site, sys\n"
+        f"site.addsitedir({str(tmp_path)!r})\n"
+        "import aws_cdk\n"
+        "import ecs_gpu.synth\n"
+        "import os\n"
+        "from ecs_gpu.node import bundled_node\n"
+        "assert os.environ['JSII_NODE'] == str(bundled_node()), os.environ.get('JSII_NODE')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=_node_env(),
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+
+
+def test_without_the_hook_an_old_system_node_would_print_its_banner() -> None:
+    """The check above can fail: the same import order without the .pth."""
+    major = _system_node_major()
+    if major is None or major >= 22:
+        pytest.skip(f"the machine's Node ({major}) prints no banner; nothing to contrast")
+    proc = subprocess.run(
+        [sys.executable, "-c", "import aws_cdk"],
+        capture_output=True,
+        text=True,
+        env=_node_env(),
+        timeout=300,
+        check=False,
+    )
+    assert "end-of-life" in proc.stderr or "untested" in proc.stderr
+
+
+def test_hook_steps_aside_and_never_runs_twice() -> None:
+    code = (
+        "import sys\n"
+        "from ecs_gpu.node import JsiiNodeHook, install_import_hook\n"
+        "install_import_hook(); install_import_hook()\n"
+        "assert sum(isinstance(f, JsiiNodeHook) for f in sys.meta_path) == 1\n"
+        "import jsii\n"
+        "assert not any(isinstance(f, JsiiNodeHook) for f in sys.meta_path)\n"
+        "install_import_hook()  # jsii already loaded: too late, no hook\n"
+        "assert not any(isinstance(f, JsiiNodeHook) for f in sys.meta_path)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300, env=_node_env())
+
+
+def test_wheel_build_puts_the_pth_at_site_packages_root(tmp_path: Path) -> None:
+    """setup.py's build_py copies the .pth beside the package, where a wheel installs it."""
+    import shutil
+
+    from ecs_gpu.node import PTH_NAME
+
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(ROOT / name, tree / name)
+    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "build"
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(out)],
+        cwd=tree,
+        capture_output=True,
+        check=True,
+        timeout=300,
+    )
+    assert (out / PTH_NAME).read_text() == (ROOT / "src/ecs_gpu/data" / PTH_NAME).read_text()
+    assert (out / "ecs_gpu" / "node.py").exists()

