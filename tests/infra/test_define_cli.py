@@ -106,18 +106,18 @@ def test_validate_bad_spec_exits_2_naming_the_key(
 def test_validate_real_finding_exits_1_with_a_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Opening the listener to the world on purpose (ingress_cidrs) is NOT one
-    # of the acknowledged cases, so cdk-nag's EC23 must be reported.
-    spec = tmp_path / "open.toml"
-    spec.write_text(
-        G6E.read_text(encoding="utf-8").replace(
-            'ingress_cidrs = ["198.51.100.0/24"]', 'ingress_cidrs = ["0.0.0.0/0"]'
-        ),
-        encoding="utf-8",
-    )
+    # An image reference longer than ECS's 255 characters passes the spec rules
+    # and synthesizes, but RegisterTaskDefinition would refuse it. (This test
+    # used an ingress of 0.0.0.0/0 for cdk-nag's EC23 until that became an
+    # acknowledged, deliberate choice in infra/nag.py.)
+    long_image = "registry.example.com/" + "team/" * 50 + "vllm:v1"
+    spec = tmp_path / "long-image.toml"
+    text = G6E.read_text(encoding="utf-8")
+    image_line = next(line for line in text.splitlines() if line.startswith("image = "))
+    spec.write_text(text.replace(image_line, f'image = "{long_image}"'), encoding="utf-8")
     assert cli.main(["validate", str(spec)]) == EXIT_PROBLEMS
     out = _out(capsys)
-    assert "AwsSolutions-EC23" in out and "cdk-nag" in out and "finding(s)" in out
+    assert "ecs" in out and "service.image" in out and "finding(s)" in out
     assert "Traceback" not in out
 
 

@@ -127,7 +127,11 @@ def validate_cmd(spec: SpecArg) -> None:
     Runs the spec rules, checks the host CloudWatch agent config against the
     agent's schema, synthesizes the template, then runs cfn-lint (zero errors
     and zero warnings allowed) and cdk-nag AwsSolutions (every accepted
-    finding carries a written reason in the construct). Offline: no AWS call.
+    finding carries a written reason in the construct). It also fails where
+    deploy or ECS would: a template over CloudFormation's 51,200-byte
+    TemplateBody limit, an image reference, container name or task family
+    over ECS's limits. CDK's advice about CDK itself is not shown. Offline:
+    no AWS call.
 
     Example:
 
@@ -138,8 +142,8 @@ def validate_cmd(spec: SpecArg) -> None:
     report = validate(load_spec(spec), path=str(spec))
     if report.ok:
         console.print(
-            f"[green]clean:[/] {escape(str(spec))}: spec rules, agent schema, cfn-lint and cdk-nag "
-            "AwsSolutions found nothing.",
+            f"[green]clean:[/] {escape(str(spec))}: spec rules, agent schema, template size, ECS "
+            "limits, cfn-lint and cdk-nag AwsSolutions found nothing.",
             soft_wrap=True,
         )
         return
