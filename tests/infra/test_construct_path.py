@@ -178,3 +178,29 @@ def test_deployment_base() -> None:
     assert len(long) <= 32
     # A stack name that is no valid service name (uppercase, "--") is hashed.
     assert deployment_base("s1", "a--b", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID) != "a--b"
+
+
+def test_nag_imports_first_and_never_imports_service() -> None:
+    """infra.nag <-> infra.service: service imports nag, nag never imports service."""
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import ecs_gpu.infra.nag as nag
+
+    tree = ast.parse(Path(nag.__file__).read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "ecs_gpu.infra.service" not in imported
+    code = (
+        "import sys\n"
+        "import ecs_gpu.infra.nag\n"
+        "assert 'ecs_gpu.infra.service' not in sys.modules\n"
+        "from ecs_gpu.infra.service import GpuService\n"
+        "from ecs_gpu.synth import synth_template\n"
+        "from ecs_gpu.spec import load_spec\n"
+        "t = synth_template(load_spec('examples/g5-vllm.toml'))\n"
+        "assert any(r['Type'] == 'AWS::ECS::Service' for r in t['Resources'].values())\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300, cwd=root)

@@ -10,7 +10,7 @@ docs/template.md repeats it for reviewers.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from ecs_gpu.infra.task import is_ecr
 from ecs_gpu.node import ensure_node
@@ -21,7 +21,32 @@ from aws_cdk import Acknowledgment, Validations  # noqa: E402
 from constructs import IConstruct  # noqa: E402
 
 if TYPE_CHECKING:
-    from ecs_gpu.infra.service import GpuService
+    # The parts, never infra.service: service imports this module, and this
+    # module must stay importable first (tests/infra/test_construct_path.py).
+    from ecs_gpu.infra.capacity import Capacity
+    from ecs_gpu.infra.iam import InstanceRole
+    from ecs_gpu.infra.loadbalancer import LoadBalancer
+    from ecs_gpu.infra.task import Task
+    from ecs_gpu.naming import Names
+    from ecs_gpu.spec import Spec
+
+
+class Acknowledged(Protocol):
+    """What :func:`acknowledge` reads of a GpuService."""
+
+    @property
+    def spec(self) -> Spec: ...
+    @property
+    def names(self) -> Names: ...
+    @property
+    def instance_role(self) -> InstanceRole: ...
+    @property
+    def capacity(self) -> Capacity: ...
+    @property
+    def task(self) -> Task: ...
+    @property
+    def load_balancer(self) -> LoadBalancer | None: ...
+
 
 IAM4_SSM_CORE: Final = (
     "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]"
@@ -136,7 +161,7 @@ def ack(construct: IConstruct, key: str, *, rule: str | None = None) -> None:
     Validations.of(construct).acknowledge(Acknowledgment(id=rule or a.rule, reason=a.reason))
 
 
-def acknowledge(svc: GpuService) -> None:
+def acknowledge(svc: Acknowledged) -> None:
     """Acknowledge the findings GpuService accepts, each on the construct it concerns."""
     ack(svc.instance_role.role, "ssm-core")
     ack(svc.instance_role.policy, "instance-policy-star")
