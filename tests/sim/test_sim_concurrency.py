@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 from collections import deque
+from pathlib import Path
 
 import pytest
-from simhelp import CONCURRENCY, METRICS, STEP, first_time, load, params
+from simhelp import CONCURRENCY, METRICS, STEP, first_time, load, params, spec_text
 
 from ecs_gpu import fast_path
+from ecs_gpu.cli import main
 from ecs_gpu.sim.controllers import FastPathLayer
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.fleet import Fleet
@@ -173,3 +177,30 @@ def test_fast_path_needs_two_breaching_datapoints() -> None:
     assert layer.decide(10.0, fleet, 2, missing) == 2
     # Capped at max_tasks.
     assert layer.decide(20.0, fleet, 2, deque([fp.threshold * 3] * 2)) == 8
+
+
+def test_cli_reports_the_concurrency_design(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "conc.toml"
+    spec.write_text(
+        spec_text(
+            max_instances=8, max_tasks=8, scaling=CONCURRENCY, service=METRICS, capacity=POOL
+        ),
+        encoding="utf-8",
+    )
+    trace = tmp_path / "step.csv"
+    rows = [f"{i * 600},{1560 if i < 2 else 5400}" for i in range(8)]
+    trace.write_text("timestamp_s,requests\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    png, tl = tmp_path / "c.png", tmp_path / "c.csv"
+    args = ["simulate", str(spec), "--trace", str(trace), "--plot", str(png), "--timeline", str(tl)]
+    assert main([*args, "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    s = json.loads(out)
+    assert s["signal"] == "concurrency"
+    assert s["fast_path_scale_outs"] >= 1 and s["warm_pool_starts"] >= 1
+    assert "concurrency 11.2/task" in err and "fast-path scale-outs" in err
+    with tl.open() as fh:
+        col = [r["concurrency_per_task"] for r in csv.DictReader(fh)]
+    assert max(float(v) for v in col if v) > 2 * 11.2
+    assert png.read_bytes()[:4] == b"\x89PNG"

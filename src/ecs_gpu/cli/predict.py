@@ -117,8 +117,15 @@ def _run(
         return run(p, trace, rate_scale=rate, step_s=step, seed=seed, start=start, progress=prog)
 
 
+def _target(p: SimParams) -> str:
+    """What the design's main policy holds: the concurrency or the GPU target."""
+    if p.target_concurrency is not None and not p.gpu_policy:
+        return f"concurrency {p.target_concurrency:g}/task"
+    return f"GPU {p.gpu_target_percent:g}%"
+
+
 def _label(p: SimParams, spec_path: Path, *, full: bool = False) -> str:
-    return f"{spec_path if full else spec_path.name} GPU {p.gpu_target_percent:g}%"
+    return f"{spec_path if full else spec_path.name} {_target(p)}"
 
 
 def _check_rate_scale(rate_scale: float) -> None:
@@ -295,7 +302,7 @@ def simulate_cmd(
         rp.summary_table(result.summary, f"{_label(p, spec)} on {tr.name} x{rate_scale:g}")
     )
     _hint(p, result, rate_scale)
-    title = f"{spec.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % — {tr.name}"
+    title = f"{spec.name}: {p.instance_type}, {_target(p)} — {tr.name}"
     _write_outputs(result, title, json_out, plot, timeline)
 
 
@@ -408,10 +415,7 @@ def plan_cmd(
     result = _run(p, tr, spec.name, scale, step, seed, "warm")
     console.print(rp.summary_table(result.summary, f"plan: {_label(p, spec)}"))
     _hint(p, result, scale)
-    title = (
-        f"{loaded.service.name}: {p.instance_type}, GPU target {p.gpu_target_percent:g} % "
-        f"— {tr.name}"
-    )
+    title = f"{loaded.service.name}: {p.instance_type}, {_target(p)} — {tr.name}"
     _write_outputs(result, title, json_out, out, None, plot_option="-o/--output")
     if problems:
         raise typer.Exit(EXIT_PROBLEMS)

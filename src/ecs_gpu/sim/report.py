@@ -121,10 +121,16 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
     x = [t / scale for t in tl["t_s"]]
     if binned:
         unit += f"; each point is the mean of {binned} steps"
+    # The concurrency signal gets its own panel: what its policies track.
+    conc = p.target_concurrency is not None
     fig, axes = plt.subplots(
-        3, 1, figsize=(14, 9), sharex=True, gridspec_kw={"height_ratios": [3, 2, 2]}
+        4 if conc else 3,
+        1,
+        figsize=(14, 11 if conc else 9),
+        sharex=True,
+        gridspec_kw={"height_ratios": [3, 2, 2, 2] if conc else [3, 2, 2]},
     )
-    ax0, ax1, ax2 = axes
+    ax0, ax1, ax2 = axes[0], axes[1], axes[2]
     ax0.plot(x, tl["offered_rps"], color="tab:gray", lw=0.8, label="offered load")
     ax0.plot(x, tl["ready_capacity_rps"], color="tab:blue", lw=1.4, label="ready capacity")
     # A bin is shaded if any of its steps was overloaded.
@@ -149,6 +155,8 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
     ax1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
 
     metric_label = PLOT_METRIC_LABEL[p.gpu_metric_scope]
+    if not p.gpu_policy:
+        metric_label = metric_label.replace("policy metric", "GPU metric (no GPU policy)")
     # The truth goes underneath, wider, so it shows where the policy metric
     # matches it (task-gpus) instead of being hidden by it.
     ax2.plot(x, tl["task_gpu_util"], color="tab:cyan", lw=2.2, alpha=0.5,
@@ -160,8 +168,20 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
                 label="scale-in threshold (0.9 x target)")  # fmt: skip
     ax2.set_ylim(0, 105)
     ax2.set_ylabel("GPU utilization %")
-    ax2.set_xlabel(f"time ({unit})")
     ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    if conc and p.target_concurrency is not None:
+        ax3 = axes[3]
+        ax3.plot(x, tl["concurrency_per_task"], color="tab:brown", lw=0.9,
+                 label="requests running + waiting per ready task")  # fmt: skip
+        ax3.axhline(p.target_concurrency, color="black", ls=":", lw=1.0,
+                    label=f"target {p.target_concurrency:g}")  # fmt: skip
+        if p.fast_path is not None:
+            ax3.axhline(p.fast_path.threshold, color="tab:red", ls="--", lw=0.8,
+                        label=f"fast path at {p.fast_path.threshold:g}")  # fmt: skip
+        ax3.set_ylim(bottom=0)
+        ax3.set_ylabel("concurrency per task")
+        ax3.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    axes[-1].set_xlabel(f"time ({unit})")
     for ax in axes:
         ax.grid(alpha=0.3)
     s = result.summary
@@ -236,6 +256,12 @@ def summary_table(s: dict[str, Any], title: str) -> Table:
             f"of {len(s['scale_out_latency_s'])} overload episodes, until capacity covered load",
         ),
         ("max tasks / instances", f"{s['max_tasks']} / {s['max_instances']}", "running peak"),
+        (
+            "signal",
+            str(s.get("signal", "-")),
+            f"fast-path scale-outs {s.get('fast_path_scale_outs', 0)}, "
+            f"warm-pool starts {s.get('warm_pool_starts', 0)}",
+        ),
         (
             "GPU metric / task GPUs",
             "-" if gm is None or tg is None else f"{gm:.0f} % / {tg:.0f} %",
