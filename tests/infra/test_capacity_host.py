@@ -12,6 +12,7 @@ import http.server
 import inspect
 import json
 import threading
+import types
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -250,9 +251,22 @@ def test_release_runs_after_the_capacity_provider_and_before_the_group(t: T) -> 
     assert int(cr["Properties"]["ServiceTimeout"]) < 3600
 
 
+def _inline_module() -> types.ModuleType:
+    """The function's inline code, loaded as Lambda loads index.py."""
+    module = types.ModuleType("index")
+    exec(compile(capacity.release_source(), "index.py", "exec"), module.__dict__)
+    return module
+
+
 def test_release_function_is_the_tested_source_inline(t: T) -> None:
     fn = one(t, "AWS::Lambda::Function")[1]["Properties"]
-    assert fn["Code"] == {"ZipFile": inspect.getsource(cleanup)}
+    assert fn["Code"] == {"ZipFile": capacity.release_source()}
+    # The same code as cleanup.py, only docstrings and comments dropped; the
+    # moto tests below run this inline copy too.
+    inline = _inline_module()
+    assert {n for n in vars(inline) if not n.startswith("_")} >= {"handler", "release", "handle"}
+    assert len(capacity.release_source()) < 0.6 * len(inspect.getsource(cleanup))
+    assert '"""' not in capacity.release_source()
     assert fn["Handler"] == "index.handler"
     assert fn["Runtime"] == capacity.RELEASE_RUNTIME.name
     assert fn["Timeout"] == capacity.RELEASE_TIMEOUT_S
@@ -425,8 +439,14 @@ def _protected_group(n: int) -> Any:
     return client
 
 
+@pytest.fixture(params=["module", "inline"])
+def code(request: pytest.FixtureRequest) -> Any:
+    """cleanup.py as imported, and the inline copy the template carries."""
+    return cleanup if request.param == "module" else _inline_module()
+
+
 def test_handler_unprotects_and_empties_the_group_on_moto(
-    aws: str, response_url: tuple[str, list[dict[str, Any]]]
+    aws: str, response_url: tuple[str, list[dict[str, Any]]], code: Any
 ) -> None:
     client = _protected_group(3)
     before = client.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])
@@ -434,7 +454,7 @@ def test_handler_unprotects_and_empties_the_group_on_moto(
         True
     ] * 3
     url, got = response_url
-    cleanup.handler(_event("Delete", url), None)
+    code.handler(_event("Delete", url), None)
     assert len(got) == 1
     answer = got[0]
     assert answer["Status"] == "SUCCESS", answer
@@ -448,21 +468,24 @@ def test_handler_unprotects_and_empties_the_group_on_moto(
 
 
 def test_handler_answers_failed_when_it_cannot_act(
-    aws: str, response_url: tuple[str, list[dict[str, Any]]], monkeypatch: pytest.MonkeyPatch
+    aws: str,
+    response_url: tuple[str, list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+    code: Any,
 ) -> None:
     # An endpoint nobody serves: the call fails, and CloudFormation still hears why.
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")
     url, got = response_url
-    cleanup.handler(_event("Delete", url), None)
+    code.handler(_event("Delete", url), None)
     assert got[0]["Status"] == "FAILED"
     assert "could not release g" in got[0]["Reason"]
 
 
 def test_handler_on_a_deleted_group_succeeds(
-    aws: str, response_url: tuple[str, list[dict[str, Any]]]
+    aws: str, response_url: tuple[str, list[dict[str, Any]]], code: Any
 ) -> None:
     url, got = response_url
-    cleanup.handler(_event("Delete", url), None)
+    code.handler(_event("Delete", url), None)
     assert got[0]["Status"] == "SUCCESS"
     assert "0 instance(s)" in got[0]["Reason"]

@@ -7,6 +7,7 @@ instance cannot lower the CPU of tasks already placed elsewhere).
 
 from __future__ import annotations
 
+import ast
 import inspect
 import math
 from dataclasses import dataclass
@@ -56,6 +57,25 @@ HOOK_MAX_S: Final = 7200
 # The release function's runtime: the newest Python Lambda runs (cdk-nag L1).
 RELEASE_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 RELEASE_TIMEOUT_S: Final = 120
+
+
+def release_source() -> str:
+    """infra/cleanup.py as the function's inline code, without docstrings and comments.
+
+    An ast round trip: the same statements in under 60 % of the bytes, because
+    deploy sends the template inline (TemplateBody, 51,200 bytes at most).
+    """
+    tree = ast.parse(inspect.getsource(cleanup))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.unparse(tree) + "\n"
 
 
 def hook_timeout_s(spec: Spec) -> int:
@@ -362,7 +382,7 @@ def _release(
             ),
         ],
     )
-    source = inspect.getsource(cleanup)
+    source = release_source()
     # L1: the L2 Function adds a DependsOn on the role that its GetAtt Arn
     # already implies (cfn-lint W3005).
     fn = lambda_.CfnFunction(
