@@ -290,7 +290,6 @@ class Plan:
     summary: ChangeSummary
     stack_id: str | None = None
     change_set_id: str | None = None
-    change_set_name: str | None = None
     capabilities: list[str] = field(default_factory=list)
     tags: list[dict[str, str]] = field(default_factory=list)
 
@@ -310,7 +309,7 @@ def _create_change_set(
     change_type: str,
     capabilities: list[str],
     tags: list[dict[str, str]],
-) -> tuple[str, str, str]:
+) -> tuple[str, str]:
     name = _change_set_name()
     kwargs: dict[str, Any] = {
         "StackName": stack,
@@ -337,7 +336,7 @@ def _create_change_set(
                     "in ecs-gpu's template (run `ecs-gpu validate SPEC` and report it)."
                 ) from None
             raise
-    return resp["Id"], resp.get("StackId", ""), name
+    return resp["Id"], resp.get("StackId", "")
 
 
 def _wait_change_set(cfn: CloudFormationClient, cs_id: str, waits: Waits) -> dict[str, Any]:
@@ -404,7 +403,7 @@ def plan(
     if service_name is not None:
         check_owned(state, service_name, action="update")
     _refuse_busy(state, region)
-    cs_id, _, cs_name = _create_change_set(cfn, stack, body, "UPDATE", caps, tags)
+    cs_id, _ = _create_change_set(cfn, stack, body, "UPDATE", caps, tags)
     try:
         first = _wait_change_set(cfn, cs_id, w)
         if first.get("Status") == "FAILED":
@@ -426,7 +425,6 @@ def plan(
         summary=ChangeSummary(tuple(changes)),
         stack_id=state.stack_id,
         change_set_id=cs_id,
-        change_set_name=cs_name,
         capabilities=caps,
         tags=tags,
     )
@@ -475,7 +473,7 @@ def execute(
     """Run the plan. Returns the stack id and the event ids that predate this run."""
     w = waits or Waits()
     if p.new_stack:
-        cs_id, stack_id, _ = _create_change_set(
+        cs_id, stack_id = _create_change_set(
             cfn, p.stack, template_body(template), "CREATE", p.capabilities, p.tags
         )
         first = _wait_change_set(cfn, cs_id, w)

@@ -51,7 +51,6 @@ class Series:
     metric: str
     datapoints: int
     latest: float | None
-    latest_at: datetime | None = None
 
     @property
     def present(self) -> bool:
@@ -106,7 +105,6 @@ def _fetch(
                 metric=q["Label"],
                 datapoints=len(pts),
                 latest=latest[1] if latest else None,
-                latest_at=latest[0] if latest else None,
             )
         )
     return out
