@@ -196,10 +196,12 @@ def main() -> int:
         ref = rows["reference"]
         for label, s in rows.items():
             gh = s["gpu_hours"] / ref["gpu_hours"]
-            ov = s["overload_seconds"] / ref["overload_seconds"] if ref["overload_seconds"] else 0
+            # "-": the reference never overloaded, so no ratio exists.
+            ref_ov = ref["overload_seconds"]
+            ov = f"{s['overload_seconds'] / ref_ov:.2f}" if ref_ov else "-"
             print(
                 f"| {name} x{scale:.3g} | {label} | {s['gpu_hours']:.1f} | {gh:.2f} "
-                f"| {s['overload_seconds']:.0f} | {ov:.2f} | {worst(s) / 60:.1f} min "
+                f"| {s['overload_seconds']:.0f} | {ov} | {worst(s) / 60:.1f} min "
                 f"| {s['fast_path_scale_outs']} | {s['warm_pool_starts']} |"
             )
     if "--goals" in sys.argv:
