@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -217,6 +218,29 @@ def test_once_scrapes_sums_and_publishes_a_high_resolution_datapoint(
     with Stubber(cw) as stub:  # botocore's model must accept what the CLI sends
         stub.add_response("put_metric_data", {}, request)
         cw.put_metric_data(**request)
+
+
+def test_container_command_decodes_and_runs_the_script(server: int, fake_aws: Path) -> None:
+    """The task definition's entry point and command, as ECS would run them, for a moment."""
+    env = _env(server, "/metrics", fake_aws)
+    proc = subprocess.Popen(
+        [*demand_metric.SIDECAR_ENTRY_POINT, *demand_metric.SIDECAR_COMMAND],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        for _ in range(100):  # the first publish comes at once, then every 10 s
+            if fake_aws.exists() and fake_aws.read_text().strip():
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+    finally:
+        proc.terminate()  # ECS's stop: the trap exits at once
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert _cli_to_request(fake_aws.read_text().splitlines())["MetricData"][0]["Value"] == 8.0
 
 
 def test_no_datapoint_while_the_server_is_not_ready(

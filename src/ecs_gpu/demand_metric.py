@@ -23,6 +23,7 @@ period needs a high-resolution metric (botocore cloudwatch
 
 from __future__ import annotations
 
+import base64
 from importlib.resources import files
 from typing import Any, Final
 
@@ -61,6 +62,14 @@ SIDECAR_NAME: Final = "demand-metric"
 # docker/Dockerfile). Its entry point is `aws`, so the task overrides it.
 SIDECAR_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.49"
 SIDECAR_ENTRY_POINT: Final = ("bash", "-c")
+# The script travels base64-encoded in this variable: its "${...}" bash
+# expansions would otherwise sit in the template as text that CloudFormation
+# tools read as unsubstituted parameters. The command decodes and runs it
+# (bash and coreutils' base64 are in the image).
+SCRIPT_ENV: Final = "SIDECAR_SCRIPT"
+SIDECAR_COMMAND: Final = (
+    f'exec bash -c "$(printf %s "${SCRIPT_ENV}" | base64 -d)" {SIDECAR_NAME}',
+)
 # Carved out of the task's cpu_units and memory_mib. One `aws` call every
 # 10 s is a short Python process; 256 MiB leaves room above its resident
 # size (a named guess: AWS publishes no figure).
@@ -114,6 +123,7 @@ def sidecar_environment(
         "INTERVAL_S": str(PUBLISH_INTERVAL_S),
         # The CLI needs a Region; ECS gives tasks credentials, not always this.
         "AWS_REGION": region,
+        SCRIPT_ENV: base64.b64encode(sidecar_script().encode()).decode(),
     }
 
 

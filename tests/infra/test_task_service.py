@@ -383,7 +383,8 @@ def test_sidecar_container(built: dict[str, tuple[Spec, T]]) -> None:
     assert side["Essential"] is False
     assert side["DependsOn"] == [{"ContainerName": task_mod.CONTAINER_NAME, "Condition": "HEALTHY"}]
     assert side["EntryPoint"] == list(demand_metric.SIDECAR_ENTRY_POINT)
-    assert side["Command"] == [demand_metric.sidecar_script()]
+    assert side["Command"] == list(demand_metric.SIDECAR_COMMAND)
+    assert "${" not in str(side)  # nothing CloudFormation could read as a parameter
     env = {e["Name"]: e["Value"] for e in side["Environment"]}
     assert env == demand_metric.sidecar_environment(
         metrics_port=8001,

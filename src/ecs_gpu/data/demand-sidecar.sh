@@ -116,15 +116,19 @@ publish_once() {
 
 main() {
   local started left
-  # Bash as PID 1 ignores SIGTERM unless trapped: stop at once on ECS's stop.
-  trap 'exit 0' TERM INT
+  SLEEPER=""
+  # Bash as PID 1 ignores SIGTERM unless trapped: stop at once on ECS's stop,
+  # taking the pending sleep along.
+  trap 'if [[ -n $SLEEPER ]]; then kill "$SLEEPER" 2>/dev/null; fi; exit 0' TERM INT
   while :; do
     started=$SECONDS
     publish_once || true
     left=$((INTERVAL_S - (SECONDS - started)))
     if ((left > 0)); then
       sleep "$left" &
-      wait $!
+      SLEEPER=$!
+      wait "$SLEEPER"
+      SLEEPER=""
     fi
   done
 }

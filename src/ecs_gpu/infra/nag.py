@@ -131,12 +131,6 @@ ACKS: Final[dict[str, Ack]] = {
         "(demand_metric.NAMESPACE) is the only narrowing IAM offers. It is the task role's "
         "only statement.",
     ),
-    "sidecar-shell-expansions": Ack(
-        "CloudFormation-Validate::E1029",
-        "The '${...}' in the demand sidecar's command are bash parameter expansions of its "
-        "script (data/demand-sidecar.sh), read by bash inside the container; the container "
-        "definition goes through no Fn::Sub, so CloudFormation leaves them as written.",
-    ),
     "public-listener": Ack(
         "AwsSolutions-EC23",
         "The spec lists 0.0.0.0/0 in load_balancer.ingress_cidrs: the internet-facing "
@@ -178,7 +172,6 @@ def acknowledge(svc: Acknowledged) -> None:
     ack(svc.task.definition, "plain-environment")
     if svc.task.sidecar is not None:
         ack(svc.task.definition.task_role, "demand-metric-star")
-        ack(svc.task.definition, "sidecar-shell-expansions")
     # An ECR image gave the execution role pull rights on its repository.
     if is_ecr(svc.spec.service.image):
         execution_role = svc.task.definition.execution_role

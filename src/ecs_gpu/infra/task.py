@@ -229,7 +229,7 @@ def _add_sidecar(
         cpu=demand_metric.SIDECAR_CPU_UNITS,
         memory_limit_mib=demand_metric.SIDECAR_MEMORY_MIB,
         entry_point=list(demand_metric.SIDECAR_ENTRY_POINT),
-        command=[demand_metric.sidecar_script()],
+        command=list(demand_metric.SIDECAR_COMMAND),
         environment=demand_metric.sidecar_environment(
             metrics_port=metrics.port or spec.service.container_port,
             metrics_path=metrics.path,
