@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecs_gpu.sim.fleet import Fleet
+from ecs_gpu.sim.fleet import Fleet, WarmPool
 
 PULL, LOAD = 240.0, 60.0
 
@@ -86,3 +86,26 @@ def test_stop_takes_serving_tasks_from_the_emptiest_instance() -> None:
     # The half-used instance drains, so managed scaling can remove it.
     assert (len(full.tasks), len(half.tasks)) == (2, 0)
     assert (f.placed, f.running, f.ready) == (2, 2, 2)
+
+
+def test_warm_pool_size_refill_take_and_billing() -> None:
+    pool = WarmPool(min_size=1, max_prepared=5, prepare_s=390.0, register_s=60.0,
+                    billed_running=False)  # fmt: skip
+    # MaxGroupPreparedCapacity - in service, at least MinSize.
+    assert pool.size(2) == 3 and pool.size(5) == 1 and pool.size(9) == 1
+    pool.fill(0.0, 2)
+    # Preparing: billed as running, and not yet ready to take.
+    assert pool.billed(100.0) == 3
+    assert not pool.take(100.0)
+    # Prepared and stopped: free, and taken first.
+    assert pool.billed(390.0) == 0
+    assert pool.take(390.0) and pool.take(390.0)
+    # Two more in service: the pool refills to max(1, 5 - 4) = 1, which it has.
+    pool.fill(400.0, 4)
+    assert pool.billed(401.0) == 0
+    assert pool.take(401.0) and not pool.take(401.0)
+    pool.fill(401.0, 5)
+    assert pool.billed(402.0) == 1 and pool.starts == 3
+    running = WarmPool(1, 3, 390.0, 60.0, billed_running=True)
+    running.fill(0.0, 0, ready_at=-1.0)
+    assert running.billed(0.0) == 3
