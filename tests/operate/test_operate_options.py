@@ -22,7 +22,7 @@ from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import main, operate
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, BadInputError
 
-from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients
+from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, for_moto
 
 SPEC = str(EXAMPLE_SPEC)
 ROLE = "AWSServiceRoleForECS"
@@ -383,3 +383,45 @@ def test_a_bad_region_from_the_environment_names_the_variable(
     # Every partition's Regions pass, and a Region newer than this botocore too.
     for ok in ("eu-west-1", "cn-north-1", "us-gov-west-1", "us-isob-east-1", "ap-southeast-9"):
         assert make_session(region=ok).region_name == ok
+
+
+def test_one_spec_deploys_as_two_stacks_that_do_not_collide(
+    clients: Clients, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI passes --stack down to synth: the real g5 template, made twice."""
+    from ecs_gpu.spec import load_spec
+
+    made: list[str | None] = []
+    real = operate.synth_template
+
+    def synth_for_moto(spec: Any, stack: str | None = None) -> dict[str, Any]:
+        made.append(stack)
+        return for_moto(real(spec, stack))
+
+    monkeypatch.setattr(operate, "synth_template", synth_for_moto)
+    assert main(["deploy", SPEC, "--yes", "--poll-interval", "0.01"]) == EXIT_OK
+    assert main(["deploy", SPEC, "--yes", "--stack", "vllm-g5-b", "--poll-interval", "0.01"]) == (
+        EXIT_OK
+    )
+    assert made == ["vllm-g5", "vllm-g5-b"]
+    spec = load_spec(EXAMPLE_SPEC)
+    groups = {}
+    for stack in ("vllm-g5", "vllm-g5-b"):
+        assert clients.cfn.describe_stacks(StackName=stack)["Stacks"][0]["StackStatus"] == (
+            "CREATE_COMPLETE"
+        )
+        # verify and destroy find each stack's fleet by the same names the construct used.
+        asg = operate.names_of(spec, stack).asg
+        found = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[asg])
+        assert [g["AutoScalingGroupName"] for g in found["AutoScalingGroups"]] == [asg]
+        groups[stack] = asg
+    assert groups["vllm-g5"] != groups["vllm-g5-b"]
+    assert operate.names_of(spec, None) == NAMES  # the default stays the spec's names
+
+
+def test_verify_metrics_stack_needs_a_spec_not_an_asg(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["verify", "metrics", "--asg", "g", "--stack", "vllm-g5-b"]) == EXIT_BAD_INPUT
+    err = _err(capsys)
+    assert "--stack" in err and "Fix:" in err

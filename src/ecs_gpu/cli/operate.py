@@ -29,7 +29,7 @@ from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
 from ecs_gpu.cli import app
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
-from ecs_gpu.naming import Names
+from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.spec import Spec, load_spec
 
 if TYPE_CHECKING:
@@ -109,6 +109,20 @@ StackOpt = Annotated[
 def stack_of(spec: Spec, stack: str | None) -> str:
     """``--stack`` (checked against CloudFormation's name rule), else the spec's stack name."""
     return dp.check_stack_name(stack) if stack is not None else Names(spec.service.name).stack
+
+
+def names_of(spec: Spec, stack: str | None) -> Names:
+    """The physical names of ``spec`` deployed as stack ``stack`` (the spec's own by default).
+
+    The same derivation the construct uses (:func:`ecs_gpu.naming.deployment_base`),
+    so verify finds the ASG and cluster of a ``--stack`` deployment.
+    """
+    from ecs_gpu.synth import CONSTRUCT_ID
+
+    base = deployment_base(
+        spec.service.name, stack_of(spec, stack), CONSTRUCT_ID, standalone_id=CONSTRUCT_ID
+    )
+    return Names(base)
 
 
 @dataclass
@@ -553,11 +567,13 @@ def run_destroy(
     region: str | None = None,
     ask: Callable[..., bool] = confirm,
     stack: str | None = None,
+    service_name: str | None = None,
 ) -> dp.FollowResult | None:
     """Scale to zero, unprotect the fleet, delete the stack, follow it.
 
     ``stack`` (``--stack``) defaults to the spec's stack name. A stack that
-    ecs-gpu did not deploy, or deployed from another spec, is refused (exit 2)
+    ecs-gpu did not deploy, or deployed from a spec other than the one named
+    ``service_name`` (default: ``names.service_name``), is refused (exit 2)
     before anything is shown or changed.
     """
     stack = stack if stack is not None else names.stack
@@ -565,7 +581,8 @@ def run_destroy(
     if state is None:
         console.print(f"Stack {escape(stack)} does not exist: nothing to delete.")
         return None
-    dp.check_owned(state, names.service_name, action="delete")
+    owner = service_name if service_name is not None else names.service_name
+    dp.check_owned(state, owner, action="delete")
     resources = [r for r in dp.stack_resources(cfn, stack) if r.logical_id]
     deployed = Deployed.of(resources, names)
     console.print(f"Stack [bold]{escape(stack)}[/] ({state.status}) and everything in it:")
@@ -671,13 +688,14 @@ def destroy_cmd(
         aws("ecs"),
         aws("autoscaling"),
         aws("application-autoscaling"),
-        Names(s.service.name),
+        names_of(s, stack),
         yes=yes,
         waits=dp.Waits(poll_s=poll_interval),
         task_timeout_s=task_timeout,
         stuck_after_s=stuck_after,
         region=aws.region,
         stack=name,
+        service_name=s.service.name,
     )
 
 
@@ -771,6 +789,7 @@ def verify_metrics_cmd(
             help="How recent a datapoint must be, seconds (at least 60).",
         ),
     ] = float(vf.DEFAULT_WINDOW_S),
+    stack: StackOpt = None,
     region: RegionOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
@@ -792,8 +811,14 @@ def verify_metrics_cmd(
             "give exactly one of SPEC or --asg NAME. Fix: e.g. `ecs-gpu verify metrics "
             "examples/g5-vllm.toml` or `ecs-gpu verify metrics --asg vllm-g5-gpu-asg`."
         )
+    if asg is not None and stack is not None:
+        raise BadInputError(
+            "--stack finds the ASG of SPEC deployed as that stack; with --asg it has nothing "
+            "to do. Fix: give SPEC --stack NAME, or --asg NAME alone."
+        )
     loaded = None if spec is None else load_spec(spec)
-    group = asg if loaded is None else Names(loaded.service.name).asg
+    names = None if loaded is None else names_of(loaded, stack)
+    group = asg if names is None else names.asg
     assert group is not None  # exactly one of the two was given
     aws = _aws(profile, region)
     cw = aws("cloudwatch")
@@ -802,11 +827,11 @@ def verify_metrics_cmd(
         run_verify_metrics(cw, group, timeout_s=timeout, interval_s=interval, window_s=window)
     except ProblemsFound:
         # The series were read (only an AWS error ends the wait otherwise).
-        if loaded is not None and divisor:
-            report_divisor(cw, Names(loaded.service.name).cluster, window_s=window)
+        if names is not None and divisor:
+            report_divisor(cw, names.cluster, window_s=window)
         raise
-    if loaded is not None and divisor:
-        report_divisor(cw, Names(loaded.service.name).cluster, window_s=window)
+    if names is not None and divisor:
+        report_divisor(cw, names.cluster, window_s=window)
 
 
 def report_divisor(cw: CloudWatchClient, cluster: str, *, window_s: float) -> None:
@@ -936,6 +961,7 @@ def verify_scaling_cmd(
         ),
     ] = 30.0,
     poll_interval: PollOpt = 15.0,
+    stack: StackOpt = None,
     region: RegionOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
@@ -956,7 +982,7 @@ def verify_scaling_cmd(
         aws("cloudwatch"),
         aws("ecs"),
         aws("application-autoscaling"),
-        Names(s.service.name),
+        names_of(s, stack),
         yes=yes,
         publish_interval_s=publish_interval,
         poll_s=poll_interval,
