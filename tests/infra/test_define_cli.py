@@ -175,3 +175,49 @@ def test_synth_interrupted_while_writing_leaves_no_partial_file(
     monkeypatch.setattr(ecs_gpu.outputs.os, "replace", interrupted)
     assert cli.main(["synth", str(G5), "-o", str(tmp_path)]) == 130
     assert list(tmp_path.iterdir()) == []
+
+
+def test_validate_json_dash_writes_only_json_to_stdout(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["validate", str(G5), "--json", "-"]) == EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == {"spec": str(G5), "ok": True, "findings": []}
+    assert not Path("-").exists()
+
+
+def test_validate_json_file_holds_the_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "long-image.toml"
+    text = G5.read_text(encoding="utf-8")
+    image_line = next(line for line in text.splitlines() if line.startswith("image = "))
+    long_image = "registry.example.com/" + "team/" * 50 + "vllm:v1"
+    spec.write_text(text.replace(image_line, f'image = "{long_image}"'), encoding="utf-8")
+    out = tmp_path / "findings.json"
+    assert cli.main(["validate", str(spec), "--json", str(out)]) == EXIT_PROBLEMS
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["ok"] is False
+    assert [(f["source"], f["id"], f["resource"]) for f in doc["findings"]] == [
+        ("ecs", "image", "service.image")
+    ]
+    assert "finding(s)" in _out(capsys)  # the table is still shown
+
+
+def test_validate_json_over_the_spec_is_refused_before_synth(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ecs_gpu.validate
+
+    def no_validate(*_: object, **__: object) -> None:
+        raise AssertionError("validated before checking --json")
+
+    monkeypatch.setattr(ecs_gpu.validate, "validate", no_validate)
+    spec = tmp_path / "spec.json"
+    spec.write_text(G5.read_text(encoding="utf-8"), encoding="utf-8")
+    assert cli.main(["validate", str(spec), "--json", str(spec)]) == EXIT_BAD_INPUT
+    assert "is the input SPEC" in _out(capsys)
+    assert cli.main(["validate", str(G5), "--json", str(tmp_path / "no-dir" / "f.json")]) == (
+        EXIT_BAD_INPUT
+    )
+    assert "--json" in _out(capsys)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 from typing import Annotated
 
@@ -121,7 +123,18 @@ def synth_cmd(
 
 
 @app.command("validate")
-def validate_cmd(spec: SpecArg) -> None:
+def validate_cmd(
+    spec: SpecArg,
+    json_out: Annotated[
+        Path | None,
+        typer.Option(
+            "--json",
+            help="Also write the findings as JSON to this file; - writes them to standard "
+            "output instead of the table.",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
     """Check SPEC and the template it makes; exit 0 clean, 1 findings, 2 bad spec.
 
     Runs the spec rules, checks the host CloudWatch agent config against the
@@ -135,11 +148,28 @@ def validate_cmd(spec: SpecArg) -> None:
 
     Example:
 
-        ecs-gpu validate examples/g6e-alb-odcr.toml
+        ecs-gpu validate examples/g6e-alb-odcr.toml --json findings.json
     """
+    from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
     from ecs_gpu.validate import validate
 
+    if json_out is not None:
+        # Before the seconds of synth: a typo in the path costs nothing.
+        check_output(json_out, "--json", suffix=".json")
+        check_distinct({"SPEC": spec}, {"--json": json_out})
     report = validate(load_spec(spec), path=str(spec))
+    if json_out is not None:
+        doc = {
+            "spec": str(spec),
+            "ok": report.ok,
+            "findings": [dataclasses.asdict(f) for f in report.findings],
+        }
+        write_text(json_out, json.dumps(doc, indent=2) + "\n", "--json")
+        if is_stdout(json_out):
+            # Standard output carries the JSON alone; the exit code says the rest.
+            if not report.ok:
+                raise typer.Exit(EXIT_PROBLEMS)
+            return
     if report.ok:
         console.print(
             f"[green]clean:[/] {escape(str(spec))}: spec rules, agent schema, template size, ECS "
