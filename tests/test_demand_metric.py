@@ -39,10 +39,16 @@ def _tool(name: str) -> str:
     return path
 
 
-@pytest.fixture
-def script(tmp_path: Path) -> Path:
+@pytest.fixture(params=["source", "embedded"])
+def script(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """The script as written, and as the task definition carries it."""
     path = tmp_path / "demand-sidecar.sh"
-    path.write_text(demand_metric.sidecar_script())
+    text = (
+        demand_metric.sidecar_script()
+        if request.param == "source"
+        else demand_metric.embedded_script()
+    )
+    path.write_text(text)
     return path
 
 
@@ -276,6 +282,23 @@ def test_missing_environment_exits_2(script: Path) -> None:
     result = _run(script, "run", {})
     assert result.returncode == 2
     assert "METRICS_PORT" in result.stderr
+
+
+def test_embedded_script_is_the_script_without_comments() -> None:
+    import base64
+
+    embedded = demand_metric.embedded_script()
+    assert len(embedded) < len(demand_metric.sidecar_script())
+    assert "\n#" not in embedded and embedded.startswith("#!/usr/bin/env bash\n")
+    env = demand_metric.sidecar_environment(
+        metrics_port=8000,
+        metrics_path="/metrics",
+        series=VLLM,
+        cluster_name="c",
+        service_name="s",
+        region="eu-west-1",
+    )
+    assert base64.b64decode(env[demand_metric.SCRIPT_ENV]).decode() == embedded
 
 
 def test_environment_covers_every_variable_the_script_requires() -> None:

@@ -83,6 +83,21 @@ def sidecar_script() -> str:
     return files("ecs_gpu").joinpath(SIDECAR_SCRIPT_RESOURCE).read_text(encoding="utf-8")
 
 
+def embedded_script() -> str:
+    """The script as the task carries it: comments and indentation left out.
+
+    CloudFormation takes at most 51,200 bytes of template inline (aws/deploy.py),
+    and the script rides base64-encoded in the task definition. Full-line
+    comments and leading blanks mean nothing to bash here (the script has no
+    heredoc or multi-line string); tests run and lint this form too.
+    """
+    lines = sidecar_script().splitlines()
+    kept = [lines[0]] + [
+        line.strip() for line in lines[1:] if line.strip() and not line.strip().startswith("#")
+    ]
+    return "\n".join(kept) + "\n"
+
+
 def dimensions(cluster_name: str, service_name: str) -> list[dict[str, str]]:
     """The dimension list of the series for one service, as CloudWatch APIs take it."""
     return [
@@ -123,7 +138,7 @@ def sidecar_environment(
         "INTERVAL_S": str(PUBLISH_INTERVAL_S),
         # The CLI needs a Region; ECS gives tasks credentials, not always this.
         "AWS_REGION": region,
-        SCRIPT_ENV: base64.b64encode(sidecar_script().encode()).decode(),
+        SCRIPT_ENV: base64.b64encode(embedded_script().encode()).decode(),
     }
 
 
