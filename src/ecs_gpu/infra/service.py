@@ -21,6 +21,7 @@ from ecs_gpu.infra.task import build_task
 from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
+from ecs_gpu.synth import CONSTRUCT_ID
 
 ensure_node()
 
@@ -30,9 +31,9 @@ from aws_cdk import aws_ecs as ecs  # noqa: E402
 from aws_cdk import aws_logs as logs  # noqa: E402
 from constructs import Construct  # noqa: E402
 
-# The construct id `ecs-gpu synth` gives GpuService in its standalone stack
-# (synth.CONSTRUCT_ID); there the outputs keep fixed logical ids.
-STANDALONE_ID: Final = "GpuService"
+# The construct id `ecs-gpu synth` gives GpuService in its standalone stack;
+# there the outputs keep fixed logical ids.
+STANDALONE_ID: Final = CONSTRUCT_ID
 # Tasks spread over Availability Zones first (one AZ's capacity shortage or
 # outage leaves the others serving), then pack onto the fewest instances by
 # memory, so managed scaling can drain and remove emptied instances. GPUs
