@@ -273,7 +273,7 @@ def test_json_file_keeps_the_terminal_report(
         capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json", str(report)
     )
     assert code == 0
-    assert "No finding." in out and f"report JSON: {report}" in " ".join(out.split())
+    assert "No finding." in out and f"report JSON: {report}\n" in out
     assert json.loads(report.read_text())["findings"] == []
 
 

@@ -166,7 +166,8 @@ def doctor_cmd(
         render(report, console)
         for option, path in (("report JSON", json_out), ("snapshot", save_snapshot)):
             if path is not None:
-                console.print(f"{option}: {escape(str(path))}")
+                # soft_wrap: a path broken over two lines cannot be copied.
+                console.print(f"{option}: {escape(str(path))}", soft_wrap=True)
     raise typer.Exit(exit_code(report))
 
 
