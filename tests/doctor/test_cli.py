@@ -18,6 +18,8 @@ from ecs_gpu.aws import clients
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.cli import doctor as doctor_cli
 from ecs_gpu.cli import main
+from ecs_gpu.errors import BadInputError
+from ecs_gpu.naming import Names
 
 from . import world
 
@@ -173,10 +175,11 @@ def _nested(snap: Snap, path: tuple[str | int, ...], value: Any) -> None:
         ),
         (("services", 0), [], "services[0] is a list []; the field holds an object"),
         (("tasks",), {}, "tasks is an object; it holds a list of items"),
+        # A known field deep in an item is still typed (unknown fields are kept: see below).
         (
-            ("services", 0, "agentConected"),
-            False,
-            "services[0].agentConected is not a field of Service",
+            ("instances", 0, "State", "Code"),
+            "16",
+            'instances[0].State.Code is a string "16"; the field holds a whole number',
         ),
         # Numbers no AWS field holds.
         (
@@ -216,6 +219,30 @@ def test_mistyped_snapshot_exits_2_naming_the_json_path(
     assert "snap.json: 1 problem in the snapshot" in flat
     assert message in flat
     assert "Fix:" in flat
+
+
+def test_fields_unknown_to_botocore_are_accepted_and_checks_run(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # AWS adds response fields; a snapshot from a newer botocore (or API) carries them.
+    snap = healthy()
+    snap["instances"][0]["FutureNetworkMode"] = {"Mode": "fast", "Lanes": [1, 2]}
+    snap["container_instances"][0]["agentConected"] = False
+    snap["services"][0]["deployments"][0]["newKnob"] = "x"
+    code, out, err = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    _, reference, _ = _run(capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json", "-")
+    assert data == json.loads(reference)
+    assert "GPU001" in data["ok"] and data["unknown"] == []
+    # The same snapshot with one of them broken still runs the checks on the rest: a
+    # known field beside unknown ones keeps its type check.
+    snap["instances"][0]["InstanceId"] = 7
+    code, _, err = _run(capsys, "--from-snapshot", _write(tmp_path, snap))
+    assert code == 2
+    assert "instances[0].InstanceId is a number 7; the field holds a string" in " ".join(
+        err.split()
+    )
 
 
 @pytest.mark.parametrize(
@@ -361,13 +388,20 @@ def hooked_sessions(aws: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(clients, "make_session", make)
 
 
+def _spec(tmp_path: Path) -> str:
+    """The spec the moto world is (task-gpus on g5.xlarge; see world.SPEC_TOML)."""
+    p = tmp_path / "vllm-g5.toml"
+    p.write_text(world.SPEC_TOML)
+    return str(p)
+
+
 def test_live_doctor_from_spec_against_moto(
     hooked_sessions: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     session = clients.make_session(None, "us-east-1")
     world.build_world(session, instances=2, tasks=1)
     saved = tmp_path / "live.json"
-    code, out, err = _run(capsys, str(EXAMPLE), "--json", "-", "--save-snapshot", str(saved))
+    code, out, err = _run(capsys, _spec(tmp_path), "--json", "-", "--save-snapshot", str(saved))
     assert code == 0, (out, err)
     data = json.loads(out)
     assert not [f for f in data["findings"] if f["severity"] == "error"]
@@ -375,6 +409,81 @@ def test_live_doctor_from_spec_against_moto(
     # The saved snapshot replays offline to the same report.
     code2, out2, _ = _run(capsys, "--from-snapshot", str(saved), "--json", "-")
     assert (code2, json.loads(out2)) == (code, data)
+
+
+def test_stack_finds_the_spec_deployed_as_that_stack(
+    hooked_sessions: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One spec deployed twice: the default stack and --stack vllm-g5-staging, whose
+    # cluster, service and ASG are named after the stack (operate.names_of).
+    session = clients.make_session(None, "us-east-1")
+    world.build_world(session, instances=3, tasks=1)
+    staging = Names("vllm-g5-staging")
+    world.build_world(session, instances=2, tasks=1, names=staging)
+    saved = tmp_path / "staging.json"
+    code, out, err = _run(
+        capsys, _spec(tmp_path), "--stack", "vllm-g5-staging", "--json", "-",
+        "--save-snapshot", str(saved),
+    )  # fmt: skip
+    assert code == 0, (out, err)
+    target = json.loads(saved.read_text())[COLLECTION_KEY]["target"]
+    assert target == {
+        "cluster": "vllm-g5-staging",
+        "service": "vllm-g5-staging",
+        "asg": "vllm-g5-staging-gpu-asg",
+        "capacity_provider": "cp-vllm-g5-staging-gpu",
+        "stack": "vllm-g5-staging",
+        "missing_metric_alarm": "vllm-g5-staging-gpu-metric-missing",
+        "signal": "task-gpus",
+    }
+    snap = json.loads(saved.read_text())
+    # It read that deployment's objects, not the default stack's (three instances there).
+    assert [c["clusterName"] for c in snap["clusters"]] == ["vllm-g5-staging"]
+    assert len(snap["container_instances"]) == 2
+    assert [g["AutoScalingGroupName"] for g in snap["auto_scaling_groups"]] == [staging.asg]
+
+
+def test_stack_name_outside_the_name_pattern_keeps_its_own_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A stack name that is not a valid service name: the resources take the hashed
+    # base the construct gives them; the stack is still looked up by the name given.
+    from ecs_gpu.naming import deployment_base
+    from ecs_gpu.synth import CONSTRUCT_ID
+
+    got: list[Any] = []
+
+    def collect(_: Any, target: Any, **__: Any) -> Snap:
+        got.append(target)
+        raise BadInputError("stop after the target")
+
+    monkeypatch.setattr(doctor_cli.facts, "collect", collect)
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    code, _, _ = _run(capsys, _spec(tmp_path), "--stack", "VllmStaging")
+    assert code == 2 and len(got) == 1
+    base = deployment_base("vllm-g5", "VllmStaging", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID)
+    assert base.startswith("vllm-g5-") and base != "vllm-g5"
+    assert (got[0].stack, got[0].cluster, got[0].asg) == ("VllmStaging", base, f"{base}-gpu-asg")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--stack", "x", "--cluster", "c", "--service", "s"), "--stack x finds the resources"),
+        (
+            ("--stack", "x", "--from-snapshot", "snap.json"),
+            "drop SPEC, --cluster, --service, --stack",
+        ),
+        (("SPEC", "--stack", "1-bad"), "--stack '1-bad': not a CloudFormation stack name"),
+    ],
+)
+def test_stack_misuse_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    args = [_spec(tmp_path) if a == "SPEC" else a for a in argv]
+    code, _, err = _run(capsys, *args)
+    assert code == 2
+    assert message in " ".join(err.split())
 
 
 def test_unknown_service_exits_2(hooked_sessions: None, capsys: pytest.CaptureFixture[str]) -> None:

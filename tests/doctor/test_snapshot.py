@@ -94,3 +94,43 @@ def test_huge_file_is_refused_before_it_is_read(
     monkeypatch.setattr(snapshots, "MAX_BYTES", 4)
     with pytest.raises(BadInputError, match=r"big.json: \d+ bytes; a snapshot is at most"):
         snapshots.load(p)
+
+
+def test_fields_unknown_to_botocore_are_kept_and_known_ones_still_typed(
+    healthy: Callable[[], Snap],
+) -> None:
+    # A newer botocore or AWS API adds response fields: the file must still load.
+    s = healthy()
+    extra = {"Mode": "fast", "Lanes": [1, 2.5, None, True], "At": "not-a-time"}
+    s["instances"][0]["FutureNetworkMode"] = extra
+    s["container_instances"][0]["attachmentsV2"] = [{"id": 1}]
+    loaded = snapshots.validate(s, "s.json")
+    assert loaded["instances"][0]["FutureNetworkMode"] == extra
+    assert loaded["container_instances"][0]["attachmentsV2"] == [{"id": 1}]
+    # Beside them, a known field keeps its type check.
+    s["instances"][0]["InstanceType"] = 5
+    with pytest.raises(
+        BadInputError, match=r"(?s)1 problem.*instances\[0\]\.InstanceType is a number"
+    ):
+        snapshots.validate(s, "s.json")
+
+
+def test_unknown_fields_still_refuse_what_json_cannot_hold(
+    healthy: Callable[[], Snap], tmp_path: Path
+) -> None:
+    s = healthy()
+    s["instances"][0]["FutureNetworkMode"] = {"Lanes": ["@@N@@"]}
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(s).replace('"@@N@@"', "NaN"))
+    with pytest.raises(BadInputError) as e:
+        snapshots.load(p)
+    assert "instances[0].FutureNetworkMode.Lanes[0] = NaN is not a number JSON allows" in (
+        e.value.message
+    )
+    # Nesting under an unknown field is bounded like anywhere else.
+    deep: Any = "x"
+    for _ in range(snapshots.MAX_DEPTH + 1):
+        deep = {"a": deep}
+    s["instances"][0]["FutureNetworkMode"] = deep
+    with pytest.raises(BadInputError, match=r"instances\[0\]\.FutureNetworkMode\.a\.a"):
+        snapshots.validate(s, "s.json")

@@ -35,6 +35,27 @@ from ecs_gpu.naming import Names
 
 NAMES = Names("vllm-g5")
 REGION = "us-east-1"
+# The spec this world is: one GPU per task on g5.xlarge, scaling on the task-gpus
+# signal (what build_world's policy tracks). Written out, not read from
+# examples/, so a change of the example's signal does not change the world.
+SPEC_TOML = f"""
+[service]
+name = "{NAMES.service_name}"
+image = "vllm/vllm-openai:v0.11.0"
+gpus_per_task = 1
+container_port = 8000
+
+[capacity]
+instance_type = "g5.xlarge"
+min_instances = 1
+max_instances = 4
+
+[scaling]
+signal = "task-gpus"
+min_tasks = 1
+max_tasks = 4
+gpu_target_percent = 70
+"""
 
 
 # botocore event service ids -> boto3 client names, where they differ.
@@ -118,7 +139,7 @@ def install_moto_gaps(session: boto3.Session) -> None:
     )
 
 
-def task_gpu_queries(*, period: int | None = None) -> list[dict[str, Any]]:
+def task_gpu_queries(*, period: int | None = None, names: Names = NAMES) -> list[dict[str, Any]]:
     """The task-gpus policy's metric math, as DescribeScalingPolicies returns it.
 
     With ``period`` the same queries in DescribeAlarms' shape (a CloudWatch
@@ -132,7 +153,7 @@ def task_gpu_queries(*, period: int | None = None) -> list[dict[str, Any]]:
                 "Metric": {
                     "Namespace": gpu_metric.NAMESPACE,
                     "MetricName": gpu_metric.UTILIZATION,
-                    "Dimensions": gpu_metric.dimensions(NAMES.asg),
+                    "Dimensions": gpu_metric.dimensions(names.asg),
                 },
                 "Stat": gpu_metric.STATISTIC,
                 **stat_extra,
@@ -145,7 +166,7 @@ def task_gpu_queries(*, period: int | None = None) -> list[dict[str, Any]]:
                 "Metric": {
                     "Namespace": gpu_metric.RESERVATION_NAMESPACE,
                     "MetricName": gpu_metric.RESERVATION_METRIC,
-                    "Dimensions": gpu_metric.reservation_dimensions(NAMES.cluster),
+                    "Dimensions": gpu_metric.reservation_dimensions(names.cluster),
                 },
                 "Stat": "Average",
                 **stat_extra,
@@ -168,6 +189,7 @@ def build_world(
     tasks: int = 1,
     metric: bool = True,
     reservation: bool = True,
+    names: Names = NAMES,
 ) -> dict[str, Any]:
     """Create cluster, ASG, capacity provider, service, policies, alarm and metric in moto.
 
@@ -176,6 +198,7 @@ def build_world(
     ``metric`` writes the agent's GPU series; ``reservation`` writes ECS's
     GPUReservation of the cluster, which moto never writes (it has no ECS
     metrics) and ECS writes only while a task runs, so only with ``tasks``.
+    ``names`` are the physical names (a spec deployed as another stack has others).
     """
     ec2 = session.client("ec2")
     asg = session.client("autoscaling")
@@ -184,11 +207,11 @@ def build_world(
     cw = session.client("cloudwatch")
 
     lt = ec2.create_launch_template(
-        LaunchTemplateName="vllm-g5-gpu",
+        LaunchTemplateName=f"{names.service_name}-gpu",
         LaunchTemplateData={"ImageId": "ami-12c6146b", "InstanceType": "g5.xlarge"},
     )["LaunchTemplate"]
     asg.create_auto_scaling_group(
-        AutoScalingGroupName=NAMES.asg,
+        AutoScalingGroupName=names.asg,
         LaunchTemplate={"LaunchTemplateId": lt["LaunchTemplateId"], "Version": "$Latest"},
         MinSize=1,
         MaxSize=4,
@@ -196,7 +219,7 @@ def build_world(
         AvailabilityZones=[f"{REGION}a"],
         NewInstancesProtectedFromScaleIn=True,
     )
-    groups = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[NAMES.asg])
+    groups = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[names.asg])
     group = groups["AutoScalingGroups"][0]
     ids = [i["InstanceId"] for i in group["Instances"]]
     if instances > len(ids):
@@ -208,9 +231,9 @@ def build_world(
         )["Instances"]
         ids += [i["InstanceId"] for i in more]
 
-    ecs.create_cluster(clusterName=NAMES.cluster)
+    ecs.create_cluster(clusterName=names.cluster)
     ecs.create_capacity_provider(
-        name=NAMES.capacity_provider,
+        name=names.capacity_provider,
         autoScalingGroupProvider={
             "autoScalingGroupArn": group["AutoScalingGroupARN"],
             "managedScaling": {"status": "ENABLED", "targetCapacity": 100},
@@ -218,21 +241,21 @@ def build_world(
         },
     )
     ecs.put_cluster_capacity_providers(
-        cluster=NAMES.cluster,
-        capacityProviders=[NAMES.capacity_provider],
+        cluster=names.cluster,
+        capacityProviders=[names.capacity_provider],
         defaultCapacityProviderStrategy=[
-            {"capacityProvider": NAMES.capacity_provider, "weight": 1}
+            {"capacityProvider": names.capacity_provider, "weight": 1}
         ],
     )
     for iid in ids[:instances]:
         doc = json.dumps({"instanceId": iid, "instanceType": "g5.xlarge", "region": REGION})
-        ecs.register_container_instance(cluster=NAMES.cluster, instanceIdentityDocument=doc)
+        ecs.register_container_instance(cluster=names.cluster, instanceIdentityDocument=doc)
     td = ecs.register_task_definition(
-        family=NAMES.task_family,
+        family=names.task_family,
         requiresCompatibilities=["EC2"],
         containerDefinitions=[
             {
-                "name": NAMES.service,
+                "name": names.service,
                 "image": "vllm/vllm-openai:v0.11.0",
                 "cpu": 1024,
                 "memory": 1024,
@@ -242,8 +265,8 @@ def build_world(
         ],
     )["taskDefinition"]
     ecs.create_service(
-        cluster=NAMES.cluster,
-        serviceName=NAMES.service,
+        cluster=names.cluster,
+        serviceName=names.service,
         taskDefinition=td["taskDefinitionArn"],
         desiredCount=1,
         launchType="EC2",
@@ -252,17 +275,17 @@ def build_world(
     while left > 0:
         n = min(10, left)  # RunTask starts at most 10 tasks per call
         ecs.run_task(
-            cluster=NAMES.cluster,
+            cluster=names.cluster,
             taskDefinition=td["taskDefinitionArn"],
             count=n,
             launchType="EC2",
-            group=f"service:{NAMES.service}",
+            group=f"service:{names.service}",
         )
         left -= n
 
     aas.register_scalable_target(
         ServiceNamespace="ecs",
-        ResourceId=NAMES.scalable_target_resource_id,
+        ResourceId=names.scalable_target_resource_id,
         ScalableDimension="ecs:service:DesiredCount",
         MinCapacity=1,
         MaxCapacity=4,
@@ -270,20 +293,20 @@ def build_world(
     aas.put_scaling_policy(
         PolicyName="gpu",
         ServiceNamespace="ecs",
-        ResourceId=NAMES.scalable_target_resource_id,
+        ResourceId=names.scalable_target_resource_id,
         ScalableDimension="ecs:service:DesiredCount",
         PolicyType="TargetTrackingScaling",
         TargetTrackingScalingPolicyConfiguration={
             "TargetValue": 70.0,
             # The metric-math form gpu_metric = "task-gpus" (the default) deploys.
-            "CustomizedMetricSpecification": {"Metrics": task_gpu_queries()},
+            "CustomizedMetricSpecification": {"Metrics": task_gpu_queries(names=names)},
         },
     )
     cw.put_metric_alarm(
-        AlarmName=NAMES.gpu_metric_missing_alarm,
+        AlarmName=names.gpu_metric_missing_alarm,
         Namespace=gpu_metric.NAMESPACE,
         MetricName=gpu_metric.MEMORY_TOTAL,
-        Dimensions=gpu_metric.dimensions(NAMES.asg),
+        Dimensions=gpu_metric.dimensions(names.asg),
         Statistic="SampleCount",
         Period=300,
         EvaluationPeriods=3,
@@ -292,7 +315,7 @@ def build_world(
         TreatMissingData="breaching",
     )
     cw.set_alarm_state(
-        AlarmName=NAMES.gpu_metric_missing_alarm, StateValue="OK", StateReason="datapoints arrive"
+        AlarmName=names.gpu_metric_missing_alarm, StateValue="OK", StateReason="datapoints arrive"
     )
     if metric:
         now = dt.datetime.now(dt.UTC)
@@ -301,7 +324,7 @@ def build_world(
             MetricData=[
                 {
                     "MetricName": name,
-                    "Dimensions": gpu_metric.dimensions(NAMES.asg),
+                    "Dimensions": gpu_metric.dimensions(names.asg),
                     "Timestamp": now - dt.timedelta(minutes=m),
                     "Value": value,
                 }
@@ -318,7 +341,7 @@ def build_world(
             MetricData=[
                 {
                     "MetricName": gpu_metric.RESERVATION_METRIC,
-                    "Dimensions": gpu_metric.reservation_dimensions(NAMES.cluster),
+                    "Dimensions": gpu_metric.reservation_dimensions(names.cluster),
                     "Timestamp": now - dt.timedelta(minutes=m),
                     "Value": 100.0 * min(tasks, instances) / instances,
                     "Unit": "Percent",

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ecs_gpu import outputs
 from ecs_gpu.aws import facts
+from ecs_gpu.cli.operate import StackOpt, names_of, stack_of
 from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import Report, run_checks
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, BadInputError
@@ -96,6 +97,7 @@ def doctor_cmd(
     service: Annotated[str | None, typer.Option(help="ECS service name.")] = None,
     region: Annotated[str | None, typer.Option(help="AWS region.")] = None,
     profile: Annotated[str | None, typer.Option(help="AWS profile.")] = None,
+    stack: StackOpt = None,
     probe_hosts: Annotated[
         bool,
         typer.Option(help="Run the read-only host probe on the GPU instances via SSM."),
@@ -132,6 +134,8 @@ def doctor_cmd(
 
         ecs-gpu doctor examples/g5-vllm.toml --probe-hosts
 
+        ecs-gpu doctor examples/g5-vllm.toml --stack vllm-g5-staging
+
         ecs-gpu doctor --cluster prod --service llm --json - --save-snapshot snap.json
 
         ecs-gpu doctor --from-snapshot snap.json
@@ -145,13 +149,14 @@ def doctor_cmd(
         {"--json": json_out, "--save-snapshot": save_snapshot},
     )
     if from_snapshot is not None:
-        if spec or cluster or service or probe_hosts:
+        if spec or cluster or service or stack or probe_hosts:
             raise BadInputError(
-                "--from-snapshot runs offline: drop SPEC, --cluster, --service and --probe-hosts."
+                "--from-snapshot runs offline: drop SPEC, --cluster, --service, --stack and "
+                "--probe-hosts."
             )
         snapshot = snapshots.load(from_snapshot)
     else:
-        snapshot = _collect(spec, cluster, service, region, profile, probe_hosts)
+        snapshot = _collect(spec, cluster, service, stack, region, profile, probe_hosts)
     if save_snapshot is not None:
         outputs.write_text(save_snapshot, snapshots.dumps(snapshot), "--save-snapshot")
     report = run_checks(snapshot)
@@ -175,19 +180,33 @@ def _collect(
     spec: Path | None,
     cluster: str | None,
     service: str | None,
+    stack: str | None,
     region: str | None,
     profile: str | None,
     probe_hosts: bool,
 ) -> facts.Snapshot:
+    from dataclasses import replace
+
     from ecs_gpu.aws.clients import make_session
-    from ecs_gpu.naming import Names
     from ecs_gpu.spec import load_spec
 
     if spec is not None:
         if cluster or service:
             raise BadInputError("give either SPEC or --cluster/--service, not both.")
         loaded = load_spec(str(spec))
-        target = facts.Target.from_names(Names(loaded.service.name), signal=loaded.scaling.signal)
+        # The names deploy gave SPEC as that stack (operate's derivation); the
+        # stack itself keeps the name given, hashed base or not.
+        names = names_of(loaded, stack)
+        target = replace(
+            facts.Target.from_names(names, signal=loaded.scaling.signal),
+            stack=stack_of(loaded, stack),
+        )
+    elif stack is not None:
+        raise BadInputError(
+            f"--stack {stack} finds the resources of SPEC deployed as that stack; with "
+            "--cluster/--service it has nothing to do. Fix: give SPEC --stack NAME, or "
+            "--cluster and --service alone."
+        )
     elif cluster and service:
         target = facts.Target.from_cluster_service(cluster, service)
     else:

@@ -4,9 +4,11 @@ A snapshot is a JSON object. ``_collection`` (typed below with pydantic)
 says what was collected and what could not be; every other key is a kind of
 AWS object whose items are exactly what the AWS API returns. Items are
 checked against botocore's own output shape of the call that returns them
-(:data:`KIND_SOURCES`), so a wrong type anywhere, an invented field or a
-number no AWS field holds is refused with its JSON path
+(:data:`KIND_SOURCES`), so a wrong type in any known field or a number no
+AWS field holds is refused with its JSON path
 (``container_instances[3].ec2InstanceId``), never discovered by a check.
+A field the installed botocore does not know is kept unchecked: AWS adds
+response fields, and a snapshot from a newer botocore must still load.
 
 Pure: reading botocore's bundled service models is the only I/O besides the
 file itself; nothing here calls AWS.
@@ -23,7 +25,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, get_args
 
-import botocore
 import botocore.session
 from botocore.model import ListShape, MapShape, Shape, StructureShape
 from pydantic import AfterValidator, BaseModel, ConfigDict, JsonValue, ValidationError
@@ -331,6 +332,18 @@ _WANTS: Final = {
 }
 
 
+def _unreadable_problems(value: Any, path: str) -> Iterator[str]:
+    """Every number Python cannot hold inside ``value`` (a field with no botocore shape)."""
+    if isinstance(value, _Unreadable):
+        yield f"{path} = {value.text} {value.why}"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _unreadable_problems(v, _key(path, str(k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _unreadable_problems(v, f"{path}[{i}]")
+
+
 def shape_problems(value: Any, shape: Shape, path: str) -> Iterator[str]:
     """Every way ``value`` differs from what botocore parses for ``shape``, with its path."""
     t = shape.type_name
@@ -343,14 +356,13 @@ def shape_problems(value: Any, shape: Shape, path: str) -> Iterator[str]:
             yield wrong
             return
         for k, v in value.items():
-            if k not in shape.members:
-                known = ", ".join(sorted(shape.members)[:8])
-                yield (
-                    f"{_key(path, k)} is not a field of {shape.name} (botocore "
-                    f"{botocore.__version__}; fields include {known}, ...)"
-                )
-            else:
+            if k in shape.members:
                 yield from shape_problems(v, shape.members[k], _key(path, k))
+            else:
+                # AWS adds response fields all the time: a field this botocore does
+                # not know (a newer botocore or API wrote the file) is kept unchecked.
+                # No check reads it; only a number JSON cannot hold is still refused.
+                yield from _unreadable_problems(v, _key(path, k))
     elif isinstance(shape, ListShape):
         if not isinstance(value, list):
             yield wrong
