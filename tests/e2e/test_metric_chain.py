@@ -3,7 +3,9 @@
 Against the moto server (``aws`` fixture), with everything real except the
 agent process itself:
 
-1. examples/g5-vllm.toml is synthesized (once per module) and deployed with
+1. examples/g5-vllm.toml on the GPU signal (tests/example_specs.py: the
+   example less its concurrency settings; test_concurrency_chain.py runs the
+   example itself) is synthesized (once per module) and deployed with
    the project's own deploy code (``operate.run_deploy``), as tests/operate
    does (the one GetAtt on an alarm moto skips becomes a literal ARN).
 2. The agent config is read back FROM THE DEPLOYED launch template's user
@@ -45,26 +47,32 @@ from ecs_gpu.cli import main, operate
 from ecs_gpu.doctor.host import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.naming import Names
-from ecs_gpu.spec import load_spec
+from ecs_gpu.spec import load_spec, parse_spec
+from example_specs import G5_GPU, write_g5_gpu
 from moto_cfn import for_moto
 
 from . import agent
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE_SPEC = ROOT / "examples" / "g5-vllm.toml"
 # g5.xlarge carries one A10G: the sample from aws/amazon-cloudwatch-agent's testdata.
 A10G_XML = ROOT / "tests" / "data" / "nvidia-smi" / "a10g.xml"
 SAMPLES = 3  # collection intervals the agent has published when verify looks
-NAMES = Names(load_spec(EXAMPLE_SPEC).service.name)
+NAMES = Names(parse_spec(G5_GPU, "g5-vllm-gpu.toml").service.name)
 NO_WAIT = Waits(poll_s=0.0, change_set_timeout_s=5.0, sleep=lambda _: None)
 
 
 @pytest.fixture(scope="module")
-def g5_template() -> dict[str, Any]:
-    """The real synthesized template of examples/g5-vllm.toml, synthesized once."""
+def gpu_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The g5 example on the GPU signal, as a spec file the CLI reads."""
+    return write_g5_gpu(tmp_path_factory.mktemp("spec"))
+
+
+@pytest.fixture(scope="module")
+def g5_template(gpu_spec: Path) -> dict[str, Any]:
+    """The real synthesized template of that spec, synthesized once."""
     from ecs_gpu.synth import synth_template
 
-    return for_moto(synth_template(load_spec(EXAMPLE_SPEC)))
+    return for_moto(synth_template(load_spec(gpu_spec)))
 
 
 @pytest.fixture(scope="module")
@@ -110,14 +118,14 @@ def deployed(aws: str, g5_template: dict[str, Any]) -> Iterator[Deployed]:
     )
 
 
-def verify(capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-    code = main(["verify", "metrics", str(EXAMPLE_SPEC), *extra])
+def verify(capsys: pytest.CaptureFixture[str], spec: Path, *extra: str) -> tuple[int, str]:
+    code = main(["verify", "metrics", str(spec), *extra])
     captured = capsys.readouterr()
     return code, " ".join((captured.out + captured.err).split())
 
 
-def doctor(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    code = main(["doctor", str(EXAMPLE_SPEC), "--json", "-"])
+def doctor(capsys: pytest.CaptureFixture[str], spec: Path) -> tuple[int, dict[str, Any]]:
+    code = main(["doctor", str(spec), "--json", "-"])
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
     return code, report
 
@@ -164,7 +172,7 @@ def test_what_the_instances_read_is_what_was_deployed(deployed: Deployed) -> Non
 
 
 def test_deployed_agent_config_makes_every_series_verify_and_doctor_accept(
-    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str]
+    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str], gpu_spec: Path
 ) -> None:
     pub = agent.run_agent(
         deployed.session,
@@ -176,7 +184,7 @@ def test_deployed_agent_config_makes_every_series_verify_and_doctor_accept(
     )
     assert pub.denied is None and pub.published > 0
 
-    code, out = verify(capsys, "--timeout", "2", "--interval", "1")
+    code, out = verify(capsys, gpu_spec, "--timeout", "2", "--interval", "1")
     assert code == EXIT_OK, out
     assert f"All {len(gpu_metric.METRIC_NAMES)} GPU series of {NAMES.asg} have datapoints" in out
     gpu = a10g[0]
@@ -189,7 +197,7 @@ def test_deployed_agent_config_makes_every_series_verify_and_doctor_accept(
         # One table row per series: its name, present, the datapoint count, the latest value.
         assert re.search(rf"{name} present\W+{SAMPLES}\W+{value}\b", out), out
 
-    code, report = doctor(capsys)
+    code, report = doctor(capsys, gpu_spec)
     # moto has no GPU resources, capacity providers or scaling activities, so
     # other checks may fire or stay unknown; the metric checks are what this chain feeds.
     assert code in (EXIT_OK, EXIT_PROBLEMS)
@@ -198,7 +206,7 @@ def test_deployed_agent_config_makes_every_series_verify_and_doctor_accept(
 
 
 def test_a_config_rolled_up_by_another_dimension_is_caught_as_wrong_dimension(
-    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str]
+    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str], gpu_spec: Path
 ) -> None:
     broken = copy.deepcopy(deployed.config)
     broken["metrics"]["append_dimensions"] = {"InstanceId": "${aws:InstanceId}"}
@@ -208,7 +216,7 @@ def test_a_config_rolled_up_by_another_dimension_is_caught_as_wrong_dimension(
     )
     assert pub.denied is None and pub.published > 0  # the agent did publish, elsewhere
 
-    code, out = verify(capsys, "--timeout", "0")
+    code, out = verify(capsys, gpu_spec, "--timeout", "0")
     assert code == EXIT_PROBLEMS
     assert f"3 of 3 GPU series missing for ASG {NAMES.asg}" in out
     instance = deployed.instances[0].instance_id
@@ -216,13 +224,13 @@ def test_a_config_rolled_up_by_another_dimension_is_caught_as_wrong_dimension(
         assert f"{name}: wrong dimension" in out, out
     assert f"InstanceId={instance}" in out
 
-    code, report = doctor(capsys)
+    code, report = doctor(capsys, gpu_spec)
     assert code == EXIT_PROBLEMS
     assert "MET001" in {f["id"] for f in _met_errors(report)}
 
 
 def test_a_namespace_outside_the_iam_condition_is_denied_and_nothing_lands(
-    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str]
+    deployed: Deployed, a10g: list[Gpu], capsys: pytest.CaptureFixture[str], gpu_spec: Path
 ) -> None:
     broken = copy.deepcopy(deployed.config)
     broken["metrics"]["namespace"] = "ecs-gpu/GPU"
@@ -236,7 +244,7 @@ def test_a_namespace_outside_the_iam_condition_is_denied_and_nothing_lands(
     for ns in ("ecs-gpu/GPU", gpu_metric.NAMESPACE):
         assert cw.list_metrics(Namespace=ns)["Metrics"] == []
 
-    code, out = verify(capsys, "--timeout", "0")
+    code, out = verify(capsys, gpu_spec, "--timeout", "0")
     assert code == EXIT_PROBLEMS
     for name in gpu_metric.METRIC_NAMES:
         assert f"{name}: nothing publishes" in out, out

@@ -1,12 +1,14 @@
-"""Prove a deployed service works: the GPU metric lands, and the scaling loop moves.
+"""Prove a deployed service works: the metrics land, and the scaling loop moves.
 
 ``verify metrics`` is the check the reference module's 8.3.0 release never
 ran: it reads the real series the host agent publishes (names from
-:mod:`ecs_gpu.gpu_metric`) and names each missing one with its likely
-cause. ``verify scaling`` is that module's scaling test made safe: it
-publishes synthetic GPU utilization for the ASG (weighted with ``Counts``
-so the idle agent's real samples do not dilute it), watches desiredCount
-rise and fall, and always stops publishing on the way out.
+:mod:`ecs_gpu.gpu_metric`) and, for a spec that scales on concurrency, the
+series the task's sidecars publish (:mod:`ecs_gpu.demand_metric`), and names
+each missing one with its likely cause. ``verify scaling`` is that module's
+scaling test made safe: it publishes synthetic GPU utilization for the ASG,
+or synthetic per-task concurrency for the service (weighted with ``Counts``
+so the real samples do not dilute it), watches desiredCount rise and fall,
+and always stops publishing on the way out.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from tenacity import (
     wait_fixed,
 )
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.aws.errors import error_code, mapped, translate
 from ecs_gpu.aws.facts import reservation_query
 from ecs_gpu.errors import ProblemsFound
@@ -58,15 +60,47 @@ class Series:
 
 
 @dataclass(frozen=True)
+class ConcurrencySource:
+    """Where a concurrency spec's sidecars read and what they publish (for the causes)."""
+
+    cluster: str
+    service: str
+    # The Prometheus series each sidecar sums ([service.metrics] names).
+    prometheus_series: tuple[str, ...]
+    port: int
+    path: str
+
+    @property
+    def where(self) -> str:
+        return (
+            f"{demand_metric.NAMESPACE} {demand_metric.METRIC_NAME} "
+            f"({demand_metric.cli_dimensions(self.cluster, self.service)})"
+        )
+
+
+@dataclass(frozen=True)
 class MetricsReport:
     asg: str
     series: tuple[Series, ...]
-    # metric name -> likely causes, for each missing series
+    # metric name -> likely causes, for each missing series (the concurrency
+    # series under demand_metric.METRIC_NAME)
     causes: Mapping[str, list[str]] = field(default_factory=dict)
+    # The concurrency queries' series (empty when the spec scales on a GPU signal).
+    concurrency: tuple[Series, ...] = ()
+    source: ConcurrencySource | None = None
+
+    @property
+    def gpu_missing(self) -> list[str]:
+        return [s.metric for s in self.series if not s.present]
+
+    @property
+    def concurrency_missing(self) -> bool:
+        return any(not s.present for s in self.concurrency)
 
     @property
     def missing(self) -> list[str]:
-        return [s.metric for s in self.series if not s.present]
+        more = [demand_metric.METRIC_NAME] if self.concurrency_missing else []
+        return self.gpu_missing + more
 
     @property
     def ok(self) -> bool:
@@ -130,6 +164,80 @@ def fetch_reservation(
 ) -> Series:
     """AWS/ECS GPUReservation of ``cluster``: the divisor of the task-gpus policy."""
     return _fetch(cw, [reservation_query(cluster)], window_s=window_s, now=now)[0]
+
+
+def fetch_concurrency(
+    cw: CloudWatchClient,
+    cluster: str,
+    service: str,
+    *,
+    window_s: float = DEFAULT_WINDOW_S,
+    now: datetime | None = None,
+) -> list[Series]:
+    """The sidecars' series at the fast path's 10-s period: mean per task and busiest task."""
+    queries = demand_metric.metric_data_queries(cluster, service)
+    return _fetch(cw, queries, window_s=window_s, now=now)
+
+
+def explain_missing_concurrency(
+    source: ConcurrencySource, dimension_sets: Sequence[Sequence[Mapping[str, str]]]
+) -> list[str]:
+    """Likely causes for a concurrency series with no recent datapoint.
+
+    ``dimension_sets`` as for :func:`explain_missing`, from ListMetrics of
+    the contract's name in its namespace. Tells "never published" (the
+    sidecars cannot scrape, sum or publish) from "published under other
+    dimensions" and from "published once, not lately".
+    """
+    metric = demand_metric.METRIC_NAME
+    ours = sorted(demand_metric.dimensions(source.cluster, source.service), key=lambda d: d["Name"])
+    sets = [sorted((dict(d) for d in ds), key=lambda d: d["Name"]) for ds in dimension_sets]
+    sidecar = f"the {demand_metric.SIDECAR_NAME!r} container"
+    if ours in sets:
+        return [
+            f"{source.where} exists but has no datapoint in the window: the sidecars stopped "
+            f"publishing (no task runs, or every scrape fails now). Read {sidecar}'s log in "
+            "the task log group, or run `ecs-gpu doctor` (MET005)."
+        ]
+    if sets:
+        shown = "; ".join(
+            ",".join(f"{d['Name']}={d['Value']}" for d in s) or "(no dimensions)" for s in sets[:3]
+        )
+        return [
+            f"datapoints under other dimensions: {metric} exists in {demand_metric.NAMESPACE} "
+            f"only as [{shown}], not "
+            f"{demand_metric.cli_dimensions(source.cluster, source.service)}. The sidecar's "
+            "DIMENSIONS come from the task definition: check --stack / the spec's service "
+            "name, and redeploy the task definition (`ecs-gpu deploy`; doctor TD001 "
+            "compares it)."
+        ]
+    wanted = " + ".join(source.prometheus_series)
+    return [
+        f"no datapoint at all: no sidecar has ever published {source.where}. {sidecar} "
+        f"publishes only after it reads {wanted} from "
+        f"http://127.0.0.1:{source.port}{source.path}. Likely causes: the image serves no "
+        "Prometheus metrics there (wrong [service.metrics] preset, port or path; its log "
+        f"says 'GET {source.path} on port {source.port}: ...'); none of those series is in "
+        'the answer (its log says "none of ..."; set [service.metrics] running_metric / '
+        "waiting_metric to the names the server uses); the task role is denied "
+        f"cloudwatch:PutMetricData in {demand_metric.NAMESPACE} (its log shows "
+        "AccessDenied); or no task runs."
+    ]
+
+
+def diagnose_concurrency(cw: CloudWatchClient, source: ConcurrencySource) -> list[str]:
+    """Likely causes for the missing concurrency series, from ListMetrics."""
+    sets: list[list[dict[str, str]]] = []
+    with mapped("cloudwatch", "ListMetrics"):
+        pages = cw.get_paginator("list_metrics").paginate(
+            Namespace=demand_metric.NAMESPACE, MetricName=demand_metric.METRIC_NAME
+        )
+        for page in pages:
+            for m in page.get("Metrics", []):
+                sets.append(
+                    [{"Name": d["Name"], "Value": d["Value"]} for d in m.get("Dimensions", [])]
+                )
+    return explain_missing_concurrency(source, sets)
 
 
 def explain_missing(
@@ -210,8 +318,13 @@ def verify_metrics(
     window_s: float = DEFAULT_WINDOW_S,
     on_attempt: Callable[[int, list[Series]], None] = lambda n, s: None,
     sleep: Callable[[float], None] = time.sleep,
+    concurrency: ConcurrencySource | None = None,
 ) -> MetricsReport:
-    """Wait up to ``timeout_s`` until every contract series has datapoints."""
+    """Wait up to ``timeout_s`` until every contract series has datapoints.
+
+    With ``concurrency``, the sidecars' series too (the GPU series first in
+    each attempt's list, then the concurrency queries').
+    """
 
     n = 0
 
@@ -219,6 +332,10 @@ def verify_metrics(
         nonlocal n
         n += 1
         series = fetch_series(cw, asg, window_s=window_s)
+        if concurrency is not None:
+            series += fetch_concurrency(
+                cw, concurrency.cluster, concurrency.service, window_s=window_s
+            )
         on_attempt(n, series)
         return series
 
@@ -242,10 +359,25 @@ def verify_metrics(
         retry_error_callback=last_result,
     )
     series: list[Series] = retrying(attempt)
-    report = MetricsReport(asg=asg, series=tuple(series))
+    gpu_count = len(gpu_metric.METRIC_NAMES)
+    report = MetricsReport(
+        asg=asg,
+        series=tuple(series[:gpu_count]),
+        concurrency=tuple(series[gpu_count:]),
+        source=concurrency,
+    )
     if report.ok:
         return report
-    return MetricsReport(asg=asg, series=report.series, causes=diagnose(cw, asg, report.missing))
+    causes = diagnose(cw, asg, report.gpu_missing)
+    if concurrency is not None and report.concurrency_missing:
+        causes[demand_metric.METRIC_NAME] = diagnose_concurrency(cw, concurrency)
+    return MetricsReport(
+        asg=asg,
+        series=report.series,
+        causes=causes,
+        concurrency=report.concurrency,
+        source=concurrency,
+    )
 
 
 # --- verify scaling ---------------------------------------------------------------
@@ -332,6 +464,44 @@ class Publisher:
         return self._thread.is_alive()
 
 
+class ConcurrencyPublisher(Publisher):
+    """Publishes synthetic per-task concurrency for a service, as its sidecars would.
+
+    High resolution (StorageResolution 1) like the sidecars, so the fast
+    path's 10-second alarm sees each datapoint; ``Counts`` outweighs the real
+    sidecars' samples in the Average the alarm and target tracking read.
+    """
+
+    def __init__(
+        self,
+        cw: CloudWatchClient,
+        cluster: str,
+        service: str,
+        value: float,
+        *,
+        interval_s: float,
+        counts: int = 1000,
+    ) -> None:
+        super().__init__(cw, cluster, value, interval_s=interval_s, counts=counts)
+        self._cluster = cluster
+        self._service = service
+
+    def put(self, value: float) -> None:
+        self._cw.put_metric_data(
+            Namespace=demand_metric.NAMESPACE,
+            MetricData=[
+                {
+                    "MetricName": demand_metric.METRIC_NAME,
+                    "Dimensions": demand_metric.dimensions(self._cluster, self._service),  # type: ignore[typeddict-item]
+                    "Values": [value],
+                    "Counts": [float(self._counts)],
+                    "Unit": demand_metric.UNIT,
+                    "StorageResolution": demand_metric.STORAGE_RESOLUTION,
+                }
+            ],
+        )
+
+
 def desired_count(ecs: ECSClient, cluster: str, service: str) -> int:
     with mapped("ecs", "DescribeServices"):
         try:
@@ -398,14 +568,44 @@ def run_scaling_test(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     publisher: Publisher | None = None,
+    concurrency: bool = False,
 ) -> ScalingResult:
-    """Drive desiredCount up by one with high GPU utilization, then back down.
+    """Drive desiredCount up by one with a high signal, then back down.
 
-    ``on_progress(phase, desired, elapsed_s, published)`` after each poll.
-    The publisher is stopped on every exit path, KeyboardInterrupt included.
+    GPU utilization for the ASG by default; with ``concurrency``, per-task
+    concurrency for the service (``high`` above the fast path's threshold,
+    ``low`` below the target). ``on_progress(phase, desired, elapsed_s,
+    published)`` after each poll. The publisher is stopped on every exit
+    path, KeyboardInterrupt included.
     """
     initial = desired_count(ecs, cluster, service)
-    pub = publisher or Publisher(cw, asg, high, interval_s=publish_interval_s)
+    if publisher is not None:
+        pub = publisher
+    elif concurrency:
+        pub = ConcurrencyPublisher(cw, cluster, service, high, interval_s=publish_interval_s)
+    else:
+        pub = Publisher(cw, asg, high, interval_s=publish_interval_s)
+    if concurrency:
+        what = (
+            f"{demand_metric.METRIC_NAME} of {cluster}/{service}",
+            "the fast path's alarm or step policy is missing or reads another series "
+            "(`ecs-gpu doctor`); the concurrency target-tracking policy is missing; the "
+            "service is at its maximum",
+            "the CPU or GPU-guard policy keeps it up (scale-in needs every policy to agree), "
+            "the scale-in cooldown is longer than the timeout, or scale-in is disabled on a "
+            "policy",
+        )
+    else:
+        what = (
+            f"{gpu_metric.UTILIZATION} for {asg}",
+            "the GPU target-tracking policy is missing or tracks another metric/dimension "
+            '(`ecs-gpu doctor`); with gpu_metric = "task-gpus" the policy also needs ECS\'s '
+            f"{gpu_metric.RESERVATION_METRIC} of the cluster, written only while a task runs "
+            "(doctor MET004); its alarm needs more evaluation periods than this timeout; the "
+            "service is at its maximum",
+            "the CPU policy keeps it up (scale-in needs every policy to agree), the scale-in "
+            "cooldown is longer than the timeout, or scale-in is disabled on a policy",
+        )
     pub.value = high
     pub.start()
     try:
@@ -422,12 +622,7 @@ def run_scaling_test(
             sleep,
             clock,
             f"desiredCount never rose above {initial} within {scale_out_timeout_s:.0f} s of "
-            f"publishing {gpu_metric.UTILIZATION}={high:g} for {asg}. Likely causes: the GPU "
-            "target-tracking policy is missing or tracks another metric/dimension (`ecs-gpu "
-            'doctor`); with gpu_metric = "task-gpus" the policy also needs ECS\'s '
-            f"{gpu_metric.RESERVATION_METRIC} of the cluster, written only while a task runs "
-            "(doctor MET004); its alarm needs more evaluation periods than this timeout; the "
-            "service is at its maximum",
+            f"publishing {what[0]} = {high:g}. Likely causes: {what[1]}",
         )
         pub.value = low
         final, in_s = _wait_for(
@@ -443,9 +638,7 @@ def run_scaling_test(
             sleep,
             clock,
             f"desiredCount did not return to {initial} within {scale_in_timeout_s:.0f} s of "
-            f"publishing {gpu_metric.UTILIZATION}={low:g}. Likely causes: the CPU policy keeps "
-            "it up (scale-in needs every policy to agree), the scale-in cooldown is longer than "
-            "the timeout, or scale-in is disabled on a policy",
+            f"publishing {what[0]} = {low:g}. Likely causes: {what[2]}",
         )
     finally:
         pub.stop()
@@ -478,3 +671,68 @@ def _wait_for(
         if elapsed >= timeout_s:
             raise ProblemsFound(timeout_message + ".")
         sleep(poll_s)
+
+
+# --- the fast path's first decision ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One Application Auto Scaling activity: who changed desiredCount, and how."""
+
+    start: datetime
+    cause: str
+    description: str
+    status: str
+    # The step-scaling (fast path) policy's name, when the cause names it.
+    fast_path_policy: str | None
+
+
+def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) -> list[str]:
+    """Names of the service's StepScaling policies: the fast path (its only step policy)."""
+    names: list[str] = []
+    with mapped("application-autoscaling", "DescribeScalingPolicies"):
+        pages = appscaling.get_paginator("describe_scaling_policies").paginate(
+            ServiceNamespace="ecs",
+            ResourceId=resource_id,
+            ScalableDimension="ecs:service:DesiredCount",
+        )
+        for page in pages:
+            names += [
+                p["PolicyName"]
+                for p in page.get("ScalingPolicies", [])
+                if p.get("PolicyType") == "StepScaling"
+            ]
+    return names
+
+
+def first_decision(
+    appscaling: ApplicationAutoScalingClient, resource_id: str, *, since: datetime
+) -> Decision | None:
+    """The first scaling activity on the service that started at or after ``since``.
+
+    Application Auto Scaling writes the alarm and the policy that fired into
+    the activity's Cause ("monitor alarm X in state ALARM triggered policy Y
+    ..."), so a step policy's name there means the fast path decided.
+    """
+    fast = step_policies(appscaling, resource_id)
+    found = []
+    with mapped("application-autoscaling", "DescribeScalingActivities"):
+        pages = appscaling.get_paginator("describe_scaling_activities").paginate(
+            ServiceNamespace="ecs",
+            ResourceId=resource_id,
+            ScalableDimension="ecs:service:DesiredCount",
+        )
+        for page in pages:
+            found += [a for a in page.get("ScalingActivities", []) if a["StartTime"] >= since]
+    if not found:
+        return None
+    a = min(found, key=lambda x: x["StartTime"])
+    cause = a.get("Cause", "")
+    return Decision(
+        start=a["StartTime"],
+        cause=cause,
+        description=a.get("Description", ""),
+        status=a.get("StatusCode", ""),
+        fast_path_policy=next((name for name in fast if name in cause), None),
+    )

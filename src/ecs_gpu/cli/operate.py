@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
@@ -21,7 +22,8 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws.clients import client, make_session
@@ -45,7 +47,8 @@ console = Console(highlight=False)
 verify_app = typer.Typer(
     name="verify",
     help=(
-        "Prove a deployed service works: the GPU metric lands (verify metrics) and the "
+        "Prove a deployed service works: the GPU metric (and, for a spec that scales on "
+        "concurrency, the sidecars' concurrency metric) lands (verify metrics) and the "
         "scaling loop moves (verify scaling).\n\n"
         "Examples:\n\n"
         "    ecs-gpu verify metrics examples/g5-vllm.toml --timeout 900\n\n"
@@ -83,6 +86,24 @@ def seconds(minimum: float, *, inclusive: bool = False) -> Callable[..., float]:
                 f"{param.opts[0]} {param.default:g}.",
                 ctx=ctx,
                 param=cast(Any, param),  # typer types it as its own subclass
+            )
+        return value
+
+    return check
+
+
+def optional_seconds(minimum: float, *, example: float) -> Callable[..., float | None]:
+    """:func:`seconds` (inclusive) for an option whose default, None, means "pick for me"."""
+
+    def check(ctx: typer.Context, param: typer.CallbackParam, value: float | None) -> float | None:
+        if value is None:
+            return None
+        if not (math.isfinite(value) and value >= minimum):
+            raise typer.BadParameter(
+                f"{value:g} is not a number of seconds at least {minimum:g}. Fix: e.g. "
+                f"{param.opts[0]} {example:g}.",
+                ctx=ctx,
+                param=cast(Any, param),
             )
         return value
 
@@ -715,6 +736,34 @@ def render_series(report: vf.MetricsReport) -> None:
         mark = "[green]present[/]" if s.present else "[red]MISSING[/]"
         table.add_row(f"{s.metric} {mark}", str(s.datapoints), latest)
     console.print(table)
+    if report.source is None:
+        return
+    table = Table(
+        title=f"{report.source.where}, {demand_metric.ALARM_PERIOD_S}-s periods",
+        show_header=True,
+        header_style="bold",
+    )
+    for col in ("series", "periods", "latest"):
+        table.add_column(col, justify="left" if col == "series" else "right")
+    for s in report.concurrency:
+        latest = "-" if s.latest is None else f"{s.latest:g}"
+        mark = "[green]present[/]" if s.present else "[red]MISSING[/]"
+        table.add_row(f"{s.metric} {mark}", str(s.datapoints), latest)
+    console.print(table)
+
+
+def concurrency_source(spec: Spec, names: Names) -> vf.ConcurrencySource | None:
+    """What the sidecars of ``spec`` read and publish; None when it scales on a GPU signal."""
+    m = spec.service.metrics
+    if spec.scaling.signal != "concurrency" or m is None:
+        return None
+    return vf.ConcurrencySource(
+        cluster=names.cluster,
+        service=names.service,
+        prometheus_series=m.names,
+        port=m.port or spec.service.container_port,
+        path=m.path,
+    )
 
 
 def run_verify_metrics(
@@ -725,17 +774,21 @@ def run_verify_metrics(
     interval_s: float,
     window_s: float,
     sleep: Callable[[float], None] = time.sleep,
+    concurrency: vf.ConcurrencySource | None = None,
 ) -> vf.MetricsReport:
     total = len(gpu_metric.METRIC_NAMES)
+    what = f"{total} GPU series of {asg}"
+    if concurrency is not None:
+        what += f" and {demand_metric.METRIC_NAME} of {concurrency.service}"
     with _progress() as progress:
-        task = progress.add_task(f"waiting for {total} GPU series of {asg}", total=None)
+        task = progress.add_task(f"waiting for {what}", total=None)
 
         def on_attempt(n: int, series: list[vf.Series]) -> None:
             have = sum(1 for s in series if s.present)
             progress.update(
                 task,
-                description=f"attempt {n}: {have}/{total} GPU series of {asg} have datapoints "
-                f"(timeout {timeout_s:.0f} s)",
+                description=f"attempt {n}: {have}/{len(series)} series have datapoints "
+                f"({what}; timeout {timeout_s:.0f} s)",
             )
 
         report = vf.verify_metrics(
@@ -746,18 +799,34 @@ def run_verify_metrics(
             window_s=window_s,
             on_attempt=on_attempt,
             sleep=sleep,
+            concurrency=concurrency,
         )
     render_series(report)
     if not report.ok:
-        lines = []
+        heads, lines = [], []
+        if report.gpu_missing:
+            heads.append(
+                f"{len(report.gpu_missing)} of {total} GPU series missing for ASG {asg} after "
+                f"{timeout_s:.0f} s: {', '.join(report.gpu_missing)}."
+            )
+        if report.concurrency_missing and concurrency is not None:
+            heads.append(
+                f"The concurrency series {concurrency.where} has no datapoint after "
+                f"{timeout_s:.0f} s."
+            )
         for metric in report.missing:
             for cause in report.causes.get(metric, []):
                 lines.append(f"  - {metric}: {cause}")
-        raise ProblemsFound(
-            f"{len(report.missing)} of {total} GPU series missing for ASG {asg} after "
-            f"{timeout_s:.0f} s: {', '.join(report.missing)}.\n" + "\n".join(lines)
-        )
+        raise ProblemsFound(" ".join(heads) + "\n" + "\n".join(lines))
     console.print(f"[green]All {total} GPU series of {escape(asg)} have datapoints.[/]")
+    if concurrency is not None:
+        mean = report.concurrency[0]
+        console.print(
+            f"[green]The concurrency series {escape(concurrency.where)} has datapoints:[/] "
+            f"{mean.datapoints} {demand_metric.ALARM_PERIOD_S}-s period(s), latest mean per "
+            f"task {mean.latest:g}.",
+            soft_wrap=True,
+        )
     return report
 
 
@@ -796,11 +865,14 @@ def verify_metrics_cmd(
     """Wait until every GPU series of the metric contract has recent datapoints.
 
     Checks nvidia_smi_utilization_gpu, nvidia_smi_memory_used and
-    nvidia_smi_memory_total in CWAgent by AutoScalingGroupName. Exit 0 when
+    nvidia_smi_memory_total in CWAgent by AutoScalingGroupName. With a SPEC
+    that scales on concurrency, also the sidecars' EcsGpu/Serving
+    ConcurrentRequestsPerTask by ClusterName and ServiceName. Exit 0 when
     all are present; 1 naming each missing series with its likely cause
-    (agent not running, PutMetricData denied, wrong dimension). With a
-    task-gpus SPEC it also reports AWS/ECS GPUReservation of the cluster, the
-    policy's divisor (a warning when it has no data; not the exit code).
+    (agent or sidecar not publishing, PutMetricData denied, wrong
+    dimension). With a task-gpus SPEC it also reports AWS/ECS GPUReservation
+    of the cluster, the policy's divisor (a warning when it has no data; not
+    the exit code).
 
     Example:
 
@@ -822,9 +894,22 @@ def verify_metrics_cmd(
     assert group is not None  # exactly one of the two was given
     aws = _aws(profile, region)
     cw = aws("cloudwatch")
-    divisor = loaded is not None and loaded.scaling.gpu_metric == "task-gpus"
+    # With signal "concurrency" no policy divides by GPUReservation (unless
+    # the GPU guard does).
+    divisor = loaded is not None and (
+        loaded.scaling.signal == "task-gpus"
+        or (loaded.scaling.signal == "concurrency" and loaded.scaling.gpu_guard)
+    )
+    source = None if loaded is None or names is None else concurrency_source(loaded, names)
     try:
-        run_verify_metrics(cw, group, timeout_s=timeout, interval_s=interval, window_s=window)
+        run_verify_metrics(
+            cw,
+            group,
+            timeout_s=timeout,
+            interval_s=interval,
+            window_s=window,
+            concurrency=source,
+        )
     except ProblemsFound:
         # The series were read (only an AWS error ends the wait otherwise).
         if names is not None and divisor:
@@ -879,11 +964,24 @@ def run_verify_scaling(
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
     publisher: vf.Publisher | None = None,
+    fast: fp.FastPath | None = None,
+    wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> vf.ScalingResult:
+    """With ``fast`` (a spec on the concurrency signal), drive the sidecars' series.
+
+    High is inside the fast path's first step (above its threshold), low is
+    0 (below the target); after the scale-out the first scaling activity
+    says whether the fast path decided it.
+    """
+    signal = (
+        f"{demand_metric.METRIC_NAME} for service {names.service}"
+        if fast is not None
+        else f"{gpu_metric.UTILIZATION} for {names.asg}"
+    )
     if not yes:
         raise BadInputError(
             "verify scaling changes the live service's task count: it publishes a high "
-            f"synthetic {gpu_metric.UTILIZATION} for {names.asg} until the service scales out "
+            f"synthetic {signal} until the service scales out "
             "by one task (possibly launching a GPU instance you pay for), then a low one until "
             "it scales back in. Fix: rerun with --yes to go ahead."
         )
@@ -903,6 +1001,13 @@ def run_verify_scaling(
                 f"{published} datapoint(s) published, {elapsed:.0f} s",
             )
 
+        levels: dict[str, float] = {}
+        if fast is not None:
+            # The middle of the first step: the alarm breaches and the smallest step fires.
+            first = fast.steps[0]
+            upper = first.upper if first.upper is not None else fast.threshold
+            levels = {"high": fast.threshold + upper / 2, "low": 0.0}
+        since = wall_clock()
         try:
             result = vf.run_scaling_test(
                 cw,
@@ -910,6 +1015,8 @@ def run_verify_scaling(
                 cluster=names.cluster,
                 service=names.service,
                 asg=names.asg,
+                concurrency=fast is not None,
+                **levels,
                 publish_interval_s=publish_interval_s,
                 poll_s=poll_s,
                 scale_out_timeout_s=scale_out_timeout_s,
@@ -921,10 +1028,14 @@ def run_verify_scaling(
             )
         except KeyboardInterrupt:
             raise EcsGpuError(
-                "interrupted: stopped publishing the synthetic GPU metric. If the service "
-                "scaled out, its own autoscaling returns it after the scale-in cooldown.",
+                "interrupted: stopped publishing the synthetic "
+                + ("concurrency" if fast is not None else "GPU")
+                + " metric. If the service scaled out, its own autoscaling returns it after "
+                "the scale-in cooldown.",
                 exit_code=dp.EXIT_INTERRUPTED,
             ) from None
+    if fast is not None:
+        report_first_decision(appscaling, names.scalable_target_resource_id, since=since, fast=fast)
     console.print(
         f"[green]Scaling loop works:[/] desiredCount {result.initial} -> {result.peak} in "
         f"{result.scale_out_s:.0f} s (scale-out), back to {result.final} in "
@@ -932,6 +1043,51 @@ def run_verify_scaling(
         "publishing stopped."
     )
     return result
+
+
+def report_first_decision(
+    appscaling: ApplicationAutoScalingClient,
+    resource_id: str,
+    *,
+    since: datetime,
+    fast: fp.FastPath,
+) -> vf.Decision | None:
+    """Say which policy made the first scale-out decision, and how fast; never the exit code.
+
+    The scale-out happened (desiredCount rose); whether the fast path or
+    target tracking moved it first is what a concurrency deployment wants to
+    know (docs/operate.md).
+    """
+    try:
+        d = vf.first_decision(appscaling, resource_id, since=since)
+    except EcsGpuError as e:
+        console.print(f"[yellow]note:[/] could not read the scaling activities: {e.message}")
+        return None
+    if d is None:
+        console.print(
+            f"[yellow]note:[/] no scaling activity on {escape(resource_id)} since the test "
+            "started: something other than Application Auto Scaling changed desiredCount.",
+            soft_wrap=True,
+        )
+        return d
+    after = (d.start - since).total_seconds()
+    said = escape(d.cause or d.description)
+    if d.fast_path_policy is not None:
+        console.print(
+            f"[green]First decision: the fast path[/] (step policy "
+            f"{escape(d.fast_path_policy)}) {after:.0f} s after the first datapoint, "
+            f"{d.status}: {said}",
+            soft_wrap=True,
+        )
+    else:
+        console.print(
+            "[yellow]First decision: not the fast path[/] (its alarm needs "
+            f"{fast.datapoints_to_alarm} x {fast.period_s}-s periods at or above "
+            f"{fast.threshold:g}; it can take at most {fp.MAX_DETECTION_S} s). {after:.0f} s "
+            f"after the first datapoint, {d.status}: {said}",
+            soft_wrap=True,
+        )
+    return d
 
 
 @verify_app.command("scaling")
@@ -953,22 +1109,27 @@ def verify_scaling_cmd(
         ),
     ] = 1800.0,
     publish_interval: Annotated[
-        float,
+        float | None,
         typer.Option(
             "--publish-interval",
-            callback=seconds(1, inclusive=True),
-            help="Seconds between datapoints (at least 1).",
+            callback=optional_seconds(1, example=10),
+            help="Seconds between datapoints, at least 1 (default: 30 for a GPU signal, "
+            f"{demand_metric.PUBLISH_INTERVAL_S} for concurrency, as the sidecars publish).",
+            show_default=False,
         ),
-    ] = 30.0,
+    ] = None,
     poll_interval: PollOpt = 15.0,
     stack: StackOpt = None,
     region: RegionOpt = None,
     profile: ProfileOpt = None,
 ) -> None:
-    """Prove the scaling loop moves: force GPU load high, then low, and time it.
+    """Prove the scaling loop moves: force the scaling signal high, then low, and time it.
 
-    Publishes high nvidia_smi_utilization_gpu for the stack's ASG until the
-    service's desiredCount rises by one, then low until it returns. Refuses
+    Publishes high nvidia_smi_utilization_gpu for the stack's ASG (with a
+    SPEC on the concurrency signal: high-resolution ConcurrentRequestsPerTask
+    above the fast path's threshold) until the service's desiredCount rises
+    by one, then low until it returns. With concurrency it also reports the
+    first scaling decision: the fast path's step policy, or not. Refuses
     without --yes. Always stops publishing on exit, Ctrl-C included, and
     reports the measured scale-out and scale-in times.
 
@@ -977,6 +1138,9 @@ def verify_scaling_cmd(
         ecs-gpu verify scaling examples/g5-vllm.toml --yes
     """
     s = load_spec(spec)
+    fast = fp.fast_path(s) if s.scaling.signal == "concurrency" else None
+    if publish_interval is None:
+        publish_interval = 30.0 if fast is None else float(demand_metric.PUBLISH_INTERVAL_S)
     aws = _aws(profile, region)
     run_verify_scaling(
         aws("cloudwatch"),
@@ -984,6 +1148,7 @@ def verify_scaling_cmd(
         aws("application-autoscaling"),
         names_of(s, stack),
         yes=yes,
+        fast=fast,
         publish_interval_s=publish_interval,
         poll_s=poll_interval,
         scale_out_timeout_s=scale_out_timeout,
