@@ -7,7 +7,6 @@ that the synthesized alarm and step policy carry exactly these numbers.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -16,7 +15,25 @@ from hypothesis import strategies as st
 from ecs_gpu import fast_path, managed_scaling
 from ecs_gpu.spec import Spec, parse_spec
 
-G5 = (Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml").read_text(encoding="utf-8")
+# A GPU-signal g5 spec, written here: the example may carry [service.metrics].
+G5 = """
+[service]
+name = "vllm-g5"
+image = "vllm/vllm-openai:v0.11.0"
+gpus_per_task = 1
+container_port = 8000
+
+[capacity]
+instance_type = "g5.xlarge"
+min_instances = 1
+max_instances = 4
+
+[scaling]
+min_tasks = 1
+max_tasks = 4
+gpu_target_percent = 70
+cpu_target_percent = 70
+"""
 
 
 def concurrency_spec(target: float = 16, panic: float = 200.0, extra: str = "") -> Spec:
@@ -139,6 +156,25 @@ def test_cooldown_is_a_new_instances_time_to_serve() -> None:
     assert fp.cooldown_s == managed_scaling.instance_warmup_s(spec)
     sim = spec.simulation
     assert fp.cooldown_s >= sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
+
+
+def test_with_a_warm_pool_the_cooldown_is_a_pooled_instances_time_to_serve() -> None:
+    pooled = parse_spec(
+        G5.replace("[scaling]\n", "[capacity.warm_pool]\nmin_size = 1\n\n[scaling]\n").replace(
+            "[scaling]\n",
+            '[scaling]\nsignal = "concurrency"\ntarget_concurrency_per_task = 16\n',
+            1,
+        )
+        + '\n[service.metrics]\npreset = "vllm"\n',
+        "pool.toml",
+    )
+    fp = fast_path.fast_path(pooled)
+    assert fp is not None
+    sim = pooled.simulation
+    # Warm start (60 s) + model load (60 s): no boot, no image pull.
+    assert fp.cooldown_s == managed_scaling.instance_warmup_s(pooled) == 120
+    assert fp.cooldown_s >= sim.warm_start_s + sim.model_load_s
+    assert fp.cooldown_s < sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
 
 
 def test_needs_a_target() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
+from ecs_gpu import startup
 from ecs_gpu.spec import Spec
 
 # ManagedScaling ranges: instanceWarmupPeriod 0-10000 s, step sizes 1-10000
@@ -16,22 +17,69 @@ from ecs_gpu.spec import Spec
 MAX_WARMUP_S: Final = 10_000
 MAX_STEP: Final = 10_000
 # AWS recommends more than 60 s; below 300 s (the API default) a second step
-# launches before the first GPU instance has even registered.
+# launches before the first cold GPU instance has even registered.
 MIN_WARMUP_S: Final = 300
+# A pooled instance registers in about a minute, so the 300-s floor's reason
+# does not hold; the smallest whole minute above AWS's 60-s advice.
+MIN_POOLED_WARMUP_S: Final = 120
+# A Running pool instance: the ECS agent polls the lifecycle state every
+# 60 s (ECS_WARM_POOLS_CHECK, aws-semantics §4 "Agent behaviour").
+WARM_RUNNING_REGISTER_S: Final = 60.0
 # The API default: a step adds at least one instance.
 MIN_SCALING_STEP: Final = 1
 
 
+def cold_start_s(spec: Spec) -> float:
+    """A new instance to a serving task: boot, image pull, model (startup.model_ready_s)."""
+    return spec.simulation.instance_boot_s + startup.task_ready_s(spec)
+
+
+def warm_register_s(spec: Spec) -> float:
+    """A warm-pool instance, taken by a scale-out, to ECS registration (image already pulled)."""
+    wp = spec.capacity.warm_pool
+    if wp is not None and wp.pool_state == "Running":
+        return WARM_RUNNING_REGISTER_S
+    return spec.simulation.warm_start_s
+
+
+def pooled_start_s(spec: Spec) -> float:
+    """A warm-pool instance to a serving task: warm start, then the model (no pull)."""
+    return warm_register_s(spec) + startup.model_ready_s(spec)
+
+
+def pool_covers_scale_out(spec: Spec) -> bool:
+    """Whether every scale-out up to max_instances can be served from the pool.
+
+    The pool refills to MaxGroupPreparedCapacity minus the in-service
+    instances (aws-semantics §4); unset, that is the group's max size. Then
+    only a launch while the pool is still refilling starts cold.
+    """
+    wp = spec.capacity.warm_pool
+    if wp is None:
+        return False
+    return wp.max_prepared is None or wp.max_prepared >= spec.capacity.max_instances
+
+
 def instance_warmup_s(spec: Spec) -> int:
-    """Seconds a new GPU instance needs before it carries load: boot, image pull, model load.
+    """Seconds until a new GPU instance carries load: the capacity provider's instance warm-up.
 
     Rounded up to whole minutes and kept within what ECS accepts. The next
     scale-out step waits for it (aws-semantics.md §2 instanceWarmupPeriod).
+    Without a warm pool: boot + image pull + model (cold_start_s). With a pool
+    that covers every scale-out (pool_covers_scale_out): the pooled start, a
+    warm start + model load, since that is when a pooled instance counts.
+    A launch while the pool refills starts cold and the next step may come
+    before it registers: it adds at most what CPR still sees waiting, once
+    per warm-up, and the simulator runs exactly this (docs/simulator.md). A
+    pool smaller than max_instances keeps the cold warm-up: launches past it
+    are cold by design.
     """
-    sim = spec.simulation
-    raw = sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
+    if pool_covers_scale_out(spec):
+        raw, floor = pooled_start_s(spec), MIN_POOLED_WARMUP_S
+    else:
+        raw, floor = cold_start_s(spec), MIN_WARMUP_S
     minutes = math.ceil(raw / 60) * 60
-    return min(max(minutes, MIN_WARMUP_S), MAX_WARMUP_S)
+    return min(max(minutes, floor), MAX_WARMUP_S)
 
 
 def max_scaling_step(spec: Spec) -> int:

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, managed_scaling
+from ecs_gpu import demand_metric, fast_path, gpu_metric, managed_scaling, startup
 from ecs_gpu.fast_path import FastPath
 from ecs_gpu.spec import Spec
 
@@ -61,8 +61,9 @@ ALARM_REINVOKE_S: Final = 60.0
 # With ECS_WARM_POOLS_CHECK the agent polls the target lifecycle state every
 # 60 s, so a Running pool instance registers up to about 60 s after it is
 # taken (aws-semantics §4 "Agent behaviour"); a Stopped or Hibernated one
-# first starts (SimParams.warm_start_s, a guess from [simulation]).
-WARM_RUNNING_REGISTER_S: Final = 60.0
+# first starts (SimParams.warm_start_s, a guess from [simulation]). The
+# template's instance warm-up reads the same constant (managed_scaling).
+WARM_RUNNING_REGISTER_S: Final = managed_scaling.WARM_RUNNING_REGISTER_S
 
 # Which datapoints a target-tracking scale-in reads (SimParams.scale_in_basis).
 ScaleInBasis = Literal["window-max", "latest"]
@@ -243,7 +244,9 @@ def from_spec(spec: Spec) -> SimParams:
         task_capacity_rps=float(sim.task_capacity_rps),
         instance_boot_s=float(sim.instance_boot_s),
         image_pull_s=float(sim.image_pull_s),
-        model_load_s=float(sim.model_load_s),
+        # Container start to serving: from model_size_gib when set, the same
+        # figure the template's health-check start period and grace use.
+        model_load_s=float(startup.model_ready_s(spec)),
         cpu_idle_percent=float(sim.cpu_idle_percent),
         cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
         max_queue_s=float(sim.max_queue_s),
