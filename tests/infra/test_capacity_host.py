@@ -17,8 +17,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import boto3
+import botocore.session
 import pytest
 import yaml
+from botocore.stub import Stubber
 
 from ecs_gpu.infra import capacity, cleanup, host
 from ecs_gpu.naming import Names
@@ -272,7 +274,35 @@ def test_release_function_is_the_tested_source_inline(t: T) -> None:
     assert fn["Timeout"] == capacity.RELEASE_TIMEOUT_S
 
 
-def test_release_permissions_are_this_group_only(t: T, spec: Spec) -> None:
+def test_bare_source_keeps_behaviour_and_drops_typing() -> None:
+    source = (
+        '"""Doc."""\n'
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING, Final\n"
+        "if TYPE_CHECKING:\n"
+        "    from x import Y\n"
+        "LIMIT: Final = 2  # why\n"
+        "pending: Y\n"
+        "class Box:\n"
+        '    """Doc."""\n'
+        "    size: int = 3\n"
+        "def f(a: Y, *rest: int, k: str = 'a\\nb', **kw: Y) -> list[Y]:\n"
+        '    """Doc."""\n'
+        "    if a:\n"
+        "        return [LIMIT, Box.size, k, len(rest), sorted(kw)]\n"
+        "    return []\n"
+    )
+    bare = capacity.bare_source(source)
+    dropped = ("typing", "TYPE_CHECKING", "Doc", "Final", "->", ": Y", "int", "why")
+    assert [w for w in dropped if w in bare] == []
+    assert "\n  return [LIMIT" in bare  # one space a level
+    module = types.ModuleType("bare")
+    exec(compile(bare, "bare.py", "exec"), module.__dict__)
+    assert module.f(1, 5, 6, x=1) == [2, 3, "a\nb", 2, ["x"]]
+    assert module.f(0) == []
+
+
+def test_release_permissions_are_this_group_and_stack_only(t: T, spec: Spec) -> None:
     names = Names(spec.service.name)
     pol = next(
         r
@@ -292,6 +322,10 @@ def test_release_permissions_are_this_group_only(t: T, spec: Spec) -> None:
         f":autoScalingGroup:*:autoScalingGroupName/{names.asg}"
     )
     assert by_sid["DescribeGroups"]["Resource"] == "*"
+    # Its own stack's status, nothing else of CloudFormation.
+    assert by_sid["ReadOwnStack"]["Action"] == "cloudformation:DescribeStacks"
+    assert by_sid["ReadOwnStack"]["Resource"] == {"Ref": "AWS::StackId"}
+    assert set(by_sid) == {"EmptyThisGroup", "DescribeGroups", "ReadOwnStack", "WriteOwnLogs"}
     assert all(a.startswith("autoscaling:Describe") for a in by_sid["DescribeGroups"]["Action"])
     logs = by_sid["WriteOwnLogs"]
     assert logs["Resource"] != "*"
@@ -363,11 +397,108 @@ def test_release_of_a_missing_group_does_nothing() -> None:
     assert [c[0] for c in fake.calls] == ["describe"]
 
 
-def _event(kind: str, url: str = "http://unused") -> dict[str, Any]:
+STACK_ID = (
+    "arn:aws:cloudformation:us-east-1:123456789012:stack/s/5b8e3f40-c7a1-11f0-9d3e-0a1b2c3d4e5f"
+)
+# What CloudFormation's status is when it sends this resource a Delete:
+# the stack is deleted, a failed create rolls back, or (leave the group
+# alone) an update removes or replaces the resource, or an update rolls back.
+RELEASING = ["DELETE_IN_PROGRESS", "ROLLBACK_IN_PROGRESS"]
+KEEPING = [
+    "UPDATE_COMPLETE_CLEANUP_IN_PROGRESS",
+    "UPDATE_ROLLBACK_COMPLETE_CLEANUP_IN_PROGRESS",
+    "UPDATE_ROLLBACK_IN_PROGRESS",
+    "UPDATE_IN_PROGRESS",
+    "IMPORT_ROLLBACK_IN_PROGRESS",
+    "CREATE_COMPLETE",
+]
+
+
+def _stack_statuses() -> list[str]:
+    """CloudFormation's StackStatus values, from botocore's model."""
+    model = botocore.session.get_session().get_service_model("cloudformation")
+    enum: list[str] = model.shape_for("StackStatus").enum
+    return enum
+
+
+def test_release_statuses_are_real_and_every_status_is_decided() -> None:
+    statuses = _stack_statuses()
+    assert set(cleanup.RELEASE_ON) == set(RELEASING)
+    assert set(RELEASING + KEEPING) <= set(statuses)
+    # Only a delete or a create's rollback of the whole stack empties the group.
+    assert [s for s in statuses if s in cleanup.RELEASE_ON] == [
+        s for s in statuses if s in ("ROLLBACK_IN_PROGRESS", "DELETE_IN_PROGRESS")
+    ]
+
+
+def _cfn_client() -> Any:
+    return boto3.session.Session().client(
+        "cloudformation", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+
+
+def _cfn(status: str | None, stack_id: str = STACK_ID) -> tuple[Any, Stubber]:
+    """A real CloudFormation client answered by botocore's Stubber (request and
+    response checked against botocore's model); ``status`` None: no call expected."""
+    cfn = _cfn_client()
+    stubber = Stubber(cfn)
+    if status is not None:
+        stack = {
+            "StackId": stack_id,
+            "StackName": "s",
+            "CreationTime": "2026-12-01T00:00:00Z",
+            "StackStatus": status,
+        }
+        stubber.add_response("describe_stacks", {"Stacks": [stack]}, {"StackName": stack_id})
+    stubber.activate()
+    return cfn, stubber
+
+
+@pytest.mark.parametrize("status", RELEASING)
+def test_delete_of_the_stack_releases_the_group(status: str) -> None:
+    fake = FakeAutoScaling({"i-1": True, "i-2": False}, [])
+    cfn, stubber = _cfn(status)
+    got = cleanup.handle(_event("Delete"), fake, cfn)  # type: ignore[arg-type]
+    assert got == ("SUCCESS", "g: scaled to 0, 1 instance(s) unprotected")
+    assert fake.instances == {"i-1": False, "i-2": False}
+    stubber.assert_no_pending_responses()
+
+
+@pytest.mark.parametrize("status", KEEPING)
+def test_delete_in_an_update_leaves_the_group_in_service(status: str) -> None:
+    # An update that removes or replaces only this resource, or rolls back:
+    # the group stays and serves; emptying it would take the fleet down.
+    fake = FakeAutoScaling({"i-1": True}, [])
+    cfn, stubber = _cfn(status)
+    got = cleanup.handle(_event("Delete"), fake, cfn)  # type: ignore[arg-type]
+    assert got == ("SUCCESS", f"g left in service: stack is {status}, not deleted")
+    assert fake.calls == [] and fake.instances == {"i-1": True}
+    stubber.assert_no_pending_responses()
+
+
+def test_unreadable_stack_status_fails_and_touches_nothing() -> None:
+    fake = FakeAutoScaling({"i-1": True}, [])
+    cfn = _cfn_client()
+    stubber = Stubber(cfn)
+    stubber.add_client_error(
+        "describe_stacks",
+        service_error_code="AccessDenied",
+        service_message="not authorized to perform: cloudformation:DescribeStacks",
+        http_status_code=403,
+        expected_params={"StackName": STACK_ID},
+    )
+    with stubber:
+        status, reason = cleanup.handle(_event("Delete"), fake, cfn)  # type: ignore[arg-type]
+    assert status == "FAILED"
+    assert "could not release g" in reason and "cloudformation:DescribeStacks" in reason
+    assert fake.calls == []
+
+
+def _event(kind: str, url: str = "http://unused", stack_id: str = STACK_ID) -> dict[str, Any]:
     return {
         "RequestType": kind,
         "ResponseURL": url,
-        "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1",
+        "StackId": stack_id,
         "RequestId": "r-1",
         "LogicalResourceId": "GpuServiceAsgRelease",
         "ResourceType": "Custom::AsgRelease",
@@ -378,8 +509,10 @@ def _event(kind: str, url: str = "http://unused") -> dict[str, Any]:
 @pytest.mark.parametrize("kind", ["Create", "Update"])
 def test_create_and_update_touch_nothing(kind: str) -> None:
     fake = FakeAutoScaling({"i-1": True}, [])
-    assert cleanup.handle(_event(kind), fake)[0] == "SUCCESS"  # type: ignore[arg-type]
+    cfn, stubber = _cfn(None)  # any call would find no stubbed response and raise
+    assert cleanup.handle(_event(kind), fake, cfn)[0] == "SUCCESS"  # type: ignore[arg-type]
     assert fake.calls == []
+    stubber.assert_no_pending_responses()
 
 
 def test_a_failed_release_is_reported_not_swallowed() -> None:
@@ -387,7 +520,8 @@ def test_a_failed_release_is_reported_not_swallowed() -> None:
         def update_auto_scaling_group(self, **kw: Any) -> None:
             raise RuntimeError("AccessDenied")
 
-    status, reason = cleanup.handle(_event("Delete"), Broken({"i-1": True}, []))  # type: ignore[arg-type]
+    cfn, _ = _cfn("DELETE_IN_PROGRESS")
+    status, reason = cleanup.handle(_event("Delete"), Broken({"i-1": True}, []), cfn)  # type: ignore[arg-type]
     assert status == "FAILED"
     assert "AccessDenied" in reason and "g" in reason
 
@@ -445,16 +579,46 @@ def code(request: pytest.FixtureRequest) -> Any:
     return cleanup if request.param == "module" else _inline_module()
 
 
+def _moto_stack(monkeypatch: pytest.MonkeyPatch, status: str | None) -> str:
+    """A stack in moto, seen by the handler's own boto3 clients with ``status``.
+
+    moto runs every stack operation to its end inside the call, so a stack
+    is never seen DELETE_IN_PROGRESS, ROLLBACK_IN_PROGRESS or in an update's
+    cleanup. The handler's real DescribeStacks reaches moto; an after-call
+    hook on boto3's default session then sets only StackStatus (a value of
+    botocore's StackStatus enum). ``status`` None: moto's own (CREATE_COMPLETE).
+    """
+    session = boto3.session.Session()
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", session)
+    body = json.dumps({"Resources": {"Topic": {"Type": "AWS::SNS::Topic"}}})
+    stack_id: str = session.client("cloudformation").create_stack(StackName="s", TemplateBody=body)[
+        "StackId"
+    ]
+    if status is not None:
+        assert status in _stack_statuses()
+
+        def in_progress(parsed: dict[str, Any], **_: Any) -> None:
+            for stack in parsed.get("Stacks", []):
+                stack["StackStatus"] = status
+
+        session.events.register("after-call.cloudformation.DescribeStacks", in_progress)
+    return stack_id
+
+
 def test_handler_unprotects_and_empties_the_group_on_moto(
-    aws: str, response_url: tuple[str, list[dict[str, Any]]], code: Any
+    aws: str,
+    response_url: tuple[str, list[dict[str, Any]]],
+    code: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     client = _protected_group(3)
     before = client.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])
     assert [i["ProtectedFromScaleIn"] for i in before["AutoScalingGroups"][0]["Instances"]] == [
         True
     ] * 3
+    stack_id = _moto_stack(monkeypatch, "DELETE_IN_PROGRESS")
     url, got = response_url
-    code.handler(_event("Delete", url), None)
+    code.handler(_event("Delete", url, stack_id), None)
     assert len(got) == 1
     answer = got[0]
     assert answer["Status"] == "SUCCESS", answer
@@ -465,6 +629,27 @@ def test_handler_unprotects_and_empties_the_group_on_moto(
     assert g["NewInstancesProtectedFromScaleIn"] is False
     # moto keeps terminated instances listed only while they drain; any left are unprotected.
     assert not any(i["ProtectedFromScaleIn"] for i in g["Instances"])
+
+
+@pytest.mark.parametrize("status", ["UPDATE_COMPLETE_CLEANUP_IN_PROGRESS", None])
+def test_handler_leaves_the_group_in_an_update_on_moto(
+    aws: str,
+    response_url: tuple[str, list[dict[str, Any]]],
+    code: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    status: str | None,
+) -> None:
+    # An update removed or replaced the release resource: the fleet keeps serving.
+    client = _protected_group(3)
+    stack_id = _moto_stack(monkeypatch, status)
+    url, got = response_url
+    code.handler(_event("Delete", url, stack_id), None)
+    assert got[0]["Status"] == "SUCCESS", got[0]
+    assert f"stack is {status or 'CREATE_COMPLETE'}, not deleted" in got[0]["Reason"]
+    g = client.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]
+    assert (g["MinSize"], g["DesiredCapacity"]) == (3, 3)
+    assert g["NewInstancesProtectedFromScaleIn"] is True
+    assert [i["ProtectedFromScaleIn"] for i in g["Instances"]] == [True] * 3
 
 
 def test_handler_answers_failed_when_it_cannot_act(
@@ -483,9 +668,13 @@ def test_handler_answers_failed_when_it_cannot_act(
 
 
 def test_handler_on_a_deleted_group_succeeds(
-    aws: str, response_url: tuple[str, list[dict[str, Any]]], code: Any
+    aws: str,
+    response_url: tuple[str, list[dict[str, Any]]],
+    code: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    stack_id = _moto_stack(monkeypatch, "ROLLBACK_IN_PROGRESS")
     url, got = response_url
-    code.handler(_event("Delete", url), None)
+    code.handler(_event("Delete", url, stack_id), None)
     assert got[0]["Status"] == "SUCCESS"
     assert "0 instance(s)" in got[0]["Reason"]

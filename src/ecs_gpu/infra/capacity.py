@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -59,23 +60,78 @@ RELEASE_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 RELEASE_TIMEOUT_S: Final = 120
 
 
-def release_source() -> str:
-    """infra/cleanup.py as the function's inline code, without docstrings and comments.
+class _Bare(ast.NodeTransformer):
+    """Drops what only documents or type-checks: docstrings, annotations, typing imports."""
 
-    An ast round trip: the same statements in under 60 % of the bytes, because
-    deploy sends the template inline (TemplateBody, 51,200 bytes at most).
+    def visit_Module(self, node: ast.Module) -> ast.Module:
+        node.body = [n for n in _body(node) if not _typing_only(n)]
+        return self.generic_visit(node)  # type: ignore[return-value]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        node.body, node.returns = _body(node), None
+        args = node.args
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None:
+                a.annotation = None
+        return self.generic_visit(node)  # type: ignore[return-value]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        node.body = _body(node)
+        return self.generic_visit(node)  # type: ignore[return-value]
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.stmt:
+        if node.value is None:
+            return ast.Pass()
+        return ast.Assign(targets=[node.target], value=node.value, lineno=node.lineno)
+
+
+def _body(node: ast.Module | ast.FunctionDef | ast.ClassDef) -> list[ast.stmt]:
+    """``node``'s statements without its docstring (never empty)."""
+    first = node.body[0] if node.body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return node.body[1:] or [ast.Pass()]
+    return node.body
+
+
+def _typing_only(node: ast.stmt) -> bool:
+    """``from __future__``/``typing`` imports and the ``if TYPE_CHECKING:`` block."""
+    if isinstance(node, ast.ImportFrom):
+        return node.module in ("__future__", "typing")
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Name)
+        and node.test.id == "TYPE_CHECKING"
+    )
+
+
+def release_source() -> str:
+    """infra/cleanup.py as the function's inline code (:func:`bare_source`).
+
+    Under half the bytes of the module, because deploy sends the template
+    inline (TemplateBody, 51,200 bytes at most). The tests run this copy as
+    well as the module.
     """
-    tree = ast.parse(inspect.getsource(cleanup))
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)):
-            first = node.body[0] if node.body else None
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                node.body = node.body[1:] or [ast.Pass()]
-    return ast.unparse(tree) + "\n"
+    return bare_source(inspect.getsource(cleanup))
+
+
+def bare_source(source: str) -> str:
+    """The same statements without docstrings, comments, annotations and typing imports.
+
+    An ast round trip, indented one space a level.
+    """
+    tree = _Bare().visit(ast.parse(source))
+    # ast.unparse writes one line per statement (newlines inside strings are
+    # escaped), so leading spaces are only ever indentation.
+    lines = [re.sub(r"^(    )+", _one_space, line) for line in ast.unparse(tree).splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def _one_space(m: re.Match[str]) -> str:
+    return " " * (len(m.group(0)) // 4)
 
 
 def hook_timeout_s(spec: Spec) -> int:
@@ -332,6 +388,10 @@ def _release(
 ) -> Release:
     """A custom resource that unprotects and empties the group before CloudFormation deletes it.
 
+    Only when the stack itself is deleted or a failed create rolls back: an
+    update that removes or replaces the resource leaves the group in service
+    (infra/cleanup.py reads the stack's status).
+
     Ordering: it depends on the group (created after it, deleted before it)
     and the capacity provider depends on it, so on delete ECS has let go of
     the group before the flags are cleared and cannot set them again.
@@ -374,6 +434,12 @@ def _release(
                     "autoscaling:DescribeLifecycleHooks",
                 ],
                 resources=["*"],
+            ),
+            # A Delete acts only while this stack itself is deleted (cleanup.RELEASE_ON).
+            iam.PolicyStatement(
+                sid="ReadOwnStack",
+                actions=["cloudformation:DescribeStacks"],
+                resources=[Aws.STACK_ID],
             ),
             iam.PolicyStatement(
                 sid="WriteOwnLogs",

@@ -9,6 +9,12 @@ rollback of a failed create hangs in DELETE_IN_PROGRESS (aws/aws-cdk#18179,
 capacity provider is deleted). ``ecs-gpu destroy`` unprotects first; this
 handler does the same for every other way a stack is deleted.
 
+CloudFormation also sends Delete when an update removes or replaces only this
+resource (in the update's cleanup) and when an update rolls back: the group
+then stays in service, and emptying it would take the fleet down. So the
+handler reads its own stack's status and acts only while the stack itself is
+deleted or a failed create rolls back (:data:`RELEASE_ON`).
+
 This file is the Lambda function's whole source: the template inlines it
 (``ZipFile``), so it imports only the standard library and boto3 (both in the
 Lambda Python runtime), and :func:`release` is plain logic over a client,
@@ -23,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mypy_boto3_autoscaling import AutoScalingClient
+    from mypy_boto3_cloudformation import CloudFormationClient
 
 # SetInstanceProtection takes at most 50 instance ids per call (API reference).
 PROTECTION_BATCH = 50
@@ -30,6 +37,10 @@ PROTECTION_BATCH = 50
 # capacity provider gone nobody completes it, and each terminating instance
 # would wait out its heartbeat timeout.
 ECS_DRAINING_HOOK_PREFIX = "ecs-managed-draining-termination-hook"
+# Stack statuses in which a Delete means the group goes too: the stack is
+# deleted (also a retry after DELETE_FAILED), or a failed create rolls back.
+# Any other (UPDATE_COMPLETE_CLEANUP_IN_PROGRESS, UPDATE_ROLLBACK_*) leaves it.
+RELEASE_ON = ("DELETE_IN_PROGRESS", "ROLLBACK_IN_PROGRESS")
 
 
 def release(client: AutoScalingClient, group: str) -> list[str]:
@@ -86,8 +97,10 @@ def response_body(event: dict[str, Any], status: str, reason: str) -> dict[str, 
     }
 
 
-def handle(event: dict[str, Any], client: AutoScalingClient) -> tuple[str, str]:
-    """(status, reason) for one custom-resource event; only Delete acts.
+def handle(
+    event: dict[str, Any], client: AutoScalingClient, cfn: CloudFormationClient
+) -> tuple[str, str]:
+    """(status, reason) for one custom-resource event; only Delete of the whole stack acts.
 
     A failure is reported as FAILED with its message, never swallowed: a
     DELETE_FAILED that names the cause is better than a delete that hangs.
@@ -96,6 +109,9 @@ def handle(event: dict[str, Any], client: AutoScalingClient) -> tuple[str, str]:
         return "SUCCESS", "nothing to do until the stack is deleted"
     group = str(event["ResourceProperties"]["AutoScalingGroupName"])
     try:
+        stack = cfn.describe_stacks(StackName=event["StackId"])["Stacks"][0]["StackStatus"]
+        if stack not in RELEASE_ON:
+            return "SUCCESS", f"{group} left in service: stack is {stack}, not deleted"
         released = release(client, group)
     except Exception as e:  # any error must reach CloudFormation
         return "FAILED", f"could not release {group}: {type(e).__name__}: {e}"
@@ -107,7 +123,7 @@ def handler(event: dict[str, Any], context: Any) -> None:
     import boto3
 
     try:
-        status, reason = handle(event, boto3.client("autoscaling"))
+        status, reason = handle(event, boto3.client("autoscaling"), boto3.client("cloudformation"))
     except Exception as e:  # no answer would hang the stack for an hour
         status, reason = "FAILED", f"{type(e).__name__}: {e}"
     print(json.dumps({"RequestType": event.get("RequestType"), "Status": status, "Reason": reason}))
