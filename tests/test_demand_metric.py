@@ -128,8 +128,14 @@ def test_unreadable_value_fails_rather_than_publish_a_wrong_number(
 
 
 class _Handler(BaseHTTPRequestHandler):
+    # "/up-then-down" answers its first GET, then fails like a crashed server.
+    answered_up_then_down = 0
+
     def do_GET(self) -> None:
-        if self.path == "/metrics":
+        if self.path == "/up-then-down":
+            _Handler.answered_up_then_down += 1
+        up_once = self.path == "/up-then-down" and _Handler.answered_up_then_down == 1
+        if self.path == "/metrics" or up_once:
             body = SAMPLE.read_bytes()
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
@@ -247,6 +253,68 @@ def test_container_command_decodes_and_runs_the_script(server: int, fake_aws: Pa
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert _cli_to_request(fake_aws.read_text().splitlines())["MetricData"][0]["Value"] == 8.0
+
+
+def _run_loop(env: dict[str, str], seconds: float) -> str:
+    """The container's command for ``seconds`` with a 1-s interval; its stderr."""
+    proc = subprocess.Popen(
+        [*demand_metric.SIDECAR_ENTRY_POINT, *demand_metric.SIDECAR_COMMAND],
+        env={**env, "INTERVAL_S": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(seconds)
+        assert proc.poll() is None, proc.communicate()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    return err
+
+
+@pytest.fixture
+def aws_log(tmp_path: Path) -> Path:
+    """An `aws` that appends each call's arguments, one per line, after a "--call" line."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    record = tmp_path / "aws-calls"
+    aws = bindir / "aws"
+    aws.write_text(f'#!/bin/sh\n{{ echo --call; printf "%s\\n" "$@"; }} >> "{record}"\n')
+    aws.chmod(0o755)
+    return record
+
+
+def _calls(record: Path) -> list[list[str]]:
+    if not record.exists():
+        return []
+    return [c.strip("\n").splitlines() for c in record.read_text().split("--call\n") if c]
+
+
+def test_a_starting_task_publishes_zero_until_its_server_answers(
+    server: int, aws_log: Path
+) -> None:
+    # The server is up but still loading (503): the RUNNING task holds no request.
+    err = _run_loop(_env(server, "/loading", aws_log), 2.5)
+    calls = _calls(aws_log)
+    assert len(calls) >= 2, err
+    values = [_cli_to_request(c)["MetricData"][0]["Value"] for c in calls]
+    assert values == [0.0] * len(calls)
+    assert "503" in err
+
+
+def test_once_the_server_answered_a_failed_scrape_publishes_nothing(
+    server: int, aws_log: Path
+) -> None:
+    _Handler.answered_up_then_down = 0
+    err = _run_loop(_env(server, "/up-then-down", aws_log), 3.5)
+    # The first scrape published 8 requests; the failures after it publish
+    # nothing (no false zero: the missing-metric alarm reports a dead server).
+    assert _Handler.answered_up_then_down >= 3, err
+    values = [_cli_to_request(c)["MetricData"][0]["Value"] for c in _calls(aws_log)]
+    assert values == [8.0]
+    assert "503" in err
 
 
 def test_no_datapoint_while_the_server_is_not_ready(

@@ -381,7 +381,7 @@ def test_sidecar_container(built: dict[str, tuple[Spec, T]]) -> None:
     names = Names(spec.service.name)
     assert side["Image"] == demand_metric.SIDECAR_IMAGE
     assert side["Essential"] is False
-    assert side["DependsOn"] == [{"ContainerName": task_mod.CONTAINER_NAME, "Condition": "HEALTHY"}]
+    assert side["DependsOn"] == [{"ContainerName": task_mod.CONTAINER_NAME, "Condition": "START"}]
     assert side["EntryPoint"] == list(demand_metric.SIDECAR_ENTRY_POINT)
     assert side["Command"] == list(demand_metric.SIDECAR_COMMAND)
     assert "${" not in str(side)  # nothing CloudFormation could read as a parameter

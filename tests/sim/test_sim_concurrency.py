@@ -204,3 +204,19 @@ def test_cli_reports_the_concurrency_design(
         col = [r["concurrency_per_task"] for r in csv.DictReader(fh)]
     assert max(float(v) for v in col if v) > 2 * 11.2
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_loading_task_counts_in_the_per_task_concurrency() -> None:
+    """The sidecar publishes 0 while its server loads: total over RUNNING tasks, not ready ones."""
+    p = _p()
+    tl = _step_run(p)
+    loading = [
+        j
+        for j, (run, ready) in enumerate(zip(tl["running_tasks"], tl["ready_tasks"], strict=True))
+        if run > ready > 0
+    ]
+    assert loading  # the step's new tasks load their model while RUNNING
+    for j in loading:
+        total = tl["served_rps"][j] * p.mean_request_s + tl["queued_requests"][j]
+        assert tl["concurrency_per_task"][j] == pytest.approx(total / tl["running_tasks"][j])
+        assert tl["concurrency_per_task"][j] < total / tl["ready_tasks"][j]

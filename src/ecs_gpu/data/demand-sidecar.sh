@@ -27,6 +27,9 @@ UNIT=${UNIT:-}
 STORAGE_RESOLUTION=${STORAGE_RESOLUTION:-}
 INTERVAL_S=${INTERVAL_S:-}
 
+# Set once the server has answered a scrape (publish_once).
+ANSWERED=0
+
 log() { printf 'demand-sidecar: %s\n' "$*" >&2; }
 
 # Exit 2 naming the first of the given variables that is empty.
@@ -99,9 +102,22 @@ scrape() {
 
 # One datapoint: nothing is published when the scrape fails or finds none of
 # the series, so the missing-metric alarm, not a false zero, reports it.
+# With "starting" (the run loop, until the server first answers) a scrape
+# that gets no answer publishes 0: the task is RUNNING, so target tracking
+# counts it in the capacity it scales from, and its server, still loading
+# the model, holds no request. The series' Average is then total requests
+# over RUNNING tasks, and capacity x Average / target is total / target
+# (demand_metric.py). A server that never answers is the health check's.
 publish_once() {
   local body result total samples value
-  body=$(scrape) || return 1
+  if ! body=$(scrape); then
+    if [[ ${1:-} == starting ]]; then
+      put_value 0.000
+      return 1
+    fi
+    return 1
+  fi
+  ANSWERED=1
   result=$(sum_series <<<"$body") || return 1
   read -r total samples <<<"$result"
   if ((samples == 0)); then
@@ -109,8 +125,12 @@ publish_once() {
     return 1
   fi
   value=$(printf '%d.%03d' $((total / 1000)) $((total % 1000)))
+  put_value "$value"
+}
+
+put_value() {
   aws cloudwatch put-metric-data --namespace "$NAMESPACE" --metric-name "$METRIC_NAME" \
-    --dimensions "$DIMENSIONS" --value "$value" --unit "$UNIT" \
+    --dimensions "$DIMENSIONS" --value "$1" --unit "$UNIT" \
     --storage-resolution "$STORAGE_RESOLUTION"
 }
 
@@ -122,7 +142,11 @@ main() {
   trap 'if [[ -n $SLEEPER ]]; then kill "$SLEEPER" 2>/dev/null; fi; exit 0' TERM INT
   while :; do
     started=$SECONDS
-    publish_once || true
+    if ((ANSWERED)); then
+      publish_once || true
+    else
+      publish_once starting || true
+    fi
     left=$((INTERVAL_S - (SECONDS - started)))
     if ((left > 0)); then
       sleep "$left" &

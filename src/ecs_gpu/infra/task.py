@@ -242,12 +242,11 @@ def _add_sidecar(
             stream_prefix=demand_metric.SIDECAR_NAME, log_group=log_group
         ),
     )
-    # Scrape only a server that answers its health check: a loading task
-    # publishes nothing rather than zeros.
+    # Start with the server: while it loads, the task is RUNNING (counted in
+    # the capacity target tracking scales from) and the sidecar publishes 0
+    # until the server first answers (data/demand-sidecar.sh).
     sidecar.add_container_dependencies(
-        ecs.ContainerDependency(
-            container=server, condition=ecs.ContainerDependencyCondition.HEALTHY
-        )
+        ecs.ContainerDependency(container=server, condition=ecs.ContainerDependencyCondition.START)
     )
     task.add_to_task_role_policy(
         iam.PolicyStatement(

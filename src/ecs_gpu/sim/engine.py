@@ -267,13 +267,10 @@ def simulate(
         running = fleet.running
         conc = nan
         if demand is not None:
-            # Little's law for the requests in service, plus the queue.
-            conc = demand.sample(
-                i,
-                t + step_s,
-                served / step_s * mean_request_s + queue.queue,
-                ready,
-            )
+            # Little's law for the requests in service, plus the queue, over
+            # every RUNNING task: a loading task's sidecar publishes 0.
+            total = served / step_s * mean_request_s + queue.queue
+            conc = demand.sample(i, t + step_s, total, running)
         billed = ninst if pool is None else ninst + pool.billed(t)
         account(t, rate, cap, u, ready, billed)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)

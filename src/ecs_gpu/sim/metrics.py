@@ -120,12 +120,13 @@ class MetricPipeline:
 class DemandPipeline:
     """The per-task concurrency series the sidecar publishes (ecs_gpu.demand_metric).
 
-    Every ``publish_interval_s`` each ready task's sidecar scrapes its
-    server's running + waiting requests and publishes one high-resolution
-    datapoint; a task whose server does not answer yet (pulling, loading)
-    publishes nothing (data/demand-sidecar.sh). The series' Average over a
-    period is the sum of the tasks' datapoints over their count: total
-    concurrency / ready tasks. Two views of it:
+    Every ``publish_interval_s`` each RUNNING task's sidecar (it starts with
+    the server container, after the image pull) scrapes its server's running
+    + waiting requests and publishes one high-resolution datapoint; until
+    the server first answers (model loading) it publishes 0
+    (data/demand-sidecar.sh). The series' Average over a period is the sum
+    of the tasks' datapoints over their count: total concurrency / RUNNING
+    tasks, the count target tracking multiplies it by. Two views of it:
 
     * ``fast``: one datapoint per publish interval, for the fast-path alarm
       (10-second period), visible ``delay_s`` after the interval ends;
@@ -154,16 +155,16 @@ class DemandPipeline:
         self.tracking = MetricSeries()
         self._min_sum = self._min_n = 0.0
 
-    def sample(self, i: int, t_end: float, total: float, ready: int) -> float:
+    def sample(self, i: int, t_end: float, total: float, running: int) -> float:
         """Publish step ``i``'s datapoints (ending at ``t_end``); return the per-task value."""
-        if not ready:
+        if not running:
             return math.nan
-        value = total / ready
+        value = total / running
         if (i + 1) % self._steps_per_pub == 0:
             for _ in range(self._per_step):
                 self.fast.publish(t_end + self._delay, value)
                 self._min_sum += total
-                self._min_n += ready
+                self._min_n += running
         return value
 
     def close_minute(self, t: float) -> None:
