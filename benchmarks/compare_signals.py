@@ -13,18 +13,23 @@ compare_designs.py. Designs:
   load: 2 req/s x mean_request_s 8 s) plus the fast path (panic threshold
   200 %) from ecs_gpu.fast_path
 * concurrency + warm pool: the same with [capacity.warm_pool] min_size 2
-  (prepared capacity up to max_instances, Stopped)
+  (prepared capacity up to max_instances, Stopped); managed scaling's
+  instance warm-up and the fast-path cooldown are the pooled start
+  (ecs_gpu.managed_scaling: 60 s warm start + 60 s model load = 120 s)
+* the same pool with the cold warm-up (480 s) the template set before
 
 Run:
 
-    .venv/bin/python benchmarks/compare_signals.py [--goals]
+    .venv/bin/python benchmarks/compare_signals.py [--goals] [--frontier]
 
 It prints a Markdown table (docs/benchmarks.md "Issue 8 designs on every
-trace"); --goals also prints the issue's goals, measured.
+trace"); --goals also prints the issue's goals, measured; --frontier the
+smallest fixed fleet that meets the overload goal on each trace.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -42,6 +47,7 @@ REFERENCE = "reference (asg-average, GPU 60, CPU 60, 300/300)"
 METRICS = '[service.metrics]\npreset = "vllm"\n'
 CONCURRENCY = "target_concurrency_per_task = 11.2"
 POOL = "\n[capacity.warm_pool]\nmin_size = 2\n"
+COLD_WARMUP = "warm pool with the cold warm-up 480 s (before)"
 
 # label -> ([service] extra, [scaling] keys, [capacity] extra, simulator overrides)
 DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
@@ -55,21 +61,15 @@ DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     "task-gpus (default before)": ("", "", "", {}),
     "concurrency + fast path": (METRICS, CONCURRENCY, "", {}),
     "concurrency + fast path + warm pool": (METRICS, CONCURRENCY, POOL, {}),
-    # What-if: managed scaling's warm-up sized for a warm start (60 s start +
-    # 60 s model load, raised to the template's 300-s floor) instead of a cold
-    # boot + pull + load (480 s); ecs_gpu.managed_scaling sets the real one.
-    "what-if: warm pool, managed-scaling warm-up 300 s": (
-        METRICS,
-        CONCURRENCY,
-        POOL,
-        {"instance_warmup_s": 300.0},
-    ),
+    # The same pool with the cold instance warm-up and fast-path cooldown
+    # (boot + pull + load, 480 s) that the template deployed before
+    # ecs_gpu.managed_scaling took the pooled start (120 s) for pools.
+    COLD_WARMUP: (METRICS, CONCURRENCY, POOL, {"instance_warmup_s": 480.0}),
 }
 # The designs the goals judge: the concurrency design with and without a pool.
 GOAL_DESIGNS = (
     "concurrency + fast path",
     "concurrency + fast path + warm pool",
-    "what-if: warm pool, managed-scaling warm-up 300 s",
 )
 
 
@@ -78,7 +78,12 @@ def design(label: str) -> SimParams:
     text = SPEC.format(scaling=scaling)
     text = text.replace("[capacity]", service + "[capacity]", 1)
     text = text.replace("[scaling]", capacity + "[scaling]", 1)
-    return from_spec(parse_spec(text, f"{label}.toml")).with_(**overrides)
+    p = from_spec(parse_spec(text, f"{label}.toml")).with_(**overrides)
+    if "instance_warmup_s" in overrides and p.fast_path is not None:
+        # The fast path's cooldown is the same warm-up (ecs_gpu.fast_path).
+        cooldown = int(p.instance_warmup_s)
+        p = p.with_(fast_path=dataclasses.replace(p.fast_path, cooldown_s=cooldown))
+    return p
 
 
 def scale_for(trace: Trace, p: SimParams) -> float:
@@ -181,6 +186,37 @@ def goals(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> None:
         )
 
 
+def static_frontier(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> None:
+    """The smallest fixed fleet with at most 0.2x the reference's overload, per trace.
+
+    A fixed fleet of N single-GPU tasks (no start-up, no scaling) overloads
+    in every step whose offered load passes N x task_capacity_rps; its
+    GPU-hours are N x the trace's hours. No reactive design starts a task
+    faster than the trace's 10-s bursts end, so where even this fleet needs
+    more than the reference's GPU-hours, the goal cannot be met as written.
+    """
+    p = design("task-gpus (default before)")
+    traces = bundled_traces()
+    print("| trace | reference overload s | allowed (0.2x) | fixed fleet | its overload s "
+          "| its GPU-hours x reference |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, (scale, rows) in res.items():
+        ref = rows["reference"]
+        rates = traces[name].load().rates(STEP_S) * scale
+        hours = len(rates) * STEP_S / 3600.0
+        allowed = 0.2 * ref["overload_seconds"]
+        for n in range(p.max_tasks + 1):
+            over = STEP_S * float(np.sum(rates > n * p.task_capacity_rps + 1e-9))
+            if over <= allowed:
+                gh = n * p.gpus_per_task * hours / ref["gpu_hours"]
+                print(f"| {name} | {ref['overload_seconds']:.0f} | {allowed:.0f} | {n} tasks "
+                      f"| {over:.0f} | {gh:.2f} |")  # fmt: skip
+                break
+        else:
+            print(f"| {name} | {ref['overload_seconds']:.0f} | {allowed:.0f} "
+                  f"| none up to {p.max_tasks} tasks | - | - |")  # fmt: skip
+
+
 def _yes(ok: bool) -> str:
     return "yes" if ok else "no"
 
@@ -207,6 +243,9 @@ def main() -> int:
     if "--goals" in sys.argv:
         print()
         goals(res)
+    if "--frontier" in sys.argv:
+        print()
+        static_frontier(res)
     return 0
 
 
