@@ -20,11 +20,12 @@ compare_designs.py. Designs:
 
 Run:
 
-    .venv/bin/python benchmarks/compare_signals.py [--goals] [--frontier]
+    .venv/bin/python benchmarks/compare_signals.py [--goals] [--steps] [--frontier]
 
 It prints a Markdown table (docs/benchmarks.md "Issue 8 designs on every
-trace"); --goals also prints the issue's goals, measured; --frontier the
-smallest fixed fleet that meets the overload goal on each trace.
+trace"); --goals also prints the issue's goals, measured; --steps when each
+stage of a scale-out happens after a load step; --frontier the smallest
+fixed fleet that meets the overload goal on each trace.
 """
 
 from __future__ import annotations
@@ -66,6 +67,12 @@ DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     # ecs_gpu.managed_scaling took the pooled start (120 s) for pools.
     COLD_WARMUP: (METRICS, CONCURRENCY, POOL, {"instance_warmup_s": 480.0}),
 }
+# Only on the step load: the concurrency policy without the fast path.
+TT_ONLY = "concurrency, target tracking only (`fast_scale_out = false`)"
+STEP_DESIGNS = {
+    **DESIGNS,
+    TT_ONLY: (METRICS, CONCURRENCY + "\nfast_scale_out = false", "", {}),
+}
 # The designs the goals judge: the concurrency design with and without a pool.
 GOAL_DESIGNS = (
     "concurrency + fast path",
@@ -74,7 +81,7 @@ GOAL_DESIGNS = (
 
 
 def design(label: str) -> SimParams:
-    service, scaling, capacity, overrides = DESIGNS[label]
+    service, scaling, capacity, overrides = STEP_DESIGNS[label]
     text = SPEC.format(scaling=scaling)
     text = text.replace("[capacity]", service + "[capacity]", 1)
     text = text.replace("[scaling]", capacity + "[scaling]", 1)
@@ -140,6 +147,16 @@ def step_load(label: str) -> dict[str, float]:
         "serving_s": first("ready_tasks"),
         "model_load_s": p.model_load_s,
     }
+
+
+def steps() -> None:
+    """The step load's stages for each design (docs/benchmarks.md, step-load table)."""
+    print("| design | first scale-out decision | first new instance | first new task serving |")
+    print("|---|---:|---:|---:|")
+    order = ("reference", "task-gpus (default before)", TT_ONLY, *GOAL_DESIGNS, COLD_WARMUP)
+    for label in order:
+        m = step_load(label)
+        print(f"| {label} | {m['decision_s']:.0f} | {m['instance_s']:.0f} | {m['serving_s']:.0f} |")
 
 
 def goals(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> None:
@@ -243,6 +260,9 @@ def main() -> int:
     if "--goals" in sys.argv:
         print()
         goals(res)
+    if "--steps" in sys.argv:
+        print()
+        steps()
     if "--frontier" in sys.argv:
         print()
         static_frontier(res)
