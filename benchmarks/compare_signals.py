@@ -20,12 +20,13 @@ compare_designs.py. Designs:
 
 Run:
 
-    .venv/bin/python benchmarks/compare_signals.py [--goals] [--steps] [--frontier]
+    .venv/bin/python benchmarks/compare_signals.py [--goals] [--steps] [--frontier] [--variants]
 
 It prints a Markdown table (docs/benchmarks.md "Issue 8 designs on every
 trace"); --goals also prints the issue's goals, measured; --steps when each
 stage of a scale-out happens after a load step; --frontier the smallest
-fixed fleet that meets the overload goal on each trace.
+fixed fleet that meets the overload goal on each trace; --variants the
+pooled design with a smaller fast-path step table or none.
 """
 
 from __future__ import annotations
@@ -203,6 +204,40 @@ def goals(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> None:
         )
 
 
+def fast_path_variants() -> None:
+    """The pooled design with a smaller step table or no fast path, on three traces.
+
+    Deployable variants: each step adds at most +100 % (Kubernetes HPA's
+    default scale-up limit: double the pods per 60 s, or 4 pods if more;
+    autoscaling/v2 HorizontalPodAutoscalerBehavior.scaleUp), or
+    ``fast_scale_out = false``.
+    """
+    pooled = "concurrency + fast path + warm pool"
+    base = design("task-gpus (default before)")
+    print("| trace | variant | GPU-hours x reference | overload s | worst overload episode |")
+    print("|---|---|---:|---:|---:|")
+    for name in ("azure2023-code", "azure2023-conv", "servegen-m-mid"):
+        trace = bundled_traces()[name].load()
+        scale = scale_for(trace, base)
+        ref = run(design("reference"), trace, rate_scale=scale, step_s=STEP_S, seed=SEED).summary
+        p = design(pooled)
+        assert p.fast_path is not None
+        capped = tuple(
+            dataclasses.replace(st, percent=min(st.percent, 100)) for st in p.fast_path.steps
+        )
+        variants = {
+            "as deployed": p,
+            "steps at most +100 %": p.with_(
+                fast_path=dataclasses.replace(p.fast_path, steps=capped)
+            ),
+            "no fast path": p.with_(fast_path=None),
+        }
+        for label, v in variants.items():
+            s = run(v, trace, rate_scale=scale, step_s=STEP_S, seed=SEED).summary
+            print(f"| {name} | {label} | {s['gpu_hours'] / ref['gpu_hours']:.2f} "
+                  f"| {s['overload_seconds']:.0f} | {worst(s) / 60:.1f} min |")  # fmt: skip
+
+
 def static_frontier(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> None:
     """The smallest fixed fleet with at most 0.2x the reference's overload, per trace.
 
@@ -263,6 +298,9 @@ def main() -> int:
     if "--steps" in sys.argv:
         print()
         steps()
+    if "--variants" in sys.argv:
+        print()
+        fast_path_variants()
     if "--frontier" in sys.argv:
         print()
         static_frontier(res)
