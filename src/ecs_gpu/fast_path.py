@@ -135,10 +135,11 @@ def cooldown_s(spec: Spec) -> int:
     """Seconds before the same step may add tasks again: a new task's time to serve.
 
     Added tasks lower per-task concurrency only once they serve, and on a GPU
-    fleet a new task usually waits for a new instance: boot, image pull and
-    model load, the capacity provider's instance warm-up
-    (managed_scaling.instance_warmup_s). Until then the alarm still sees the
-    old excess; a larger step is not held back (cooldown semantics above).
+    fleet a new task usually waits for a new instance: the capacity
+    provider's instance warm-up (managed_scaling.instance_warmup_s), boot +
+    image pull + model, or with a warm pool that covers the fleet a warm
+    start + model. Until then the alarm still sees the old excess; a larger
+    step is not held back (cooldown semantics above).
     """
     return managed_scaling.instance_warmup_s(spec)
 
