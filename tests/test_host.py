@@ -77,8 +77,15 @@ def _tool(name: str) -> str:
 
 
 def _write_files(user_data: str) -> dict[str, dict[str, Any]]:
+    """path -> write_files entry, its content decoded as cloud-init writes it (gz+b64)."""
     doc = yaml.safe_load(user_data)
-    return {f["path"]: f for f in doc["write_files"]}
+    return {f["path"]: {**f, "content": host.file_content(f)} for f in doc["write_files"]}
+
+
+def _decoded_user_data(spec: Spec) -> str:
+    """The user data with every file's decoded text appended: what the rule checks read."""
+    user_data = host.cloud_config(spec)
+    return "\n".join([user_data, *(f["content"] for f in _write_files(user_data).values())])
 
 
 # --- cloud-init ------------------------------------------------------------------------
@@ -419,7 +426,7 @@ def _forbidden_host_actions(user_data: str) -> list[str]:
 
 
 def test_user_data_breaks_none_of_the_field_report_rules(spec: Spec) -> None:
-    assert _forbidden_host_actions(host.cloud_config(spec)) == []
+    assert _forbidden_host_actions(_decoded_user_data(spec)) == []
 
 
 @pytest.mark.parametrize(
@@ -437,7 +444,7 @@ def test_user_data_breaks_none_of_the_field_report_rules(spec: Spec) -> None:
 )
 def test_rule_check_catches_each_forbidden_action(spec: Spec, bad: str) -> None:
     # Proves the rule check above can fail.
-    assert _forbidden_host_actions(host.cloud_config(spec) + "\n" + bad + "\n") != []
+    assert _forbidden_host_actions(_decoded_user_data(spec) + "\n" + bad + "\n") != []
 
 
 def test_one_agent_config_outside_the_fetch_config_directory(spec: Spec) -> None:

@@ -131,7 +131,7 @@ def test_user_data_installs_the_warm_pool_unit_and_flags(
 ) -> None:
     spec, report = warm_reports["warm"]
     doc = _user_data(report.template)
-    files = {f["path"]: f["content"] for f in doc["write_files"]}
+    files = {f["path"]: host.file_content(f) for f in doc["write_files"]}
     assert files[host.WARM_SCRIPT_PATH] == host.warm_pool_script(spec)
     assert f"{host.SYSTEMD_DIR}/{host.WARM_UNIT}" in files
     env = dict(line.split("=", 1) for line in files[host.ECS_CONFIG_PATH].splitlines())
@@ -139,7 +139,8 @@ def test_user_data_installs_the_warm_pool_unit_and_flags(
     assert env["ECS_IMAGE_PULL_BEHAVIOR"] == "prefer-cached"
     # The image is read from SSM at boot, not written into user data: an
     # image bump must not replace the fleet.
-    assert spec.service.image not in json.dumps(doc)
+    # The files travel gz+b64: search their decoded text, not only the YAML.
+    assert spec.service.image not in json.dumps(doc) + "".join(files.values())
 
 
 def test_examples_have_no_warm_pool(t: T) -> None:
