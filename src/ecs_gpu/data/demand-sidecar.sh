@@ -111,10 +111,7 @@ scrape() {
 publish_once() {
   local body result total samples value
   if ! body=$(scrape); then
-    if [[ ${1:-} == starting ]]; then
-      put_value 0.000
-      return 1
-    fi
+    [[ ${1:-} == starting ]] && put_value 0.000
     return 1
   fi
   ANSWERED=1
