@@ -40,6 +40,7 @@ from typing import Any, Final
 import yaml
 
 from ecs_gpu import catalog, gpu_metric
+from ecs_gpu.deflate import gzip_bytes
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
@@ -576,12 +577,11 @@ def agent_config_json(spec: Spec) -> str:
 def gz_b64(text: str) -> str:
     """``text`` as cloud-init's ``gz+b64`` write_files content.
 
-    mtime=0: the same files give the same bytes at every synth (a changed
-    user data is a new launch template version, and so an instance refresh).
-    The bytes are zlib's, so a synth on a different zlib build (zlib-ng) can
-    still differ; the decoded files do not (docs/host.md "Size").
+    Compressed by :mod:`ecs_gpu.deflate`, not :mod:`gzip`: the same files give
+    the same bytes at every synth on every machine, since a changed user
+    data is a new launch template version, and so an instance refresh.
     """
-    return base64.b64encode(gzip.compress(text.encode(), compresslevel=9, mtime=0)).decode()
+    return base64.b64encode(gzip_bytes(text.encode())).decode()
 
 
 def file_content(entry: Mapping[str, Any]) -> str:
