@@ -154,6 +154,12 @@ def test_user_data_round_trips_to_the_rendered_files(spec: Spec) -> None:
         assert files[host.WARM_SCRIPT_PATH]["permissions"] == "0755"
     for u in units:
         assert files[f"{host.SYSTEMD_DIR}/{u}"]["content"] == host.units(spec)[u]
+    # Everything else takes cloud-init's defaults: root:root, 0644.
+    assert not any("owner" in f for f in files.values())
+    assert {p for p, f in files.items() if "permissions" in f} == {
+        host.SETUP_SCRIPT_PATH,
+        *([host.WARM_SCRIPT_PATH] if warm else []),
+    }
     # Exec form, so there is no other shell to lint; the units are only enqueued.
     assert yaml.safe_load(user_data)["runcmd"] == [
         ["systemctl", "daemon-reload"],
@@ -178,7 +184,7 @@ def _shellcheck(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]
 
 def test_every_script_in_user_data_passes_shellcheck(spec: Spec, tmp_path: Path) -> None:
     scripts = [
-        f for f in _write_files(host.cloud_config(spec)).values() if f["permissions"] == "0755"
+        f for f in _write_files(host.cloud_config(spec)).values() if f.get("permissions") == "0755"
     ]
     assert len(scripts) == (2 if spec.capacity.warm_pool is not None else 1)
     for f in scripts:

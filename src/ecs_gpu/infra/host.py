@@ -530,9 +530,14 @@ def cloud_config_document(spec: Spec) -> dict[str, Any]:
     """The cloud-config as data (what :func:`cloud_config` serializes)."""
 
     def file(
-        path: str, content: str, permissions: str = "0644", *, packed: bool = True
+        path: str, content: str, permissions: str | None = None, *, packed: bool = True
     ) -> dict[str, str]:
-        entry = {"path": path, "owner": "root:root", "permissions": permissions}
+        # cloud-init's defaults (its schema): owner root:root, permissions
+        # 0644. Left out rather than repeated: every byte counts toward the
+        # template's size limit.
+        entry = (
+            {"path": path} if permissions is None else {"path": path, "permissions": permissions}
+        )
         if packed:
             return {**entry, "encoding": GZ_B64, "content": gz_b64(content)}
         return {**entry, "content": content}
