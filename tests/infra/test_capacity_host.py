@@ -131,7 +131,8 @@ def test_user_data_installs_the_warm_pool_unit_and_flags(
 ) -> None:
     spec, report = warm_reports["warm"]
     doc = _user_data(report.template)
-    files = {f["path"]: host.file_content(f) for f in doc["write_files"]}
+    user_data = props(report.template, "AWS::EC2::LaunchTemplate")["LaunchTemplateData"]
+    files = host.written_files(render(user_data["UserData"]["Fn::Base64"]))
     assert files[host.WARM_SCRIPT_PATH] == host.warm_pool_script(spec)
     assert f"{host.SYSTEMD_DIR}/{host.WARM_UNIT}" in files
     env = dict(line.split("=", 1) for line in files[host.ECS_CONFIG_PATH].splitlines())
