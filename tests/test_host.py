@@ -792,3 +792,47 @@ def test_shipped_scripts_keep_the_header_and_drop_the_other_comments(spec: Spec)
     # The source comment is gone, the code under it is not.
     assert "# The nvidia_gpu collector needs this exact path" not in scripts[0]
     assert 'if [ ! -x "$NVIDIA_SMI" ]; then' in scripts[0]
+
+
+# cloud-init's own write_files module, run by the interpreter cloud-init runs
+# under: writes each entry below a root directory, as the instance would.
+_CLOUD_INIT_WRITE = """
+import json, os, pwd, grp, sys
+from cloudinit.config.cc_write_files import write_files
+root, entries = sys.argv[1], json.load(sys.stdin)
+for e in entries:
+    e["path"] = root + e["path"]
+    os.makedirs(os.path.dirname(e["path"]), exist_ok=True)
+owner = pwd.getpwuid(os.getuid()).pw_name + ":" + grp.getgrgid(os.getgid()).gr_name
+write_files("write_files", entries, owner)
+"""
+
+
+def test_cloud_init_writes_the_rendered_files(spec: Spec, tmp_path: Path) -> None:
+    # cloud-init itself decodes gz+b64 and applies the permissions, not our helper.
+    shebang = Path(_tool("cloud-init")).read_text().splitlines()[0]
+    python = shebang.removeprefix("#!").split()
+    entries = yaml.safe_load(host.cloud_config(spec))["write_files"]
+    root = tmp_path / "root"
+    result = subprocess.run(
+        [*python, "-c", _CLOUD_INIT_WRITE, str(root)],
+        input=json.dumps(entries),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    expected = {
+        host.ECS_CONFIG_PATH: (host.ecs_config(spec), 0o644),
+        gpu_metric.AGENT_CONFIG_PATH: (host.agent_config_json(spec), 0o644),
+        host.SETUP_SCRIPT_PATH: (host.setup_script(spec), 0o755),
+        **{f"{host.SYSTEMD_DIR}/{u}": (text, 0o644) for u, text in host.units(spec).items()},
+    }
+    if spec.capacity.warm_pool is not None:
+        expected[host.WARM_SCRIPT_PATH] = (host.warm_pool_script(spec), 0o755)
+    assert {e["path"] for e in entries} == set(expected)
+    for path, (text, mode) in expected.items():
+        written = root / path.lstrip("/")
+        assert written.read_text() == text, path
+        assert stat.S_IMODE(written.stat().st_mode) == mode, path
