@@ -72,7 +72,9 @@ def templates() -> dict[str, dict[str, Any]]:
     return {key: dict(Template.from_stack(stack).to_json()) for key, stack in stacks.items()}
 
 
-@pytest.fixture(params=sorted(SPECS))
+# The GPU dashboard and alarm contract: examples on the concurrency signal (g5-vllm)
+# have a concurrency panel and a second alarm, tested in tests/infra/test_scaling_policies.py.
+@pytest.fixture(params=sorted(k for k, s in SPECS.items() if s.scaling.signal != "concurrency"))
 def case(
     request: pytest.FixtureRequest, templates: dict[str, dict[str, Any]]
 ) -> tuple[Spec, dict[str, Any]]:

@@ -143,17 +143,19 @@ def instance_role_policies(session: boto3.Session, lt_data: Mapping[str, Any]) -
     else:
         raise EmulationError("the launch template names no instance profile")
     roles = iam.get_instance_profile(InstanceProfileName=name)["InstanceProfile"]["Roles"]
+    return [doc for role in roles for doc in role_policies(session, role["RoleName"])]
+
+
+def role_policies(session: boto3.Session, rname: str) -> list[Any]:
+    """Policy documents of one IAM role: inline and attached (default version)."""
+    iam = session.client("iam")
     docs: list[Any] = []
-    for role in roles:
-        rname = role["RoleName"]
-        for pname in iam.list_role_policies(RoleName=rname)["PolicyNames"]:
-            docs.append(iam.get_role_policy(RoleName=rname, PolicyName=pname)["PolicyDocument"])
-        for att in iam.list_attached_role_policies(RoleName=rname)["AttachedPolicies"]:
-            pol = iam.get_policy(PolicyArn=att["PolicyArn"])["Policy"]
-            ver = iam.get_policy_version(
-                PolicyArn=att["PolicyArn"], VersionId=pol["DefaultVersionId"]
-            )
-            docs.append(ver["PolicyVersion"]["Document"])
+    for pname in iam.list_role_policies(RoleName=rname)["PolicyNames"]:
+        docs.append(iam.get_role_policy(RoleName=rname, PolicyName=pname)["PolicyDocument"])
+    for att in iam.list_attached_role_policies(RoleName=rname)["AttachedPolicies"]:
+        pol = iam.get_policy(PolicyArn=att["PolicyArn"])["Policy"]
+        ver = iam.get_policy_version(PolicyArn=att["PolicyArn"], VersionId=pol["DefaultVersionId"])
+        docs.append(ver["PolicyVersion"]["Document"])
     # boto3 decodes IAM's URL-encoded JSON already; moto may hand back a string.
     return [json.loads(d) if isinstance(d, str) else d for d in docs]
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ecs_gpu.spec import Spec, load_spec, parse_spec
+from example_specs import G5_GPU
 
 if TYPE_CHECKING:
     from ecs_gpu.validate import ValidationReport
@@ -15,7 +16,9 @@ if TYPE_CHECKING:
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.glob("*.toml"))
 
-G5 = (EXAMPLES_DIR / "g5-vllm.toml").read_text(encoding="utf-8")
+# The g5 example scales on concurrency; the variants below are GPU-signal shapes
+# (tests/example_specs.py: the same file less [service.metrics] and the target).
+G5 = G5_GPU
 ECR_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1"
 USER_VPC = """
 [network]
@@ -74,6 +77,16 @@ def example(request: pytest.FixtureRequest) -> str:
 def t(example: str, templates: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The template of the current example."""
     return templates[example]
+
+
+def gpu_signal_only(spec: Spec) -> None:
+    """Skip a test of the GPU policy for an example that scales on concurrency.
+
+    examples/g5-vllm.toml has no GPU policy; test_scaling_policies.py tests
+    the concurrency policies, and the GPU shapes run on the GPU examples.
+    """
+    if spec.scaling.signal == "concurrency":
+        pytest.skip("scales on concurrency: no GPU policy (test_scaling_policies.py)")
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ import yaml
 from ecs_gpu import gpu_metric
 from ecs_gpu.spec import Spec
 
+from .conftest import gpu_signal_only
 from .tpl import as_list, one, props, render, resources, statements
 
 T = dict[str, Any]
@@ -128,7 +129,8 @@ def _assert_one_contract(t: T) -> None:
         assert reserved in series
 
 
-def test_every_consumer_names_the_same_series(t: T) -> None:
+def test_every_consumer_names_the_same_series(t: T, spec: Spec) -> None:
+    gpu_signal_only(spec)
     _assert_one_contract(t)
 
 
@@ -136,7 +138,8 @@ def test_asg_average_variant_names_the_same_series(variant_reports: dict[str, An
     _assert_one_contract(variant_reports["asg-average"].template)
 
 
-def test_task_gpu_expression_reads_only_the_policys_queries(t: T) -> None:
+def test_task_gpu_expression_reads_only_the_policys_queries(t: T, spec: Spec) -> None:
+    gpu_signal_only(spec)
     queries = _gpu_policy_spec(t)["Metrics"]
     (expr,) = [q for q in queries if "Expression" in q]
     assert expr["ReturnData"] is True
@@ -151,6 +154,8 @@ def test_task_gpu_expression_reads_only_the_policys_queries(t: T) -> None:
 def test_dashboard_tracks_the_policys_expression_with_its_target(
     t: T, spec: Spec, variant_reports: dict[str, Any]
 ) -> None:
+    gpu_signal_only(spec)
+
     def gpu_widget(tpl: T) -> dict[str, Any]:
         body = json.loads(render(props(tpl, "AWS::CloudWatch::Dashboard")["DashboardBody"]))
         (w,) = [w for w in body["widgets"] if w["properties"].get("title") == "GPU utilization (%)"]

@@ -6,12 +6,13 @@ from typing import Any
 
 import yaml
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.infra import host, loadbalancer
 from ecs_gpu.managed_scaling import instance_warmup_s, max_scaling_step
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
+from .conftest import gpu_signal_only
 from .tpl import as_list, one, props, render, resources, statements
 
 T = dict[str, Any]
@@ -171,6 +172,15 @@ def test_capacity_provider_managed_scaling_protection_draining(t: T, spec: Spec)
 # --- task definition --------------------------------------------------------------------
 
 
+def app_container(p: dict[str, Any], spec: Spec) -> dict[str, Any]:
+    """The serving container; with [service.metrics] the demand sidecar is the other one."""
+    names = [c["Name"] for c in p["ContainerDefinitions"]]
+    sidecar = [demand_metric.SIDECAR_NAME] if spec.service.metrics is not None else []
+    assert sorted(names) == sorted(["app", *sidecar]), names
+    found: dict[str, Any] = next(c for c in p["ContainerDefinitions"] if c["Name"] == "app")
+    return found
+
+
 def test_task_definition_gpu_inside_container_as_string(t: T, spec: Spec) -> None:
     p = props(t, "AWS::ECS::TaskDefinition")
     assert p["RequiresCompatibilities"] == ["EC2"]
@@ -179,7 +189,7 @@ def test_task_definition_gpu_inside_container_as_string(t: T, spec: Spec) -> Non
     assert p["Cpu"] == str(spec.service.cpu_units)
     assert p["Memory"] == str(spec.service.memory_mib)
     assert "ResourceRequirements" not in p  # never at task level
-    (container,) = p["ContainerDefinitions"]
+    container = app_container(p, spec)
     assert container["ResourceRequirements"] == [
         {"Type": "GPU", "Value": str(spec.service.gpus_per_task)}
     ]
@@ -195,7 +205,7 @@ def test_task_definition_gpu_inside_container_as_string(t: T, spec: Spec) -> Non
 
 
 def test_task_logs_awslogs_with_retention(t: T, spec: Spec) -> None:
-    (container,) = props(t, "AWS::ECS::TaskDefinition")["ContainerDefinitions"]
+    container = app_container(props(t, "AWS::ECS::TaskDefinition"), spec)
     log = container["LogConfiguration"]
     assert log["LogDriver"] == "awslogs"
     group_id = log["Options"]["awslogs-group"]["Ref"]
@@ -240,6 +250,7 @@ def test_cluster_container_insights(t: T, spec: Spec) -> None:
 
 
 def test_one_scalable_target_carries_gpu_and_cpu_policies(t: T, spec: Spec) -> None:
+    gpu_signal_only(spec)
     target_id, target = one(t, "AWS::ApplicationAutoScaling::ScalableTarget")
     tp = target["Properties"]
     assert tp["ServiceNamespace"] == "ecs"
@@ -447,9 +458,12 @@ def test_dashboard_and_missing_metric_alarm_present(t: T, spec: Spec) -> None:
     names = Names(spec.service.name)
     assert props(t, "AWS::CloudWatch::Dashboard")["DashboardName"] == names.dashboard
     alarms = resources(t, "AWS::CloudWatch::Alarm")
-    assert [a["Properties"]["AlarmName"] for a in alarms.values()] == [
-        names.gpu_metric_missing_alarm
-    ]
+    named = [a["Properties"].get("AlarmName") for a in alarms.values()]
+    if spec.scaling.signal == "concurrency":
+        # Plus the concurrency missing-metric and fast-path alarms (test_scaling_policies.py).
+        assert names.gpu_metric_missing_alarm in named and len(named) == 3
+    else:
+        assert named == [names.gpu_metric_missing_alarm]
 
 
 def test_create_and_delete_order(t: T) -> None:

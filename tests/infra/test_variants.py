@@ -147,7 +147,8 @@ def test_alerts_topic_arn_example_publishes_there(templates: dict[str, Any]) -> 
 
 
 def test_no_alerts_no_actions(templates: dict[str, Any]) -> None:
-    alarm = props(templates["g5-vllm.toml"], "AWS::CloudWatch::Alarm")
+    # p5: no [alerts] and one alarm (g5-vllm.toml, on concurrency, has three).
+    alarm = props(templates["p5-8gpu.toml"], "AWS::CloudWatch::Alarm")
     assert "AlarmActions" not in alarm and "OKActions" not in alarm
 
 

@@ -6,6 +6,9 @@ never scales anything (its target tracking creates inert alarms), so the
 scaling tests raise and lower desiredCount themselves with UpdateService
 while the tool publishes; what they prove is the tool's side: it publishes
 the contract metric, detects both moves, and stops publishing on every exit.
+
+examples/g5-vllm.toml scales on concurrency; the GPU-signal tests take the
+same service on the GPU signal (``gpu_spec``, tests/example_specs.py).
 """
 
 from __future__ import annotations
@@ -13,18 +16,29 @@ from __future__ import annotations
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.validate import ParamValidator
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.cli import main, operate
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
+from ecs_gpu.spec import load_spec
+from example_specs import write_g5_gpu
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients
 
 ASG = NAMES.asg
+
+
+@pytest.fixture(scope="module")
+def gpu_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_g5_gpu(tmp_path_factory.mktemp("spec"))
 
 
 def put(cw: Any, metric: str, value: float, dims: list[dict[str, str]] | None = None) -> None:
@@ -42,13 +56,13 @@ def put(cw: Any, metric: str, value: float, dims: list[dict[str, str]] | None = 
 
 
 def test_verify_metrics_passes_when_all_three_series_have_datapoints(
-    clients: Clients, capsys: pytest.CaptureFixture[str]
+    clients: Clients, capsys: pytest.CaptureFixture[str], gpu_spec: Path
 ) -> None:
     put(clients.cw, gpu_metric.UTILIZATION, 37.0)
     put(clients.cw, gpu_metric.MEMORY_USED, 20480.0)
     put(clients.cw, gpu_metric.MEMORY_TOTAL, 23028.0)
     # The spec names the ASG through naming.py: vllm-g5 -> vllm-g5-gpu-asg.
-    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    code = main(["verify", "metrics", str(gpu_spec), "--timeout", "0"])
     out = capsys.readouterr().out
     assert code == 0
     for name in gpu_metric.METRIC_NAMES:
@@ -329,11 +343,11 @@ def _all_three(clients: Clients) -> None:
 
 
 def test_verify_metrics_with_a_task_gpus_spec_shows_the_divisor(
-    clients: Clients, capsys: pytest.CaptureFixture[str]
+    clients: Clients, capsys: pytest.CaptureFixture[str], gpu_spec: Path
 ) -> None:
     _all_three(clients)
     put_reservation(clients.cw, 25.0)
-    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    code = main(["verify", "metrics", str(gpu_spec), "--timeout", "0"])
     out = " ".join(capsys.readouterr().out.split())
     assert code == 0
     assert f"GPUReservation (ClusterName={NAMES.cluster})" in out
@@ -341,12 +355,12 @@ def test_verify_metrics_with_a_task_gpus_spec_shows_the_divisor(
 
 
 def test_verify_metrics_warns_when_the_divisor_is_missing_but_exits_on_the_contract(
-    clients: Clients, capsys: pytest.CaptureFixture[str]
+    clients: Clients, capsys: pytest.CaptureFixture[str], gpu_spec: Path
 ) -> None:
     # The agent's three series are there; ECS wrote no reservation (no running
     # task). The contract decides the exit code; the missing divisor is said.
     _all_three(clients)
-    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    code = main(["verify", "metrics", str(gpu_spec), "--timeout", "0"])
     out = " ".join(capsys.readouterr().out.split())
     assert code == 0
     assert "warning:" in out and "GPUReservation" in out and "MET004" in out
@@ -374,3 +388,235 @@ def test_help_explains_with_an_example(argv: list[str], capsys: pytest.CaptureFi
     out = " ".join(capsys.readouterr().out.split())
     assert "Example" in out
     assert f"ecs-gpu {argv[0]} " in out.split("Example", 1)[1]
+
+
+# --- the concurrency signal (examples/g5-vllm.toml) ---------------------------------
+
+
+def put_concurrency(
+    cw: Any, value: float, service: str = NAMES.service, *, age_s: float = 5.0
+) -> None:
+    """One datapoint as a sidecar publishes it (high resolution)."""
+    cw.put_metric_data(
+        Namespace=demand_metric.NAMESPACE,
+        MetricData=[
+            {
+                "MetricName": demand_metric.METRIC_NAME,
+                "Dimensions": demand_metric.dimensions(NAMES.cluster, service),
+                "Value": value,
+                "Unit": demand_metric.UNIT,
+                "StorageResolution": demand_metric.STORAGE_RESOLUTION,
+                "Timestamp": datetime.now(UTC) - timedelta(seconds=age_s),
+            }
+        ],
+    )
+
+
+def verify_conc(capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    captured = capsys.readouterr()
+    return code, " ".join((captured.out + captured.err).split())
+
+
+def test_a_concurrency_spec_also_needs_the_sidecars_series(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _all_three(clients)  # the host agent publishes; no sidecar ever did
+    code, out = verify_conc(capsys)
+    assert code == EXIT_PROBLEMS
+    assert "GPU series missing" not in out  # the GPU series are not blamed
+    where = (
+        f"{demand_metric.NAMESPACE} {demand_metric.METRIC_NAME} "
+        f"(ClusterName={NAMES.cluster},ServiceName={NAMES.service})"
+    )
+    assert f"The concurrency series {where} has no datapoint after 0 s." in out
+    assert f"{demand_metric.METRIC_NAME}: no datapoint at all" in out
+    # The sidecar, what it reads and where: the vllm preset on the container port.
+    assert "'demand-metric' container" in out
+    assert "vllm:num_requests_running + vllm:num_requests_waiting" in out
+    assert "http://127.0.0.1:8000/metrics" in out
+    assert "denied cloudwatch:PutMetricData" in out
+
+    put_concurrency(clients.cw, 14.0)
+    put_concurrency(clients.cw, 18.0, age_s=25.0)
+    code, out = verify_conc(capsys)
+    assert code == 0, out
+    assert "All 3 GPU series" in out
+    assert f"The concurrency series {where} has datapoints: 2 10-s period(s)" in out
+    assert "latest mean per task 14." in out
+    # The divisor belongs to the task-gpus policy, which this spec does not have.
+    assert "GPUReservation" not in out
+
+
+def test_concurrency_under_other_dimensions_is_told_apart(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _all_three(clients)
+    put_concurrency(clients.cw, 14.0, service="vllm-g5-staging")
+    code, out = verify_conc(capsys)
+    assert code == EXIT_PROBLEMS
+    assert f"{demand_metric.METRIC_NAME}: datapoints under other dimensions" in out
+    assert f"ClusterName={NAMES.cluster},ServiceName=vllm-g5-staging" in out
+    assert "no datapoint at all" not in out and "--stack" in out
+
+
+def test_a_series_that_stopped_is_not_called_never_published(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _all_three(clients)
+    put_concurrency(clients.cw, 14.0, age_s=1800)  # outside the 600-s window
+    code, out = verify_conc(capsys)
+    assert code == EXIT_PROBLEMS
+    assert "exists but has no datapoint in the window" in out and "MET005" in out
+    assert "no datapoint at all" not in out
+
+
+def test_verify_metrics_with_asg_only_checks_the_gpu_series(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --asg has no spec, so no service to read concurrency for.
+    _all_three(clients)
+    assert main(["verify", "metrics", "--asg", ASG, "--timeout", "0"]) == 0
+    assert demand_metric.METRIC_NAME not in capsys.readouterr().out
+
+
+def activities_hook(client: Any, activities: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Answer DescribeScalingActivities with AWS-shaped activities; record the requests.
+
+    moto has no DescribeScalingActivities (nor scaling that would write any).
+    The answer is checked against botocore's output shape, so it is one AWS
+    could send; every other call still goes to moto.
+    """
+    op = client.meta.service_model.operation_model("DescribeScalingActivities")
+    response = {"ScalingActivities": activities}
+    report = ParamValidator().validate(response, op.output_shape)
+    assert not report.has_errors(), report.generate_report()
+    calls: list[dict[str, Any]] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        calls.append(params)
+
+    def answer(**_: Any) -> tuple[Any, dict[str, Any]]:
+        http = AWSResponse("", 200, HTTPHeaders(), None)
+        return http, {**response, "ResponseMetadata": {"HTTPStatusCode": 200}}
+
+    client.meta.events.register(
+        "provide-client-params.application-autoscaling.DescribeScalingActivities", record
+    )
+    client.meta.events.register(
+        "before-call.application-auto-scaling.DescribeScalingActivities", answer
+    )
+    return calls
+
+
+T0 = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
+
+
+def activity(policy: str, start: datetime, frm: int, to: int) -> dict[str, Any]:
+    alarm = f"{policy}-alarm"
+    return {
+        "ActivityId": f"act-{policy}-{start.timestamp():.0f}",
+        "ServiceNamespace": "ecs",
+        "ResourceId": NAMES.scalable_target_resource_id,
+        "ScalableDimension": "ecs:service:DesiredCount",
+        "Description": f"Setting desired count to {to}.",
+        "Cause": f"monitor alarm {alarm} in state ALARM triggered policy {policy} changing "
+        f"the desired capacity from {frm} to {to}.",
+        "StartTime": start,
+        "EndTime": start + timedelta(seconds=5),
+        "StatusCode": "Successful",
+    }
+
+
+FAST_POLICY = "vllm-g5-FastScaleOut-1A2B"
+
+
+def put_fast_policy(c: Clients) -> None:
+    # moto's CloudFormation skips ScalingPolicy; the stack would create this one.
+    c.appscaling.put_scaling_policy(
+        PolicyName=FAST_POLICY,
+        ServiceNamespace="ecs",
+        ResourceId=NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        PolicyType="StepScaling",
+        StepScalingPolicyConfiguration={
+            "AdjustmentType": "PercentChangeInCapacity",
+            "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 100}],
+            "MinAdjustmentMagnitude": 1,
+        },
+    )
+
+
+def drive(
+    clients: Clients, activities: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> tuple[vf.ScalingResult, list[dict[str, Any]], str, fp.FastPath]:
+    make_service(clients, desired=1)
+    put_fast_policy(clients)
+    calls = activities_hook(clients.appscaling, activities)
+    sent = count_puts(clients.cw)
+    fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
+    assert fast is not None
+    now = [0.0]
+    pub = vf.ConcurrencyPublisher(clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01)
+
+    def sleep(_: float) -> None:
+        # Stand-in for the fast path's alarm and step policy, which moto does not run.
+        now[0] += 10.0
+        deadline = time.monotonic() + 5
+        while pub.published == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if pub.value >= fast.threshold and desired(clients) == 1 and now[0] >= 30:
+            clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=2)
+        elif pub.value < fast.target and desired(clients) == 2 and now[0] >= 120:
+            clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
+
+    result = operate.run_verify_scaling(
+        clients.cw,
+        clients.ecs,
+        clients.appscaling,
+        NAMES,
+        yes=True,
+        fast=fast,
+        publish_interval_s=0.01,
+        poll_s=10,
+        scale_out_timeout_s=600,
+        scale_in_timeout_s=600,
+        sleep=sleep,
+        clock=lambda: now[0],
+        publisher=pub,
+        wall_clock=lambda: T0,
+    )
+    assert not pub.running
+    assert calls and calls[0]["ResourceId"] == NAMES.scalable_target_resource_id
+    return result, sent, " ".join(capsys.readouterr().out.split()), fast
+
+
+def test_verify_scaling_on_concurrency_publishes_past_the_fast_path_and_names_its_decision(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    earlier = activity("vllm-g5-Cpu-9Z", T0 - timedelta(hours=2), 2, 1)  # before the test
+    first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
+    result, sent, out, fast = drive(clients, [earlier, first], capsys)
+    assert (result.initial, result.peak, result.final) == (1, 2, 1)
+    assert all(p["Namespace"] == demand_metric.NAMESPACE for p in sent)
+    data = [p["MetricData"][0] for p in sent]
+    assert all(d["MetricName"] == demand_metric.METRIC_NAME for d in data)
+    assert all(
+        d["Dimensions"] == demand_metric.dimensions(NAMES.cluster, NAMES.service) for d in data
+    )
+    assert all(d["StorageResolution"] == 1 and d["Counts"] == [1000.0] for d in data)
+    high, low = data[0]["Values"][0], data[-1]["Values"][0]
+    # Inside the fast path's first step (the smallest), then below the target.
+    assert fast.step_for(high) == fast.steps[0] and low < fast.target
+    assert f"First decision: the fast path (step policy {FAST_POLICY}) 31 s after" in out
+    assert "changing the desired capacity from 1 to 2" in out
+
+
+def test_verify_scaling_says_when_target_tracking_decided_first(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tracking = activity("vllm-g5-Concurrency-7Q", T0 + timedelta(seconds=200), 1, 2)
+    _, _, out, fast = drive(clients, [tracking], capsys)
+    assert "First decision: not the fast path" in out
+    assert f"{fast.datapoints_to_alarm} x {fast.period_s}-s periods" in out
+    assert "vllm-g5-Concurrency-7Q" in out and "Scaling loop works" in out

@@ -192,11 +192,11 @@ def explain_missing_concurrency(
     metric = demand_metric.METRIC_NAME
     ours = sorted(demand_metric.dimensions(source.cluster, source.service), key=lambda d: d["Name"])
     sets = [sorted((dict(d) for d in ds), key=lambda d: d["Name"]) for ds in dimension_sets]
-    sidecar = f"the {demand_metric.SIDECAR_NAME!r} container"
+    sidecar = f"{demand_metric.SIDECAR_NAME!r} container"
     if ours in sets:
         return [
             f"{source.where} exists but has no datapoint in the window: the sidecars stopped "
-            f"publishing (no task runs, or every scrape fails now). Read {sidecar}'s log in "
+            f"publishing (no task runs, or every scrape fails now). Read the {sidecar}'s log in "
             "the task log group, or run `ecs-gpu doctor` (MET005)."
         ]
     if sets:
@@ -213,7 +213,7 @@ def explain_missing_concurrency(
         ]
     wanted = " + ".join(source.prometheus_series)
     return [
-        f"no datapoint at all: no sidecar has ever published {source.where}. {sidecar} "
+        f"no datapoint at all: no sidecar has ever published {source.where}. The {sidecar} "
         f"publishes only after it reads {wanted} from "
         f"http://127.0.0.1:{source.port}{source.path}. Likely causes: the image serves no "
         "Prometheus metrics there (wrong [service.metrics] preset, port or path; its log "
