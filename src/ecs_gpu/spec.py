@@ -1162,6 +1162,27 @@ def _unused_concurrency_target(spec: Spec) -> Iterator[Problem]:
 
 
 @_note
+def _target_above_simulated_capacity(spec: Spec) -> Iterator[Problem]:
+    # The simulator's task holds task_capacity_rps x mean_request_s requests at
+    # full load (Little's law); a target above that can never be reached there,
+    # so `plan` would show a fleet that runs overloaded for a reason of its own.
+    sc, sim = spec.scaling, spec.simulation
+    if sc.signal != "concurrency" or sc.target_concurrency_per_task is None:
+        return
+    full = sim.task_capacity_rps * sim.mean_request_s
+    if sc.target_concurrency_per_task > full:
+        yield Problem(
+            "scaling.target_concurrency_per_task",
+            sc.target_concurrency_per_task,
+            f"is above the {full:g} requests a task holds at full load in the simulation "
+            f"(task_capacity_rps {sim.task_capacity_rps:g} x mean_request_s "
+            f"{sim.mean_request_s:g}), so plan/simulate show a fleet that never catches up",
+            "set [simulation] task_capacity_rps and mean_request_s to what you measured for "
+            f"one task, or lower the target (70 % of full load here: {0.7 * full:g})",
+        )
+
+
+@_note
 def _running_warm_pool(spec: Spec) -> Iterator[Problem]:
     wp = spec.capacity.warm_pool
     if wp is not None and wp.pool_state == "Running":
