@@ -6,12 +6,14 @@ no cdk-nag AwsSolutions finding that lacks a written acknowledgement
 (:mod:`ecs_gpu.infra.nag`). A cfn-lint rule that had to be ignored would be
 ignored in the template's own ``Metadata.cfn-lint`` with its reason, never
 here. It also fails where ``deploy`` would: a template over CloudFormation's
-TemplateBody limit, and ECS's documented limits on container names and image
+TemplateURL limit (1 MB), and ECS's documented limits on container names and image
 references (RegisterTaskDefinition, botocore's ECS model), which cfn-lint's
 schema does not check. CDK's own advice (run a cdk command, a feature flag,
 a deprecated API in ecs-gpu's code) is not shown: a user of ecs-gpu runs no
 cdk command and cannot act on it. Findings follow cfn-lint's shape: source,
-id, severity, where, message.
+id, severity, where, message. A template over the TemplateBody limit
+(51,200 bytes) can still deploy through ``--template-bucket``: that is a
+note (``ValidationReport.notes``), which does not fail validate.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ecs_gpu.aws.deploy import template_size_problem
+from ecs_gpu.aws.deploy import minified, template_size_problem
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import host
 from ecs_gpu.node import ensure_node
@@ -45,6 +47,8 @@ class Finding:
 class ValidationReport:
     template: dict[str, Any]
     findings: list[Finding] = field(default_factory=list)
+    # What the user must know to deploy, that is no defect (they do not fail validate).
+    notes: list[Finding] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -125,13 +129,25 @@ def synth_findings(messages: list[Any]) -> list[Finding]:
 
 
 def size_findings(template: dict[str, Any]) -> list[Finding]:
-    """Deploy's TemplateBody limit, checked on the same minified body deploy sends."""
-    body = json.dumps(template, separators=(",", ":"))
-    problem = template_size_problem(body)
+    """Deploy's TemplateURL limit (1 MB), on the same minified body deploy sends."""
+    problem = template_size_problem(minified(template), bucket=True)
     return (
         []
         if problem is None
         else [Finding("deploy", "template-size", "error", "template", problem)]
+    )
+
+
+def size_notes(template: dict[str, Any]) -> list[Finding]:
+    """Over TemplateBody's limit but within TemplateURL's: deploy needs --template-bucket."""
+    body = minified(template)
+    if template_size_problem(body, bucket=True) is not None:
+        return []  # a finding already
+    problem = template_size_problem(body)
+    return (
+        []
+        if problem is None
+        else [Finding("deploy", "template-size", "warning", "template", problem)]
     )
 
 
@@ -258,4 +274,4 @@ def validate(spec: Spec, *, path: str = "spec") -> ValidationReport:
             *cfn_lint_findings(template),
             *nag_findings(built.stack),
         ]
-    return ValidationReport(template=template, findings=findings)
+    return ValidationReport(template=template, findings=findings, notes=size_notes(template))

@@ -182,7 +182,7 @@ def test_validate_json_dash_writes_only_json_to_stdout(
 ) -> None:
     assert cli.main(["validate", str(G5), "--json", "-"]) == EXIT_OK
     doc = json.loads(capsys.readouterr().out)
-    assert doc == {"spec": str(G5), "ok": True, "findings": []}
+    assert doc == {"spec": str(G5), "ok": True, "findings": [], "notes": []}
     assert not Path("-").exists()
 
 

@@ -1,8 +1,11 @@
-"""The template must fit CloudFormation's TemplateBody limit with every feature on.
+"""What deploy sends must fit CloudFormation's limits with every feature on.
 
-``deploy`` sends the template inline (minified JSON, at most 51,200 bytes;
-``aws.deploy.template_size_problem``) and ``validate`` refuses what deploy
-would. These tests synthesize specs bigger than the examples, on each
+``deploy`` sends the template inline (minified JSON, at most 51,200 bytes as
+TemplateBody; ``aws.deploy.template_size_problem``), or through a bucket the
+user names with ``--template-bucket`` (TemplateURL, at most 1 MB). The
+examples, even with a warm pool and the GPU guard, fit inline; the largest
+realistic spec (every feature on) needs the bucket and fits it many times
+over. These tests synthesize specs bigger than the examples, on each
 example's instance family, and measure what deploy would send. The headroom
 they leave is in docs/host.md "Size".
 """
@@ -16,7 +19,11 @@ from typing import Any
 import pytest
 
 from ecs_gpu import catalog
-from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES, template_size_problem
+from ecs_gpu.aws.deploy import (
+    MAX_TEMPLATE_BODY_BYTES,
+    MAX_TEMPLATE_URL_BYTES,
+    template_size_problem,
+)
 from ecs_gpu.infra import host
 from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.synth import synth_template
@@ -191,17 +198,14 @@ def test_largest_user_data_fits_the_ec2_limit(
     assert len(host.cloud_config(spec).encode()) < EC2_USER_DATA_MAX
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "52,471 to 52,635 bytes with every feature on (2026-12-01), over the 51,200 "
-        "limit even with the host files gz+b64; what else would shrink it is in "
-        "docs/host.md 'Size'. Strict: remove this mark once it fits."
-    ),
-)
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_largest_realistic_spec_fits_with_margin(
+def test_largest_realistic_spec_fits_through_the_template_bucket(
     example: str, largest: dict[str, tuple[Spec, str]]
 ) -> None:
+    """52,471 to 52,635 bytes (2026-12-01): over TemplateBody's 51,200, so deploy needs
+    --template-bucket (TemplateURL, 1 MB), where it fits ten times over.
+    tests/operate/test_operate_template_bucket.py deploys it that way into moto."""
     _, body = largest[example]
-    _assert_fits(body, f"largest spec on {example}'s instance type")
+    size = len(body.encode())
+    assert template_size_problem(body, bucket=True) is None, f"{example}: {size:,} bytes"
+    assert size * 10 <= MAX_TEMPLATE_URL_BYTES, f"{example}: {size:,} bytes"

@@ -118,20 +118,41 @@ def test_cdk_advice_is_hidden_and_the_rest_kept(built_with_a_bad_construct: Synt
     assert not is_cdk_advice("service.image is 300 characters; ECS allows 255")
 
 
-def test_validate_runs_deploys_template_size_check(
+def test_validate_notes_a_template_that_needs_a_template_bucket(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ecs_gpu.aws import deploy as dp
 
     assert size_findings({"Resources": {}}) == []
-    # The same function deploy refuses with, at a limit the example exceeds.
+    # The same function deploy refuses with, at a TemplateBody limit the example exceeds:
+    # deploy can still send it through --template-bucket, so it is a note, not a finding.
     monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
+    report = validate(specs["g5-vllm.toml"], path="g5.toml")
+    assert report.ok and not [f for f in report.findings if f.source == "deploy"]
+    assert [(n.source, n.id, n.severity) for n in report.notes] == [
+        ("deploy", "template-size", "warning")
+    ]
+    note = report.notes[0].message
+    assert "at most 1,000 bytes inline (TemplateBody)" in note and "--template-bucket" in note
+    with pytest.raises(Exception, match="at most 1,000 bytes"):
+        dp.template_body(report.template)
+
+
+def test_validate_fails_a_template_over_the_template_url_limit(
+    specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ecs_gpu.aws import deploy as dp
+
+    # Over TemplateURL's limit no bucket helps: a finding, and no note besides.
+    monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
+    monkeypatch.setattr(dp, "MAX_TEMPLATE_URL_BYTES", 2_000)
     report = validate(specs["g5-vllm.toml"], path="g5.toml")
     sized = [f for f in report.findings if f.source == "deploy"]
     assert [(f.id, f.severity) for f in sized] == [("template-size", "error")]
-    assert "at most 1,000 bytes as TemplateBody" in sized[0].message and "Fix:" in sized[0].message
-    with pytest.raises(Exception, match="at most 1,000 bytes"):
-        dp.template_body(report.template)
+    assert "at most 2,000 bytes even from S3 (TemplateURL)" in sized[0].message
+    assert "Fix:" in sized[0].message and not report.ok and report.notes == []
+    with pytest.raises(Exception, match="TemplateURL"):
+        dp.TemplateSource(report.template, "s", bucket=dp.TemplateBucket("b"), s3=object())  # type: ignore[arg-type]
 
 
 def _with_container(templates: dict[str, Any], **changes: str) -> dict[str, Any]:

@@ -163,6 +163,7 @@ def validate_cmd(
             "spec": str(spec),
             "ok": report.ok,
             "findings": [dataclasses.asdict(f) for f in report.findings],
+            "notes": [dataclasses.asdict(f) for f in report.notes],
         }
         write_text(json_out, json.dumps(doc, indent=2) + "\n", "--json")
         if is_stdout(json_out):
@@ -170,6 +171,8 @@ def validate_cmd(
             if not report.ok:
                 raise typer.Exit(EXIT_PROBLEMS)
             return
+    for n in report.notes:
+        console.print(f"[yellow]note:[/] {escape(n.message)}", soft_wrap=True)
     if report.ok:
         console.print(
             f"[green]clean:[/] {escape(str(spec))}: spec rules, agent schema, template size, ECS "

@@ -8,6 +8,7 @@ moto (or a Stubber) without going through argv.
 from __future__ import annotations
 
 import math
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from mypy_boto3_cloudwatch import CloudWatchClient
     from mypy_boto3_ecs import ECSClient
     from mypy_boto3_iam import IAMClient
+    from mypy_boto3_s3 import S3Client
 
 console = Console(highlight=False)
 
@@ -125,6 +127,42 @@ StackOpt = Annotated[
         show_default=False,
     ),
 ]
+
+TemplateBucketOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--template-bucket",
+        help="An S3 bucket of yours, in the stack's Region, to stage the template in "
+        "(needed over CloudFormation's 51,200-byte inline limit). ecs-gpu uploads one "
+        "object and deletes it afterwards; it never creates a bucket.",
+        show_default=False,
+    ),
+]
+TemplatePrefixOpt = Annotated[
+    str,
+    typer.Option("--template-prefix", help="Key prefix for the staged template object."),
+]
+# S3's bucket naming rules (general purpose buckets): 3-63 lowercase letters,
+# digits, dots and hyphens, starting and ending with a letter or digit.
+_BUCKET_NAME_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
+def template_bucket(bucket: str | None, prefix: str) -> dp.TemplateBucket | None:
+    """The --template-bucket/--template-prefix pair, checked before any call (exit 2)."""
+    if bucket is None:
+        return None
+    if not _BUCKET_NAME_RE.fullmatch(bucket):
+        raise BadInputError(
+            f"--template-bucket {bucket!r}: not an S3 bucket name (3-63 lowercase letters, "
+            "digits, dots and hyphens). Fix: pass the bare name, e.g. --template-bucket "
+            "my-cfn-templates, not an s3:// or https:// URL."
+        )
+    if prefix.startswith("/") or any(not c.isprintable() for c in prefix):
+        raise BadInputError(
+            f"--template-prefix {prefix!r}: an S3 key prefix must not start with '/' or "
+            "contain control characters. Fix: e.g. --template-prefix ecs-gpu/."
+        )
+    return dp.TemplateBucket(bucket, prefix)
 
 
 def stack_of(spec: Spec, stack: str | None) -> str:
@@ -362,10 +400,33 @@ def run_diff(
     service_name: str,
     waits: dp.Waits,
     region: str | None = None,
+    bucket: dp.TemplateBucket | None = None,
+    s3: S3Client | None = None,
 ) -> dp.Plan:
-    p = dp.diff(cfn, stack, template, waits=waits, region=region, service_name=service_name)
+    """Preview; with ``bucket`` the template is staged there and deleted again."""
+    source = dp.TemplateSource(template, stack, bucket=bucket, s3=s3)
+    try:
+        source.stage(cfn.meta.region_name)
+        p = dp.diff(
+            cfn,
+            stack,
+            template,
+            waits=waits,
+            region=region,
+            service_name=service_name,
+            source=source,
+        )
+    finally:
+        remove_staged(source)
     render_summary(stack, p.summary, new_stack=p.new_stack)
     return p
+
+
+def remove_staged(source: dp.TemplateSource) -> None:
+    """Delete the staged template; a failure to do so is a warning, not the command's fate."""
+    warning = source.remove()
+    if warning is not None:
+        Console(stderr=True, highlight=False).print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def run_deploy(
@@ -379,14 +440,59 @@ def run_deploy(
     region: str | None = None,
     ask: Callable[..., bool] = confirm,
     iam: IAMClient | None = None,
+    bucket: dp.TemplateBucket | None = None,
+    s3: S3Client | None = None,
 ) -> dp.FollowResult | None:
     """Show the diff, confirm, execute, follow. None when nothing was done.
 
     ``service_name`` tags the stack as made from that spec (and refuses a
     stack made from another); with ``iam`` a new stack first gets ECS's
-    service-linked role, which a fresh account lacks.
+    service-linked role, which a fresh account lacks. With ``bucket`` the
+    template is staged there (``s3``) and the object is deleted once the
+    change set has been executed or deleted, whichever way this ends
+    (Ctrl-C included: CloudFormation keeps its own copy of the template).
     """
-    p = dp.plan(cfn, stack, template, waits=waits, region=region, service_name=service_name)
+    source = dp.TemplateSource(template, stack, bucket=bucket, s3=s3)
+    try:
+        source.stage(cfn.meta.region_name)
+        return _deploy(
+            cfn,
+            stack,
+            template,
+            source,
+            service_name=service_name,
+            yes=yes,
+            waits=waits,
+            region=region,
+            ask=ask,
+            iam=iam,
+        )
+    finally:
+        remove_staged(source)
+
+
+def _deploy(
+    cfn: CloudFormationClient,
+    stack: str,
+    template: Mapping[str, Any],
+    source: dp.TemplateSource,
+    *,
+    service_name: str,
+    yes: bool,
+    waits: dp.Waits,
+    region: str | None,
+    ask: Callable[..., bool],
+    iam: IAMClient | None,
+) -> dp.FollowResult | None:
+    p = dp.plan(
+        cfn,
+        stack,
+        template,
+        waits=waits,
+        region=region,
+        service_name=service_name,
+        source=source,
+    )
     render_summary(stack, p.summary, new_stack=p.new_stack)
     if p.summary.empty:
         console.print("Nothing to deploy.")
@@ -402,7 +508,7 @@ def run_deploy(
         return None
     if p.new_stack and iam is not None:
         ensure_service_linked_role(iam)
-    stack_id, seen = dp.execute(cfn, p, template, waits=waits)
+    stack_id, seen = dp.execute(cfn, p, template, waits=waits, source=source)
     return _follow_to_end(cfn, stack, stack_id, seen, waits, region=region, what="The deployment")
 
 
@@ -432,6 +538,8 @@ def diff_cmd(
     region: RegionOpt = None,
     profile: ProfileOpt = None,
     poll_interval: PollOpt = 5.0,
+    bucket: TemplateBucketOpt = None,
+    prefix: TemplatePrefixOpt = dp.DEFAULT_TEMPLATE_PREFIX,
 ) -> None:
     """Show what deploying SPEC would add, modify and replace. Changes nothing.
 
@@ -443,6 +551,7 @@ def diff_cmd(
 
         ecs-gpu diff examples/g5-vllm.toml --region us-east-1
     """
+    staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
     name = stack_of(s, stack)
     aws = _aws(profile, region)
@@ -454,6 +563,8 @@ def diff_cmd(
         waits=dp.Waits(poll_s=poll_interval),
         region=aws.region,
         service_name=s.service.name,
+        bucket=staging,
+        s3=aws("s3") if staging else None,
     )
 
 
@@ -465,6 +576,8 @@ def deploy_cmd(
     region: RegionOpt = None,
     profile: ProfileOpt = None,
     poll_interval: PollOpt = 5.0,
+    bucket: TemplateBucketOpt = None,
+    prefix: TemplatePrefixOpt = dp.DEFAULT_TEMPLATE_PREFIX,
 ) -> None:
     """Deploy SPEC: show the diff, ask, execute the change set, follow it live.
 
@@ -477,7 +590,12 @@ def deploy_cmd(
     Example:
 
         ecs-gpu deploy examples/g5-vllm.toml --yes
+
+    A template over 51,200 bytes travels through a bucket you name:
+
+        ecs-gpu deploy big.toml --template-bucket my-cfn-templates
     """
+    staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
     name = stack_of(s, stack)
     aws = _aws(profile, region)
@@ -491,6 +609,8 @@ def deploy_cmd(
         region=aws.region,
         service_name=s.service.name,
         iam=aws("iam"),
+        bucket=staging,
+        s3=aws("s3") if staging else None,
     )
 
 
