@@ -141,10 +141,11 @@ def validate_cmd(
     agent's schema, synthesizes the template, then runs cfn-lint (zero errors
     and zero warnings allowed) and cdk-nag AwsSolutions (every accepted
     finding carries a written reason in the construct). It also fails where
-    deploy or ECS would: a template over CloudFormation's 51,200-byte
-    TemplateBody limit, an image reference, container name or task family
-    over ECS's limits. CDK's advice about CDK itself is not shown. Offline:
-    no AWS call.
+    deploy or ECS would: a template over CloudFormation's 1 MB TemplateURL
+    limit, an image reference, container name or task family over ECS's
+    limits. Over the 51,200-byte TemplateBody limit it prints a note that
+    deploy needs --template-bucket, and still passes. CDK's advice about CDK
+    itself is not shown. Offline: no AWS call.
 
     Example:
 
