@@ -138,6 +138,21 @@ def test_validate_notes_a_template_that_needs_a_template_bucket(
         dp.template_body(report.template)
 
 
+def test_validate_cli_prints_the_note_and_exits_0(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ecs_gpu.aws import deploy as dp
+    from ecs_gpu.cli import main
+
+    from .conftest import EXAMPLES_DIR
+
+    monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
+    code = main(["validate", str(EXAMPLES_DIR / "g6e-alb-odcr.toml")])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "note:" in out and "--template-bucket" in out and "clean:" in out
+
+
 def test_validate_fails_a_template_over_the_template_url_limit(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
