@@ -16,8 +16,10 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.stub import ANY, Stubber
 
 from ecs_gpu.aws import deploy as dp
+from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import main, operate
 from ecs_gpu.errors import EXIT_AWS, BadInputError, EcsGpuError
 from ecs_gpu.spec import parse_spec
@@ -29,7 +31,8 @@ from .conftest import NO_WAIT, Clients
 from .test_operate_failures import as_user, restricted_user
 
 BUCKET = "team-cfn-templates"
-BUCKET_OPT = dp.TemplateBucket(BUCKET)
+ACCOUNT = "123456789012"  # moto's default account
+BUCKET_OPT = dp.TemplateBucket(BUCKET, owner=ACCOUNT)
 
 
 EXAMPLE = "g5-vllm.toml"
@@ -153,6 +156,8 @@ def test_largest_spec_deploys_through_the_bucket_and_the_object_is_gone(
     assert create[0]["TemplateURL"] == f"https://{BUCKET}.s3.us-east-1.amazonaws.com/{key}"
     ops = [op for op, _ in s3_calls]
     assert ops == ["HeadBucket", "PutObject", "DeleteObject"]
+    # Every S3 call insists the bucket is the caller's account's.
+    assert {p.get("ExpectedBucketOwner") for _, p in s3_calls} == {ACCOUNT}
     put = dict(s3_calls)["PutObject"]
     # No ACL and no encryption override: private, the bucket's default encryption.
     assert put["Key"] == key and "ACL" not in put and "ServerSideEncryption" not in put
@@ -216,6 +221,41 @@ def test_ctrl_c_while_following_still_deletes_the_object(
         )
     assert exc.value.exit_code == dp.EXIT_INTERRUPTED
     assert objects() == []
+
+
+def test_the_cli_expects_the_callers_own_account_to_own_the_bucket(aws: str) -> None:
+    staging = operate.owned_by_caller(
+        operate._aws(None, "us-east-1"), operate.template_bucket(BUCKET, "t/")
+    )
+    assert staging == dp.TemplateBucket(BUCKET, "t/", owner=ACCOUNT)
+    assert operate.owned_by_caller(operate._aws(None, "us-east-1"), None) is None
+
+
+def test_a_bucket_of_another_account_is_refused_as_denied() -> None:
+    """moto ignores ExpectedBucketOwner (moto/s3 never reads it), so S3's documented
+    answer to a mismatch, 403 AccessDenied, comes from a Stubber here."""
+    client = boto3.Session(
+        aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1"
+    ).client("s3")
+    body = dp.minified({"Resources": {}})
+    key = dp.template_key("ecs-gpu/", "svc", body)
+    owner = {"Bucket": BUCKET, "ExpectedBucketOwner": ACCOUNT}
+    with Stubber(client) as stub:
+        stub.add_client_error("head_bucket", "403", http_status_code=403, expected_params=owner)
+        stub.add_client_error(
+            "put_object",
+            "AccessDenied",
+            "Access Denied",
+            http_status_code=403,
+            expected_params={**owner, "Key": key, "Body": ANY, "ContentType": "application/json"},
+        )
+        source = dp.TemplateSource({"Resources": {}}, "svc", bucket=BUCKET_OPT, s3=client)
+        with pytest.raises(AccessDenied) as exc:
+            source.stage("us-east-1")
+        stub.assert_no_pending_responses()
+    assert exc.value.exit_code == EXIT_AWS and exc.value.permission == "s3:PutObject"
+    assert f"not owned by your account {ACCOUNT}" in exc.value.message
+    assert source.remove() is None  # nothing was staged, nothing to delete
 
 
 def write_spec(tmp_path: Path, text: str) -> Path:

@@ -312,10 +312,19 @@ def _refuse_busy(state: StackState, region: str | None) -> None:
 
 @dataclass(frozen=True)
 class TemplateBucket:
-    """A bucket the user named (``--template-bucket``) and the key prefix to stage under."""
+    """A bucket the user named (``--template-bucket``) and the key prefix to stage under.
+
+    ``owner``: the account that must own the bucket (S3's ExpectedBucketOwner,
+    the caller's own account from the CLI), so a mistyped name never puts the
+    template, with its secret ARNs and network layout, in a stranger's bucket.
+    """
 
     name: str
     prefix: str = DEFAULT_TEMPLATE_PREFIX
+    owner: str | None = None
+
+    def owner_args(self) -> dict[str, Any]:
+        return {"ExpectedBucketOwner": self.owner} if self.owner else {}
 
 
 # S3 answers these for a bucket in another Region when the request names this one.
@@ -409,7 +418,9 @@ class TemplateSource:
 
     def _upload(self, bucket: str, key: str, region: str) -> None:
         assert self.s3 is not None
-        where = bucket_region(self.s3, bucket)
+        assert self.bucket is not None
+        owner = self.bucket.owner_args()
+        where = bucket_region(self.s3, bucket, owner)
         if where is not None and where != region:
             raise _bucket_elsewhere(bucket, where, region)
         try:
@@ -420,6 +431,7 @@ class TemplateSource:
                 Key=key,
                 Body=self.body.encode("utf-8"),
                 ContentType="application/json",
+                **owner,
             )
         except bx.ClientError as e:
             code = error_code(e)
@@ -428,12 +440,18 @@ class TemplateSource:
             if code in _WRONG_REGION_CODES:
                 raise _bucket_elsewhere(bucket, "another Region", region) from None
             if is_access_denied(e):
+                also = (
+                    f", or the bucket is not owned by your account {self.bucket.owner} "
+                    "(ecs-gpu writes only to a bucket your account owns)"
+                    if self.bucket.owner
+                    else ""
+                )
                 raise AccessDenied(
                     "s3",
                     "PutObject",
                     f"{code}: {e.response.get('Error', {}).get('Message', '')} (on "
-                    f"arn:aws:s3:::{bucket}/{key}, for --template-bucket {bucket}). Nothing "
-                    "was deployed",
+                    f"arn:aws:s3:::{bucket}/{key}, for --template-bucket {bucket}{also}). "
+                    "Nothing was deployed",
                 ) from None
             raise translate(e, "s3", "PutObject") from None
         except bx.BotoCoreError as e:
@@ -444,7 +462,7 @@ class TemplateSource:
         if not self.staged or self.bucket is None or self.s3 is None or self.key is None:
             return None
         try:
-            self.s3.delete_object(Bucket=self.bucket.name, Key=self.key)
+            self.s3.delete_object(Bucket=self.bucket.name, Key=self.key, **self.bucket.owner_args())
         except (bx.ClientError, bx.BotoCoreError) as e:
             why = error_code(e) or type(e).__name__
             return (
@@ -460,14 +478,16 @@ def _partition(region: str) -> str:
     return "aws-cn" if region.startswith("cn-") else "aws"
 
 
-def bucket_region(s3: S3Client, bucket: str) -> str | None:
+def bucket_region(s3: S3Client, bucket: str, owner: Mapping[str, str] | None = None) -> str | None:
     """The bucket's Region from HeadBucket's x-amz-bucket-region, or None if S3 did not say.
 
     S3 sends that header on a 403 too, so a caller without s3:ListBucket still
     learns the Region; NoSuchBucket (404) is refused here, before any upload.
     """
     try:
-        resp = s3.head_bucket(Bucket=bucket)
+        resp = s3.head_bucket(Bucket=bucket, **(owner or {}))
+        if resp.get("BucketRegion"):
+            return resp["BucketRegion"]
         headers: Mapping[str, str] = resp.get("ResponseMetadata", {}).get("HTTPHeaders", {})
     except bx.ClientError as e:
         status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)

@@ -7,6 +7,7 @@ moto (or a Stubber) without going through argv.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import sys
@@ -28,7 +29,7 @@ from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws.clients import client, make_session
-from ecs_gpu.aws.errors import AccessDenied
+from ecs_gpu.aws.errors import AccessDenied, mapped
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
 from ecs_gpu.cli import app
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
@@ -163,6 +164,15 @@ def template_bucket(bucket: str | None, prefix: str) -> dp.TemplateBucket | None
             "contain control characters. Fix: e.g. --template-prefix ecs-gpu/."
         )
     return dp.TemplateBucket(bucket, prefix)
+
+
+def owned_by_caller(aws: Aws, staging: dp.TemplateBucket | None) -> dp.TemplateBucket | None:
+    """The bucket, to be owned by the caller's account (GetCallerIdentity needs no permission)."""
+    if staging is None:
+        return None
+    with mapped("sts", "GetCallerIdentity"):
+        account = str(aws("sts").get_caller_identity()["Account"])
+    return dataclasses.replace(staging, owner=account)
 
 
 def stack_of(spec: Spec, stack: str | None) -> str:
@@ -555,6 +565,7 @@ def diff_cmd(
     s = load_spec(spec)
     name = stack_of(s, stack)
     aws = _aws(profile, region)
+    staging = owned_by_caller(aws, staging)
     template = synth_template(s, name)
     run_diff(
         aws("cloudformation"),
@@ -599,6 +610,7 @@ def deploy_cmd(
     s = load_spec(spec)
     name = stack_of(s, stack)
     aws = _aws(profile, region)
+    staging = owned_by_caller(aws, staging)
     template = synth_template(s, name)
     run_deploy(
         aws("cloudformation"),
