@@ -255,6 +255,25 @@ def ecs_config(spec: Spec) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Boot-time networking can flake: both host scripts retry with doubling delays,
+# boundedly (MAX_ATTEMPTS, FIRST_DELAY_S and log() are each script's own).
+_BASH_RETRY = """retry() {
+  local attempt=1
+  local delay=$FIRST_DELAY_S
+  until "$@"; do
+    if [ "$attempt" -ge "$MAX_ATTEMPTS" ]; then
+      log "giving up after $attempt attempts: $*"
+      return 1
+    fi
+    log "attempt $attempt failed: $*; retrying in ${delay}s"
+    sleep "$delay"
+    attempt=$((attempt + 1))
+    delay=$((delay * 2))
+  done
+}
+"""
+
+
 def _without_comments(script: str) -> str:
     """``script`` less its full-line comments after the header, which is what ships.
 
@@ -326,21 +345,7 @@ log() {{
 }}
 
 # Boot-time networking can flake: retry with doubling delays, but boundedly.
-retry() {{
-  local attempt=1
-  local delay=$FIRST_DELAY_S
-  until "$@"; do
-    if [ "$attempt" -ge "$MAX_ATTEMPTS" ]; then
-      log "giving up after $attempt attempts: $*"
-      return 1
-    fi
-    log "attempt $attempt failed: $*; retrying in ${{delay}}s"
-    sleep "$delay"
-    attempt=$((attempt + 1))
-    delay=$((delay * 2))
-  done
-}}
-
+{_BASH_RETRY}
 # The nvidia_gpu collector needs this exact path; without it the agent exits.
 if [ ! -x "$NVIDIA_SMI" ]; then
   log "$NVIDIA_SMI not found: this instance is not on the ECS GPU-optimized AMI," \\
@@ -402,21 +407,7 @@ log() {{
   printf 'ecs-gpu-warm-pool: %s\\n' "$*"
 }}
 
-retry() {{
-  local attempt=1
-  local delay=$FIRST_DELAY_S
-  until "$@"; do
-    if [ "$attempt" -ge "$MAX_ATTEMPTS" ]; then
-      log "giving up after $attempt attempts: $*"
-      return 1
-    fi
-    log "attempt $attempt failed: $*; retrying in ${{delay}}s"
-    sleep "$delay"
-    attempt=$((attempt + 1))
-    delay=$((delay * 2))
-  done
-}}
-
+{_BASH_RETRY}
 # IMDSv2 only (the launch template requires it); a fresh token per read,
 # since a Running pool's instance may wait here for days.
 imds_token() {{
