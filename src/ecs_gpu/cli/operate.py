@@ -12,7 +12,7 @@ import math
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -855,33 +855,23 @@ def destroy_cmd(
 # --- verify -----------------------------------------------------------------------
 
 
+def _series_table(title: str, count_label: str, series: Sequence[vf.Series]) -> Table:
+    table = Table(title=title, show_header=True, header_style="bold")
+    for col in ("series", count_label, "latest"):
+        table.add_column(col, justify="left" if col == "series" else "right")
+    for s in series:
+        latest = "-" if s.latest is None else f"{s.latest:g}"
+        mark = "[green]present[/]" if s.present else "[red]MISSING[/]"
+        table.add_row(f"{s.metric} {mark}", str(s.datapoints), latest)
+    return table
+
+
 def render_series(report: vf.MetricsReport) -> None:
-    table = Table(
-        title=f"{gpu_metric.NAMESPACE} by {gpu_metric.DIMENSION}={report.asg}",
-        show_header=True,
-        header_style="bold",
-    )
-    for col in ("series", "datapoints", "latest"):
-        table.add_column(col, justify="left" if col == "series" else "right")
-    for s in report.series:
-        latest = "-" if s.latest is None else f"{s.latest:g}"
-        mark = "[green]present[/]" if s.present else "[red]MISSING[/]"
-        table.add_row(f"{s.metric} {mark}", str(s.datapoints), latest)
-    console.print(table)
-    if report.source is None:
-        return
-    table = Table(
-        title=f"{report.source.where}, {demand_metric.ALARM_PERIOD_S}-s periods",
-        show_header=True,
-        header_style="bold",
-    )
-    for col in ("series", "periods", "latest"):
-        table.add_column(col, justify="left" if col == "series" else "right")
-    for s in report.concurrency:
-        latest = "-" if s.latest is None else f"{s.latest:g}"
-        mark = "[green]present[/]" if s.present else "[red]MISSING[/]"
-        table.add_row(f"{s.metric} {mark}", str(s.datapoints), latest)
-    console.print(table)
+    title = f"{gpu_metric.NAMESPACE} by {gpu_metric.DIMENSION}={report.asg}"
+    console.print(_series_table(title, "datapoints", report.series))
+    if report.source is not None:
+        title = f"{report.source.where}, {demand_metric.ALARM_PERIOD_S}-s periods"
+        console.print(_series_table(title, "periods", report.concurrency))
 
 
 def concurrency_source(spec: Spec, names: Names) -> vf.ConcurrencySource | None:
