@@ -1359,9 +1359,7 @@ NOTE_CASES: dict[str, str] = {
     "_unused_concurrency_target": with_("scaling", target_concurrency_per_task=8.0),
     "_running_warm_pool": with_("capacity", warm_pool={"pool_state": "Running"}),
     # 2 req/s x 8 s per request (the simulation defaults): a task holds 16.
-    "_target_above_simulated_capacity": edited(
-        CONC, scaling={"target_concurrency_per_task": 17.0}
-    ),
+    "_target_above_simulated_capacity": edited(CONC, scaling={"target_concurrency_per_task": 17.0}),
 }
 
 
