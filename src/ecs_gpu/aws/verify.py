@@ -179,6 +179,13 @@ def fetch_concurrency(
     return _fetch(cw, queries, window_s=window_s, now=now)
 
 
+def _dimension_sets_text(sets: Sequence[Sequence[Mapping[str, str]]]) -> str:
+    """Up to three dimension sets as `Name=Value,...`, for "published under other dimensions"."""
+    return "; ".join(
+        ",".join(f"{d['Name']}={d['Value']}" for d in s) or "(no dimensions)" for s in sets[:3]
+    )
+
+
 def explain_missing_concurrency(
     source: ConcurrencySource, dimension_sets: Sequence[Sequence[Mapping[str, str]]]
 ) -> list[str]:
@@ -200,9 +207,7 @@ def explain_missing_concurrency(
             "the task log group, or run `ecs-gpu doctor` (MET005)."
         ]
     if sets:
-        shown = "; ".join(
-            ",".join(f"{d['Name']}={d['Value']}" for d in s) or "(no dimensions)" for s in sets[:3]
-        )
+        shown = _dimension_sets_text(sets)
         return [
             f"datapoints under other dimensions: {metric} exists in {demand_metric.NAMESPACE} "
             f"only as [{shown}], not "
@@ -273,9 +278,7 @@ def explain_missing(
             "and the agent's append_dimensions."
         ]
     if sets:
-        shown = "; ".join(
-            ",".join(f"{d['Name']}={d['Value']}" for d in s) or "(no dimensions)" for s in sets[:3]
-        )
+        shown = _dimension_sets_text(sets)
         return [
             f"wrong dimension: {metric} exists in {gpu_metric.NAMESPACE} only as [{shown}], "
             f"not rolled up by {gpu_metric.DIMENSION} alone. The agent config needs "
