@@ -19,6 +19,7 @@ from typing import Final
 
 from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.infra import host
+from ecs_gpu.infra.scaling import concurrency_metric
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
@@ -196,21 +197,6 @@ def _metric(
     )
 
 
-def concurrency_series(spec: Spec, statistic: str, period_s: int, label: str | None) -> cw.Metric:
-    """The sidecar's per-task concurrency series (demand_metric.py), for the dashboard and alarm."""
-    names = Names(spec.service.name)
-    return cw.Metric(
-        namespace=demand_metric.NAMESPACE,
-        metric_name=demand_metric.METRIC_NAME,
-        dimensions_map={
-            d["Name"]: d["Value"] for d in demand_metric.dimensions(names.cluster, names.service)
-        },
-        statistic=statistic,
-        period=Duration.seconds(period_s),
-        label=label,
-    )
-
-
 def _missing_alarm(
     scope: Construct,
     construct_id: str,
@@ -339,9 +325,7 @@ def add_observability(
                 "the fast path are blind. Check the sidecar's stream in the "
                 f"{names.task_log_group} log group or run `ecs-gpu doctor`."
             ),
-            metric=concurrency_series(
-                spec, demand_metric.STATISTIC, demand_metric.TRACKING_PERIOD_S, None
-            ),
+            metric=concurrency_metric(spec, demand_metric.TRACKING_PERIOD_S),
             periods=concurrency_missing_alarm_evaluation_periods(spec),
         )
         missing_alarms.append(concurrency_alarm)
@@ -511,11 +495,11 @@ def _concurrency_row(
     graph = cw.GraphWidget(
         title="Requests in flight or waiting, per task",
         left=[
-            concurrency_series(spec, "Average", period, f"mean per task ({period} s)"),
-            concurrency_series(
-                spec, "Average", demand_metric.TRACKING_PERIOD_S, "mean per task (1 min, tracked)"
+            concurrency_metric(spec, period, "Average", f"mean per task ({period} s)"),
+            concurrency_metric(
+                spec, demand_metric.TRACKING_PERIOD_S, "Average", "mean per task (1 min, tracked)"
             ),
-            concurrency_series(spec, "Maximum", period, f"busiest task ({period} s)"),
+            concurrency_metric(spec, period, "Maximum", f"busiest task ({period} s)"),
         ],
         left_annotations=annotations,
         left_y_axis=count_axis,

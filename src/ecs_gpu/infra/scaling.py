@@ -140,8 +140,14 @@ def _use_task_gpu_metrics(policy: appscaling.TargetTrackingScalingPolicy, spec: 
     cfn.add_property_override(f"{cms}.Metrics", task_gpu_metrics(spec))
 
 
-def concurrency_metric(spec: Spec, period_s: int) -> cw.Metric:
-    """The sidecar's per-task concurrency series: Average over all tasks' datapoints."""
+def concurrency_metric(
+    spec: Spec,
+    period_s: int,
+    statistic: str = demand_metric.STATISTIC,
+    label: str | None = None,
+) -> cw.Metric:
+    """The sidecar's per-task concurrency series (Average over all tasks' datapoints is the
+    mean per task); the policies, the dashboard and the missing-metric alarm all use it."""
     names = Names(spec.service.name)
     return cw.Metric(
         namespace=demand_metric.NAMESPACE,
@@ -149,8 +155,9 @@ def concurrency_metric(spec: Spec, period_s: int) -> cw.Metric:
         dimensions_map={
             d["Name"]: d["Value"] for d in demand_metric.dimensions(names.cluster, names.service)
         },
-        statistic=demand_metric.STATISTIC,
+        statistic=statistic,
         period=Duration.seconds(period_s),
+        label=label,
     )
 
 
