@@ -172,7 +172,7 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
     if conc and p.target_concurrency is not None:
         ax3 = axes[3]
         ax3.plot(x, tl["concurrency_per_task"], color="tab:brown", lw=0.9,
-                 label="requests running + waiting per ready task")  # fmt: skip
+                 label="requests running + waiting per running task")  # fmt: skip
         ax3.axhline(p.target_concurrency, color="black", ls=":", lw=1.0,
                     label=f"target {p.target_concurrency:g}")  # fmt: skip
         if p.fast_path is not None:
