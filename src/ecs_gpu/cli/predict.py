@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ecs_gpu.cli import app
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
-from ecs_gpu.outputs import check_distinct, is_stdout
+from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
     PLAN_PEAK_FRACTION,
     SimParams,
@@ -166,13 +166,16 @@ def _check_outputs(
     timeline: Path | None,
     plot_option: str = "--plot",
 ) -> None:
-    """Refuse unwritable output paths, and outputs over inputs or each other, before the run."""
+    """Refuse unwritable output paths, and outputs over inputs or each other, before the run.
+
+    Checked here, before simulating, so a typo in a path costs no simulation.
+    """
     if json_out is not None:
-        rp.check_output(json_out, "--json")
+        check_output(json_out, "--json")
     if timeline is not None:
-        rp.check_output(timeline, "--timeline")
+        check_output(timeline, "--timeline")
     if plot is not None:
-        rp.check_output(plot, plot_option, rp.PLOT_SUFFIX)
+        check_output(plot, plot_option, rp.PLOT_SUFFIX)
     check_distinct(inputs, {"--json": json_out, "--timeline": timeline, plot_option: plot})
 
 

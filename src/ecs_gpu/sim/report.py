@@ -17,14 +17,6 @@ from ecs_gpu.sim.engine import TIMELINE_COLUMNS, SimResult
 from ecs_gpu.sim.params import SimParams
 
 
-def check_output(path: Path, option: str = "output", suffix: str | None = None) -> None:
-    """Refuse an output path that cannot be written, naming ``option`` (outputs.py rules).
-
-    The CLI calls this before a run, so a typo in a path costs no simulation.
-    """
-    outputs.check_output(path, option, suffix)
-
-
 def summary_json(result: SimResult) -> str:
     """The summary as stable JSON text (sorted keys: same run, same bytes)."""
     return json.dumps(result.summary, indent=2, sort_keys=True) + "\n"
@@ -32,7 +24,7 @@ def summary_json(result: SimResult) -> str:
 
 def write_json(result: SimResult, path: Path, option: str = "--json") -> None:
     """The summary JSON to ``path`` (``-``: standard output), written atomically."""
-    check_output(path, option)
+    outputs.check_output(path, option)
     outputs.write_text(path, summary_json(result), option)
 
 
@@ -46,7 +38,7 @@ def _fmt(v: float) -> str:
 
 def write_timeline(result: SimResult, path: Path, option: str = "--timeline") -> None:
     """One row per simulated step; empty cells where a metric has no datapoint."""
-    check_output(path, option)
+    outputs.check_output(path, option)
     buf = io.StringIO(newline="")
     w = csv.writer(buf)
     w.writerow(TIMELINE_COLUMNS)
@@ -95,7 +87,7 @@ PLOT_METRIC_LABEL: dict[str, str] = {
 
 def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot") -> None:
     """Load vs ready capacity, tasks, instances and the GPU metric on one time axis."""
-    check_output(path, option, PLOT_SUFFIX)
+    outputs.check_output(path, option, PLOT_SUFFIX)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -281,7 +273,7 @@ def write_rows_json(
     if len(data) != len(rows):
         # A label twice would silently drop a row from the object.
         raise ValueError("write_rows_json: row labels must be unique")
-    check_output(path, option)
+    outputs.check_output(path, option)
     outputs.write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n", option)
 
 
