@@ -108,6 +108,9 @@ def record_params(client: Any) -> list[tuple[str, dict[str, Any]]]:
 def test_key_and_url_forms() -> None:
     a = dp.template_key("ecs-gpu/", "svc", '{"a":1}')
     assert a.startswith("ecs-gpu/svc-") and a.endswith(".json")
+    # docs/operate.md: PREFIX + STACK + "-" + 16 hex of the body's SHA-256 + ".json"
+    # (sha256 of '{"a":1}' begins 015abd7f5cc57a2d).
+    assert a == "ecs-gpu/svc-015abd7f5cc57a2d.json"
     # Another template or another stack never shares an object.
     assert a != dp.template_key("ecs-gpu/", "svc", '{"a":2}')
     assert a != dp.template_key("ecs-gpu/", "svc2", '{"a":1}')
