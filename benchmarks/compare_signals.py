@@ -36,12 +36,12 @@ import sys
 from typing import Any
 
 import numpy as np
-from compare_designs import MEAN_TASKS, OVERRIDES, SPEC, STEP_S
+from compare_designs import OVERRIDES, SPEC, STEP_S, mean_scale
 
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.params import SimParams, from_spec
-from ecs_gpu.sim.workload import Trace, bundled_traces
+from ecs_gpu.sim.workload import bundled_traces
 from ecs_gpu.spec import parse_spec
 
 SEED = 0
@@ -94,18 +94,13 @@ def design(label: str) -> SimParams:
     return p
 
 
-def scale_for(trace: Trace, p: SimParams) -> float:
-    per_task = p.task_capacity_rps * p.gpu_target_percent / 100.0
-    return MEAN_TASKS * per_task / float(trace.rates(STEP_S).mean())
-
-
 def results() -> dict[str, tuple[float, dict[str, dict[str, Any]]]]:
     """Trace name -> (rate scale, design label -> summary)."""
     base = design("task-gpus (default before)")
     out: dict[str, tuple[float, dict[str, dict[str, Any]]]] = {}
     for name, bundled in bundled_traces().items():
         trace = bundled.load()
-        scale = scale_for(trace, base)
+        scale = mean_scale(base, trace)
         out[name] = (
             scale,
             {
@@ -218,7 +213,7 @@ def fast_path_variants() -> None:
     print("|---|---|---:|---:|---:|")
     for name in ("azure2023-code", "azure2023-conv", "servegen-m-mid"):
         trace = bundled_traces()[name].load()
-        scale = scale_for(trace, base)
+        scale = mean_scale(base, trace)
         ref = run(design("reference"), trace, rate_scale=scale, step_s=STEP_S, seed=SEED).summary
         p = design(pooled)
         assert p.fast_path is not None
