@@ -178,6 +178,27 @@ def test_hint_names_the_rate_scale_that_fits(
     assert "hint:" not in capsys.readouterr().out
 
 
+def test_hint_on_the_concurrency_signal_uses_the_concurrency_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A task holds 2 req/s x 8 s = 16 requests at full load; a target of 8 holds
+    # it at half load, so 4 tasks serve 4 req/s at the target (not 5.6 at 70 %).
+    spec = tmp_path / "conc.toml"
+    spec.write_text(
+        spec_text(
+            service='[service.metrics]\npreset = "vllm"',
+            scaling="target_concurrency_per_task = 8",
+        ),
+        encoding="utf-8",
+    )
+    assert main(["simulate", str(spec), "--trace", str(_trace(tmp_path, 12000))]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    m = re.search(r"--rate-scale ([0-9.e+-]+) fits it", out)
+    assert m is not None, out
+    assert "at the target concurrency 8" in out
+    assert float(m.group(1)) == pytest.approx(4.0 / 20.0, rel=0.01)
+
+
 def test_no_hint_when_the_load_fits(
     tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

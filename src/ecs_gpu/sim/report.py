@@ -293,7 +293,15 @@ def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str |
     s = result.summary
     duration = s["duration_s"]
     full = p.max_tasks * p.task_capacity_rps
-    at_target = full * p.gpu_target_percent / 100.0
+    # The share of full load the scaling signal holds a task at: the GPU target,
+    # or for concurrency the target over what a task holds at full load.
+    if p.signal == "concurrency" and p.target_concurrency is not None:
+        held = min(1.0, p.target_concurrency / (p.task_capacity_rps * p.mean_request_s))
+        what = f"target concurrency {p.target_concurrency:g}"
+    else:
+        held = p.gpu_target_percent / 100.0
+        what = "GPU target"
+    at_target = full * held
     share = s["overload_seconds"] / duration if duration else 0.0
     if peak <= 0 or not (peak > full or share > HINT_OVERLOAD_FRACTION):
         return None
@@ -302,6 +310,6 @@ def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str |
         return None
     return (
         f"hint: overloaded {share:.0%} of the run; the peak load ({peak:.4g} req/s) is "
-        f"{peak / at_target:.3g}x what max_tasks ({p.max_tasks}) serve at the GPU target "
+        f"{peak / at_target:.3g}x what max_tasks ({p.max_tasks}) serve at the {what} "
         f"({at_target:.4g} req/s). --rate-scale {fit:.3g} fits it, or raise max_tasks."
     )
