@@ -12,7 +12,8 @@ import math
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -414,9 +415,7 @@ def run_diff(
     s3: S3Client | None = None,
 ) -> dp.Plan:
     """Preview; with ``bucket`` the template is staged there and deleted again."""
-    source = dp.TemplateSource(template, stack, bucket=bucket, s3=s3)
-    try:
-        source.stage(cfn.meta.region_name)
+    with _staged(cfn, template, stack, bucket, s3) as source:
         p = dp.diff(
             cfn,
             stack,
@@ -426,17 +425,29 @@ def run_diff(
             service_name=service_name,
             source=source,
         )
-    finally:
-        remove_staged(source)
     render_summary(stack, p.summary, new_stack=p.new_stack)
     return p
 
 
-def remove_staged(source: dp.TemplateSource) -> None:
-    """Delete the staged template; a failure to do so is a warning, not the command's fate."""
-    warning = source.remove()
-    if warning is not None:
-        Console(stderr=True, highlight=False).print(f"[yellow]warning:[/] {escape(warning)}")
+@contextmanager
+def _staged(
+    cfn: CloudFormationClient,
+    template: Mapping[str, Any],
+    stack: str,
+    bucket: dp.TemplateBucket | None,
+    s3: S3Client | None,
+) -> Iterator[dp.TemplateSource]:
+    """The template's source for CloudFormation: inline, or staged in ``bucket`` and
+    deleted again however the block ends (Ctrl-C included)."""
+    source = dp.TemplateSource(template, stack, bucket=bucket, s3=s3)
+    try:
+        source.stage(cfn.meta.region_name)
+        yield source
+    finally:
+        # A failure to delete it is a warning, not the command's fate.
+        warning = source.remove()
+        if warning is not None:
+            Console(stderr=True, highlight=False).print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def run_deploy(
@@ -462,9 +473,7 @@ def run_deploy(
     change set has been executed or deleted, whichever way this ends
     (Ctrl-C included: CloudFormation keeps its own copy of the template).
     """
-    source = dp.TemplateSource(template, stack, bucket=bucket, s3=s3)
-    try:
-        source.stage(cfn.meta.region_name)
+    with _staged(cfn, template, stack, bucket, s3) as source:
         return _deploy(
             cfn,
             stack,
@@ -477,8 +486,6 @@ def run_deploy(
             ask=ask,
             iam=iam,
         )
-    finally:
-        remove_staged(source)
 
 
 def _deploy(
