@@ -220,3 +220,15 @@ def test_a_loading_task_counts_in_the_per_task_concurrency() -> None:
         total = tl["served_rps"][j] * p.mean_request_s + tl["queued_requests"][j]
         assert tl["concurrency_per_task"][j] == pytest.approx(total / tl["running_tasks"][j])
         assert tl["concurrency_per_task"][j] < total / tl["ready_tasks"][j]
+
+
+def test_oracle_and_plan_size_a_concurrency_design_at_its_own_target() -> None:
+    p = _p()
+    assert p.signal == "concurrency"
+    # Target 8 of the 16 requests a 2 req/s x 8 s task holds: half load, 1 req/s a task.
+    half = p.with_(target_concurrency=8.0)
+    assert half.target_share == pytest.approx(0.5)
+    assert half.tasks_for_rate(4.0) == 4
+    # The GPU target (70 %) would have said 3 tasks for the same load.
+    gpu = _p(scaling="")
+    assert gpu.signal != "concurrency" and gpu.tasks_for_rate(4.0) == 3

@@ -413,7 +413,7 @@ def plan_cmd(
     console.print(
         f"trace: {tr.name} (bundled, first {tr.duration_s / 86400:g} days), rate x{scale:.4g}: "
         f"peak {peak:.1f} req/s = {PLAN_PEAK_FRACTION:.0%} of max_tasks ({p.max_tasks}) x "
-        f"{p.task_capacity_rps:g} req/s x GPU target {p.gpu_target_percent:g} %"
+        f"{p.task_capacity_rps:g} req/s at the {rp.target_text(p)}"
     )
     result = _run(p, tr, spec.name, scale, step, seed, "warm")
     console.print(rp.summary_table(result.summary, f"plan: {_label(p, spec)}"))

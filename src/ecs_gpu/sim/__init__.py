@@ -45,7 +45,7 @@ __all__ = [
 
 BUNDLED_TRACE = "servegen_m-large_600s.csv"
 # `plan` sizes the bundled trace so its peak step needs this fraction of
-# max_tasks at the GPU target: busy enough to scale, with headroom left.
+# max_tasks at the design's target: busy enough to scale, with headroom left.
 PLAN_PEAK_FRACTION = 0.8
 
 
@@ -59,7 +59,7 @@ def plan_rate_scale(p: SimParams, trace: Trace, step_s: float) -> float:
     peak = float(trace.rates(step_s).max())
     if peak <= 0:
         raise BadInputError(f"{trace.path}: the trace offers no load. Fix: use another trace.")
-    at_target = p.task_capacity_rps * p.gpu_target_percent / 100.0
+    at_target = p.rps_per_task_at_target
     return PLAN_PEAK_FRACTION * p.max_tasks * at_target / peak
 
 

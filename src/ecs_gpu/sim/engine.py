@@ -104,7 +104,7 @@ def oracle_gpu_hours(p: SimParams, offered_rps: list[float], step_s: float) -> f
     them (never below the floor).
     """
     rates = np.asarray(offered_rps, dtype=np.float64)
-    per_task = p.task_capacity_rps * p.gpu_target_percent / 100.0
+    per_task = p.rps_per_task_at_target
     need = np.where(rates > 0, np.ceil(rates / per_task - 1e-9), 0.0)
     tasks = np.clip(need, p.min_tasks, p.max_tasks).astype(np.int64)
     counts = np.bincount(tasks)

@@ -204,9 +204,24 @@ class SimParams:
         """Instances managed scaling never removes: the ASG minimum or the ODCR."""
         return max(self.min_instances, self.reserved_instances)
 
+    @property
+    def target_share(self) -> float:
+        """The share of a task's full load its main policy holds it at: the GPU target,
+        or on the concurrency signal the target over the requests a task holds at full
+        load (task_capacity_rps x mean_request_s, Little's law)."""
+        if self.signal == "concurrency" and self.target_concurrency is not None:
+            return min(
+                1.0, self.target_concurrency / (self.task_capacity_rps * self.mean_request_s)
+            )
+        return self.gpu_target_percent / 100.0
+
+    @property
+    def rps_per_task_at_target(self) -> float:
+        return self.task_capacity_rps * self.target_share
+
     def tasks_for_rate(self, rps: float) -> int:
-        """Tasks that serve ``rps`` at exactly the GPU target (the oracle's rule)."""
-        per_task = self.task_capacity_rps * self.gpu_target_percent / 100.0
+        """Tasks that serve ``rps`` at exactly the design's target (the oracle's rule)."""
+        per_task = self.rps_per_task_at_target
         need = math.ceil(rps / per_task - 1e-9) if rps > 0 else 0
         return min(max(need, self.min_tasks), self.max_tasks)
 

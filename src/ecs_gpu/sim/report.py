@@ -282,6 +282,13 @@ def write_rows_json(
 HINT_OVERLOAD_FRACTION = 0.5
 
 
+def target_text(p: SimParams) -> str:
+    """The design's target in words: what `plan` and the hint size the load against."""
+    if p.signal == "concurrency" and p.target_concurrency is not None:
+        return f"target concurrency {p.target_concurrency:g}"
+    return f"GPU target {p.gpu_target_percent:g} %"
+
+
 def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str | None:
     """One line with the --rate-scale that fits, when the load is beyond the fleet.
 
@@ -293,15 +300,8 @@ def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str |
     s = result.summary
     duration = s["duration_s"]
     full = p.max_tasks * p.task_capacity_rps
-    # The share of full load the scaling signal holds a task at: the GPU target,
-    # or for concurrency the target over what a task holds at full load.
-    if p.signal == "concurrency" and p.target_concurrency is not None:
-        held = min(1.0, p.target_concurrency / (p.task_capacity_rps * p.mean_request_s))
-        what = f"target concurrency {p.target_concurrency:g}"
-    else:
-        held = p.gpu_target_percent / 100.0
-        what = "GPU target"
-    at_target = full * held
+    at_target = p.max_tasks * p.rps_per_task_at_target
+    what = target_text(p)
     share = s["overload_seconds"] / duration if duration else 0.0
     if peak <= 0 or not (peak > full or share > HINT_OVERLOAD_FRACTION):
         return None
