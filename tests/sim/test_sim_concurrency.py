@@ -13,7 +13,7 @@ from simhelp import CONCURRENCY, METRICS, STEP, first_time, load, params, spec_t
 
 from ecs_gpu import fast_path
 from ecs_gpu.cli import main
-from ecs_gpu.sim.controllers import FastPathLayer
+from ecs_gpu.sim.controllers import AsgFastPath, FastPathLayer
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.params import SimParams
@@ -232,3 +232,36 @@ def test_oracle_and_plan_size_a_concurrency_design_at_its_own_target() -> None:
     # The GPU target (70 %) would have said 3 tasks for the same load.
     gpu = _p(scaling="")
     assert gpu.signal != "concurrency" and gpu.tasks_for_rate(4.0) == 3
+
+
+def test_what_if_instance_step_policy_launches_with_the_fast_path() -> None:
+    # Not deployable (AWS: no scaling policy but ECS's on a capacity
+    # provider's group); benchmarks/compare_signals.py measures what that costs.
+    p = _p(capacity=POOL)
+    assert not p.instance_fast_path  # never from a spec
+    deployed = _step_run(p)
+    what_if = _step_run(p.with_(instance_fast_path=True))
+    decision = _first_after(what_if, "desired_tasks", 2)
+    # Managed scaling waits for a CapacityProviderReservation datapoint.
+    assert _first_after(deployed, "instances", 2) >= decision + p.cpr_delay_s
+    # The step policy on the same alarm launches with the decision, and the
+    # pooled instance serves a warm start + model load later.
+    assert _first_after(what_if, "instances", 2) == decision
+    assert _first_after(what_if, "ready_tasks", 2) == pytest.approx(
+        decision + p.warm_start_s + p.model_load_s, abs=STEP
+    )
+
+
+def test_what_if_instance_step_policy_adds_only_a_larger_step_while_warming() -> None:
+    fp = _p().fast_path
+    assert fp is not None
+    asg = AsgFastPath(fp, max_instances=20, warmup_s=120.0)
+    low = fp.threshold * 1.1  # +100 %
+    high = fp.threshold * 2.5  # +300 %
+    assert asg.instances_to_add(0.0, low, 4) == 4
+    # Warming: the same step adds nothing, a larger one its difference (300 % - 100 % of 4).
+    assert asg.instances_to_add(60.0, low, 8) == 0
+    assert asg.instances_to_add(90.0, high, 8) == 8
+    # After the warm-up, from the group's size, clamped to max_instances.
+    assert asg.instances_to_add(300.0, high, 16) == 4
+    assert asg.actions == 3

@@ -323,8 +323,8 @@ class FastPathLayer:
     tracking.
     """
 
-    __slots__ = ("_fp", "_max_tasks", "actions", "cooldown_until", "in_alarm", "last_add",
-                 "last_invoke")  # fmt: skip
+    __slots__ = ("_fp", "_max_tasks", "actions", "cooldown_until", "in_alarm", "invoked",
+                 "last_add", "last_invoke")  # fmt: skip
 
     def __init__(self, fp: FastPath, max_tasks: int) -> None:
         self._fp = fp
@@ -334,6 +334,9 @@ class FastPathLayer:
         self.cooldown_until = -math.inf
         self.last_add = 0
         self.actions = 0
+        # The alarm's value when it invoked its actions this step, else None:
+        # the instance step policy (AsgFastPath) acts on the same invocation.
+        self.invoked: float | None = None
 
     def alarm_value(self, history: deque[float | None]) -> float | None:
         """The Maximum of the evaluated datapoints when the alarm breaches, else None."""
@@ -346,6 +349,7 @@ class FastPathLayer:
 
     def decide(self, t: float, fleet: Fleet, desired: int, history: deque[float | None]) -> int:
         """The desired count after this step's alarm evaluation (never lower)."""
+        self.invoked = None
         value = self.alarm_value(history)
         if value is None:
             self.in_alarm = False
@@ -354,6 +358,7 @@ class FastPathLayer:
             return desired
         self.in_alarm = True
         self.last_invoke = t
+        self.invoked = value
         running = fleet.running
         add = self._fp.tasks_to_add(value, running)
         if t < self.cooldown_until:
@@ -368,6 +373,55 @@ class FastPathLayer:
         self.cooldown_until = t + self._fp.cooldown_s
         self.actions += 1
         return new
+
+
+class AsgFastPath:
+    """What-if, not deployed: the fast-path alarm also invoking a step policy on the ASG.
+
+    Managed scaling launches instances only after ECS has published a
+    CapacityProviderReservation datapoint that counts the new PROVISIONING
+    tasks and its 1-of-1 alarm has acted on it (params.cpr_delay_s): about
+    90 s after the fast path decides. An EC2 Auto Scaling step policy on the
+    same 10-second alarm, adding the same percentage of instances, would
+    start them (from the warm pool) with the tasks. ecs-gpu does not deploy
+    it: the ECS developer guide says the desired capacity of a capacity
+    provider's group "shouldn't be changed or managed by any scaling
+    policies other than the one Amazon ECS manages" (cluster-auto-scaling.md,
+    "Cluster Auto Scaling considerations"). The simulator runs it only when
+    SimParams.instance_fast_path asks (benchmarks/compare_signals.py), to
+    measure what that rule costs. Modelled on EC2 Auto Scaling step scaling:
+    instances in warm-up count as capacity, and while they warm a new
+    invocation adds only what a larger step adds beyond the previous one
+    (as-scaling-simple-step.html "Instance warmup").
+    """
+
+    __slots__ = ("_fp", "_max_instances", "_warmup_s", "actions", "base", "last_add",
+                 "warm_until")  # fmt: skip
+
+    def __init__(self, fp: FastPath, max_instances: int, warmup_s: float) -> None:
+        self._fp = fp
+        self._max_instances = max_instances
+        self._warmup_s = warmup_s
+        self.warm_until = -math.inf
+        self.base = 0  # the group's size before the warming instances
+        self.last_add = 0
+        self.actions = 0
+
+    def instances_to_add(self, t: float, value: float, instances: int) -> int:
+        """Instances one invocation adds at alarm value ``value``, ``instances`` in the group."""
+        if t < self.warm_until:
+            # The warming instances already answer the same step.
+            add = self._fp.tasks_to_add(value, self.base) - self.last_add
+        else:
+            self.base, self.last_add = instances, 0
+            add = self._fp.tasks_to_add(value, instances)
+        add = min(add, self._max_instances - instances)
+        if add <= 0:
+            return 0
+        self.last_add += add
+        self.warm_until = t + self._warmup_s
+        self.actions += 1
+        return add
 
 
 def apply_desired(t: float, fleet: Fleet, desired: int) -> None:

@@ -23,7 +23,13 @@ import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim import params as P
-from ecs_gpu.sim.controllers import FastPathLayer, InstanceLayer, ServiceLayer, apply_desired
+from ecs_gpu.sim.controllers import (
+    AsgFastPath,
+    FastPathLayer,
+    InstanceLayer,
+    ServiceLayer,
+    apply_desired,
+)
 from ecs_gpu.sim.fleet import Fleet, WarmPool
 from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline
 from ecs_gpu.sim.params import SimParams
@@ -225,6 +231,11 @@ def simulate(
     )
     pool = _warm_pool(p, fleet, start)
     instances = InstanceLayer(p, boot_time, pool)
+    asg_fast = (
+        AsgFastPath(p.fast_path, p.max_instances, p.instance_warmup_s)
+        if p.fast_path is not None and p.instance_fast_path
+        else None
+    )
     mean_request_s = p.mean_request_s
     host_policy = metrics.host if p.host_cpu_policy_target_percent is not None else None
     queue = RequestQueue(p.max_queue_s)
@@ -256,6 +267,9 @@ def simulate(
             if want != service.desired:
                 service.desired = want
                 apply_desired(t, fleet, want)
+            if asg_fast is not None and fast.invoked is not None:
+                for _ in range(asg_fast.instances_to_add(t, fast.invoked, len(fleet.instances))):
+                    instances.launch(t, fleet)
 
         ready = fleet.ready
         cap = ready * cap_rps

@@ -173,6 +173,10 @@ class SimParams:
     mean_request_s: float = 8.0
     # The fast path the template deploys (ecs_gpu.fast_path), None when off.
     fast_path: FastPath | None = None
+    # What-if, never from a spec: the fast-path alarm also adds instances
+    # through an ASG step policy, which AWS says a capacity provider's group
+    # must not have (controllers.AsgFastPath).
+    instance_fast_path: bool = False
     # The sidecar publishes every 10 s (demand_metric.PUBLISH_INTERVAL_S).
     demand_publish_interval_s: float = float(demand_metric.PUBLISH_INTERVAL_S)
     # PutMetricData to an alarm that sees the datapoint: AWS documents no
