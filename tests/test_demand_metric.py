@@ -25,7 +25,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from ecs_gpu import demand_metric, fast_path
+from ecs_gpu import demand_metric
 from ecs_gpu.spec import METRICS_PRESETS
 
 SAMPLE = Path(__file__).parent / "data" / "vllm-metrics.txt"
@@ -398,12 +398,11 @@ def test_namespace_is_custom_and_iam_condition_reads_it() -> None:
     }
 
 
-def test_alarm_period_is_one_publish_interval_and_fast_path_agrees() -> None:
-    # A 10-s alarm period needs StorageResolution 1 (botocore PutMetricAlarm.Period).
+def test_alarm_period_is_one_publish_interval() -> None:
+    # A 10-s alarm period needs StorageResolution 1 (botocore PutMetricAlarm.Period);
+    # the deployed alarm's period and statistic: tests/infra/test_scaling_policies.py.
     assert demand_metric.STORAGE_RESOLUTION == 1
     assert demand_metric.ALARM_PERIOD_S == demand_metric.PUBLISH_INTERVAL_S == 10
-    assert fast_path.ALARM_PERIOD_S == demand_metric.ALARM_PERIOD_S
-    assert fast_path.STATISTIC == demand_metric.STATISTIC
 
 
 def test_dimensions_name_cluster_and_service_not_task() -> None:

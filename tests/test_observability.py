@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import gpu_metric, startup
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, load_spec, parse_spec
 
@@ -253,6 +253,26 @@ def test_evaluation_window_grows_with_the_spec_boot_time() -> None:
         update={"simulation": SPECS["built"].simulation.model_copy(update={"instance_boot_s": 1e6})}
     )
     assert missing_alarm_evaluation_periods(slow) * gpu_metric.PERIOD_S == 86_400
+
+
+def test_concurrency_missing_window_waits_for_a_large_model() -> None:
+    from ecs_gpu.infra.observability import concurrency_missing_alarm_evaluation_periods
+
+    # The server answers /metrics only after the model: with model_size_gib
+    # the load is derived from the size (startup.model_ready_s), not
+    # [simulation] model_load_s; a window sized for 60 s paged on every cold
+    # start of a 400-GiB model.
+    text = Path("examples/g5-vllm.toml").read_text()
+    text = text.replace("[service]\n", "[service]\nmodel_size_gib = 400\n", 1)
+    big = parse_spec(text, "big.toml")
+    assert big.service.model_size_gib == 400 and big.simulation.model_load_s == 60
+    sim = big.simulation
+    first_task_serving = sim.instance_boot_s + sim.image_pull_s + startup.model_ready_s(big)
+    assert first_task_serving > 2_000
+    periods = concurrency_missing_alarm_evaluation_periods(big)
+    assert periods * 60 >= 2 * first_task_serving
+    # Still no longer than that with a few minutes' margin.
+    assert periods * 60 <= 2 * first_task_serving + 300
 
 
 def test_dashboard_shows_the_alarm_state(case: tuple[Spec, dict[str, Any]]) -> None:

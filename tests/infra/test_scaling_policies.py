@@ -15,7 +15,7 @@ import pytest
 from botocore.model import StructureShape
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric, startup
 from ecs_gpu.infra import observability
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
@@ -319,7 +319,9 @@ def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -
     periods = observability.concurrency_missing_alarm_evaluation_periods(spec)
     assert conc["EvaluationPeriods"] == conc["DatapointsToAlarm"] == periods
     # A healthy first task (boot, pull, model load) reports well inside the window.
-    assert periods * gpu_metric.PERIOD_S >= 2 * observability.concurrency_first_datapoint_s(spec)
+    sim = spec.simulation
+    serving = sim.instance_boot_s + sim.image_pull_s + startup.model_ready_s(spec)
+    assert periods * gpu_metric.PERIOD_S >= 2 * serving
     gpu = by_metric[gpu_metric.UTILIZATION]
     assert gpu["AlarmName"] == NAMES.gpu_metric_missing_alarm
     # The description says what the missing GPU series costs with this signal.

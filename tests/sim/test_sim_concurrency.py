@@ -132,8 +132,13 @@ def test_warm_pool_refills_and_stopped_instances_bill_only_while_warming() -> No
     # After a burst takes pool instances, the pool refills: a second burst
     # hours later starts warm again.
     rates = load((ONSET, BEFORE), (1800, AFTER), (3 * 3600.0, BEFORE), (1800, AFTER), (600, BEFORE))
-    res = simulate(_p(capacity=POOL), rates, step_s=STEP)
+    p = _p(capacity=POOL)
+    res = simulate(p, rates, step_s=STEP)
     assert res.summary["warm_pool_starts"] == 4
+    # Each refill is billed while it boots and pulls the image, then stops.
+    in_service_h = sum(res.timeline["instances"]) * STEP / 3600.0
+    pool_h = res.summary["instance_hours"] - in_service_h
+    assert pool_h == pytest.approx(4 * (p.instance_boot_s + p.image_pull_s) / 3600.0, abs=1e-3)
 
 
 def _fleet(running: int) -> Fleet:

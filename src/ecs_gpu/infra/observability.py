@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric, managed_scaling
 from ecs_gpu.infra import host
 from ecs_gpu.infra.scaling import concurrency_metric
 from ecs_gpu.naming import Names
@@ -145,16 +145,11 @@ def concurrency_first_datapoint_s(spec: Spec) -> float:
     """Expected seconds from instance launch to the first concurrency datapoint CloudWatch can read.
 
     The server answers /metrics only once its model is loaded: boot, image
-    pull, model load, one publish interval of the sidecar, then ingestion.
+    pull and model (managed_scaling.cold_start_s, from ``model_size_gib``
+    when set, as the health check and the simulator read it), one publish
+    interval of the sidecar, then ingestion.
     """
-    sim = spec.simulation
-    return (
-        sim.instance_boot_s
-        + sim.image_pull_s
-        + sim.model_load_s
-        + demand_metric.PUBLISH_INTERVAL_S
-        + INGESTION_DELAY_S
-    )
+    return managed_scaling.cold_start_s(spec) + demand_metric.PUBLISH_INTERVAL_S + INGESTION_DELAY_S
 
 
 def _evaluation_periods(first_s: float, period_s: int) -> int:
