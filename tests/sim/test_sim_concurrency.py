@@ -270,3 +270,16 @@ def test_what_if_instance_step_policy_adds_only_a_larger_step_while_warming() ->
     # After the warm-up, from the group's size, clamped to max_instances.
     assert asg.instances_to_add(300.0, high, 16) == 4
     assert asg.actions == 3
+
+
+def test_what_if_tracking_cap_bounds_one_target_tracking_step() -> None:
+    # Not deployed (docs/benchmarks.md --variants): target tracking reads the
+    # one-minute datapoint capped at 2 x target, so one decision at most doubles
+    # the running count. The fast path is off to isolate the policy.
+    p = _p(CONCURRENCY + "\nfast_scale_out = false")
+    free = _step_run(p, after_s=600.0)
+    capped = _step_run(p.with_(tracking_cap_ratio=2.0), after_s=600.0)
+    at = _first_after(free, "desired_tasks", 2)
+    assert at == _first_after(capped, "desired_tasks", 2)
+    i = round((ONSET + at) / STEP)
+    assert capped["desired_tasks"][i] == 4 < free["desired_tasks"][i]

@@ -135,6 +135,7 @@ class DemandPipeline:
     """
 
     __slots__ = (
+        "_cap",
         "_delay",
         "_min_n",
         "_min_sum",
@@ -151,6 +152,9 @@ class DemandPipeline:
         self._steps_per_pub = max(1, round(interval / step_s))
         self._per_step = max(1, round(step_s / interval))
         self._delay = p.demand_metric_delay_s
+        # What-if (SimParams.tracking_cap_ratio): the tracked datapoint at most cap.
+        ratio, target = p.tracking_cap_ratio, p.target_concurrency
+        self._cap = math.inf if ratio is None or target is None else ratio * target
         self.fast = MetricSeries(window=max(1, fast_window))
         self.tracking = MetricSeries()
         self._min_sum = self._min_n = 0.0
@@ -170,6 +174,6 @@ class DemandPipeline:
     def close_minute(self, t: float) -> None:
         """Publish the minute that ended at ``t``: the mean of its tasks' datapoints."""
         n = self._min_n
-        self.tracking.publish(t + self._delay, self._min_sum / n if n else None)
+        self.tracking.publish(t + self._delay, min(self._min_sum / n, self._cap) if n else None)
         self._min_sum = self._min_n = 0.0
         self.tracking.visible(t)

@@ -177,6 +177,11 @@ class SimParams:
     # through an ASG step policy, which AWS says a capacity provider's group
     # must not have (controllers.AsgFastPath).
     instance_fast_path: bool = False
+    # What-if, never from a spec: target tracking reads the one-minute
+    # concurrency datapoint capped at this multiple of the target (metric
+    # math could deploy it; benchmarks/compare_signals.py --variants shows
+    # why it is not).
+    tracking_cap_ratio: float | None = None
     # The sidecar publishes every 10 s (demand_metric.PUBLISH_INTERVAL_S).
     demand_publish_interval_s: float = float(demand_metric.PUBLISH_INTERVAL_S)
     # PutMetricData to an alarm that sees the datapoint: AWS documents no
