@@ -132,6 +132,24 @@ class _Handler(BaseHTTPRequestHandler):
     answered_up_then_down = 0
 
     def do_GET(self) -> None:
+        if self.path == "/stall":  # the answer stops mid-body for 3 s
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'vllm:num_requests_running{engine="0"} 3.0\n')
+            self.wfile.write(b'vllm:num_requests_running{engine="1"} 1')
+            self.wfile.flush()
+            time.sleep(3)
+            self.wfile.write(b"2.0\n")
+            return
+        if self.path == "/idle-tgi":  # TGI before its first request: no gauge yet
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path == "/wrong":
+            self.send_response(404)
+            self.end_headers()
+            return
         if self.path == "/up-then-down":
             _Handler.answered_up_then_down += 1
         up_once = self.path == "/up-then-down" and _Handler.answered_up_then_down == 1
@@ -172,7 +190,7 @@ def fake_aws(tmp_path: Path) -> Path:
     return record
 
 
-def _env(port: int, path: str, record: Path) -> dict[str, str]:
+def _env(port: int, path: str, record: Path, starting_max_s: int = 600) -> dict[str, str]:
     env = demand_metric.sidecar_environment(
         metrics_port=port,
         metrics_path=path,
@@ -180,6 +198,7 @@ def _env(port: int, path: str, record: Path) -> dict[str, str]:
         cluster_name="llm",
         service_name="llm",
         region="us-east-1",
+        starting_max_s=starting_max_s,
     )
     return {**env, "PATH": f"{record.parent / 'bin'}:{os.environ['PATH']}"}
 
@@ -292,16 +311,86 @@ def _calls(record: Path) -> list[list[str]]:
     return [c.strip("\n").splitlines() for c in record.read_text().split("--call\n") if c]
 
 
-def test_a_starting_task_publishes_zero_until_its_server_answers(
-    server: int, aws_log: Path
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _values(record: Path) -> list[float]:
+    return [_cli_to_request(c)["MetricData"][0]["Value"] for c in _calls(record)]
+
+
+def test_a_starting_task_publishes_zero_until_its_server_answers(aws_log: Path) -> None:
+    # Nothing listens yet (the model loads before the server binds): the
+    # RUNNING task holds no request. Then the server comes up with 8.
+    port = _free_port()
+    proc = subprocess.Popen(
+        [*demand_metric.SIDECAR_ENTRY_POINT, *demand_metric.SIDECAR_COMMAND],
+        env={**_env(port, "/metrics", aws_log), "INTERVAL_S": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    httpd = None
+    try:
+        time.sleep(2.5)
+        httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        time.sleep(2.5)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+    values = _values(aws_log)
+    zeros = values[: values.index(8.0)] if 8.0 in values else values
+    assert len(zeros) >= 2 and set(zeros) == {0.0}, err
+    assert values[len(zeros) :] and set(values[len(zeros) :]) == {8.0}, err
+
+
+def test_a_server_that_never_answers_gets_zeros_only_until_the_start_deadline(
+    aws_log: Path,
 ) -> None:
-    # The server is up but still loading (503): the RUNNING task holds no request.
-    err = _run_loop(_env(server, "/loading", aws_log), 2.5)
-    calls = _calls(aws_log)
-    assert len(calls) >= 2, err
-    values = [_cli_to_request(c)["MetricData"][0]["Value"] for c in calls]
-    assert values == [0.0] * len(calls)
-    assert "503" in err
+    # A wrong [service.metrics] port: zeros for ever would scale the service
+    # in and keep the missing-metric alarm quiet.
+    err = _run_loop(_env(_free_port(), "/metrics", aws_log, starting_max_s=2), 4.5)
+    values = _values(aws_log)
+    assert 1 <= len(values) <= 3 and set(values) == {0.0}, err
+    assert "within 2 s of the start: check [service.metrics] port" in err
+
+
+def test_an_http_error_while_starting_publishes_nothing(server: int, aws_log: Path) -> None:
+    # A wrong path (404) is a server that is up: no zero, so the series stays
+    # missing and its alarm reports it.
+    err = _run_loop(_env(server, "/wrong", aws_log), 2.5)
+    assert _calls(aws_log) == []
+    assert "404" in err
+
+
+def test_an_answer_that_stops_mid_body_publishes_nothing(
+    script: Path, server: int, fake_aws: Path
+) -> None:
+    # Summing what arrived would publish 4 (3 + "1" of "12.0"), not 15.
+    env = {**_env(server, "/stall", fake_aws), "TIMEOUT_S": "1"}
+    result = _run(script, "once", env)
+    assert result.returncode == 1
+    assert "no more data for 1 s" in result.stderr
+    assert not fake_aws.exists()
+
+
+def test_tgi_before_its_first_request_reads_zero(script: Path, server: int, fake_aws: Path) -> None:
+    series = "tgi_batch_current_size tgi_queue_size"
+    env = {**_env(server, "/idle-tgi", fake_aws), "SERIES": series}
+    assert _run(script, "once", env).returncode == 1  # a series name that matches nothing
+    assert not fake_aws.exists()
+    result = _run(script, "once", {**env, "ABSENT_IS_ZERO": "1"})
+    assert result.returncode == 0, result.stderr
+    assert _cli_to_request(fake_aws.read_text().splitlines())["MetricData"][0]["Value"] == 0.0
 
 
 def test_once_the_server_answered_a_failed_scrape_publishes_nothing(
@@ -365,6 +454,7 @@ def test_embedded_script_is_the_script_without_comments() -> None:
         cluster_name="c",
         service_name="s",
         region="eu-west-1",
+        starting_max_s=600,
     )
     assert base64.b64decode(env[demand_metric.SCRIPT_ENV]).decode() == embedded
 
@@ -381,8 +471,11 @@ def test_environment_covers_every_variable_the_script_requires() -> None:
         cluster_name="c",
         service_name="s",
         region="eu-west-1",
+        starting_max_s=600,
     )
     assert required <= set(env)
+    # The run loop also needs the start deadline; the flag has a default.
+    assert {"STARTING_MAX_S", "ABSENT_IS_ZERO"} <= set(env) and "STARTING_MAX_S" in text
     assert env["INTERVAL_S"] == str(demand_metric.PUBLISH_INTERVAL_S)
     assert env["STORAGE_RESOLUTION"] == "1"
     assert env["DIMENSIONS"] == "ClusterName=c,ServiceName=s"

@@ -124,12 +124,22 @@ def sidecar_environment(
     cluster_name: str,
     service_name: str,
     region: str,
+    starting_max_s: int,
+    absent_is_zero: bool = False,
 ) -> dict[str, str]:
-    """Everything the sidecar script reads from its environment."""
+    """Everything the sidecar script reads from its environment.
+
+    ``starting_max_s``: how long after the start a server that does not
+    answer yet counts as loading (0 published); ``absent_is_zero``: the
+    server leaves a series out until its first use, so a 200 without any of
+    ``series`` means 0.
+    """
     return {
         "METRICS_PORT": str(metrics_port),
         "METRICS_PATH": metrics_path,
         "SERIES": " ".join(series),
+        "STARTING_MAX_S": str(starting_max_s),
+        "ABSENT_IS_ZERO": "1" if absent_is_zero else "0",
         "NAMESPACE": NAMESPACE,
         "METRIC_NAME": METRIC_NAME,
         "DIMENSIONS": cli_dimensions(cluster_name, service_name),

@@ -96,6 +96,12 @@ class ServiceMetricsSpec(_Section):
     waiting_metric: Annotated[str, Field(pattern=PROM_NAME_RE, max_length=200)] | None = None
 
     @property
+    def absent_is_zero(self) -> bool:
+        """TGI exports a gauge only once it is first set (its metrics-rs exporter),
+        so an idle, freshly started server has neither series: that reads as 0."""
+        return self.preset == "tgi"
+
+    @property
     def names(self) -> tuple[str, ...]:
         """The Prometheus series whose sum is the task's concurrency."""
         running, waiting = METRICS_PRESETS[self.preset]

@@ -648,6 +648,7 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
         cluster_name=NAMES.cluster,
         service_name=NAMES.service,
         region=REGION,
+        starting_max_s=600,
     )
     s["task_definitions"][0]["containerDefinitions"].append(
         {

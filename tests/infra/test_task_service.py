@@ -393,7 +393,12 @@ def test_sidecar_container(built: dict[str, tuple[Spec, T]]) -> None:
         cluster_name=names.cluster,
         service_name=names.service,
         region={"Ref": "AWS::Region"},  # type: ignore[arg-type]
+        starting_max_s=startup.health_timings(spec).grace_period_s,
     )
+    # A loading task counts as 0 for at least its image pull and model load.
+    sim = spec.simulation
+    assert int(env["STARTING_MAX_S"]) >= sim.image_pull_s + startup.model_ready_s(spec)
+    assert env["ABSENT_IS_ZERO"] == "0"  # vLLM exports both gauges from the start
     # The sidecar names the same cluster and service the template creates.
     assert env["DIMENSIONS"] == (
         f"ClusterName={props(t, 'AWS::ECS::Cluster')['ClusterName']},"

@@ -221,8 +221,10 @@ def explain_missing_concurrency(
         f"no datapoint at all: no sidecar has ever published {source.where}. The {sidecar} "
         f"publishes only after it reads {wanted} from "
         f"http://127.0.0.1:{source.port}{source.path}. Likely causes: the image serves no "
-        "Prometheus metrics there (wrong [service.metrics] preset, port or path; its log "
-        f"says 'GET {source.path} on port {source.port}: ...'); none of those series is in "
+        "Prometheus metrics there (wrong [service.metrics] preset, port or path, or SGLang "
+        "without --enable-metrics; its log says 'GET "
+        f"{source.path} on port {source.port}: ...' or 'no answer on port'); none of those "
+        "series is in "
         'the answer (its log says "none of ..."; set [service.metrics] running_metric / '
         "waiting_metric to the names the server uses); the task role is denied "
         f"cloudwatch:PutMetricData in {demand_metric.NAMESPACE} (its log shows "

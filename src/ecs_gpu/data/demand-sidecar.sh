@@ -26,6 +26,12 @@ DIMENSIONS=${DIMENSIONS:-}
 UNIT=${UNIT:-}
 STORAGE_RESOLUTION=${STORAGE_RESOLUTION:-}
 INTERVAL_S=${INTERVAL_S:-}
+# Seconds after the sidecar starts (with the server) by which the server
+# must have answered once: the service's health-check grace period.
+STARTING_MAX_S=${STARTING_MAX_S:-}
+# 1 where the server leaves a series out until its first use (TGI): a
+# 200 without any of SERIES then means 0, not a misnamed series.
+ABSENT_IS_ZERO=${ABSENT_IS_ZERO:-0}
 
 # Set once the server has answered a scrape (publish_once).
 ANSWERED=0
@@ -79,23 +85,39 @@ sum_series() {
 }
 
 # GET METRICS_PATH over HTTP/1.0 (no chunked encoding) and print the body.
+# Fails with 1 when nothing answers (the server is not up yet), 2 on a
+# status other than 200, 3 when the answer stops mid-way (a partial body
+# would be a wrong sum).
 scrape() {
-  local status line
+  local status line rc
   if ! exec 3<>"/dev/tcp/${METRICS_HOST}/${METRICS_PORT}"; then
     return 1
   fi
   printf 'GET %s HTTP/1.0\r\nHost: %s\r\nConnection: close\r\n\r\n' \
     "$METRICS_PATH" "$METRICS_HOST" >&3
-  if ! IFS= read -r -t "$TIMEOUT_S" status <&3 || [[ ! $status =~ ^HTTP/1\.[01]\ 200 ]]; then
+  if ! IFS= read -r -t "$TIMEOUT_S" status <&3 || [[ ! $status =~ ^HTTP/1\.[01]\ [0-9] ]]; then
     log "GET ${METRICS_PATH} on port ${METRICS_PORT}: ${status:-no answer}"
     exec 3<&-
     return 1
   fi
+  if [[ ! $status =~ ^HTTP/1\.[01]\ 200 ]]; then
+    log "GET ${METRICS_PATH} on port ${METRICS_PORT}: ${status%$'\r'}"
+    exec 3<&-
+    return 2
+  fi
   while IFS= read -r -t "$TIMEOUT_S" line <&3; do
     [[ -z ${line%$'\r'} ]] && break
   done
-  while IFS= read -r -t "$TIMEOUT_S" line <&3 || [[ -n $line ]]; do
-    printf '%s\n' "$line"
+  while :; do
+    IFS= read -r -t "$TIMEOUT_S" line <&3
+    rc=$?
+    if ((rc > 128)); then
+      log "GET ${METRICS_PATH} on port ${METRICS_PORT}: no more data for ${TIMEOUT_S} s"
+      exec 3<&-
+      return 3
+    fi
+    [[ -n $line ]] && printf '%s\n' "$line"
+    ((rc == 0)) || break
   done
   exec 3<&-
 }
@@ -107,17 +129,33 @@ scrape() {
 # counts it in the capacity it scales from, and its server, still loading
 # the model, holds no request. The series' Average is then total requests
 # over RUNNING tasks, and capacity x Average / target is total / target
-# (demand_metric.py). A server that never answers is the health check's.
+# (demand_metric.py). Any HTTP answer ends the start, and so does
+# STARTING_MAX_S: a wrong port or path then publishes nothing instead of
+# zeros that would scale the service in and hide it.
 publish_once() {
-  local body result total samples value
-  if ! body=$(scrape); then
-    [[ ${1:-} == starting ]] && put_value 0.000
+  local body result total samples value rc
+  body=$(scrape)
+  rc=$?
+  if ((rc == 1)); then
+    if [[ ${1:-} == starting ]]; then
+      if ((SECONDS < STARTING_MAX_S)); then
+        put_value 0.000
+      else
+        log "no answer on port ${METRICS_PORT} within ${STARTING_MAX_S} s of the start:" \
+          "check [service.metrics] port"
+      fi
+    fi
     return 1
   fi
   ANSWERED=1
+  ((rc == 0)) || return 1
   result=$(sum_series <<<"$body") || return 1
   read -r total samples <<<"$result"
   if ((samples == 0)); then
+    if ((ABSENT_IS_ZERO)); then
+      put_value 0.000
+      return
+    fi
     log "none of '${SERIES}' in ${METRICS_PATH}"
     return 1
   fi
@@ -166,7 +204,7 @@ case ${1:-run} in
     publish_once
     ;;
   run)
-    require "${PUBLISH_VARS[@]}"
+    require "${PUBLISH_VARS[@]}" STARTING_MAX_S
     main
     ;;
   *)

@@ -237,6 +237,9 @@ def _add_sidecar(
             cluster_name=names.cluster,
             service_name=names.service,
             region=Stack.of(scope).region,
+            # A server still silent when ECS stops ignoring health checks is misconfigured.
+            starting_max_s=startup.health_timings(spec).grace_period_s,
+            absent_is_zero=metrics.absent_is_zero,
         ),
         logging=ecs.LogDrivers.aws_logs(
             stream_prefix=demand_metric.SIDECAR_NAME, log_group=log_group
