@@ -89,9 +89,9 @@ GOAL_DESIGNS = (
 )
 
 
-def design(label: str) -> SimParams:
+def design(label: str, extra_scaling: str = "") -> SimParams:
     service, scaling, capacity, overrides = STEP_DESIGNS[label]
-    text = SPEC.format(scaling=scaling)
+    text = SPEC.format(scaling=scaling + extra_scaling)
     text = text.replace("[capacity]", service + "[capacity]", 1)
     text = text.replace("[scaling]", capacity + "[scaling]", 1)
     p = from_spec(parse_spec(text, f"{label}.toml")).with_(**overrides)
@@ -214,7 +214,8 @@ def fast_path_variants() -> None:
     Deployable variants: each step adds at most +100 % (Kubernetes HPA's
     default scale-up limit: double the pods per 60 s, or 4 pods if more;
     autoscaling/v2 HorizontalPodAutoscalerBehavior.scaleUp), or
-    ``fast_scale_out = false``; and one the template could deploy with
+    ``fast_scale_out = false``, or another ``panic_threshold_percent``; and
+    one the template could deploy with
     metric math but does not: target tracking reading the one-minute
     datapoint capped at the panic threshold (SimParams.tracking_cap_ratio),
     so that above it only the fast path sizes the fleet.
@@ -223,7 +224,7 @@ def fast_path_variants() -> None:
     print("| trace | design | variant | GPU-hours x reference | overload s "
           "| worst overload episode |")  # fmt: skip
     print("|---|---|---|---:|---:|---:|")
-    for name in ("azure2023-code", "azure2023-conv", "servegen-m-mid"):
+    for name in ("azure2023-code", "azure2023-conv", "servegen-m-large", "servegen-m-mid"):
         trace = bundled_traces()[name].load()
         scale = mean_scale(base, trace)
         ref = run(design("reference"), trace, rate_scale=scale, step_s=STEP_S, seed=SEED).summary
@@ -240,6 +241,10 @@ def fast_path_variants() -> None:
                     fast_path=dataclasses.replace(p.fast_path, steps=capped)
                 )
                 variants["no fast path"] = p.with_(fast_path=None)
+                for percent in (150, 300):
+                    variants[f"panic threshold {percent} %"] = design(
+                        label, f"\npanic_threshold_percent = {percent}"
+                    )
             variants["tracked datapoint capped at the panic threshold (not deployed)"] = p.with_(
                 tracking_cap_ratio=cap
             )

@@ -8,11 +8,13 @@ import math
 from collections import deque
 from pathlib import Path
 
+import numpy as np
 import pytest
 from simhelp import CONCURRENCY, METRICS, STEP, first_time, load, params, spec_text
 
 from ecs_gpu import fast_path
 from ecs_gpu.cli import main
+from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.controllers import AsgFastPath, FastPathLayer
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.fleet import Fleet
@@ -67,6 +69,12 @@ def test_without_the_fast_path_target_tracking_waits_three_minutes() -> None:
     assert _first_after(gpu, "desired_tasks", 2) == 240
     fast = _step_run(_p())
     assert _first_after(fast, "desired_tasks", 2) < _first_after(slow, "desired_tasks", 2) / 5
+    # Alarms evaluate on the minute here: the 5-s ingestion delay of the
+    # concurrency datapoint costs a minute (docs/simulator.md); with none, 180 s.
+    p = _p(CONCURRENCY + "\nfast_scale_out = false")
+    assert _first_after(_step_run(p.with_(poisson_arrivals=False)), "desired_tasks", 2) == 240
+    instant = p.with_(poisson_arrivals=False, demand_metric_delay_s=0.0)
+    assert _first_after(_step_run(instant), "desired_tasks", 2) == 180
 
 
 def test_concurrency_does_not_saturate_like_gpu_utilization() -> None:
@@ -283,3 +291,41 @@ def test_what_if_tracking_cap_bounds_one_target_tracking_step() -> None:
     assert at == _first_after(capped, "desired_tasks", 2)
     i = round((ONSET + at) / STEP)
     assert capped["desired_tasks"][i] == 4 < free["desired_tasks"][i]
+
+
+def test_cooldown_same_step_adds_nothing_after_running_grew() -> None:
+    fp = _p().fast_path
+    assert fp is not None
+    layer = FastPathLayer(fp, max_tasks=64)
+    low: deque[float | None] = deque([fp.threshold * 1.1] * 2, maxlen=2)  # +100 %
+    assert layer.decide(0.0, _fleet(4), 4, low) == 8
+    # The 4 added tasks run now; the same step, still in the cooldown, is
+    # already answered (its +100 % was of the 4 it scaled from).
+    assert layer.decide(60.0, _fleet(8), 8, low) == 8
+    assert layer.actions == 1
+
+
+def test_no_scale_in_in_the_step_the_fast_alarm_enters_alarm() -> None:
+    # Eight tasks idle long enough for target tracking to scale in at t=1020,
+    # the step the fast alarm enters ALARM on a burst: the scale-in is held.
+    p = _p()
+    rates = np.concatenate([np.full(6, 11.2), np.full(360, 2.0)])
+    rates[99:111] = 30.0
+    tl = simulate(p, rates, step_s=STEP, noisy_arrivals=False).timeline
+    assert tl["ready_tasks"][98] == 8
+    assert min(tl["ready_tasks"][100:110]) == 8
+
+
+def test_a_concurrency_target_on_a_gpu_signal_runs_no_policy() -> None:
+    # The template ignores the key unless signal = "concurrency" (a spec note says so).
+    rates = load((3600.0, 2.6))
+    plain = simulate(_p(""), rates, step_s=STEP).summary
+    noted = params(max_instances=8, max_tasks=8, scaling="target_concurrency_per_task = 2")
+    assert noted.signal == "task-gpus" and noted.target_concurrency is None
+    assert simulate(noted, rates, step_s=STEP).summary["gpu_hours"] == plain["gpu_hours"]
+
+
+@pytest.mark.parametrize("step_s", [3.0, 4.0, 6.0, 12.0, 15.0])
+def test_a_step_that_splits_the_10_s_publish_is_refused(step_s: float) -> None:
+    with pytest.raises(BadInputError, match=rf"--step = {step_s:g} s: the concurrency signal"):
+        simulate(_p(), load((600.0, BEFORE)), step_s=step_s)

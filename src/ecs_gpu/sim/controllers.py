@@ -317,14 +317,17 @@ class FastPathLayer:
     of the running count (at least one task; ECS scales from the running
     count, aws-semantics §1 "Base for the computation") and starts its
     cooldown. During the cooldown a later invocation adds only what its step
-    adds beyond the previous one ("the previous increase ... is considered
-    part of the current capacity": botocore application-autoscaling
-    StepScalingPolicyConfiguration.Cooldown). Scale-in stays with target
-    tracking.
+    adds beyond what the previous one added from its own base ("the previous
+    increase ... is considered part of the current capacity"; "won't increase
+    the desired capacity again unless either a larger scale out is triggered
+    or the cooldown period ends": the Application Auto Scaling API reference
+    of StepScalingPolicyConfiguration.Cooldown before 2024, now the user
+    guide's "Cooldown period"; aws-semantics §1 "Scale-out cooldown
+    semantics"). Scale-in stays with target tracking.
     """
 
-    __slots__ = ("_fp", "_max_tasks", "actions", "cooldown_until", "in_alarm", "invoked",
-                 "last_add", "last_invoke")  # fmt: skip
+    __slots__ = ("_fp", "_max_tasks", "actions", "base", "cooldown_until", "in_alarm",
+                 "invoked", "last_add", "last_invoke")  # fmt: skip
 
     def __init__(self, fp: FastPath, max_tasks: int) -> None:
         self._fp = fp
@@ -333,6 +336,7 @@ class FastPathLayer:
         self.last_invoke = -math.inf
         self.cooldown_until = -math.inf
         self.last_add = 0
+        self.base = 0  # the running count the last action scaled from
         self.actions = 0
         # The alarm's value when it invoked its actions this step, else None:
         # the instance step policy (AsgFastPath) acts on the same invocation.
@@ -360,11 +364,15 @@ class FastPathLayer:
         self.last_invoke = t
         self.invoked = value
         running = fleet.running
-        add = self._fp.tasks_to_add(value, running)
         if t < self.cooldown_until:
+            # The earlier action's tasks are part of the capacity: its step,
+            # from its base, is already added; only a larger one adds more.
+            add = self._fp.tasks_to_add(value, self.base)
             extra = add - self.last_add
             new = desired + extra if extra > 0 else desired
         else:
+            self.base = running
+            add = self._fp.tasks_to_add(value, running)
             new = running + add
         new = min(new, self._max_tasks)
         if new <= desired:

@@ -256,9 +256,15 @@ def simulate(
         if i and i % steps_per_min == 0:
             # Close the minute that just ended and let the alarms look.
             metrics.close_minute(t)
+            hold_in = False
             if demand is not None:
                 demand.close_minute(t)
-            service.decide(t, fleet, fast is not None and fast.in_alarm)
+                if fast is not None:
+                    # The fast alarm's state now, not the previous step's: a
+                    # step that enters ALARM also holds target tracking's scale-in.
+                    demand.fast.visible(t)
+                    hold_in = fast.alarm_value(demand.fast.history) is not None
+            service.decide(t, fleet, hold_in)
             instances.decide(t, fleet, host_policy)
         if fast is not None and demand is not None:
             # The 10-second alarm evaluates every period, between the minutes.
@@ -329,6 +335,16 @@ def _demand(p: SimParams, step_s: float) -> tuple[DemandPipeline | None, FastPat
     fp = p.fast_path
     if p.target_concurrency is None and fp is None:
         return None, None
+    interval = p.demand_publish_interval_s
+    per = interval / step_s if step_s <= interval else step_s / interval
+    if abs(per - round(per)) > 1e-9:
+        # Each step must publish a whole number of 10-s datapoints (or one
+        # every few steps), or the 2-of-2 alarm counts the wrong window.
+        raise BadInputError(
+            f"--step = {step_s:g} s: the concurrency signal publishes every {interval:g} s, "
+            "so a step must divide that or be a multiple of it. Fix: use 1, 2, 5, 10, 20, "
+            "30 or 60."
+        )
     demand = DemandPipeline(p, step_s, 1 if fp is None else fp.evaluation_periods)
     return demand, None if fp is None else FastPathLayer(fp, p.max_tasks)
 

@@ -286,7 +286,13 @@ def from_spec(spec: Spec) -> SimParams:
         ),
         signal=sc.signal,
         gpu_guard=sc.gpu_guard,
-        target_concurrency=(None if (tc := sc.target_concurrency_per_task) is None else float(tc)),
+        # Only the concurrency signal deploys the policy (infra/scaling.py); on a
+        # GPU signal the key is a note (spec NOTES), not a second policy.
+        target_concurrency=(
+            float(tc)
+            if sc.signal == "concurrency" and (tc := sc.target_concurrency_per_task) is not None
+            else None
+        ),
         mean_request_s=float(sim.mean_request_s),
         # The step table and alarm the template deploys (one source).
         fast_path=fast_path.fast_path(spec),
