@@ -15,6 +15,7 @@ import re
 import shutil
 import stat
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -226,15 +227,17 @@ def _run_setup(
     nvidia_smi: bool,
     dnf_failures: int,
     states: list[str] | None = None,
+    errors: Mapping[str, list[int]] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """Run the real script; dnf, timeout, sleep, systemctl and the agent ctl are stand-ins
     that record their arguments, so the script's own control flow is what is tested.
-    ``states``: target lifecycle states IMDS answers (a warm-pool spec asks)."""
+    ``states``: target lifecycle states IMDS answers (a warm-pool spec asks);
+    ``errors``: see :func:`_imds_curl`."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "calls.log"
     if states is not None:
-        _imds_curl(bin_dir, f'echo "$(basename "$0") $*" >> {calls}', tmp_path, states)
+        _imds_curl(bin_dir, f'echo "$(basename "$0") $*" >> {calls}', tmp_path, states, errors)
     counter = tmp_path / "dnf-count"
     record = f'echo "$(basename "$0") $*" >> {calls}'
     _fake_bin(
@@ -287,14 +290,16 @@ def test_setup_script_gives_up_after_bounded_retries(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert len([c for c in calls if c.startswith("dnf")]) == host.SETUP_ATTEMPTS
     assert not any("fetch-config" in c for c in calls)
-    assert f"giving up after {host.SETUP_ATTEMPTS} attempts" in result.stdout
+    assert f"giving up after {host.SETUP_ATTEMPTS} attempts" in result.stderr
+    # log() writes to stderr, so $(retry ...) reads back the value alone.
+    assert result.stdout == ""
 
 
 def test_setup_script_refuses_a_host_without_nvidia_smi(tmp_path: Path) -> None:
     spec = parse_spec(BUILT_SPEC, "built.toml")
     result, calls = _run_setup(spec, tmp_path, nvidia_smi=False, dnf_failures=0)
     assert result.returncode == 1
-    assert "not on the ECS GPU-optimized AMI" in result.stdout
+    assert "not on the ECS GPU-optimized AMI" in result.stderr
     assert calls == []
 
 
@@ -553,7 +558,7 @@ def test_setup_script_skips_dnf_when_the_agent_is_installed(tmp_path: Path) -> N
         os.environ["PATH"] = old
     assert result.returncode == 0, result.stdout + result.stderr
     assert not any(c.startswith("dnf") for c in calls)
-    assert "already installed" in result.stdout
+    assert "already installed" in result.stderr
     assert any("fetch-config" in c for c in calls)
 
 
@@ -573,6 +578,26 @@ def test_warming_instance_installs_but_does_not_start_the_agent(
     assert any("fetch-config" in c for c in calls) is started
 
 
+@pytest.mark.parametrize("errors", [[500], [404] * 6], ids=["one-failure", "not-set-yet"])
+def test_warming_instance_holds_the_agent_back_after_a_failed_state_read(
+    tmp_path: Path, errors: list[int]
+) -> None:
+    # A retry's log line must not end up in the state read back (it did on
+    # stdout), and a 404 (state not set yet) is waited out, not fatal.
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_setup(
+        spec,
+        tmp_path,
+        nvidia_smi=True,
+        dnf_failures=0,
+        states=["Warmed:Stopped"],
+        errors={_STATE: errors},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert not any("fetch-config" in c for c in calls)
+    assert "not started until the instance is in service" in result.stderr
+
+
 def test_without_a_warm_pool_setup_never_asks_imds() -> None:
     assert "target-lifecycle-state" not in host.setup_script(parse_spec(BUILT_SPEC, "b.toml"))
 
@@ -580,26 +605,61 @@ def test_without_a_warm_pool_setup_never_asks_imds() -> None:
 # --- the warm-pool script, run by bash against stand-ins ------------------------------
 
 
-def _imds_curl(bin_dir: Path, record: str, tmp_path: Path, states: list[str]) -> None:
-    """A curl stand-in for IMDSv2: a token, fixed metadata, and target lifecycle
-    states in turn (the last one repeats), recording each call."""
-    states_file = tmp_path / "states"
-    states_file.write_text("\n".join(states) + "\n")
-    metadata = {"instance-id": "i-0123456789abcdef0", "placement/region": "eu-west-1"}
-    cases = "\n".join(f'  *"/meta-data/{k}") echo "{v}" ;;' for k, v in metadata.items())
-    _fake_bin(
-        bin_dir,
-        "curl",
-        f'{record}\nurl="${{*: -1}}"\ncase "$url" in\n  *"/api/token") echo tok ;;\n'
-        f"{cases}\n"
-        '  *"/meta-data/autoscaling/target-lifecycle-state")\n'
-        f"    head -n 1 {states_file}\n"
-        f'    if [ "$(wc -l < {states_file})" -gt 1 ]; then\n'
-        f"      tail -n +2 {states_file} > {states_file}.next\n"
-        f"      mv {states_file}.next {states_file}\n"
-        "    fi ;;\n"
-        "  *) exit 22 ;;\nesac",
-    )
+_STATE = "autoscaling/target-lifecycle-state"
+
+
+def _imds_curl(
+    bin_dir: Path,
+    record: str,
+    tmp_path: Path,
+    states: list[str],
+    errors: Mapping[str, list[int]] | None = None,
+) -> None:
+    """A curl stand-in for IMDSv2: a token, then each metadata path's answers in
+    turn (the last one repeats), recording each call. ``states``: the target
+    lifecycle states; ``errors``: metadata path -> HTTP codes it answers first.
+    With ``-w`` it prints the body then the code, as curl without ``-f`` does;
+    otherwise a code other than 200 is ``curl -f``'s exit 22."""
+    queues = tmp_path / "imds"
+    queues.mkdir()
+    answers = {
+        "instance-id": ["i-0123456789abcdef0"],
+        "placement/region": ["eu-west-1"],
+        _STATE: states,
+    }
+    for key, values in answers.items():
+        lines = [f"{code} -" for code in (errors or {}).get(key, [])]
+        lines += [f"200 {v}" for v in values]
+        (queues / key.replace("/", "_")).write_text("\n".join(lines) + "\n")
+    body = r"""
+url="${*: -1}"
+case "$url" in
+  *"/api/token")
+    echo tok
+    exit 0
+    ;;
+esac
+key=${url#*/meta-data/}
+queue=QUEUES/${key//\//_}
+[ -f "$queue" ] || exit 22
+line=$(head -n 1 "$queue")
+if [ "$(wc -l < "$queue")" -gt 1 ]; then
+  tail -n +2 "$queue" > "$queue.next"
+  mv "$queue.next" "$queue"
+fi
+code=${line%% *}
+value=${line#* }
+case " $* " in
+  *" -w "*) printf '%s\n%s' "$value" "$code" ;;
+  *)
+    if [ "$code" != 200 ]; then
+      echo "curl: (22) The requested URL returned error: $code" >&2
+      exit 22
+    fi
+    echo "$value"
+    ;;
+esac"""
+    _fake_bin(bin_dir, "curl", record + body.replace("QUEUES", str(queues)))
 
 
 # Only the few system tools the scripts and stand-ins use, so a real aws,
@@ -623,13 +683,15 @@ def _run_warm(
     pull_ok: bool = True,
     have_aws: bool = True,
     complete_ok: bool = True,
+    errors: Mapping[str, list[int]] | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    """Run the real warm-pool script; curl answers IMDS, aws/docker/dnf record their calls."""
+    """Run the real warm-pool script; curl answers IMDS (``errors``: see
+    :func:`_imds_curl`), aws/docker/dnf record their calls."""
     bin_dir = tmp_path / "warm-bin"
     bin_dir.mkdir()
     calls = tmp_path / "warm-calls.log"
     record = f'echo "$(basename "$0") $*" >> {calls}'
-    _imds_curl(bin_dir, record, tmp_path, states)
+    _imds_curl(bin_dir, record, tmp_path, states, errors)
     _fake_bin(
         bin_dir,
         "aws",
@@ -707,9 +769,60 @@ def test_warming_instance_logs_in_pulls_then_completes_the_hook(tmp_path: Path) 
         _complete_call(spec),  # Pending:Wait on the way into service
     ]
     assert [c for c in calls if c.startswith("sleep")] == [f"sleep {host.WARM_POLL_S}"]
+    # Each attempt is bounded by the per-attempt budget the hook's heartbeat covers.
+    assert f"timeout {host.pull_timeout_s(spec)} docker pull {ECR_IMAGE}" in calls
     # IMDSv2: every metadata read carries the token.
     reads = [c for c in calls if c.startswith("curl") and "/meta-data/" in c]
     assert reads and all("X-aws-ec2-metadata-token: tok" in c for c in reads)
+
+
+def test_values_read_back_survive_a_failed_read(tmp_path: Path) -> None:
+    # retry logs each failed attempt; on stdout that text was read back into
+    # the state (so no pull) and the instance id (so a wrong hook call).
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_warm(
+        spec,
+        tmp_path,
+        states=["Warmed:Stopped", "InService"],
+        errors={_STATE: [500], "instance-id": [503]},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "docker pull " + ECR_IMAGE in calls
+    assert calls.count(_complete_call(spec)) == 2
+    assert "attempt 1 failed" in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_state_not_set_yet_is_polled_until_it_is(tmp_path: Path) -> None:
+    # IMDS answers 404 until EC2 Auto Scaling sets the state (the ECS agent
+    # polls it the same way): no bounded retry gives up on it.
+    spec = parse_spec(WARM_SPEC, "warm.toml")
+    result, calls = _run_warm(
+        spec, tmp_path, states=["Warmed:Stopped", "InService"], errors={_STATE: [404] * 6}
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "docker pull " + ECR_IMAGE in calls
+    assert calls.index(_complete_call(spec)) > calls.index("docker pull " + ECR_IMAGE)
+    assert [c for c in calls if c.startswith("sleep")] == [f"sleep {host.WARM_POLL_S}"] * 6
+    # A 404 is not a failed attempt.
+    assert "attempt" not in result.stderr
+    # A fresh token for every read.
+    tokens = [c for c in calls if c.startswith("curl") and "/api/token" in c]
+    reads = [c for c in calls if c.startswith("curl") and _STATE in c]
+    assert len(reads) == 8 and len(tokens) >= len(reads)
+
+
+def test_a_state_never_set_is_polled_for_the_hook_timeout_only(tmp_path: Path) -> None:
+    # The shortest heartbeat, so the stand-ins run few times.
+    spec = parse_spec(
+        BUILT_SPEC + "\n[capacity.warm_pool]\n\n[simulation]\nimage_pull_s = 0\n", "w.toml"
+    )
+    result, calls = _run_warm(spec, tmp_path, states=[], errors={_STATE: [404]})
+    assert result.returncode != 0
+    assert "no target lifecycle state" in result.stderr
+    sleeps = [c for c in calls if c.startswith("sleep")]
+    assert sleeps == [f"sleep {host.WARM_POLL_S}"] * (host.hook_timeout_s(spec) // host.WARM_POLL_S)
+    assert not any(c.startswith(("docker", "aws")) for c in calls)
 
 
 def test_public_image_is_pulled_without_a_registry_login(tmp_path: Path) -> None:
@@ -734,8 +847,11 @@ def test_a_failed_pull_still_completes_the_hook(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     pulls = [c for c in calls if c.startswith("docker pull")]
     assert len(pulls) == host.SETUP_ATTEMPTS
+    # The delays the hook's heartbeat budgets for are the ones the script sleeps.
+    delays = [int(c.split()[1]) for c in calls if c.startswith("sleep")]
+    assert sum(delays[: host.SETUP_ATTEMPTS - 1]) == host.RETRY_DELAYS_S
     assert calls.index(_complete_call(spec)) > calls.index(pulls[-1])
-    assert "will pull it at start" in result.stdout
+    assert "will pull it at start" in result.stderr
 
 
 def test_no_pending_lifecycle_action_is_not_a_failure(tmp_path: Path) -> None:
@@ -744,7 +860,7 @@ def test_no_pending_lifecycle_action_is_not_a_failure(tmp_path: Path) -> None:
     result, calls = _run_warm(spec, tmp_path, states=["InService"], complete_ok=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert calls.count(_complete_call(spec)) == host.SETUP_ATTEMPTS
-    assert "no lifecycle action completed" in result.stdout
+    assert "no lifecycle action completed" in result.stderr
 
 
 def test_missing_aws_cli_is_installed_first(tmp_path: Path) -> None:

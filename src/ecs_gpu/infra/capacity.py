@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import math
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -49,12 +48,6 @@ ODCR_PREFERENCE: Final = "capacity-reservations-first"
 # balanced-best-effort would ignore where the reservation is).
 ODCR_AZ_STRATEGY: Final = "reservations-then-balanced"
 LAUNCHING: Final = "autoscaling:EC2_INSTANCE_LAUNCHING"
-# The launch hook's budget: a pre-pull of the image twice over plus this
-# margin, within what EC2 Auto Scaling accepts (30-7200 s). When it runs out
-# the instance goes on (CONTINUE), pulled or not.
-HOOK_MARGIN_S: Final = 300
-HOOK_MIN_S: Final = 30
-HOOK_MAX_S: Final = 7200
 # The release function's runtime: the newest Python Lambda runs (cdk-nag L1).
 RELEASE_RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 RELEASE_TIMEOUT_S: Final = 120
@@ -132,12 +125,6 @@ def bare_source(source: str) -> str:
 
 def _one_space(m: re.Match[str]) -> str:
     return " " * (len(m.group(0)) // 4)
-
-
-def hook_timeout_s(spec: Spec) -> int:
-    """Heartbeat timeout of the launch lifecycle hook (warm pool only)."""
-    raw = math.ceil(2 * spec.simulation.image_pull_s) + HOOK_MARGIN_S
-    return min(max(raw, HOOK_MIN_S), HOOK_MAX_S)
 
 
 def asg_arn(name: str) -> str:
@@ -321,7 +308,9 @@ def _warm_pool(
             lifecycle_hook_name=host.warm_pool_hook_name(spec),
             lifecycle_transition=LAUNCHING,
             default_result="CONTINUE",
-            heartbeat_timeout=hook_timeout_s(spec),
+            # The warm-pool script's own pull budget (host.hook_timeout_s):
+            # when it runs out the instance goes on (CONTINUE), pulled or not.
+            heartbeat_timeout=host.hook_timeout_s(spec),
         )
     ]
     pool = asg.add_warm_pool(

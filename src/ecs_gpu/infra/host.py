@@ -31,6 +31,7 @@ import binascii
 import functools
 import gzip
 import json
+import math
 import re
 import shlex
 from collections.abc import Mapping
@@ -78,11 +79,21 @@ NVIDIA_SMI: Final = "/usr/bin/nvidia-smi"
 SETUP_ATTEMPTS: Final = 4
 SETUP_FIRST_DELAY_S: Final = 5
 DNF_TIMEOUT_S: Final = 180
-# A warm-pool pre-pull of a 15-20 GB image: 4-6 min (aws-semantics.md §4); one
-# attempt may take this long before it is retried.
-PULL_TIMEOUT_S: Final = 1800
-# How often a warmed instance that was not stopped (Running pool) checks
-# whether it is entering service.
+# What retry sleeps between SETUP_ATTEMPTS attempts, doubling: 5 + 10 + 20 s.
+RETRY_DELAYS_S: Final[int] = sum(SETUP_FIRST_DELAY_S * 2**i for i in range(SETUP_ATTEMPTS - 1))
+# One warm-pool pull attempt: 1.5 x [simulation] image_pull_s + 60 s, so the
+# expected pull fits in one attempt with room for a slow registry.
+PULL_FACTOR: Final = 1.5
+PULL_MARGIN_S: Final = 60
+# The launch hook's heartbeat must outlast every pull attempt: EC2 Auto
+# Scaling does not wait for user data, and the script sends no heartbeat. This
+# margin covers the rest of the hook's wait: boot, IMDS, SSM and the ECR login.
+HOOK_MARGIN_S: Final = 300
+# The heartbeat timeouts EC2 Auto Scaling accepts.
+HOOK_MIN_S: Final = 30
+HOOK_MAX_S: Final = 7200
+# How often the warm-pool scripts read the target lifecycle state again: while
+# IMDS has none yet (404), and while a Running pool's instance waits for service.
 WARM_POLL_S: Final = 5
 # What the setup script takes when nothing fails: dnf metadata plus the agent
 # package on a fresh instance, then fetch-config. An estimate the
@@ -196,6 +207,27 @@ def warm_pool_hook_name(spec: Spec) -> str:
     return f"{Names(spec.service.name).asg}-launch"
 
 
+def pull_timeout_s(spec: Spec) -> int:
+    """Seconds one warm-pool ``docker pull`` attempt may take before it is retried.
+
+    1.5 x ``image_pull_s`` + 60 s, shrunk when need be so that every attempt
+    and the retry delays fit in the longest heartbeat (:func:`hook_timeout_s`).
+    """
+    wanted = math.ceil(PULL_FACTOR * spec.simulation.image_pull_s) + PULL_MARGIN_S
+    fits = (HOOK_MAX_S - RETRY_DELAYS_S - HOOK_MARGIN_S) // SETUP_ATTEMPTS
+    return min(wanted, fits)
+
+
+def hook_timeout_s(spec: Spec) -> int:
+    """Heartbeat timeout of the launch lifecycle hook (warm pool only).
+
+    Every pull attempt, the retry delays between them and HOOK_MARGIN_S: the
+    hook never cuts off an attempt the script would still make. At most
+    HOOK_MAX_S by :func:`pull_timeout_s`'s cap.
+    """
+    return SETUP_ATTEMPTS * pull_timeout_s(spec) + RETRY_DELAYS_S + HOOK_MARGIN_S
+
+
 def image_parameter_name(spec: Spec) -> str:
     """SSM parameter holding the service image for the warm-pool pre-pull.
 
@@ -257,6 +289,8 @@ def ecs_config(spec: Spec) -> str:
 
 # Boot-time networking can flake: both host scripts retry with doubling delays,
 # boundedly (MAX_ATTEMPTS, FIRST_DELAY_S and log() are each script's own).
+# log() writes to stderr: retry runs inside $(...) for values the scripts read
+# back, which must hold the value alone.
 _BASH_RETRY = """retry() {
   local attempt=1
   local delay=$FIRST_DELAY_S
@@ -270,6 +304,49 @@ _BASH_RETRY = """retry() {
     attempt=$((attempt + 1))
     delay=$((delay * 2))
   done
+}
+"""
+
+# The target lifecycle state, read as the ECS agent reads it: IMDS answers 404
+# until EC2 Auto Scaling sets it, so a 404 is polled every POLL_S, STATE_POLLS
+# times at most (the hook's heartbeat, after which it has gone on without us);
+# any other failure goes to the bounded retry (aws/amazon-ecs-agent
+# agent/app/agent.go pollUntilTargetLifecyclePresent). IMDSv2 only, a fresh
+# token per read: a Running pool's instance may wait for days. Needs IMDS,
+# POLL_S, STATE_POLLS, log and retry.
+_BASH_TARGET_STATE = """imds_token() {
+  curl -sSf -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 60" "$IMDS/api/token"
+}
+read_target_state() {
+  local token out
+  token=$(imds_token) || return 1
+  out=$(curl -sS -w '\\n%{http_code}' -H "X-aws-ec2-metadata-token: $token" \\
+    "$IMDS/meta-data/autoscaling/target-lifecycle-state") || return 1
+  case "${out##*$'\\n'}" in
+    200) printf '%s\\n' "${out%$'\\n'*}" ;;
+    404) ;;
+    *)
+      log "target-lifecycle-state: HTTP ${out##*$'\\n'}"
+      return 1
+      ;;
+  esac
+}
+target_state() {
+  local state
+  local polls=0
+  while state=$(retry read_target_state); do
+    if [ -n "$state" ]; then
+      printf '%s\\n' "$state"
+      return 0
+    fi
+    if [ "$polls" -ge "$STATE_POLLS" ]; then
+      log "no target lifecycle state after $polls polls"
+      return 1
+    fi
+    polls=$((polls + 1))
+    sleep "$POLL_S"
+  done
+  return 1
 }
 """
 
@@ -305,16 +382,11 @@ def setup_script(spec: Spec) -> str:
 # A warming instance (target state Warmed:*) must not publish: its idle GPUs
 # would lower the group's GPU average. {WARM_UNIT} starts this unit again
 # when the instance enters service.
-imds_token() {{
-  curl -sSf -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 60" {q(IMDS_URL)}/api/token
-}}
-target_state() {{
-  local token
-  token=$(imds_token) &&
-    curl -sSf -H "X-aws-ec2-metadata-token: $token" \\
-      {q(IMDS_URL)}/meta-data/autoscaling/target-lifecycle-state
-}}
-state=$(retry target_state)
+readonly IMDS={q(IMDS_URL)}
+readonly POLL_S={WARM_POLL_S}
+readonly STATE_POLLS={hook_timeout_s(spec) // WARM_POLL_S}
+{_BASH_TARGET_STATE}
+state=$(target_state)
 case "$state" in
   Warmed:*)
     log "target state $state: agent installed, not started until the instance is in service"
@@ -341,7 +413,7 @@ readonly FIRST_DELAY_S={SETUP_FIRST_DELAY_S}
 readonly DNF_TIMEOUT_S={DNF_TIMEOUT_S}
 
 log() {{
-  printf 'ecs-gpu-host-setup: %s\\n' "$*"
+  printf 'ecs-gpu-host-setup: %s\\n' "$*" >&2
 }}
 
 # Boot-time networking can flake: retry with doubling delays, but boundedly.
@@ -400,19 +472,18 @@ readonly IMDS={q(IMDS_URL)}
 readonly MAX_ATTEMPTS={SETUP_ATTEMPTS}
 readonly FIRST_DELAY_S={SETUP_FIRST_DELAY_S}
 readonly DNF_TIMEOUT_S={DNF_TIMEOUT_S}
-readonly PULL_TIMEOUT_S={PULL_TIMEOUT_S}
+readonly PULL_TIMEOUT_S={pull_timeout_s(spec)}
 readonly POLL_S={WARM_POLL_S}
+readonly STATE_POLLS={hook_timeout_s(spec) // WARM_POLL_S}
 
 log() {{
-  printf 'ecs-gpu-warm-pool: %s\\n' "$*"
+  printf 'ecs-gpu-warm-pool: %s\\n' "$*" >&2
 }}
 
 {_BASH_RETRY}
 # IMDSv2 only (the launch template requires it); a fresh token per read,
 # since a Running pool's instance may wait here for days.
-imds_token() {{
-  curl -sSf -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 60" "$IMDS/api/token"
-}}
+{_BASH_TARGET_STATE}
 metadata() {{
   local token
   token=$(imds_token) && curl -sSf -H "X-aws-ec2-metadata-token: $token" "$IMDS/meta-data/$1"
@@ -437,7 +508,8 @@ instance_id=$(retry metadata instance-id)
 region=$(retry metadata placement/region)
 # Warmed:Stopped (or :Running, :Hibernated) while warming; InService when the
 # instance is leaving the pool or was launched straight into the group.
-state=$(retry metadata autoscaling/target-lifecycle-state)
+# A 404 (not set yet) is waited out, as the ECS agent does.
+state=$(target_state)
 log "instance $instance_id, target lifecycle state $state"
 
 ecr_login() {{
