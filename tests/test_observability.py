@@ -275,6 +275,13 @@ def test_concurrency_missing_window_waits_for_a_large_model() -> None:
     assert periods * 60 <= 2 * first_task_serving + 300
 
 
+def test_dashboard_keeps_each_graph_s_own_period(case: tuple[Spec, dict[str, Any]]) -> None:
+    # "auto" (CDK's default) would average the 10-s concurrency lines up with
+    # the time range shown.
+    _, template = case
+    assert _dashboard_body(template)["periodOverride"] == "inherit"
+
+
 def test_dashboard_shows_the_alarm_state(case: tuple[Spec, dict[str, Any]]) -> None:
     _, template = case
     alarm_id = next(

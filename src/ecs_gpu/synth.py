@@ -83,7 +83,19 @@ def synth_template(spec: Spec, *, stack_name: str | None = None) -> dict[str, An
 
 
 def template_json(template: dict[str, Any]) -> str:
-    return json.dumps(template, indent=1, sort_keys=False) + "\n"
+    """The template file's text: indented, or minified when only that fits inline.
+
+    `aws cloudformation deploy --template-file` refuses a file over
+    CloudFormation's 51,200-byte TemplateBody limit without an S3 bucket (it
+    checks the file's size on disk, aws-cli customizations/cloudformation/
+    deploy.py), so a template that fits only minified is written minified.
+    """
+    from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES, minified
+
+    pretty = json.dumps(template, indent=1, sort_keys=False) + "\n"
+    if len(pretty.encode()) <= MAX_TEMPLATE_BODY_BYTES:
+        return pretty
+    return minified(template)
 
 
 def template_path(spec: Spec, out_dir: Path, *, stack_name: str | None = None) -> Path:

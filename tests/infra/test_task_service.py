@@ -434,3 +434,18 @@ def test_task_role_may_publish_only_the_demand_namespace(
     assert as_list(st["Action"]) == list(demand_metric.PUBLISH_ACTIONS)
     assert st["Condition"] == demand_metric.iam_condition()
     assert "ManagedPolicyArns" not in t["Resources"][role]["Properties"]
+
+
+def test_task_role_trusts_ecs_for_this_account_only(built: dict[str, tuple[Spec, T]]) -> None:
+    _, t = built["concurrency"]
+    roles = {
+        k: r["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+        for k, r in t["Resources"].items()
+        if r["Type"] == "AWS::IAM::Role"
+    }
+    task_def = props(t, "AWS::ECS::TaskDefinition")
+    (statement,) = roles[task_def["TaskRoleArn"]["Fn::GetAtt"][0]]
+    assert statement["Principal"] == {"Service": "ecs-tasks.amazonaws.com"}
+    assert statement["Condition"] == {
+        "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    }

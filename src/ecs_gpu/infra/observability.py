@@ -449,7 +449,16 @@ def add_observability(
             ),
         ],
     ]
-    dashboard = cw.Dashboard(node, "Dashboard", dashboard_name=names.dashboard, widgets=widgets)
+    # Each graph keeps its own period: the 10-s concurrency lines would
+    # otherwise be averaged up with the time range ("auto"). (The 20-s CPU
+    # series stays at 60 s: dashboards take 1, 5, 10, 30 or n x 60 s.)
+    dashboard = cw.Dashboard(
+        node,
+        "Dashboard",
+        dashboard_name=names.dashboard,
+        widgets=widgets,
+        period_override=cw.PeriodOverride.INHERIT,
+    )
     return Observability(
         dashboard=dashboard,
         gpu_metric_missing_alarm=alarm,

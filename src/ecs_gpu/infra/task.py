@@ -23,7 +23,7 @@ from ecs_gpu.spec import Spec
 
 ensure_node()
 
-from aws_cdk import Duration, RemovalPolicy, Stack  # noqa: E402
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack  # noqa: E402
 from aws_cdk import aws_ecr as ecr  # noqa: E402
 from aws_cdk import aws_ecs as ecs  # noqa: E402
 from aws_cdk import aws_iam as iam  # noqa: E402
@@ -158,6 +158,14 @@ def build_task(scope: Construct, spec: Spec) -> Task:
         network_mode=ecs.NetworkMode.AWS_VPC,
         cpu=str(svc.cpu_units),
         memory_mib=str(svc.memory_mib),
+    )
+    # Confused-deputy guard: ECS may assume the task role only for tasks of
+    # this account (AWS's own ECS trust-policy examples carry the condition).
+    role = task.task_role.node.default_child
+    assert isinstance(role, iam.CfnRole)
+    role.add_property_override(
+        "AssumeRolePolicyDocument.Statement.0.Condition",
+        {"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
     )
     cpu, memory = container_split(spec)
     timings = startup.health_timings(spec)
