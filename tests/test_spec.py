@@ -115,6 +115,8 @@ FULL: dict[str, Any] = {
 CONC: dict[str, Any] = copy.deepcopy(FULL)
 CONC["service"]["metrics"] = {"preset": "vllm"}
 CONC["scaling"].update(signal="concurrency", target_concurrency_per_task=10.0)
+# Written out without gpu_guard it drives no policy, which is a note (_unused_gpu_target).
+del CONC["scaling"]["gpu_target_percent"]
 
 MINIMAL = """\
 [service]
@@ -1338,6 +1340,8 @@ RULE_CASES: dict[str, str] = {
         secrets={"HF_HOME": "arn:aws:ssm:us-east-1:123456789012:parameter/hf-home"},
     ),
     "_metrics_port": edited(CONC, service={"metrics": {"preset": "triton"}}),
+    # gp3's baseline 3,000 IOPS carry at most 750 MiB/s.
+    "_gp3_ratios": with_("capacity", root_volume_throughput_mibps=1000),
     "_warm_pool": with_("capacity", warm_pool={"min_size": 5}),
     "_duplicate_subnets": with_(
         "network", subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef0"]
@@ -1358,6 +1362,8 @@ NOTE_CASES: dict[str, str] = {
     ),
     "_unused_concurrency_target": with_("scaling", target_concurrency_per_task=8.0),
     "_running_warm_pool": with_("capacity", warm_pool={"pool_state": "Running"}),
+    "_unused_gpu_target": edited(CONC, scaling={"gpu_target_percent": 70.0}),
+    "_unused_panic_threshold": with_("scaling", panic_threshold_percent=150.0),
     # 2 req/s x 8 s per request (the simulation defaults): a task holds 16.
     "_target_above_simulated_capacity": edited(CONC, scaling={"target_concurrency_per_task": 17.0}),
 }
@@ -1449,6 +1455,38 @@ def test_an_unused_concurrency_target_is_a_note_not_an_error() -> None:
     spec = parse_spec(with_("scaling", target_concurrency_per_task=8.0), PATH)
     (note,) = spec.warnings(PATH)
     assert note.startswith(f"{PATH}: scaling.target_concurrency_per_task = 8.0: is not used")
+
+
+def test_a_gpu_target_without_a_gpu_policy_is_a_note() -> None:
+    spec = parse_spec(edited(CONC, scaling={"gpu_target_percent": 80}), PATH)
+    (note,) = spec.warnings(PATH)
+    assert note.startswith(f"{PATH}: scaling.gpu_target_percent = 80.0: is not used")
+    assert "gpu_guard = true" in note.split("Fix:")[1]
+    # With the guard, or on a GPU signal (FULL writes it too), it sets a policy's target.
+    guarded = edited(CONC, scaling={"gpu_target_percent": 80, "gpu_guard": True})
+    assert parse_spec(guarded, PATH).warnings(PATH) == []
+    assert parse_spec(dumps(FULL), PATH).warnings(PATH) == []
+
+
+@pytest.mark.parametrize(
+    ("base", "scaling", "why"),
+    [
+        (FULL, {}, "signal = 'task-gpus' has no 10-second series"),
+        (FULL, {"signal": "asg-average"}, "signal = 'asg-average'"),
+        (CONC, {"fast_scale_out": False}, "fast_scale_out = false"),
+    ],
+)
+def test_a_panic_threshold_with_the_fast_path_off_is_a_note(
+    base: dict[str, Any], scaling: dict[str, Any], why: str
+) -> None:
+    spec = parse_spec(edited(base, scaling={**scaling, "panic_threshold_percent": 150}), PATH)
+    (note,) = spec.warnings(PATH)
+    assert note.startswith(f"{PATH}: scaling.panic_threshold_percent = 150.0: is not used")
+    assert why in note
+    # Left at its default it is no note, and with the fast path on it is used.
+    assert parse_spec(edited(base, scaling=scaling), PATH).warnings(PATH) == []
+    on = parse_spec(edited(CONC, scaling={"panic_threshold_percent": 150}), PATH)
+    assert on.scaling.fast_scale_out_enabled and on.warnings(PATH) == []
 
 
 # --- shared memory ------------------------------------------------------------------
@@ -1545,6 +1583,13 @@ def test_warm_pool_defaults_and_a_reservation_together() -> None:
     [
         ({"min_size": 5}, "min_size", "greater than capacity.max_instances (4)", "at most 4"),
         ({"min_size": 2, "max_prepared": 1}, "max_prepared", "less than", "at least 2"),
+        (
+            {"max_prepared": 5},
+            "max_prepared",
+            "greater than capacity.max_instances (4): the group never holds more than 4, "
+            "so 1 prepared instance(s) can never join it",
+            "set max_prepared to at most 4, or remove it",
+        ),
         ({"pool_state": "Hibernated"}, "pool_state", "cannot hibernate", '"Stopped"'),
         ({"reuse_on_scale_in": True}, "reuse_on_scale_in", "capacity providers", "remove"),
     ],
@@ -1557,6 +1602,61 @@ def test_warm_pool_rules(pool: dict[str, Any], key: str, what: str, fix: str) ->
 def test_warm_pool_min_size_equal_to_max_instances_is_fine() -> None:
     spec = parse_spec(with_("capacity", warm_pool={"min_size": 4, "max_prepared": 4}), PATH)
     assert spec.capacity.warm_pool is not None
+
+
+# --- the gp3 root volume ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("capacity", "shown", "what", "fix"),
+    [
+        # No IOPS set: gp3's baseline 3,000 IOPS carry 750 MiB/s at most.
+        (
+            {"root_volume_throughput_mibps": 1000},
+            "1000",
+            "3000 IOPS (gp3's baseline without root_volume_iops) carry at most 750 MiB/s",
+            "set root_volume_iops to at least 4000 (4 x throughput), or lower "
+            "root_volume_throughput_mibps to at most 750",
+        ),
+        (
+            {"root_volume_iops": 3000, "root_volume_throughput_mibps": 2000},
+            "2000",
+            "3000 IOPS (root_volume_iops) carry at most 750 MiB/s",
+            "set root_volume_iops to at least 8000",
+        ),
+    ],
+)
+def test_gp3_throughput_needs_four_iops_per_mibps(
+    capacity: dict[str, Any], shown: str, what: str, fix: str
+) -> None:
+    line = one_problem(
+        with_("capacity", **capacity), "capacity.root_volume_throughput_mibps", shown
+    )
+    assert what in line and "EC2 refuses" in line and fix in line.split("Fix:")[1]
+
+
+def test_gp3_iops_need_a_gib_per_500() -> None:
+    text = with_("capacity", root_volume_gib=30, root_volume_iops=80000)
+    line = one_problem(text, "capacity.root_volume_iops", "80000")
+    assert "at most 500 IOPS per GiB, so a 30-GiB root volume takes at most 15000" in line
+    fix = line.split("Fix:")[1]
+    assert "raise root_volume_gib to at least 160" in fix and "at most 15000" in fix
+
+
+@pytest.mark.parametrize(
+    "capacity",
+    [
+        {"root_volume_iops": 4000, "root_volume_throughput_mibps": 1000},  # exactly 0.25
+        {"root_volume_throughput_mibps": 750},  # the baseline's 3,000 IOPS / 4
+        {"root_volume_gib": 30, "root_volume_iops": 15000},  # exactly 500 per GiB
+        {"root_volume_gib": 160, "root_volume_iops": 80000, "root_volume_throughput_mibps": 2000},
+        {"root_volume_gib": 65536},  # the largest gp3 volume
+    ],
+)
+def test_gp3_limits_are_inclusive(capacity: dict[str, Any]) -> None:
+    spec = parse_spec(with_("capacity", **capacity), PATH)
+    for key, value in capacity.items():
+        assert getattr(spec.capacity, key) == value
 
 
 # --- who may reach an internet-facing endpoint ----------------------------------------

@@ -237,6 +237,21 @@ class WarmPoolSpec(_Section):
     reuse_on_scale_in: bool = False
 
 
+# gp3 limits, from the EC2 API (botocore 1.44's ec2 model, CreateVolume and
+# LaunchTemplateEbsBlockDeviceRequest: Iops, Throughput, VolumeSize; the
+# CloudFormation AWS::EC2::LaunchTemplate Ebs schema says the same): 3,000
+# (the default) to 80,000 IOPS, 125 to 2,000 MiB/s, 1 to 65,536 GiB. The two
+# ratios are in the EBS User Guide's gp3 section ("maximum ratio of
+# provisioned IOPS to provisioned volume size is 500 IOPS per GiB", "of
+# provisioned throughput to provisioned IOPS is .25 MiB/s per IOPS"; CDK's
+# ec2 Volume and block-device checks use the same 500 and 0.25).
+GP3_BASELINE_IOPS = 3000
+GP3_MAX_GIB = 65536
+GP3_MAX_IOPS_PER_GIB = 500
+# 0.25 MiB/s per IOPS, kept whole: throughput x 4 <= IOPS.
+GP3_IOPS_PER_MIBPS = 4
+
+
 class CapacitySpec(_Section):
     instance_type: str
     min_instances: Annotated[int, Field(ge=0)] = 0
@@ -248,12 +263,12 @@ class CapacitySpec(_Section):
     # container downloads land here, and ECS keeps a stopped container's layer
     # for 3 h (ECS_ENGINE_TASK_CLEANUP_WAIT_DURATION), so a redeploy holds two
     # copies. 30: the ECS AMIs' root snapshot (aws/amazon-ecs-ami
-    # block_device_size_gb); 16384: the largest gp3 volume (EBS volume types).
-    root_volume_gib: Annotated[int, Field(ge=30, le=16384)] = 200
+    # block_device_size_gb); GP3_MAX_GIB: the largest gp3 volume.
+    root_volume_gib: Annotated[int, Field(ge=30, le=GP3_MAX_GIB)] = 200
     # gp3 performance of that volume; None keeps gp3's baseline (3,000 IOPS,
     # 125 MiB/s). Image extraction and weight loading are throughput-bound.
-    # Upper bounds: gp3's limits (EBS volume types: 80,000 IOPS, 2,000 MiB/s).
-    root_volume_iops: Annotated[int, Field(ge=3000, le=80000)] | None = None
+    # Bounds: gp3's (see GP3_*); the ratios between the three are _gp3_ratios.
+    root_volume_iops: Annotated[int, Field(ge=GP3_BASELINE_IOPS, le=80000)] | None = None
     root_volume_throughput_mibps: Annotated[int, Field(ge=125, le=2000)] | None = None
     # [capacity.warm_pool]: pre-initialized instances that start in about a
     # minute instead of booting and pulling the image.
@@ -998,6 +1013,40 @@ def _metrics_port(spec: Spec) -> Iterator[Problem]:
 
 
 @_rule
+def _gp3_ratios(spec: Spec) -> Iterator[Problem]:
+    # The launch template takes a broken ratio and EC2 refuses it only when
+    # the group launches an instance, so the fleet never starts. CDK's synth
+    # catches the throughput ratio only when root_volume_iops is set.
+    cap = spec.capacity
+    iops = cap.root_volume_iops or GP3_BASELINE_IOPS
+    iops_from = (
+        "root_volume_iops" if cap.root_volume_iops else "gp3's baseline without root_volume_iops"
+    )
+    thr = cap.root_volume_throughput_mibps
+    if thr is not None and thr * GP3_IOPS_PER_MIBPS > iops:
+        yield Problem(
+            "capacity.root_volume_throughput_mibps",
+            thr,
+            f"gp3 allows at most 0.25 MiB/s per IOPS, so {iops} IOPS ({iops_from}) carry at "
+            f"most {iops // GP3_IOPS_PER_MIBPS} MiB/s; EC2 refuses to launch the instances",
+            f"set root_volume_iops to at least {thr * GP3_IOPS_PER_MIBPS} (4 x throughput), "
+            f"or lower root_volume_throughput_mibps to at most {iops // GP3_IOPS_PER_MIBPS}",
+        )
+    most = GP3_MAX_IOPS_PER_GIB * cap.root_volume_gib
+    if iops > most:
+        need = -(-iops // GP3_MAX_IOPS_PER_GIB)
+        yield Problem(
+            "capacity.root_volume_iops",
+            iops,
+            f"gp3 allows at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB, so a "
+            f"{cap.root_volume_gib}-GiB root volume takes at most {most}; EC2 refuses to "
+            "launch the instances",
+            f"raise root_volume_gib to at least {need}, or lower root_volume_iops to at most "
+            f"{most}",
+        )
+
+
+@_rule
 def _warm_pool(spec: Spec) -> Iterator[Problem]:
     cap = spec.capacity
     wp = cap.warm_pool
@@ -1010,6 +1059,19 @@ def _warm_pool(spec: Spec) -> Iterator[Problem]:
             f"greater than capacity.max_instances ({cap.max_instances}): the group can never "
             "take in that many, and each waiting instance's volume is paid for",
             f"set min_size to at most {cap.max_instances}",
+        )
+    if wp.max_prepared is not None and wp.max_prepared > cap.max_instances:
+        # The pool holds max_prepared - desired instances (PutWarmPool), so at
+        # max_instances the ones beyond it wait for a group that never grows.
+        yield Problem(
+            "capacity.warm_pool.max_prepared",
+            wp.max_prepared,
+            f"greater than capacity.max_instances ({cap.max_instances}): the group never "
+            f"holds more than {cap.max_instances}, so {wp.max_prepared - cap.max_instances} "
+            "prepared instance(s) can never join it, yet each boots, pulls the image and "
+            "is billed",
+            f"set max_prepared to at most {cap.max_instances}, or remove it "
+            "(default: max_instances)",
         )
     if wp.max_prepared is not None and wp.max_prepared < wp.min_size:
         yield Problem(
@@ -1165,6 +1227,45 @@ def _unused_concurrency_target(spec: Spec) -> Iterator[Problem]:
             f"is not used: the service scales on signal = {sc.signal!r}",
             'remove it, or set signal = "concurrency" with a [service.metrics] table',
         )
+
+
+# The next two notes fire only on keys the user wrote (model_fields_set): the
+# defaults are there in every spec and say nothing about intent.
+
+
+@_note
+def _unused_gpu_target(spec: Spec) -> Iterator[Problem]:
+    sc = spec.scaling
+    if "gpu_target_percent" not in sc.model_fields_set:
+        return
+    if sc.signal == "concurrency" and not sc.gpu_guard:
+        yield Problem(
+            "scaling.gpu_target_percent",
+            sc.gpu_target_percent,
+            "is not used: the service scales on signal = 'concurrency' and, without "
+            "gpu_guard, no policy tracks GPU utilization",
+            "remove it, or add `gpu_guard = true` under [scaling] for a GPU policy beside "
+            "the concurrency one",
+        )
+
+
+@_note
+def _unused_panic_threshold(spec: Spec) -> Iterator[Problem]:
+    sc = spec.scaling
+    if "panic_threshold_percent" not in sc.model_fields_set or sc.fast_scale_out_enabled:
+        return
+    why = (
+        "fast_scale_out = false"
+        if sc.signal == "concurrency"
+        else f"signal = {sc.signal!r} has no 10-second series"
+    )
+    yield Problem(
+        "scaling.panic_threshold_percent",
+        sc.panic_threshold_percent,
+        f"is not used: it sets when the fast path fires, and the fast path is off ({why})",
+        'remove it, or turn the fast path on: signal = "concurrency" with fast_scale_out '
+        "unset or true",
+    )
 
 
 @_note
