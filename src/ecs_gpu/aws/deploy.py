@@ -148,8 +148,9 @@ def template_size_problem(body: str, *, bucket: bool = False) -> str | None:
         f"accepts at most {MAX_TEMPLATE_BODY_BYTES:,} bytes inline (TemplateBody), and "
         "ecs-gpu does not create an S3 bucket behind your back. Fix: name a bucket of "
         "yours in the stack's Region with --template-bucket BUCKET (deploy and diff stage "
-        "the template there and delete it afterwards), or shorten the spec's [service] "
-        "environment/command."
+        "the template there and delete it afterwards), or leave out a feature the service "
+        "does not need ([capacity.warm_pool], [alerts] email, [scaling] gpu_guard each "
+        "add 1-5 KB)."
     )
 
 
