@@ -4,12 +4,15 @@ other, files are replaced atomically, intervals <= 0 are refused, and a hint nam
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
-from simhelp import spec_text
+from matplotlib.figure import Figure
+from simhelp import CONCURRENCY, METRICS, spec_text
 
 from ecs_gpu.cli import main
 
@@ -211,3 +214,158 @@ def test_trace_by_bundled_name(spec: Path, capsys: pytest.CaptureFixture[str]) -
     s = json.loads(capsys.readouterr().out)
     assert s["trace"] == "AzureLLMInferenceTrace_conv.csv"
     assert s["duration_s"] >= 3500
+
+
+# --- What the outputs say about designs without a GPU policy, and about cost ---
+
+CONC_SPEC = spec_text(service=METRICS, scaling=CONCURRENCY)
+GUARD_SPEC = spec_text(service=METRICS, scaling=f"{CONCURRENCY}\ngpu_guard = true")
+POOL_SPEC = spec_text(service=METRICS, scaling=CONCURRENCY, capacity="[capacity.warm_pool]")
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def _wide_console(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """The commands' console, wide enough that no table cell wraps."""
+    from rich.console import Console
+
+    from ecs_gpu.cli import predict
+
+    screen = io.StringIO()
+    monkeypatch.setattr(predict, "console", Console(file=screen, width=400))
+    return screen
+
+
+@pytest.mark.parametrize(
+    ("text", "meaning"),
+    [
+        (CONC_SPEC, "mean GPU metric (task-gpus, no GPU policy tracks it)"),
+        (GUARD_SPEC, "mean policy metric (task-gpus)"),
+        (spec_text(), "mean policy metric (task-gpus)"),
+    ],
+)
+def test_summary_says_whether_a_policy_tracks_the_gpu_metric(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, meaning: str
+) -> None:
+    screen = _wide_console(monkeypatch)
+    spec = _write(tmp_path, "spec.toml", text)
+    assert main(["simulate", str(spec), "--trace", str(_trace(tmp_path, 1200))]) == 0
+    out = screen.getvalue()
+    assert meaning in out
+    assert ("policy metric" in out) == ("policy metric" in meaning)
+
+
+def _drawn_figures(monkeypatch: pytest.MonkeyPatch) -> list[Figure]:
+    """Every figure write_plot saves, kept for inspection (still written as before)."""
+    drawn: list[Figure] = []
+    save = Figure.savefig
+
+    def keep(self: Figure, *args: Any, **kw: Any) -> None:
+        drawn.append(self)
+        save(self, *args, **kw)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    return drawn
+
+
+def _gpu_panel_labels(fig: Figure) -> list[str]:
+    (ax,) = [a for a in fig.axes if a.get_ylabel() == "GPU utilization %"]
+    return [str(line.get_label()) for line in ax.get_lines()]
+
+
+@pytest.mark.parametrize(
+    ("text", "targets"), [(CONC_SPEC, False), (GUARD_SPEC, True), (spec_text(), True)]
+)
+def test_plot_draws_the_gpu_target_only_where_a_gpu_policy_tracks_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, targets: bool
+) -> None:
+    drawn = _drawn_figures(monkeypatch)
+    spec = _write(tmp_path, "spec.toml", text)
+    plot = tmp_path / "run.png"
+    code = main(
+        ["simulate", str(spec), "--trace", str(_trace(tmp_path, 1200)), "--plot", str(plot)]
+    )
+    assert code == 0
+    (fig,) = drawn
+    labels = _gpu_panel_labels(fig)
+    assert ("target 70 %" in labels) == targets
+    assert ("scale-in threshold (0.9 x target)" in labels) == targets
+    # The series themselves are always there.
+    assert "GPUs held by ready tasks (truth)" in labels and len(labels) == 2 + 2 * targets
+
+
+def test_compare_labels_a_concurrency_design_by_its_targets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    guard = _write(tmp_path, "guard.toml", GUARD_SPEC)
+    conc = _write(tmp_path, "conc.toml", CONC_SPEC)
+    gpu = _write(tmp_path, "gpu.toml", spec_text())
+    trace = _trace(tmp_path, 1200)
+    assert main(["compare", str(guard), str(conc), str(gpu), "--trace", str(trace),
+                 "--json", "-"]) == 0  # fmt: skip
+    assert sorted(json.loads(capsys.readouterr().out)) == [
+        "conc.toml concurrency 11.2/task",
+        "gpu.toml GPU 70%",
+        "guard.toml concurrency 11.2/task + GPU guard 70%",
+    ]
+
+
+def test_sweep_gpu_target_without_a_gpu_policy_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _write(tmp_path, "conc.toml", CONC_SPEC)
+    trace = _trace(tmp_path, 1200)
+    code = main(["simulate", str(spec), "--trace", str(trace), "--sweep-gpu-target", "50,90"])
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert code == 2
+    assert "--sweep-gpu-target = '50,90'" in err and str(spec) in err
+    assert "no GPU policy" in err and "Fix:" in err
+    assert "target_concurrency_per_task" in err and "gpu_guard = true" in err
+    assert "Traceback" not in err and "GPU-h" not in captured.out
+    # With the guard the sweep moves the guard's target: it runs.
+    guard = _write(tmp_path, "guard.toml", GUARD_SPEC)
+    code = main(["simulate", str(guard), "--trace", str(trace), "--sweep-gpu-target", "50,90",
+                 "--json", "-"])  # fmt: skip
+    assert code == 0
+    assert set(json.loads(capsys.readouterr().out)) == {"GPU target 50 %", "GPU target 90 %"}
+
+
+def test_plan_help_names_the_target_the_trace_is_scaled_at(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["plan", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "80 % of max_tasks at the design's target" in text
+    assert "the concurrency target's share of a task's full load" in text
+    assert "at the GPU target;" not in text
+
+
+@pytest.mark.parametrize(("text", "pool"), [(POOL_SPEC, True), (CONC_SPEC, False)])
+def test_cost_says_ebs_and_the_warm_pools_volumes_are_not_priced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, pool: bool
+) -> None:
+    screen = _wide_console(monkeypatch)
+    drawn = _drawn_figures(monkeypatch)
+    spec = _write(tmp_path, "spec.toml", text)
+    other = _write(tmp_path, "other.toml", spec_text())
+    trace = _trace(tmp_path, 1200)
+    plot = tmp_path / "run.png"
+    assert main(["simulate", str(spec), "--trace", str(trace), "--plot", str(plot)]) == 0
+    out = screen.getvalue()
+    (cost,) = [line for line in out.splitlines() if "cost USD" in line]
+    # The summary's meaning column always says what the cost leaves out.
+    assert "on-demand instance-hours x price; EBS volumes not priced" in cost
+    assert ("the warm pool's included" in cost) == pool
+    # The plot's footer and compare's table say it only with a pool.
+    footer = " ".join(t.get_text() for t in drawn[0].texts)
+    assert ("EBS volumes not priced, the warm pool's included" in footer) == pool
+    screen.truncate(0)
+    screen.seek(0)
+    assert main(["compare", str(spec), str(other), "--trace", str(trace)]) == 0
+    caption = "USD: on-demand instance-hours x price; EBS volumes not priced, the warm pool's"
+    assert (caption in screen.getvalue()) == pool

@@ -118,9 +118,12 @@ def _run(
 
 
 def _target(p: SimParams) -> str:
-    """What the design's main policy holds: the concurrency or the GPU target."""
-    if p.target_concurrency is not None and not p.gpu_policy:
-        return f"concurrency {p.target_concurrency:g}/task"
+    """What the design's policies hold: the concurrency target (and the guard's) or the GPU's."""
+    if p.signal == "concurrency" and p.target_concurrency is not None:
+        text = f"concurrency {p.target_concurrency:g}/task"
+        if p.gpu_guard:
+            text += f" + GPU guard {p.gpu_target_percent:g}%"
+        return text
     return f"GPU {p.gpu_target_percent:g}%"
 
 
@@ -157,6 +160,26 @@ def _parse_targets(text: str) -> list[float]:
             )
         out.append(v)
     return out
+
+
+def _check_sweepable(p: SimParams, spec: Path, text: str) -> None:
+    """A sweep changes gpu_target_percent: without a GPU policy every row would be one run."""
+    if p.gpu_policy:
+        return
+    raise BadInputError(
+        f"--sweep-gpu-target = {text!r}: {spec} scales on concurrency "
+        f"(target_concurrency_per_task = {p.target_concurrency:g}) and runs no GPU policy, "
+        "so every GPU target gives the same run. Fix: compare specs that differ in "
+        "target_concurrency_per_task (`ecs-gpu compare a.toml b.toml --trace ...`), or set "
+        "gpu_guard = true in [scaling] to sweep the guard's target."
+    )
+
+
+def _cost_caption(loaded: list[SimParams]) -> str | None:
+    """The USD column's caveat, when a design has a warm pool (its volumes are not priced)."""
+    if all(p.warm_pool_min_size is None for p in loaded):
+        return None
+    return f"USD: {rp.cost_meaning(warm_pool=True)}"
 
 
 def _check_outputs(
@@ -246,7 +269,8 @@ def simulate_cmd(
         str | None,
         typer.Option(
             "--sweep-gpu-target",
-            help="Compare GPU targets, e.g. 50,60,70,80: one table row each.",
+            help="Compare GPU targets, e.g. 50,60,70,80: one table row each. Needs a GPU "
+            "policy (a GPU signal, or gpu_guard with the concurrency signal).",
             show_default=False,
         ),
     ] = None,
@@ -282,6 +306,7 @@ def simulate_cmd(
         targets = _parse_targets(sweep_gpu_target)
         _check_outputs(inputs, json_out, None, None)
         p = _params(spec, host_cpu_policy)
+        _check_sweepable(p, spec, sweep_gpu_target)
         tr = load_trace(trace)
         rows: list[tuple[str, dict[str, Any]]] = []
         results: list[tuple[SimParams, SimResult]] = []
@@ -290,7 +315,8 @@ def simulate_cmd(
             r = _run(q, tr, f"GPU target {target:g} %", rate_scale, step, seed, start)
             rows.append((f"GPU target {target:g} %", r.summary))
             results.append((q, r))
-        console.print(rp.comparison_table(rows, f"{spec.name} on {tr.name} x{rate_scale:g}"))
+        title = f"{spec.name} on {tr.name} x{rate_scale:g}"
+        console.print(rp.comparison_table(rows, title, _cost_caption([p])))
         # The largest fleet of the sweep (lowest target) decides whether the load fits.
         _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), rate_scale)
         if json_out is not None:
@@ -301,9 +327,7 @@ def simulate_cmd(
     p = _params(spec, host_cpu_policy)
     tr = load_trace(trace)
     result = _run(p, tr, spec.name, rate_scale, step, seed, start)
-    console.print(
-        rp.summary_table(result.summary, f"{_label(p, spec)} on {tr.name} x{rate_scale:g}")
-    )
+    console.print(rp.summary_table(result, f"{_label(p, spec)} on {tr.name} x{rate_scale:g}"))
     _hint(p, result, rate_scale)
     title = f"{spec.name}: {p.instance_type}, {_target(p)} — {tr.name}"
     _write_outputs(result, title, json_out, plot, timeline)
@@ -363,7 +387,7 @@ def compare_cmd(
         r = _run(p, tr, path.name, rate_scale, step, seed, start)
         rows.append((label, r.summary))
         results.append((p, r))
-    console.print(rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}"))
+    console.print(rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}", _cost_caption(loaded)))
     # The design with the most capacity decides whether the load fits at all.
     _hint(*max(results, key=lambda pr: pr[0].max_tasks * pr[0].task_capacity_rps), rate_scale)
     if json_out is not None:
@@ -391,10 +415,13 @@ def plan_cmd(
     """Validate and synthesize the spec, then predict it on a bundled real trace.
 
     Runs offline. The bundled trace (ServeGen M-large, 14 days; the first 3 by
-    default) is scaled so its peak needs 80 % of max_tasks at the GPU target;
-    the table and the plot show GPU-hours, the oracle, overload and scale-out
-    latency. Exit 2 on a bad spec or option; exit 1 when validation finds
-    problems (the plot is still written).
+    default) is scaled so its peak needs 80 % of max_tasks at the design's
+    target: the GPU target, or on the concurrency signal the concurrency
+    target's share of a task's full load (target_concurrency_per_task over
+    task_capacity_rps x mean_request_s). The table and the plot show
+    GPU-hours, the oracle, overload and scale-out latency. Exit 2 on a bad
+    spec or option; exit 1 when validation finds problems (the plot is
+    still written).
 
     Example:
 
@@ -416,7 +443,7 @@ def plan_cmd(
         f"{p.task_capacity_rps:g} req/s at the {rp.target_text(p)}"
     )
     result = _run(p, tr, spec.name, scale, step, seed, "warm")
-    console.print(rp.summary_table(result.summary, f"plan: {_label(p, spec)}"))
+    console.print(rp.summary_table(result, f"plan: {_label(p, spec)}"))
     _hint(p, result, scale)
     title = f"{loaded.service.name}: {p.instance_type}, {_target(p)} — {tr.name}"
     _write_outputs(result, title, json_out, out, None, plot_option="-o/--output")

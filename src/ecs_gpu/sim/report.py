@@ -154,10 +154,12 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
     ax2.plot(x, tl["task_gpu_util"], color="tab:cyan", lw=2.2, alpha=0.5,
              label="GPUs held by ready tasks (truth)")  # fmt: skip
     ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=0.9, label=metric_label)
-    ax2.axhline(p.gpu_target_percent, color="black", ls=":", lw=1.0,
-                label=f"target {p.gpu_target_percent:g} %")  # fmt: skip
-    ax2.axhline(p.gpu_target_percent * 0.9, color="gray", ls=":", lw=0.8,
-                label="scale-in threshold (0.9 x target)")  # fmt: skip
+    if p.gpu_policy:
+        # Without a GPU policy gpu_target_percent drives nothing: no line for it.
+        ax2.axhline(p.gpu_target_percent, color="black", ls=":", lw=1.0,
+                    label=f"target {p.gpu_target_percent:g} %")  # fmt: skip
+        ax2.axhline(p.gpu_target_percent * 0.9, color="gray", ls=":", lw=0.8,
+                    label="scale-in threshold (0.9 x target)")  # fmt: skip
     ax2.set_ylim(0, 105)
     ax2.set_ylabel("GPU utilization %")
     ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
@@ -182,7 +184,8 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
         0.005,
         f"GPU-hours {s['gpu_hours']:.1f} (oracle {s['oracle_gpu_hours']:.1f}), "
         f"overload {s['overload_seconds'] / 60:.0f} min, "
-        f"unserved {s['unserved_requests']:.0f} requests, cost ${s['cost_usd']:.2f}",
+        f"unserved {s['unserved_requests']:.0f} requests, cost ${s['cost_usd']:.2f}"
+        + ("" if p.warm_pool_min_size is None else f" ({cost_meaning(True)})"),
         fontsize=9,
     )
     fig.tight_layout(rect=(0, 0.02, 1, 1))
@@ -203,9 +206,18 @@ def worst_latency(summary: dict[str, Any]) -> str:
     return text
 
 
-def comparison_table(rows: Sequence[tuple[str, dict[str, Any]]], title: str) -> Table:
+def cost_meaning(warm_pool: bool) -> str:
+    """What cost_usd counts. EBS is never priced; a warm pool's stopped instances
+    bill only their volumes, so with a pool the cost is short by those too."""
+    text = "on-demand instance-hours x price; EBS volumes not priced"
+    return text + (", the warm pool's included" if warm_pool else "")
+
+
+def comparison_table(
+    rows: Sequence[tuple[str, dict[str, Any]]], title: str, caption: str | None = None
+) -> Table:
     """One row per design: GPU-hours, ratio to oracle, overload, worst latency, cost."""
-    table = Table(title=title)
+    table = Table(title=title, caption=caption)
     table.add_column("design", no_wrap=True)
     for col in ("GPU-h", "x oracle", "overload s", "unserved", "worst wait", "USD"):
         table.add_column(col, justify="right")
@@ -223,8 +235,9 @@ def comparison_table(rows: Sequence[tuple[str, dict[str, Any]]], title: str) -> 
     return table
 
 
-def summary_table(s: dict[str, Any], title: str) -> Table:
+def summary_table(result: SimResult, title: str) -> Table:
     """One run's summary, one line per figure, with what it means."""
+    s, p = result.summary, result.params
     table = Table(title=title, show_header=False)
     table.add_column("figure", no_wrap=True)
     table.add_column("value", justify="right", no_wrap=True)
@@ -239,7 +252,7 @@ def summary_table(s: dict[str, Any], title: str) -> Table:
             "perfect foresight, no start-up delay, same target"
             + ("" if ratio is None else f" (ratio {ratio:.2f})"),
         ),
-        ("cost USD", f"{s['cost_usd']:.2f}", "on-demand instance-hours x price"),
+        ("cost USD", f"{s['cost_usd']:.2f}", cost_meaning(p.warm_pool_min_size is not None)),
         ("overload s", f"{s['overload_seconds']:.0f}", "seconds with load > ready capacity"),
         ("unserved requests", f"{s['unserved_requests']:.0f}", "beyond the queue bound"),
         (
@@ -257,7 +270,12 @@ def summary_table(s: dict[str, Any], title: str) -> Table:
         (
             "GPU metric / task GPUs",
             "-" if gm is None or tg is None else f"{gm:.0f} % / {tg:.0f} %",
-            f"mean policy metric ({s.get('gpu_metric', '?')}) vs the GPUs ready tasks hold",
+            (
+                f"mean policy metric ({s.get('gpu_metric', '?')})"
+                if p.gpu_policy
+                else f"mean GPU metric ({s.get('gpu_metric', '?')}, no GPU policy tracks it)"
+            )
+            + " vs the GPUs ready tasks hold",
         ),
     ]
     for row in lines:
