@@ -39,7 +39,7 @@ WARM = (
         "[capacity]\n",
         "[capacity]\nroot_volume_iops = 6000\nroot_volume_throughput_mibps = 500\n",
     )
-    + "\n[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 6\n"
+    + "\n[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 4\n"
 )
 WARM_PUBLIC = G5 + '\n[capacity.warm_pool]\npool_state = "Running"\n'
 VARIANTS = {"warm": WARM, "warm-public": WARM_PUBLIC}
@@ -96,7 +96,7 @@ def test_warm_pool_on_the_gpu_group(
     assert pool == {
         "AutoScalingGroupName": {"Ref": asg_id},
         "MinSize": 2,
-        "MaxGroupPreparedCapacity": 6,
+        "MaxGroupPreparedCapacity": 4,
         "PoolState": "Stopped",
     }
     # ECS docs: an ECS group's warm pool cannot reuse instances on scale-in,
