@@ -369,3 +369,29 @@ def test_cost_says_ebs_and_the_warm_pools_volumes_are_not_priced(
     assert main(["compare", str(spec), str(other), "--trace", str(trace)]) == 0
     caption = "USD: on-demand instance-hours x price; EBS volumes not priced, the warm pool's"
     assert (caption in screen.getvalue()) == pool
+
+
+def test_comparison_table_never_cuts_a_figure_at_80_columns() -> None:
+    import io
+
+    from rich.console import Console
+
+    from ecs_gpu.sim.report import comparison_table
+
+    summary = {
+        "gpu_hours": 12345.6,
+        "gpu_hours_ratio_to_oracle": 1.07,
+        "overload_seconds": 123450.0,
+        "unserved_requests": 98765.0,
+        "worst_scale_out_latency_s": 600.0,
+        "overloaded_at_end_s": None,
+        "cost_usd": 12345.67,
+    }
+    label = "a-rather-long-design-name.toml concurrency 11/task + GPU guard 70%"
+    out = io.StringIO()
+    Console(file=out, width=80).print(comparison_table([(label, summary)], "t"))
+    text = out.getvalue()
+    assert "…" not in text
+    for figure in ("12345.6", "1.07", "123450", "98765", "10.0 min", "12,345.67"):
+        assert figure in text, text
+    assert "a-rather-long-design-name.toml" in text  # the file name is kept whole

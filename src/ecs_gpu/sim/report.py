@@ -218,9 +218,12 @@ def comparison_table(
 ) -> Table:
     """One row per design: GPU-hours, ratio to oracle, overload, worst latency, cost."""
     table = Table(title=title, caption=caption)
-    table.add_column("design", no_wrap=True)
+    # Figures are never cut (a log or pipe gets 80 columns); a long design
+    # label wraps between words instead, its file name kept whole.
+    name_width = max((len(label.split(" ", 1)[0]) for label, _ in rows), default=6)
+    table.add_column("design", min_width=name_width)
     for col in ("GPU-h", "x oracle", "overload s", "unserved", "worst wait", "USD"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True, min_width=len(col))
     for label, s in rows:
         ratio = s.get("gpu_hours_ratio_to_oracle")
         table.add_row(
