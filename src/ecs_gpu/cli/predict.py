@@ -316,7 +316,7 @@ def simulate_cmd(
             rows.append((f"GPU target {target:g} %", r.summary))
             results.append((q, r))
         title = f"{spec.name} on {tr.name} x{rate_scale:g}"
-        console.print(rp.comparison_table(rows, title, _cost_caption([p])))
+        rp.print_wide(console, rp.comparison_table(rows, title, _cost_caption([p])))
         # The largest fleet of the sweep (lowest target) decides whether the load fits.
         _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), rate_scale)
         if json_out is not None:
@@ -387,7 +387,9 @@ def compare_cmd(
         r = _run(p, tr, path.name, rate_scale, step, seed, start)
         rows.append((label, r.summary))
         results.append((p, r))
-    console.print(rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}", _cost_caption(loaded)))
+    rp.print_wide(
+        console, rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}", _cost_caption(loaded))
+    )
     # The design with the most capacity decides whether the load fits at all.
     _hint(*max(results, key=lambda pr: pr[0].max_tasks * pr[0].task_capacity_rps), rate_scale)
     if json_out is not None:
