@@ -202,7 +202,7 @@ def test_largest_user_data_fits_the_ec2_limit(
 def test_largest_realistic_spec_fits_through_the_template_bucket(
     example: str, largest: dict[str, tuple[Spec, str]]
 ) -> None:
-    """52,471 to 52,635 bytes (2026-12-01): over TemplateBody's 51,200, so deploy needs
+    """54,122 to 54,282 bytes (2026-12-01): over TemplateBody's 51,200, so deploy needs
     --template-bucket (TemplateURL, 1 MB), where it fits ten times over.
     tests/operate/test_operate_template_bucket.py deploys it that way into moto."""
     _, body = largest[example]
