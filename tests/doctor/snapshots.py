@@ -23,8 +23,9 @@ from botocore.validate import ParamValidator
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import COLLECTION_KEY, SNAPSHOT_VERSION
 from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec, parse_spec
 
-from .world import task_gpu_queries
+from .world import SPEC_TOML, task_gpu_queries
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 NAMES = Names("vllm-g5")
@@ -630,17 +631,36 @@ def build_healthy() -> dict[str, Any]:
     }
 
 
+def concurrency_spec() -> Spec:
+    """The world's spec scaling on concurrency: target 8 per task, fast path on (the default)."""
+    text = SPEC_TOML.replace(
+        'signal = "task-gpus"', 'signal = "concurrency"\ntarget_concurrency_per_task = 8'
+    )
+    return parse_spec(text + '\n[service.metrics]\npreset = "vllm"\n')
+
+
+FAST_ALARM = f"{NAMES.service}-FastScaleOutAlarm-1A2B3C4D5E6F"
+
+
 def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
     """The healthy snapshot as a service that scales on concurrency ([service.metrics]).
 
-    What the template deploys then: the demand-metric sidecar beside the server
-    (infra/task.py), a target-tracking policy on the sidecars' series instead
-    of the GPU one (infra/scaling.py, no gpu_guard), and the series itself.
+    What the template deploys for :func:`concurrency_spec`: the demand-metric
+    sidecar beside the server (infra/task.py), a target-tracking policy on the
+    sidecars' series instead of the GPU one (infra/scaling.py, no gpu_guard),
+    the fast path's step policy and its 10-s alarm (fast_path.py), and the
+    series itself. ``signal_in_target``: the collection had the spec.
     """
-    from ecs_gpu import demand_metric
+    from ecs_gpu import demand_metric, fast_path
 
+    spec = concurrency_spec()
+    fp = fast_path.fast_path(spec)
+    assert fp is not None and spec.scaling.target_concurrency_per_task is not None
     if signal_in_target:
-        s[COLLECTION_KEY]["target"]["signal"] = "concurrency"
+        target = s[COLLECTION_KEY]["target"]
+        target["signal"] = spec.scaling.signal
+        target["gpu_guard"] = spec.scaling.gpu_guard
+        target["fast_path_threshold"] = fp.threshold
     env = demand_metric.sidecar_environment(
         metrics_port=8000,
         metrics_path="/metrics",
@@ -666,7 +686,9 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
     gpu = s["scaling_policies"][0]
     gpu["PolicyName"] = "concurrency"
     gpu["PolicyARN"] = gpu["PolicyARN"].replace("policyName/gpu", "policyName/concurrency")
-    gpu["TargetTrackingScalingPolicyConfiguration"]["TargetValue"] = 8.0
+    gpu["TargetTrackingScalingPolicyConfiguration"]["TargetValue"] = (
+        spec.scaling.target_concurrency_per_task
+    )
     gpu["TargetTrackingScalingPolicyConfiguration"]["CustomizedMetricSpecification"] = {
         "MetricName": demand_metric.METRIC_NAME,
         "Namespace": demand_metric.NAMESPACE,
@@ -674,6 +696,56 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
         "Statistic": demand_metric.STATISTIC,
     }
     gpu["Alarms"] = []
+    svc_id = NAMES.scalable_target_resource_id
+    step_arn = f"arn:aws:autoscaling:{REGION}:{ACCOUNT}:scalingPolicy:3:resource/ecs/{svc_id}:policyName/fast-scale-out"
+    alarm_arn = f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{FAST_ALARM}"
+    s["scaling_policies"].append(
+        {
+            "PolicyARN": step_arn,
+            "PolicyName": "fast-scale-out",
+            "ServiceNamespace": "ecs",
+            "ResourceId": svc_id,
+            "ScalableDimension": "ecs:service:DesiredCount",
+            "PolicyType": "StepScaling",
+            "StepScalingPolicyConfiguration": {
+                "AdjustmentType": fast_path.ADJUSTMENT_TYPE,
+                "StepAdjustments": [
+                    {
+                        "MetricIntervalLowerBound": step.lower,
+                        **({} if step.upper is None else {"MetricIntervalUpperBound": step.upper}),
+                        "ScalingAdjustment": step.percent,
+                    }
+                    for step in fp.steps
+                ],
+                "MinAdjustmentMagnitude": fp.min_adjustment,
+                "Cooldown": fp.cooldown_s,
+                "MetricAggregationType": fast_path.METRIC_AGGREGATION,
+            },
+            "Alarms": [{"AlarmName": FAST_ALARM, "AlarmARN": alarm_arn}],
+            "CreationTime": T0,
+        }
+    )
+    s["alarms"].append(
+        {
+            "AlarmName": FAST_ALARM,
+            "AlarmArn": alarm_arn,
+            "ActionsEnabled": True,
+            "AlarmActions": [step_arn],
+            "StateValue": "OK",
+            "StateReason": "Threshold Crossed: 2 datapoints were not greater than or equal to the threshold",
+            "StateUpdatedTimestamp": T1,
+            "MetricName": demand_metric.METRIC_NAME,
+            "Namespace": demand_metric.NAMESPACE,
+            "Statistic": fast_path.STATISTIC,
+            "Dimensions": demand_metric.dimensions(NAMES.cluster, NAMES.service),
+            "Period": fp.period_s,
+            "EvaluationPeriods": fp.evaluation_periods,
+            "DatapointsToAlarm": fp.datapoints_to_alarm,
+            "Threshold": fp.threshold,
+            "ComparisonOperator": fast_path.COMPARISON,
+            "TreatMissingData": "notBreaching",
+        }
+    )
     for q, values in zip(
         demand_metric.metric_data_queries(NAMES.cluster, NAMES.service),
         ([5.5, 6.0], [9.0, 8.0]),

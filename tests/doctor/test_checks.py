@@ -14,15 +14,17 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.doctor.checks import CHECKS, CHECKS_BY_ID, run_checks
 
 from .snapshots import (
+    FAST_ALARM,
     IID,
     NAMES,
     as_concurrency,
     asg_average_spec,
+    concurrency_spec,
     probe_output,
     validate_snapshot,
 )
@@ -365,6 +367,33 @@ def sidecar_missing(s: Snap) -> None:
     td["containerDefinitions"] = td["containerDefinitions"][:1]
 
 
+def _concurrency_cms(s: Snap) -> dict[str, Any]:
+    policy = next(p for p in s["scaling_policies"] if p["PolicyName"] == "concurrency")
+    cms: dict[str, Any] = policy["TargetTrackingScalingPolicyConfiguration"][
+        "CustomizedMetricSpecification"
+    ]
+    return cms
+
+
+def concurrency_policy_other_series(s: Snap) -> None:
+    # The 8.3.0 bug on the concurrency signal: the policy reads a series nobody writes.
+    as_concurrency(s)
+    _concurrency_cms(s)["Dimensions"] = [
+        {"Name": "ClusterName", "Value": "other"},
+        {"Name": "ServiceName", "Value": "other"},
+    ]
+
+
+def _fast_alarm(s: Snap) -> dict[str, Any]:
+    alarm: dict[str, Any] = next(a for a in s["alarms"] if a["AlarmName"] == FAST_ALARM)
+    return alarm
+
+
+def fast_alarm_other_threshold(s: Snap) -> None:
+    as_concurrency(s)
+    _fast_alarm(s)["Threshold"] = 24.0
+
+
 # (check id, breakage, evidence kind, evidence field contains, evidence value contains, fix contains)
 CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ECS001", no_instances, "container_instances", "status", "none registered", "ECS_CLUSTER="),
@@ -387,6 +416,8 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SCL001", policy_wrong_metric, "scaling_policies", "CustomizedMetricSpecification", "ECS/GPU", "nobody writes"),
     ("SCL002", scaling_suspended, "scalable_targets", "SuspendedState", "'DynamicScalingOutSuspended': True", "DynamicScalingOutSuspended=false"),
     ("SCL003", service_scaling_failed, "service_scaling_activities", "StatusMessage", "AccessDenied", "StatusMessage"),
+    ("SCL004", concurrency_policy_other_series, "scaling_policies", "CustomizedMetricSpecification", "'Value': 'other'", "ecs-gpu deploy"),
+    ("SCL005", fast_alarm_other_threshold, "alarms", "Threshold", "24.0", "ecs-gpu deploy"),
     ("ASG003", host_cpu_policy, "asg_policies", "PredefinedMetricType", "ASGAverageCPUUtilization", "delete-policy"),
     ("ASG004", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
     ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),
@@ -846,7 +877,7 @@ def test_a_concurrency_service_that_works_gives_no_finding(healthy: Callable[[],
         assert [f.as_dict() for f in report.findings] == []
         assert report.unknown == []
         # No GPU policy is no SCL001 warning when the service scales on concurrency.
-        assert {"SCL001", "MET005", "TD001"} <= set(report.as_dict()["ok"])
+        assert {"SCL001", "SCL004", "SCL005", "MET005", "TD001"} <= set(report.as_dict()["ok"])
 
 
 def test_concurrency_checks_read_the_signal_off_the_policies(healthy: Callable[[], Snap]) -> None:
@@ -899,3 +930,182 @@ def test_concurrency_series_absent_from_an_old_snapshot_is_unknown(
     s["metric_data"] = [r for r in s["metric_data"] if r["Id"] not in ("c0", "c1")]
     met005 = next(r for r in run_checks(s).results if r.check.id == "MET005")
     assert met005.status == "unknown" and "collect it again" in met005.reason
+
+
+# --- the concurrency policy, the fast path and the GPU series they leave unread ---------
+
+
+def _drop_policy(s: Snap, name: str) -> None:
+    s["scaling_policies"] = [p for p in s["scaling_policies"] if p["PolicyName"] != name]
+
+
+def _ids(s: Snap) -> set[str]:
+    return {f.id for f in run_checks(s).findings}
+
+
+@pytest.mark.parametrize("signal_in_target", [True, False], ids=["spec", "policies"])
+def test_concurrency_policy_on_another_series_is_scl004(
+    healthy: Callable[[], Snap], signal_in_target: bool
+) -> None:
+    s = healthy()
+    concurrency_policy_other_series(s)
+    if not signal_in_target:
+        del s[COLLECTION_KEY]["target"]["signal"]
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "SCL004")
+    assert f.severity == "error"
+    cluster_service = demand_metric.cli_dimensions(NAMES.cluster, NAMES.service)
+    assert f"dimensions ClusterName=other,ServiceName=other (want {cluster_service})" in f.fix
+    assert "ecs-gpu deploy" in f.fix
+
+
+def test_concurrency_policy_on_another_statistic_is_scl004(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    _concurrency_cms(s)["Statistic"] = "Maximum"
+    f = next(f for f in run_checks(s).findings if f.id == "SCL004")
+    assert f"statistic Maximum (want {demand_metric.STATISTIC})" in f.fix
+    assert f.evidence[0].value["Statistic"] == "Maximum"
+
+
+def test_missing_concurrency_policy_is_scl004_not_gpu_advice(healthy: Callable[[], Snap]) -> None:
+    # The spec scales on concurrency and only the CPU policy (and the fast path) is left.
+    s = healthy()
+    as_concurrency(s)
+    _drop_policy(s, "concurrency")
+    findings = [f for f in run_checks(s).findings if f.id in ("SCL001", "SCL004")]
+    assert [(f.id, f.severity) for f in findings] == [("SCL004", "error")]
+    assert findings[0].title == "No target-tracking policy scales the service on concurrency"
+    assert findings[0].evidence[0].value == ["cpu", "fast-scale-out"]
+    assert demand_metric.METRIC_NAME in findings[0].fix and "ecs-gpu deploy" in findings[0].fix
+
+
+def test_gpu_guard_without_a_gpu_policy_is_scl001(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    assert "SCL001" not in _ids(s)  # gpu_guard off: no GPU policy is right
+    s[COLLECTION_KEY]["target"]["gpu_guard"] = True
+    f = next(f for f in run_checks(s).findings if f.id == "SCL001")
+    assert f.severity == "warning" and f.title == "No GPU guard policy on the service"
+    assert "gpu_guard = true" in f.fix
+
+
+def test_spec_without_the_fast_path_step_policy_is_scl005(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    _drop_policy(s, "fast-scale-out")
+    fp = fast_path.fast_path(concurrency_spec())
+    assert fp is not None
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.severity == "error"
+    assert f.title == "The fast path's StepScaling policy is missing"
+    assert f.evidence[0].value == {
+        "concurrency": "TargetTrackingScaling",
+        "cpu": "TargetTrackingScaling",
+    }
+    assert f"threshold {fp.threshold:g}" in f.fix and "ecs-gpu deploy" in f.fix
+    # A spec with fast_scale_out = false deploys none: quiet.
+    s[COLLECTION_KEY]["target"]["fast_path_threshold"] = None
+    assert "SCL005" not in _ids(s)
+
+
+def test_fast_path_unknown_without_the_spec(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s, signal_in_target=False)
+    _drop_policy(s, "fast-scale-out")
+    scl005 = next(r for r in run_checks(s).results if r.check.id == "SCL005")
+    assert scl005.status == "unknown" and "ecs-gpu doctor SPEC" in scl005.reason
+
+
+def test_step_policy_without_an_alarm_is_scl005(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != FAST_ALARM]
+    step = next(p for p in s["scaling_policies"] if p["PolicyName"] == "fast-scale-out")
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.title == "The fast path's alarm does not exist"
+    assert (f.evidence[1].kind, f.evidence[1].id) == ("alarms", FAST_ALARM)
+    step["Alarms"] = []
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.title == "No alarm invokes the fast path's step policy"
+    assert f.evidence[0].value == []
+
+
+def test_fast_alarm_found_through_its_actions(healthy: Callable[[], Snap]) -> None:
+    # The policy's Alarms list is empty, but the collected alarm invokes it.
+    s = healthy()
+    as_concurrency(s)
+    next(p for p in s["scaling_policies"] if p["PolicyName"] == "fast-scale-out")["Alarms"] = []
+    assert next(r for r in run_checks(s).results if r.check.id == "SCL005").status == "ok"
+
+
+def test_fast_alarm_on_another_series_or_period_is_scl005(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    alarm = _fast_alarm(s)
+    alarm["Dimensions"] = [{"Name": "ServiceName", "Value": NAMES.service}]
+    alarm["Period"] = 60
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert {e.field: e.value for e in f.evidence} == {
+        "Dimensions": [{"Name": "ServiceName", "Value": NAMES.service}],
+        "Period": 60,
+    }
+    assert f"period 60 s (want {fast_path.ALARM_PERIOD_S} s)" in f.fix
+    assert "dimensions ServiceName=" in f.fix
+
+
+def test_fast_alarm_threshold_comes_from_the_spec(healthy: Callable[[], Snap]) -> None:
+    # The expected threshold is fast_path.threshold(spec), as collected; none without a spec.
+    s = healthy()
+    as_concurrency(s)
+    s[COLLECTION_KEY]["target"]["fast_path_threshold"] = 12.0
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert "threshold 16.0 (want 12)" in f.fix
+    s = healthy()
+    as_concurrency(s, signal_in_target=False)
+    _fast_alarm(s)["Threshold"] = 24.0
+    assert "SCL005" not in _ids(s)
+
+
+def test_fast_alarm_without_data_is_a_warning(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    _fast_alarm(s)["StateValue"] = "INSUFFICIENT_DATA"
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.severity == "warning" and f.title == "The fast path's alarm has no data"
+    assert f.evidence[0].value == "INSUFFICIENT_DATA" and "MET005" in f.fix
+
+
+def test_fast_path_needs_the_alarms_only_on_concurrency(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    del s["alarms"]
+    assert next(r for r in run_checks(s).results if r.check.id == "SCL005").status == "ok"
+    s = healthy()
+    as_concurrency(s)
+    del s["alarms"]
+    scl005 = next(r for r in run_checks(s).results if r.check.id == "SCL005")
+    assert scl005.status == "unknown" and "alarms" in scl005.reason
+
+
+def _gpu_series_missing(s: Snap) -> None:
+    for r in s["metric_data"]:
+        if r["Label"] in gpu_metric.METRIC_NAMES:
+            r["Timestamps"], r["Values"] = [], []
+
+
+@pytest.mark.parametrize("signal_in_target", [True, False], ids=["spec", "policies"])
+def test_gpu_series_no_policy_reads_is_a_met001_warning(
+    healthy: Callable[[], Snap], signal_in_target: bool
+) -> None:
+    s = healthy()
+    as_concurrency(s, signal_in_target=signal_in_target)
+    _gpu_series_missing(s)
+    f = next(f for f in run_checks(s).findings if f.id == "MET001")
+    assert f.severity == "warning"
+    assert "nobody writes" not in f.fix and "No scaling policy reads it" in f.fix
+    assert NAMES.gpu_metric_missing_alarm in f.fix and "dashboard" in f.fix
+    # With gpu_guard a policy does read it: the error it always was.
+    s[COLLECTION_KEY]["target"]["signal"] = "concurrency"
+    s[COLLECTION_KEY]["target"]["gpu_guard"] = True
+    f = next(f for f in run_checks(s).findings if f.id == "MET001")
+    assert f.severity == "error" and "the scaling policy tracks a series nobody writes" in f.fix

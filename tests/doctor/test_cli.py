@@ -435,6 +435,8 @@ def test_stack_finds_the_spec_deployed_as_that_stack(
         "stack": "vllm-g5-staging",
         "missing_metric_alarm": "vllm-g5-staging-gpu-metric-missing",
         "signal": "task-gpus",
+        "gpu_guard": False,
+        "fast_path_threshold": None,
     }
     snap = json.loads(saved.read_text())
     # It read that deployment's objects, not the default stack's (three instances there).

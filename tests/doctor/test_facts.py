@@ -21,16 +21,17 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import run_checks
 from ecs_gpu.errors import BadInputError
+from ecs_gpu.spec import parse_spec
 
 from . import world
-from .snapshots import probe_output, validate_response, validate_snapshot
+from .snapshots import concurrency_spec, probe_output, validate_response, validate_snapshot
 
 TARGET = facts.Target.from_names(world.NAMES)
 ALL_BUT_PROBES = [k for k in facts.KINDS if k != "host_probes"]
@@ -355,3 +356,43 @@ def test_concurrency_series_is_read_end_to_end(session: boto3.Session, publish: 
     # The world's task definition has no demand-metric sidecar.
     assert "TD001" in findings
     assert findings["TD001"].evidence[0].value == [world.NAMES.service]
+
+
+def test_target_from_spec_records_what_the_scaling_checks_compare_with() -> None:
+    # SCL001/SCL005/MET001 read these back; the threshold is fast_path's, not re-derived.
+    spec = concurrency_spec()
+    fp = fast_path.fast_path(spec)
+    assert fp is not None
+    target = facts.Target.from_spec(spec, world.NAMES).as_dict()
+    assert (target["signal"], target["gpu_guard"], target["fast_path_threshold"]) == (
+        "concurrency",
+        False,
+        fp.threshold,
+    )
+    off = parse_spec(
+        world.SPEC_TOML.replace(
+            'signal = "task-gpus"',
+            'signal = "concurrency"\ntarget_concurrency_per_task = 8\nfast_scale_out = false'
+            "\ngpu_guard = true",
+        )
+        + '\n[service.metrics]\npreset = "vllm"\n'
+    )
+    target = facts.Target.from_spec(off, world.NAMES).as_dict()
+    assert (target["gpu_guard"], target["fast_path_threshold"]) == (True, None)
+    gpu = facts.Target.from_spec(parse_spec(world.SPEC_TOML), world.NAMES).as_dict()
+    assert (gpu["signal"], gpu["gpu_guard"], gpu["fast_path_threshold"]) == (
+        "task-gpus",
+        False,
+        None,
+    )
+    # The snapshot format takes them (strict types).
+    meta: dict[str, Any] = {
+        "version": 1,
+        "tool": "t",
+        "collected_at": "2026-11-29T17:00:00+00:00",
+        "target": facts.Target.from_spec(spec, world.NAMES).as_dict(),
+    }
+    snapshots.validate({facts.COLLECTION_KEY: meta}, "snap.json")
+    meta["target"]["gpu_guard"] = "yes"
+    with pytest.raises(BadInputError, match=r"_collection\.target\.gpu_guard"):
+        snapshots.validate({facts.COLLECTION_KEY: meta}, "snap.json")

@@ -32,7 +32,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import (
     AccessDenied,
@@ -52,6 +52,7 @@ from ecs_gpu.doctor.snapshot import (
 )
 from ecs_gpu.errors import AwsError, BadInputError
 from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec
 
 T = TypeVar("T")
 
@@ -119,9 +120,21 @@ class Target:
     missing_metric_alarm: str | None = None
     # The spec's [scaling] signal; None (no spec): the checks read it off the policies.
     signal: str | None = None
+    # The spec's [scaling] gpu_guard; None without a spec.
+    gpu_guard: bool | None = None
+    # fast_path.threshold(spec) when the spec deploys the fast path; None when it
+    # does not (or, with signal None, when there is no spec).
+    fast_path_threshold: float | None = None
 
     @classmethod
-    def from_names(cls, names: Names, signal: str | None = None) -> Target:
+    def from_names(
+        cls,
+        names: Names,
+        signal: str | None = None,
+        *,
+        gpu_guard: bool | None = None,
+        fast_path_threshold: float | None = None,
+    ) -> Target:
         return cls(
             cluster=names.cluster,
             service=names.service,
@@ -130,6 +143,19 @@ class Target:
             stack=names.stack,
             missing_metric_alarm=names.gpu_metric_missing_alarm,
             signal=signal,
+            gpu_guard=gpu_guard,
+            fast_path_threshold=fast_path_threshold,
+        )
+
+    @classmethod
+    def from_spec(cls, spec: Spec, names: Names) -> Target:
+        """``names`` plus what the spec's [scaling] deploys, which the checks compare with."""
+        fp = fast_path.fast_path(spec)
+        return cls.from_names(
+            names,
+            signal=spec.scaling.signal,
+            gpu_guard=spec.scaling.gpu_guard,
+            fast_path_threshold=None if fp is None else fp.threshold,
         )
 
     @classmethod
@@ -142,7 +168,7 @@ class Target:
             missing_metric_alarm=Names(service).gpu_metric_missing_alarm,
         )
 
-    def as_dict(self) -> dict[str, str | None]:
+    def as_dict(self) -> dict[str, str | bool | float | None]:
         return {
             "cluster": self.cluster,
             "service": self.service,
@@ -151,6 +177,8 @@ class Target:
             "stack": self.stack,
             "missing_metric_alarm": self.missing_metric_alarm,
             "signal": self.signal,
+            "gpu_guard": self.gpu_guard,
+            "fast_path_threshold": self.fast_path_threshold,
         }
 
 

@@ -198,7 +198,7 @@ def _collect(
         # stack itself keeps the name given, hashed base or not.
         names = names_of(loaded, stack)
         target = replace(
-            facts.Target.from_names(names, signal=loaded.scaling.signal),
+            facts.Target.from_spec(loaded, names),
             stack=stack_of(loaded, stack),
         )
     elif stack is not None:

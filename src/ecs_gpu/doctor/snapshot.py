@@ -227,6 +227,11 @@ class TargetNames(_Model):
     stack: str | None = None
     missing_metric_alarm: str | None = None
     signal: Literal["concurrency", "task-gpus", "asg-average"] | None = None
+    # The spec's [scaling] gpu_guard; None without a spec.
+    gpu_guard: bool | None = None
+    # fast_path.threshold(spec) when the spec deploys the fast path, else None
+    # (with a signal: the spec deploys none; without: no spec was given).
+    fast_path_threshold: float | None = None
 
 
 class MetricWindow(_Model):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ecs_gpu import demand_metric
+from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.doctor import host as probe
 from ecs_gpu.doctor.checks.model import Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
@@ -128,15 +128,24 @@ def policy_metrics(p: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     Namespace, Dimensions) and metric math (Metrics[].MetricStat.Metric), the
     form ``gpu_metric = "task-gpus"`` deploys.
     """
+    return [(path, m) for path, m, _ in policy_metric_stats(p)]
+
+
+def policy_metric_stats(p: dict[str, Any]) -> list[tuple[str, dict[str, Any], Any]]:
+    """:func:`policy_metrics` with each metric's statistic (Statistic, or MetricStat.Stat)."""
     cfg = p.get("TargetTrackingScalingPolicyConfiguration", {})
     cms = cfg.get("CustomizedMetricSpecification")
     base = "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification"
     if not cms:
         return []
     if "MetricName" in cms:
-        return [(base, cms)]
+        return [(base, cms, cms.get("Statistic"))]
     return [
-        (f"{base}.Metrics[{i}].MetricStat.Metric", q["MetricStat"].get("Metric", {}))
+        (
+            f"{base}.Metrics[{i}].MetricStat.Metric",
+            q["MetricStat"].get("Metric", {}),
+            q["MetricStat"].get("Stat"),
+        )
         for i, q in enumerate(cms.get("Metrics", []))
         if isinstance(q.get("MetricStat"), dict)
     ]
@@ -155,8 +164,36 @@ def reads_demand_metric(p: dict[str, Any]) -> bool:
     )
 
 
+def policy_alarms(s: Snapshot, p: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
+    """(names, collected alarms) of the alarms that invoke policy ``p``.
+
+    Application Auto Scaling lists them in the policy's ``Alarms``; an alarm
+    collected with the policy's ARN among its actions counts too.
+    """
+    arn = p.get("PolicyARN")
+    names = [a["AlarmName"] for a in p.get("Alarms", []) if a.get("AlarmName")]
+    names += [
+        a["AlarmName"]
+        for a in s.get("alarms", [])
+        if arn and arn in a.get("AlarmActions", []) and a.get("AlarmName") not in names
+    ]
+    found = [a for a in s.get("alarms", []) if a.get("AlarmName") in names]
+    return names, found
+
+
+def _watches_demand_metric(a: dict[str, Any]) -> bool:
+    return (a.get("Namespace"), a.get("MetricName")) == (
+        demand_metric.NAMESPACE,
+        demand_metric.METRIC_NAME,
+    )
+
+
 def scales_on_concurrency(s: Snapshot) -> bool:
-    """Whether the service scales on concurrency: the spec's signal, else its policies."""
+    """Whether the service scales on concurrency: the spec's signal, else its policies.
+
+    Off the policies: a target-tracking policy on the sidecars' series, or a
+    step policy (the fast path) whose alarm watches it.
+    """
     signal = collection_target(s).get("signal")
     if signal is not None:
         return bool(signal == "concurrency")
@@ -165,7 +202,41 @@ def scales_on_concurrency(s: Snapshot) -> bool:
             "cannot tell whether the service scales on concurrency: the snapshot names no "
             "[scaling] signal (run doctor with the spec) and scaling_policies was not collected"
         )
-    return any(reads_demand_metric(p) for p in s["scaling_policies"])
+    return any(
+        reads_demand_metric(p)
+        or (
+            p.get("PolicyType") == "StepScaling"
+            and any(_watches_demand_metric(a) for a in policy_alarms(s, p)[1])
+        )
+        for p in s["scaling_policies"]
+    )
+
+
+def reads_gpu_metric(p: dict[str, Any]) -> bool:
+    """Does this target-tracking policy read a GPU series (the agent's, or GPUReservation)?"""
+    return any(
+        m.get("Namespace") == gpu_metric.NAMESPACE
+        or m.get("MetricName", "").startswith(gpu_metric.METRIC_PREFIX)
+        or "gpu" in m.get("MetricName", "").lower()
+        for _, m in policy_metrics(p)
+    )
+
+
+def scales_on_gpu(s: Snapshot) -> bool | None:
+    """Whether a scaling policy reads the GPU series; None when nothing says.
+
+    The spec decides when the snapshot records it (a GPU signal, or
+    concurrency with ``gpu_guard``); else the policies do.
+    """
+    target = collection_target(s)
+    signal = target.get("signal")
+    if signal is not None and signal != "concurrency":
+        return True
+    if signal == "concurrency" and target.get("gpu_guard") is not None:
+        return bool(target["gpu_guard"])
+    if "scaling_policies" not in s:
+        return None
+    return any(reads_gpu_metric(p) for p in s["scaling_policies"])
 
 
 def demand_names(s: Snapshot) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from ecs_gpu.doctor.checks.common import (
     metric_series,
     policy_metrics,
     scales_on_concurrency,
+    scales_on_gpu,
     service_items,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
@@ -24,28 +25,61 @@ from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
     severity="error",
     title="The GPU metric is not published",
     requires=("metric_data",),
-    doc="GetMetricData returns no datapoint for a series of the GPU metric contract.",
+    doc="GetMetricData returns no datapoint for a series of the GPU metric contract (warning "
+    "when no scaling policy reads it: concurrency without gpu_guard).",
 )
 def _metric_published(s: Snapshot, c: Check) -> list[Finding]:
     series = metric_series(s)
     empty = [n for n in gpu_metric.METRIC_NAMES if not series.get(n, {}).get("Values")]
     if not empty:
         return []
-    asg = collection_target(s).get("asg") or "?"
+    target = collection_target(s)
+    asg = target.get("asg") or "?"
     window = (s.get(COLLECTION_KEY) or {}).get("metric_window", {})
-    return [
-        c.finding(
-            [
-                Evidence("metric_data", n, "Values", series.get(n, {}).get("Values", "no series"))
-                for n in empty
+    evidence = [
+        Evidence("metric_data", n, "Values", series.get(n, {}).get("Values", "no series"))
+        for n in empty
+    ] + [Evidence("_collection", "metric_window", "start/end", window)]
+    agent = (
+        "Run `ecs-gpu doctor --probe-hosts` to see the host agent: is "
+        "amazon-cloudwatch-agent active, does its config collect nvidia_gpu, can it run "
+        "nvidia-smi, and is cloudwatch:PutMetricData allowed on the instance role."
+    )
+    missing = (
+        f"No datapoint of {gpu_metric.NAMESPACE} {', '.join(empty)} "
+        f"({gpu_metric.DIMENSION}={asg}) in the window"
+    )
+    if scales_on_gpu(s) is False:
+        # Concurrency without gpu_guard: no policy waits on this series.
+        if target.get("signal") is not None:
+            why = "the spec scales on concurrency without [scaling] gpu_guard"
+            evidence += [
+                Evidence("_collection", "target", "signal", target.get("signal")),
+                Evidence("_collection", "target", "gpu_guard", target.get("gpu_guard")),
             ]
-            + [Evidence("_collection", "metric_window", "start/end", window)],
-            f"No datapoint of {gpu_metric.NAMESPACE} {', '.join(empty)} "
-            f"({gpu_metric.DIMENSION}={asg}) in the window: the scaling policy tracks a series "
-            "nobody writes. Run `ecs-gpu doctor --probe-hosts` to see the host agent: is "
-            "amazon-cloudwatch-agent active, does its config collect nvidia_gpu, can it run "
-            "nvidia-smi, and is cloudwatch:PutMetricData allowed on the instance role.",
-        )
+        else:
+            why = "none of the service's scaling policies reads a GPU series"
+            evidence.append(
+                Evidence(
+                    "scaling_policies",
+                    target.get("service") or "?",
+                    "PolicyName",
+                    [p.get("PolicyName") for p in s["scaling_policies"]],
+                )
+            )
+        alarm = target.get("missing_metric_alarm") or "the GPU missing-metric alarm"
+        return [
+            c.finding(
+                evidence,
+                f"{missing}. No scaling policy reads it ({why}), so the task count does not "
+                "depend on it: only the dashboard's GPU panels (empty) and the missing-metric "
+                f"alarm {alarm} (MET003 once it fires) read it. {agent}",
+                title="The GPU metric is not published (no policy reads it)",
+                severity="warning",
+            )
+        ]
+    return [
+        c.finding(evidence, f"{missing}: the scaling policy tracks a series nobody writes. {agent}")
     ]
 
 

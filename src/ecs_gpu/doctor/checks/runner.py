@@ -8,7 +8,8 @@ from ecs_gpu.doctor.checks.model import Check, CheckResult, Report, Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 
 
-def _why_missing(s: Snapshot, kinds: tuple[str, ...]) -> str:
+def why_missing(s: Snapshot, kinds: tuple[str, ...]) -> str:
+    """Why ``kinds`` are absent: the denied or failed calls, else "not collected"."""
     meta = s.get(COLLECTION_KEY) or {}
     reasons = []
     for d in meta.get("denied", []):
@@ -25,9 +26,7 @@ def _why_missing(s: Snapshot, kinds: tuple[str, ...]) -> str:
 def run_check(check: Check, snapshot: Snapshot) -> CheckResult:
     missing = tuple(k for k in check.requires if k not in snapshot)
     if missing:
-        return CheckResult(
-            check, "unknown", missing=missing, reason=_why_missing(snapshot, missing)
-        )
+        return CheckResult(check, "unknown", missing=missing, reason=why_missing(snapshot, missing))
     try:
         findings = check.fn(snapshot, check)
     except Unknown as e:

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from ecs_gpu import gpu_metric
+import math
+from typing import Any
+
+from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     collection_target,
+    demand_names,
     parse_time,
+    policy_alarms,
+    policy_metric_stats,
     policy_metrics,
-    reads_demand_metric,
+    scales_on_concurrency,
 )
-from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
+from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
+from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import Snapshot
 
 
@@ -85,22 +92,34 @@ def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
                     "series nobody writes. Redeploy the policy from the spec (`ecs-gpu deploy`).",
                 )
             )
-    # A service that scales on concurrency needs no GPU policy (gpu_guard is optional).
-    on_concurrency = any(reads_demand_metric(p) for p in s["scaling_policies"])
-    if not tracks_contract and not out and not on_concurrency:
+    if tracks_contract or out:
+        return out
+    names = Evidence(
+        "scaling_policies",
+        target.get("service") or "?",
+        "PolicyName",
+        [p.get("PolicyName") for p in s["scaling_policies"]],
+    )
+    # Decided by the spec's signal (else the policies): a concurrency service has
+    # a GPU policy only as its gpu_guard; its own missing policy is SCL004's.
+    if not scales_on_concurrency(s):
         out.append(
             c.finding(
-                [
-                    Evidence(
-                        "scaling_policies",
-                        target.get("service") or "?",
-                        "PolicyName",
-                        [p.get("PolicyName") for p in s["scaling_policies"]],
-                    )
-                ],
+                [names],
                 "No target-tracking policy scales the service on GPU utilization: tasks follow "
                 "CPU only. Deploy the spec's scaling policies (`ecs-gpu deploy`).",
                 title="No GPU target-tracking policy on the service",
+                severity="warning",
+            )
+        )
+    elif target.get("gpu_guard"):
+        out.append(
+            c.finding(
+                [names, Evidence("_collection", "target", "gpu_guard", True)],
+                "The spec sets [scaling] gpu_guard = true, but no target-tracking policy tracks "
+                "GPU utilization: the guard is off, and tasks follow concurrency and CPU only. "
+                "Deploy the spec's scaling policies (`ecs-gpu deploy`).",
+                title="No GPU guard policy on the service",
                 severity="warning",
             )
         )
@@ -173,6 +192,275 @@ def _service_scaling_failed(s: Snapshot, c: Check) -> list[Finding]:
             "Application Auto Scaling could not change the task count: fix what StatusMessage "
             "names (usually IAM of the scaling role or a deleted service).",
         )
+    ]
+
+
+def _dims(dims: Any) -> list[tuple[Any, Any]]:
+    # CloudWatch names a series by its set of dimensions: order does not matter.
+    return sorted((d.get("Name"), d.get("Value")) for d in dims or [])
+
+
+def _show_dims(dims: Any) -> str:
+    return ",".join(f"{n}={v}" for n, v in _dims(dims)) or "(none)"
+
+
+def _series_differences(
+    found: dict[str, Any], statistic: Any, cluster: str, service: str
+) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a metric and its statistic differ from the
+    sidecars' series."""
+    want_dims = demand_metric.dimensions(cluster, service)
+    out = []
+    if found.get("Namespace") != demand_metric.NAMESPACE:
+        out.append(
+            (
+                "Namespace",
+                found.get("Namespace"),
+                f"namespace {found.get('Namespace')} (want {demand_metric.NAMESPACE})",
+            )
+        )
+    if found.get("MetricName") != demand_metric.METRIC_NAME:
+        out.append(
+            (
+                "MetricName",
+                found.get("MetricName"),
+                f"metric {found.get('MetricName')} (want {demand_metric.METRIC_NAME})",
+            )
+        )
+    if _dims(found.get("Dimensions")) != _dims(want_dims):
+        out.append(
+            (
+                "Dimensions",
+                found.get("Dimensions"),
+                f"dimensions {_show_dims(found.get('Dimensions'))} (want {_show_dims(want_dims)})",
+            )
+        )
+    if statistic != demand_metric.STATISTIC:
+        out.append(
+            ("Statistic", statistic, f"statistic {statistic} (want {demand_metric.STATISTIC})")
+        )
+    return out
+
+
+def _demand_like(m: dict[str, Any]) -> bool:
+    return (
+        m.get("Namespace") == demand_metric.NAMESPACE
+        or m.get("MetricName") == demand_metric.METRIC_NAME
+    )
+
+
+@check(
+    "SCL004",
+    link="scaling",
+    severity="error",
+    title="Concurrency policy tracks a series nobody writes",
+    requires=("scaling_policies",),
+    doc="The service scales on concurrency, but no target-tracking policy reads the sidecars' "
+    "series with exactly its namespace, name, dimensions and statistic Average.",
+)
+def _concurrency_policy(s: Snapshot, c: Check) -> list[Finding]:
+    if not scales_on_concurrency(s):
+        return []
+    cluster, service = demand_names(s)
+    want = (
+        f"{demand_metric.NAMESPACE}/{demand_metric.METRIC_NAME} "
+        f"({demand_metric.cli_dimensions(cluster, service)}, statistic "
+        f"{demand_metric.STATISTIC})"
+    )
+    out = []
+    for p in s["scaling_policies"]:
+        if p.get("PolicyType", "TargetTrackingScaling") != "TargetTrackingScaling":
+            continue
+        for path, m, stat in policy_metric_stats(p):
+            if not _demand_like(m):
+                continue
+            diffs = _series_differences(m, stat, cluster, service)
+            if not diffs:
+                return []  # one policy tracks the series: the signal works
+            out.append(
+                c.finding(
+                    [Evidence("scaling_policies", p.get("PolicyName", "?"), path, m)],
+                    f"The policy tracks {'; '.join(d[2] for d in diffs)}. The sidecars "
+                    f"write {want}, the mean per task that target tracking holds at the "
+                    "target: this policy follows a series nobody writes (the reference "
+                    "module's 8.3.0 bug), so load never changes the task count. Redeploy the "
+                    "policy from the spec (`ecs-gpu deploy`).",
+                )
+            )
+    if out:
+        return out
+    target = collection_target(s)
+    return [
+        c.finding(
+            [
+                Evidence(
+                    "scaling_policies",
+                    target.get("service") or "?",
+                    "PolicyName",
+                    [p.get("PolicyName") for p in s["scaling_policies"]],
+                ),
+                Evidence("_collection", "target", "signal", target.get("signal")),
+            ],
+            f"The service scales on concurrency, but no target-tracking policy tracks {want}: "
+            "load does not change the task count (only the CPU policy does, and the fast "
+            "path, where deployed, only adds). Deploy the spec's scaling policies "
+            "(`ecs-gpu deploy`).",
+            title="No target-tracking policy scales the service on concurrency",
+        )
+    ]
+
+
+def _alarm_differences(
+    a: dict[str, Any], cluster: str, service: str, threshold: float | None
+) -> list[tuple[str, Any, str]]:
+    """How the fast-path alarm differs from what fast_path deploys (threshold: when known)."""
+    out = _series_differences(a, a.get("Statistic"), cluster, service)
+    if a.get("Period") != fast_path.ALARM_PERIOD_S:
+        out.append(
+            (
+                "Period",
+                a.get("Period"),
+                f"period {a.get('Period')} s (want {fast_path.ALARM_PERIOD_S} s)",
+            )
+        )
+    found = a.get("Threshold")
+    if threshold is not None and not (
+        isinstance(found, int | float) and math.isclose(found, threshold, abs_tol=1e-9)
+    ):
+        out.append(("Threshold", found, f"threshold {found} (want {threshold:g})"))
+    return out
+
+
+@check(
+    "SCL005",
+    link="scaling",
+    severity="error",
+    title="Fast-path alarm differs from the spec",
+    # alarms is read only for a concurrency service: a GPU one needs none here.
+    requires=("scaling_policies",),
+    doc="The spec deploys the fast path, but the service has no StepScaling policy, no alarm "
+    "invokes it, or the alarm's namespace, name, dimensions, statistic, period or threshold "
+    "differ from fast_path's (warning: the alarm is INSUFFICIENT_DATA).",
+)
+def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
+    if not scales_on_concurrency(s):
+        return []  # the GPU signals have no 10-second series, hence no fast path
+    target = collection_target(s)
+    # A snapshot taken with the spec records its threshold (None: fast path off).
+    from_spec = target.get("signal") is not None and "fast_path_threshold" in target
+    threshold = target.get("fast_path_threshold") if from_spec else None
+    if from_spec and threshold is None:
+        return []
+    if "alarms" not in s:
+        raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
+    cluster, service = demand_names(s)
+    want = (
+        f"{demand_metric.NAMESPACE}/{demand_metric.METRIC_NAME} "
+        f"({demand_metric.cli_dimensions(cluster, service)}), statistic {fast_path.STATISTIC}, "
+        f"period {fast_path.ALARM_PERIOD_S} s, threshold "
+        + (
+            f"{threshold:g}"
+            if threshold is not None
+            else "[scaling] panic_threshold_percent of target_concurrency_per_task"
+        )
+    )
+    redeploy = (
+        "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
+    )
+    steps = [p for p in s["scaling_policies"] if p.get("PolicyType") == "StepScaling"]
+    if not steps:
+        if not from_spec:
+            raise Unknown(
+                "the service has no StepScaling policy, and without the spec doctor cannot "
+                "tell whether it should ([scaling] fast_scale_out): run `ecs-gpu doctor SPEC`"
+            )
+        return [
+            c.finding(
+                [
+                    Evidence(
+                        "scaling_policies",
+                        target.get("service") or "?",
+                        "PolicyType",
+                        {
+                            p.get("PolicyName", "?"): p.get("PolicyType")
+                            for p in s["scaling_policies"]
+                        },
+                    ),
+                    Evidence("_collection", "target", "fast_path_threshold", threshold),
+                ],
+                "The spec deploys the fast path (a StepScaling policy invoked by an alarm on "
+                f"{want}), but the service has no StepScaling policy: a load step waits for "
+                "target tracking's one-minute datapoints, minutes, before a task is added. "
+                + redeploy,
+                title="The fast path's StepScaling policy is missing",
+            )
+        ]
+    good: list[dict[str, Any]] = []
+    bad: list[Finding] = []
+    for p in steps:
+        pname = p.get("PolicyName", "?")
+        names, alarms = policy_alarms(s, p)
+        if not names:
+            bad.append(
+                c.finding(
+                    [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
+                    f"No alarm invokes the step policy {pname}, so the fast path never runs. "
+                    f"It needs an alarm on {want}. " + redeploy,
+                    title="No alarm invokes the fast path's step policy",
+                )
+            )
+            continue
+        collected = {a.get("AlarmName") for a in alarms}
+        for name in names:
+            if name not in collected:
+                bad.append(
+                    c.finding(
+                        [
+                            Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", [])),
+                            Evidence("alarms", name, "AlarmName", None),
+                        ],
+                        f"The step policy {pname} names the alarm {name}, but DescribeAlarms "
+                        "did not return it (deleted?), so nothing invokes the fast path. "
+                        + redeploy,
+                        title="The fast path's alarm does not exist",
+                    )
+                )
+        for a in alarms:
+            diffs = _alarm_differences(a, cluster, service, threshold)
+            if not diffs:
+                good.append(a)
+                continue
+            name = a.get("AlarmName", "?")
+            bad.append(
+                c.finding(
+                    [Evidence("alarms", name, field, value) for field, value, _ in diffs],
+                    f"The alarm {name} that invokes the step policy {pname} watches "
+                    f"{'; '.join(d[2] for d in diffs)}. The fast path needs {want}: on another "
+                    "series it never fires, and at another period or threshold it fires at a "
+                    "load or pace the spec did not ask for. " + redeploy,
+                )
+            )
+    if not good:
+        return bad
+    return [
+        c.finding(
+            [
+                Evidence("alarms", a.get("AlarmName", "?"), "StateValue", a.get("StateValue")),
+                Evidence("alarms", a.get("AlarmName", "?"), "StateReason", a.get("StateReason")),
+                Evidence(
+                    "alarms", a.get("AlarmName", "?"), "TreatMissingData", a.get("TreatMissingData")
+                ),
+            ],
+            f"The fast path's alarm {a.get('AlarmName')} has no data, so its step policy "
+            "cannot run and a load step waits for target tracking. A new alarm starts so and "
+            "leaves it at its first evaluation; one deployed with TreatMissingData notBreaching "
+            "goes OK even while the series is silent. If it stays: check that the series "
+            "arrives (MET005) and redeploy with `ecs-gpu deploy`, which sets notBreaching.",
+            title="The fast path's alarm has no data",
+            severity="warning",
+        )
+        for a in good
+        if a.get("StateValue") == "INSUFFICIENT_DATA"
     ]
 
 
