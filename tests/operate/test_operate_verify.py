@@ -19,8 +19,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
 from ecs_gpu import demand_metric, gpu_metric
@@ -529,33 +531,98 @@ def activity(policy: str, start: datetime, frm: int, to: int) -> dict[str, Any]:
 
 
 FAST_POLICY = "vllm-g5-FastScaleOut-1A2B"
+FAST_POLICY_ARN = (
+    "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:0b5c0e2a-6f0e-4d7a-9c1e-"
+    f"2f4b8a1d3c5e:resource/ecs/{NAMES.scalable_target_resource_id}:policyName/{FAST_POLICY}"
+)
+FAST_ALARM = "vllm-g5-FastScaleOutAlarm-3C4D"
 
 
-def put_fast_policy(c: Clients) -> None:
-    # moto's CloudFormation skips ScalingPolicy; the stack would create this one.
-    c.appscaling.put_scaling_policy(
-        PolicyName=FAST_POLICY,
-        ServiceNamespace="ecs",
-        ResourceId=NAMES.scalable_target_resource_id,
-        ScalableDimension="ecs:service:DesiredCount",
-        PolicyType="StepScaling",
-        StepScalingPolicyConfiguration={
+def fast_policy(alarms: list[str]) -> dict[str, Any]:
+    """The fast path's StepScaling policy as DescribeScalingPolicies lists it."""
+    return {
+        "PolicyARN": FAST_POLICY_ARN,
+        "PolicyName": FAST_POLICY,
+        "ServiceNamespace": "ecs",
+        "ResourceId": NAMES.scalable_target_resource_id,
+        "ScalableDimension": "ecs:service:DesiredCount",
+        "PolicyType": "StepScaling",
+        "StepScalingPolicyConfiguration": {
             "AdjustmentType": "PercentChangeInCapacity",
             "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 100}],
             "MinAdjustmentMagnitude": 1,
+            "MetricAggregationType": "Maximum",
         },
+        "Alarms": [
+            {"AlarmName": a, "AlarmARN": f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{a}"}
+            for a in alarms
+        ],
+        "CreationTime": T0 - timedelta(days=1),
+    }
+
+
+def policies_hook(client: Any, policies: list[dict[str, Any]]) -> None:
+    """Answer DescribeScalingPolicies with AWS-shaped policies.
+
+    moto never lists a StepScaling policy's alarms (AWS lists the alarms
+    whose actions invoke it, botocore ScalingPolicy.Alarms), so the tests
+    answer it, checked against botocore's output shape; every other call
+    (DescribeAlarms included) still goes to moto.
+    """
+    op = client.meta.service_model.operation_model("DescribeScalingPolicies")
+    response = {"ScalingPolicies": policies}
+    report = ParamValidator().validate(response, op.output_shape)
+    assert not report.has_errors(), report.generate_report()
+
+    def answer(**_: Any) -> tuple[Any, dict[str, Any]]:
+        http = AWSResponse("", 200, HTTPHeaders(), None)
+        return http, {**response, "ResponseMetadata": {"HTTPStatusCode": 200}}
+
+    client.meta.events.register(
+        "before-call.application-auto-scaling.DescribeScalingPolicies", answer
+    )
+
+
+def put_fast_alarm(c: Clients, fast: fp.FastPath, threshold: float | None = None) -> None:
+    # moto's CloudFormation skips AWS::CloudWatch::Alarm; the stack would create
+    # this one (infra/scaling.py), invoking the step policy.
+    c.cw.put_metric_alarm(
+        AlarmName=FAST_ALARM,
+        Namespace=demand_metric.NAMESPACE,
+        MetricName=demand_metric.METRIC_NAME,
+        Dimensions=demand_metric.dimensions(NAMES.cluster, NAMES.service),
+        Statistic=fp.STATISTIC,
+        Period=fast.period_s,
+        EvaluationPeriods=fast.evaluation_periods,
+        DatapointsToAlarm=fast.datapoints_to_alarm,
+        Threshold=fast.threshold if threshold is None else threshold,
+        ComparisonOperator=fp.COMPARISON,
+        TreatMissingData="notBreaching",
+        AlarmActions=[FAST_POLICY_ARN],
     )
 
 
 def drive(
-    clients: Clients, activities: list[dict[str, Any]], capsys: pytest.CaptureFixture[str]
+    clients: Clients,
+    activities: list[dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    *,
+    policies: list[dict[str, Any]] | None = None,
+    alarm_threshold: float | None = None,
 ) -> tuple[vf.ScalingResult, list[dict[str, Any]], str, fp.FastPath]:
+    """Run verify scaling on the example's fast path; by default the service has it deployed.
+
+    ``policies``: what DescribeScalingPolicies lists instead of the fast
+    path's policy; ``alarm_threshold``: the deployed alarm's, instead of the
+    spec's.
+    """
     make_service(clients, desired=1)
-    put_fast_policy(clients)
-    calls = activities_hook(clients.appscaling, activities)
-    sent = count_puts(clients.cw)
     fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
     assert fast is not None
+    put_fast_alarm(clients, fast, alarm_threshold)
+    policies_hook(clients.appscaling, [fast_policy([FAST_ALARM])] if policies is None else policies)
+    calls = activities_hook(clients.appscaling, activities)
+    sent = count_puts(clients.cw)
     now = [0.0]
     pub = vf.ConcurrencyPublisher(clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01)
 
@@ -570,23 +637,25 @@ def drive(
         elif pub.value < fast.target and desired(clients) == 2 and now[0] >= 120:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
-    result = operate.run_verify_scaling(
-        clients.cw,
-        clients.ecs,
-        clients.appscaling,
-        NAMES,
-        yes=True,
-        fast=fast,
-        publish_interval_s=0.01,
-        poll_s=10,
-        scale_out_timeout_s=600,
-        scale_in_timeout_s=600,
-        sleep=sleep,
-        clock=lambda: now[0],
-        publisher=pub,
-        wall_clock=lambda: T0,
-    )
-    assert not pub.running
+    try:
+        result = operate.run_verify_scaling(
+            clients.cw,
+            clients.ecs,
+            clients.appscaling,
+            NAMES,
+            yes=True,
+            fast=fast,
+            publish_interval_s=0.01,
+            poll_s=10,
+            scale_out_timeout_s=600,
+            scale_in_timeout_s=600,
+            sleep=sleep,
+            clock=lambda: now[0],
+            publisher=pub,
+            wall_clock=lambda: T0,
+        )
+    finally:
+        assert not pub.running
     assert calls and calls[0]["ResourceId"] == NAMES.scalable_target_resource_id
     return result, sent, " ".join(capsys.readouterr().out.split()), fast
 
@@ -610,6 +679,7 @@ def test_verify_scaling_on_concurrency_publishes_past_the_fast_path_and_names_it
     assert fast.step_for(high) == fast.steps[0] and low < fast.target
     assert f"First decision: the fast path (step policy {FAST_POLICY}) 31 s after" in out
     assert "changing the desired capacity from 1 to 2" in out
+    assert "warning" not in out  # the deployed fast path matches the spec's
 
 
 def test_verify_scaling_says_when_target_tracking_decided_first(
@@ -620,3 +690,145 @@ def test_verify_scaling_says_when_target_tracking_decided_first(
     assert "First decision: not the fast path" in out
     assert f"{fast.datapoints_to_alarm} x {fast.period_s}-s periods" in out
     assert "vllm-g5-Concurrency-7Q" in out and "Scaling loop works" in out
+
+
+@pytest.mark.parametrize(
+    ("policies", "alarm_threshold", "says"),
+    [
+        ([], None, "has no StepScaling policy"),
+        ([fast_policy([])], None, f"has StepScaling policy {FAST_POLICY} with no alarm"),
+        (
+            [fast_policy(["vllm-g5-Gone-5E"])],
+            None,
+            "whose alarm does not match it (alarm vllm-g5-Gone-5E does not exist)",
+        ),
+        ([fast_policy([FAST_ALARM])], 40.0, f"alarm {FAST_ALARM}: its threshold is 40, not 22"),
+    ],
+    ids=["no-step-policy", "no-alarm", "alarm-deleted", "stale-threshold"],
+)
+def test_verify_scaling_says_when_the_service_lacks_the_specs_fast_path(
+    clients: Clients,
+    capsys: pytest.CaptureFixture[str],
+    policies: list[dict[str, Any]],
+    alarm_threshold: float | None,
+    says: str,
+) -> None:
+    # The scale-out comes from target tracking (the policy in the cause), as
+    # it would with no fast path: the test still runs, then exits 1.
+    tracking = activity("vllm-g5-Concurrency-7Q", T0 + timedelta(seconds=200), 1, 2)
+    with pytest.raises(ProblemsFound) as exc:
+        drive(clients, [tracking], capsys, policies=policies, alarm_threshold=alarm_threshold)
+    out = " ".join(capsys.readouterr().out.split())
+    message = " ".join(exc.value.message.split())
+    assert exc.value.exit_code == EXIT_PROBLEMS
+    assert "the spec has a fast path (a StepScaling policy invoked by an alarm on" in message
+    assert "at or above 22 over 10-s periods), but service/vllm-g5/vllm-g5 has" in message
+    assert says in message and says in out
+    assert "`ecs-gpu deploy SPEC`" in message and "`ecs-gpu diff SPEC`" in message
+    assert out.index("warning:") < out.index("Scaling loop works")  # told before the wait
+    assert "First decision: not the fast path, which the service lacks" in out
+
+
+def test_the_first_decision_names_a_missing_step_policy(capsys: pytest.CaptureFixture[str]) -> None:
+    """Called on its own (no check before it), the report still says no step policy exists."""
+    c = boto3.client(
+        "application-autoscaling",
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="y",
+        endpoint_url="http://127.0.0.1:1",  # never reached: the Stubber answers
+    )
+    tracking = activity("vllm-g5-Concurrency-7Q", T0 + timedelta(seconds=200), 1, 2)
+    with Stubber(c) as st:
+        st.add_response("describe_scaling_policies", {"ScalingPolicies": []})
+        st.add_response("describe_scaling_activities", {"ScalingActivities": [tracking]})
+        fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
+        assert fast is not None
+        d = operate.report_first_decision(c, NAMES.scalable_target_resource_id, since=T0, fast=fast)
+    assert d is not None and d.fast_path_policy is None and d.step_policies == ()
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{NAMES.scalable_target_resource_id} has no StepScaling policy" in out
+    assert "its alarm needs" not in out
+
+
+@pytest.fixture
+def nofast_spec(tmp_path: Path) -> Path:
+    """The concurrency example with the fast path off (the service name kept)."""
+    text = EXAMPLE_SPEC.read_text(encoding="utf-8")
+    off = text.replace("\n[scaling]\n", "\n[scaling]\nfast_scale_out = false\n", 1)
+    assert off != text
+    path = tmp_path / "g5-vllm-nofast.toml"
+    path.write_text(off, encoding="utf-8")
+    spec = load_spec(path)
+    assert spec.scaling.signal == "concurrency" and fp.fast_path(spec) is None
+    return path
+
+
+def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_tracking(
+    clients: Clients,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    nofast_spec: Path,
+) -> None:
+    make_service(clients, desired=1)
+    target = load_spec(nofast_spec).scaling.target_concurrency_per_task
+    assert target is not None
+    made: list[vf.Publisher] = []
+    values: list[float] = []
+    concurrency_publisher = vf.ConcurrencyPublisher
+
+    class Recording(concurrency_publisher):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+        def put(self, value: float) -> None:
+            values.append(value)
+            super().put(value)
+
+    class RecordingGpu(vf.Publisher):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(vf, "ConcurrencyPublisher", Recording)
+    monkeypatch.setattr(vf, "Publisher", RecordingGpu)
+    now = [0.0]
+
+    def sleep(_: float) -> None:
+        # Stand-in for target tracking (moto runs none): three one-minute
+        # datapoints above the target, then back in once the value is low.
+        now[0] += 10.0
+        # React to what was published, not to what is about to be.
+        deadline = time.monotonic() + 5
+        while not (made and values and values[-1] == made[0].value):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        pub = made[0]
+        if pub.value > target and desired(clients) == 1 and now[0] >= 200:
+            clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=2)
+        elif pub.value < target and desired(clients) == 2:
+            clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
+
+    real = operate.run_verify_scaling
+
+    def quick(*args: Any, **kwargs: Any) -> vf.ScalingResult:
+        kwargs.update(sleep=sleep, clock=lambda: now[0], publish_interval_s=0.01)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(operate, "run_verify_scaling", quick)
+    code = main(["verify", "scaling", str(nofast_spec), "--yes"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0, out
+    assert len(made) == 1 and isinstance(made[0], concurrency_publisher)
+    assert not made[0].running
+    assert values[0] == 2 * target and values[-1] == 0.0  # above the target, then below
+    assert "fast path is off ([scaling] fast_scale_out = false)" in out
+    assert f"publishing {2 * target:g}, twice the target" in out and "3-4 minutes" in out
+    assert "First decision" not in out
+    assert "Scaling loop works: desiredCount 1 -> 2" in out
+    # What reached CloudWatch: the sidecars' series, no GPU utilization.
+    listed = clients.cw.list_metrics(Namespace=demand_metric.NAMESPACE)["Metrics"]
+    assert {m["MetricName"] for m in listed} == {demand_metric.METRIC_NAME}
+    assert clients.cw.list_metrics(Namespace=gpu_metric.NAMESPACE)["Metrics"] == []

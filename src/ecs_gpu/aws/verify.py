@@ -8,7 +8,9 @@ each missing one with its likely cause. ``verify scaling`` is that module's
 scaling test made safe: it publishes synthetic GPU utilization for the ASG,
 or synthetic per-task concurrency for the service (weighted with ``Counts``
 so the real samples do not dilute it), watches desiredCount rise and fall,
-and always stops publishing on the way out.
+and always stops publishing on the way out. With a fast path in the spec it
+first checks that the service has it (a step policy and its alarm), and
+afterwards reads which policy made the first scale-out decision.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tenacity import (
 )
 
 from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import fast_path as fp
 from ecs_gpu.aws.errors import error_code, mapped, translate
 from ecs_gpu.aws.facts import reservation_query
 from ecs_gpu.errors import ProblemsFound
@@ -574,14 +577,15 @@ def run_scaling_test(
     clock: Callable[[], float] = time.monotonic,
     publisher: Publisher | None = None,
     concurrency: bool = False,
+    fast_path: bool = True,
 ) -> ScalingResult:
     """Drive desiredCount up by one with a high signal, then back down.
 
     GPU utilization for the ASG by default; with ``concurrency``, per-task
     concurrency for the service (``high`` above the fast path's threshold,
-    ``low`` below the target). ``on_progress(phase, desired, elapsed_s,
-    published)`` after each poll. The publisher is stopped on every exit
-    path, KeyboardInterrupt included.
+    or with ``fast_path`` False above the target; ``low`` below the target).
+    ``on_progress(phase, desired, elapsed_s, published)`` after each poll.
+    The publisher is stopped on every exit path, KeyboardInterrupt included.
     """
     initial = desired_count(ecs, cluster, service)
     if publisher is not None:
@@ -593,9 +597,15 @@ def run_scaling_test(
     if concurrency:
         what = (
             f"{demand_metric.METRIC_NAME} of {cluster}/{service}",
-            "the fast path's alarm or step policy is missing or reads another series "
-            "(`ecs-gpu doctor`); the concurrency target-tracking policy is missing; the "
-            "service is at its maximum",
+            (
+                "the fast path's alarm or step policy is missing or reads another series "
+                "(`ecs-gpu doctor`); the concurrency target-tracking policy is missing; the "
+                "service is at its maximum"
+                if fast_path
+                else "the concurrency target-tracking policy is missing or tracks another "
+                "series (`ecs-gpu doctor`); its alarm needs three one-minute datapoints above "
+                "the target, more than this timeout; the service is at its maximum"
+            ),
             "the CPU or GPU-guard policy keeps it up (scale-in needs every policy to agree), "
             "the scale-in cooldown is longer than the timeout, or scale-in is disabled on a "
             "policy",
@@ -691,11 +701,23 @@ class Decision:
     status: str
     # The step-scaling (fast path) policy's name, when the cause names it.
     fast_path_policy: str | None
+    # Every StepScaling policy the service has (empty: no fast path deployed).
+    step_policies: tuple[str, ...] = ()
 
 
-def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) -> list[str]:
-    """Names of the service's StepScaling policies: the fast path (its only step policy)."""
-    names: list[str] = []
+@dataclass(frozen=True)
+class StepPolicy:
+    """A StepScaling policy of the service and the alarms that invoke it."""
+
+    name: str
+    # DescribeScalingPolicies lists the CloudWatch alarms whose actions
+    # invoke the policy; a step policy with none never fires.
+    alarms: tuple[str, ...]
+
+
+def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) -> list[StepPolicy]:
+    """The service's StepScaling policies: the fast path (its only step policy)."""
+    found: list[StepPolicy] = []
     with mapped("application-autoscaling", "DescribeScalingPolicies"):
         pages = appscaling.get_paginator("describe_scaling_policies").paginate(
             ServiceNamespace="ecs",
@@ -703,12 +725,113 @@ def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) ->
             ScalableDimension="ecs:service:DesiredCount",
         )
         for page in pages:
-            names += [
-                p["PolicyName"]
+            found += [
+                StepPolicy(
+                    name=p["PolicyName"],
+                    alarms=tuple(a["AlarmName"] for a in p.get("Alarms", [])),
+                )
                 for p in page.get("ScalingPolicies", [])
                 if p.get("PolicyType") == "StepScaling"
             ]
-    return names
+    return found
+
+
+def describe_alarms(cw: CloudWatchClient, names: Sequence[str]) -> list[dict[str, Any]]:
+    """The metric alarms of these names (those that exist)."""
+    out: list[dict[str, Any]] = []
+    with mapped("cloudwatch", "DescribeAlarms"):
+        # DescribeAlarms takes at most 100 AlarmNames per call.
+        for i in range(0, len(names), 100):
+            pages = cw.get_paginator("describe_alarms").paginate(
+                AlarmNames=list(names[i : i + 100]), AlarmTypes=["MetricAlarm"]
+            )
+            for page in pages:
+                out += [dict(a) for a in page.get("MetricAlarms", [])]
+    return out
+
+
+def _alarm_differences(
+    alarm: Mapping[str, Any], fast: fp.FastPath, cluster: str, service: str
+) -> list[str]:
+    """How an alarm differs from the fast path's (empty: it is the fast path's alarm)."""
+    if alarm.get("Metrics"):
+        return ["it evaluates a metric-math expression"]
+    out = []
+    where = (alarm.get("Namespace"), alarm.get("MetricName"))
+    dims = sorted((d["Name"], d["Value"]) for d in alarm.get("Dimensions", []))
+    ours = sorted((d["Name"], d["Value"]) for d in demand_metric.dimensions(cluster, service))
+    if where != (demand_metric.NAMESPACE, demand_metric.METRIC_NAME) or dims != ours:
+        shown = ",".join(f"{n}={v}" for n, v in dims) or "no dimensions"
+        out.append(f"it reads {where[0]} {where[1]} ({shown})")
+    if alarm.get("Period") != fast.period_s:
+        out.append(f"its period is {alarm.get('Period')} s, not {fast.period_s} s")
+    threshold = alarm.get("Threshold")
+    if threshold is None:
+        out.append("it has no static threshold")
+    elif abs(float(threshold) - fast.threshold) > 1e-6:
+        out.append(f"its threshold is {float(threshold):g}, not {fast.threshold:g}")
+    return out
+
+
+def explain_missing_fast_path(
+    policies: Sequence[StepPolicy],
+    alarms: Sequence[Mapping[str, Any]],
+    fast: fp.FastPath,
+    *,
+    resource_id: str,
+    cluster: str,
+    service: str,
+) -> str | None:
+    """What of the spec's fast path the service lacks; None when it is deployed.
+
+    Deployed means a StepScaling policy that an alarm over the sidecars'
+    series, at the spec's period and threshold, invokes (infra/scaling.py).
+    """
+    wanted = (
+        f"a StepScaling policy invoked by an alarm on {demand_metric.NAMESPACE} "
+        f"{demand_metric.METRIC_NAME} ({demand_metric.cli_dimensions(cluster, service)}) "
+        f"at or above {fast.threshold:g} over {fast.period_s}-s periods"
+    )
+    head = f"the spec has a fast path ({wanted}), but {resource_id} "
+    if not policies:
+        return head + "has no StepScaling policy"
+    names = ", ".join(p.name for p in policies)
+    if not any(p.alarms for p in policies):
+        return head + f"has StepScaling policy {names} with no alarm to invoke it: it never fires"
+    by_name = {a["AlarmName"]: a for a in alarms}
+    seen = []
+    for p in policies:
+        for name in p.alarms:
+            alarm = by_name.get(name)
+            if alarm is None:
+                seen.append(f"alarm {name} does not exist")
+                continue
+            diff = _alarm_differences(alarm, fast, cluster, service)
+            if not diff:
+                return None
+            seen.append(f"alarm {name}: " + ", ".join(diff))
+    return head + (
+        f"has StepScaling policy {names} whose alarm does not match it ({'; '.join(seen)}): "
+        "the deployment is older than the spec, or was changed by hand"
+    )
+
+
+def check_fast_path(
+    appscaling: ApplicationAutoScalingClient,
+    cw: CloudWatchClient,
+    fast: fp.FastPath,
+    *,
+    resource_id: str,
+    cluster: str,
+    service: str,
+) -> str | None:
+    """Read the service's step policies and their alarms; see :func:`explain_missing_fast_path`."""
+    policies = step_policies(appscaling, resource_id)
+    names = sorted({a for p in policies for a in p.alarms})
+    alarms = describe_alarms(cw, names) if names else []
+    return explain_missing_fast_path(
+        policies, alarms, fast, resource_id=resource_id, cluster=cluster, service=service
+    )
 
 
 def first_decision(
@@ -720,7 +843,7 @@ def first_decision(
     the activity's Cause ("monitor alarm X in state ALARM triggered policy Y
     ..."), so a step policy's name there means the fast path decided.
     """
-    fast = step_policies(appscaling, resource_id)
+    fast = [p.name for p in step_policies(appscaling, resource_id)]
     found = []
     with mapped("application-autoscaling", "DescribeScalingActivities"):
         pages = appscaling.get_paginator("describe_scaling_activities").paginate(
@@ -740,4 +863,5 @@ def first_decision(
         description=a.get("Description", ""),
         status=a.get("StatusCode", ""),
         fast_path_policy=next((name for name in fast if name in cause), None),
+        step_policies=tuple(fast),
     )

@@ -1094,17 +1094,24 @@ def run_verify_scaling(
     clock: Callable[[], float] = time.monotonic,
     publisher: vf.Publisher | None = None,
     fast: fp.FastPath | None = None,
+    concurrency_target: float | None = None,
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> vf.ScalingResult:
-    """With ``fast`` (a spec on the concurrency signal), drive the sidecars' series.
+    """With ``fast`` or ``concurrency_target`` (a spec on the concurrency signal), drive
+    the sidecars' series.
 
-    High is inside the fast path's first step (above its threshold), low is
-    0 (below the target); after the scale-out the first scaling activity
-    says whether the fast path decided it.
+    With ``fast`` high is inside the fast path's first step (above its
+    threshold); it first checks that the service has the fast path (missing:
+    a warning, and exit 1 after the test), and after the scale-out the first
+    scaling activity says whether the fast path decided it. With
+    ``concurrency_target`` alone (the fast path off) high is twice the
+    target, for target tracking. Low is 0 (below the target).
     """
+    target = fast.target if fast is not None else concurrency_target
+    concurrency = target is not None
     signal = (
         f"{demand_metric.METRIC_NAME} for service {names.service}"
-        if fast is not None
+        if concurrency
         else f"{gpu_metric.UTILIZATION} for {names.asg}"
     )
     if not yes:
@@ -1120,6 +1127,31 @@ def run_verify_scaling(
         names.scalable_target_resource_id,
         initial,
     )
+    missing = None
+    if fast is not None:
+        missing = vf.check_fast_path(
+            appscaling,
+            cw,
+            fast,
+            resource_id=names.scalable_target_resource_id,
+            cluster=names.cluster,
+            service=names.service,
+        )
+        if missing is not None:
+            console.print(
+                f"[yellow]warning:[/] {escape(missing)}. The test goes on (without the fast "
+                "path target tracking scales out, in about 3-4 minutes) and exits 1 at the end.",
+                soft_wrap=True,
+            )
+    elif target is not None:
+        off = escape("[scaling] fast_scale_out = false")
+        console.print(
+            f"[yellow]note:[/] the spec's fast path is off ({off}): "
+            f"publishing {2 * target:g}, twice the target, for target tracking, which scales "
+            "out after three one-minute datapoints above it, about 3-4 minutes after the "
+            "first (more if a GPU instance must launch).",
+            soft_wrap=True,
+        )
     with _progress() as progress:
         task = progress.add_task("starting", total=None)
 
@@ -1136,6 +1168,10 @@ def run_verify_scaling(
             first = fast.steps[0]
             upper = first.upper if first.upper is not None else fast.threshold
             levels = {"high": fast.threshold + upper / 2, "low": 0.0}
+        elif target is not None:
+            # Without the fast path target tracking decides: it adds
+            # ceil(tasks x value / target) - tasks, so twice the target adds a task.
+            levels = {"high": 2 * target, "low": 0.0}
         since = wall_clock()
         try:
             result = vf.run_scaling_test(
@@ -1144,7 +1180,8 @@ def run_verify_scaling(
                 cluster=names.cluster,
                 service=names.service,
                 asg=names.asg,
-                concurrency=fast is not None,
+                concurrency=concurrency,
+                fast_path=fast is not None,
                 **levels,
                 publish_interval_s=publish_interval_s,
                 poll_s=poll_s,
@@ -1158,19 +1195,32 @@ def run_verify_scaling(
         except KeyboardInterrupt:
             raise EcsGpuError(
                 "interrupted: stopped publishing the synthetic "
-                + ("concurrency" if fast is not None else "GPU")
+                + ("concurrency" if concurrency else "GPU")
                 + " metric. If the service scaled out, its own autoscaling returns it after "
                 "the scale-in cooldown.",
                 exit_code=dp.EXIT_INTERRUPTED,
             ) from None
     if fast is not None:
-        report_first_decision(appscaling, names.scalable_target_resource_id, since=since, fast=fast)
+        report_first_decision(
+            appscaling,
+            names.scalable_target_resource_id,
+            since=since,
+            fast=fast,
+            missing=missing,
+        )
     console.print(
         f"[green]Scaling loop works:[/] desiredCount {result.initial} -> {result.peak} in "
         f"{result.scale_out_s:.0f} s (scale-out), back to {result.final} in "
         f"{result.scale_in_s:.0f} s (scale-in); {result.published} datapoint(s) published, "
         "publishing stopped."
     )
+    if missing is not None:
+        # Like a missing series in verify metrics: the deployment lacks what the spec asks.
+        raise ProblemsFound(
+            f"{missing}. Fix: redeploy the spec (`ecs-gpu diff SPEC` lists what changes, "
+            "`ecs-gpu deploy SPEC` applies it; `ecs-gpu doctor SPEC` reports the scaling "
+            "policies), then rerun verify scaling."
+        )
     return result
 
 
@@ -1180,12 +1230,14 @@ def report_first_decision(
     *,
     since: datetime,
     fast: fp.FastPath,
+    missing: str | None = None,
 ) -> vf.Decision | None:
     """Say which policy made the first scale-out decision, and how fast; never the exit code.
 
     The scale-out happened (desiredCount rose); whether the fast path or
     target tracking moved it first is what a concurrency deployment wants to
-    know (docs/operate.md).
+    know (docs/operate.md). ``missing``: what of the fast path the service
+    lacks (:func:`ecs_gpu.aws.verify.check_fast_path`), the reason it did not.
     """
     try:
         d = vf.first_decision(appscaling, resource_id, since=since)
@@ -1206,6 +1258,18 @@ def report_first_decision(
             f"[green]First decision: the fast path[/] (step policy "
             f"{escape(d.fast_path_policy)}) {after:.0f} s after the first datapoint, "
             f"{d.status}: {said}",
+            soft_wrap=True,
+        )
+    elif missing is not None or not d.step_policies:
+        lacks = (
+            "which the service lacks (the warning above)"
+            if missing is not None
+            else f"{escape(resource_id)} has no StepScaling policy: the spec's fast path is "
+            "not deployed (Fix: `ecs-gpu deploy SPEC`)"
+        )
+        console.print(
+            f"[yellow]First decision: not the fast path[/], {lacks}. {after:.0f} s after the "
+            f"first datapoint, {d.status}: {said}",
             soft_wrap=True,
         )
     else:
@@ -1256,20 +1320,24 @@ def verify_scaling_cmd(
 
     Publishes high nvidia_smi_utilization_gpu for the stack's ASG (with a
     SPEC on the concurrency signal: high-resolution ConcurrentRequestsPerTask
-    above the fast path's threshold) until the service's desiredCount rises
-    by one, then low until it returns. With concurrency it also reports the
-    first scaling decision: the fast path's step policy, or not. Refuses
-    without --yes. Always stops publishing on exit, Ctrl-C included, and
-    reports the measured scale-out and scale-in times.
+    above the fast path's threshold, or twice the target with the fast path
+    off) until the service's desiredCount rises by one, then low until it
+    returns. With the fast path it first checks the service has it (exit 1
+    after the test when not), and reports the first scaling decision: the
+    fast path's step policy, or not. Refuses without --yes. Always stops
+    publishing on exit, Ctrl-C included, and reports the measured scale-out
+    and scale-in times.
 
     Example:
 
         ecs-gpu verify scaling examples/g5-vllm.toml --yes
     """
     s = load_spec(spec)
-    fast = fp.fast_path(s) if s.scaling.signal == "concurrency" else None
+    # The signal picks the series; fast_path() is None when [scaling] turns it off.
+    target = s.scaling.target_concurrency_per_task if s.scaling.signal == "concurrency" else None
+    fast = fp.fast_path(s) if target is not None else None
     if publish_interval is None:
-        publish_interval = 30.0 if fast is None else float(demand_metric.PUBLISH_INTERVAL_S)
+        publish_interval = 30.0 if target is None else float(demand_metric.PUBLISH_INTERVAL_S)
     aws = _aws(profile, region)
     run_verify_scaling(
         aws("cloudwatch"),
@@ -1278,6 +1346,7 @@ def verify_scaling_cmd(
         names_of(s, stack),
         yes=yes,
         fast=fast,
+        concurrency_target=target,
         publish_interval_s=publish_interval,
         poll_s=poll_interval,
         scale_out_timeout_s=scale_out_timeout,
