@@ -24,6 +24,7 @@ period needs a high-resolution metric (botocore cloudwatch
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from importlib.resources import files
 from typing import Any, Final
 
@@ -171,3 +172,38 @@ def metric_data_queries(cluster_name: str, service_name: str) -> list[dict[str, 
         }
         for i, stat in enumerate((STATISTIC, "Maximum"))
     ]
+
+
+# --- reading a deployed policy or alarm back (doctor, verify) ------------------------
+
+
+def _dims(dims: Any) -> list[tuple[Any, Any]]:
+    # CloudWatch names a series by its set of dimensions: order does not matter.
+    return sorted((d.get("Name"), d.get("Value")) for d in dims or [])
+
+
+def _show_dims(dims: Any) -> str:
+    return ",".join(f"{n}={v}" for n, v in _dims(dims)) or "(none)"
+
+
+def series_differences(
+    found: Mapping[str, Any], statistic: Any, cluster: str, service: str
+) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed metric and its statistic
+    differ from the sidecars' series (empty: it reads this series)."""
+    want_dims = dimensions(cluster, service)
+    out: list[tuple[str, Any, str]] = []
+    if found.get("Namespace") != NAMESPACE:
+        ns = found.get("Namespace")
+        out.append(("Namespace", ns, f"namespace {ns} (want {NAMESPACE})"))
+    if found.get("MetricName") != METRIC_NAME:
+        name = found.get("MetricName")
+        out.append(("MetricName", name, f"metric {name} (want {METRIC_NAME})"))
+    if _dims(found.get("Dimensions")) != _dims(want_dims):
+        dims = found.get("Dimensions")
+        out.append(
+            ("Dimensions", dims, f"dimensions {_show_dims(dims)} (want {_show_dims(want_dims)})")
+        )
+    if statistic != STATISTIC:
+        out.append(("Statistic", statistic, f"statistic {statistic} (want {STATISTIC})"))
+    return out

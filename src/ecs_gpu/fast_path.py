@@ -16,8 +16,9 @@ them, so they are computed here once, without importing CDK.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from ecs_gpu import demand_metric, managed_scaling
 from ecs_gpu.spec import Spec
@@ -163,3 +164,24 @@ def _target(spec: Spec) -> float:
         # path exists only with that signal.
         raise ValueError("the fast path needs [scaling] target_concurrency_per_task")
     return target
+
+
+def alarm_differences(
+    alarm: Mapping[str, Any], cluster: str, service: str, threshold: float | None
+) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed alarm differs from the fast
+    path's: the sidecars' series, :data:`STATISTIC`, :data:`ALARM_PERIOD_S` and, when
+    known, ``threshold`` (empty: it is the fast path's alarm). doctor and verify read it."""
+    if alarm.get("Metrics"):
+        return [("Metrics", alarm["Metrics"], "a metric-math expression (want one series)")]
+    out = demand_metric.series_differences(alarm, alarm.get("Statistic"), cluster, service)
+    period = alarm.get("Period")
+    if period != ALARM_PERIOD_S:
+        out.append(("Period", period, f"period {period} s (want {ALARM_PERIOD_S} s)"))
+    found = alarm.get("Threshold")
+    if threshold is not None and not (
+        isinstance(found, int | float) and math.isclose(found, threshold, abs_tol=1e-9)
+    ):
+        shown = f"{found:g}" if isinstance(found, int | float) else "none"
+        out.append(("Threshold", found, f"threshold {shown} (want {threshold:g})"))
+    return out

@@ -702,7 +702,7 @@ def test_verify_scaling_says_when_target_tracking_decided_first(
             None,
             "whose alarm does not match it (alarm vllm-g5-Gone-5E does not exist)",
         ),
-        ([fast_policy([FAST_ALARM])], 40.0, f"alarm {FAST_ALARM}: its threshold is 40, not 22"),
+        ([fast_policy([FAST_ALARM])], 40.0, f"alarm {FAST_ALARM}: it reads threshold 40 (want 22)"),
     ],
     ids=["no-step-policy", "no-alarm", "alarm-deleted", "stale-threshold"],
 )

@@ -750,29 +750,6 @@ def describe_alarms(cw: CloudWatchClient, names: Sequence[str]) -> list[dict[str
     return out
 
 
-def _alarm_differences(
-    alarm: Mapping[str, Any], fast: fp.FastPath, cluster: str, service: str
-) -> list[str]:
-    """How an alarm differs from the fast path's (empty: it is the fast path's alarm)."""
-    if alarm.get("Metrics"):
-        return ["it evaluates a metric-math expression"]
-    out = []
-    where = (alarm.get("Namespace"), alarm.get("MetricName"))
-    dims = sorted((d["Name"], d["Value"]) for d in alarm.get("Dimensions", []))
-    ours = sorted((d["Name"], d["Value"]) for d in demand_metric.dimensions(cluster, service))
-    if where != (demand_metric.NAMESPACE, demand_metric.METRIC_NAME) or dims != ours:
-        shown = ",".join(f"{n}={v}" for n, v in dims) or "no dimensions"
-        out.append(f"it reads {where[0]} {where[1]} ({shown})")
-    if alarm.get("Period") != fast.period_s:
-        out.append(f"its period is {alarm.get('Period')} s, not {fast.period_s} s")
-    threshold = alarm.get("Threshold")
-    if threshold is None:
-        out.append("it has no static threshold")
-    elif abs(float(threshold) - fast.threshold) > 1e-6:
-        out.append(f"its threshold is {float(threshold):g}, not {fast.threshold:g}")
-    return out
-
-
 def explain_missing_fast_path(
     policies: Sequence[StepPolicy],
     alarms: Sequence[Mapping[str, Any]],
@@ -806,10 +783,10 @@ def explain_missing_fast_path(
             if alarm is None:
                 seen.append(f"alarm {name} does not exist")
                 continue
-            diff = _alarm_differences(alarm, fast, cluster, service)
+            diff = fp.alarm_differences(alarm, cluster, service, fast.threshold)
             if not diff:
                 return None
-            seen.append(f"alarm {name}: " + ", ".join(diff))
+            seen.append(f"alarm {name}: it reads " + ", ".join(d[2] for d in diff))
     return head + (
         f"has StepScaling policy {names} whose alarm does not match it ({'; '.join(seen)}): "
         "the deployment is older than the spec, or was changed by hand"

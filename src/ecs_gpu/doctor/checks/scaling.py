@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ecs_gpu import demand_metric, fast_path, gpu_metric
@@ -195,53 +194,6 @@ def _service_scaling_failed(s: Snapshot, c: Check) -> list[Finding]:
     ]
 
 
-def _dims(dims: Any) -> list[tuple[Any, Any]]:
-    # CloudWatch names a series by its set of dimensions: order does not matter.
-    return sorted((d.get("Name"), d.get("Value")) for d in dims or [])
-
-
-def _show_dims(dims: Any) -> str:
-    return ",".join(f"{n}={v}" for n, v in _dims(dims)) or "(none)"
-
-
-def _series_differences(
-    found: dict[str, Any], statistic: Any, cluster: str, service: str
-) -> list[tuple[str, Any, str]]:
-    """(field, value found, phrase) for each way a metric and its statistic differ from the
-    sidecars' series."""
-    want_dims = demand_metric.dimensions(cluster, service)
-    out = []
-    if found.get("Namespace") != demand_metric.NAMESPACE:
-        out.append(
-            (
-                "Namespace",
-                found.get("Namespace"),
-                f"namespace {found.get('Namespace')} (want {demand_metric.NAMESPACE})",
-            )
-        )
-    if found.get("MetricName") != demand_metric.METRIC_NAME:
-        out.append(
-            (
-                "MetricName",
-                found.get("MetricName"),
-                f"metric {found.get('MetricName')} (want {demand_metric.METRIC_NAME})",
-            )
-        )
-    if _dims(found.get("Dimensions")) != _dims(want_dims):
-        out.append(
-            (
-                "Dimensions",
-                found.get("Dimensions"),
-                f"dimensions {_show_dims(found.get('Dimensions'))} (want {_show_dims(want_dims)})",
-            )
-        )
-    if statistic != demand_metric.STATISTIC:
-        out.append(
-            ("Statistic", statistic, f"statistic {statistic} (want {demand_metric.STATISTIC})")
-        )
-    return out
-
-
 def _demand_like(m: dict[str, Any]) -> bool:
     return (
         m.get("Namespace") == demand_metric.NAMESPACE
@@ -274,7 +226,7 @@ def _concurrency_policy(s: Snapshot, c: Check) -> list[Finding]:
         for path, m, stat in policy_metric_stats(p):
             if not _demand_like(m):
                 continue
-            diffs = _series_differences(m, stat, cluster, service)
+            diffs = demand_metric.series_differences(m, stat, cluster, service)
             if not diffs:
                 return []  # one policy tracks the series: the signal works
             out.append(
@@ -308,27 +260,6 @@ def _concurrency_policy(s: Snapshot, c: Check) -> list[Finding]:
             title="No target-tracking policy scales the service on concurrency",
         )
     ]
-
-
-def _alarm_differences(
-    a: dict[str, Any], cluster: str, service: str, threshold: float | None
-) -> list[tuple[str, Any, str]]:
-    """How the fast-path alarm differs from what fast_path deploys (threshold: when known)."""
-    out = _series_differences(a, a.get("Statistic"), cluster, service)
-    if a.get("Period") != fast_path.ALARM_PERIOD_S:
-        out.append(
-            (
-                "Period",
-                a.get("Period"),
-                f"period {a.get('Period')} s (want {fast_path.ALARM_PERIOD_S} s)",
-            )
-        )
-    found = a.get("Threshold")
-    if threshold is not None and not (
-        isinstance(found, int | float) and math.isclose(found, threshold, abs_tol=1e-9)
-    ):
-        out.append(("Threshold", found, f"threshold {found} (want {threshold:g})"))
-    return out
 
 
 @check(
@@ -426,7 +357,7 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
                     )
                 )
         for a in alarms:
-            diffs = _alarm_differences(a, cluster, service, threshold)
+            diffs = fast_path.alarm_differences(a, cluster, service, threshold)
             if not diffs:
                 good.append(a)
                 continue
