@@ -578,6 +578,13 @@ _FIX_BY_KEY = {
     'page shows it, e.g. "vllm:num_requests_waiting"',
 }
 
+# Fixes that say why a bound exists, by (key, error type).
+_FIX_BY_KEY_AND_TYPE = {
+    ("scaling.min_tasks", "greater_than_equal"): "raise it to at least 1: with no task "
+    "running no scaling datapoint exists, target tracking sits in INSUFFICIENT_DATA and "
+    "never scales out again (ecs-gpu does not scale to zero)",
+}
+
 # Longest value echoed back in a message; a whole mistyped section is noise.
 _MAX_SHOWN = 80
 
@@ -644,6 +651,7 @@ def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> l
         cause = e.get("ctx", {}).get("error")
         if isinstance(cause, RuleError):
             fix = cause.fix
+        fix = _FIX_BY_KEY_AND_TYPE.get((key, e["type"]), fix)
         if e["type"] == "string_pattern_mismatch":
             # Longest known prefix: a table's own keys (secrets.HF_TOKEN) share its fix.
             names = tuple(x for x in loc if isinstance(x, str))
