@@ -55,6 +55,8 @@ KIND_SHAPES: dict[str, tuple[str, str, str | None]] = {
     "auto_scaling_groups": ("autoscaling", "DescribeAutoScalingGroups", "AutoScalingGroups"),
     "scaling_activities": ("autoscaling", "DescribeScalingActivities", "Activities"),
     "asg_policies": ("autoscaling", "DescribePolicies", "ScalingPolicies"),
+    "warm_pools": ("autoscaling", "DescribeWarmPool", None),
+    "lifecycle_hooks": ("autoscaling", "DescribeLifecycleHooks", "LifecycleHooks"),
     "launch_template_versions": (
         "ec2",
         "DescribeLaunchTemplateVersions",
@@ -106,9 +108,10 @@ def validate_snapshot(snapshot: dict[str, Any], *, required: bool = True) -> Non
             validate_response(
                 service, op, {"Reservations": [{"Instances": value}]}, required=required
             )
-        elif kind == "host_probes":
-            for inv in value.values():
-                validate_response(service, op, inv, required=required)
+        elif kind in ("host_probes", "warm_pools"):
+            # Object kinds: key -> the whole output of one call.
+            for output in value.values():
+                validate_response(service, op, output, required=required)
         else:
             assert member is not None
             validate_response(service, op, {member: value}, required=required)
@@ -695,8 +698,41 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
         "Dimensions": demand_metric.dimensions(NAMES.cluster, NAMES.service),
         "Statistic": demand_metric.STATISTIC,
     }
-    gpu["Alarms"] = []
     svc_id = NAMES.scalable_target_resource_id
+    # The policy's own two alarms replace the GPU policy's (no gpu_guard: no GPU policy).
+    target = spec.scaling.target_concurrency_per_task
+    concurrency_alarms = []
+    for kind, comparison, threshold, periods in (
+        ("High", "GreaterThanThreshold", target, 3),
+        ("Low", "LessThanThreshold", 0.9 * target, 15),
+    ):
+        name = f"TargetTracking-{svc_id}-Alarm{kind}-7d2e4b1a"
+        concurrency_alarms.append(
+            {
+                "AlarmName": name,
+                "AlarmArn": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}",
+                "AlarmDescription": "DO NOT EDIT OR DELETE. For TargetTrackingScaling policy ...",
+                "ActionsEnabled": True,
+                "AlarmActions": [gpu["PolicyARN"]],
+                "StateValue": "OK",
+                "StateReason": "Threshold Crossed: 3 datapoints were not greater than the threshold",
+                "StateUpdatedTimestamp": T1,
+                "MetricName": demand_metric.METRIC_NAME,
+                "Namespace": demand_metric.NAMESPACE,
+                "Statistic": demand_metric.STATISTIC,
+                "Dimensions": demand_metric.dimensions(NAMES.cluster, NAMES.service),
+                "Period": 60,
+                "EvaluationPeriods": periods,
+                "Threshold": threshold,
+                "ComparisonOperator": comparison,
+            }
+        )
+    gpu["Alarms"] = [
+        {"AlarmName": a["AlarmName"], "AlarmARN": a["AlarmArn"]} for a in concurrency_alarms
+    ]
+    s["alarms"] = [
+        a for a in s["alarms"] if not a["AlarmName"].startswith("TargetTracking-")
+    ] + concurrency_alarms
     step_arn = f"arn:aws:autoscaling:{REGION}:{ACCOUNT}:scalingPolicy:3:resource/ecs/{svc_id}:policyName/fast-scale-out"
     alarm_arn = f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{FAST_ALARM}"
     s["scaling_policies"].append(
@@ -760,3 +796,73 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
                 "StatusCode": "Complete",
             }
         )
+
+
+WARM_IID = "i-0b7e5d3c2a1f09e88"
+WARM_POOL_TOML = "\n[capacity.warm_pool]\nmin_size = 1\n"
+
+
+def warm_pool_spec() -> Spec:
+    """The world's spec with a warm pool of one Stopped instance (the defaults otherwise)."""
+    return parse_spec(SPEC_TOML + WARM_POOL_TOML)
+
+
+def as_warm_pool(s: dict[str, Any]) -> None:
+    """The healthy snapshot as :func:`warm_pool_spec` deployed, collected with that spec.
+
+    What the template makes (infra/capacity.py _warm_pool): the pool of one
+    Stopped instance, the launch hook host.warm_pool_hook_name with heartbeat
+    host.hook_timeout_s; one instance waits in the pool, stopped.
+    """
+    from ecs_gpu.aws.facts import Target
+    from ecs_gpu.doctor.checks.capacity import LAUNCHING
+
+    target = Target.from_spec(warm_pool_spec(), NAMES).as_dict()
+    s[COLLECTION_KEY]["target"] = target
+    want = target["warm_pool"]
+    config = {"MinSize": want["min_size"], "PoolState": want["pool_state"]}
+    group = s["auto_scaling_groups"][0]
+    group["WarmPoolConfiguration"] = dict(config)
+    group["WarmPoolSize"] = 1
+    s["warm_pools"] = {
+        NAMES.asg: {
+            "WarmPoolConfiguration": dict(config),
+            "Instances": [
+                {
+                    "InstanceId": WARM_IID,
+                    "InstanceType": "g5.xlarge",
+                    "AvailabilityZone": "us-east-1b",
+                    "LifecycleState": "Warmed:Stopped",
+                    "HealthStatus": "Healthy",
+                    "LaunchTemplate": {
+                        "LaunchTemplateId": LT_ID,
+                        "LaunchTemplateName": "vllm-g5-gpu",
+                        "Version": "2",
+                    },
+                    # The group protects new instances (NewInstancesProtectedFromScaleIn).
+                    "ProtectedFromScaleIn": True,
+                }
+            ],
+        }
+    }
+    s["lifecycle_hooks"] = [
+        {
+            "LifecycleHookName": want["hook_name"],
+            "AutoScalingGroupName": NAMES.asg,
+            "LifecycleTransition": LAUNCHING,
+            "HeartbeatTimeout": want["hook_timeout_s"],
+            # 100 x the heartbeat, at most 48 h (the GlobalTimeout documentation).
+            "GlobalTimeout": min(100 * want["hook_timeout_s"], 172800),
+            "DefaultResult": "CONTINUE",
+        }
+    ]
+    s["instances"].append(
+        {
+            "InstanceId": WARM_IID,
+            "InstanceType": "g5.xlarge",
+            "ImageId": "ami-0f3c9a1b2c3d4e5f6",
+            "State": {"Code": 80, "Name": "stopped"},
+            "LaunchTime": T0,
+            "Placement": {"AvailabilityZone": "us-east-1b"},
+        }
+    )

@@ -22,7 +22,9 @@ from .snapshots import (
     FAST_ALARM,
     IID,
     NAMES,
+    WARM_IID,
     as_concurrency,
+    as_warm_pool,
     asg_average_spec,
     concurrency_spec,
     probe_output,
@@ -394,6 +396,42 @@ def fast_alarm_other_threshold(s: Snap) -> None:
     _fast_alarm(s)["Threshold"] = 24.0
 
 
+def _hook(s: Snap) -> dict[str, Any]:
+    hook: dict[str, Any] = s["lifecycle_hooks"][0]
+    return hook
+
+
+def no_warm_pool(s: Snap) -> None:
+    # The spec has [capacity.warm_pool]; the group has none (deleted, or never deployed).
+    as_warm_pool(s)
+    group = s["auto_scaling_groups"][0]
+    del group["WarmPoolConfiguration"], group["WarmPoolSize"]
+    s["warm_pools"] = {NAMES.asg: {"Instances": []}}
+    s["instances"] = s["instances"][:1]
+
+
+def no_launch_hook(s: Snap) -> None:
+    as_warm_pool(s)
+    s["lifecycle_hooks"] = []
+
+
+def warm_instance_stuck(s: Snap) -> None:
+    # Launched 40 min before collection, still warming: the hook's heartbeat is 2015 s.
+    as_warm_pool(s)
+    s["warm_pools"][NAMES.asg]["Instances"][0]["LifecycleState"] = "Warmed:Pending:Wait"
+    s["instances"][1].update(
+        State={"Code": 16, "Name": "running"}, LaunchTime="2026-11-29T16:20:00+00:00"
+    )
+
+
+def concurrency_alarm_no_data(s: Snap) -> None:
+    as_concurrency(s)
+    for a in s["alarms"]:
+        if a["AlarmName"].startswith("TargetTracking-"):
+            a["StateValue"] = "INSUFFICIENT_DATA"
+            a["StateReason"] = "Insufficient Data: 3 datapoints were unknown."
+
+
 # (check id, breakage, evidence kind, evidence field contains, evidence value contains, fix contains)
 CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ECS001", no_instances, "container_instances", "status", "none registered", "ECS_CLUSTER="),
@@ -406,6 +444,9 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("CAP001", managed_scaling_off, "capacity_providers", "managedScaling.status", "DISABLED", "status=ENABLED"),
     ("ASG001", stockout, "scaling_activities", "StatusMessage", "InsufficientInstanceCapacity", "Availability Zones"),
     ("ASG002", asg_at_max, "auto_scaling_groups", "DesiredCapacity/MaxSize", "1/1", "max_instances"),
+    ("ASG005", no_warm_pool, "auto_scaling_groups", "WarmPoolConfiguration", "None", "ecs-gpu deploy"),
+    ("ASG006", no_launch_hook, "lifecycle_hooks", "LifecycleHookName", "none", "complete-lifecycle-action fails"),
+    ("ASG007", warm_instance_stuck, "warm_pools", f"Instances[{WARM_IID}].LifecycleState", "Warmed:Pending:Wait", "/var/log/ecs-gpu-host-setup.log"),
     ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "GPU001"),
     ("TSK001", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
     ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
@@ -573,14 +614,14 @@ def test_quota_failure_gets_the_quota_fix(healthy: Callable[[], Snap]) -> None:
 def test_docs_list_every_check_kind_and_permission() -> None:
     from pathlib import Path
 
-    from ecs_gpu.aws.facts import KINDS, PERMISSIONS, PROBE_PERMISSIONS
+    from ecs_gpu.aws.facts import KINDS, PERMISSIONS, PROBE_PERMISSIONS, WARM_POOL_PERMISSIONS
 
     doc = (Path(__file__).resolve().parents[2] / "docs" / "doctor.md").read_text()
     for c in CHECKS:
         assert f"| {c.id} | {c.severity} | {c.title} |" in doc, c.id
     for k in KINDS:
         assert f"| `{k}` |" in doc, k
-    for p in (*PERMISSIONS, *PROBE_PERMISSIONS):
+    for p in (*PERMISSIONS, *PROBE_PERMISSIONS, *WARM_POOL_PERMISSIONS):
         assert f"`{p}`" in doc, p
 
 
@@ -611,7 +652,19 @@ def test_cpu_host_of_another_service_is_not_a_gpu_finding(healthy: Callable[[], 
     assert not [f for f in run_checks(s).findings if f.id == "GPU001"]
 
 
-def test_no_check_crashes_when_any_field_is_missing(healthy: Callable[[], Snap]) -> None:
+def _warm_pool_waiting(s: Snap) -> None:
+    warm_instance_stuck(s)
+    s["auto_scaling_groups"][0]["Instances"][0]["LifecycleState"] = "Pending:Wait"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [lambda s: None, as_concurrency, _warm_pool_waiting],
+    ids=["healthy", "concurrency", "warm-pool"],
+)
+def test_no_check_crashes_when_any_field_is_missing(
+    healthy: Callable[[], Snap], variant: Callable[[Snap], None]
+) -> None:
     """Drop each field of each item in turn: every check decides or says Unknown.
 
     Calls the check functions directly, so run_check's safety net for
@@ -620,12 +673,15 @@ def test_no_check_crashes_when_any_field_is_missing(healthy: Callable[[], Snap])
     from ecs_gpu.doctor.checks import Unknown
 
     base = healthy()
+    variant(base)
     crashes = []
-    for kind, items in base.items():
-        if not isinstance(items, list):
-            continue
-        for i, item in enumerate(items):
-            for key in list(item):
+    for kind, value in base.items():
+        # Object kinds (warm_pools): each output is one item, under its key.
+        keys: list[Any] = list(value) if kind == "warm_pools" else []
+        if not keys and isinstance(value, list):
+            keys = list(range(len(value)))
+        for i in keys:
+            for key in list(value[i]):
                 s = copy.deepcopy(base)
                 del s[kind][i][key]
                 for check in CHECKS:
@@ -1109,3 +1165,201 @@ def test_gpu_series_no_policy_reads_is_a_met001_warning(
     s[COLLECTION_KEY]["target"]["gpu_guard"] = True
     f = next(f for f in run_checks(s).findings if f.id == "MET001")
     assert f.severity == "error" and "the scaling policy tracks a series nobody writes" in f.fix
+
+
+# --- the warm pool ([capacity.warm_pool]) ------------------------------------------------
+
+WARM_CHECKS = ("ASG005", "ASG006", "ASG007")
+
+
+def _warm(s: Snap) -> Snap:
+    as_warm_pool(s)
+    validate_snapshot(s)
+    return s
+
+
+def _found(s: Snap, check_id: str) -> list[Any]:
+    validate_snapshot(s)
+    return [f for f in run_checks(s).findings if f.id == check_id]
+
+
+def test_a_warm_pool_as_the_spec_deploys_it_gives_no_finding(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    report = run_checks(s)
+    assert [f.as_dict() for f in report.findings] == []
+    assert report.unknown == []
+    assert set(WARM_CHECKS) <= set(report.as_dict()["ok"])
+
+
+def test_no_warm_pool_anywhere_needs_none_of_its_kinds(healthy: Callable[[], Snap]) -> None:
+    # No spec pool, no group pool: decided without warm_pools and lifecycle_hooks.
+    s = healthy()
+    assert "warm_pools" not in s and "lifecycle_hooks" not in s
+    status = {r.check.id: r.status for r in run_checks(s).results}
+    assert {status[i] for i in WARM_CHECKS} == {"ok"}
+
+
+def test_pool_off_the_spec_is_an_asg005_warning(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    cfg = s["auto_scaling_groups"][0]["WarmPoolConfiguration"]
+    cfg.update(MinSize=0, PoolState="Running", MaxGroupPreparedCapacity=2)
+    (f,) = _found(s, "ASG005")
+    assert (f.severity, f.title) == ("warning", "The warm pool differs from the spec")
+    assert {e.field: e.value for e in f.evidence} == {
+        "WarmPoolConfiguration.PoolState": "Running",
+        "WarmPoolConfiguration.MinSize": 0,
+        "WarmPoolConfiguration.MaxGroupPreparedCapacity": 2,
+    }
+    assert "max_prepared unset" in f.fix and "ecs-gpu deploy" in f.fix
+
+
+def test_unset_max_prepared_may_read_back_as_minus_one(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["MaxGroupPreparedCapacity"] = -1
+    assert _found(s, "ASG005") == []
+
+
+def test_pool_being_deleted_is_an_asg005_error(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["Status"] = "PendingDelete"
+    (f,) = _found(s, "ASG005")
+    assert f.severity == "error" and "being deleted" in f.fix
+
+
+@pytest.mark.parametrize(
+    ("change", "shown"),
+    [
+        ({"LifecycleHookName": "launch"}, "launch (autoscaling:EC2_INSTANCE_LAUNCHING)"),
+        ({"LifecycleTransition": "autoscaling:EC2_INSTANCE_TERMINATING"}, "TERMINATING"),
+    ],
+    ids=["other-name", "terminating"],
+)
+def test_hook_the_unit_does_not_complete_is_asg006(
+    healthy: Callable[[], Snap], change: dict[str, str], shown: str
+) -> None:
+    s = _warm(healthy())
+    _hook(s).update(change)
+    (f,) = _found(s, "ASG006")
+    assert f.severity == "error" and shown in str(f.evidence[0].value)
+    assert f"named {NAMES.asg}-launch" in f.fix
+
+
+def test_hook_heartbeat_off_the_spec_is_an_asg006_warning(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    _hook(s)["HeartbeatTimeout"] = 600
+    (f,) = _found(s, "ASG006")
+    assert f.severity == "warning" and "another heartbeat" in f.title
+    assert [e.value for e in f.evidence] == [600, 2015]
+
+
+def test_without_a_spec_any_launch_hook_will_do(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    s[COLLECTION_KEY]["target"] = {
+        k: v for k, v in s[COLLECTION_KEY]["target"].items() if k in ("cluster", "service")
+    }
+    _hook(s)["LifecycleHookName"] = "someone-elses-name"
+    assert _found(s, "ASG005") == [] and _found(s, "ASG006") == []
+    s["lifecycle_hooks"] = []
+    (f,) = _found(s, "ASG006")
+    assert f.severity == "error"
+
+
+def test_instance_within_the_heartbeat_is_not_stuck(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    warm_instance_stuck(s)
+    assert _found(s, "ASG007")
+    s["instances"][1]["LaunchTime"] = "2026-11-29T16:30:00+00:00"  # 1800 s < 2015 s
+    assert _found(s, "ASG007") == []
+
+
+def test_group_instance_waiting_past_the_heartbeat_is_asg007(healthy: Callable[[], Snap]) -> None:
+    # A warm start of a Stopped pool restarts the instance: LaunchTime is that start.
+    s = _warm(healthy())
+    s["auto_scaling_groups"][0]["Instances"][0]["LifecycleState"] = "Pending:Wait"
+    s["instances"][0]["LaunchTime"] = "2026-11-29T16:20:00+00:00"
+    (f,) = _found(s, "ASG007")
+    assert f.evidence[0].kind == "auto_scaling_groups"
+    assert f.evidence[0].value == "Pending:Wait" and IID in f.fix
+    assert f"{NAMES.host_log_group}, stream {IID}/ecs-gpu-host-setup" in f.fix
+    # A Running pool's instance keeps the LaunchTime of its warming: it says nothing.
+    s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["PoolState"] = "Running"
+    assert _found(s, "ASG007") == []
+
+
+def test_waiting_instance_without_a_launch_time_is_unknown(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    warm_instance_stuck(s)
+    s["instances"] = s["instances"][:1]
+    asg007 = next(r for r in run_checks(s).results if r.check.id == "ASG007")
+    assert asg007.status == "unknown" and WARM_IID in asg007.reason
+
+
+def test_denied_warm_pool_is_unknown_naming_the_permission(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    del s["warm_pools"]
+    s[COLLECTION_KEY]["denied"].append(
+        {
+            "call": "autoscaling DescribeWarmPool",
+            "permission": "autoscaling:DescribeWarmPool",
+            "code": "AccessDenied",
+            "kinds": ["warm_pools"],
+        }
+    )
+    status = {r.check.id: r for r in run_checks(s).results}
+    assert status["ASG007"].status == "unknown"
+    assert "autoscaling:DescribeWarmPool" in status["ASG007"].reason
+    assert status["ASG005"].status == status["ASG006"].status == "ok"
+
+
+def test_doctor_expects_what_the_template_deploys() -> None:
+    """The hook name, heartbeat and pool doctor records are the template's, --stack included."""
+    from ecs_gpu.aws.facts import Target
+    from ecs_gpu.cli.operate import names_of, synth_template
+    from ecs_gpu.doctor.checks.capacity import LAUNCHING
+    from ecs_gpu.infra import capacity
+
+    from .snapshots import warm_pool_spec
+
+    assert LAUNCHING == capacity.LAUNCHING
+    spec = warm_pool_spec()
+    for stack in (None, "vllm-g5-staging"):
+        template = synth_template(spec, stack)
+        resources = template["Resources"].values()
+        (group,) = [r for r in resources if r["Type"] == "AWS::AutoScaling::AutoScalingGroup"]
+        (pool,) = [r for r in resources if r["Type"] == "AWS::AutoScaling::WarmPool"]
+        (hook,) = group["Properties"]["LifecycleHookSpecificationList"]
+        want = Target.from_spec(spec, names_of(spec, stack)).warm_pool
+        assert want is not None
+        assert (hook["LifecycleHookName"], hook["HeartbeatTimeout"]) == (
+            want.hook_name,
+            want.hook_timeout_s,
+        )
+        assert hook["LifecycleTransition"] == LAUNCHING
+        props = pool["Properties"]
+        assert (props["MinSize"], props["PoolState"], props.get("MaxGroupPreparedCapacity")) == (
+            want.min_size,
+            want.pool_state,
+            want.max_prepared,
+        )
+
+
+def test_concurrency_alarm_without_data_is_met002(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    concurrency_alarm_no_data(s)
+    findings = _found(s, "MET002")
+    assert len(findings) == 2  # AlarmHigh and AlarmLow of the concurrency policy
+    f = findings[0]
+    assert (f.severity, f.title) == ("error", "Concurrency scaling alarm has no data")
+    assert f.evidence[0].value == "INSUFFICIENT_DATA" and "AlarmHigh" in f.evidence[0].id
+    assert "MET005" in f.fix and demand_metric.SIDECAR_NAME in f.fix
+    # The fast path's own alarm without data is SCL005's warning, not MET002.
+    s = healthy()
+    as_concurrency(s)
+    _fast_alarm(s)["StateValue"] = "INSUFFICIENT_DATA"
+    assert _found(s, "MET002") == []
+    # Without the policies those alarms cannot be told apart: unknown, not ok.
+    s = healthy()
+    concurrency_alarm_no_data(s)
+    del s["scaling_policies"]
+    met002 = next(r for r in run_checks(s).results if r.check.id == "MET002")
+    assert met002.status == "unknown" and "scaling_policies" in met002.reason

@@ -411,6 +411,38 @@ def test_live_doctor_from_spec_against_moto(
     assert (code2, json.loads(out2)) == (code, data)
 
 
+def test_warm_pool_spec_against_moto_replays_from_its_snapshot(
+    hooked_sessions: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from .snapshots import WARM_POOL_TOML, warm_pool_spec
+
+    session = clients.make_session(None, "us-east-1")
+    world.build_world(session, instances=2, tasks=1)
+    # The hook as an older deploy left it: shorter than the spec's heartbeat.
+    world.add_warm_pool(session, warm_pool_spec())
+    session.client("autoscaling").put_lifecycle_hook(
+        AutoScalingGroupName=world.NAMES.asg,
+        LifecycleHookName=f"{world.NAMES.asg}-launch",
+        LifecycleTransition="autoscaling:EC2_INSTANCE_LAUNCHING",
+        HeartbeatTimeout=600,
+        DefaultResult="CONTINUE",
+    )
+    spec = tmp_path / "vllm-g5.toml"
+    spec.write_text(world.SPEC_TOML + WARM_POOL_TOML)
+    saved = tmp_path / "warm.json"
+    code, out, err = _run(capsys, str(spec), "--json", "-", "--save-snapshot", str(saved))
+    assert code == 0, (out, err)  # a warning only
+    data = json.loads(out)
+    assert [(f["id"], f["severity"]) for f in data["findings"]] == [("ASG006", "warning")]
+    assert {"ASG005", "ASG007"} <= set(data["ok"])
+    snap = json.loads(saved.read_text())
+    assert set(snap["warm_pools"]) == {world.NAMES.asg}
+    assert snap[COLLECTION_KEY]["target"]["warm_pool"]["hook_timeout_s"] == 2015
+    # The new kinds replay offline to the same report.
+    code2, out2, _ = _run(capsys, "--from-snapshot", str(saved), "--json", "-")
+    assert (code2, json.loads(out2)) == (code, data)
+
+
 def test_stack_finds_the_spec_deployed_as_that_stack(
     hooked_sessions: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -437,6 +469,7 @@ def test_stack_finds_the_spec_deployed_as_that_stack(
         "signal": "task-gpus",
         "gpu_guard": False,
         "fast_path_threshold": None,
+        "warm_pool": None,
     }
     snap = json.loads(saved.read_text())
     # It read that deployment's objects, not the default stack's (three instances there).

@@ -3,9 +3,10 @@
 What moto lacks is supplied by botocore event hooks (tests/doctor/world.py
 says exactly what and why): the GPU entries of registeredResources, EC2 Auto
 Scaling activities (moto always answers []), Application Auto Scaling
-DescribeScalingActivities (not in moto), and SSM command output (moto runs
-nothing). AccessDenied and throttling are injected at the HTTP layer
-(before-send), so botocore's own retry and error parsing handle them.
+DescribeScalingActivities (not in moto), SSM command output (moto runs
+nothing) and the instances of a warm pool (moto puts none in one).
+AccessDenied and throttling are injected at the HTTP layer (before-send), so
+botocore's own retry and error parsing handle them.
 """
 
 from __future__ import annotations
@@ -31,10 +32,18 @@ from ecs_gpu.errors import BadInputError
 from ecs_gpu.spec import parse_spec
 
 from . import world
-from .snapshots import concurrency_spec, probe_output, validate_response, validate_snapshot
+from .snapshots import (
+    concurrency_spec,
+    probe_output,
+    validate_response,
+    validate_snapshot,
+    warm_pool_spec,
+)
 
 TARGET = facts.Target.from_names(world.NAMES)
-ALL_BUT_PROBES = [k for k in facts.KINDS if k != "host_probes"]
+WARM_POOL_KINDS = ("warm_pools", "lifecycle_hooks")
+# A group without a warm pool: its kinds are not asked for (nor their permissions).
+ALL_BUT_PROBES = [k for k in facts.KINDS if k != "host_probes" and k not in WARM_POOL_KINDS]
 
 
 class _Raw:
@@ -61,9 +70,11 @@ def session(aws: str) -> boto3.Session:
 def _no_recorded_activities() -> Iterator[None]:
     world.ASG_ACTIVITIES.clear()
     world.SERVICE_ACTIVITIES.clear()
+    world.WARM_POOL_INSTANCES.clear()
     yield
     world.ASG_ACTIVITIES.clear()
     world.SERVICE_ACTIVITIES.clear()
+    world.WARM_POOL_INSTANCES.clear()
 
 
 def test_collects_every_kind_in_real_shapes(session: boto3.Session) -> None:
@@ -396,3 +407,204 @@ def test_target_from_spec_records_what_the_scaling_checks_compare_with() -> None
     meta["target"]["gpu_guard"] = "yes"
     with pytest.raises(BadInputError, match=r"_collection\.target\.gpu_guard"):
         snapshots.validate({facts.COLLECTION_KEY: meta}, "snap.json")
+
+
+# --- the warm pool ([capacity.warm_pool]) --------------------------------------------------
+
+WARM_TARGET = facts.Target.from_spec(warm_pool_spec(), world.NAMES)
+
+
+def _statuses(snap: dict[str, Any]) -> dict[str, Any]:
+    return {r.check.id: r for r in run_checks(snap).results}
+
+
+def test_warm_pool_is_collected_with_its_hooks_and_checks_pass(session: boto3.Session) -> None:
+    world.build_world(session, instances=1, tasks=1)
+    world.add_warm_pool(session, warm_pool_spec())
+    counter = world.CallCounter()
+    counter.install(session)
+    snap = facts.collect(session, WARM_TARGET)
+    # The warm pool's two calls, and only with a warm pool.
+    assert set(counter.calls) == set(facts.PERMISSIONS) | set(facts.WARM_POOL_PERMISSIONS)
+    assert counter.calls["autoscaling:DescribeWarmPool"] == 1
+    assert [k for k in facts.KINDS if k in snap] == [k for k in facts.KINDS if k != "host_probes"]
+    validate_snapshot(snap, required=False)
+    snapshots.validate(snap, "collected")
+    want = snap[facts.COLLECTION_KEY]["target"]["warm_pool"]
+    assert want == {
+        "min_size": 1,
+        "max_prepared": None,
+        "pool_state": "Stopped",
+        "hook_name": f"{world.NAMES.asg}-launch",
+        "hook_timeout_s": 2015,
+    }
+    assert snap["warm_pools"][world.NAMES.asg]["WarmPoolConfiguration"]["MinSize"] == 1
+    assert [h["LifecycleHookName"] for h in snap["lifecycle_hooks"]] == [want["hook_name"]]
+    status = _statuses(snap)
+    assert {status[i].status for i in ("ASG005", "ASG006", "ASG007")} == {"ok"}
+
+
+def _put(session: boto3.Session, **changes: Any) -> None:
+    """Change the deployed pool or hook the way a hand edit (or an old deploy) would."""
+    asg = session.client("autoscaling")
+    if "min_size" in changes:
+        asg.put_warm_pool(
+            AutoScalingGroupName=world.NAMES.asg, MinSize=changes["min_size"], PoolState="Stopped"
+        )
+    if "heartbeat" in changes:
+        asg.put_lifecycle_hook(
+            AutoScalingGroupName=world.NAMES.asg,
+            LifecycleHookName=f"{world.NAMES.asg}-launch",
+            LifecycleTransition="autoscaling:EC2_INSTANCE_LAUNCHING",
+            HeartbeatTimeout=changes["heartbeat"],
+            DefaultResult="CONTINUE",
+        )
+
+
+@pytest.mark.parametrize(
+    ("deploy", "change", "check_id", "severity", "field"),
+    [
+        ({"pool": False}, {}, "ASG005", "error", "WarmPoolConfiguration"),
+        ({}, {"min_size": 0}, "ASG005", "warning", "WarmPoolConfiguration.MinSize"),
+        ({"hook": False}, {}, "ASG006", "error", "LifecycleHookName"),
+        ({}, {"heartbeat": 600}, "ASG006", "warning", "HeartbeatTimeout"),
+    ],
+    ids=["no-pool", "min-size", "no-hook", "heartbeat"],
+)
+def test_warm_pool_off_the_spec_is_found_end_to_end(
+    session: boto3.Session,
+    deploy: dict[str, bool],
+    change: dict[str, int],
+    check_id: str,
+    severity: str,
+    field: str,
+) -> None:
+    world.build_world(session)
+    world.add_warm_pool(session, warm_pool_spec(), **deploy)
+    _put(session, **change)
+    snap = facts.collect(session, WARM_TARGET)
+    # With the spec's pool the group's pool and hooks are read even when it has none.
+    assert set(WARM_POOL_KINDS) <= set(snap)
+    validate_snapshot(snap, required=False)
+    findings = [f for f in run_checks(snap).findings if f.id.startswith("ASG00")]
+    assert [(f.id, f.severity) for f in findings] == [(check_id, severity)]
+    assert any(field in e.field for e in findings[0].evidence), findings[0].evidence
+
+
+def test_instance_waiting_past_the_heartbeat_is_found_end_to_end(
+    session: boto3.Session,
+) -> None:
+    world.build_world(session)
+    world.add_warm_pool(session, warm_pool_spec())
+    ec2 = session.client("ec2")
+    (warming,) = ec2.run_instances(
+        ImageId="ami-12c6146b", InstanceType="g5.xlarge", MinCount=1, MaxCount=1
+    )["Instances"]
+    iid = warming["InstanceId"]
+    # What DescribeWarmPool returns for an instance warming in the pool (moto returns none).
+    item = {
+        "InstanceId": iid,
+        "InstanceType": "g5.xlarge",
+        "AvailabilityZone": "us-east-1a",
+        "LifecycleState": "Warmed:Pending:Wait",
+        "HealthStatus": "Healthy",
+        "ProtectedFromScaleIn": True,
+    }
+    validate_response(
+        "autoscaling", "DescribeWarmPool", {"WarmPoolConfiguration": {}, "Instances": [item]}
+    )
+    world.WARM_POOL_INSTANCES.append(item)
+    heartbeat = WARM_TARGET.warm_pool.hook_timeout_s if WARM_TARGET.warm_pool else 0
+    launched = warming["LaunchTime"]
+    # Within the heartbeat the unit may still be pulling: nothing to say.
+    soon = facts.collect(session, WARM_TARGET, now=launched + timedelta(seconds=heartbeat - 60))
+    assert [i["InstanceId"] for i in soon["warm_pools"][world.NAMES.asg]["Instances"]] == [iid]
+    # The pool's instances are read for their LaunchTime, and not probed.
+    assert iid in {i["InstanceId"] for i in soon["instances"]}
+    assert _statuses(soon)["ASG007"].status == "ok"
+    late = facts.collect(session, WARM_TARGET, now=launched + timedelta(seconds=heartbeat + 600))
+    (f,) = [f for f in run_checks(late).findings if f.id == "ASG007"]
+    assert f.severity == "warning" and iid in f.fix
+    assert f"{world.NAMES.host_log_group}" in f.fix
+
+
+def test_warm_pool_pages_are_merged(session: boto3.Session) -> None:
+    world.build_world(session)
+    world.add_warm_pool(session, warm_pool_spec())
+    sent: list[dict[str, Any]] = []
+    config = {"MinSize": 1, "PoolState": "Stopped"}
+
+    def instance(n: int) -> dict[str, Any]:
+        return {
+            "InstanceId": f"i-0{n:016x}",
+            "AvailabilityZone": "us-east-1a",
+            "LifecycleState": "Warmed:Stopped",
+            "HealthStatus": "Healthy",
+            "ProtectedFromScaleIn": True,
+        }
+
+    pages = [
+        {"WarmPoolConfiguration": config, "Instances": [instance(1)], "NextToken": "t1"},
+        {"WarmPoolConfiguration": config, "Instances": [instance(2)]},
+    ]
+    for page in pages:
+        validate_response("autoscaling", "DescribeWarmPool", page)
+
+    def capture(params: dict[str, Any], **_: Any) -> None:
+        sent.append(dict(params))
+
+    def answer(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        # moto ignores MaxRecords and NextToken: answer as a paging AWS would.
+        return _http(200, "", "text/xml"), pages[len(sent) - 1]
+
+    session.events.register("before-parameter-build.auto-scaling.DescribeWarmPool", capture)
+    session.events.register("before-call.auto-scaling.DescribeWarmPool", answer)
+    snap = facts.collect(session, WARM_TARGET)
+    assert [p.get("MaxRecords") for p in sent] == [facts.WARM_POOL_RECORDS] * 2
+    assert [p.get("NextToken") for p in sent] == [None, "t1"]
+    assert snap["warm_pools"] == {
+        world.NAMES.asg: {"WarmPoolConfiguration": config, "Instances": [instance(1), instance(2)]}
+    }
+
+
+def test_without_a_spec_a_group_with_a_pool_is_read(session: boto3.Session) -> None:
+    world.build_world(session)
+    target = facts.Target.from_cluster_service(world.NAMES.cluster, world.NAMES.service)
+    assert WARM_POOL_KINDS[0] not in facts.collect(session, target)
+    world.add_warm_pool(session, warm_pool_spec(), hook=False)
+    snap = facts.collect(session, target)
+    assert set(WARM_POOL_KINDS) <= set(snap)
+    assert snap[facts.COLLECTION_KEY]["target"]["warm_pool"] is None
+    # Nothing of the spec to compare with, but a warm pool needs a launch hook.
+    findings = [f for f in run_checks(snap).findings if f.id.startswith("ASG00")]
+    assert [(f.id, f.severity) for f in findings] == [("ASG006", "error")]
+    assert "launch lifecycle hook (" in findings[0].fix
+
+
+def test_denied_warm_pool_leaves_only_its_check_unknown(session: boto3.Session) -> None:
+    world.build_world(session)
+    world.add_warm_pool(session, warm_pool_spec())
+    denied = (
+        '<ErrorResponse xmlns="http://autoscaling.amazonaws.com/doc/2011-01-01/"><Error>'
+        "<Type>Sender</Type><Code>AccessDenied</Code><Message>User: "
+        "arn:aws:iam::123456789012:user/oncall is not authorized to perform: "
+        "autoscaling:DescribeWarmPool</Message></Error><RequestId>1d2c</RequestId></ErrorResponse>"
+    )
+    session.events.register(
+        "before-send.auto-scaling.DescribeWarmPool", lambda **_: _http(403, denied, "text/xml")
+    )
+    snap = facts.collect(session, WARM_TARGET)
+    assert "warm_pools" not in snap and "lifecycle_hooks" in snap
+    assert snap[facts.COLLECTION_KEY]["denied"] == [
+        {
+            "call": "autoscaling DescribeWarmPool",
+            "permission": "autoscaling:DescribeWarmPool",
+            "code": "AccessDenied",
+            "kinds": ["warm_pools"],
+        }
+    ]
+    status = _statuses(snap)
+    assert status["ASG007"].status == "unknown"
+    assert "autoscaling:DescribeWarmPool" in status["ASG007"].reason
+    # The pool's configuration comes with the group, the hook on its own.
+    assert status["ASG005"].status == status["ASG006"].status == "ok"

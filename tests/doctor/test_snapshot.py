@@ -134,3 +134,29 @@ def test_unknown_fields_still_refuse_what_json_cannot_hold(
     s["instances"][0]["FutureNetworkMode"] = deep
     with pytest.raises(BadInputError, match=r"instances\[0\]\.FutureNetworkMode\.a\.a"):
         snapshots.validate(s, "s.json")
+
+
+def test_warm_pools_is_an_object_of_describe_warm_pool_outputs(
+    healthy: Callable[[], Snap],
+) -> None:
+    from .snapshots import as_warm_pool
+
+    s = healthy()
+    as_warm_pool(s)
+    assert snapshots.validate(s, "s.json") == s
+    s["warm_pools"]["vllm-g5-gpu-asg"]["WarmPoolConfiguration"]["MinSize"] = "1"
+    s["lifecycle_hooks"][0]["HeartbeatTimeout"] = 2015.5
+    with pytest.raises(BadInputError) as e:
+        snapshots.validate(s, "s.json")
+    flat = " ".join(e.value.message.split())
+    assert "warm_pools.vllm-g5-gpu-asg.WarmPoolConfiguration.MinSize is a string" in flat
+    assert "lifecycle_hooks[0].HeartbeatTimeout is a number 2015.5" in flat
+    s["warm_pools"] = [s["warm_pools"]["vllm-g5-gpu-asg"]]
+    with pytest.raises(BadInputError, match="Auto Scaling group name -> DescribeWarmPool output"):
+        snapshots.validate(s, "s.json")
+    # The spec's pool in _collection.target is typed too.
+    s = healthy()
+    as_warm_pool(s)
+    s["_collection"]["target"]["warm_pool"]["hook_timeout_s"] = "2015"
+    with pytest.raises(BadInputError, match=r"_collection\.target\.warm_pool\.hook_timeout_s"):
+        snapshots.validate(s, "s.json")

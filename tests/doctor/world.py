@@ -17,6 +17,9 @@ still make every call):
   ``build_world`` writes it with PutMetricData, as ECS would while a task runs.
 * CloudWatch alarms never evaluate (their state only changes by
   SetAlarmState), which the world uses to put the missing-metric alarm in OK.
+* EC2 Auto Scaling DescribeWarmPool returns the pool's configuration but never
+  an instance (moto puts none in a pool) and ignores MaxRecords/NextToken.
+  ``warm_pool_instances_hook`` adds the recorded ``WARM_POOL_INSTANCES``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from botocore.awsrequest import AWSResponse
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec
 
 NAMES = Names("vllm-g5")
 REGION = "us-east-1"
@@ -113,6 +117,7 @@ def gpu_hook(parsed: dict[str, Any], **_: Any) -> None:
 
 ASG_ACTIVITIES: list[dict[str, Any]] = []
 SERVICE_ACTIVITIES: list[dict[str, Any]] = []
+WARM_POOL_INSTANCES: list[dict[str, Any]] = []
 
 
 def _ok() -> AWSResponse:
@@ -129,6 +134,12 @@ def service_activities_hook(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
     return _ok(), {"ScalingActivities": list(SERVICE_ACTIVITIES)}
 
 
+def warm_pool_instances_hook(parsed: dict[str, Any], **_: Any) -> None:
+    """after-call autoscaling.DescribeWarmPool: moto never puts an instance in a pool."""
+    if "WarmPoolConfiguration" in parsed:
+        parsed.setdefault("Instances", []).extend(WARM_POOL_INSTANCES)
+
+
 def install_moto_gaps(session: boto3.Session) -> None:
     session.events.register("after-call.ecs.DescribeContainerInstances", gpu_hook)
     session.events.register(
@@ -137,6 +148,7 @@ def install_moto_gaps(session: boto3.Session) -> None:
     session.events.register(
         "before-call.application-auto-scaling.DescribeScalingActivities", service_activities_hook
     )
+    session.events.register("after-call.auto-scaling.DescribeWarmPool", warm_pool_instances_hook)
 
 
 def task_gpu_queries(*, period: int | None = None, names: Names = NAMES) -> list[dict[str, Any]]:
@@ -350,3 +362,41 @@ def build_world(
             ],
         )
     return {"instance_ids": ids[:instances], "launch_template_id": lt["LaunchTemplateId"]}
+
+
+def add_warm_pool(
+    session: boto3.Session,
+    spec: Spec,
+    *,
+    names: Names = NAMES,
+    hook: bool = True,
+    pool: bool = True,
+) -> None:
+    """What the template adds for [capacity.warm_pool] (infra/capacity.py ``_warm_pool``).
+
+    The pool (PutWarmPool, as AWS::AutoScaling::WarmPool) and the launch hook
+    host.warm_pool_hook_name with heartbeat host.hook_timeout_s, for the spec
+    deployed under ``names``; ``hook``/``pool`` False leave one out.
+    """
+    from ecs_gpu.infra import host
+    from ecs_gpu.infra.capacity import LAUNCHING
+
+    wp = spec.capacity.warm_pool
+    assert wp is not None
+    deployed = spec.model_copy(
+        update={"service": spec.service.model_copy(update={"name": names.service_name})}
+    )
+    asg = session.client("autoscaling")
+    if pool:
+        extra = {} if wp.max_prepared is None else {"MaxGroupPreparedCapacity": wp.max_prepared}
+        asg.put_warm_pool(
+            AutoScalingGroupName=names.asg, MinSize=wp.min_size, PoolState=wp.pool_state, **extra
+        )
+    if hook:
+        asg.put_lifecycle_hook(
+            AutoScalingGroupName=names.asg,
+            LifecycleHookName=host.warm_pool_hook_name(deployed),
+            LifecycleTransition=LAUNCHING,
+            HeartbeatTimeout=host.hook_timeout_s(deployed),
+            DefaultResult="CONTINUE",
+        )

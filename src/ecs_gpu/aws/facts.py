@@ -51,6 +51,7 @@ from ecs_gpu.doctor.snapshot import (
     to_json_safe,
 )
 from ecs_gpu.errors import AwsError, BadInputError
+from ecs_gpu.infra import host
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
@@ -80,6 +81,11 @@ PERMISSIONS: Final = (
     "cloudformation:DescribeStacks",
 )
 PROBE_PERMISSIONS: Final = ("ssm:SendCommand", "ssm:GetCommandInvocation")
+# Needed only when a group has a warm pool, or the spec deploys one.
+WARM_POOL_PERMISSIONS: Final = (
+    "autoscaling:DescribeWarmPool",
+    "autoscaling:DescribeLifecycleHooks",
+)
 
 # API maxima for one Describe call (botocore service models / API references).
 ECS_DESCRIBE_BATCH: Final = 100  # DescribeContainerInstances, DescribeTasks
@@ -89,6 +95,7 @@ ALARM_NAMES_BATCH: Final = 100  # DescribeAlarms AlarmNames
 # like the ECS describes.
 EC2_IDS_BATCH: Final = 100
 CP_NAMES_BATCH: Final = 100  # DescribeCapacityProviders: "Up to 100 ... in an action"
+WARM_POOL_RECORDS: Final = 50  # DescribeWarmPool MaxRecords: "The maximum value is 50"
 SSM_TARGETS_BATCH: Final = 50  # SendCommand InstanceIds max 50
 # Newest activities per call: Application Auto Scaling's MaxResults maximum
 # (EC2 Auto Scaling allows 100); only the newest few matter to the checks.
@@ -109,6 +116,44 @@ _SSM_DONE: Final = frozenset(
 
 
 @dataclass(frozen=True)
+class WarmPool:
+    """What the spec's [capacity.warm_pool] deploys (snapshot.WarmPoolTarget)."""
+
+    min_size: int
+    max_prepared: int | None
+    pool_state: str
+    hook_name: str
+    hook_timeout_s: int
+
+    @classmethod
+    def from_spec(cls, spec: Spec, names: Names) -> WarmPool | None:
+        wp = spec.capacity.warm_pool
+        if wp is None:
+            return None
+        # The construct names everything after the deployment's base
+        # (infra/service.py), the launch hook included.
+        deployed = spec.model_copy(
+            update={"service": spec.service.model_copy(update={"name": names.service_name})}
+        )
+        return cls(
+            min_size=wp.min_size,
+            max_prepared=wp.max_prepared,
+            pool_state=wp.pool_state,
+            hook_name=host.warm_pool_hook_name(deployed),
+            hook_timeout_s=host.hook_timeout_s(deployed),
+        )
+
+    def as_dict(self) -> dict[str, str | int | None]:
+        return {
+            "min_size": self.min_size,
+            "max_prepared": self.max_prepared,
+            "pool_state": self.pool_state,
+            "hook_name": self.hook_name,
+            "hook_timeout_s": self.hook_timeout_s,
+        }
+
+
+@dataclass(frozen=True)
 class Target:
     """What to collect: the names of one deployment's resources."""
 
@@ -125,6 +170,8 @@ class Target:
     # fast_path.threshold(spec) when the spec deploys the fast path; None when it
     # does not (or, with signal None, when there is no spec).
     fast_path_threshold: float | None = None
+    # The spec's [capacity.warm_pool]; None without one (or without a spec).
+    warm_pool: WarmPool | None = None
 
     @classmethod
     def from_names(
@@ -134,6 +181,7 @@ class Target:
         *,
         gpu_guard: bool | None = None,
         fast_path_threshold: float | None = None,
+        warm_pool: WarmPool | None = None,
     ) -> Target:
         return cls(
             cluster=names.cluster,
@@ -145,17 +193,19 @@ class Target:
             signal=signal,
             gpu_guard=gpu_guard,
             fast_path_threshold=fast_path_threshold,
+            warm_pool=warm_pool,
         )
 
     @classmethod
     def from_spec(cls, spec: Spec, names: Names) -> Target:
-        """``names`` plus what the spec's [scaling] deploys, which the checks compare with."""
+        """``names`` plus what the spec's [scaling] and warm pool deploy, for the checks."""
         fp = fast_path.fast_path(spec)
         return cls.from_names(
             names,
             signal=spec.scaling.signal,
             gpu_guard=spec.scaling.gpu_guard,
             fast_path_threshold=None if fp is None else fp.threshold,
+            warm_pool=WarmPool.from_spec(spec, names),
         )
 
     @classmethod
@@ -168,7 +218,7 @@ class Target:
             missing_metric_alarm=Names(service).gpu_metric_missing_alarm,
         )
 
-    def as_dict(self) -> dict[str, str | bool | float | None]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "cluster": self.cluster,
             "service": self.service,
@@ -179,6 +229,7 @@ class Target:
             "signal": self.signal,
             "gpu_guard": self.gpu_guard,
             "fast_path_threshold": self.fast_path_threshold,
+            "warm_pool": None if self.warm_pool is None else self.warm_pool.as_dict(),
         }
 
 
@@ -358,6 +409,14 @@ class Collector:
             (("auto_scaling_groups",), "autoscaling", "DescribeAutoScalingGroups", self._asgs),
             (("scaling_activities",), "autoscaling", "DescribeScalingActivities", self._asg_act),
             (("asg_policies",), "autoscaling", "DescribePolicies", self._asg_policies),
+            # Before DescribeInstances, which also reads the pool's instances.
+            (("warm_pools",), "autoscaling", "DescribeWarmPool", self._warm_pools),
+            (
+                ("lifecycle_hooks",),
+                "autoscaling",
+                "DescribeLifecycleHooks",
+                self._lifecycle_hooks,
+            ),
             (
                 ("launch_template_versions",),
                 "ec2",
@@ -563,6 +622,58 @@ class Collector:
                 out.extend(page.get("ScalingPolicies", []))
         self.put("asg_policies", out)
 
+    def warm_pool_asg_names(self) -> list[str]:
+        """The groups whose warm pool and hooks are read: every group when the
+        spec deploys a warm pool, else those DescribeAutoScalingGroups shows with one.
+
+        Read only then, so that doctor of a stack without a warm pool needs no
+        more permissions than before (WARM_POOL_PERMISSIONS).
+        """
+        if self.target.warm_pool is not None:
+            return self._found_asg_names()
+        return [
+            g["AutoScalingGroupName"]
+            for g in self.snapshot.get("auto_scaling_groups", [])
+            if g.get("WarmPoolConfiguration")
+        ]
+
+    def _warm_pools(self) -> None:
+        names = self.warm_pool_asg_names()
+        if not names:
+            return  # nothing has or should have a warm pool: not asked for
+        out: dict[str, Any] = {}
+        for name in names:
+            merged: dict[str, Any] = {"Instances": []}
+            for page in self.pages(
+                "autoscaling",
+                "DescribeWarmPool",
+                "describe_warm_pool",
+                AutoScalingGroupName=name,
+                PaginationConfig={"PageSize": WARM_POOL_RECORDS},
+            ):
+                # Pages continue Instances; the configuration is on each one.
+                if "WarmPoolConfiguration" in page:
+                    merged["WarmPoolConfiguration"] = page["WarmPoolConfiguration"]
+                merged["Instances"].extend(page.get("Instances", []))
+            out[name] = merged
+        self.put("warm_pools", out)
+
+    def _lifecycle_hooks(self) -> None:
+        names = self.warm_pool_asg_names()
+        if not names:
+            return
+        out: list[dict[str, Any]] = []
+        for name in names:
+            # Every hook of the group, so a misnamed one shows as evidence.
+            resp = self.call(
+                "autoscaling",
+                "DescribeLifecycleHooks",
+                "describe_lifecycle_hooks",
+                AutoScalingGroupName=name,
+            )
+            out.extend(resp.get("LifecycleHooks", []))
+        self.put("lifecycle_hooks", out)
+
     def _lt_versions(self) -> None:
         if "auto_scaling_groups" not in self.snapshot:
             raise _Skip("the Auto Scaling groups were not collected")
@@ -604,8 +715,17 @@ class Collector:
         return list(dict.fromkeys(i for i in ids if i))
 
     def _ec2_instances(self) -> None:
+        # The warm pool's instances too (their LaunchTime tells ASG007 how long
+        # one has waited), but not for the probe: a stopped instance takes no command.
+        pool_ids = [
+            i["InstanceId"]
+            for pool in self.snapshot.get("warm_pools", {}).values()
+            for i in pool.get("Instances", [])
+            if i.get("InstanceId")
+        ]
+        ids = list(dict.fromkeys([*self.instance_ids(), *pool_ids]))
         out: list[dict[str, Any]] = []
-        for batch in chunks(self.instance_ids(), EC2_IDS_BATCH):
+        for batch in chunks(ids, EC2_IDS_BATCH):
             for page in self.pages(
                 "ec2", "DescribeInstances", "describe_instances", InstanceIds=batch
             ):
@@ -809,12 +929,14 @@ __all__ = [
     "PERMISSIONS",
     "PROBE_PERMISSIONS",
     "SNAPSHOT_VERSION",
+    "WARM_POOL_PERMISSIONS",
     "AccessDenied",
     "AwsError",
     "Collector",
     "Snapshot",
     "Target",
     "Unreachable",
+    "WarmPool",
     "chunks",
     "collect",
     "probe_commands",

@@ -46,6 +46,8 @@ Kind = Literal[
     "auto_scaling_groups",
     "scaling_activities",
     "asg_policies",
+    "warm_pools",
+    "lifecycle_hooks",
     "launch_template_versions",
     "instances",
     "scalable_targets",
@@ -60,7 +62,7 @@ Kind = Literal[
 KINDS: Final[tuple[str, ...]] = get_args(Kind)
 
 # kind -> (botocore service, operation, output members down to one item).
-# host_probes is the one object kind: instance id -> the whole output.
+# The object kinds (OBJECT_KINDS) map a key to the whole output instead.
 KIND_SOURCES: Final[dict[str, tuple[str, str, tuple[str, ...]]]] = {
     "clusters": ("ecs", "DescribeClusters", ("clusters",)),
     "services": ("ecs", "DescribeServices", ("services",)),
@@ -71,6 +73,9 @@ KIND_SOURCES: Final[dict[str, tuple[str, str, tuple[str, ...]]]] = {
     "auto_scaling_groups": ("autoscaling", "DescribeAutoScalingGroups", ("AutoScalingGroups",)),
     "scaling_activities": ("autoscaling", "DescribeScalingActivities", ("Activities",)),
     "asg_policies": ("autoscaling", "DescribePolicies", ("ScalingPolicies",)),
+    # DescribeWarmPool's output names no group, so the group name is the key.
+    "warm_pools": ("autoscaling", "DescribeWarmPool", ()),
+    "lifecycle_hooks": ("autoscaling", "DescribeLifecycleHooks", ("LifecycleHooks",)),
     "launch_template_versions": (
         "ec2",
         "DescribeLaunchTemplateVersions",
@@ -96,6 +101,11 @@ KIND_SOURCES: Final[dict[str, tuple[str, str, tuple[str, ...]]]] = {
     "metric_data": ("cloudwatch", "GetMetricData", ("MetricDataResults",)),
     "stacks": ("cloudformation", "DescribeStacks", ("Stacks",)),
     "host_probes": ("ssm", "GetCommandInvocation", ()),
+}
+# The kinds that are one JSON object, key -> the whole output of one call.
+OBJECT_KINDS: Final[dict[str, str]] = {
+    "warm_pools": "Auto Scaling group name -> DescribeWarmPool output",
+    "host_probes": "instance id -> invocation",
 }
 
 # A file this large is not a snapshot of one service (1,000 instances make a
@@ -219,6 +229,18 @@ class FailedCall(_Model):
     kinds: list[Kind]
 
 
+class WarmPoolTarget(_Model):
+    """What the spec's [capacity.warm_pool] deploys, which ASG005-ASG007 compare with."""
+
+    min_size: int
+    # None: the spec leaves MaxGroupPreparedCapacity unset (the group's MaxSize).
+    max_prepared: int | None = None
+    pool_state: str
+    # host.warm_pool_hook_name and host.hook_timeout_s of the deployed spec.
+    hook_name: str
+    hook_timeout_s: int
+
+
 class TargetNames(_Model):
     cluster: str
     service: str
@@ -232,6 +254,8 @@ class TargetNames(_Model):
     # fast_path.threshold(spec) when the spec deploys the fast path, else None
     # (with a signal: the spec deploys none; without: no spec was given).
     fast_path_threshold: float | None = None
+    # The spec's [capacity.warm_pool]; None without one or without a spec.
+    warm_pool: WarmPoolTarget | None = None
 
 
 class MetricWindow(_Model):
@@ -290,7 +314,7 @@ def _session() -> botocore.session.Session:
 
 @functools.cache
 def item_shape(kind: str) -> Shape:
-    """botocore's shape of one item of ``kind`` (the output itself for host_probes)."""
+    """botocore's shape of one item of ``kind`` (the output itself for OBJECT_KINDS)."""
     service, operation, members = KIND_SOURCES[kind]
     model = _session().get_service_model(service).operation_model(operation)
     shape: Shape | None = model.output_shape
@@ -407,12 +431,12 @@ def shape_problems(value: Any, shape: Shape, path: str) -> Iterator[str]:
 
 def _kind_problems(kind: str, value: Any) -> Iterator[str]:
     shape = item_shape(kind)
-    if kind == "host_probes":
+    if kind in OBJECT_KINDS:
         if not isinstance(value, dict):
-            yield f"{kind} is {_json_type(value)}; it holds an object: instance id -> invocation"
+            yield f"{kind} is {_json_type(value)}; it holds an object: {OBJECT_KINDS[kind]}"
             return
-        for iid, inv in value.items():
-            yield from shape_problems(inv, shape, _key(kind, iid))
+        for key, output in value.items():
+            yield from shape_problems(output, shape, _key(kind, key))
         return
     if not isinstance(value, list):
         yield f"{kind} is {_json_type(value)}; it holds a list of items"

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.doctor.checks.common import (
     collection_target,
+    demand_names,
+    policy_alarms,
+    reads_demand_metric,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
+from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import Snapshot
 
 
@@ -29,22 +33,45 @@ def _is_gpu_alarm(a: dict[str, Any]) -> bool:
     return False
 
 
+def _concurrency_alarms(s: Snapshot) -> list[dict[str, Any]] | None:
+    """The alarms of the target-tracking policies on the sidecars' series; None: unknown.
+
+    Application Auto Scaling makes them (TargetTracking-...-AlarmHigh/-AlarmLow)
+    and lists them in the policy's Alarms; the fast path's alarm watches the
+    same series but invokes a StepScaling policy, and is SCL005's.
+    """
+    if "scaling_policies" not in s:
+        return None
+    return [
+        a
+        for p in s["scaling_policies"]
+        if p.get("PolicyType", "TargetTrackingScaling") == "TargetTrackingScaling"
+        and reads_demand_metric(p)
+        for a in policy_alarms(s, p)[1]
+    ]
+
+
+def _no_data_evidence(a: dict[str, Any]) -> list[Evidence]:
+    return [
+        Evidence("alarms", a["AlarmName"], "StateValue", a["StateValue"]),
+        Evidence("alarms", a["AlarmName"], "StateReason", a.get("StateReason")),
+    ]
+
+
 @check(
     "MET002",
     link="alarm",
     severity="error",
     title="GPU scaling alarm has no data",
     requires=("alarms",),
-    doc="A target-tracking alarm on the GPU metric is INSUFFICIENT_DATA.",
+    doc="A target-tracking alarm on the GPU metric, or of the policy on the sidecars' "
+    "concurrency series, is INSUFFICIENT_DATA.",
 )
 def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
     missing_alarm = collection_target(s).get("missing_metric_alarm")
-    return [
+    out = [
         c.finding(
-            [
-                Evidence("alarms", a["AlarmName"], "StateValue", a["StateValue"]),
-                Evidence("alarms", a["AlarmName"], "StateReason", a.get("StateReason")),
-            ],
+            _no_data_evidence(a),
             "Target tracking does nothing while its alarm has no data: the GPU series is not "
             "arriving, or (task-gpus) ECS's GPUReservation divisor is not. Fix the metric "
             "first (MET001, MET004 and the HOST checks).",
@@ -53,6 +80,34 @@ def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
         if _is_gpu_alarm(a)
         and a.get("AlarmName") != missing_alarm
         and a.get("StateValue") == "INSUFFICIENT_DATA"
+    ]
+    concurrency = _concurrency_alarms(s)
+    if concurrency is None:
+        # Those alarms are found through the policies; without them, say so.
+        if not out and collection_target(s).get("signal") == "concurrency":
+            raise Unknown(
+                "the concurrency policy's alarms are found through scaling_policies, which is "
+                f"missing: {why_missing(s, ('scaling_policies',))}"
+            )
+        return out
+    cluster, service = demand_names(s)
+    series = (
+        f"{demand_metric.NAMESPACE} {demand_metric.METRIC_NAME} "
+        f"({demand_metric.cli_dimensions(cluster, service)})"
+    )
+    return out + [
+        c.finding(
+            _no_data_evidence(a),
+            f"Target tracking on concurrency does nothing while its alarm {a['AlarmName']} has "
+            f"no data: the sidecars' series {series} is not arriving. Fix the series first: "
+            "MET005 says whether it arrives and why not (no task running, or the "
+            f"{demand_metric.SIDECAR_NAME} container's log and the task role's "
+            "cloudwatch:PutMetricData), TD001 whether the task definition has the sidecar, "
+            "and SCL004 whether the policy reads the series the sidecars write.",
+            title="Concurrency scaling alarm has no data",
+        )
+        for a in concurrency
+        if a.get("StateValue") == "INSUFFICIENT_DATA"
     ]
 
 

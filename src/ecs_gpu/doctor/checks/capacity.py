@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     ODCR_FIRST,
+    collection_target,
     parse_time,
     service_short,
 )
-from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
+from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
-from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.doctor.checks.runner import why_missing
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
+from ecs_gpu.infra import host
+from ecs_gpu.naming import Names
 
 
 @check(
@@ -177,3 +181,279 @@ def _asg_at_max(s: Snapshot, c: Check) -> list[Finding]:
         for g in s["auto_scaling_groups"]
         if g.get("DesiredCapacity", 0) >= g.get("MaxSize", 0)
     ]
+
+
+# --- the warm pool ([capacity.warm_pool], docs/host.md "Warm pool") ----------------------
+
+# The LifecycleTransition of a launch hook (botocore's autoscaling model), the
+# one infra.capacity.LAUNCHING deploys; a test holds the two equal (that
+# module loads the CDK, which doctor does not).
+LAUNCHING: Final = "autoscaling:EC2_INSTANCE_LAUNCHING"
+# PutWarmPool's documented defaults, for a configuration that leaves one out.
+_POOL_DEFAULTS: Final = {"PoolState": "Stopped", "MinSize": 0}
+# How an instance waits for a launch hook, in each place it can be.
+_WAITING: Final = {"warm_pools": "Warmed:Pending:Wait", "auto_scaling_groups": "Pending:Wait"}
+_REDEPLOY: Final = "Redeploy with `ecs-gpu deploy`."
+
+
+def _warm_pool_target(s: Snapshot) -> dict[str, Any] | None:
+    """The spec's [capacity.warm_pool] as collected; None without one or without a spec."""
+    want: dict[str, Any] | None = collection_target(s).get("warm_pool")
+    return want
+
+
+def _pool_groups(s: Snapshot) -> list[dict[str, Any]]:
+    """Every group when the spec deploys a warm pool, else the groups that have one."""
+    groups: list[dict[str, Any]] = s["auto_scaling_groups"]
+    if _warm_pool_target(s):
+        return groups
+    return [g for g in groups if g.get("WarmPoolConfiguration")]
+
+
+def _need(s: Snapshot, kinds: tuple[str, ...]) -> None:
+    # Collected only for a warm pool (facts.WARM_POOL_PERMISSIONS), so not in requires.
+    missing = tuple(k for k in kinds if k not in s)
+    if missing:
+        raise Unknown(f"{', '.join(missing)} missing: {why_missing(s, missing)}")
+
+
+def _pool_differences(cfg: dict[str, Any], want: dict[str, Any]) -> list[tuple[str, Any, str]]:
+    """(field, value, what differs) for each WarmPoolConfiguration field off the spec."""
+    out = []
+    for field, key in (("PoolState", "pool_state"), ("MinSize", "min_size")):
+        got = cfg.get(field, _POOL_DEFAULTS[field])
+        if got != want[key]:
+            out.append((field, got, f"{field} {got} where the spec has {key} = {want[key]!r}"))
+    got = cfg.get("MaxGroupPreparedCapacity")
+    # Unset reads back absent or as -1 (the API's "no value"): the group's MaxSize.
+    unset = got is None or got == -1
+    if (None if unset else got) != want["max_prepared"]:
+        shown = "unset" if unset else got
+        spec = (
+            "leaves max_prepared unset (the group's MaxSize)"
+            if want["max_prepared"] is None
+            else f"has max_prepared = {want['max_prepared']}"
+        )
+        what = f"MaxGroupPreparedCapacity {shown} where the spec {spec}"
+        out.append(("MaxGroupPreparedCapacity", got, what))
+    return out
+
+
+@check(
+    "ASG005",
+    link="capacity",
+    severity="error",
+    title="The group has no warm pool",
+    requires=("auto_scaling_groups",),
+    doc="The spec has [capacity.warm_pool] but the group has none (or it is being deleted), or "
+    "its PoolState, MinSize or MaxGroupPreparedCapacity differ from the spec (warning).",
+)
+def _warm_pool_config(s: Snapshot, c: Check) -> list[Finding]:
+    want = _warm_pool_target(s)
+    if not want:
+        return []  # no spec, or a spec without a warm pool: nothing to compare with
+    out = []
+    for g in s["auto_scaling_groups"]:
+        name = g.get("AutoScalingGroupName", "?")
+        cfg = g.get("WarmPoolConfiguration")
+        if not cfg or cfg.get("Status") == "PendingDelete":
+            out.append(
+                c.finding(
+                    [
+                        Evidence("auto_scaling_groups", name, "WarmPoolConfiguration", cfg),
+                        Evidence("_collection", "target", "warm_pool", want),
+                    ],
+                    f"The spec has [capacity.warm_pool] (min_size {want['min_size']}, "
+                    f"pool_state {want['pool_state']}), but the group {name} has no warm pool"
+                    + (" (it is being deleted)" if cfg else "")
+                    + ": every scale-out boots a new instance and pulls the image, minutes "
+                    "instead of the spec's warm start. "
+                    + _REDEPLOY
+                    + " It creates the pool (AWS::AutoScaling::WarmPool).",
+                )
+            )
+            continue
+        diffs = _pool_differences(cfg, want)
+        if diffs:
+            out.append(
+                c.finding(
+                    [
+                        Evidence("auto_scaling_groups", name, f"WarmPoolConfiguration.{f}", v)
+                        for f, v, _ in diffs
+                    ],
+                    f"The warm pool of {name} has {'; '.join(d[2] for d in diffs)}: it holds "
+                    "another number of instances, or keeps them in another state, than the "
+                    "spec (and `ecs-gpu plan`'s warm starts) assume. " + _REDEPLOY,
+                    title="The warm pool differs from the spec",
+                    severity="warning",
+                )
+            )
+    return out
+
+
+def _group_hooks(s: Snapshot, asg: str) -> list[dict[str, Any]]:
+    return [h for h in s["lifecycle_hooks"] if h.get("AutoScalingGroupName") == asg]
+
+
+def _launch_hook(s: Snapshot, asg: str) -> dict[str, Any] | None:
+    """The group's launch hook the warm-pool unit completes: the spec's name, else any."""
+    want = _warm_pool_target(s)
+    for h in _group_hooks(s, asg):
+        if h.get("LifecycleTransition") == LAUNCHING and (
+            not want or h.get("LifecycleHookName") == want["hook_name"]
+        ):
+            return h
+    return None
+
+
+@check(
+    "ASG006",
+    link="capacity",
+    severity="error",
+    title="The warm pool's launch hook is missing",
+    requires=("auto_scaling_groups",),
+    doc="A warm-pool group has no launch lifecycle hook of the spec's name (error), or its "
+    "HeartbeatTimeout differs from host.hook_timeout_s (warning).",
+)
+def _warm_pool_hook(s: Snapshot, c: Check) -> list[Finding]:
+    groups = _pool_groups(s)
+    if not groups:
+        return []
+    _need(s, ("lifecycle_hooks",))
+    want = _warm_pool_target(s)
+    out = []
+    for g in groups:
+        name = g.get("AutoScalingGroupName", "?")
+        hook = _launch_hook(s, name)
+        if hook is None:
+            wanted = f"named {want['hook_name']} " if want else ""
+            found = [
+                f"{h.get('LifecycleHookName')} ({h.get('LifecycleTransition')})"
+                for h in _group_hooks(s, name)
+            ]
+            out.append(
+                c.finding(
+                    [
+                        Evidence(
+                            "lifecycle_hooks",
+                            name,
+                            "LifecycleHookName (LifecycleTransition)",
+                            found or "none",
+                        )
+                    ],
+                    f"The group {name} has a warm pool but no launch lifecycle hook {wanted}"
+                    f"({LAUNCHING}). The host's warm-pool unit ({host.WARM_UNIT}) completes "
+                    "that hook, so its complete-lifecycle-action fails; and without the hook "
+                    "EC2 Auto Scaling stops a warming instance as soon as it runs, before the "
+                    "image pull ends (it does not wait for user data), so a warm start pulls "
+                    "again. " + _REDEPLOY + " It sets the hook in the group's "
+                    "LifecycleHookSpecificationList.",
+                )
+            )
+            continue
+        beat = hook.get("HeartbeatTimeout")
+        if want and beat != want["hook_timeout_s"]:
+            hook_name = hook.get("LifecycleHookName", "?")
+            out.append(
+                c.finding(
+                    [
+                        Evidence("lifecycle_hooks", hook_name, "HeartbeatTimeout", beat),
+                        Evidence(
+                            "_collection",
+                            "target",
+                            "warm_pool.hook_timeout_s",
+                            want["hook_timeout_s"],
+                        ),
+                    ],
+                    f"The launch hook {hook_name} waits {beat} s; the spec's is "
+                    f"{want['hook_timeout_s']} s (host.hook_timeout_s: every pull attempt the "
+                    f"warm-pool unit may make, the delays between them and "
+                    f"{host.HOOK_MARGIN_S} s for boot and login). Shorter, EC2 Auto Scaling "
+                    "goes on before a slow pull ends and a warm start pulls again; longer, an "
+                    "instance whose unit failed holds its launch that much longer. " + _REDEPLOY,
+                    title="The warm pool's launch hook has another heartbeat",
+                    severity="warning",
+                )
+            )
+    return out
+
+
+@check(
+    "ASG007",
+    link="capacity",
+    severity="warning",
+    title="An instance waits on the launch hook past its heartbeat",
+    requires=("auto_scaling_groups",),
+    doc="A warm-pool instance in Warmed:Pending:Wait, or a group instance in Pending:Wait, "
+    "launched longer ago than the launch hook's HeartbeatTimeout: the warm-pool unit did not "
+    "complete the hook.",
+)
+def _hook_not_completed(s: Snapshot, c: Check) -> list[Finding]:
+    groups = _pool_groups(s)
+    if not groups:
+        return []
+    _need(s, ("warm_pools", "lifecycle_hooks", "instances"))
+    collected = (s.get(COLLECTION_KEY) or {}).get("collected_at")
+    now = parse_time(collected)
+    if now is None:
+        raise Unknown("the snapshot has no collected_at to measure the wait from")
+    launched = {i.get("InstanceId"): parse_time(i.get("LaunchTime")) for i in s["instances"]}
+    log_group = Names(collection_target(s).get("service") or "<service>").host_log_group
+    stream = dict(host.HOST_LOG_FILES)[host.HOST_SETUP_LOG]
+    out, undecided = [], []
+    for g in groups:
+        name = g.get("AutoScalingGroupName", "?")
+        hook = _launch_hook(s, name)
+        beat = None if hook is None else hook.get("HeartbeatTimeout")
+        if not isinstance(beat, int):
+            continue  # no launch hook holds the instances (ASG006)
+        waiting = [
+            ("warm_pools", i)
+            for i in s["warm_pools"].get(name, {}).get("Instances", [])
+            if i.get("LifecycleState") == _WAITING["warm_pools"]
+        ]
+        # A Running pool's instance enters service without a restart, so its
+        # LaunchTime is when it warmed, not when it left the pool.
+        if (g.get("WarmPoolConfiguration") or {}).get("PoolState") != "Running":
+            waiting += [
+                ("auto_scaling_groups", i)
+                for i in g.get("Instances", [])
+                if i.get("LifecycleState") == _WAITING["auto_scaling_groups"]
+            ]
+        for kind, inst in waiting:
+            iid = inst.get("InstanceId", "?")
+            start = launched.get(iid)
+            if start is None:
+                undecided.append(iid)
+                continue
+            waited = (now - start).total_seconds()
+            if waited <= beat:
+                continue
+            hook_name = hook.get("LifecycleHookName", "?") if hook else "?"
+            out.append(
+                c.finding(
+                    [
+                        Evidence(kind, name, f"Instances[{iid}].LifecycleState", _WAITING[kind]),
+                        Evidence("instances", iid, "LaunchTime", start.isoformat()),
+                        Evidence("lifecycle_hooks", hook_name, "HeartbeatTimeout", beat),
+                        Evidence("_collection", "collected_at", "collected_at", collected),
+                    ],
+                    f"{iid} has waited {waited / 60:.0f} min in {_WAITING[kind]}, longer than "
+                    f"the {beat} s heartbeat of the launch hook {hook_name}: the host's "
+                    f"warm-pool unit ({host.WARM_UNIT}), which completes the hook when its "
+                    f"pre-pull ends, did not. Read its log {host.HOST_SETUP_LOG} on the "
+                    f"instance (aws ssm start-session --target {iid}); once the host agent runs "
+                    f"(in service, not while warming) it is in the log group {log_group}, "
+                    f"stream {iid}/{stream}. Usual causes: the instance role lacks "
+                    "autoscaling:CompleteLifecycleAction (policy ecs-gpu-warm-pool), the "
+                    "hook's name is not the one the unit completes (ASG006), or the pull is "
+                    "slower than the heartbeat. At the heartbeat EC2 Auto Scaling goes on with "
+                    "the hook's DefaultResult, so each launch waits that long.",
+                )
+            )
+    if undecided and not out:
+        raise Unknown(
+            f"{', '.join(undecided)} wait on the launch hook, but instances has no LaunchTime "
+            "for them"
+        )
+    return out

@@ -175,7 +175,10 @@ def policy_alarms(s: Snapshot, p: dict[str, Any]) -> tuple[list[str], list[dict[
     names += [
         a["AlarmName"]
         for a in s.get("alarms", [])
-        if arn and arn in a.get("AlarmActions", []) and a.get("AlarmName") not in names
+        if arn
+        and arn in a.get("AlarmActions", [])
+        and a.get("AlarmName")
+        and a["AlarmName"] not in names
     ]
     found = [a for a in s.get("alarms", []) if a.get("AlarmName") in names]
     return names, found
