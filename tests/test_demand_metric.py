@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -274,8 +274,13 @@ def test_container_command_decodes_and_runs_the_script(server: int, fake_aws: Pa
     assert _cli_to_request(fake_aws.read_text().splitlines())["MetricData"][0]["Value"] == 8.0
 
 
-def _run_loop(env: dict[str, str], seconds: float) -> str:
-    """The container's command for ``seconds`` with a 1-s interval; its stderr."""
+def _run_loop(
+    env: dict[str, str], seconds: float, *, midway: Callable[[], object] | None = None
+) -> str:
+    """The container's command for ``seconds`` with a 1-s interval; its stderr.
+
+    ``midway`` runs halfway through (e.g. a server that comes up late).
+    """
     proc = subprocess.Popen(
         [*demand_metric.SIDECAR_ENTRY_POINT, *demand_metric.SIDECAR_COMMAND],
         env={**env, "INTERVAL_S": "1"},
@@ -284,6 +289,10 @@ def _run_loop(env: dict[str, str], seconds: float) -> str:
         text=True,
     )
     try:
+        if midway is not None:
+            time.sleep(seconds / 2)
+            midway()
+            seconds /= 2
         time.sleep(seconds)
         assert proc.poll() is None, proc.communicate()
     finally:
@@ -328,23 +337,16 @@ def test_a_starting_task_publishes_zero_until_its_server_answers(aws_log: Path) 
     # Nothing listens yet (the model loads before the server binds): the
     # RUNNING task holds no request. Then the server comes up with 8.
     port = _free_port()
-    proc = subprocess.Popen(
-        [*demand_metric.SIDECAR_ENTRY_POINT, *demand_metric.SIDECAR_COMMAND],
-        env={**_env(port, "/metrics", aws_log), "INTERVAL_S": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    httpd = None
+    servers: list[ThreadingHTTPServer] = []
+
+    def come_up() -> None:
+        servers.append(ThreadingHTTPServer(("127.0.0.1", port), _Handler))
+        threading.Thread(target=servers[0].serve_forever, daemon=True).start()
+
     try:
-        time.sleep(2.5)
-        httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        time.sleep(2.5)
+        err = _run_loop(_env(port, "/metrics", aws_log), 5.0, midway=come_up)
     finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=30)
-        if httpd is not None:
+        for httpd in servers:
             httpd.shutdown()
             httpd.server_close()
     values = _values(aws_log)
