@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.doctor import host as probe
-from ecs_gpu.doctor.checks.model import Unknown
+from ecs_gpu.doctor.checks.model import Evidence, Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 
 
@@ -155,13 +155,41 @@ def policy_metric_stats(p: dict[str, Any]) -> list[tuple[str, dict[str, Any], An
 ODCR_FIRST = "capacity-reservations-first"
 
 
+def is_demand_series(m: dict[str, Any]) -> bool:
+    """Is this metric (a policy's or an alarm's) the sidecars' concurrency series by name?"""
+    return (m.get("Namespace"), m.get("MetricName")) == (
+        demand_metric.NAMESPACE,
+        demand_metric.METRIC_NAME,
+    )
+
+
+def demand_like(m: dict[str, Any]) -> bool:
+    """Meant as the concurrency series: its namespace or its name (SCL004 says what differs)."""
+    return (
+        m.get("Namespace") == demand_metric.NAMESPACE
+        or m.get("MetricName") == demand_metric.METRIC_NAME
+    )
+
+
+def gpu_like(m: dict[str, Any]) -> bool:
+    """Meant as a GPU series: the agent's prefix, or "gpu" in the name (GPUReservation too)."""
+    name = m.get("MetricName", "")
+    return name.startswith(gpu_metric.METRIC_PREFIX) or "gpu" in name.lower()
+
+
+def policy_names_evidence(s: Snapshot) -> Evidence:
+    """The service's scaling policies by name: the evidence of a missing policy."""
+    return Evidence(
+        "scaling_policies",
+        collection_target(s).get("service") or "?",
+        "PolicyName",
+        [p.get("PolicyName") for p in s["scaling_policies"]],
+    )
+
+
 def reads_demand_metric(p: dict[str, Any]) -> bool:
     """Does this target-tracking policy track the sidecars' concurrency series?"""
-    return any(
-        (m.get("Namespace"), m.get("MetricName"))
-        == (demand_metric.NAMESPACE, demand_metric.METRIC_NAME)
-        for _, m in policy_metrics(p)
-    )
+    return any(is_demand_series(m) for _, m in policy_metrics(p))
 
 
 def policy_alarms(s: Snapshot, p: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -184,13 +212,6 @@ def policy_alarms(s: Snapshot, p: dict[str, Any]) -> tuple[list[str], list[dict[
     return names, found
 
 
-def _watches_demand_metric(a: dict[str, Any]) -> bool:
-    return (a.get("Namespace"), a.get("MetricName")) == (
-        demand_metric.NAMESPACE,
-        demand_metric.METRIC_NAME,
-    )
-
-
 def scales_on_concurrency(s: Snapshot) -> bool:
     """Whether the service scales on concurrency: the spec's signal, else its policies.
 
@@ -209,7 +230,7 @@ def scales_on_concurrency(s: Snapshot) -> bool:
         reads_demand_metric(p)
         or (
             p.get("PolicyType") == "StepScaling"
-            and any(_watches_demand_metric(a) for a in policy_alarms(s, p)[1])
+            and any(is_demand_series(a) for a in policy_alarms(s, p)[1])
         )
         for p in s["scaling_policies"]
     )
@@ -218,10 +239,7 @@ def scales_on_concurrency(s: Snapshot) -> bool:
 def reads_gpu_metric(p: dict[str, Any]) -> bool:
     """Does this target-tracking policy read a GPU series (the agent's, or GPUReservation)?"""
     return any(
-        m.get("Namespace") == gpu_metric.NAMESPACE
-        or m.get("MetricName", "").startswith(gpu_metric.METRIC_PREFIX)
-        or "gpu" in m.get("MetricName", "").lower()
-        for _, m in policy_metrics(p)
+        m.get("Namespace") == gpu_metric.NAMESPACE or gpu_like(m) for _, m in policy_metrics(p)
     )
 
 

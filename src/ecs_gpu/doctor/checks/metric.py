@@ -10,6 +10,7 @@ from ecs_gpu.doctor.checks.common import (
     demand_names,
     metric_series,
     policy_metrics,
+    policy_names_evidence,
     scales_on_concurrency,
     scales_on_gpu,
     service_items,
@@ -59,14 +60,7 @@ def _metric_published(s: Snapshot, c: Check) -> list[Finding]:
             ]
         else:
             why = "none of the service's scaling policies reads a GPU series"
-            evidence.append(
-                Evidence(
-                    "scaling_policies",
-                    target.get("service") or "?",
-                    "PolicyName",
-                    [p.get("PolicyName") for p in s["scaling_policies"]],
-                )
-            )
+            evidence.append(policy_names_evidence(s))
         alarm = target.get("missing_metric_alarm") or "the GPU missing-metric alarm"
         return [
             c.finding(

@@ -8,11 +8,14 @@ from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     collection_target,
+    demand_like,
     demand_names,
+    gpu_like,
     parse_time,
     policy_alarms,
     policy_metric_stats,
     policy_metrics,
+    policy_names_evidence,
     scales_on_concurrency,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
@@ -70,8 +73,7 @@ def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
                     )
                 )
                 continue
-            gpuish = name.startswith(gpu_metric.METRIC_PREFIX) or "gpu" in name.lower()
-            if not gpuish:
+            if not gpu_like(m):
                 continue
             ok = (
                 name == gpu_metric.UTILIZATION
@@ -93,12 +95,7 @@ def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
             )
     if tracks_contract or out:
         return out
-    names = Evidence(
-        "scaling_policies",
-        target.get("service") or "?",
-        "PolicyName",
-        [p.get("PolicyName") for p in s["scaling_policies"]],
-    )
+    names = policy_names_evidence(s)
     # Decided by the spec's signal (else the policies): a concurrency service has
     # a GPU policy only as its gpu_guard; its own missing policy is SCL004's.
     if not scales_on_concurrency(s):
@@ -194,13 +191,6 @@ def _service_scaling_failed(s: Snapshot, c: Check) -> list[Finding]:
     ]
 
 
-def _demand_like(m: dict[str, Any]) -> bool:
-    return (
-        m.get("Namespace") == demand_metric.NAMESPACE
-        or m.get("MetricName") == demand_metric.METRIC_NAME
-    )
-
-
 @check(
     "SCL004",
     link="scaling",
@@ -224,7 +214,7 @@ def _concurrency_policy(s: Snapshot, c: Check) -> list[Finding]:
         if p.get("PolicyType", "TargetTrackingScaling") != "TargetTrackingScaling":
             continue
         for path, m, stat in policy_metric_stats(p):
-            if not _demand_like(m):
+            if not demand_like(m):
                 continue
             diffs = demand_metric.series_differences(m, stat, cluster, service)
             if not diffs:
@@ -245,12 +235,7 @@ def _concurrency_policy(s: Snapshot, c: Check) -> list[Finding]:
     return [
         c.finding(
             [
-                Evidence(
-                    "scaling_policies",
-                    target.get("service") or "?",
-                    "PolicyName",
-                    [p.get("PolicyName") for p in s["scaling_policies"]],
-                ),
+                policy_names_evidence(s),
                 Evidence("_collection", "target", "signal", target.get("signal")),
             ],
             f"The service scales on concurrency, but no target-tracking policy tracks {want}: "
