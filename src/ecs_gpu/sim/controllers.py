@@ -306,6 +306,41 @@ class ServiceLayer:
         apply_desired(t, fleet, desired)
 
 
+class StepWindow:
+    """A step policy's rule for an invocation soon after its last action.
+
+    Application Auto Scaling's cooldown and EC2 Auto Scaling's instance
+    warm-up say the same (FastPathLayer and AsgFastPath cite them): until
+    ``window_s`` after an action, the capacity it added counts, so an
+    invocation adds only what its step, taken from the same base, adds
+    beyond what was already added; after it, the step starts from the
+    current capacity.
+    """
+
+    __slots__ = ("_fp", "_window_s", "actions", "added", "base", "until")
+
+    def __init__(self, fp: FastPath, window_s: float) -> None:
+        self._fp = fp
+        self._window_s = window_s
+        self.until = -math.inf
+        self.base = 0  # the capacity the window's first action scaled from
+        self.added = 0  # what the window's actions added, from that base
+        self.actions = 0
+
+    def step(self, t: float, value: float, current: int) -> tuple[int, bool]:
+        """(what this invocation adds, whether it starts from ``current``: outside the window)."""
+        if t < self.until:
+            return self._fp.tasks_to_add(value, self.base) - self.added, False
+        self.base, self.added = current, 0
+        return self._fp.tasks_to_add(value, current), True
+
+    def took(self, t: float, add: int) -> None:
+        """An action added ``add``: the window (re)starts."""
+        self.added += add
+        self.until = t + self._window_s
+        self.actions += 1
+
+
 class FastPathLayer:
     """The fast path: a high-resolution alarm and a step-scaling policy that only adds.
 
@@ -326,21 +361,21 @@ class FastPathLayer:
     semantics"). Scale-in stays with target tracking.
     """
 
-    __slots__ = ("_fp", "_max_tasks", "actions", "base", "cooldown_until", "in_alarm",
-                 "invoked", "last_add", "last_invoke")  # fmt: skip
+    __slots__ = ("_fp", "_max_tasks", "cooldown", "in_alarm", "invoked", "last_invoke")
 
     def __init__(self, fp: FastPath, max_tasks: int) -> None:
         self._fp = fp
         self._max_tasks = max_tasks
         self.in_alarm = False
         self.last_invoke = -math.inf
-        self.cooldown_until = -math.inf
-        self.last_add = 0
-        self.base = 0  # the running count the last action scaled from
-        self.actions = 0
+        self.cooldown = StepWindow(fp, fp.cooldown_s)
         # The alarm's value when it invoked its actions this step, else None:
         # the instance step policy (AsgFastPath) acts on the same invocation.
         self.invoked: float | None = None
+
+    @property
+    def actions(self) -> int:
+        return self.cooldown.actions
 
     def alarm_value(self, history: deque[float | None]) -> float | None:
         """The Maximum of the evaluated datapoints when the alarm breaches, else None."""
@@ -364,22 +399,13 @@ class FastPathLayer:
         self.last_invoke = t
         self.invoked = value
         running = fleet.running
-        if t < self.cooldown_until:
-            # The earlier action's tasks are part of the capacity: its step,
-            # from its base, is already added; only a larger one adds more.
-            add = self._fp.tasks_to_add(value, self.base)
-            extra = add - self.last_add
-            new = desired + extra if extra > 0 else desired
-        else:
-            self.base = running
-            add = self._fp.tasks_to_add(value, running)
-            new = running + add
-        new = min(new, self._max_tasks)
+        add, fresh = self.cooldown.step(t, value, running)
+        # In the cooldown the earlier tasks are part of the capacity: only
+        # what a larger step adds goes on top of the desired count.
+        new = min((running if fresh else desired) + add, self._max_tasks)
         if new <= desired:
             return desired
-        self.last_add = add
-        self.cooldown_until = t + self._fp.cooldown_s
-        self.actions += 1
+        self.cooldown.took(t, add)
         return new
 
 
@@ -403,32 +429,24 @@ class AsgFastPath:
     (as-scaling-simple-step.html "Instance warmup").
     """
 
-    __slots__ = ("_fp", "_max_instances", "_warmup_s", "actions", "base", "last_add",
-                 "warm_until")  # fmt: skip
+    __slots__ = ("_max_instances", "warmup")
 
     def __init__(self, fp: FastPath, max_instances: int, warmup_s: float) -> None:
-        self._fp = fp
         self._max_instances = max_instances
-        self._warmup_s = warmup_s
-        self.warm_until = -math.inf
-        self.base = 0  # the group's size before the warming instances
-        self.last_add = 0
-        self.actions = 0
+        # The warming instances already answer the same step.
+        self.warmup = StepWindow(fp, warmup_s)
+
+    @property
+    def actions(self) -> int:
+        return self.warmup.actions
 
     def instances_to_add(self, t: float, value: float, instances: int) -> int:
         """Instances one invocation adds at alarm value ``value``, ``instances`` in the group."""
-        if t < self.warm_until:
-            # The warming instances already answer the same step.
-            add = self._fp.tasks_to_add(value, self.base) - self.last_add
-        else:
-            self.base, self.last_add = instances, 0
-            add = self._fp.tasks_to_add(value, instances)
+        add, _ = self.warmup.step(t, value, instances)
         add = min(add, self._max_instances - instances)
         if add <= 0:
             return 0
-        self.last_add += add
-        self.warm_until = t + self._warmup_s
-        self.actions += 1
+        self.warmup.took(t, add)
         return add
 
 

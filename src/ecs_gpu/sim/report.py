@@ -328,7 +328,7 @@ def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str |
 
     Shown when the peak load exceeds what ``max_tasks`` serve at full load, or
     the run was overloaded for most of its time, and a smaller factor would
-    put the peak at ``max_tasks`` at the GPU target. None otherwise.
+    put the peak at ``max_tasks`` at the design's target (:func:`target_text`). None otherwise.
     """
     peak = max(result.timeline["offered_rps"], default=0.0)
     s = result.summary
