@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from simhelp import spec_text
+from simhelp import CONCURRENCY, METRICS, spec_text
 
-from ecs_gpu.cli import main
+from ecs_gpu.cli import main, predict
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -214,6 +214,27 @@ def test_compare_two_specs(
         data["reference.toml GPU 60%"]["oracle_gpu_hours"]
         > (data["spec.toml GPU 70%"]["oracle_gpu_hours"])
     )
+
+
+def test_compare_refuses_a_step_the_concurrency_signal_cannot_use_before_any_run(
+    tmp_path: Path,
+    spec: Path,
+    trace: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    conc = tmp_path / "conc.toml"
+    conc.write_text(
+        spec_text(max_instances=6, max_tasks=6, scaling=CONCURRENCY, service=METRICS),
+        encoding="utf-8",
+    )
+    ran: list[str] = []
+    monkeypatch.setattr(predict, "_run", lambda *a, **k: ran.append("run"))
+    # 15 s divides the minute (fine for the GPU spec) but splits the 10-s datapoints.
+    code = main(["compare", str(spec), str(conc), "--trace", str(trace), "--step", "15"])
+    assert code == 2
+    assert "--step = 15 s: the concurrency signal publishes every 10 s" in capsys.readouterr().err
+    assert ran == []  # refused before the first design ran
 
 
 def test_compare_keeps_specs_with_the_same_name_apart(

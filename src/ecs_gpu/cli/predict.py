@@ -306,6 +306,7 @@ def simulate_cmd(
         targets = _parse_targets(sweep_gpu_target)
         _check_outputs(inputs, json_out, None, None)
         p = _params(spec, host_cpu_policy)
+        check_step(step, p)
         _check_sweepable(p, spec, sweep_gpu_target)
         tr = load_trace(trace)
         rows: list[tuple[str, dict[str, Any]]] = []
@@ -325,6 +326,7 @@ def simulate_cmd(
         return
     _check_outputs(inputs, json_out, plot, timeline)
     p = _params(spec, host_cpu_policy)
+    check_step(step, p)
     tr = load_trace(trace)
     result = _run(p, tr, spec.name, rate_scale, step, seed, start)
     console.print(rp.summary_table(result, f"{_label(p, spec)} on {tr.name} x{rate_scale:g}"))
@@ -375,6 +377,8 @@ def compare_cmd(
     inputs["--trace"] = _trace_input(trace)
     _check_outputs(inputs, json_out, None, None)
     loaded = [_params(path, None) for path in specs]
+    for p in loaded:
+        check_step(step, p)  # before any design runs
     tr = load_trace(trace)
     labels = [_label(p, path) for p, path in zip(loaded, specs, strict=True)]
     if len(set(labels)) != len(labels):

@@ -78,8 +78,8 @@ def run(
         raise BadInputError(
             f"--rate-scale = {rate_scale!r}: must be a positive finite number. Fix: e.g. 2.5."
         )
-    check_step(step_s)
     p = spec if isinstance(spec, SimParams) else from_spec(spec)
+    check_step(step_s, p)
     rates = trace.rates(step_s, rate_scale)
     peak = float(rates.max())
     if not peak <= MAX_OFFERED_RPS:

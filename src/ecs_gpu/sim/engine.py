@@ -91,14 +91,29 @@ MIN_STEP_S = 1.0
 MAX_OFFERED_RPS = 1e9
 
 
-def check_step(step_s: float) -> None:
-    """Refuse a step that does not divide the one-minute alarm period evenly."""
+def check_step(step_s: float, p: SimParams | None = None) -> None:
+    """Refuse a step that does not divide the one-minute alarm period evenly.
+
+    With ``p`` on the concurrency signal, also one that splits its 10-s
+    datapoints: each step must publish a whole number of them (or one every
+    few steps), or the 2-of-2 alarm counts the wrong window.
+    """
     ok = math.isfinite(step_s) and step_s >= MIN_STEP_S
     per_min = P.ALARM_PERIOD_S / step_s if ok else 0.0
     if not ok or abs(per_min - round(per_min)) > 1e-9:
         raise BadInputError(
             f"--step = {step_s!r} s: must be at least {MIN_STEP_S:g} s and divide the "
             f"{P.ALARM_PERIOD_S:g}-second alarm period. Fix: use 1, 2, 5, 10, 15, 20, 30 or 60."
+        )
+    if p is None or (p.target_concurrency is None and p.fast_path is None):
+        return
+    interval = p.demand_publish_interval_s
+    per = interval / step_s if step_s <= interval else step_s / interval
+    if abs(per - round(per)) > 1e-9:
+        raise BadInputError(
+            f"--step = {step_s:g} s: the concurrency signal publishes every {interval:g} s, "
+            "so a step must divide that or be a multiple of it. Fix: use 1, 2, 5, 10, 20, "
+            "30 or 60."
         )
 
 
@@ -196,7 +211,7 @@ def simulate(
     decide; the ready tasks serve; the pipeline samples; the recorder writes
     the row.
     """
-    check_step(step_s)
+    check_step(step_s, p)
     if p.tasks_per_instance < 1:
         raise BadInputError(
             f"{p.instance_type}: one task does not fit the instance (tasks_per_instance = "
@@ -335,16 +350,6 @@ def _demand(p: SimParams, step_s: float) -> tuple[DemandPipeline | None, FastPat
     fp = p.fast_path
     if p.target_concurrency is None and fp is None:
         return None, None
-    interval = p.demand_publish_interval_s
-    per = interval / step_s if step_s <= interval else step_s / interval
-    if abs(per - round(per)) > 1e-9:
-        # Each step must publish a whole number of 10-s datapoints (or one
-        # every few steps), or the 2-of-2 alarm counts the wrong window.
-        raise BadInputError(
-            f"--step = {step_s:g} s: the concurrency signal publishes every {interval:g} s, "
-            "so a step must divide that or be a multiple of it. Fix: use 1, 2, 5, 10, 20, "
-            "30 or 60."
-        )
     demand = DemandPipeline(p, step_s, 1 if fp is None else fp.evaluation_periods)
     return demand, None if fp is None else FastPathLayer(fp, p.max_tasks)
 
