@@ -1,0 +1,104 @@
+"""Template sizes: what deploy sends (minified JSON) against CloudFormation's inline limit.
+
+The specs are the examples, the examples with a warm pool and the GPU guard
+(and one alert email), and the "every feature on" spec of
+tests/infra/test_template_size.py, which asserts the limits these numbers are
+measured against. Also the indented file `ecs-gpu synth` would write and what
+each optional feature adds to the g5 example.
+
+Run:
+
+    .venv/bin/python benchmarks/template_sizes.py
+
+It prints the Markdown tables of docs/host.md "Size".
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from tests.infra.test_template_size import (  # noqa: E402
+    EXAMPLES,
+    EXAMPLES_DIR,
+    WARM_POOL,
+    _with_warm_pool_and_guard,
+    largest_spec_text,
+)
+
+from ecs_gpu import demand_metric  # noqa: E402
+from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES, minified  # noqa: E402
+from ecs_gpu.spec import parse_spec  # noqa: E402
+from ecs_gpu.synth import synth_template  # noqa: E402
+
+ONE_EMAIL = '\n[alerts]\nemail = ["oncall@example.com"]\n'
+# Any names: the script's size does not depend on them.
+SIDECAR = {
+    "metrics_port": 8000,
+    "metrics_path": "/metrics",
+    "series": ("vllm:num_requests_running", "vllm:num_requests_waiting"),
+    "cluster_name": "c",
+    "service_name": "s",
+    "region": "us-east-1",
+    "starting_max_s": 600,
+}
+
+
+def size(text: str) -> int:
+    return len(minified(synth_template(parse_spec(text, "size.toml"))).encode())
+
+
+def row(what: str, n: int) -> str:
+    room = MAX_TEMPLATE_BODY_BYTES - n
+    fits = f"{room:,}" if room >= 0 else f"none: {-room:,} over (--template-bucket)"
+    return f"| {what} | {n:,} | {fits} |"
+
+
+def main() -> int:
+    g5 = (EXAMPLES_DIR / "g5-vllm.toml").read_text()
+    print("| Spec | Minified template | Headroom |")
+    print("|---|---:|---|")
+    print(row("g5-vllm example (concurrency)", size(g5)))
+    pooled = _with_warm_pool_and_guard(g5)
+    print(row("g5-vllm + warm pool + GPU guard", size(pooled)))
+    print(row("g5-vllm + warm pool + GPU guard + one alert email", size(pooled + ONE_EMAIL)))
+    for example in EXAMPLES:
+        if example != "g5-vllm.toml":
+            text = _with_warm_pool_and_guard((EXAMPLES_DIR / example).read_text())
+            print(row(f"{example.removesuffix('.toml')} example + warm pool", size(text)))
+    for example in EXAMPLES:
+        print(row(f"every feature on, {example}", size(largest_spec_text(example))))
+    print()
+    t = synth_template(parse_spec(g5, "g5.toml"))
+    pretty = len((json.dumps(t, indent=1) + "\n").encode())
+    print(f"g5-vllm example: indented file {pretty:,} bytes, minified {size(g5):,} bytes")
+    base = size(g5)
+    cap = g5.index("\n[", g5.index("[capacity]\n") + 1)
+    features = {
+        "[capacity.warm_pool]": g5[:cap] + WARM_POOL + g5[cap:],
+        "gpu_guard": g5.replace("[scaling]\n", "[scaling]\ngpu_guard = true\n", 1),
+        "one alert email": g5 + ONE_EMAIL,
+        "fast_scale_out = false": g5.replace("[scaling]\n", "[scaling]\nfast_scale_out = false\n"),
+    }
+    print("| g5-vllm + | bytes added |")
+    print("|---|---:|")
+    for what, text in features.items():
+        print(f"| {what} | {size(text) - base:+,} |")
+    print()
+    big = synth_template(parse_spec(largest_spec_text("g5-vllm.toml"), "largest.toml"))
+    print("| every feature on, g5-vllm: largest resources | type | minified bytes |")
+    print("|---|---|---:|")
+    sizes = {k: len(minified(r).encode()) for k, r in big["Resources"].items()}
+    for key in sorted(sizes, key=sizes.__getitem__, reverse=True)[:4]:
+        print(f"| {key} | {big['Resources'][key]['Type']} | {sizes[key]:,} |")
+    sidecar = len(demand_metric.sidecar_environment(**SIDECAR)[demand_metric.SCRIPT_ENV])
+    print(f"\nthe demand sidecar's base64 script: {sidecar:,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
