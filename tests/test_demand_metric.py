@@ -178,16 +178,21 @@ def server() -> Iterator[int]:
     httpd.server_close()
 
 
+def _stand_in_aws(tmp_path: Path, record: str, command: str) -> Path:
+    """An `aws` in tmp_path/bin running ``command`` ({record}: the record file's path)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    path = tmp_path / record
+    aws = bindir / "aws"
+    aws.write_text(f"#!/bin/sh\n{command.format(record=path)}\n")
+    aws.chmod(0o755)
+    return path
+
+
 @pytest.fixture
 def fake_aws(tmp_path: Path) -> Path:
     """An `aws` that records one argument per line."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    record = tmp_path / "aws-args"
-    aws = bindir / "aws"
-    aws.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{record}"\n')
-    aws.chmod(0o755)
-    return record
+    return _stand_in_aws(tmp_path, "aws-args", 'printf "%s\\n" "$@" > "{record}"')
 
 
 def _env(port: int, path: str, record: Path, starting_max_s: int = 600) -> dict[str, str]:
@@ -305,13 +310,9 @@ def _run_loop(
 @pytest.fixture
 def aws_log(tmp_path: Path) -> Path:
     """An `aws` that appends each call's arguments, one per line, after a "--call" line."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    record = tmp_path / "aws-calls"
-    aws = bindir / "aws"
-    aws.write_text(f'#!/bin/sh\n{{ echo --call; printf "%s\\n" "$@"; }} >> "{record}"\n')
-    aws.chmod(0o755)
-    return record
+    return _stand_in_aws(
+        tmp_path, "aws-calls", '{{ echo --call; printf "%s\\n" "$@"; }} >> "{record}"'
+    )
 
 
 def _calls(record: Path) -> list[list[str]]:
