@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,53 @@ def no_sleep(_: float) -> None:
 
 
 NO_WAIT = Waits(poll_s=0.0, change_set_timeout_s=5.0, sleep=no_sleep)
+
+# How long a test waits for the publisher thread to catch up with a tick
+# before it fails: a hang guard on a slow or busy machine, not a measurement.
+SETTLE_S = 60.0
+
+
+class Lockstep:
+    """Paces a verify Publisher by a test's fake clock (verify.Pace).
+
+    The publisher puts one datapoint when it starts and one per :meth:`tick`,
+    so how many datapoints reach moto is the number of ticks, whatever the
+    machine's speed (a real-time interval let a fast machine put tens of
+    thousands, and moto's ListMetrics then timed out).
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._ticks = 0
+        self._waits = 0
+        self._woken = False
+
+    def wait(self, stop: threading.Event, interval_s: float) -> None:
+        with self._cond:
+            self._waits += 1
+            self._cond.notify_all()
+            self._cond.wait_for(lambda: self._woken or self._ticks >= self._waits, SETTLE_S)
+
+    def wake(self) -> None:
+        with self._cond:
+            self._woken = True
+            self._cond.notify_all()
+
+    def tick(self) -> None:
+        """Let the next datapoint go, and return once it has been put."""
+        with self._cond:
+            self._ticks += 1
+            self._cond.notify_all()
+            settled = self._cond.wait_for(
+                lambda: self._woken or self._waits > self._ticks, SETTLE_S
+            )
+        assert settled, f"the publisher did not put its datapoint within {SETTLE_S:.0f} s"
+
+    def started(self) -> None:
+        """Return once the publisher has put its first datapoint (or stopped)."""
+        with self._cond:
+            settled = self._cond.wait_for(lambda: self._woken or self._waits > 0, SETTLE_S)
+        assert settled, f"the publisher did not start within {SETTLE_S:.0f} s"
 
 
 def _hand_template() -> dict[str, Any]:

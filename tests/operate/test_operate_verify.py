@@ -14,7 +14,6 @@ same service on the GPU signal (``gpu_spec``, tests/example_specs.py).
 from __future__ import annotations
 
 import threading
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsF
 from ecs_gpu.spec import load_spec
 from example_specs import write_g5_gpu
 
-from .conftest import EXAMPLE_SPEC, NAMES, Clients
+from .conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
 
 ASG = NAMES.asg
 
@@ -200,15 +199,14 @@ def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> Non
     make_service(clients, desired=1)
     sent = count_puts(clients.cw)
     now = [0.0]
-    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01)
+    pace = Lockstep()
+    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
 
     def sleep(_: float) -> None:
         # Stand-in for Application Auto Scaling, which moto does not run: once
         # the tool has published, move desiredCount the way the policy would.
         now[0] += 15.0
-        deadline = time.monotonic() + 5
-        while pub.published == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        pace.tick()
         if pub.value >= 70 and desired(clients) == 1 and now[0] >= 60:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=2)
         elif pub.value < 70 and desired(clients) == 2 and now[0] >= 150:
@@ -231,6 +229,8 @@ def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> Non
     assert (result.initial, result.peak, result.final) == (1, 2, 1)
     assert result.scale_out_s == 60.0 and result.scale_in_s == 90.0
     assert not pub.running
+    # One datapoint at the start and one per 15-s poll: 4 polls out, 6 in.
+    assert len(sent) == result.published == 1 + 4 + 6
     data = [p["MetricData"][0] for p in sent]
     assert all(d["MetricName"] == gpu_metric.UTILIZATION for d in data)
     assert all(d["Dimensions"] == gpu_metric.dimensions(ASG) for d in data)
@@ -242,12 +242,12 @@ def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> Non
 def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> None:
     make_service(clients, desired=1)
     sent = count_puts(clients.cw)
-    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01)
+    pace = Lockstep()
+    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
 
     def ctrl_c(_: float) -> None:
-        deadline = time.monotonic() + 5
-        while len(sent) < 3 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        pace.tick()
+        pace.tick()
         raise KeyboardInterrupt
 
     with pytest.raises(EcsGpuError) as exc:
@@ -265,10 +265,10 @@ def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> N
             publisher=pub,
         )
     assert exc.value.exit_code == 130 and "stopped publishing" in exc.value.message
-    at_interrupt = len(sent)
-    assert at_interrupt >= 3
-    time.sleep(0.3)  # thirty publish intervals
-    assert len(sent) == at_interrupt, "PutMetricData continued after Ctrl-C"
+    assert len(sent) == 3
+    for _ in range(30):  # thirty more publish intervals
+        pace.tick()
+    assert len(sent) == 3, "PutMetricData continued after Ctrl-C"
     assert not pub.running
     assert not any(t.name == "ecs-gpu-publisher" and t.is_alive() for t in threading.enumerate())
 
@@ -276,10 +276,12 @@ def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> N
 def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -> None:
     make_service(clients, desired=1)
     now = [0.0]
-    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01)
+    pace = Lockstep()
+    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
 
     def tick(_: float) -> None:
         now[0] += 15.0
+        pace.tick()
 
     with pytest.raises(ProblemsFound) as exc:
         vf.run_scaling_test(
@@ -624,14 +626,15 @@ def drive(
     calls = activities_hook(clients.appscaling, activities)
     sent = count_puts(clients.cw)
     now = [0.0]
-    pub = vf.ConcurrencyPublisher(clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01)
+    pace = Lockstep()
+    pub = vf.ConcurrencyPublisher(
+        clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01, pace=pace
+    )
 
     def sleep(_: float) -> None:
         # Stand-in for the fast path's alarm and step policy, which moto does not run.
         now[0] += 10.0
-        deadline = time.monotonic() + 5
-        while pub.published == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        pace.tick()
         if pub.value >= fast.threshold and desired(clients) == 1 and now[0] >= 30:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=2)
         elif pub.value < fast.target and desired(clients) == 2 and now[0] >= 120:
@@ -794,17 +797,13 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
     monkeypatch.setattr(vf, "ConcurrencyPublisher", Recording)
     monkeypatch.setattr(vf, "Publisher", RecordingGpu)
     now = [0.0]
+    pace = Lockstep()
 
     def sleep(_: float) -> None:
         # Stand-in for target tracking (moto runs none): three one-minute
         # datapoints above the target, then back in once the value is low.
         now[0] += 10.0
-        # React to what was published, not to what is about to be.
-        deadline = time.monotonic() + 5
-        while not (made and values and values[-1] == made[0].value):
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.01)
+        pace.tick()  # react to what was published, not to what is about to be
         pub = made[0]
         if pub.value > target and desired(clients) == 1 and now[0] >= 200:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=2)
@@ -814,7 +813,7 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
     real = operate.run_verify_scaling
 
     def quick(*args: Any, **kwargs: Any) -> vf.ScalingResult:
-        kwargs.update(sleep=sleep, clock=lambda: now[0], publish_interval_s=0.01)
+        kwargs.update(sleep=sleep, clock=lambda: now[0], publish_interval_s=0.01, pace=pace)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(operate, "run_verify_scaling", quick)
@@ -824,11 +823,25 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
     assert len(made) == 1 and isinstance(made[0], concurrency_publisher)
     assert not made[0].running
     assert values[0] == 2 * target and values[-1] == 0.0  # above the target, then below
+    # One datapoint at the start and one per 10-s poll (20 out, 1 in): bounded by
+    # the fake clock, not by how fast this machine publishes.
+    assert len(values) == made[0].published == 1 + 20 + 1
     assert "fast path is off ([scaling] fast_scale_out = false)" in out
     assert f"publishing {2 * target:g}, twice the target" in out and "3-4 minutes" in out
     assert "First decision" not in out
     assert "Scaling loop works: desiredCount 1 -> 2" in out
-    # What reached CloudWatch: the sidecars' series, no GPU utilization.
-    listed = clients.cw.list_metrics(Namespace=demand_metric.NAMESPACE)["Metrics"]
-    assert {m["MetricName"] for m in listed} == {demand_metric.METRIC_NAME}
+    # What reached CloudWatch: the sidecars' series, no GPU utilization. Read
+    # back by GetMetricStatistics, not ListMetrics: moto stores each of the
+    # Counts as a datapoint and its ListMetrics is quadratic in them (22 puts
+    # x 1000 took minutes).
+    stats = clients.cw.get_metric_statistics(
+        Namespace=demand_metric.NAMESPACE,
+        MetricName=demand_metric.METRIC_NAME,
+        Dimensions=demand_metric.dimensions(NAMES.cluster, NAMES.service),  # type: ignore[arg-type]
+        StartTime=datetime.now(UTC) - timedelta(hours=1),
+        EndTime=datetime.now(UTC) + timedelta(minutes=1),
+        Period=3600,
+        Statistics=["SampleCount"],
+    )["Datapoints"]
+    assert sum(d["SampleCount"] for d in stats) == 1000 * len(values)
     assert clients.cw.list_metrics(Namespace=gpu_metric.NAMESPACE)["Metrics"] == []

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from botocore import exceptions as bx
 from tenacity import (
@@ -401,11 +401,37 @@ class ScalingResult:
     published: int
 
 
+class Pace(Protocol):
+    """When a :class:`Publisher` puts its next datapoint.
+
+    Production publishes every ``interval_s`` of real time (:class:`RealTime`);
+    a test paces it by its own fake clock instead, so how many datapoints
+    reach CloudWatch depends on the test's ticks, never on machine speed.
+    """
+
+    def wait(self, stop: threading.Event, interval_s: float) -> None:
+        """Return when the next put is due, or at once when ``stop`` is set."""
+
+    def wake(self) -> None:
+        """``stop`` was just set: end a :meth:`wait` in progress."""
+
+
+class RealTime:
+    """One put every ``interval_s`` seconds of wall-clock time."""
+
+    def wait(self, stop: threading.Event, interval_s: float) -> None:
+        stop.wait(interval_s)
+
+    def wake(self) -> None:
+        """Nothing to do: :meth:`wait` already returns when ``stop`` is set."""
+
+
 class Publisher:
     """Publishes synthetic GPU utilization on a background thread until stopped.
 
     A thread with a stop Event, so the main thread can be interrupted (Ctrl-C)
-    at any point and :meth:`stop` still ends publishing at once.
+    at any point and :meth:`stop` still ends publishing at once. ``pace``
+    decides when each next put goes (default: every ``interval_s`` seconds).
     """
 
     def __init__(
@@ -416,11 +442,13 @@ class Publisher:
         *,
         interval_s: float,
         counts: int = 1000,
+        pace: Pace | None = None,
     ) -> None:
         self._cw = cw
         self._asg = asg
         self.value = value
         self._interval_s = interval_s
+        self._pace: Pace = pace if pace is not None else RealTime()
         self._counts = counts
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -455,7 +483,7 @@ class Publisher:
                     self.error = translate(e, "cloudwatch", "PutMetricData")
                     return
                 self.published += 1
-            self._stop.wait(self._interval_s)
+            self._pace.wait(self._stop, self._interval_s)
 
     def start(self) -> None:
         self._thread.start()
@@ -463,6 +491,7 @@ class Publisher:
     def stop(self) -> None:
         """Stop publishing; returns only once no put is in flight."""
         self._stop.set()
+        self._pace.wake()
         with self._lock:
             pass
         self._thread.join(timeout=60)
@@ -489,8 +518,9 @@ class ConcurrencyPublisher(Publisher):
         *,
         interval_s: float,
         counts: int = 1000,
+        pace: Pace | None = None,
     ) -> None:
-        super().__init__(cw, cluster, value, interval_s=interval_s, counts=counts)
+        super().__init__(cw, cluster, value, interval_s=interval_s, counts=counts, pace=pace)
         self._cluster = cluster
         self._service = service
 
@@ -578,6 +608,7 @@ def run_scaling_test(
     publisher: Publisher | None = None,
     concurrency: bool = False,
     fast_path: bool = True,
+    pace: Pace | None = None,
 ) -> ScalingResult:
     """Drive desiredCount up by one with a high signal, then back down.
 
@@ -585,15 +616,18 @@ def run_scaling_test(
     concurrency for the service (``high`` above the fast path's threshold,
     or with ``fast_path`` False above the target; ``low`` below the target).
     ``on_progress(phase, desired, elapsed_s, published)`` after each poll.
+    ``pace`` paces the publisher this creates (default: real time).
     The publisher is stopped on every exit path, KeyboardInterrupt included.
     """
     initial = desired_count(ecs, cluster, service)
     if publisher is not None:
         pub = publisher
     elif concurrency:
-        pub = ConcurrencyPublisher(cw, cluster, service, high, interval_s=publish_interval_s)
+        pub = ConcurrencyPublisher(
+            cw, cluster, service, high, interval_s=publish_interval_s, pace=pace
+        )
     else:
-        pub = Publisher(cw, asg, high, interval_s=publish_interval_s)
+        pub = Publisher(cw, asg, high, interval_s=publish_interval_s, pace=pace)
     if concurrency:
         what = (
             f"{demand_metric.METRIC_NAME} of {cluster}/{service}",

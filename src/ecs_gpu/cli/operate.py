@@ -1096,6 +1096,7 @@ def run_verify_scaling(
     fast: fp.FastPath | None = None,
     concurrency_target: float | None = None,
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    pace: vf.Pace | None = None,
 ) -> vf.ScalingResult:
     """With ``fast`` or ``concurrency_target`` (a spec on the concurrency signal), drive
     the sidecars' series.
@@ -1191,6 +1192,7 @@ def run_verify_scaling(
                 sleep=sleep,
                 clock=clock,
                 publisher=publisher,
+                pace=pace,
             )
         except KeyboardInterrupt:
             raise EcsGpuError(
