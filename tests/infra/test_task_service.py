@@ -300,6 +300,17 @@ def test_placement_spreads_over_zones_then_packs_by_memory(
         ]
 
 
+def test_az_rebalancing_is_off_so_ecs_never_stops_gpu_tasks_to_even_out_zones(
+    built: dict[str, tuple[Spec, T]],
+) -> None:
+    # Left out, ECS enables it on a new service whose first strategy spreads by AZ.
+    for _, t in built.values():
+        assert _service(t)["PlacementStrategies"][0]["Field"].lower() == (
+            service_mod.PLACEMENT_SPREAD_FIELD
+        )
+        assert _service(t)["AvailabilityZoneRebalancing"] == "DISABLED"
+
+
 # --- (8) internet-facing ALB ingress ------------------------------------------------------
 
 

@@ -187,6 +187,11 @@ class GpuService(Construct):
                 ecs.PlacementStrategy.spread_across(PLACEMENT_SPREAD_FIELD),
                 ecs.PlacementStrategy.packed_by(ecs.BinPackResource.MEMORY),
             ],
+            # ECS enables AZ rebalancing on a new service whose first strategy is
+            # an AZ spread: it would stop running GPU tasks (a model reload each)
+            # to even out AZs, and start them away from a one-AZ reservation
+            # (aws-semantics.md §3).
+            availability_zone_rebalancing=ecs.AvailabilityZoneRebalancing.DISABLED,
             circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
             # Start-first (100 %) when the fleet has room at its maximum; else
             # one task at a time at max_tasks, so a deploy at peak cannot stall.
