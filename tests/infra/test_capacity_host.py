@@ -107,6 +107,18 @@ def test_warm_pool_on_the_gpu_group(
     assert "MaxGroupPreparedCapacity" not in running
 
 
+def test_warm_pool_is_created_after_the_release_resource(
+    warm_reports: dict[str, tuple[Spec, ValidationReport]],
+) -> None:
+    # A pool that fails during a create then rolls back through the release's
+    # Delete (unprotect, empty) instead of hanging on protected instances.
+    for name in ("warm", "warm-public"):
+        t = warm_reports[name][1].template
+        (pool_id,) = resources(t, "AWS::AutoScaling::WarmPool")
+        (release_id,) = resources(t, "Custom::AsgRelease")
+        assert release_id in as_list(t["Resources"][pool_id].get("DependsOn", [])), name
+
+
 def test_launch_hook_is_on_the_group_itself(
     warm_reports: dict[str, tuple[Spec, ValidationReport]],
 ) -> None:

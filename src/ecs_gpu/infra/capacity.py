@@ -275,6 +275,12 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
     )
     pool = _warm_pool(scope, spec, asg, cfn_asg, role) if cap.warm_pool is not None else None
     release = _release(scope, spec, asg, cp)
+    if pool is not None:
+        # Created after the release resource, so a pool that fails during a
+        # create rolls back through the release's Delete (which unprotects and
+        # empties the group) instead of hanging on protected instances
+        # (aws-cdk#18179).
+        pool.pool.node.add_dependency(release.resource)
     return Capacity(
         launch_template=lt,
         asg=asg,
