@@ -246,6 +246,9 @@ class WarmPoolSpec(_Section):
 # provisioned throughput to provisioned IOPS is .25 MiB/s per IOPS"; CDK's
 # ec2 Volume and block-device checks use the same 500 and 0.25).
 GP3_BASELINE_IOPS = 3000
+# What a gp3 volume writes without root_volume_throughput_mibps (the EBS User
+# Guide's gp3 baseline, the API's smallest Throughput).
+GP3_BASELINE_MIBPS = 125
 GP3_MAX_GIB = 65536
 GP3_MAX_IOPS_PER_GIB = 500
 # 0.25 MiB/s per IOPS, kept whole: throughput x 4 <= IOPS.
@@ -269,7 +272,9 @@ class CapacitySpec(_Section):
     # 125 MiB/s). Image extraction and weight loading are throughput-bound.
     # Bounds: gp3's (see GP3_*); the ratios between the three are _gp3_ratios.
     root_volume_iops: Annotated[int, Field(ge=GP3_BASELINE_IOPS, le=80000)] | None = None
-    root_volume_throughput_mibps: Annotated[int, Field(ge=125, le=2000)] | None = None
+    root_volume_throughput_mibps: Annotated[int, Field(ge=GP3_BASELINE_MIBPS, le=2000)] | None = (
+        None
+    )
     # [capacity.warm_pool]: pre-initialized instances that start in about a
     # minute instead of booting and pulling the image.
     warm_pool: WarmPoolSpec | None = None

@@ -18,7 +18,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu.spec import Spec
+from ecs_gpu.spec import GP3_BASELINE_MIBPS, Spec
 
 # --- ECS limits (botocore ecs HealthCheck member docs) ---
 # "You can specify between 0 and 300 seconds" (startPeriod).
@@ -35,7 +35,8 @@ HEALTH_INTERVAL_S: Final = 30
 HEALTH_TIMEOUT_S: Final = 10
 
 # --- model readiness (named guesses: neither AWS nor vLLM publish these) ---
-# Weights from the Hugging Face Hub or S3 to the instance's disk.
+# Weights from the Hugging Face Hub or S3 over the network; the download
+# goes no faster than the root volume writes (volume_write_mibps).
 GUESS_DOWNLOAD_MIBPS: Final = 200.0
 # Safetensors from disk (mostly page cache, just written) into GPU memory.
 GUESS_LOAD_MIBPS: Final = 1024.0
@@ -60,13 +61,24 @@ class HealthTimings:
     grace_period_s: int
 
 
+def volume_write_mibps(spec: Spec) -> float:
+    """The root volume's throughput: the spec's gp3 throughput, else gp3's baseline."""
+    thr = spec.capacity.root_volume_throughput_mibps
+    return float(thr if thr is not None else GP3_BASELINE_MIBPS)
+
+
+def download_mibps(spec: Spec) -> float:
+    """The weights' download rate: the slower of the network and the volume it writes."""
+    return min(GUESS_DOWNLOAD_MIBPS, volume_write_mibps(spec))
+
+
 def model_ready_s(spec: Spec) -> float:
     """Container start to serving: download + load + warm-up, or model_load_s as given."""
     size = spec.service.model_size_gib
     if size is None:
         return spec.simulation.model_load_s
     mib = size * 1024.0
-    return mib / GUESS_DOWNLOAD_MIBPS + mib / GUESS_LOAD_MIBPS + GUESS_ENGINE_WARMUP_S
+    return mib / download_mibps(spec) + mib / GUESS_LOAD_MIBPS + GUESS_ENGINE_WARMUP_S
 
 
 def task_ready_s(spec: Spec) -> float:

@@ -154,8 +154,32 @@ def test_startup_scales_with_model_size() -> None:
     assert b.start_period_s == startup.MAX_START_PERIOD_S
     assert b.retries == startup.MAX_RETRIES
     assert b.grace_period_s > s.grace_period_s
-    expected = 400 * 1024 / startup.GUESS_DOWNLOAD_MIBPS + 400 * 1024 / startup.GUESS_LOAD_MIBPS
+    # No root_volume_throughput_mibps: the download writes at gp3's baseline
+    # 125 MiB/s, slower than the network's guessed 200.
+    assert big.capacity.root_volume_throughput_mibps is None
+    expected = 400 * 1024 / 125 + 400 * 1024 / startup.GUESS_LOAD_MIBPS
     assert startup.model_ready_s(big) == pytest.approx(expected + startup.GUESS_ENGINE_WARMUP_S)
+
+
+@pytest.mark.parametrize(("throughput", "download"), [(None, 125.0), (150, 150.0), (1000, 200.0)])
+def test_the_download_goes_no_faster_than_the_root_volume_writes(
+    throughput: int | None, download: float
+) -> None:
+    text = CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 400")
+    if throughput is not None:
+        text = text.replace(
+            "[capacity]\n",
+            f"[capacity]\nroot_volume_throughput_mibps = {throughput}\n"
+            f"root_volume_iops = {4 * throughput if throughput > 750 else 3000}\n",
+            1,
+        )
+    spec = parse_spec(text, "t")
+    assert spec.capacity.root_volume_throughput_mibps == throughput
+    assert startup.download_mibps(spec) == download
+    mib = 400 * 1024
+    assert startup.model_ready_s(spec) == pytest.approx(
+        mib / download + mib / startup.GUESS_LOAD_MIBPS + startup.GUESS_ENGINE_WARMUP_S
+    )
 
 
 class _Health(BaseHTTPRequestHandler):
