@@ -68,8 +68,12 @@ def volume_write_mibps(spec: Spec) -> float:
 
 
 def download_mibps(spec: Spec) -> float:
-    """The weights' download rate: the slower of the network and the volume it writes."""
-    return min(GUESS_DOWNLOAD_MIBPS, volume_write_mibps(spec))
+    """One task's download rate: the slower of the network and its share of the volume.
+
+    A new instance starts every task it holds at once, and they all write to
+    its one root volume: each gets that volume's throughput / tasks per instance.
+    """
+    return min(GUESS_DOWNLOAD_MIBPS, volume_write_mibps(spec) / max(1, spec.tasks_per_instance))
 
 
 def model_ready_s(spec: Spec) -> float:

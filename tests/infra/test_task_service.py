@@ -22,7 +22,7 @@ from ecs_gpu.errors import BadInputError
 from ecs_gpu.infra import service as service_mod
 from ecs_gpu.infra import task as task_mod
 from ecs_gpu.naming import Names
-from ecs_gpu.spec import Spec, parse_spec
+from ecs_gpu.spec import Spec, load_spec, parse_spec
 
 from .conftest import EXAMPLES_DIR, G5
 from .tpl import as_list, props, resources, statements
@@ -175,6 +175,7 @@ def test_the_download_goes_no_faster_than_the_root_volume_writes(
         )
     spec = parse_spec(text, "t")
     assert spec.capacity.root_volume_throughput_mibps == throughput
+    assert spec.tasks_per_instance == 1
     assert startup.download_mibps(spec) == download
     mib = 400 * 1024
     assert startup.model_ready_s(spec) == pytest.approx(
@@ -484,3 +485,11 @@ def test_task_role_trusts_ecs_for_this_account_only(built: dict[str, tuple[Spec,
     assert statement["Condition"] == {
         "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
     }
+
+
+def test_tasks_that_share_an_instance_share_its_volume_for_the_download() -> None:
+    # Two 2-GPU tasks per g6e.12xlarge start together on a new instance.
+    spec = load_spec(EXAMPLES_DIR / "g6e-alb-odcr.toml")
+    assert spec.tasks_per_instance == 2
+    assert startup.download_mibps(spec) == startup.volume_write_mibps(spec) / 2
+
