@@ -492,4 +492,3 @@ def test_tasks_that_share_an_instance_share_its_volume_for_the_download() -> Non
     spec = load_spec(EXAMPLES_DIR / "g6e-alb-odcr.toml")
     assert spec.tasks_per_instance == 2
     assert startup.download_mibps(spec) == startup.volume_write_mibps(spec) / 2
-
