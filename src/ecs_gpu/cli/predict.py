@@ -12,7 +12,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ecs_gpu.cli import app
+from ecs_gpu.cli import app, err_console
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
@@ -488,9 +488,11 @@ def plan_cmd(
 def _validate(spec: Spec, path: Path) -> int:
     """Synthesize and validate the template; print findings; return how many."""
     # CDK loads only here, so simulate and compare never pay for it.
+    from ecs_gpu.cli.stages import stage_status
     from ecs_gpu.validate import validate
 
-    report = validate(spec, path=str(path))
+    with stage_status(err_console) as stage:
+        report = validate(spec, path=str(path), stage=stage)
     if report.ok:
         resources = len(report.template.get("Resources", {}))
         console.print(f"template: synthesized, {resources} resources, no findings")
