@@ -434,3 +434,16 @@ def test_sweep_sizes_a_bundled_trace_at_the_specs_own_target(
     assert code == 0
     rows = json.loads(capsys.readouterr().out)
     assert {r["rate_scale"] for r in rows.values()} == {_bundled_scale(spec, "azure2023-conv")}
+
+
+def test_the_g5_example_on_servegen_m_mid_is_sized_not_overloaded(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The first-hour case: unscaled, this run was 100 % overloaded with 2.2e9 unserved."""
+    g5 = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
+    assert main(["simulate", str(g5), "--trace", "servegen-m-mid", "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    s = json.loads(captured.out)
+    assert s["rate_scale"] == _bundled_scale(g5, "servegen-m-mid")
+    assert s["overload_seconds"] < 0.1 * s["duration_s"]
+    assert "warning:" not in captured.err
