@@ -32,8 +32,10 @@ class EditableWheelWithPth(editable_wheel):
     An editable wheel carries none of build_py's output (its own .pth points
     at src/ instead); what it writes into the unpacked wheel's root lands in
     site-packages. Setuptools writes the namespace packages' .pth files there in
-    ``_install_namespaces``, so ours goes beside them. tests/test_node.py makes
-    a real editable install and checks the file arrives.
+    ``_install_namespaces``, so ours goes beside them. Python reads .pth files
+    in name order: setuptools' ``__editable__.*.pth`` (which makes ecs_gpu
+    importable) runs first. tests/test_node.py makes a real editable install
+    and checks the file arrives and works.
     """
 
     def _install_namespaces(self, installation_dir: str, pth_prefix: str) -> None:
