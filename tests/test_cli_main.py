@@ -114,3 +114,45 @@ def test_any_error_text_reaches_the_user_verbatim(text: str) -> None:
             c for c in cli.app.registered_commands if c.name != "boom-test"
         ]
     assert text.strip() in out.getvalue()
+
+
+# A Ctrl-C at a fixed point of the shutdown: an atexit hook registered after
+# jsii's (so it runs first) signals the process, and jsii's hook, which stops
+# the Node process, runs next. No timing: the signal is sent from inside.
+_CTRL_C_AT_EXIT = """
+import atexit, os, signal, sys
+import ecs_gpu.synth
+from ecs_gpu.cli import main
+
+real = ecs_gpu.synth.synth_template
+
+def synth_then_arm(*args, **kwargs):
+    template = real(*args, **kwargs)  # jsii's Node runs now; its atexit hook is registered
+    import jsii._runtime  # noqa: F401 - proves jsii is what was started
+    atexit.register(os.kill, os.getpid(), signal.SIGINT)
+    return template
+
+ecs_gpu.synth.synth_template = synth_then_arm
+sys.argv = ["ecs-gpu", *sys.argv[1:]]
+main()
+"""
+
+
+def test_ctrl_c_while_jsii_shuts_down_exits_130_without_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    spec = Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml"
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AT_EXIT, "synth", str(spec), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr.strip().endswith("interrupted.")
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+    # The command itself had finished: its template is whole.
+    assert (out / "vllm-g5.template.json").is_file()

@@ -155,3 +155,75 @@ def test_wheel_build_puts_the_pth_at_site_packages_root(tmp_path: Path) -> None:
     )
     assert (out / PTH_NAME).read_text() == (ROOT / "src/ecs_gpu/data" / PTH_NAME).read_text()
     assert (out / "ecs_gpu" / "node.py").exists()
+
+
+def _readme_cdk_app() -> str:
+    """The README's "In your own CDK app" snippet, as written there."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## In your own CDK app", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_editable_install_gets_the_pth_and_the_readme_app_runs_from_any_folder(
+    tmp_path: Path,
+) -> None:
+    """The README's install command (`pip install -e .`), then its CDK app, from elsewhere.
+
+    A fresh venv on the base interpreter borrows this environment's packages
+    through a plain path entry (no .pth of this environment runs), and pip
+    installs the copied tree editable, as the README's command does, without
+    fetching anything.
+    """
+    import shutil
+    import sysconfig
+
+    from ecs_gpu.node import PTH_NAME
+
+    tree = tmp_path / "checkout"
+    tree.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(ROOT / name, tree / name)
+    for folder in ("src", "examples"):
+        shutil.copytree(ROOT / folder, tree / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    venv = tmp_path / "venv"
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout.strip()
+    )  # fmt: skip
+    (site / "zz-shared-packages.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    env = {k: v for k, v in _node_env().items() if k != "PYTHONPATH"}
+    pip = [python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e"]
+    proc = subprocess.run(
+        [*pip, str(tree)], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (site / PTH_NAME).read_text() == (ROOT / "src/ecs_gpu/data" / PTH_NAME).read_text()
+
+    app = tree / "app.py"
+    app.write_text(
+        _readme_cdk_app()
+        + "import ecs_gpu, os\n"
+        + f"assert ecs_gpu.__file__.startswith({str(tree)!r}), ecs_gpu.__file__\n"
+        + "print(os.environ['JSII_NODE'])\n",
+        encoding="utf-8",
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.run(
+        [python, str(app)],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    # No Node banner (the machine's Node may be end-of-life) and no other noise.
+    assert proc.stderr == ""
+    assert proc.stdout.strip() == str(bundled_node())

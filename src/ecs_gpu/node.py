@@ -8,8 +8,9 @@ Call :func:`ensure_node` before the first ``import aws_cdk``.
 
 A user's app may import ``aws_cdk`` before ``ecs_gpu``: jsii then starts
 the machine's Node before any ecs_gpu code runs, and an end-of-life Node
-prints its banner. So the wheel also installs ``ecs_gpu-node.pth``
-(data/ecs_gpu-node.pth, copied to site-packages by setup.py), which puts
+prints its banner. So the wheel, and an editable install (``pip install -e``),
+also install ``ecs_gpu-node.pth`` (data/ecs_gpu-node.pth, put in site-packages
+by setup.py), which puts
 :class:`JsiiNodeHook` on ``sys.meta_path`` at interpreter start; the hook
 calls :func:`ensure_node` when ``jsii`` is first imported, then removes
 itself. Processes that never import jsii are left alone.

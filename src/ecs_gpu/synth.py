@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
     from ecs_gpu.infra.service import GpuService
 
+# Told the name of each slow stage as it starts ("synth", "cfn-lint", ...), so
+# a terminal can show where the seconds go; the library itself prints nothing.
+StageFn = Callable[[str], None]
+
 # The construct id GpuService gets in the standalone stack. A user's app that
 # uses the same id gets the same logical ids (README).
 CONSTRUCT_ID: Final = "GpuService"
@@ -76,8 +80,12 @@ def template_of(built: Synthesized) -> dict[str, Any]:
     return template
 
 
-def synth_template(spec: Spec, *, stack_name: str | None = None) -> dict[str, Any]:
-    """The CloudFormation template for ``spec``, as a dict."""
+def synth_template(
+    spec: Spec, *, stack_name: str | None = None, stage: StageFn | None = None
+) -> dict[str, Any]:
+    """The CloudFormation template for ``spec``, as a dict; ``stage`` is told "synth"."""
+    if stage is not None:
+        stage("synth")
     with tempfile.TemporaryDirectory(prefix="ecs-gpu-cdk-") as outdir:
         return template_of(build(spec, outdir=outdir, stack_name=stack_name))
 
@@ -111,6 +119,7 @@ def write_template(
     *,
     stack_name: str | None = None,
     spec_path: Path | None = None,
+    stage: StageFn | None = None,
 ) -> Path:
     """Write ``<out_dir>/<stack name>.template.json`` and return its path.
 
@@ -128,7 +137,7 @@ def write_template(
                 "rename that folder, or pass -o with another directory."
             )
         check_distinct({"SPEC": spec_path}, {"-o": path})
-    text = template_json(synth_template(spec, stack_name=stack_name))
+    text = template_json(synth_template(spec, stack_name=stack_name, stage=stage))
     write_text(path, text, "-o")
     return path
 

@@ -22,13 +22,16 @@ import json
 import re
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ecs_gpu.aws.deploy import minified, template_size_problem
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import host
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec, cross_field_problems
+
+if TYPE_CHECKING:
+    from ecs_gpu.synth import StageFn
 
 Source = Literal["cfn-lint", "cdk-nag", "agent-schema", "cdk", "deploy", "ecs"]
 CFN_LINT_REGIONS: Final = ["us-east-1"]
@@ -253,25 +256,44 @@ def ecs_findings(
     return out
 
 
-def validate(spec: Spec, *, path: str = "spec") -> ValidationReport:
-    """Run every check on ``spec``; raise :class:`SpecError` (exit 2) if the spec breaks a rule."""
+# The slow stages validate tells its ``stage`` callback about, in this order.
+STAGES: Final = ("synth", "agent schema", "cfn-lint", "cdk-nag")
+
+
+def validate(spec: Spec, *, path: str = "spec", stage: StageFn | None = None) -> ValidationReport:
+    """Run every check on ``spec``; raise :class:`SpecError` (exit 2) if the spec breaks a rule.
+
+    ``stage`` is told each of :data:`STAGES` as it starts.
+    """
     problems = cross_field_problems(spec, path)
     if problems:
         raise SpecError(path, problems)
     from ecs_gpu.synth import build
 
+    tell = stage if stage is not None else _quiet
     with tempfile.TemporaryDirectory(prefix="ecs-gpu-cdk-") as outdir:
+        tell("synth")
         built = build(spec, outdir=outdir)
         assembly = built.app.synth()
         artifact = assembly.get_stack_by_name(built.stack.stack_name)
         template: dict[str, Any] = artifact.template
+        tell("agent schema")
+        agent = agent_findings(spec)
+        tell("cfn-lint")
+        lint = cfn_lint_findings(template)
+        tell("cdk-nag")
+        nag = nag_findings(built.stack)
         findings = [
-            *agent_findings(spec),
+            *agent,
             *synth_findings(list(artifact.messages)),
             *size_findings(template),
             *spec_image_findings(spec),
             *ecs_findings(template, skip_images=frozenset({spec.service.image})),
-            *cfn_lint_findings(template),
-            *nag_findings(built.stack),
+            *lint,
+            *nag,
         ]
     return ValidationReport(template=template, findings=findings, notes=size_notes(template))
+
+
+def _quiet(_: str) -> None:
+    """No stage display (a library caller that passed none)."""

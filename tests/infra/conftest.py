@@ -48,11 +48,22 @@ def specs() -> dict[str, Spec]:
 
 
 @pytest.fixture(scope="session")
-def reports(specs: dict[str, Spec]) -> dict[str, ValidationReport]:
+def validate_stages() -> dict[str, list[str]]:
+    """The stages each example's validate() in :func:`reports` announced, in order."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def reports(
+    specs: dict[str, Spec], validate_stages: dict[str, list[str]]
+) -> dict[str, ValidationReport]:
     """validate() of every example; its template is the one `ecs-gpu synth` writes."""
     from ecs_gpu.validate import validate
 
-    return {name: validate(spec, path=name) for name, spec in specs.items()}
+    return {
+        name: validate(spec, path=name, stage=validate_stages.setdefault(name, []).append)
+        for name, spec in specs.items()
+    }
 
 
 @pytest.fixture(scope="session")

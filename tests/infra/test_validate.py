@@ -12,6 +12,7 @@ from ecs_gpu.infra import nag
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
 from ecs_gpu.validate import (
+    STAGES,
     cfn_lint_findings,
     ecs_findings,
     is_cdk_advice,
@@ -32,6 +33,23 @@ def test_example_is_clean(example: str, reports: dict[str, ValidationReport]) ->
     report = reports[example]
     assert report.findings == []
     assert report.ok
+
+
+def test_validate_announces_each_stage_in_order(
+    example: str, reports: dict[str, ValidationReport], validate_stages: dict[str, list[str]]
+) -> None:
+    assert reports[example].ok
+    assert validate_stages[example] == ["synth", "agent schema", "cfn-lint", "cdk-nag"]
+    assert tuple(validate_stages[example]) == STAGES
+
+
+def test_a_spec_that_breaks_a_rule_is_refused_before_any_stage(specs: dict[str, Spec]) -> None:
+    data = specs["g5-vllm.toml"].model_dump()
+    data["service"]["gpus_per_task"] = 4  # g5.xlarge has one GPU
+    told: list[str] = []
+    with pytest.raises(SpecError):
+        validate(Spec.model_validate(data), path="bad.toml", stage=told.append)
+    assert told == []
 
 
 def test_cfn_lint_zero_errors_zero_warnings(example: str, templates: dict[str, Any]) -> None:

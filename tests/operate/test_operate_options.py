@@ -425,3 +425,51 @@ def test_verify_metrics_stack_needs_a_spec_not_an_asg(
     assert main(["verify", "metrics", "--asg", "g", "--stack", "vllm-g5-b"]) == EXIT_BAD_INPUT
     err = _err(capsys)
     assert "--stack" in err and "Fix:" in err
+
+
+# --- region and credentials before synth ----------------------------------------------
+
+
+def _no_aws_config(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """No region or credentials from any file, and a synth that records that it ran."""
+    for var in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_ACCESS_KEY_ID",
+                "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):  # fmt: skip
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance-role lookup
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing may be called
+    synthesized: list[str | None] = []
+
+    def synth(spec: Any, stack: str | None = None) -> dict[str, Any]:
+        synthesized.append(stack)
+        return {}
+
+    monkeypatch.setattr(operate, "synth_template", synth)
+    return synthesized
+
+
+@pytest.mark.parametrize("command", [["diff"], ["deploy", "--yes"], ["destroy", "--yes"]])
+def test_no_region_fails_fast_with_exit_2_before_synthesizing(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synthesized = _no_aws_config(monkeypatch)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    assert main([command[0], SPEC, *command[1:]]) == EXIT_BAD_INPUT
+    err = " ".join(_err(capsys).split())
+    assert "no AWS region configured" in err and "Fix: pass --region" in err
+    assert "Traceback" not in err
+    assert synthesized == []
+
+
+@pytest.mark.parametrize("command", [["diff"], ["deploy", "--yes"], ["destroy", "--yes"]])
+def test_no_credentials_fail_fast_with_exit_3_before_synthesizing(
+    command: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synthesized = _no_aws_config(monkeypatch)
+    assert main([command[0], SPEC, *command[1:], "--region", "us-east-1"]) == EXIT_AWS
+    err = " ".join(_err(capsys).split())
+    assert "no AWS credentials" in err and "Fix:" in err and "AWS_PROFILE" in err
+    assert "Traceback" not in err
+    assert synthesized == []

@@ -10,6 +10,9 @@ import pytest
 from simhelp import CONCURRENCY, METRICS, spec_text
 
 from ecs_gpu.cli import main, predict
+from ecs_gpu.sim import from_spec, plan_rate_scale
+from ecs_gpu.sim.workload import load_trace
+from ecs_gpu.spec import load_spec
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -357,3 +360,90 @@ def test_help_explains_with_an_example(command: str, capsys: pytest.CaptureFixtu
     assert "Example" in text
     assert f"ecs-gpu {command} spec.toml" in text or f"ecs-gpu {command} reference.toml" in text
     assert "Exit 2 on a bad spec" in text
+
+
+def _bundled_scale(spec: Path, name: str) -> float:
+    """The factor plan's sizing gives ``spec`` on the bundled trace ``name``."""
+    return plan_rate_scale(from_spec(load_spec(spec)), load_trace(name), 10.0)
+
+
+def test_simulate_sizes_a_bundled_trace_as_plan_does_and_says_so(
+    spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", str(spec), "--trace", "azure2023-conv", "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    s = json.loads(captured.out)
+    expect = _bundled_scale(spec, "azure2023-conv")
+    assert s["rate_scale"] == expect
+    err = " ".join(captured.err.split())
+    assert f"rate x{expect:.4g}" in err and "--rate-scale sets the factor" in err
+    assert "80% of max_tasks (6)" in err
+    # Sized so the fleet can serve it: not the provider's raw rate, which overloads throughout.
+    assert s["overload_seconds"] < 0.5 * s["duration_s"]
+
+
+def test_simulate_uses_the_given_rate_scale_on_a_bundled_trace(
+    spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        ["simulate", str(spec), "--trace", "azure2023-conv", "--rate-scale", "0.5", "--json", "-"]
+    )
+    assert code == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["rate_scale"] == 0.5
+    assert "sized to" not in captured.err
+
+
+def test_simulate_never_rescales_a_trace_file_but_warns_when_it_is_beyond_the_fleet(
+    spec: Path, trace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The ramp's peak (8 req/s) is within 6 tasks x 2 req/s: used as it is, quietly.
+    assert main(["simulate", str(spec), "--trace", str(trace), "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["rate_scale"] == 1.0
+    assert "sized to" not in captured.err and "warning:" not in captured.err
+    # Ten times the load: still not rescaled, and a warning names the factor that fits.
+    code = main(["simulate", str(spec), "--trace", str(trace), "--rate-scale", "10"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert "warning: overloaded" in out and "fits it, or raise max_tasks" in out
+
+
+def test_compare_sizes_a_bundled_trace_to_the_first_spec(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "small.toml"
+    other.write_text(spec_text(max_tasks=2), encoding="utf-8")
+    code = main(["compare", str(spec), str(other), "--trace", "azure2023-conv", "--json", "-"])
+    assert code == 0
+    captured = capsys.readouterr()
+    rows = json.loads(captured.out)
+    expect = _bundled_scale(spec, "azure2023-conv")
+    assert expect != _bundled_scale(other, "azure2023-conv")
+    assert {r["rate_scale"] for r in rows.values()} == {expect}
+    assert "sized to the first spec, spec.toml" in " ".join(captured.err.split())
+
+
+def test_sweep_sizes_a_bundled_trace_at_the_specs_own_target(
+    spec: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        ["simulate", str(spec), "--trace", "azure2023-conv", "--sweep-gpu-target", "50,90",
+         "--json", "-"]
+    )  # fmt: skip
+    assert code == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {r["rate_scale"] for r in rows.values()} == {_bundled_scale(spec, "azure2023-conv")}
+
+
+def test_the_g5_example_on_servegen_m_mid_is_sized_not_overloaded(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The first-hour case: unscaled, this run was 100 % overloaded with 2.2e9 unserved."""
+    g5 = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
+    assert main(["simulate", str(g5), "--trace", "servegen-m-mid", "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    s = json.loads(captured.out)
+    assert s["rate_scale"] == _bundled_scale(g5, "servegen-m-mid")
+    assert s["overload_seconds"] < 0.1 * s["duration_s"]
+    assert "warning:" not in captured.err

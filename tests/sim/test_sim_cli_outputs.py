@@ -170,7 +170,7 @@ def test_hint_names_the_rate_scale_that_fits(
     trace = _trace(tmp_path, 12000)
     assert main(["simulate", str(spec), "--trace", str(trace)]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    m = re.search(r"hint: overloaded (\d+)% of the run.*--rate-scale ([0-9.e+-]+) fits it", out)
+    m = re.search(r"warning: overloaded (\d+)% of the run.*--rate-scale ([0-9.e+-]+) fits it", out)
     assert m is not None, out
     assert int(m.group(1)) > 50
     fit = float(m.group(2))
@@ -178,7 +178,7 @@ def test_hint_names_the_rate_scale_that_fits(
     assert fit == pytest.approx(5.6 / 20.0, rel=0.01)
     # At that factor the load fits: no hint, and the run barely overloads.
     assert main(["simulate", str(spec), "--trace", str(trace), "--rate-scale", str(fit)]) == 0
-    assert "hint:" not in capsys.readouterr().out
+    assert "warning:" not in capsys.readouterr().out
 
 
 def test_hint_on_the_concurrency_signal_uses_the_concurrency_target(
@@ -206,7 +206,7 @@ def test_no_hint_when_the_load_fits(
     tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["simulate", str(spec), "--trace", str(_trace(tmp_path, 1200))]) == 0
-    assert "hint:" not in capsys.readouterr().out
+    assert "warning:" not in capsys.readouterr().out
 
 
 def test_trace_by_bundled_name(spec: Path, capsys: pytest.CaptureFixture[str]) -> None:

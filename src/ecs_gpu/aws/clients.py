@@ -16,10 +16,12 @@ from functools import cache
 from typing import Any
 
 import boto3
+from botocore import exceptions as bx
 from botocore.config import Config
 from botocore.exceptions import ProfileNotFound
 from botocore.loaders import create_loader
 
+from ecs_gpu.aws.errors import translate
 from ecs_gpu.errors import BadInputError
 
 # "standard" mode retries throttling and transient errors with exponential
@@ -63,6 +65,26 @@ def make_session(profile: str | None = None, region: str | None = None) -> boto3
             got, f"AWS_DEFAULT_REGION={got}" if from_env else f"the profile's region {got}"
         )
     return session
+
+
+def check_ready(session: boto3.Session) -> None:
+    """Refuse a session with no region (exit 2) or no credentials (exit 3), before slow work.
+
+    botocore finds both only at the first call; a command that synthesizes
+    first would spend its 10-30 s of CDK before saying so.
+    """
+    if not session.region_name:
+        raise BadInputError(
+            "no AWS region configured (none of --region, AWS_REGION, AWS_DEFAULT_REGION or "
+            "the profile's region is set). Fix: pass --region, e.g. --region us-east-1, or "
+            "set AWS_REGION."
+        )
+    try:
+        credentials = session.get_credentials()
+    except bx.BotoCoreError as e:  # e.g. a profile's credential_process or SSO token fails
+        raise translate(e, None, "resolving credentials") from None
+    if credentials is None:
+        raise translate(bx.NoCredentialsError(), None, "resolving credentials")
 
 
 @cache

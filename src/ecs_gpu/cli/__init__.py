@@ -8,9 +8,13 @@ a user never sees a traceback unless ECS_GPU_DEBUG=1.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import os
+import signal
 import sys
+import threading
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -91,6 +95,45 @@ def _from_ctrl_c(exc: BaseException) -> bool:
     return False
 
 
+class _ExitState:
+    """Whether a Ctrl-C came after the command, while the process shut down."""
+
+    interrupted = False
+    reported = False
+
+
+def _note_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    _ExitState.interrupted = True
+
+
+def _hold_ctrl_c() -> None:
+    """From here to the process's end a Ctrl-C is noted, not raised.
+
+    jsii's atexit hook stops its Node process; a KeyboardInterrupt inside it
+    printed "Exception ignored in atexit callback" and a traceback. With the
+    signal noted, the hook finishes in order and :func:`_exit_if_interrupted`
+    turns the Ctrl-C into exit 130.
+    """
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _note_ctrl_c)
+
+
+@atexit.register
+def _exit_if_interrupted() -> None:
+    """Exit 130 with "interrupted." when Ctrl-C came during shutdown.
+
+    Registered at import, before jsii starts Node and registers its own hook,
+    so it runs after jsii's (atexit runs the last registered first).
+    """
+    if not _ExitState.interrupted:
+        return
+    if not _ExitState.reported:
+        err_console.print("[yellow]interrupted.[/]")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns (and exits with) the exit code."""
     command = typer.main.get_command(app)
@@ -104,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         if _from_ctrl_c(e):
             # typer turns an uncaught Ctrl-C into a silent exit 130.
             err_console.print("[yellow]interrupted.[/]")
+            _ExitState.reported = True
     except EcsGpuError as e:
         # Messages name spec sections as "[capacity]": escaped, or rich would
         # read them as markup tags and print nothing in their place.
@@ -111,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         code = e.exit_code
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted.[/]")
+        _ExitState.reported = True
         code = 130
     except Exception as e:  # the last line of defence: never a traceback
         if os.environ.get("ECS_GPU_DEBUG"):
@@ -126,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             code = EXIT_PROBLEMS
     if argv is None:
+        # The process ends next: a Ctrl-C now must not break jsii's shutdown hook.
+        _hold_ctrl_c()
         sys.exit(code)
     return code
 

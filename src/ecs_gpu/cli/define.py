@@ -14,7 +14,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
-from ecs_gpu.cli import app
+from ecs_gpu.cli import app, err_console
+from ecs_gpu.cli.stages import stage_status
 from ecs_gpu.errors import EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
 
@@ -117,7 +118,9 @@ def synth_cmd(
 
     if stack is not None:
         check_stack_name(stack)
-    path = write_template(load_spec(spec), out, stack_name=stack, spec_path=spec)
+    loaded = load_spec(spec)
+    with stage_status(err_console) as stage:
+        path = write_template(loaded, out, stack_name=stack, spec_path=spec, stage=stage)
     if not is_stdout(path):
         console.print(str(path), soft_wrap=True, markup=False)
 
@@ -158,7 +161,9 @@ def validate_cmd(
         # Before the seconds of synth: a typo in the path costs nothing.
         check_output(json_out, "--json", suffix=".json")
         check_distinct({"SPEC": spec}, {"--json": json_out})
-    report = validate(load_spec(spec), path=str(spec))
+    loaded = load_spec(spec)
+    with stage_status(err_console) as stage:
+        report = validate(loaded, path=str(spec), stage=stage)
     if json_out is not None:
         doc = {
             "spec": str(spec),

@@ -29,10 +29,10 @@ from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import verify as vf
-from ecs_gpu.aws.clients import client, make_session
+from ecs_gpu.aws.clients import check_ready, client, make_session
 from ecs_gpu.aws.errors import AccessDenied, mapped
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
-from ecs_gpu.cli import app
+from ecs_gpu.cli import app, err_console
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.spec import Spec, load_spec
@@ -207,16 +207,20 @@ class Aws:
 
 
 def _aws(profile: str | None, region: str | None) -> Aws:
+    """The session, its region and credentials resolved: before any synth or AWS call."""
     session = make_session(profile, region)
+    check_ready(session)
     return Aws(region=session.region_name, session=session)
 
 
 def synth_template(spec: Spec, stack: str | None = None) -> dict[str, Any]:
     """The CloudFormation template for ``spec`` as stack ``stack`` (from the Define layer)."""
     # Imported here: only the commands that need a template pay for CDK.
+    from ecs_gpu.cli.stages import stage_status
     from ecs_gpu.synth import synth_template as synth
 
-    return synth(spec, stack_name=stack)
+    with stage_status(err_console) as stage:
+        return synth(spec, stack_name=stack, stage=stage)
 
 
 def confirm(question: str, *, yes: bool, action: str) -> bool:

@@ -12,16 +12,16 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ecs_gpu.cli import app
+from ecs_gpu.cli import app, err_console
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
-    PLAN_PEAK_FRACTION,
     SimParams,
     SimResult,
     bundled_trace_path,
     from_spec,
     plan_rate_scale,
+    plan_scale_note,
     run,
 )
 from ecs_gpu.sim import report as rp
@@ -48,7 +48,14 @@ TraceOpt = Annotated[
     ),
 ]
 RateOpt = Annotated[
-    float, typer.Option("--rate-scale", help="Multiply the trace's request rate by this.")
+    float | None,
+    typer.Option(
+        "--rate-scale",
+        help="Multiply the trace's request rate by this. Default: a bundled trace is sized "
+        "as plan sizes it (peak at 80 % of max_tasks at the design's target; the factor is "
+        "printed); a trace file is used as it is.",
+        show_default=False,
+    ),
 ]
 StepOpt = Annotated[
     float,
@@ -131,8 +138,8 @@ def _label(p: SimParams, spec_path: Path, *, full: bool = False) -> str:
     return f"{spec_path if full else spec_path.name} {_target(p)}"
 
 
-def _check_rate_scale(rate_scale: float) -> None:
-    if not (rate_scale > 0 and math.isfinite(rate_scale)):
+def _check_rate_scale(rate_scale: float | None) -> None:
+    if rate_scale is not None and not (rate_scale > 0 and math.isfinite(rate_scale)):
         raise BadInputError(
             f"--rate-scale = {rate_scale!r}: must be a positive finite number. Fix: e.g. 2.5."
         )
@@ -209,6 +216,25 @@ def _trace_input(trace: str) -> Path | None:
     return Path(trace)
 
 
+def _rate_scale(
+    given: float | None, trace: str, p: SimParams, tr: Trace, step: float, sized_to: str
+) -> float:
+    """The factor a run uses: the one given, plan's sizing for a bundled trace, else 1.
+
+    A bundled trace's rates are a provider's (thousands of req/s): unscaled, any
+    spec is overloaded throughout. A file is the user's own data: used as is, and
+    the overload hint says when it is beyond the fleet.
+    """
+    if given is not None:
+        return given
+    if _trace_input(trace) is not None:
+        return 1.0
+    scale = plan_rate_scale(p, tr, step)
+    origin = f"bundled, sized to {sized_to}; --rate-scale sets the factor"
+    console.print(plan_scale_note(p, tr, scale, step, origin), soft_wrap=True)
+    return scale
+
+
 def _use_stderr_if_stdout(*outs: Path | None) -> None:
     """Keep standard output for the JSON: with ``-`` tables and notes go to standard error.
 
@@ -227,7 +253,8 @@ def _hint(p: SimParams, result: SimResult, rate_scale: float) -> None:
     """One line when the run overloads throughout: the --rate-scale that would fit."""
     hint = rp.rate_scale_hint(p, result, rate_scale)
     if hint is not None:
-        console.print(hint, soft_wrap=True)
+        # Loud (a warning, in colour on a terminal): a trace file is never rescaled for the user.
+        console.print(hint, style="yellow", soft_wrap=True)
 
 
 def _write_outputs(
@@ -253,7 +280,7 @@ def _write_outputs(
 def simulate_cmd(
     spec: SpecArg,
     trace: TraceOpt,
-    rate_scale: RateOpt = 1.0,
+    rate_scale: RateOpt = None,
     json_out: Annotated[
         Path | None,
         typer.Option("--json", help="Write the summary JSON here ('-': standard output)."),
@@ -309,17 +336,19 @@ def simulate_cmd(
         check_step(step, p)
         _check_sweepable(p, spec, sweep_gpu_target)
         tr = load_trace(trace)
+        # One load for every row: sized at the spec's own target, not each row's.
+        scale = _rate_scale(rate_scale, trace, p, tr, step, f"{spec.name} {_target(p)}")
         rows: list[tuple[str, dict[str, Any]]] = []
         results: list[tuple[SimParams, SimResult]] = []
         for target in targets:
             q = p.with_(gpu_target_percent=target)
-            r = _run(q, tr, f"GPU target {target:g} %", rate_scale, step, seed, start)
+            r = _run(q, tr, f"GPU target {target:g} %", scale, step, seed, start)
             rows.append((f"GPU target {target:g} %", r.summary))
             results.append((q, r))
-        title = f"{spec.name} on {tr.name} x{rate_scale:g}"
+        title = f"{spec.name} on {tr.name} x{scale:.4g}"
         rp.print_wide(console, rp.comparison_table(rows, title, _cost_caption([p])))
         # The largest fleet of the sweep (lowest target) decides whether the load fits.
-        _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), rate_scale)
+        _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), scale)
         if json_out is not None:
             rp.write_rows_json(rows, json_out)
             _saved("summary JSON", json_out)
@@ -328,9 +357,10 @@ def simulate_cmd(
     p = _params(spec, host_cpu_policy)
     check_step(step, p)
     tr = load_trace(trace)
-    result = _run(p, tr, spec.name, rate_scale, step, seed, start)
-    console.print(rp.summary_table(result, f"{_label(p, spec)} on {tr.name} x{rate_scale:g}"))
-    _hint(p, result, rate_scale)
+    scale = _rate_scale(rate_scale, trace, p, tr, step, _label(p, spec))
+    result = _run(p, tr, spec.name, scale, step, seed, start)
+    console.print(rp.summary_table(result, f"{_label(p, spec)} on {tr.name} x{scale:.4g}"))
+    _hint(p, result, scale)
     title = f"{spec.name}: {p.instance_type}, {_target(p)} — {tr.name}"
     _write_outputs(result, title, json_out, plot, timeline)
 
@@ -341,7 +371,7 @@ def compare_cmd(
         list[Path], typer.Argument(help="Two or more TOML specs.", show_default=False)
     ],
     trace: TraceOpt,
-    rate_scale: RateOpt = 1.0,
+    rate_scale: RateOpt = None,
     json_out: Annotated[
         Path | None,
         typer.Option("--json", help="Write every summary as JSON here ('-': standard output)."),
@@ -385,17 +415,19 @@ def compare_cmd(
         # Same file name and target in two folders: the path tells them apart.
         labels = [_label(p, path, full=True) for p, path in zip(loaded, specs, strict=True)]
     start: Start = "cold" if cold_start else "warm"
+    # Every design sees the same load, sized to the first spec (the reference).
+    scale = _rate_scale(rate_scale, trace, loaded[0], tr, step, f"the first spec, {labels[0]}")
     rows: list[tuple[str, dict[str, Any]]] = []
     results: list[tuple[SimParams, SimResult]] = []
     for p, path, label in zip(loaded, specs, labels, strict=True):
-        r = _run(p, tr, path.name, rate_scale, step, seed, start)
+        r = _run(p, tr, path.name, scale, step, seed, start)
         rows.append((label, r.summary))
         results.append((p, r))
     rp.print_wide(
-        console, rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}", _cost_caption(loaded))
+        console, rp.comparison_table(rows, f"{tr.name} x{scale:.4g}", _cost_caption(loaded))
     )
     # The design with the most capacity decides whether the load fits at all.
-    _hint(*max(results, key=lambda pr: pr[0].max_tasks * pr[0].task_capacity_rps), rate_scale)
+    _hint(*max(results, key=lambda pr: pr[0].max_tasks * pr[0].task_capacity_rps), scale)
     if json_out is not None:
         rp.write_rows_json(rows, json_out)
         _saved("summary JSON", json_out)
@@ -442,12 +474,8 @@ def plan_cmd(
     tr = load_trace(bundled_trace_path()).head(days * 86400.0)
     step = 10.0
     scale = plan_rate_scale(p, tr, step)
-    peak = float(tr.rates(step, scale).max())
-    console.print(
-        f"trace: {tr.name} (bundled, first {tr.duration_s / 86400:g} days), rate x{scale:.4g}: "
-        f"peak {peak:.1f} req/s = {PLAN_PEAK_FRACTION:.0%} of max_tasks ({p.max_tasks}) x "
-        f"{p.task_capacity_rps:g} req/s at the {rp.target_text(p)}"
-    )
+    origin = f"bundled, first {tr.duration_s / 86400:g} days"
+    console.print(plan_scale_note(p, tr, scale, step, origin), soft_wrap=True)
     result = _run(p, tr, spec.name, scale, step, seed, "warm")
     console.print(rp.summary_table(result, f"plan: {_label(p, spec)}"))
     _hint(p, result, scale)
@@ -460,9 +488,11 @@ def plan_cmd(
 def _validate(spec: Spec, path: Path) -> int:
     """Synthesize and validate the template; print findings; return how many."""
     # CDK loads only here, so simulate and compare never pay for it.
+    from ecs_gpu.cli.stages import stage_status
     from ecs_gpu.validate import validate
 
-    report = validate(spec, path=str(path))
+    with stage_status(err_console) as stage:
+        report = validate(spec, path=str(path), stage=stage)
     if report.ok:
         resources = len(report.template.get("Resources", {}))
         console.print(f"template: synthesized, {resources} resources, no findings")

@@ -38,6 +38,7 @@ __all__ = [
     "bundled_trace_path",
     "from_spec",
     "plan_rate_scale",
+    "plan_scale_note",
     "read_trace",
     "run",
     "simulate",
@@ -61,6 +62,22 @@ def plan_rate_scale(p: SimParams, trace: Trace, step_s: float) -> float:
         raise BadInputError(f"{trace.path}: the trace offers no load. Fix: use another trace.")
     at_target = p.rps_per_task_at_target
     return PLAN_PEAK_FRACTION * p.max_tasks * at_target / peak
+
+
+def plan_scale_note(p: SimParams, trace: Trace, scale: float, step_s: float, origin: str) -> str:
+    """The line that says how :func:`plan_rate_scale` sized ``trace``; ``origin`` says which part.
+
+    Printed by plan, and by simulate and compare on a bundled trace, so the
+    factor behind every figure is on screen.
+    """
+    from ecs_gpu.sim.report import target_text  # report imports this package's modules
+
+    peak = float(trace.rates(step_s, scale).max())
+    return (
+        f"trace: {trace.name} ({origin}), rate x{scale:.4g}: peak {peak:.4g} req/s = "
+        f"{PLAN_PEAK_FRACTION:.0%} of max_tasks ({p.max_tasks}) x "
+        f"{p.rps_per_task_at_target:.4g} req/s at the {target_text(p)}"
+    )
 
 
 def run(

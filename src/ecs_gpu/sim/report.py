@@ -343,7 +343,7 @@ def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str |
     if fit >= rate_scale:
         return None
     return (
-        f"hint: overloaded {share:.0%} of the run; the peak load ({peak:.4g} req/s) is "
+        f"warning: overloaded {share:.0%} of the run; the peak load ({peak:.4g} req/s) is "
         f"{peak / at_target:.3g}x what max_tasks ({p.max_tasks}) serve at the {what} "
         f"({at_target:.4g} req/s). --rate-scale {fit:.3g} fits it, or raise max_tasks."
     )
