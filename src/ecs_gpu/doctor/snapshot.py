@@ -152,6 +152,44 @@ def _parse_constant(name: str) -> _Unreadable:
     return _Unreadable(name, "is not a number JSON allows")
 
 
+class _Duplicate:
+    """Marks, inside the object that holds it, a key JSON gave twice (a dict key no JSON has)."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = keys
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
+    # json.loads keeps the last of two equal keys, silently hiding the first
+    # (a second "services" would replace the collected one): mark it, so the
+    # whole file is refused with the key's JSON path.
+    obj: dict[Any, Any] = {}
+    twice: list[str] = []
+    for k, v in pairs:
+        if k in obj and k not in twice:
+            twice.append(k)
+        obj[k] = v
+    if twice:
+        obj[_Duplicate] = _Duplicate(twice)
+    return obj
+
+
+def _duplicate_keys(data: Any) -> list[str]:
+    """The JSON path of every key given twice in its object, found without recursion."""
+    out: list[str] = []
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            mark = value.pop(_Duplicate, None)
+            if isinstance(mark, _Duplicate):
+                out += [_key(path, k) for k in mark.keys]
+            stack.extend((v, _key(path, str(k))) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
+    return out
+
+
 def _decode(data: bytes, source: str) -> Any:
     try:
         text = data.decode("utf-8-sig")
@@ -162,8 +200,9 @@ def _decode(data: bytes, source: str) -> Any:
             f"0x{data[e.start]:02x}. Fix: {_FIX} (JSON is UTF-8)."
         ) from None
     try:
-        return json.loads(
+        parsed = json.loads(
             text,
+            object_pairs_hook=_object,
             parse_int=_parse_int,
             parse_float=_parse_float,
             parse_constant=_parse_constant,
@@ -175,6 +214,15 @@ def _decode(data: bytes, source: str) -> Any:
             f"{source}: JSON nested too deeply to read (a snapshot nests about "
             f"12 levels, at most {MAX_DEPTH}). Fix: {_FIX}."
         ) from None
+    twice = _duplicate_keys(parsed)
+    if twice:
+        raise _refuse(
+            source,
+            [f"{path} appears twice in its object; JSON keeps only the last" for path in twice],
+            "keep one of each key (merge the two values into one), e.g. one services list "
+            "holding every service",
+        )
+    return parsed
 
 
 def _key(path: str, key: str) -> str:
