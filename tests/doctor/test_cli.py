@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +20,7 @@ from ecs_gpu.aws import clients
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.cli import doctor as doctor_cli
 from ecs_gpu.cli import main
-from ecs_gpu.errors import BadInputError
+from ecs_gpu.errors import EXIT_BROKEN_PIPE, BadInputError
 from ecs_gpu.naming import Names
 
 from . import world
@@ -573,3 +575,27 @@ def test_unwritable_save_path_exits_2_before_any_aws_call(
     code, _, err = _run(capsys, "--cluster", "c", "--service", "s", "--save-snapshot", path)
     assert code == 2
     assert f"--save-snapshot {path}" in err and why in err
+
+
+def test_a_healthy_doctor_report_into_a_closed_pipe_exits_141(
+    healthy: Callable[[], Snap], tmp_path: Path
+) -> None:
+    """The real process, its stdout a pipe whose reader closed before it wrote."""
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps(healthy()))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `| head -0`: the reader is gone
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ecs_gpu", "doctor", "--from-snapshot", str(snap)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(Path(doctor_cli.__file__).parents[2])},
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == EXIT_BROKEN_PIPE, proc.stderr
+    # No "errors found", no "Exception ignored ... BrokenPipeError" at exit.
+    assert proc.stderr == ""

@@ -2,22 +2,30 @@
 
 Each command group lives in its own module and registers on :data:`app`.
 :func:`main` turns every error into a message and a documented exit code
-(0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied);
-a user never sees a traceback unless ECS_GPU_DEBUG=1.
+(0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied,
+130 interrupted, 141 standard output closed early); a user never sees a
+traceback unless ECS_GPU_DEBUG=1.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ecs_gpu.errors import EXIT_PROBLEMS, EcsGpuError
+from ecs_gpu.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_PROBLEMS,
+    EcsGpuError,
+)
 
 app = typer.Typer(
     name="ecs-gpu",
@@ -25,7 +33,8 @@ app = typer.Typer(
         "GPU inference services on Amazon ECS that size themselves.\n\n"
         "Define a service in one TOML spec, predict what it costs and how fast it scales, "
         "then deploy, verify and diagnose it.\n\n"
-        "Exit codes: 0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied."
+        "Exit codes: 0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied, "
+        "130 interrupted, 141 output closed early (a broken pipe)."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -81,18 +90,65 @@ def _aws_exit(exc: BaseException) -> int | None:
     return err.exit_code
 
 
-def _from_ctrl_c(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised while handling an uncaught KeyboardInterrupt."""
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it was raised from or while handling."""
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, KeyboardInterrupt):
-            return True
+        yield seen
         seen = seen.__cause__ or seen.__context__
-    return False
+
+
+def _from_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while handling an uncaught KeyboardInterrupt."""
+    return any(isinstance(e, KeyboardInterrupt) for e in _causes(exc))
+
+
+def _stdout_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from writing to a closed standard output (a broken pipe).
+
+    click turns that into a plain exit 1 (SystemExit raised while handling the
+    EPIPE OSError), which would read as "problems found".
+    """
+    return any(isinstance(e, OSError) and e.errno == errno.EPIPE for e in _causes(exc))
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so nothing flushed later can fail again.
+
+    The interpreter flushes stdout once more at exit; into a closed pipe that
+    prints "Exception ignored ... BrokenPipeError" and exits 120 (the Python
+    documentation's note on SIGPIPE recommends exactly this).
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (a test's capture): nothing left to flush
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _flush_stdout() -> bool:
+    """Flush what is still buffered for standard output; False if the reader is gone."""
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        if e.errno != errno.EPIPE:
+            raise
+        return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point; returns (and exits with) the exit code."""
+    """Console-script entry point; returns (and exits with) the exit code.
+
+    Standard output closed early (``| head -1``, a reader that quit) ends the
+    command quietly with 141, what a shell reports for a program SIGPIPE ends
+    (git, gh, kubectl and terraform all end so): neither the command's result
+    (nobody read it) nor "problems found".
+    """
     command = typer.main.get_command(app)
     try:
         # Standalone mode: click prints usage errors itself (exit 2) and turns
@@ -101,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_PROBLEMS)
-        if _from_ctrl_c(e):
+        if _stdout_closed(e):
+            code = EXIT_BROKEN_PIPE
+        elif _from_ctrl_c(e):
             # typer turns an uncaught Ctrl-C into a silent exit 130.
             err_console.print("[yellow]interrupted.[/]")
     except EcsGpuError as e:
@@ -111,12 +169,14 @@ def main(argv: list[str] | None = None) -> int:
         code = e.exit_code
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted.[/]")
-        code = 130
+        code = EXIT_INTERRUPTED
     except Exception as e:  # the last line of defence: never a traceback
         if os.environ.get("ECS_GPU_DEBUG"):
             raise
         aws = _aws_exit(e)
-        if aws is not None:
+        if _stdout_closed(e):
+            code = EXIT_BROKEN_PIPE
+        elif aws is not None:
             code = aws
         else:
             err_console.print(
@@ -125,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
                 "report it."
             )
             code = EXIT_PROBLEMS
+    # What print() left buffered is written now, while a broken pipe can still
+    # decide the code, not at interpreter exit.
+    if code == EXIT_BROKEN_PIPE or not _flush_stdout():
+        code = EXIT_BROKEN_PIPE
+        _quiet_stdout()
     if argv is None:
         sys.exit(code)
     return code
