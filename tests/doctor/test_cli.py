@@ -291,7 +291,7 @@ def test_one_check_that_ran_is_something_checked(
     snap = {k: v for k, v in healthy().items() if k in (COLLECTION_KEY, "services")}
     code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
     assert code == 0
-    assert json.loads(out)["ok"] == ["SVC001"]
+    assert json.loads(out)["ok"] == ["SVC000", "SVC001"]
 
 
 def test_json_file_keeps_the_terminal_report(
@@ -435,7 +435,11 @@ def test_warm_pool_spec_against_moto_replays_from_its_snapshot(
     code, out, err = _run(capsys, str(spec), "--json", "-", "--save-snapshot", str(saved))
     assert code == 0, (out, err)  # a warning only
     data = json.loads(out)
-    assert [(f["id"], f["severity"]) for f in data["findings"]] == [("ASG006", "warning")]
+    # The world builds the resources without CloudFormation: no stack of the spec's name.
+    assert [(f["id"], f["severity"]) for f in data["findings"]] == [
+        ("ASG006", "warning"),
+        ("STK001", "warning"),
+    ]
     assert {"ASG005", "ASG007"} <= set(data["ok"])
     snap = json.loads(saved.read_text())
     assert set(snap["warm_pools"]) == {world.NAMES.asg}
@@ -599,3 +603,15 @@ def test_a_healthy_doctor_report_into_a_closed_pipe_exits_141(
     assert proc.returncode == EXIT_BROKEN_PIPE, proc.stderr
     # No "errors found", no "Exception ignored ... BrokenPipeError" at exit.
     assert proc.stderr == ""
+
+
+def test_a_snapshot_with_no_service_exits_1_naming_svc000(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = healthy()
+    snap["services"] = []
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
+    assert code == 1
+    data = json.loads(out)
+    assert [f["id"] for f in data["findings"]] == ["SVC000"]
+    assert "GPU002" in {u["id"] for u in data["unknown"]}

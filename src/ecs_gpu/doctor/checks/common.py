@@ -63,7 +63,14 @@ def active_instances(s: Snapshot) -> list[dict[str, Any]]:
 
 
 def service_items(s: Snapshot) -> list[dict[str, Any]]:
+    """The service's items; Unknown when there is none (SVC000 reports that).
+
+    A check over no service has nothing to decide: "ok" would say a service
+    that does not exist is healthy.
+    """
     services: list[dict[str, Any]] = s["services"]
+    if not services:
+        raise Unknown("services holds no service (SVC000: the service does not exist)")
     return services
 
 
