@@ -115,7 +115,7 @@ def test_denied_permission_without_error_exits_3(
         ("[1, 2]", "a snapshot is a JSON object"),
         ('{"servces": []}', "unknown snapshot keys servces"),
         ('{"_collection": {"version": 99}}', "_collection.version is 99"),
-        ("{}", "_collection is missing"),
+        ("{}", "no _collection and no services"),
         ('{"_collection": []}', "_collection is a list, not an object"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"_collection": {"version": 1e999}}', "_collection.version is 1e999"),
@@ -513,7 +513,7 @@ def test_stack_name_outside_the_name_pattern_keeps_its_own_name(
         (("--stack", "x", "--cluster", "c", "--service", "s"), "--stack x finds the resources"),
         (
             ("--stack", "x", "--from-snapshot", "snap.json"),
-            "drop SPEC, --cluster, --service, --stack",
+            "drop SPEC, --stack and --probe-hosts",
         ),
         (("SPEC", "--stack", "1-bad"), "--stack '1-bad': not a CloudFormation stack name"),
     ],

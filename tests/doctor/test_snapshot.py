@@ -43,8 +43,11 @@ def test_absent_kinds_are_allowed_but_collection_is_not(healthy: Callable[[], Sn
     assert snapshots.validate({snapshots.COLLECTION_KEY: meta}, "s") == {
         snapshots.COLLECTION_KEY: meta
     }
-    with pytest.raises(BadInputError, match="s: _collection is missing"):
+    # Without it the snapshot is raw AWS output, whose target must be inferable.
+    with pytest.raises(BadInputError, match="s: services is empty and there is no _collection"):
         snapshots.validate({"services": []}, "s")
+    with pytest.raises(BadInputError, match="s: no _collection and no services"):
+        snapshots.validate({"clusters": []}, "s")
 
 
 def test_nesting_beyond_the_limit_names_its_path(healthy: Callable[[], Snap]) -> None:

@@ -22,8 +22,16 @@ def short_name(arn: str) -> str:
 
 
 def parse_time(value: Any) -> datetime | None:
-    """An API timestamp as an aware datetime (naive ones are UTC), or None."""
+    """An API timestamp as an aware datetime (naive ones are UTC), or None.
+
+    Epoch seconds too: AWS CLI v1 prints timestamps as the API sends them.
+    """
     when = value if isinstance(value, datetime) else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
     if isinstance(value, str):
         try:
             when = datetime.fromisoformat(value.replace("Z", "+00:00"))
