@@ -16,6 +16,7 @@ import pytest
 from botocore.config import Config
 from rich.console import Console
 
+from conftest import JUNK, FakeEndpoint, http_200
 from ecs_gpu.aws import clients
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.cli import doctor as doctor_cli
@@ -615,3 +616,24 @@ def test_a_snapshot_with_no_service_exits_1_naming_svc000(
     data = json.loads(out)
     assert [f["id"] for f in data["findings"]] == ["SVC000"]
     assert "GPU002" in {u["id"] for u in data["unknown"]}
+
+
+def test_an_endpoint_answering_junk_exits_3_naming_it(
+    fake_endpoint: Callable[..., FakeEndpoint], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = fake_endpoint(http_200(JUNK, "application/x-amz-json-1.1"))
+    code, _, err = _run(capsys, "--cluster", "prod", "--service", "llm")
+    err = " ".join(err.split())
+    assert code == 3, err
+    assert f"cannot reach AWS for ecs DescribeClusters: {server.url} answered" in err
+    assert "internal error" not in err and "UnicodeDecodeError" not in err
+
+
+def test_an_empty_cluster_or_service_is_refused_before_any_call(
+    fake_endpoint: Callable[..., FakeEndpoint], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = fake_endpoint(http_200(JUNK, "application/x-amz-json-1.1"))
+    code, _, err = _run(capsys, "--cluster", "", "--service", "llm")
+    assert code == 2 and "--cluster is empty" in err
+    server.close()
+    assert server.requests == 0

@@ -174,15 +174,16 @@ def doctor_cmd(
         {"SPEC": spec, "--from-snapshot": from_snapshot},
         {"--json": json_out, "--save-snapshot": save_snapshot},
     )
+    for flag, value in (("--cluster", cluster), ("--service", service)):
+        # Checked before any AWS call: botocore would refuse '' only after the session.
+        if value is not None and not value.strip():
+            raise BadInputError(f"{flag} is empty. Fix: pass the ECS name, or leave it out.")
     if from_snapshot is not None:
         if spec or stack or probe_hosts:
             raise BadInputError(
                 "--from-snapshot runs offline: drop SPEC, --stack and --probe-hosts "
                 "(--cluster/--service choose the target in a snapshot of raw AWS output)."
             )
-        for flag, value in (("--cluster", cluster), ("--service", service)):
-            if value is not None and not value.strip():
-                raise BadInputError(f"{flag} is empty. Fix: pass the ECS name, or leave it out.")
         snapshot = snapshots.load(from_snapshot, cluster=cluster, service=service)
     else:
         snapshot = _collect(spec, cluster, service, stack, region, profile, probe_hosts)
