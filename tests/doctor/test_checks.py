@@ -1472,3 +1472,17 @@ def test_no_probed_instance_leaves_host000_unknown(healthy: Callable[[], Snap]) 
     s = healthy()
     s["host_probes"] = {}
     assert _status(s)["HOST000"].status == "unknown"
+
+
+def test_a_scaling_policys_deleted_alarm_is_met002(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["alarms"] = [a for a in s["alarms"] if not a["AlarmName"].startswith("TargetTracking-")]
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "MET002")
+    assert f.title == "The scaling policy's alarm does not exist" and f.severity == "error"
+    assert f.evidence[0].id == "gpu" and "ecs-gpu deploy" in f.fix
+    # The CPU policy and the fast path's step policy are not MET002's.
+    s = healthy()
+    as_concurrency(s)
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != FAST_ALARM]
+    assert "MET002" not in {f.id for f in run_checks(s).findings}
