@@ -120,3 +120,30 @@ def test_translate_without_a_service_names_the_operation() -> None:
     assert err.operation == "CreateServiceLinkedRole"
     assert "AWS denied CreateServiceLinkedRole" in err.message
     assert err.exit_code == EXIT_AWS
+
+
+def test_parameter_validation_is_bad_input_naming_the_parameter() -> None:
+    import boto3
+
+    cw = boto3.Session(
+        aws_access_key_id="t", aws_secret_access_key="t", region_name="us-east-1"
+    ).client("cloudwatch")
+    with pytest.raises(bx.ParamValidationError) as raised:
+        cw.describe_alarms(AlarmNames=[""])
+    err = translate(raised.value, "cloudwatch", "DescribeAlarms")
+    assert isinstance(err, BadInputError) and not isinstance(err, AwsError)
+    assert err.exit_code == 2
+    assert "cloudwatch DescribeAlarms refuses a parameter before it is sent" in err.message
+    assert "AlarmNames[0]" in err.message
+    # The same through mapped(), the one path every call takes.
+    with pytest.raises(BadInputError, match="AlarmNames"), mapped("cloudwatch", "DescribeAlarms"):
+        raise raised.value
+
+
+def test_a_response_no_aws_api_sends_is_unreachable() -> None:
+    from ecs_gpu.aws.errors import NotAwsResponse
+
+    exc = NotAwsResponse(endpoint="http://127.0.0.1:1", operation="GetMetricData", what="x")
+    err = translate(exc, "cloudwatch", "GetMetricData")
+    assert isinstance(err, Unreachable) and err.exit_code == EXIT_AWS
+    assert "http://127.0.0.1:1 answered GetMetricData with x" in err.message

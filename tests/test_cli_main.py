@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import io
+import sys
 from contextlib import redirect_stderr
 from pathlib import Path
 
@@ -12,7 +14,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ecs_gpu import cli
-from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS, BadInputError
+from ecs_gpu.errors import (
+    EXIT_AWS,
+    EXIT_BAD_INPUT,
+    EXIT_BROKEN_PIPE,
+    EXIT_PROBLEMS,
+    BadInputError,
+)
 
 
 def test_catalog_lists_every_family(capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,3 +164,29 @@ def test_ctrl_c_while_jsii_shuts_down_exits_130_without_a_traceback(tmp_path: Pa
     assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
     # The command itself had finished: its template is whole.
     assert (out / "vllm-g5.template.json").is_file()
+
+
+class _ClosedPipe(io.StringIO):
+    """Standard output whose reader has gone (``| head -0``): every write fails with EPIPE."""
+
+    def write(self, s: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+def test_a_closed_stdout_exits_141_quietly_not_problems_found(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The same result with a reader: 0 (catalog prints a table).
+    assert cli.main(["catalog"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert cli.main(["catalog"]) == EXIT_BROKEN_PIPE
+    assert capsys.readouterr().err == ""  # quiet: nothing on stderr
+
+
+def test_an_escaped_broken_pipe_is_141_not_an_internal_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _boom(BrokenPipeError(errno.EPIPE, "Broken pipe"))
+    assert cli.main(["boom-test"]) == EXIT_BROKEN_PIPE
+    assert "internal error" not in capsys.readouterr().err

@@ -4,7 +4,9 @@ Every error a user can cause carries its exit code, the way cfn-lint's
 ``CfnLintExitException`` does, so the CLI never guesses and never prints a
 traceback. Exit codes are public interface (README.md, "Exit codes"):
 
-0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied.
+0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied;
+130 interrupted (Ctrl-C) and 141 standard output closed early (a broken
+pipe), 128 + the signal number as a shell reports a process that signal ended.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_BAD_INPUT = 2
 EXIT_AWS = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
 class EcsGpuError(Exception):

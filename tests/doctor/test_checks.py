@@ -105,6 +105,10 @@ def asg_at_max(s: Snap) -> None:
     g["DesiredCapacity"] = g["MaxSize"] = 1
 
 
+def no_service(s: Snap) -> None:
+    s["services"] = []
+
+
 def unable_to_place(s: Snap) -> None:
     s["services"][0]["events"].insert(
         0,
@@ -447,6 +451,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ASG005", no_warm_pool, "auto_scaling_groups", "WarmPoolConfiguration", "None", "ecs-gpu deploy"),
     ("ASG006", no_launch_hook, "lifecycle_hooks", "LifecycleHookName", "none", "complete-lifecycle-action fails"),
     ("ASG007", warm_instance_stuck, "warm_pools", f"Instances[{WARM_IID}].LifecycleState", "Warmed:Pending:Wait", "/var/log/ecs-gpu-host-setup.log"),
+    ("SVC000", no_service, "services", "serviceName/status", "none", "ecs-gpu deploy"),
     ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "GPU001"),
     ("TSK001", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
     ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
@@ -1363,3 +1368,121 @@ def test_concurrency_alarm_without_data_is_met002(healthy: Callable[[], Snap]) -
     del s["scaling_policies"]
     met002 = next(r for r in run_checks(s).results if r.check.id == "MET002")
     assert met002.status == "unknown" and "scaling_policies" in met002.reason
+
+
+# --- absent is not healthy: a check over a thing that is not there never says ok ----------
+
+
+def _status(s: Snap) -> dict[str, Any]:
+    return {r.check.id: r for r in run_checks(s).results}
+
+
+def test_no_service_is_an_error_and_the_checks_that_read_it_are_unknown(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    s["services"] = []
+    validate_snapshot(s)
+    report = run_checks(s)
+    assert [f.id for f in report.findings] == ["SVC000"]
+    assert report.has_error
+    status = _status(s)
+    for check_id in ("GPU002", "PLC001", "SVC001", "ASG002"):
+        assert status[check_id].status == "unknown", check_id
+        assert "SVC000" in status[check_id].reason
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda svc: svc.update(status="INACTIVE"), "it was deleted"),
+        (lambda svc: svc.update(status="DRAINING"), "it is being deleted"),
+        (lambda svc: svc.update(serviceName="other"), "only other services"),
+    ],
+    ids=["inactive", "draining", "another-service"],
+)
+def test_a_deleted_or_other_service_is_no_service(
+    healthy: Callable[[], Snap], change: Callable[[Snap], None], why: str
+) -> None:
+    s = healthy()
+    change(s["services"][0])
+    f = next(f for f in run_checks(s).findings if f.id == "SVC000")
+    assert why in f.fix and NAMES.service in f.fix
+
+
+def test_a_missing_cluster_is_svc000(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["clusters"] = []
+    f = next(f for f in run_checks(s).findings if f.id == "SVC000")
+    assert f.title == "The cluster does not exist"
+    assert f.evidence[0].kind == "clusters" and f.evidence[0].value == "none"
+
+
+def test_no_capacity_provider_is_cap001(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["capacity_providers"] = []
+    s["clusters"][0]["capacityProviders"] = []
+    s["services"][0]["capacityProviderStrategy"] = []
+    s[COLLECTION_KEY]["target"]["capacity_provider"] = None
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "CAP001")
+    assert f.severity == "error" and f.title == "No capacity provider grows the fleet"
+    assert f.evidence[0].value == "none" and "ecs-gpu deploy" in f.fix
+    # A provider with no group (or one being deleted) grows nothing either.
+    s = healthy()
+    s["capacity_providers"][0]["status"] = "INACTIVE"
+    f = next(f for f in run_checks(s).findings if f.id == "CAP001")
+    assert f.title == "No capacity provider grows the fleet"
+    assert f"the service asks for {NAMES.capacity_provider}" in f.fix
+
+
+def test_a_capacity_provider_or_its_group_that_is_gone_is_cap001(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    s["auto_scaling_groups"] = []
+    f = next(f for f in run_checks(s).findings if f.id == "CAP001")
+    assert f.title == "The capacity provider's Auto Scaling group does not exist"
+    assert NAMES.asg in f.fix
+    s = healthy()
+    s["services"][0]["capacityProviderStrategy"].append(
+        {"capacityProvider": "gone", "weight": 1, "base": 0}
+    )
+    f = next(f for f in run_checks(s).findings if f.id == "CAP001")
+    assert f.title == "The service's capacity provider does not exist" and "gone" in f.fix
+
+
+def test_no_stack_of_the_targets_name_is_an_stk001_warning(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["stacks"] = []
+    f = next(f for f in run_checks(s).findings if f.id == "STK001")
+    assert f.severity == "warning" and f.title == "The stack does not exist"
+    assert NAMES.stack in f.fix and "--stack" in f.fix
+
+
+def test_a_deleted_launch_template_is_an_lt001_error(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["launch_template_versions"] = []
+    f = next(f for f in run_checks(s).findings if f.id == "LT001")
+    assert f.severity == "error" and f.title == "The group's launch template does not exist"
+    assert f.evidence[0].value == "lt-0a1b2c3d4e5f67890"
+
+
+def test_no_probed_instance_leaves_host000_unknown(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["host_probes"] = {}
+    assert _status(s)["HOST000"].status == "unknown"
+
+
+def test_a_scaling_policys_deleted_alarm_is_met002(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["alarms"] = [a for a in s["alarms"] if not a["AlarmName"].startswith("TargetTracking-")]
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "MET002")
+    assert f.title == "The scaling policy's alarm does not exist" and f.severity == "error"
+    assert f.evidence[0].id == "gpu" and "ecs-gpu deploy" in f.fix
+    # The CPU policy and the fast path's step policy are not MET002's.
+    s = healthy()
+    as_concurrency(s)
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != FAST_ALARM]
+    assert "MET002" not in {f.id for f in run_checks(s).findings}

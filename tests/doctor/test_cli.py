@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,11 +16,12 @@ import pytest
 from botocore.config import Config
 from rich.console import Console
 
+from conftest import JUNK, FakeEndpoint, http_200
 from ecs_gpu.aws import clients
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.cli import doctor as doctor_cli
 from ecs_gpu.cli import main
-from ecs_gpu.errors import BadInputError
+from ecs_gpu.errors import EXIT_BROKEN_PIPE, BadInputError
 from ecs_gpu.naming import Names
 
 from . import world
@@ -113,7 +116,7 @@ def test_denied_permission_without_error_exits_3(
         ("[1, 2]", "a snapshot is a JSON object"),
         ('{"servces": []}', "unknown snapshot keys servces"),
         ('{"_collection": {"version": 99}}', "_collection.version is 99"),
-        ("{}", "_collection is missing"),
+        ("{}", "no _collection and no services"),
         ('{"_collection": []}', "_collection is a list, not an object"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"_collection": {"version": 1e999}}', "_collection.version is 1e999"),
@@ -289,7 +292,7 @@ def test_one_check_that_ran_is_something_checked(
     snap = {k: v for k, v in healthy().items() if k in (COLLECTION_KEY, "services")}
     code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
     assert code == 0
-    assert json.loads(out)["ok"] == ["SVC001"]
+    assert json.loads(out)["ok"] == ["SVC000", "SVC001"]
 
 
 def test_json_file_keeps_the_terminal_report(
@@ -433,7 +436,11 @@ def test_warm_pool_spec_against_moto_replays_from_its_snapshot(
     code, out, err = _run(capsys, str(spec), "--json", "-", "--save-snapshot", str(saved))
     assert code == 0, (out, err)  # a warning only
     data = json.loads(out)
-    assert [(f["id"], f["severity"]) for f in data["findings"]] == [("ASG006", "warning")]
+    # The world builds the resources without CloudFormation: no stack of the spec's name.
+    assert [(f["id"], f["severity"]) for f in data["findings"]] == [
+        ("ASG006", "warning"),
+        ("STK001", "warning"),
+    ]
     assert {"ASG005", "ASG007"} <= set(data["ok"])
     snap = json.loads(saved.read_text())
     assert set(snap["warm_pools"]) == {world.NAMES.asg}
@@ -507,7 +514,7 @@ def test_stack_name_outside_the_name_pattern_keeps_its_own_name(
         (("--stack", "x", "--cluster", "c", "--service", "s"), "--stack x finds the resources"),
         (
             ("--stack", "x", "--from-snapshot", "snap.json"),
-            "drop SPEC, --cluster, --service, --stack",
+            "drop SPEC, --stack and --probe-hosts",
         ),
         (("SPEC", "--stack", "1-bad"), "--stack '1-bad': not a CloudFormation stack name"),
     ],
@@ -573,3 +580,60 @@ def test_unwritable_save_path_exits_2_before_any_aws_call(
     code, _, err = _run(capsys, "--cluster", "c", "--service", "s", "--save-snapshot", path)
     assert code == 2
     assert f"--save-snapshot {path}" in err and why in err
+
+
+def test_a_healthy_doctor_report_into_a_closed_pipe_exits_141(
+    healthy: Callable[[], Snap], tmp_path: Path
+) -> None:
+    """The real process, its stdout a pipe whose reader closed before it wrote."""
+    snap = tmp_path / "snap.json"
+    snap.write_text(json.dumps(healthy()))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `| head -0`: the reader is gone
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ecs_gpu", "doctor", "--from-snapshot", str(snap)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+            env={**os.environ, "PYTHONPATH": str(Path(doctor_cli.__file__).parents[2])},
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == EXIT_BROKEN_PIPE, proc.stderr
+    # No "errors found", no "Exception ignored ... BrokenPipeError" at exit.
+    assert proc.stderr == ""
+
+
+def test_a_snapshot_with_no_service_exits_1_naming_svc000(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    snap = healthy()
+    snap["services"] = []
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap), "--json", "-")
+    assert code == 1
+    data = json.loads(out)
+    assert [f["id"] for f in data["findings"]] == ["SVC000"]
+    assert "GPU002" in {u["id"] for u in data["unknown"]}
+
+
+def test_an_endpoint_answering_junk_exits_3_naming_it(
+    fake_endpoint: Callable[..., FakeEndpoint], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = fake_endpoint(http_200(JUNK, "application/x-amz-json-1.1"))
+    code, _, err = _run(capsys, "--cluster", "prod", "--service", "llm")
+    err = " ".join(err.split())
+    assert code == 3, err
+    assert f"cannot reach AWS for ecs DescribeClusters: {server.url} answered" in err
+    assert "internal error" not in err and "UnicodeDecodeError" not in err
+
+
+def test_an_empty_cluster_or_service_is_refused_before_any_call(
+    fake_endpoint: Callable[..., FakeEndpoint], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = fake_endpoint(http_200(JUNK, "application/x-amz-json-1.1"))
+    code, _, err = _run(capsys, "--cluster", "", "--service", "llm")
+    assert code == 2 and "--cluster is empty" in err
+    server.close()
+    assert server.requests == 0

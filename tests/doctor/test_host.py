@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import base64
 import gzip
+import json
 import os
 import re
 import shutil
 import subprocess
+import tracemalloc
+import zlib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +26,7 @@ from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import PROBE_CONFIG_ENV, probe_commands, probe_script
 from ecs_gpu.doctor import host
 
-from .snapshots import DATA, nvidia_smi_section, probe_output
+from .snapshots import DATA, IID, nvidia_smi_section, probe_output
 
 PROBE = Path(host.__file__).with_name("probe.sh")
 
@@ -114,6 +119,62 @@ def test_nvidia_smi_bad_input_is_refused() -> None:
         host.decode_nvidia_smi_section(bad)
     ok = "encoding: gzip+base64\n" + base64.b64encode(gzip.compress(b"<a/>")).decode()
     assert host.decode_nvidia_smi_section(ok) == "<a/>"
+
+
+def _gzip_of_zeros(mib: int) -> bytes:
+    """A gzip bomb: ``mib`` MiB of zeros, built without holding them."""
+    c = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = bytes(2**20)
+    return b"".join(c.compress(block) for _ in range(mib)) + c.flush()
+
+
+def _section(data: bytes) -> str:
+    return "encoding: gzip+base64\n" + base64.b64encode(data).decode()
+
+
+def test_a_gzip_bomb_is_refused_without_being_held() -> None:
+    bomb = _gzip_of_zeros(64)  # 64 MiB from about 64 KiB
+    tracemalloc.start()
+    try:
+        with pytest.raises(host.ProbeParseError, match="more than 1 MiB"):
+            host.gunzip_bounded(bomb, 2**20)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # What is held stays near the limit, not near what the data expands to.
+    assert peak < 8 * 2**20
+    # The probe's section has its own bound, far above any nvidia-smi output.
+    big = _gzip_of_zeros(host.MAX_NVIDIA_SMI_XML // 2**20 + 1)
+    with pytest.raises(host.ProbeParseError, match="decompresses to more than 16 MiB"):
+        host.decode_nvidia_smi_section(_section(big))
+
+
+def test_gunzip_bounded_reads_every_member_and_refuses_a_cut_stream() -> None:
+    two = gzip.compress(b"<nvidia_smi_log>") + gzip.compress(b"</nvidia_smi_log>")
+    assert host.gunzip_bounded(two, 100) == b"<nvidia_smi_log></nvidia_smi_log>"
+    assert host.gunzip_bounded(gzip.compress(b"x" * 100), 100) == b"x" * 100
+    with pytest.raises(host.ProbeParseError, match="more than"):
+        host.gunzip_bounded(gzip.compress(b"x" * 101), 100)
+    with pytest.raises(host.ProbeParseError, match="cut short"):
+        host.gunzip_bounded(gzip.compress(b"<a/>" * 50)[:-12], 10_000)
+
+
+def test_a_gzip_bomb_in_a_snapshot_is_a_host001_finding(
+    healthy: Callable[[], dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ecs_gpu.cli import main
+    from ecs_gpu.doctor.snapshot import dumps
+
+    snap = healthy()
+    big = _gzip_of_zeros(host.MAX_NVIDIA_SMI_XML // 2**20 + 1)
+    probe = snap["host_probes"][IID]
+    probe["StandardOutputContent"] = probe_output(nvidia_smi=(_section(big), 0))
+    path = tmp_path / "bomb.json"
+    path.write_text(dumps(snap))
+    assert main(["doctor", "--from-snapshot", str(path), "--json", "-"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["id"] for f in findings] == ["HOST001"]
+    assert "decompresses to more than 16 MiB" in findings[0]["evidence"][0]["value"]
 
 
 def test_docker_info_lines_from_the_field_report() -> None:

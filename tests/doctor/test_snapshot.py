@@ -43,8 +43,11 @@ def test_absent_kinds_are_allowed_but_collection_is_not(healthy: Callable[[], Sn
     assert snapshots.validate({snapshots.COLLECTION_KEY: meta}, "s") == {
         snapshots.COLLECTION_KEY: meta
     }
-    with pytest.raises(BadInputError, match="s: _collection is missing"):
+    # Without it the snapshot is raw AWS output, whose target must be inferable.
+    with pytest.raises(BadInputError, match="s: services is empty and there is no _collection"):
         snapshots.validate({"services": []}, "s")
+    with pytest.raises(BadInputError, match="s: no _collection and no services"):
+        snapshots.validate({"clusters": []}, "s")
 
 
 def test_nesting_beyond_the_limit_names_its_path(healthy: Callable[[], Snap]) -> None:
@@ -160,3 +163,37 @@ def test_warm_pools_is_an_object_of_describe_warm_pool_outputs(
     s["_collection"]["target"]["warm_pool"]["hook_timeout_s"] = "2015"
     with pytest.raises(BadInputError, match=r"_collection\.target\.warm_pool\.hook_timeout_s"):
         snapshots.validate(s, "s.json")
+
+
+def test_a_key_given_twice_is_refused_with_its_json_path(healthy: Callable[[], Snap]) -> None:
+    text = snapshots.dumps(healthy())
+    # A second "services" (json.loads keeps the last) would hide the collected one.
+    hidden = text.replace('"services": [', '"services": [], "services": [', 1)
+    with pytest.raises(BadInputError) as e:
+        snapshots.parse(hidden.encode(), "s.json")
+    assert "s.json: 1 problem" in e.value.message
+    assert "  - services appears twice in its object" in e.value.message
+    # Inside an item the path names the item; every duplicate is listed.
+    nested = text.replace('"serviceName": ', '"serviceName": "x", "serviceName": ', 1).replace(
+        '"version": 1', '"version": 1, "version": 1', 1
+    )
+    with pytest.raises(BadInputError) as e:
+        snapshots.parse(nested.encode(), "s.json")
+    assert "2 problems" in e.value.message
+    assert "_collection.version appears twice" in e.value.message
+    assert "services[0].serviceName appears twice" in e.value.message
+    # The same key in two different objects is no duplicate.
+    assert snapshots.parse(text.encode(), "s.json") == healthy()
+
+
+def test_cli_refuses_a_duplicated_key_with_exit_2(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ecs_gpu.cli import main
+
+    p = tmp_path / "dup.json"
+    text = snapshots.dumps(healthy())
+    p.write_text(text.replace('"services": [', '"services": [], "services": [', 1))
+    assert main(["doctor", "--from-snapshot", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "services appears twice" in err and "Traceback" not in err

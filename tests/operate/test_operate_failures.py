@@ -10,15 +10,18 @@ from __future__ import annotations
 import json
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
+from conftest import CAPTIVE_PORTAL, JUNK, FakeEndpoint, http_200
+from ecs_gpu.aws import clients
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import main, operate
-from ecs_gpu.errors import EXIT_AWS
+from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT
 
 from .conftest import NAMES, NO_WAIT
 
@@ -267,3 +270,70 @@ def test_destroy_needs_no_more_than_the_documented_permissions(
         stuck_after_s=60,
     )
     assert done is not None and done.status == "DELETE_COMPLETE"
+
+
+# --- an endpoint that answers, but is not AWS (tests/conftest.py FakeEndpoint) -----------
+
+
+def test_binary_junk_from_the_endpoint_exits_3_naming_it(
+    fake_endpoint: Callable[..., FakeEndpoint], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = fake_endpoint(http_200(JUNK, "application/x-amz-json-1.0"))
+    code = main(["verify", "metrics", "--asg", NAMES.asg, "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_AWS, err
+    assert f"{server.url} answered GetMetricData with 1024 bytes that are not text" in err
+    assert "internal error" not in err and "UnicodeDecodeError" not in err
+    server.close()
+    assert server.requests == 1  # refused at once, not retried
+
+
+def test_a_captive_portal_is_not_aws_not_an_unpublished_metric(
+    fake_endpoint: Callable[..., FakeEndpoint], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = fake_endpoint(http_200(CAPTIVE_PORTAL, "text/html; charset=utf-8"))
+    code = main(["verify", "metrics", "--asg", NAMES.asg, "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_AWS, err
+    assert f"{server.url} answered GetMetricData with an HTML page (HTTP 200" in err
+    assert "captive portal" in err and "published" not in err
+
+
+def test_a_black_holed_endpoint_fails_a_check_once_after_two_attempts(
+    fake_endpoint: Callable[..., FakeEndpoint],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server = fake_endpoint(None)
+    # The documented override, lowered so the test waits a second, not 10 s.
+    monkeypatch.setenv(clients.TIMEOUT_ENV, "0.5")
+    code = main(["verify", "metrics", "--asg", NAMES.asg, "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_AWS, err
+    assert "cannot reach AWS for cloudwatch GetMetricData" in err and "Read timeout" in err
+    # --timeout 0 checks once: FAIL_FAST_CONFIG's two attempts, not the default eight.
+    server.close()
+    assert server.requests == 2
+
+
+def test_an_empty_asg_is_refused_before_any_call(
+    fake_endpoint: Callable[..., FakeEndpoint], capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = fake_endpoint(http_200(JUNK, "application/json"))
+    code = main(["verify", "metrics", "--asg", "", "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_BAD_INPUT, err
+    assert "--asg '': an Auto Scaling group name has 1 to 255 characters" in err
+    server.close()
+    assert server.requests == 0
+
+
+def test_a_bad_timeout_setting_is_bad_input(
+    fake_endpoint: Callable[..., FakeEndpoint],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_endpoint(None, max_requests=0)
+    monkeypatch.setenv(clients.TIMEOUT_ENV, "soon")
+    assert main(["verify", "metrics", "--asg", NAMES.asg, "--timeout", "0"]) == EXIT_BAD_INPUT
+    assert f"{clients.TIMEOUT_ENV}='soon': not a number of seconds" in capsys.readouterr().err

@@ -5,15 +5,19 @@ environment, instance role). boto3 itself honours the standard
 ``AWS_ENDPOINT_URL`` (and per-service ``AWS_ENDPOINT_URL_<SERVICE>``), which
 is how the tests point every call at a local moto server. Throttling is
 retried by botocore's standard retry mode with backoff, so a throttled API
-is never reported as broken.
+is never reported as broken. A check that runs once (``fail_fast``) waits
+seconds, not minutes, on an endpoint that accepts and never answers; and a
+response no AWS API sends (a captive portal's HTML, binary junk) is refused
+before botocore parses it (:func:`refuse_non_aws`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from functools import cache
-from typing import Any
+from functools import cache, partial
+from typing import Any, Final
 
 import boto3
 from botocore import exceptions as bx
@@ -21,7 +25,7 @@ from botocore.config import Config
 from botocore.exceptions import ProfileNotFound
 from botocore.loaders import create_loader
 
-from ecs_gpu.aws.errors import translate
+from ecs_gpu.aws.errors import NotAwsResponse, translate
 from ecs_gpu.errors import BadInputError
 
 # "standard" mode retries throttling and transient errors with exponential
@@ -32,6 +36,21 @@ RETRY_CONFIG = Config(
     read_timeout=30,
     user_agent_extra="ecs-gpu",
 )
+# A check run once (verify metrics --timeout 0): two attempts of 5 s each, so
+# a black-holed endpoint (accepts, never answers) fails in seconds, not after
+# 8 attempts of 30 s.
+FAIL_FAST_CONFIG: Final = Config(
+    # total_max_attempts counts the first try (Config's max_attempts counts retries).
+    retries={"mode": "standard", "total_max_attempts": 2},
+    connect_timeout=5,
+    read_timeout=5,
+)
+# Seconds for every call's connect and read timeout, overriding both configs
+# (a slow link; the tests' black-holed endpoint).
+TIMEOUT_ENV: Final = "ECS_GPU_AWS_TIMEOUT"
+# Protocols whose responses are text (JSON or XML); CBOR is binary by design.
+_JSON_PROTOCOLS: Final = frozenset({"json", "rest-json"})
+_XML_PROTOCOLS: Final = frozenset({"query", "ec2", "rest-xml"})
 
 
 def make_session(profile: str | None = None, region: str | None = None) -> boto3.Session:
@@ -112,17 +131,92 @@ def check_region(region: str, source: str) -> None:
     )
 
 
-def client(session: boto3.Session, service: str, *, config: Config | None = None) -> Any:
+def _not_aws(response: dict[str, Any], protocol: str) -> str | None:
+    """What a response is, when it is nothing an AWS API of ``protocol`` sends; else None."""
+    body = response.get("body")
+    if not isinstance(body, bytes):
+        return None  # streamed: botocore does not parse it here
+    status = int(response.get("status_code") or 0)
+    ctype = str((response.get("headers") or {}).get("content-type", "")).lower()
+    head = body.lstrip()[:1024].lower()
+    ok = 200 <= status < 300
+    # By the body, not the Content-Type: some endpoints (moto among them) label
+    # JSON text/html. An HTML error page (a proxy's 403 or 502) still parses as
+    # that status code, so only a successful one is refused here.
+    if ok and (head.startswith(b"<!doctype html") or b"<html" in head):
+        return f"an HTML page (HTTP {status}, {ctype or 'no Content-Type'})"
+    if protocol not in _JSON_PROTOCOLS | _XML_PROTOCOLS:
+        return None
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{len(body)} bytes that are not text (HTTP {status})"
+    if not ok or not text.strip():
+        return None
+    if protocol in _JSON_PROTOCOLS:
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            return f"a body that is not JSON (HTTP {status})"
+        return None if isinstance(parsed, dict) else f"JSON that is no object (HTTP {status})"
+    return None if text.lstrip().startswith("<") else f"a body that is not XML (HTTP {status})"
+
+
+def refuse_non_aws(
+    endpoint: str, operation_model: Any, response_dict: dict[str, Any], **_: Any
+) -> None:
+    """botocore's before-parse hook: raise NotAwsResponse for a response no AWS API sends.
+
+    Without it a 200 HTML page parses as an empty answer (botocore keeps a
+    body it cannot read as ``{"message": ...}``) and binary junk ends in a
+    UnicodeDecodeError inside the parser.
+    """
+    what = _not_aws(response_dict, operation_model.service_model.resolved_protocol)
+    if what is not None:
+        raise NotAwsResponse(endpoint=endpoint, operation=operation_model.name, what=what)
+
+
+def _timeout_config() -> Config | None:
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < 3600:
+        raise BadInputError(
+            f"{TIMEOUT_ENV}={raw!r}: not a number of seconds between 0 and 3600. Fix: e.g. "
+            f"{TIMEOUT_ENV}=10, or unset it (connect 5 s, read 30 s)."
+        )
+    return Config(connect_timeout=seconds, read_timeout=seconds)
+
+
+def client(
+    session: boto3.Session,
+    service: str,
+    *,
+    config: Config | None = None,
+    fail_fast: bool = False,
+) -> Any:
     """A client for ``service`` with our retry configuration.
 
-    Typed as ``Any`` here; callers annotate with the mypy_boto3 client type
-    under ``TYPE_CHECKING`` (the Powertools pattern).
+    ``fail_fast``: for a check made once, bounded retries and timeouts
+    (:data:`FAIL_FAST_CONFIG`). Typed as ``Any`` here; callers annotate with
+    the mypy_boto3 client type under ``TYPE_CHECKING`` (the Powertools pattern).
     """
-    cfg = RETRY_CONFIG.merge(config) if config is not None else RETRY_CONFIG
+    cfg = RETRY_CONFIG.merge(FAIL_FAST_CONFIG) if fail_fast else RETRY_CONFIG
+    if config is not None:
+        cfg = cfg.merge(config)
     attempts = os.environ.get("AWS_MAX_ATTEMPTS", "")
     if attempts.isdigit() and int(attempts) > 0:
         # The standard AWS_MAX_ATTEMPTS setting is the user's explicit choice
         # (e.g. fail fast on an unreachable endpoint); a Config object would
         # otherwise silently override it.
         cfg = cfg.merge(Config(retries={"mode": "standard", "max_attempts": int(attempts)}))
-    return session.client(service, config=cfg)  # type: ignore[call-overload]
+    timeouts = _timeout_config()
+    if timeouts is not None:
+        cfg = cfg.merge(timeouts)
+    made = session.client(service, config=cfg)  # type: ignore[call-overload]
+    made.meta.events.register("before-parse", partial(refuse_non_aws, made.meta.endpoint_url))
+    return made

@@ -74,6 +74,16 @@ class Unreachable(AwsError):
     """AWS (or the endpoint in AWS_ENDPOINT_URL) could not be reached."""
 
 
+class NotAwsResponse(bx.BotoCoreError):
+    """The endpoint answered, but not as an AWS API does (aws.clients' response guard).
+
+    A captive portal's HTML page or binary junk would otherwise parse as an
+    empty answer ("no datapoint ever published") or crash the parser.
+    """
+
+    fmt = "{endpoint} answered {operation} with {what}, which no AWS API sends"
+
+
 def error_code(exc: BaseException) -> str:
     if isinstance(exc, bx.ClientError):
         return str(exc.response.get("Error", {}).get("Code", ""))
@@ -108,6 +118,20 @@ def translate(exc: BaseException, service: str | None = None, operation: str = "
             return AccessDenied(service, operation, f"{code}: {msg}")
         return AwsError(f"AWS {_call(service, operation)} failed: {code}: {msg}")
     call = _call(service, operation or "an AWS call")
+    if isinstance(exc, bx.ParamValidationError):
+        # Raised before anything is sent: a value we were given, not AWS, is wrong.
+        report = " ".join(str(exc.kwargs.get("report", exc)).split())
+        return BadInputError(
+            f"{call} refuses a parameter before it is sent: {report}. Fix: the value comes "
+            "from a flag or the spec; pass a valid name (not empty, within AWS's length "
+            "limits)."
+        )
+    if isinstance(exc, NotAwsResponse):
+        return Unreachable(
+            f"cannot reach AWS for {call}: {exc}. Fix: a captive portal, proxy or other "
+            "server answers in AWS's place; check the network, and AWS_ENDPOINT_URL if it "
+            "is set."
+        )
     if isinstance(exc, bx.NoCredentialsError | bx.PartialCredentialsError):
         return AwsError(
             f"no AWS credentials for {call}. Fix: set AWS_PROFILE, or "

@@ -357,8 +357,11 @@ class Collector:
         try:
             fn()
         except (bx.ClientError, bx.BotoCoreError) as e:
-            if isinstance(e, bx.EndpointConnectionError | bx.ConnectTimeoutError):
-                raise translate(e, service, operation) from None
+            translated = translate(e, service, operation)
+            if isinstance(translated, Unreachable):
+                # No endpoint, a timeout, or a server that is not AWS: every
+                # other call would end the same way.
+                raise translated from None
             op = getattr(e, "operation_name", None) or operation
             for k in kinds:
                 self.snapshot.pop(k, None)

@@ -2,18 +2,21 @@
 
 Each command group lives in its own module and registers on :data:`app`.
 :func:`main` turns every error into a message and a documented exit code
-(0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied);
-a user never sees a traceback unless ECS_GPU_DEBUG=1.
+(0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied,
+130 interrupted, 141 standard output closed early); a user never sees a
+traceback unless ECS_GPU_DEBUG=1.
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
 import importlib
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from types import FrameType
 from typing import Annotated
 
@@ -21,7 +24,12 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ecs_gpu.errors import EXIT_PROBLEMS, EcsGpuError
+from ecs_gpu.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_PROBLEMS,
+    EcsGpuError,
+)
 
 app = typer.Typer(
     name="ecs-gpu",
@@ -29,7 +37,8 @@ app = typer.Typer(
         "GPU inference services on Amazon ECS that size themselves.\n\n"
         "Define a service in one TOML spec, predict what it costs and how fast it scales, "
         "then deploy, verify and diagnose it.\n\n"
-        "Exit codes: 0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied."
+        "Exit codes: 0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied, "
+        "130 interrupted, 141 output closed early (a broken pipe)."
     ),
     no_args_is_help=True,
     add_completion=False,
@@ -85,14 +94,55 @@ def _aws_exit(exc: BaseException) -> int | None:
     return err.exit_code
 
 
-def _from_ctrl_c(exc: BaseException) -> bool:
-    """Whether ``exc`` was raised while handling an uncaught KeyboardInterrupt."""
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception it was raised from or while handling."""
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, KeyboardInterrupt):
-            return True
+        yield seen
         seen = seen.__cause__ or seen.__context__
-    return False
+
+
+def _from_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while handling an uncaught KeyboardInterrupt."""
+    return any(isinstance(e, KeyboardInterrupt) for e in _causes(exc))
+
+
+def _stdout_closed(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from writing to a closed standard output (a broken pipe).
+
+    click turns that into a plain exit 1 (SystemExit raised while handling the
+    EPIPE OSError), which would read as "problems found".
+    """
+    return any(isinstance(e, OSError) and e.errno == errno.EPIPE for e in _causes(exc))
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null, so nothing flushed later can fail again.
+
+    The interpreter flushes stdout once more at exit; into a closed pipe that
+    prints "Exception ignored ... BrokenPipeError" and exits 120 (the Python
+    documentation's note on SIGPIPE recommends exactly this).
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (a test's capture): nothing left to flush
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+def _flush_stdout() -> bool:
+    """Flush what is still buffered for standard output; False if the reader is gone."""
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        if e.errno != errno.EPIPE:
+            raise
+        return False
+    return True
 
 
 class _ExitState:
@@ -131,11 +181,17 @@ def _exit_if_interrupted() -> None:
         err_console.print("[yellow]interrupted.[/]")
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(130)
+    os._exit(EXIT_INTERRUPTED)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point; returns (and exits with) the exit code."""
+    """Console-script entry point; returns (and exits with) the exit code.
+
+    Standard output closed early (``| head -1``, a reader that quit) ends the
+    command quietly with 141, what a shell reports for a program SIGPIPE ends
+    (git, gh, kubectl and terraform all end so): neither the command's result
+    (nobody read it) nor "problems found".
+    """
     command = typer.main.get_command(app)
     try:
         # Standalone mode: click prints usage errors itself (exit 2) and turns
@@ -144,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_PROBLEMS)
-        if _from_ctrl_c(e):
+        if _stdout_closed(e):
+            code = EXIT_BROKEN_PIPE
+        elif _from_ctrl_c(e):
             # typer turns an uncaught Ctrl-C into a silent exit 130.
             err_console.print("[yellow]interrupted.[/]")
             _ExitState.reported = True
@@ -156,12 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted.[/]")
         _ExitState.reported = True
-        code = 130
+        code = EXIT_INTERRUPTED
     except Exception as e:  # the last line of defence: never a traceback
         if os.environ.get("ECS_GPU_DEBUG"):
             raise
         aws = _aws_exit(e)
-        if aws is not None:
+        if _stdout_closed(e):
+            code = EXIT_BROKEN_PIPE
+        elif aws is not None:
             code = aws
         else:
             err_console.print(
@@ -170,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
                 "report it."
             )
             code = EXIT_PROBLEMS
+    # What print() left buffered is written now, while a broken pipe can still
+    # decide the code, not at interpreter exit.
+    if code == EXIT_BROKEN_PIPE or not _flush_stdout():
+        code = EXIT_BROKEN_PIPE
+        _quiet_stdout()
     if argv is None:
         # The process ends next: a Ctrl-C now must not break jsii's shutdown hook.
         _hold_ctrl_c()

@@ -50,8 +50,18 @@ def _value(v: Any) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+def assumptions(report: Report) -> str:
+    """What doctor assumed for a snapshot of raw AWS output, one line each ('' if nothing)."""
+    if not report.assumed:
+        return ""
+    lines = "\n".join(f"  - {a}" for a in report.assumed)
+    return f"Assumed (the snapshot has no _collection):\n{lines}"
+
+
 def render(report: Report, out: Console) -> None:
     findings = report.findings
+    if report.assumed:
+        out.print(f"[yellow]{escape(assumptions(report))}[/]", soft_wrap=True)
     if findings:
         # Three columns stay readable at 80 characters; the finding cell holds
         # the title, the evidence lines and the fix.
@@ -93,8 +103,18 @@ def doctor_cmd(
         Path | None,
         typer.Argument(help="Spec TOML that names the deployment (else use --cluster/--service)."),
     ] = None,
-    cluster: Annotated[str | None, typer.Option(help="ECS cluster name.")] = None,
-    service: Annotated[str | None, typer.Option(help="ECS service name.")] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="ECS cluster name (with --from-snapshot: chooses one in raw AWS output)."
+        ),
+    ] = None,
+    service: Annotated[
+        str | None,
+        typer.Option(
+            help="ECS service name (with --from-snapshot: chooses one in raw AWS output)."
+        ),
+    ] = None,
     region: Annotated[str | None, typer.Option(help="AWS region.")] = None,
     profile: Annotated[str | None, typer.Option(help="AWS profile.")] = None,
     stack: StackOpt = None,
@@ -119,7 +139,11 @@ def doctor_cmd(
     ] = None,
     from_snapshot: Annotated[
         Path | None,
-        typer.Option(metavar="FILE", help="Run every check offline from a saved snapshot."),
+        typer.Option(
+            metavar="FILE",
+            help="Run every check offline from a saved snapshot, or from raw AWS CLI output "
+            "(no _collection: the target is inferred, docs/doctor.md).",
+        ),
     ] = None,
 ) -> None:
     """Diagnose a GPU service: why tasks never start or the fleet never scales.
@@ -139,6 +163,8 @@ def doctor_cmd(
         ecs-gpu doctor --cluster prod --service llm --json - --save-snapshot snap.json
 
         ecs-gpu doctor --from-snapshot snap.json
+
+        ecs-gpu doctor --from-snapshot aws-output.json --cluster prod --service llm
     """
     # Output paths are checked before a collection is spent on them.
     for option, path in (("--json", json_out), ("--save-snapshot", save_snapshot)):
@@ -148,13 +174,17 @@ def doctor_cmd(
         {"SPEC": spec, "--from-snapshot": from_snapshot},
         {"--json": json_out, "--save-snapshot": save_snapshot},
     )
+    for flag, value in (("--cluster", cluster), ("--service", service)):
+        # Checked before any AWS call: botocore would refuse '' only after the session.
+        if value is not None and not value.strip():
+            raise BadInputError(f"{flag} is empty. Fix: pass the ECS name, or leave it out.")
     if from_snapshot is not None:
-        if spec or cluster or service or stack or probe_hosts:
+        if spec or stack or probe_hosts:
             raise BadInputError(
-                "--from-snapshot runs offline: drop SPEC, --cluster, --service, --stack and "
-                "--probe-hosts."
+                "--from-snapshot runs offline: drop SPEC, --stack and --probe-hosts "
+                "(--cluster/--service choose the target in a snapshot of raw AWS output)."
             )
-        snapshot = snapshots.load(from_snapshot)
+        snapshot = snapshots.load(from_snapshot, cluster=cluster, service=service)
     else:
         snapshot = _collect(spec, cluster, service, stack, region, profile, probe_hosts)
     if save_snapshot is not None:
@@ -165,6 +195,8 @@ def doctor_cmd(
         outputs.write_text(json_out, text, "--json")
     if outputs.is_stdout(json_out) or outputs.is_stdout(save_snapshot):
         # Standard output carries only that JSON; the statement still reaches a person.
+        if report.assumed:
+            err_console.print(f"[yellow]{escape(assumptions(report))}[/]", soft_wrap=True)
         if report.checked == 0:
             err_console.print(f"[bold red]{escape(nothing_checked(report))}[/]", soft_wrap=True)
     else:

@@ -147,6 +147,8 @@ TemplatePrefixOpt = Annotated[
 # S3's bucket naming rules (general purpose buckets): 3-63 lowercase letters,
 # digits, dots and hyphens, starting and ending with a letter or digit.
 _BUCKET_NAME_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+# EC2 Auto Scaling: AutoScalingGroupName is 1 to 255 characters (API reference).
+ASG_NAME_MAX = 255
 
 
 def template_bucket(bucket: str | None, prefix: str) -> dp.TemplateBucket | None:
@@ -202,8 +204,8 @@ class Aws:
     region: str | None
     session: Any
 
-    def __call__(self, service: str) -> Any:
-        return client(self.session, service)
+    def __call__(self, service: str, *, fail_fast: bool = False) -> Any:
+        return client(self.session, service, fail_fast=fail_fast)
 
 
 def _aws(profile: str | None, region: str | None) -> Aws:
@@ -1021,12 +1023,21 @@ def verify_metrics_cmd(
             "--stack finds the ASG of SPEC deployed as that stack; with --asg it has nothing "
             "to do. Fix: give SPEC --stack NAME, or --asg NAME alone."
         )
+    if asg is not None and not 1 <= len(asg) <= ASG_NAME_MAX:
+        # Checked here, not by botocore after the session is made: a flag's fault.
+        raise BadInputError(
+            f"--asg {asg!r}: an Auto Scaling group name has 1 to {ASG_NAME_MAX} characters, "
+            f"this one {len(asg)}. Fix: pass the group's name (`aws autoscaling "
+            "describe-auto-scaling-groups --query 'AutoScalingGroups[].AutoScalingGroupName'`), "
+            "or the spec instead."
+        )
     loaded = None if spec is None else load_spec(spec)
     names = None if loaded is None else names_of(loaded, stack)
     group = asg if names is None else names.asg
     assert group is not None  # exactly one of the two was given
     aws = _aws(profile, region)
-    cw = aws("cloudwatch")
+    # --timeout 0 checks once: an endpoint that never answers must not hold it for minutes.
+    cw = aws("cloudwatch", fail_fast=timeout == 0)
     # With signal "concurrency" no policy divides by GPUReservation (unless
     # the GPU guard does).
     divisor = loaded is not None and (

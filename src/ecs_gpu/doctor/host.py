@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-import gzip
 import json
 import re
 import xml.etree.ElementTree as ET
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -31,6 +31,10 @@ _RESTARTING = re.compile(r"^Restarting \((\d+)\)")
 # hex changes with every restart, so strip it to group one container's runs.
 _ECS_SUFFIX = re.compile(r"-[0-9a-f]{8,}$")
 RESTART_LOOP_MIN: Final = 3
+# nvidia-smi -q -x prints about 10 KiB per GPU (well under 1 MiB for 8 GPUs
+# with MIG); the section comes from a host or a file we do not trust, so no
+# more than this is ever decompressed (a gzip bomb stops here, not in memory).
+MAX_NVIDIA_SMI_XML: Final = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -158,6 +162,33 @@ def parse_nvidia_smi_xml(xml_text: str) -> NvidiaSmi:
     )
 
 
+def gunzip_bounded(data: bytes, limit: int) -> bytes:
+    """Every gzip member of ``data``, decompressed; ProbeParseError past ``limit`` bytes.
+
+    Incremental (zlib's max_length), so at most ``limit`` + 1 bytes are ever held,
+    however far the data would expand.
+    """
+    out = bytearray()
+    rest = data
+    while rest:
+        d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        chunk = rest
+        while chunk and not d.eof:
+            # max_length >= 1 here (0 would mean unlimited).
+            out += d.decompress(chunk, limit + 1 - len(out))
+            if len(out) > limit:
+                raise ProbeParseError(
+                    f"the nvidia_smi section decompresses to more than {limit // 2**20} MiB "
+                    "(nvidia-smi -q -x prints well under 1 MiB): not the probe's output"
+                )
+            chunk = d.unconsumed_tail
+        if not d.eof:
+            raise ProbeParseError("the nvidia_smi section is cut short (gzip data ends early)")
+        # gzip(1) writes one member; cat of several is still one valid stream.
+        rest = d.unused_data
+    return bytes(out)
+
+
 def decode_nvidia_smi_section(text: str) -> str:
     """The XML of the ``nvidia_smi`` section (the probe gzip+base64-encodes it)."""
     lines = text.strip().splitlines()
@@ -166,8 +197,9 @@ def decode_nvidia_smi_section(text: str) -> str:
     head, body = lines[0].strip(), "\n".join(lines[1:]).strip()
     if head == "encoding: gzip+base64":
         try:
-            return gzip.decompress(base64.b64decode(body, validate=False)).decode("utf-8")
-        except (binascii.Error, OSError, EOFError, UnicodeDecodeError) as e:
+            raw = gunzip_bounded(base64.b64decode(body, validate=False), MAX_NVIDIA_SMI_XML)
+            return raw.decode("utf-8")
+        except (binascii.Error, zlib.error, UnicodeDecodeError) as e:
             raise ProbeParseError(f"the nvidia_smi section does not decode: {e}") from None
     if head == "encoding: plain":
         return body

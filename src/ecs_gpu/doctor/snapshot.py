@@ -21,7 +21,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, get_args
 
@@ -152,6 +152,44 @@ def _parse_constant(name: str) -> _Unreadable:
     return _Unreadable(name, "is not a number JSON allows")
 
 
+class _Duplicate:
+    """Marks, inside the object that holds it, a key JSON gave twice (a dict key no JSON has)."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = keys
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
+    # json.loads keeps the last of two equal keys, silently hiding the first
+    # (a second "services" would replace the collected one): mark it, so the
+    # whole file is refused with the key's JSON path.
+    obj: dict[Any, Any] = {}
+    twice: list[str] = []
+    for k, v in pairs:
+        if k in obj and k not in twice:
+            twice.append(k)
+        obj[k] = v
+    if twice:
+        obj[_Duplicate] = _Duplicate(twice)
+    return obj
+
+
+def _duplicate_keys(data: Any) -> list[str]:
+    """The JSON path of every key given twice in its object, found without recursion."""
+    out: list[str] = []
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict):
+            mark = value.pop(_Duplicate, None)
+            if isinstance(mark, _Duplicate):
+                out += [_key(path, k) for k in mark.keys]
+            stack.extend((v, _key(path, str(k))) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
+    return out
+
+
 def _decode(data: bytes, source: str) -> Any:
     try:
         text = data.decode("utf-8-sig")
@@ -162,8 +200,9 @@ def _decode(data: bytes, source: str) -> Any:
             f"0x{data[e.start]:02x}. Fix: {_FIX} (JSON is UTF-8)."
         ) from None
     try:
-        return json.loads(
+        parsed = json.loads(
             text,
+            object_pairs_hook=_object,
             parse_int=_parse_int,
             parse_float=_parse_float,
             parse_constant=_parse_constant,
@@ -175,6 +214,15 @@ def _decode(data: bytes, source: str) -> Any:
             f"{source}: JSON nested too deeply to read (a snapshot nests about "
             f"12 levels, at most {MAX_DEPTH}). Fix: {_FIX}."
         ) from None
+    twice = _duplicate_keys(parsed)
+    if twice:
+        raise _refuse(
+            source,
+            [f"{path} appears twice in its object; JSON keeps only the last" for path in twice],
+            "keep one of each key (merge the two values into one), e.g. one services list "
+            "holding every service",
+        )
+    return parsed
 
 
 def _key(path: str, key: str) -> str:
@@ -277,6 +325,8 @@ class Collection(_Model):
     alarm_names: list[str] | None = None
     metric_queries: list[dict[str, JsonValue]] | None = None
     metric_window: MetricWindow | None = None
+    # What doctor assumed for a snapshot of raw AWS output (doctor/raw.py), one line each.
+    assumed: list[str] = []
 
 
 _JSON_VALUE_TAGS: Final = frozenset({"dict", "list", "str", "int", "float", "bool"})
@@ -456,8 +506,23 @@ def _refuse(source: str, problems: list[str], fix: str) -> BadInputError:
     return BadInputError(f"{source}: {len(problems)} {noun} in the snapshot:\n{lines}\nFix: {fix}.")
 
 
-def validate(data: Any, source: str) -> Snapshot:
-    """``data`` (parsed JSON) as a snapshot, or BadInputError naming each JSON path."""
+def validate(
+    data: Any,
+    source: str,
+    *,
+    cluster: str | None = None,
+    service: str | None = None,
+    now: datetime | None = None,
+) -> Snapshot:
+    """``data`` (parsed JSON) as a snapshot, or BadInputError naming each JSON path.
+
+    Without ``_collection`` it is a snapshot of raw AWS output (doctor/raw.py):
+    a kind may hold its call's whole output, and the target is inferred from
+    the one cluster and service (``cluster``/``service`` choose among several;
+    ``now`` is the collection time assumed, the current time by default).
+    """
+    from ecs_gpu.doctor import raw
+
     if not isinstance(data, dict):
         raise BadInputError(
             f"{source}: a snapshot is a JSON object keyed by kind, got "
@@ -475,24 +540,29 @@ def validate(data: Any, source: str) -> Snapshot:
             f"{source}: unknown snapshot keys {', '.join(map(str, unknown))}. Fix: use only "
             f"{', '.join(KINDS)} (docs/doctor.md)."
         )
-    meta = data.get(COLLECTION_KEY)
-    if not isinstance(meta, dict):
-        what = "is missing" if meta is None else f"is {_json_type(meta)}, not an object"
-        raise BadInputError(
-            f"{source}: {COLLECTION_KEY} {what}; every snapshot says what was collected "
-            f"(version, target, denied calls) there. Fix: {_FIX}."
-        )
-    version = meta.get("version")
-    if version != SNAPSHOT_VERSION or isinstance(version, bool):
-        raise BadInputError(
-            f"{source}: key {COLLECTION_KEY}.version is {_show(version)}; this ecs-gpu reads "
-            f"version {SNAPSHOT_VERSION}. Fix: collect it again with this version."
-        )
     problems: list[str] = []
-    try:
-        Collection.model_validate(meta)
-    except ValidationError as e:
-        problems += _pydantic_problems(e, COLLECTION_KEY)
+    is_raw = COLLECTION_KEY not in data
+    if is_raw:
+        data, problems = raw.unwrap(data)
+    else:
+        meta = data[COLLECTION_KEY]
+        if not isinstance(meta, dict):
+            raise BadInputError(
+                f"{source}: {COLLECTION_KEY} is {_json_type(meta)}, not an object; every "
+                "snapshot ecs-gpu writes says what was collected (version, target, denied "
+                f"calls) there. Fix: {_FIX}, or leave {COLLECTION_KEY} out for a snapshot of "
+                "raw AWS output (docs/doctor.md)."
+            )
+        version = meta.get("version")
+        if version != SNAPSHOT_VERSION or isinstance(version, bool):
+            raise BadInputError(
+                f"{source}: key {COLLECTION_KEY}.version is {_show(version)}; this ecs-gpu reads "
+                f"version {SNAPSHOT_VERSION}. Fix: collect it again with this version."
+            )
+        try:
+            Collection.model_validate(meta)
+        except ValidationError as e:
+            problems += _pydantic_problems(e, COLLECTION_KEY)
     for kind in KINDS:
         if kind in data:
             problems += _kind_problems(kind, data[kind])
@@ -503,15 +573,37 @@ def validate(data: Any, source: str) -> Snapshot:
             "correct these values (docs/doctor.md, 'Snapshot format'), or collect the "
             "snapshot again with `ecs-gpu doctor --save-snapshot`",
         )
-    return data
+    if is_raw:
+        when = now if now is not None else datetime.now(UTC)
+        return raw.infer_collection(data, source, when, cluster=cluster, service=service)
+    _check_choice(data[COLLECTION_KEY], source, cluster=cluster, service=service)
+    checked: Snapshot = data
+    return checked
 
 
-def parse(data: bytes, source: str) -> Snapshot:
-    """A snapshot from the bytes of a file; ``source`` names it in every error."""
-    return validate(_decode(data, source), source)
+def _check_choice(
+    meta: dict[str, Any], source: str, *, cluster: str | None, service: str | None
+) -> None:
+    """--cluster/--service with a collected snapshot: only the target it already names."""
+    target = meta.get("target") or {}
+    for flag, key, given in (("--cluster", "cluster", cluster), ("--service", "service", service)):
+        if given is not None and given != target.get(key):
+            raise BadInputError(
+                f"{source}: {flag} {given}, but the snapshot was collected for {key} "
+                f"{target.get(key)} ({COLLECTION_KEY}.target.{key}). Fix: drop {flag}; it "
+                f"chooses a target only in a snapshot of raw AWS output (no {COLLECTION_KEY})."
+            )
 
 
-def load(path: Path | str) -> Snapshot:
+def parse(data: bytes, source: str, **choice: Any) -> Snapshot:
+    """A snapshot from the bytes of a file; ``source`` names it in every error.
+
+    ``choice``: :func:`validate`'s cluster, service and now.
+    """
+    return validate(_decode(data, source), source, **choice)
+
+
+def load(path: Path | str, **choice: Any) -> Snapshot:
     """Read and validate a snapshot file; anything that is not one is bad input (exit 2)."""
     p = Path(path)
     try:
@@ -523,7 +615,7 @@ def load(path: Path | str) -> Snapshot:
         data = p.read_bytes()
     except OSError as e:
         raise BadInputError(f"{p}: cannot read the snapshot ({e.strerror}). Fix: {_FIX}.") from None
-    return parse(data, str(p))
+    return parse(data, str(p), **choice)
 
 
 def _json_default(obj: object) -> str:

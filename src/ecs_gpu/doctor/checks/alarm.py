@@ -10,6 +10,7 @@ from ecs_gpu.doctor.checks.common import (
     demand_names,
     policy_alarms,
     reads_demand_metric,
+    reads_gpu_metric,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
@@ -58,6 +59,39 @@ def _no_data_evidence(a: dict[str, Any]) -> list[Evidence]:
     ]
 
 
+def _missing_policy_alarms(s: Snapshot, c: Check) -> list[Finding]:
+    """A GPU or concurrency target-tracking policy names an alarm DescribeAlarms did not return.
+
+    Absent is not "has data": without its alarms target tracking never acts.
+    """
+    out = []
+    collected = {a.get("AlarmName") for a in s["alarms"]}
+    for p in s.get("scaling_policies", []):
+        if p.get("PolicyType", "TargetTrackingScaling") != "TargetTrackingScaling":
+            continue  # the fast path's step policy: SCL005
+        if not (reads_gpu_metric(p) or reads_demand_metric(p)):
+            continue
+        names = [a["AlarmName"] for a in p.get("Alarms", []) if a.get("AlarmName")]
+        gone = [n for n in names if n not in collected]
+        if gone:
+            pname = p.get("PolicyName", "?")
+            out.append(
+                c.finding(
+                    [
+                        Evidence("scaling_policies", pname, "Alarms[].AlarmName", names),
+                        Evidence("alarms", gone[0], "AlarmName", None),
+                    ],
+                    f"The target-tracking policy {pname} acts through the alarms "
+                    f"{', '.join(gone)}, which DescribeAlarms did not return (deleted by "
+                    "hand?): without them the policy never changes the task count. Redeploy "
+                    "with `ecs-gpu deploy` (Application Auto Scaling recreates them with the "
+                    "policy).",
+                    title="The scaling policy's alarm does not exist",
+                )
+            )
+    return out
+
+
 @check(
     "MET002",
     link="alarm",
@@ -69,7 +103,7 @@ def _no_data_evidence(a: dict[str, Any]) -> list[Evidence]:
 )
 def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
     missing_alarm = collection_target(s).get("missing_metric_alarm")
-    out = [
+    out = _missing_policy_alarms(s, c) + [
         c.finding(
             _no_data_evidence(a),
             "Target tracking does nothing while its alarm has no data: the GPU series is not "

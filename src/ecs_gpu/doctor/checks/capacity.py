@@ -34,11 +34,101 @@ def _cp_managed_scaling(s: Snapshot, c: Check) -> list[Finding]:
         for g in s.get("auto_scaling_groups", [])
         if "AutoScalingGroupARN" in g
     }
-    for cp in s["capacity_providers"]:
-        prov = cp.get("autoScalingGroupProvider")
-        if not prov:
-            continue
+    usable = [
+        cp
+        for cp in s["capacity_providers"]
+        if cp.get("autoScalingGroupProvider") and cp.get("status", "ACTIVE") == "ACTIVE"
+    ]
+    # The providers the service places on (its strategy, else the spec's name);
+    # AWS's own Fargate providers have no group and are never ours.
+    wanted = [
+        st.get("capacityProvider")
+        for svc in s.get("services", [])
+        for st in svc.get("capacityProviderStrategy", [])
+    ] + [collection_target(s).get("capacity_provider")]
+    wanted = [n for n in dict.fromkeys(wanted) if n and n not in ("FARGATE", "FARGATE_SPOT")]
+    if not usable:
+        # Nothing launches an instance: the check's subject is absent, not healthy.
+        return [
+            c.finding(
+                [
+                    Evidence(
+                        "capacity_providers",
+                        "*",
+                        "name/status/autoScalingGroupProvider",
+                        [
+                            f"{cp.get('name')} ({cp.get('status')}"
+                            + (
+                                ", no Auto Scaling group)"
+                                if not cp.get("autoScalingGroupProvider")
+                                else ")"
+                            )
+                            for cp in s["capacity_providers"]
+                        ]
+                        or "none",
+                    ),
+                    Evidence(
+                        "clusters",
+                        collection_target(s).get("cluster") or "?",
+                        "capacityProviders",
+                        [
+                            n
+                            for cl in s.get("clusters", [])
+                            for n in cl.get("capacityProviders", [])
+                        ],
+                    ),
+                ],
+                "The cluster has no ACTIVE capacity provider with an Auto Scaling group"
+                + (f" (the service asks for {', '.join(wanted)})" if wanted else "")
+                + ": nothing adds a GPU instance when a task cannot be placed, and the "
+                "service's capacity is whatever runs today. Deploy the spec (`ecs-gpu deploy` "
+                "creates the provider, attaches it to the cluster and puts it in the service's "
+                "strategy).",
+                title="No capacity provider grows the fleet",
+            )
+        ]
+    names = {cp.get("name") for cp in usable}
+    for missing in (n for n in wanted if n not in names):
+        out.append(
+            c.finding(
+                [Evidence("capacity_providers", missing, "name", None)],
+                f"The service places its tasks with the capacity provider {missing}, which "
+                "DescribeCapacityProviders did not return ACTIVE (deleted, being deleted, or "
+                "never created): its tasks cannot be placed through it. Redeploy with "
+                "`ecs-gpu deploy`.",
+                title="The service's capacity provider does not exist",
+            )
+        )
+    for cp in usable:
+        prov = cp["autoScalingGroupProvider"]
         name = cp.get("name", "?")
+        group_arn = prov.get("autoScalingGroupArn", "")
+        if "auto_scaling_groups" in s and group_arn and group_arn not in asgs:
+            # By name too: an ARN written with another group id is still the same group.
+            group = group_arn.split("autoScalingGroupName/", 1)[-1]
+            if not any(g.get("AutoScalingGroupName") == group for g in s["auto_scaling_groups"]):
+                out.append(
+                    c.finding(
+                        [
+                            Evidence(
+                                "capacity_providers",
+                                name,
+                                "autoScalingGroupProvider.autoScalingGroupArn",
+                                group_arn,
+                            ),
+                            Evidence(
+                                "auto_scaling_groups",
+                                group,
+                                "AutoScalingGroupName",
+                                [g.get("AutoScalingGroupName") for g in s["auto_scaling_groups"]],
+                            ),
+                        ],
+                        f"The capacity provider {name} scales the Auto Scaling group {group}, "
+                        "which DescribeAutoScalingGroups did not return: it was deleted, so "
+                        "the provider can launch nothing. Redeploy with `ecs-gpu deploy`.",
+                        title="The capacity provider's Auto Scaling group does not exist",
+                    )
+                )
         ms = prov.get("managedScaling", {})
         if ms.get("status") != "ENABLED":
             out.append(

@@ -22,8 +22,16 @@ def short_name(arn: str) -> str:
 
 
 def parse_time(value: Any) -> datetime | None:
-    """An API timestamp as an aware datetime (naive ones are UTC), or None."""
+    """An API timestamp as an aware datetime (naive ones are UTC), or None.
+
+    Epoch seconds too: AWS CLI v1 prints timestamps as the API sends them.
+    """
     when = value if isinstance(value, datetime) else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
     if isinstance(value, str):
         try:
             when = datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -63,7 +71,14 @@ def active_instances(s: Snapshot) -> list[dict[str, Any]]:
 
 
 def service_items(s: Snapshot) -> list[dict[str, Any]]:
+    """The service's items; Unknown when there is none (SVC000 reports that).
+
+    A check over no service has nothing to decide: "ok" would say a service
+    that does not exist is healthy.
+    """
     services: list[dict[str, Any]] = s["services"]
+    if not services:
+        raise Unknown("services holds no service (SVC000: the service does not exist)")
     return services
 
 

@@ -27,6 +27,9 @@ from ecs_gpu.infra.host import validate_agent_config
     doc="The SSM command did not succeed on an instance.",
 )
 def _probe_ran(s: Snapshot, c: Check) -> list[Finding]:
+    if not s["host_probes"]:
+        # No instance was probed: "the probe ran everywhere" would be about nothing.
+        raise Unknown("host_probes is empty: no instance was probed (ECS001 says whether any runs)")
     return [
         c.finding(
             [

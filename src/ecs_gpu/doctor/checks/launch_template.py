@@ -53,9 +53,37 @@ def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
         spec = g.get("LaunchTemplate") or g.get("MixedInstancesPolicy", {}).get(
             "LaunchTemplate", {}
         ).get("LaunchTemplateSpecification")
-        if not spec or spec.get("LaunchTemplateId") not in resolved:
+        if not spec or not spec.get("LaunchTemplateId"):
             continue
         lt = spec["LaunchTemplateId"]
+        if lt not in resolved:
+            # Collected, and no version of it: the template is gone, and with it
+            # every launch (absent is not "no instance runs an old version").
+            out.append(
+                c.finding(
+                    [
+                        Evidence(
+                            "auto_scaling_groups",
+                            g.get("AutoScalingGroupName", "?"),
+                            "LaunchTemplate.LaunchTemplateId",
+                            lt,
+                        ),
+                        Evidence(
+                            "launch_template_versions",
+                            lt,
+                            "LaunchTemplateId",
+                            sorted(resolved) or "none",
+                        ),
+                    ],
+                    f"The group launches from the launch template {lt}, of which "
+                    "DescribeLaunchTemplateVersions returned no version: it was deleted, so "
+                    "every launch fails (ASG001 shows the failed activity). Redeploy with "
+                    "`ecs-gpu deploy`, which creates it again.",
+                    title="The group's launch template does not exist",
+                    severity="error",
+                )
+            )
+            continue
         want_raw = str(spec.get("Version", "$Default"))
         want = resolved[lt].get(want_raw) if want_raw.startswith("$") else int(want_raw)
         if want is None:

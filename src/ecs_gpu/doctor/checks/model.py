@@ -86,6 +86,8 @@ class Report:
     results: list[CheckResult] = field(default_factory=list)
     missing_permissions: list[dict[str, Any]] = field(default_factory=list)
     collection_errors: list[dict[str, Any]] = field(default_factory=list)
+    # What doctor assumed for a snapshot of raw AWS output (_collection.assumed).
+    assumed: list[str] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -119,4 +121,5 @@ class Report:
             "ok": [r.check.id for r in self.results if r.status == "ok"],
             "missing_permissions": self.missing_permissions,
             "collection_errors": self.collection_errors,
+            "assumed": self.assumed,
         }

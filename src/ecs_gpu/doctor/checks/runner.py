@@ -48,4 +48,5 @@ def run_checks(snapshot: Snapshot, checks: Iterable[Check]) -> Report:
         results=[run_check(c, snapshot) for c in checks],
         missing_permissions=list(meta.get("denied", [])),
         collection_errors=list(meta.get("errors", [])),
+        assumed=list(meta.get("assumed", [])),
     )

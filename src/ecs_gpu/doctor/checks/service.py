@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from ecs_gpu.doctor.checks.common import (
     NEVER,
@@ -17,6 +17,85 @@ from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import Snapshot
 
 _UNABLE = "unable to place a task"
+
+
+def _short_cluster(svc: dict[str, Any]) -> str | None:
+    arn = svc.get("clusterArn")
+    return short_name(arn) if isinstance(arn, str) else None
+
+
+@check(
+    "SVC000",
+    link="service",
+    severity="error",
+    title="The service does not exist",
+    requires=("services",),
+    doc="No ACTIVE service of the target's name (services is empty, holds another service, "
+    "or the service is DRAINING/INACTIVE: being deleted or deleted), or the cluster is not "
+    "among the ACTIVE clusters collected.",
+)
+def _service_exists(s: Snapshot, c: Check) -> list[Finding]:
+    target = collection_target(s)
+    want_svc, want_cluster = target.get("service"), target.get("cluster")
+    out = []
+    if "clusters" in s:
+        active = [
+            cl.get("clusterName")
+            for cl in s["clusters"]
+            if cl.get("status", "ACTIVE") == "ACTIVE"
+            and (want_cluster is None or cl.get("clusterName") == want_cluster)
+        ]
+        if not active:
+            out.append(
+                c.finding(
+                    [
+                        Evidence(
+                            "clusters",
+                            want_cluster or "?",
+                            "clusterName/status",
+                            {cl.get("clusterName"): cl.get("status") for cl in s["clusters"]}
+                            or "none",
+                        )
+                    ],
+                    f"The cluster {want_cluster or ''} is not among the ACTIVE clusters "
+                    "collected: it was deleted, or the snapshot is of another cluster. Check "
+                    "the cluster name (the spec's [service] name, --cluster) and the region, "
+                    "or deploy it with `ecs-gpu deploy`.",
+                    title="The cluster does not exist",
+                )
+            )
+    named = [
+        svc
+        for svc in s["services"]
+        if (want_svc is None or svc.get("serviceName") == want_svc)
+        and (want_cluster is None or _short_cluster(svc) in (None, want_cluster))
+    ]
+    if any(svc.get("status", "ACTIVE") == "ACTIVE" for svc in named):
+        return out
+    found = {
+        f"{_short_cluster(svc) or '?'}/{svc.get('serviceName', '?')}": svc.get("status")
+        for svc in s["services"]
+    }
+    if named:
+        status = named[0].get("status")
+        why = (
+            f"its status is {status}: "
+            + ("it is being deleted" if status == "DRAINING" else "it was deleted")
+            + ", so no task of it runs or starts"
+        )
+    elif s["services"]:
+        why = "the snapshot holds only other services"
+    else:
+        why = "services is empty: DescribeServices found no such service"
+    out.append(
+        c.finding(
+            [Evidence("services", want_svc or "?", "serviceName/status", found or "none")],
+            f"The service {want_svc or ''} does not exist in cluster {want_cluster or '?'} "
+            f"({why}). Check the service name (the spec's [service] name, --service) and the "
+            "region, or deploy it with `ecs-gpu deploy`.",
+        )
+    )
+    return out
 
 
 _STEADY = "has reached a steady state"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from ecs_gpu.doctor.checks.common import (
+    collection_target,
     parse_time,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
@@ -21,6 +22,20 @@ from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
     doc="The stack is DELETE_IN_PROGRESS/DELETE_FAILED and ASG instances are scale-in protected.",
 )
 def _stack_delete_stuck(s: Snapshot, c: Check) -> list[Finding]:
+    name = collection_target(s).get("stack")
+    if not s["stacks"] and name:
+        # DescribeStacks found none: "no delete is stuck" would be about no stack at all.
+        return [
+            c.finding(
+                [Evidence("stacks", name, "StackStatus", "does not exist")],
+                f"The stack {name} does not exist, yet its cluster and service do: they were "
+                "deployed as another stack (pass that name with --stack, as to `ecs-gpu "
+                "deploy --stack`), or the stack was deleted and left them behind (delete them "
+                "by hand, or deploy the stack again).",
+                title="The stack does not exist",
+                severity="warning",
+            )
+        ]
     out = []
     for st in s["stacks"]:
         status = st.get("StackStatus", "")
