@@ -272,6 +272,35 @@ def test_missing_required_key(section: str, key: str) -> None:
     assert f"Fix: add `{key} = ...` under [{section}]" in line
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "expect"),
+    [
+        ("gpus_per_task", 0, "service.gpus_per_task = 0: Input should be greater than or equal"),
+        ("gpus_per_task", "1", "service.gpus_per_task = '1': Input should be a valid integer"),
+    ],
+)
+def test_a_bad_gpu_count_is_reported_alone(key: str, value: object, expect: str) -> None:
+    # cpu_units/memory_mib default from the instance: unset, they are not "required".
+    line = one_problem(with_("service", cpu_units=..., memory_mib=..., **{key: value}), "service")
+    assert expect in line
+
+
+@pytest.mark.parametrize("itype", ["g5.xlarge2", "g9.xlarge", "G5.XLARGE", "m5.large"])
+def test_a_bad_instance_type_is_reported_alone(itype: str) -> None:
+    text = with_("service", cpu_units=..., memory_mib=...)
+    doc = tomllib.loads(text)
+    doc["capacity"]["instance_type"] = itype
+    line = one_problem(dumps(doc), "capacity.instance_type", repr(itype))
+    assert "Field required" not in line
+
+
+def test_missing_capacity_is_reported_alone_when_task_size_is_derived() -> None:
+    doc = copy.deepcopy(FULL)
+    del doc["capacity"]
+    del doc["service"]["cpu_units"], doc["service"]["memory_mib"]
+    one_problem(dumps(doc), "capacity")
+
+
 def test_unknown_key_suggests_the_nearest() -> None:
     line = one_problem(with_("service", gpu_per_task=1), "service.gpu_per_task", "1")
     assert "did you mean 'gpus_per_task'?" in line
@@ -1340,6 +1369,8 @@ RULE_CASES: dict[str, str] = {
     "_fast_path_needs_concurrency": with_("scaling", fast_scale_out=True),
     "_guard_needs_concurrency": with_("scaling", gpu_guard=True),
     "_shm_fits_memory": with_("service", shared_memory_mib=9217),
+    # 128 units are the sidecar's, leaving the server none.
+    "_sidecar_room": edited(CONC, service={"cpu_units": 128}),
     "_secret_not_also_plain": with_(
         "service",
         secrets={"HF_HOME": "arn:aws:ssm:us-east-1:123456789012:parameter/hf-home"},

@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from ecs_gpu import catalog
+from ecs_gpu import catalog, demand_metric
 from ecs_gpu.errors import BadInputError, SpecError
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
@@ -636,10 +636,20 @@ def _suggest(loc: tuple[int | str, ...]) -> str:
     return f"{hint}; known keys here: {', '.join(known)}"
 
 
+# Keys Spec fills in from the instance (_default_task_size). They are missing
+# only when the instance type or gpus_per_task is itself wrong, which has its
+# own error: "Field required" beside it would send the user the wrong way.
+_DERIVED_KEYS = {("service", "cpu_units"), ("service", "memory_mib")}
+
+
 def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> list[str]:
     problems = []
-    for e in err.errors(include_url=False):
+    errors = err.errors(include_url=False)
+    other = any(tuple(e["loc"]) not in _DERIVED_KEYS for e in errors)
+    for e in errors:
         loc = tuple(e["loc"])
+        if e["type"] == "missing" and loc in _DERIVED_KEYS and other:
+            continue
         key = _key(loc)
         found, value = _lookup(data, loc)
         shown = ""
@@ -984,6 +994,47 @@ def _shm_fits_memory(spec: Spec) -> Iterator[Problem]:
             f"server needs at least a quarter of it and {SHM_PROCESS_MIN_MIB} MiB for itself",
             fix,
         )
+
+
+# ECS's task-size minimums also hold for what the demand sidecar leaves the server.
+MIN_SERVER_CPU_UNITS = 128
+MIN_SERVER_MEMORY_MIB = 128
+
+
+def server_share(svc: ServiceSpec) -> tuple[int, int]:
+    """(cpu units, MiB) the server container keeps: the task less the demand sidecar."""
+    if svc.metrics is None:
+        return svc.cpu_units, svc.memory_mib
+    return (
+        svc.cpu_units - demand_metric.SIDECAR_CPU_UNITS,
+        svc.memory_mib - demand_metric.SIDECAR_MEMORY_MIB,
+    )
+
+
+@_rule
+def _sidecar_room(spec: Spec) -> Iterator[Problem]:
+    svc = spec.service
+    if svc.metrics is None:
+        return
+    cpu, memory = server_share(svc)
+    # /dev/shm pages count against the server's memory (_shm_fits_memory checks the task's).
+    floor = max(MIN_SERVER_MEMORY_MIB, svc.shm_mib or 0)
+    if cpu >= MIN_SERVER_CPU_UNITS and memory >= floor:
+        return
+    key, value = ("service.cpu_units", svc.cpu_units)
+    if cpu >= MIN_SERVER_CPU_UNITS:
+        key, value = ("service.memory_mib", svc.memory_mib)
+    yield Problem(
+        key,
+        value,
+        f"[service.metrics] adds a sidecar of {demand_metric.SIDECAR_CPU_UNITS} CPU units and "
+        f"{demand_metric.SIDECAR_MEMORY_MIB} MiB, leaving the server {cpu} units and {memory} "
+        f"MiB of the task's {svc.cpu_units} units and {svc.memory_mib} MiB (it needs at least "
+        f"{MIN_SERVER_CPU_UNITS} units and {floor} MiB)",
+        f"raise cpu_units to at least {MIN_SERVER_CPU_UNITS + demand_metric.SIDECAR_CPU_UNITS} "
+        f"and memory_mib to at least {floor + demand_metric.SIDECAR_MEMORY_MIB}, or leave both "
+        "out to get the task's share of the instance",
+    )
 
 
 @_rule
