@@ -849,7 +849,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_directory_instead_of_file(tmp_path: Path) -> None:
-    with pytest.raises(BadInputError, match="is a directory") as exc:
+    with pytest.raises(BadInputError, match=r"SPEC .*: is a folder, not a spec file") as exc:
         load_spec(tmp_path)
     assert "Fix:" in exc.value.message
 
@@ -862,10 +862,15 @@ def test_nul_in_path() -> None:
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "latin1.toml"
     path.write_bytes(MINIMAL.replace('"nginx"', '"ngi\xf1x"').encode("latin-1"))
-    with pytest.raises(SpecError) as exc:
+    with pytest.raises(BadInputError) as exc:
         load_spec(path)
-    assert exc.value.problems[0].startswith(f"{path}: byte ")
-    assert "Fix: save the spec as UTF-8" in exc.value.problems[0]
+    assert exc.value.exit_code == EXIT_BAD_INPUT
+    at = MINIMAL.index("ngi") + 3
+    line = MINIMAL[:at].count("\n") + 1
+    assert exc.value.message.startswith(
+        f"SPEC {path}: not UTF-8 text: byte {at} (line {line}) is 0xf1. "
+    )
+    assert "Fix: save the spec as UTF-8" in exc.value.message
 
 
 def test_invalid_toml_names_the_line(tmp_path: Path) -> None:

@@ -27,7 +27,8 @@ from pydantic import (
 )
 
 from ecs_gpu import catalog, demand_metric
-from ecs_gpu.errors import BadInputError, SpecError
+from ecs_gpu.errors import SpecError
+from ecs_gpu.inputs import read_text
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -1371,8 +1372,28 @@ def spec_warnings(spec: Spec, path: str = "spec") -> list[str]:
     return [p.format(path) for note in NOTES for p in note(spec)]
 
 
+# A spec is a few kilobytes; ECS takes at most 64 KiB of container definitions.
+MAX_SPEC_BYTES = 1024 * 1024
+
+
 def parse_spec(text: str, path: str = "spec") -> Spec:
     """Parse and validate spec text; ``path`` names the source in errors."""
+    try:
+        return _parse_spec(text, path)
+    except RecursionError:
+        # tomllib (and reporting on the value) recurse once per nesting level.
+        raise SpecError(
+            path,
+            [
+                f"{path}: arrays or inline tables nested too deeply to read (a spec nests "
+                "a few levels). Fix: write the values flat, as docs/spec.md shows."
+            ],
+        ) from None
+
+
+def _parse_spec(text: str, path: str) -> Spec:
+    # A byte-order mark is no part of the text (editors on Windows write one).
+    text = text.removeprefix("\ufeff")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -1396,25 +1417,12 @@ def parse_spec(text: str, path: str = "spec") -> Spec:
 
 
 def load_spec(path: str | Path) -> Spec:
-    """Read and validate the spec file at ``path``."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise BadInputError(f"{p}: no such spec file. Fix: check the path.") from None
-    except IsADirectoryError:
-        raise BadInputError(
-            f"{p}: is a directory, not a spec file. Fix: pass the path of the .toml spec."
-        ) from None
-    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
-        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise BadInputError(
-            f"{p}: cannot read the spec: {why}. Fix: check the path and its permissions."
-        ) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SpecError(
-            str(p), [f"{p}: byte {e.start} is not UTF-8. Fix: save the spec as UTF-8 text."]
-        ) from None
-    return parse_spec(text, str(p))
+    """Read and validate the spec file at ``path`` (SPEC on the command line)."""
+    text = read_text(
+        path,
+        option="SPEC",
+        kind="spec",
+        limit=MAX_SPEC_BYTES,
+        fix="pass the TOML spec (docs/spec.md): a spec is a few kilobytes",
+    )
+    return parse_spec(text, str(path))
