@@ -325,7 +325,7 @@ def test_section_that_is_not_a_table() -> None:
     ("section", "key", "value", "fix"),
     [
         ("service", "cpu_units", "3072", "whole number without quotes"),
-        ("service", "cpu_units", 3072.0, "whole number without quotes"),
+        ("service", "cpu_units", 3072.0, "without a decimal point or exponent"),
         ("service", "cpu_units", True, "whole number without quotes"),
         ("scaling", "gpu_target_percent", "70", "number without quotes"),
         ("service", "image", 7, "quoted string"),
@@ -759,7 +759,7 @@ def test_tied_resources_are_all_named() -> None:
 
 def test_huge_max_tasks_does_not_overflow() -> None:
     line = one_problem(with_("scaling", max_tasks=10**400), "scaling.max_tasks")
-    assert "raise capacity.max_instances to" in line
+    assert "is larger than 2,147,483,647" in line
 
 
 def test_min_tasks_must_be_reachable() -> None:
@@ -1376,6 +1376,18 @@ RULE_CASES: dict[str, str] = {
     "_shm_fits_memory": with_("service", shared_memory_mib=9217),
     # 128 units are the sidecar's, leaving the server none.
     "_sidecar_room": edited(CONC, service={"cpu_units": 128}),
+    # 500 GiB of weights on one A10G (22,888 MiB usable).
+    "_model_fits_gpu_memory": with_("service", model_size_gib=500.0),
+    # 200 GiB of weights on the smallest root volume.
+    "_root_volume_holds_the_model": edited(
+        FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 30}
+    ),
+    "_ingress_rules_quota": with_(
+        "load_balancer", ingress_cidrs=[f"10.0.{i}.0/24" for i in range(61)]
+    ),
+    "_control_characters": with_("service", environment={"A": "x\0y"}),
+    # 70 KB of environment: over ECS's 64 KiB task definition.
+    "_task_definition_size": with_("service", environment={"BIG": "x" * 70_000}),
     "_secret_not_also_plain": with_(
         "service",
         secrets={"HF_HOME": "arn:aws:ssm:us-east-1:123456789012:parameter/hf-home"},
@@ -1841,3 +1853,141 @@ def test_trailing_newline_in_a_pattern_key_is_refused(loc: str, good: str) -> No
 def test_trailing_newline_in_a_secret_arn_is_refused() -> None:
     line = one_problem(with_("service", secrets={"HF_TOKEN": _SSM + "\n"}), "service.secrets")
     assert "service.secrets.HF_TOKEN" in line
+
+
+# --- specs that can never work (the first hour) ---------------------------------------
+
+
+def _int_keys() -> list[str]:
+    """Every integer key of every table (the int32 bound applies to each)."""
+    out = []
+    for table, model in TABLES.items():
+        for key, field in model.model_fields.items():
+            if int in (field.annotation, *_flat_args(field.annotation)):
+                out.append(f"{table}.{key}")
+    return out
+
+
+def _flat_args(annotation: Any) -> list[Any]:
+    from typing import get_args
+
+    out: list[Any] = []
+    for a in get_args(annotation):
+        out += [a, *_flat_args(a)]
+    return out
+
+
+def test_int_keys_are_found() -> None:
+    keys = _int_keys()
+    assert {"capacity.max_instances", "scaling.max_tasks", "capacity.warm_pool.min_size"} <= set(
+        keys
+    )
+    assert "load_balancer.request_count_target" in keys and len(keys) >= 15
+
+
+@pytest.mark.parametrize(
+    "loc", [k for k in _int_keys() if k != "load_balancer.request_count_target"]
+)
+def test_every_integer_key_is_bounded_by_int32(loc: str) -> None:
+    # 3,000,000,000 passes every ge bound, and AWS's integer fields are 32-bit.
+    found = problems(with_at(loc, 3_000_000_000))
+    line = next(line for line in found if line.startswith(f"{PATH}: {loc} = 3000000000: "))
+    # Keys with a bound of their own (ports, percentages, gp3 sizes) report that one.
+    own = re.search(r"less than or equal to (\d+)", line)
+    assert ("larger than 2,147,483,647" in line and "32-bit" in line) or (
+        own is not None and int(own[1]) <= 2**31 - 1
+    ), line
+
+
+def test_int32_itself_passes_the_bound() -> None:
+    # The bound is AWS's, not lower: 2**31 - 1 is refused only by the rules that span keys.
+    found = problems(with_("scaling", max_tasks=2**31 - 1))
+    assert not any("32-bit" in line for line in found), found
+
+
+def test_a_float_in_an_integer_key_says_so() -> None:
+    line = one_problem(with_("capacity", max_instances=3e9), "capacity.max_instances")
+    assert "without a decimal point or exponent" in line
+
+
+def test_request_count_target_is_bounded_by_target_value() -> None:
+    line = one_problem(
+        with_("load_balancer", request_count_target=10**120), "load_balancer.request_count_target"
+    )
+    assert "above 2^360, the largest TargetValue" in line
+    ok = parse_spec(with_("load_balancer", request_count_target=2**360), PATH)
+    assert ok.load_balancer is not None and ok.load_balancer.request_count_target == 2**360
+    one_problem(with_("load_balancer", request_count_target=1e120), "load_balancer")
+
+
+def test_a_model_larger_than_the_gpus_is_refused_with_the_numbers() -> None:
+    line = one_problem(with_("service", model_size_gib=500.0), "service.model_size_gib", "500.0")
+    assert "1 x NVIDIA A10G has 22888 MiB" in line and "21864 MiB left" in line
+    assert "quantized model of at most 21.4 GiB" in line
+    # 21 GiB of weights fit: 21,504 MiB <= 22,888 - 1,024.
+    assert parse_spec(with_("service", model_size_gib=21.0), PATH).service.model_size_gib == 21.0
+
+
+def test_a_model_that_needs_more_gpus_says_how_many() -> None:
+    text = edited(
+        FULL,
+        service={"model_size_gib": 60.0, "cpu_units": ..., "memory_mib": ...},
+        capacity={"instance_type": "g5.12xlarge"},
+    )
+    line = next(line for line in problems(text) if "model_size_gib" in line)
+    assert "give the task 3 GPUs (gpus_per_task)" in line
+
+
+def test_root_volume_must_hold_os_image_and_each_tasks_model() -> None:
+    text = edited(FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 30})
+    line = one_problem(text, "capacity.root_volume_gib", "30")
+    # 30 (OS) + 20 (image) + 20 x 1 task per instance.
+    assert "70 GiB at least" in line and "Fix: set root_volume_gib to at least 70" in line
+    ok = edited(FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 70})
+    assert parse_spec(ok, PATH).capacity.root_volume_gib == 70
+    # Four one-GPU tasks on a g5.12xlarge download the model four times.
+    four = edited(
+        FULL,
+        service={"model_size_gib": 20.0, "cpu_units": ..., "memory_mib": ...},
+        capacity={"instance_type": "g5.12xlarge", "root_volume_gib": 100},
+    )
+    assert any("130 GiB at least" in line for line in problems(four))
+
+
+def test_ingress_cidrs_fit_the_security_group_quota() -> None:
+    cidrs = [f"10.0.{i}.0/24" for i in range(60)]
+    line = one_problem(with_("load_balancer", ingress_cidrs=cidrs), "load_balancer.ingress_cidrs")
+    assert "'60 CIDRs'" in line and "at most 60 inbound rules" in line
+    assert "list at most 59" in line
+    ok = parse_spec(with_("load_balancer", ingress_cidrs=cidrs[:59]), PATH)
+    assert ok.load_balancer is not None and len(ok.load_balancer.ingress_cidrs or []) == 59
+
+
+@pytest.mark.parametrize("char", ["\0", "\r", "\x1b", "\x7f", "\x85"])
+@pytest.mark.parametrize("where", ["environment", "command"])
+def test_control_characters_are_refused_in_environment_and_command(char: str, where: str) -> None:
+    value = f"a{char}b"
+    if where == "environment":
+        key, text = "service.environment.MODEL", with_("service", environment={"MODEL": value})
+    else:
+        key, text = "service.command[1]", with_("service", command=["--model", value])
+    line = one_problem(text, key)
+    assert f"U+{ord(char):04X} at character 1" in line
+
+
+def test_tabs_and_newlines_are_allowed() -> None:
+    spec = parse_spec(with_("service", command=["-c", "a\tb\nc"], environment={"A": "x\ty"}), PATH)
+    assert spec.service.command == ["-c", "a\tb\nc"]
+
+
+def test_task_definition_size_is_estimated_against_64_kib() -> None:
+    from ecs_gpu.spec import TASK_DEFINITION_MAX_BYTES, task_definition_bytes
+
+    line = one_problem(with_("service", environment={"BIG": "x" * 70_000}), "service.environment")
+    assert "about 76," in line and "at most 65,536 (64 KiB" in line
+    small = parse_spec(dumps(FULL), PATH)
+    assert task_definition_bytes(small.service) < TASK_DEFINITION_MAX_BYTES // 8
+    # The sidecar's script counts: the concurrency baseline is larger by its base64.
+    assert task_definition_bytes(parse_spec(dumps(CONC), PATH).service) > task_definition_bytes(
+        small.service
+    )

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import json
+import math
 import re
 import tomllib
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -46,6 +50,15 @@ class RuleError(ValueError):
         self.fix = fix
 
 
+# The largest integer the AWS APIs' "integer" shapes take (botocore: Smithy int32).
+INT32_MAX = 2**31 - 1
+# Integer keys that reach a double field instead (TargetValue), with their own bound.
+NOT_INT32_KEYS = frozenset({"request_count_target"})
+# TargetTrackingScalingPolicyConfiguration.TargetValue: "Values must be in the range
+# of -2^360 to 2^360" (botocore 1.44 application-autoscaling 2016-02-06 model).
+TARGET_VALUE_MAX = 2**360
+
+
 class _Section(BaseModel):
     # allow_inf_nan=False: TOML has nan and inf literals, and either would
     # pass a `gt=0` or reach the simulator as a rate. Every float key also has
@@ -58,6 +71,22 @@ class _Section(BaseModel):
     def _no_negative_zero(cls, v: Any) -> Any:
         # TOML's -0.0 passes ge=0 and would print as "-0" in reports.
         return 0.0 if isinstance(v, float) and v == 0 else v
+
+    @field_validator("*")
+    @classmethod
+    def _int32(cls, v: Any, info: ValidationInfo) -> Any:
+        # TOML integers are 64-bit and Python's unbounded, but every integer key
+        # ends in an AWS API field of type integer (ASG MaxSize, the scalable
+        # target's MaxCapacity, container Cpu/Memory, the warm pool's sizes):
+        # 32-bit in the botocore models. The template would deploy and fail.
+        # Every integer key has a lower bound of 0 or more, so only the top is checked.
+        if type(v) is int and v > INT32_MAX and info.field_name not in NOT_INT32_KEYS:
+            raise RuleError(
+                f"is larger than {INT32_MAX:,}, the largest value AWS's APIs take here "
+                "(a 32-bit integer)",
+                "write a realistic value",
+            )
+        return v
 
 
 # Secrets Manager secret ARN (with an optional ":json-key:stage:id" tail, as
@@ -376,7 +405,18 @@ class LoadBalancerSpec(_Section):
     # VPC range, or none in a user's VPC, whose range synth does not look up.
     ingress_cidrs: Annotated[list[str], Field(min_length=1)] | None = None
     # Optional third scaling signal: ALBRequestCountPerTarget target value.
+    # Bounded by Application Auto Scaling's TargetValue (TARGET_VALUE_MAX).
     request_count_target: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("request_count_target")
+    @classmethod
+    def _target_value(cls, v: int | None) -> int | None:
+        if v is not None and v > TARGET_VALUE_MAX:
+            raise RuleError(
+                "is above 2^360, the largest TargetValue Application Auto Scaling takes",
+                "write the requests per minute one task should serve, e.g. 100",
+            )
+        return v
 
     @field_validator("ingress_cidrs")
     @classmethod
@@ -670,6 +710,9 @@ def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> l
                 if _key(names[:n]) in _FIX_BY_KEY:
                     fix = _FIX_BY_KEY[_key(names[:n])]
                     break
+        if e["type"] == "int_type" and type(e.get("input")) is float:
+            # 3e9 or 1.0 is a TOML float: quotes are not the problem.
+            fix = "write a whole number without a decimal point or exponent, e.g. 4"
         if e["type"] == "float_type" and type(e.get("input")) is int:
             # A whole number past float range (TOML ints are unbounded): not a quoting problem.
             msg = "is too large to be read as a number"
@@ -995,6 +1038,176 @@ def _shm_fits_memory(spec: Spec) -> Iterator[Problem]:
             f"server needs at least a quarter of it and {SHM_PROCESS_MIN_MIB} MiB for itself",
             fix,
         )
+
+
+# GPU memory a server needs besides the weights, per GPU: the CUDA context, NCCL
+# buffers and activations (vLLM's profiler counts them as "non-torch memory",
+# about 0.5-1 GiB per GPU). The KV cache needs more still, so this refuses
+# only a model that can never load, not one that would run short of cache.
+GPU_OVERHEAD_PER_GPU_MIB = 1024
+
+
+def _weights_room_mib(spec: Spec) -> int:
+    """GPU memory of one task left for the model's weights."""
+    svc, it = spec.service, spec.instance
+    return (it.gpu_memory_mib - GPU_OVERHEAD_PER_GPU_MIB) * svc.gpus_per_task
+
+
+@_rule
+def _model_fits_gpu_memory(spec: Spec) -> Iterator[Problem]:
+    svc, it = spec.service, spec.instance
+    size = svc.model_size_gib
+    if size is None or svc.gpus_per_task > it.gpus:
+        return  # _task_gpus says why the task never places
+    have = it.gpu_memory_mib * svc.gpus_per_task
+    room = _weights_room_mib(spec)
+    if size * 1024 <= room:
+        return
+    need = math.ceil(size * 1024 / (it.gpu_memory_mib - GPU_OVERHEAD_PER_GPU_MIB))
+    fix = "check the size (the weights' GiB on disk), use a quantized model of at most "
+    fix += f"{room / 1024:.1f} GiB"
+    if need <= it.gpus:
+        fix += f", give the task {need} GPUs (gpus_per_task)"
+    fix += ", or pick an instance type with more GPU memory (`ecs-gpu catalog`, column GPU MiB)"
+    yield Problem(
+        "service.model_size_gib",
+        size,
+        f"the weights do not fit the task's GPU memory: {svc.gpus_per_task} x "
+        f"{it.gpu_model} has {have} MiB, and the server needs about "
+        f"{GPU_OVERHEAD_PER_GPU_MIB} MiB per GPU besides the weights "
+        f"({room} MiB left for them), so the model can never load",
+        fix,
+    )
+
+
+# The root volume holds, besides the weights (downloaded into the container),
+# the OS with the NVIDIA driver and the ECS and CloudWatch agents, and the
+# serving image, extracted. Both are named guesses: the ECS GPU AMI's root
+# snapshot is 30 GiB (aws/amazon-ecs-ami block_device_size_gb) and holds the
+# OS; deep-learning serving images are 15-20 GB (aws-semantics.md §4).
+ROOT_OS_GIB = 30
+ROOT_IMAGE_GIB = 20
+
+
+def root_volume_needed_gib(spec: Spec) -> int:
+    """Root volume an instance needs at least: OS + image + every placed task's model."""
+    size = spec.service.model_size_gib or 0.0
+    return ROOT_OS_GIB + ROOT_IMAGE_GIB + math.ceil(size * max(1, spec.tasks_per_instance))
+
+
+@_rule
+def _root_volume_holds_the_model(spec: Spec) -> Iterator[Problem]:
+    cap, svc = spec.capacity, spec.service
+    if svc.model_size_gib is None or not _task_fits(spec):
+        return
+    if svc.model_size_gib * 1024 > _weights_room_mib(spec):
+        return  # it never loads (_model_fits_gpu_memory): the disk is not the problem
+    need = root_volume_needed_gib(spec)
+    if cap.root_volume_gib >= need:
+        return
+    per = spec.tasks_per_instance
+    yield Problem(
+        "capacity.root_volume_gib",
+        cap.root_volume_gib,
+        f"each instance downloads the {svc.model_size_gib:g}-GiB model once per task "
+        f"({per} per instance) beside the OS (about {ROOT_OS_GIB} GiB) and the image "
+        f"(about {ROOT_IMAGE_GIB} GiB): {need} GiB at least, so the download fills the disk "
+        "and the task never serves",
+        f"set root_volume_gib to at least {need} (more leaves room for a redeploy: ECS keeps "
+        "a stopped container's files for 3 hours)",
+    )
+
+
+# "Inbound or outbound rules per security group: 60" (Amazon VPC quotas,
+# https://docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html,
+# "Security groups"); the load balancer's group has one more rule for the
+# clients security group (infra/loadbalancer.py).
+SG_INBOUND_RULES_QUOTA = 60
+LB_OTHER_INBOUND_RULES = 1
+
+
+@_rule
+def _ingress_rules_quota(spec: Spec) -> Iterator[Problem]:
+    lb = spec.load_balancer
+    cidrs = (lb.ingress_cidrs or []) if lb is not None else []
+    most = SG_INBOUND_RULES_QUOTA - LB_OTHER_INBOUND_RULES
+    if len(cidrs) > most:
+        yield Problem(
+            "load_balancer.ingress_cidrs",
+            f"{len(cidrs)} CIDRs",
+            f"the load balancer's security group takes one inbound rule per CIDR and one "
+            f"for the clients security group, and a security group holds at most "
+            f"{SG_INBOUND_RULES_QUOTA} inbound rules by default (Amazon VPC quotas), so "
+            "CloudFormation fails to create it",
+            f"list at most {most}: merge neighbouring ranges into wider prefixes, or let "
+            "clients in through the clients security group (stack output) instead",
+        )
+
+
+def _control_character(text: str) -> int | None:
+    """Index of the first control character other than tab and newline, or None."""
+    for i, c in enumerate(text):
+        if unicodedata.category(c) == "Cc" and c not in "\t\n":
+            return i
+    return None
+
+
+@_rule
+def _control_characters(spec: Spec) -> Iterator[Problem]:
+    # A NUL ends the string in the container's C runtime (execve, getenv), and
+    # the other control characters are a mistake (a pasted escape, \r from a
+    # Windows file): refuse them here rather than hand ECS a value it mangles.
+    svc = spec.service
+    where = [(f"service.environment.{k}", v) for k, v in svc.environment.items()]
+    where += [(f"service.command[{i}]", a) for i, a in enumerate(svc.command or [])]
+    for key, value in where:
+        at = _control_character(value)
+        if at is not None:
+            yield Problem(
+                key,
+                value,
+                f"holds the control character U+{ord(value[at]):04X} at character {at}; "
+                "containers take no NUL in a variable or argument, and other control "
+                "characters are almost always a paste mistake",
+                "remove it (tabs and newlines are allowed)",
+            )
+
+
+# "The maximum size of a task definition is 64 KiB" (Amazon ECS service quotas,
+# https://docs.aws.amazon.com/AmazonECS/latest/developerguide/service-quotas.html,
+# "Task definition size"). TASK_DEFINITION_OTHER_BYTES: the container
+# definitions' fixed part (names, health check, log configuration, resource
+# requirements, the sidecar's other keys), generously; the template's is about 3 KB.
+TASK_DEFINITION_MAX_BYTES = 64 * 1024
+TASK_DEFINITION_OTHER_BYTES = 6 * 1024
+
+
+def task_definition_bytes(svc: ServiceSpec) -> int:
+    """An estimate of the registered task definition's size in bytes, from the spec."""
+    user: list[Any] = [{"name": k, "value": v} for k, v in svc.environment.items()]
+    user += [{"name": k, "valueFrom": v} for k, v in svc.secrets.items()]
+    user += [svc.command or []]
+    size = len(json.dumps(user).encode()) + TASK_DEFINITION_OTHER_BYTES
+    if svc.metrics is not None:
+        # The sidecar's script rides in its environment, base64-encoded.
+        size += 4 * -(-len(demand_metric.embedded_script().encode()) // 3)
+    return size
+
+
+@_rule
+def _task_definition_size(spec: Spec) -> Iterator[Problem]:
+    svc = spec.service
+    size = task_definition_bytes(svc)
+    if size <= TASK_DEFINITION_MAX_BYTES:
+        return
+    yield Problem(
+        "service.environment",
+        f"{len(svc.environment)} variables, {len(svc.command or [])} command arguments",
+        f"the task definition would be about {size:,} bytes, and ECS registers at most "
+        f"{TASK_DEFINITION_MAX_BYTES:,} (64 KiB, ECS service quotas)",
+        "move large values out of the task definition: into a file in the image, an S3 "
+        "object the server reads at start, or [service] secrets (a reference, not the value)",
+    )
 
 
 # ECS's task-size minimums also hold for what the demand sidecar leaves the server.

@@ -143,7 +143,11 @@ def test_health_check_and_grace_come_from_startup(
 
 def test_startup_scales_with_model_size() -> None:
     small = parse_spec(CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 1"), "s")
-    big = parse_spec(CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 400"), "b")
+    # 400 GiB of weights load only on 8 x 80 GB, with room for them on disk.
+    big_text = CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 400")
+    big_text = big_text.replace("gpus_per_task = 1", "gpus_per_task = 8")
+    big_text = big_text.replace('"g5.xlarge"', '"p5.48xlarge"\nroot_volume_gib = 1000')
+    big = parse_spec(big_text, "b")
     none = parse_spec(CONCURRENCY.replace("model_size_gib = 15\n", ""), "n")
     assert startup.model_ready_s(small) < startup.model_ready_s(big)
     assert startup.model_ready_s(none) == none.simulation.model_load_s
