@@ -1386,6 +1386,7 @@ RULE_CASES: dict[str, str] = {
         "load_balancer", ingress_cidrs=[f"10.0.{i}.0/24" for i in range(61)]
     ),
     "_control_characters": with_("service", environment={"A": "x\0y"}),
+    "_cdk_tokens": with_("service", environment={"A": "${Token[TOKEN.1]}"}),
     # 70 KB of environment: over ECS's 64 KiB task definition.
     "_task_definition_size": with_("service", environment={"BIG": "x" * 70_000}),
     "_secret_not_also_plain": with_(
@@ -1991,3 +1992,72 @@ def test_task_definition_size_is_estimated_against_64_kib() -> None:
     assert task_definition_bytes(parse_spec(dumps(CONC), PATH).service) > task_definition_bytes(
         small.service
     )
+
+
+# --- what reaches CDK: ECS's image rule and CDK's token markers -------------------------
+
+
+@pytest.mark.parametrize(
+    ("image", "needle"),
+    [
+        ("$(reboot)", "only letters, digits"),
+        ('vllm/vllm-openai:"v1"', "only letters, digits"),
+        ("vllm/vllm-openai:v1;rm", "only letters, digits"),
+        ("a/" + "b" * 300, "ECS allows at most 255"),
+        ("vllm/vllm-openai@sha256:abc", "64 hex digits"),
+        ("$(x)@sha256:" + "a" * 64, "only letters, digits"),
+    ],
+)
+def test_the_spec_refuses_images_ecs_refuses(image: str, needle: str) -> None:
+    line = one_problem(with_("service", image=image), "service.image")
+    assert needle in line
+
+
+def test_images_ecs_takes_are_accepted() -> None:
+    for image in (
+        "vllm/vllm-openai:v0.11.0",
+        "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1",
+        "public.ecr.aws/a/b@sha256:" + "0F" * 32,
+    ):
+        assert parse_spec(with_("service", image=image), PATH).service.image == image
+
+
+TOKENS = ["${Token[TOKEN.1]}", "${Token[AWS.AccountId.5]}", "#{Token[TOKEN.12]}", "x${Token[a]}y"]
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize(
+    ("loc", "key"),
+    [
+        ("environment", "service.environment.HF_HOME"),
+        ("command", "service.command[1]"),
+        ("health_check_path", "service.health_check_path"),
+        ("lb_health", "load_balancer.health_check_path"),
+        ("cert", "load_balancer.certificate_arn"),
+        ("secret_tail", "service.secrets.HF_TOKEN"),
+    ],
+)
+def test_cdk_token_markers_are_refused_naming_the_key(token: str, loc: str, key: str) -> None:
+    text = {
+        "environment": lambda: with_("service", environment={"HF_HOME": token}),
+        "command": lambda: with_("service", command=["--model", token]),
+        "health_check_path": lambda: with_("service", health_check_path="/" + token),
+        "lb_health": lambda: with_("load_balancer", health_check_path="/" + token),
+        "cert": lambda: with_(
+            "load_balancer",
+            certificate_arn="arn:aws:acm:us-east-1:123456789012:certificate/" + token,
+        ),
+        "secret_tail": lambda: with_(
+            "service",
+            secrets={
+                "HF_TOKEN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf:" + token
+            },
+        ),
+    }[loc]()
+    line = one_problem(text, key)
+    assert "CDK token marker" in line
+
+
+def test_a_dollar_brace_that_is_no_token_is_kept() -> None:
+    spec = parse_spec(with_("service", environment={"A": "${HOME}/x", "B": "{Token[1]}"}), PATH)
+    assert spec.service.environment["A"] == "${HOME}/x"

@@ -115,6 +115,52 @@ METRICS_PRESETS: dict[str, tuple[str, str]] = {
 PROM_NAME_RE = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
 
 
+# RegisterTaskDefinition's documented limits on ContainerDefinition.image
+# (botocore's ECS model): up to 255 letters, digits, - _ : . / and # for
+# repository-url/image:tag, or repository@sha256:<64 hex digits>. synth, deploy,
+# diff and plan read the spec through here, so none of them hands CloudFormation
+# an image ECS would refuse ("$(reboot)", quotes); validate.py checks the
+# template's other images with the same function.
+ECS_IMAGE_MAX = 255
+_IMAGE_TAG_CHARS = re.compile(r"[A-Za-z0-9_:./#-]+")
+_IMAGE_DIGEST = re.compile(r"sha256:[A-Fa-f0-9]{64}")
+
+
+def image_problem(image: str) -> tuple[str, str] | None:
+    """(what is wrong, the fix) when ECS would refuse ``image``; None when it takes it."""
+    if "@" in image:
+        name, _, digest = image.partition("@")
+        if len(name) > ECS_IMAGE_MAX:
+            return (
+                f"the part before '@' is {len(name)} characters; ECS allows at most "
+                f"{ECS_IMAGE_MAX}",
+                "use a shorter repository path",
+            )
+        if not _IMAGE_DIGEST.fullmatch(digest):
+            return (
+                "the digest after '@' must be sha256: and 64 hex digits (ECS supports no other)",
+                "copy the digest from `docker inspect` or ECR",
+            )
+        if not _IMAGE_TAG_CHARS.fullmatch(name):
+            return (
+                "ECS allows only letters, digits, - _ : . / and # in an image reference",
+                "remove the other characters (spaces, quotes, $, ;, parentheses)",
+            )
+        return None
+    if len(image) > ECS_IMAGE_MAX:
+        return (
+            f"{len(image)} characters; ECS allows at most {ECS_IMAGE_MAX} for "
+            "repository-url/image:tag",
+            "use a shorter repository path or tag, or pin by digest (repository@sha256:...)",
+        )
+    if not _IMAGE_TAG_CHARS.fullmatch(image):
+        return (
+            "ECS allows only letters, digits, - _ : . / and # in an image reference",
+            "remove the other characters (spaces, quotes, $, ;, parentheses)",
+        )
+    return None
+
+
 class ServiceMetricsSpec(_Section):
     """[service.metrics]: where the serving image publishes Prometheus metrics."""
 
@@ -198,6 +244,9 @@ class ServiceSpec(_Section):
                 "an image reference has no spaces",
                 'write it as registry/repository:tag, e.g. "vllm/vllm-openai:v0.11.0"',
             )
+        problem = image_problem(v)
+        if problem is not None:
+            raise RuleError(*problem)
         return v
 
     @field_validator("environment")
@@ -1208,6 +1257,44 @@ def _task_definition_size(spec: Spec) -> Iterator[Problem]:
         "move large values out of the task definition: into a file in the image, an S3 "
         "object the server reads at start, or [service] secrets (a reference, not the value)",
     )
+
+
+# CDK's token markers: "${Token[...]}" (strings), "#{Token[...]}" (lists). A user
+# string holding one is read by CDK as a reference to an object it does not have
+# (UnrecognizedTokenKey) or, worse, to one it has. CDK has no escape for a literal
+# marker and no serving setting needs one, so they are refused, naming the key.
+# CDK's number tokens are doubles near -1.9e289, below every numeric key's range.
+CDK_TOKEN_RE = re.compile(r"[$#]\{Token\[")
+
+
+def _strings(value: object, key: str) -> Iterator[tuple[str, str]]:
+    """(dotted key, string) for every string in a spec value, table keys included."""
+    if isinstance(value, str):
+        yield key, value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _strings(getattr(value, name), f"{key}.{name}" if key else name)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k, f"{key} (a name)")
+            yield from _strings(v, f"{key}.{k}")
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from _strings(v, f"{key}[{i}]")
+
+
+@_rule
+def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
+    for key, text in _strings(spec, ""):
+        if CDK_TOKEN_RE.search(text):
+            yield Problem(
+                key,
+                text,
+                "holds a CDK token marker (${Token[...]} or #{Token[...]}), which the "
+                "template generator would read as a reference instead of your text",
+                "write the value without it; a value from elsewhere belongs in [service] "
+                "secrets (an ARN) rather than in the spec",
+            )
 
 
 # ECS's task-size minimums also hold for what the demand sidecar leaves the server.

@@ -29,6 +29,7 @@ from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import host
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec, cross_field_problems
+from ecs_gpu.spec import image_problem as spec_image_problem
 
 Source = Literal["cfn-lint", "cdk-nag", "agent-schema", "cdk", "deploy", "ecs"]
 CFN_LINT_REGIONS: Final = ["us-east-1"]
@@ -152,61 +153,24 @@ def size_notes(template: dict[str, Any]) -> list[Finding]:
 
 
 # RegisterTaskDefinition's documented limits (botocore ECS model, ContainerDefinition.name,
-# ContainerDefinition.image, RegisterTaskDefinition.family). The model documents no limit
-# on the number of environment variables or secrets, so none is checked here.
+# RegisterTaskDefinition.family). The model documents no limit on the number of
+# environment variables or secrets, so none is checked here. The image rule is
+# the spec's (spec.image_problem): the spec's own image is refused there, before
+# any template is built; here it checks every image the template carries.
 ECS_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,255}")
-ECS_IMAGE_MAX: Final = 255
-_IMAGE_TAG_CHARS: Final = re.compile(r"[A-Za-z0-9_:./#-]+")
-_IMAGE_DIGEST: Final = re.compile(r"sha256:[A-Fa-f0-9]{64}")
 
 
 def image_problem(image: str) -> str | None:
     """Why ECS would refuse ``image`` as a container image reference, or None."""
-    if "@" in image:
-        name, _, digest = image.partition("@")
-        if len(name) > ECS_IMAGE_MAX:
-            return (
-                f"image {image[:60]}...: the part before '@' is {len(name)} characters; ECS "
-                f"allows at most {ECS_IMAGE_MAX}. Fix: use a shorter repository path."
-            )
-        if not _IMAGE_DIGEST.fullmatch(digest):
-            return (
-                f"image {image!r}: the digest after '@' must be sha256: and 64 hex digits "
-                "(ECS supports no other). Fix: copy the digest from `docker inspect` or ECR."
-            )
+    problem = spec_image_problem(image)
+    if problem is None:
         return None
-    if len(image) > ECS_IMAGE_MAX:
-        return (
-            f"image {image[:60]}...: {len(image)} characters; ECS allows at most "
-            f"{ECS_IMAGE_MAX} for repository-url/image:tag. Fix: use a shorter repository "
-            "path or tag, or pin by digest (repository@sha256:...)."
-        )
-    if not _IMAGE_TAG_CHARS.fullmatch(image):
-        return (
-            f"image {image!r}: ECS allows only letters, digits, - _ : . / and # in an "
-            "image reference. Fix: remove the other characters (spaces, quotes)."
-        )
-    return None
+    shown = repr(image) if len(image) <= 80 else f"{image[:60]}..."
+    return f"image {shown}: {problem[0]}. Fix: {problem[1]}."
 
 
-def spec_image_findings(spec: Spec) -> list[Finding]:
-    """ECS's image limits on ``service.image`` as written.
-
-    The template may carry an ECR image as an intrinsic (Fn::Join of account,
-    Region and repository), which :func:`ecs_findings` cannot read; the
-    spec's string is what ECS will be given.
-    """
-    problem = image_problem(spec.service.image)
-    return [] if problem is None else [Finding("ecs", "image", "error", "service.image", problem)]
-
-
-def ecs_findings(
-    template: dict[str, Any], *, skip_images: frozenset[str] = frozenset()
-) -> list[Finding]:
-    """ECS limits on every task definition's family, container names and images.
-
-    Images in ``skip_images`` were already reported from the spec.
-    """
+def ecs_findings(template: dict[str, Any]) -> list[Finding]:
+    """ECS limits on every task definition's family, container names and images."""
     out: list[Finding] = []
     for logical_id, res in template.get("Resources", {}).items():
         if res.get("Type") != "AWS::ECS::TaskDefinition":
@@ -238,8 +202,8 @@ def ecs_findings(
                     )
                 )
             image = c.get("Image")
-            checkable = isinstance(image, str) and image not in skip_images
-            problem = image_problem(image) if checkable else None
+            # An ECR image is an intrinsic (Fn::Join) here; the spec checked its string.
+            problem = image_problem(image) if isinstance(image, str) else None
             if problem is not None:
                 out.append(
                     Finding(
@@ -269,8 +233,7 @@ def validate(spec: Spec, *, path: str = "spec") -> ValidationReport:
             *agent_findings(spec),
             *synth_findings(list(artifact.messages)),
             *size_findings(template),
-            *spec_image_findings(spec),
-            *ecs_findings(template, skip_images=frozenset({spec.service.image})),
+            *ecs_findings(template),
             *cfn_lint_findings(template),
             *nag_findings(built.stack),
         ]

@@ -221,3 +221,40 @@ def test_validate_json_over_the_spec_is_refused_before_synth(
         EXIT_BAD_INPUT
     )
     assert "--json" in _out(capsys)
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (('"vllm/vllm-openai:v0.11.0"', '"$(reboot)"'), "service.image"),
+        (('"vllm/vllm-openai:v0.11.0"', "\"vllm/vllm-openai:'v1'\""), "service.image"),
+        (('"/root/.cache/huggingface"', '"${Token[TOKEN.1]}"'), "service.environment.HF_HOME"),
+        (('"--max-model-len"', '"#{Token[TOKEN.7]}"'), "service.command[2]"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["synth", "-o", "-"],
+        ["validate"],
+        ["plan"],
+        ["diff", "--region", "us-east-1"],
+        ["deploy", "--yes", "--region", "us-east-1"],
+    ],
+)
+def test_every_command_that_builds_a_template_refuses_what_ecs_or_cdk_would(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: tuple[str, str],
+    key: str,
+    command: list[str],
+) -> None:
+    # The spec layer refuses it, naming file and key, before CDK or AWS is reached.
+    spec = tmp_path / "bad.toml"
+    spec.write_text(G5.read_text(encoding="utf-8").replace(*edit), encoding="utf-8")
+    assert cli.main([command[0], str(spec), *command[1:]]) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = " ".join(captured.err.split())
+    assert f"{spec}: {key} = " in err and "Fix:" in err
+    assert "internal error" not in err and "Traceback" not in err
