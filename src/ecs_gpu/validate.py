@@ -13,7 +13,8 @@ a deprecated API in ecs-gpu's code) is not shown: a user of ecs-gpu runs no
 cdk command and cannot act on it. Findings follow cfn-lint's shape: source,
 id, severity, where, message. A template over the TemplateBody limit
 (51,200 bytes) can still deploy through ``--template-bucket``: that is a
-note (``ValidationReport.notes``), which does not fail validate.
+note (``ValidationReport.notes``), which does not fail validate; so is each of
+the spec's own notes (``spec.NOTES``: an endpoint open to the internet, ...).
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from ecs_gpu.aws.deploy import minified, template_size_problem
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import host
 from ecs_gpu.node import ensure_node
-from ecs_gpu.spec import Spec, cross_field_problems
+from ecs_gpu.spec import NOTES, Spec, cross_field_problems
 from ecs_gpu.spec import image_problem as spec_image_problem
 
-Source = Literal["cfn-lint", "cdk-nag", "agent-schema", "cdk", "deploy", "ecs"]
+Source = Literal["cfn-lint", "cdk-nag", "agent-schema", "cdk", "deploy", "ecs", "spec"]
 CFN_LINT_REGIONS: Final = ["us-east-1"]
 
 
@@ -127,6 +128,21 @@ def synth_findings(messages: list[Any]) -> list[Finding]:
             continue
         out.append(Finding("cdk", "synth", level, m.id, text))
     return out
+
+
+def spec_notes(spec: Spec, path: str = "spec") -> list[Finding]:
+    """The spec's notes (spec.NOTES): valid, deployable, but worth knowing.
+
+    The id is the note's name (``open-to-the-internet``), the resource its key;
+    the message is the spec's one-line form, naming the file.
+    """
+    return [
+        Finding(
+            "spec", note.__name__.strip("_").replace("_", "-"), "warning", p.key, p.format(path)
+        )
+        for note in NOTES
+        for p in note(spec)
+    ]
 
 
 def size_findings(template: dict[str, Any]) -> list[Finding]:
@@ -237,4 +253,5 @@ def validate(spec: Spec, *, path: str = "spec") -> ValidationReport:
             *cfn_lint_findings(template),
             *nag_findings(built.stack),
         ]
-    return ValidationReport(template=template, findings=findings, notes=size_notes(template))
+    notes = [*spec_notes(spec, path), *size_notes(template)]
+    return ValidationReport(template=template, findings=findings, notes=notes)

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
-from ecs_gpu.cli import app
+from ecs_gpu.cli import app, print_notes
 from ecs_gpu.errors import EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
 
@@ -117,7 +117,9 @@ def synth_cmd(
 
     if stack is not None:
         check_stack_name(stack)
-    path = write_template(load_spec(spec), out, stack_name=stack, spec_path=spec)
+    loaded = load_spec(spec)
+    print_notes(loaded.warnings(str(spec)))
+    path = write_template(loaded, out, stack_name=stack, spec_path=spec)
     if not is_stdout(path):
         console.print(str(path), soft_wrap=True, markup=False)
 

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ecs_gpu.cli import app
@@ -463,6 +464,8 @@ def _validate(spec: Spec, path: Path) -> int:
     from ecs_gpu.validate import validate
 
     report = validate(spec, path=str(path))
+    for n in report.notes:
+        console.print(f"[yellow]note:[/] {escape(n.message)}", soft_wrap=True)
     if report.ok:
         resources = len(report.template.get("Resources", {}))
         console.print(f"template: synthesized, {resources} resources, no findings")
