@@ -86,6 +86,22 @@ def test_diff_and_deploy_print_each_note_before_any_aws_call(
     assert "stopped before AWS" in err
 
 
+@pytest.mark.parametrize("command", ["simulate", "compare"])
+@pytest.mark.parametrize("name", sorted(NOTE_CASES))
+def test_simulate_and_compare_print_each_note_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, command: str
+) -> None:
+    path, notes = _spec_file(tmp_path, name)
+    trace = tmp_path / "t.csv"
+    trace.write_text("timestamp_s,requests\n0,60\n60,60\n", encoding="utf-8")
+    specs = [str(path)] if command == "simulate" else [str(path), str(EXAMPLES / "g5-vllm.toml")]
+    assert main([command, *specs, "--trace", str(trace), "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)  # standard output is the JSON alone
+    for line in notes:
+        assert _flat(f"note: {line}") in _flat(captured.err)
+
+
 @pytest.mark.parametrize("name", sorted(NOTE_CASES))
 def test_validate_reports_each_note(name: str) -> None:
     spec = parse_spec(NOTE_CASES[name], "n.toml")

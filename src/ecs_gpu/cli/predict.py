@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ecs_gpu.cli import app
+from ecs_gpu.cli import app, print_notes
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
@@ -100,7 +100,10 @@ def _progress(label: str, steps: int) -> Iterator[Callable[[int, int], None] | N
 
 
 def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
-    p = from_spec(load_spec(spec_path))
+    loaded = load_spec(spec_path)
+    # On standard error, so `--json -` keeps standard output for the JSON.
+    print_notes(loaded.warnings(str(spec_path)))
+    p = from_spec(loaded)
     if host_cpu is not None:
         if not 0 < host_cpu <= 100:
             raise BadInputError(
