@@ -1976,6 +1976,12 @@ def test_control_characters_are_refused_in_environment_and_command(char: str, wh
     assert f"U+{ord(char):04X} at character 1" in line
 
 
+def test_control_characters_are_refused_in_a_secret_arn_tail() -> None:
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf:key\0::"
+    line = one_problem(with_("service", secrets={"HF_TOKEN": arn}), "service.secrets.HF_TOKEN")
+    assert "U+0000" in line
+
+
 def test_tabs_and_newlines_are_allowed() -> None:
     spec = parse_spec(with_("service", command=["-c", "a\tb\nc"], environment={"A": "x\ty"}), PATH)
     assert spec.service.command == ["-c", "a\tb\nc"]

@@ -1206,10 +1206,8 @@ def _control_characters(spec: Spec) -> Iterator[Problem]:
     # A NUL ends the string in the container's C runtime (execve, getenv), and
     # the other control characters are a mistake (a pasted escape, \r from a
     # Windows file): refuse them here rather than hand ECS a value it mangles.
-    svc = spec.service
-    where = [(f"service.environment.{k}", v) for k, v in svc.environment.items()]
-    where += [(f"service.command[{i}]", a) for i, a in enumerate(svc.command or [])]
-    for key, value in where:
+    # Every string is checked; most keys' patterns refuse them already.
+    for key, value in _strings(spec, ""):
         at = _control_character(value)
         if at is not None:
             yield Problem(
