@@ -2064,6 +2064,14 @@ def test_cdk_token_markers_are_refused_naming_the_key(token: str, loc: str, key:
     assert "CDK token marker" in line
 
 
+@pytest.mark.parametrize(
+    "ref", ["{{resolve:ssm:/prod/db-password}}", "x{{resolve:secretsmanager:db:SecretString}}"]
+)
+def test_cloudformation_dynamic_references_are_refused(ref: str) -> None:
+    line = one_problem(with_("service", environment={"DB": ref}), "service.environment.DB")
+    assert "dynamic reference" in line and "[service] secrets" in line
+
+
 def test_a_dollar_brace_that_is_no_token_is_kept() -> None:
     spec = parse_spec(with_("service", environment={"A": "${HOME}/x", "B": "{Token[1]}"}), PATH)
     assert spec.service.environment["A"] == "${HOME}/x"

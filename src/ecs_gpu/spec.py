@@ -1262,7 +1262,10 @@ def _task_definition_size(spec: Spec) -> Iterator[Problem]:
 # (UnrecognizedTokenKey) or, worse, to one it has. CDK has no escape for a literal
 # marker and no serving setting needs one, so they are refused, naming the key.
 # CDK's number tokens are doubles near -1.9e289, below every numeric key's range.
+# CloudFormation's dynamic references ("{{resolve:ssm:...}}") are resolved in
+# any property at deploy time, so they are no literal text either.
 CDK_TOKEN_RE = re.compile(r"[$#]\{Token\[")
+CFN_DYNAMIC_REF_RE = re.compile(r"\{\{resolve:")
 
 
 def _strings(value: object, key: str) -> Iterator[tuple[str, str]]:
@@ -1284,7 +1287,16 @@ def _strings(value: object, key: str) -> Iterator[tuple[str, str]]:
 @_rule
 def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
     for key, text in _strings(spec, ""):
-        if CDK_TOKEN_RE.search(text):
+        if CFN_DYNAMIC_REF_RE.search(text):
+            yield Problem(
+                key,
+                text,
+                "holds a CloudFormation dynamic reference ({{resolve:...}}), which "
+                "CloudFormation replaces at deploy time, and the value lands in the task "
+                "definition in plain text",
+                "put the secret or parameter's ARN under [service] secrets instead",
+            )
+        elif CDK_TOKEN_RE.search(text):
             yield Problem(
                 key,
                 text,
