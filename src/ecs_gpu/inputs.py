@@ -46,8 +46,9 @@ def read_bytes(path: str | Path, *, option: str, kind: str, limit: int, fix: str
     """
     where = f"{option} {path}"
     try:
-        # O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        # O_NONBLOCK: opening a FIFO with no writer returns at once instead of
+        # waiting (POSIX; Windows has no FIFOs in the file system).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise BadInputError(f"{where}: no such {kind} file. Fix: check the path.") from None
     except IsADirectoryError:
@@ -66,7 +67,8 @@ def read_bytes(path: str | Path, *, option: str, kind: str, limit: int, fix: str
             raise _too_large(where, kind, limit, fix)
         # Back to blocking reads: a regular file never blocks, and O_NONBLOCK
         # would only matter on the odd file system that honours it.
-        os.set_blocking(fd, True)
+        if hasattr(os, "O_NONBLOCK"):
+            os.set_blocking(fd, True)
         with os.fdopen(fd, "rb") as fh:
             fd = -1  # the file object owns it now
             data = fh.read(limit + 1)  # a file that grew (or /proc) cannot exceed it either
