@@ -1982,6 +1982,11 @@ def test_control_characters_are_refused_in_a_secret_arn_tail() -> None:
     assert "U+0000" in line
 
 
+def test_a_long_value_is_shortened_in_the_message() -> None:
+    line = one_problem(with_("service", environment={"A": "x" * 5000 + "\0"}), "service")
+    assert len(line) < 600 and "U+0000 at character 5000" in line
+
+
 def test_tabs_and_newlines_are_allowed() -> None:
     spec = parse_spec(with_("service", command=["-c", "a\tb\nc"], environment={"A": "x\ty"}), PATH)
     assert spec.service.command == ["-c", "a\tb\nc"]

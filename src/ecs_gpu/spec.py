@@ -84,7 +84,7 @@ class _Section(BaseModel):
             raise RuleError(
                 f"is larger than {INT32_MAX:,}, the largest value AWS's APIs take here "
                 "(a 32-bit integer)",
-                "write a realistic value",
+                f"lower it to {INT32_MAX:,} or less (the value you mean is likely far smaller)",
             )
         return v
 
@@ -1212,7 +1212,7 @@ def _control_characters(spec: Spec) -> Iterator[Problem]:
         if at is not None:
             yield Problem(
                 key,
-                value,
+                _short(value),
                 f"holds the control character U+{ord(value[at]):04X} at character {at}; "
                 "containers take no NUL in a variable or argument, and other control "
                 "characters are almost always a paste mistake",
@@ -1268,6 +1268,11 @@ CDK_TOKEN_RE = re.compile(r"[$#]\{Token\[")
 CFN_DYNAMIC_REF_RE = re.compile(r"\{\{resolve:")
 
 
+def _short(text: str) -> str:
+    """A string as a message shows it: whole up to _MAX_SHOWN characters."""
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+
+
 def _strings(value: object, key: str) -> Iterator[tuple[str, str]]:
     """(dotted key, string) for every string in a spec value, table keys included."""
     if isinstance(value, str):
@@ -1290,7 +1295,7 @@ def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
         if CFN_DYNAMIC_REF_RE.search(text):
             yield Problem(
                 key,
-                text,
+                _short(text),
                 "holds a CloudFormation dynamic reference ({{resolve:...}}), which "
                 "CloudFormation replaces at deploy time, and the value lands in the task "
                 "definition in plain text",
@@ -1299,7 +1304,7 @@ def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
         elif CDK_TOKEN_RE.search(text):
             yield Problem(
                 key,
-                text,
+                _short(text),
                 "holds a CDK token marker (${Token[...]} or #{Token[...]}), which the "
                 "template generator would read as a reference instead of your text",
                 "write the value without it; a value from elsewhere belongs in [service] "
