@@ -264,6 +264,9 @@ def test_concurrency_missing_window_waits_for_a_large_model() -> None:
     # start of a 400-GiB model.
     text = Path("examples/g5-vllm.toml").read_text()
     text = text.replace("[service]\n", "[service]\nmodel_size_gib = 400\n", 1)
+    # 400 GiB of weights load only on 8 x 80 GB, with room for them on disk.
+    text = text.replace("gpus_per_task = 1", "gpus_per_task = 8")
+    text = text.replace('"g5.xlarge"', '"p5.48xlarge"\nroot_volume_gib = 1000')
     big = parse_spec(text, "big.toml")
     assert big.service.model_size_gib == 400 and big.simulation.model_load_s == 60
     sim = big.simulation

@@ -272,6 +272,35 @@ def test_missing_required_key(section: str, key: str) -> None:
     assert f"Fix: add `{key} = ...` under [{section}]" in line
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "expect"),
+    [
+        ("gpus_per_task", 0, "service.gpus_per_task = 0: Input should be greater than or equal"),
+        ("gpus_per_task", "1", "service.gpus_per_task = '1': Input should be a valid integer"),
+    ],
+)
+def test_a_bad_gpu_count_is_reported_alone(key: str, value: object, expect: str) -> None:
+    # cpu_units/memory_mib default from the instance: unset, they are not "required".
+    line = one_problem(with_("service", cpu_units=..., memory_mib=..., **{key: value}), "service")
+    assert expect in line
+
+
+@pytest.mark.parametrize("itype", ["g5.xlarge2", "g9.xlarge", "G5.XLARGE", "m5.large"])
+def test_a_bad_instance_type_is_reported_alone(itype: str) -> None:
+    text = with_("service", cpu_units=..., memory_mib=...)
+    doc = tomllib.loads(text)
+    doc["capacity"]["instance_type"] = itype
+    line = one_problem(dumps(doc), "capacity.instance_type", repr(itype))
+    assert "Field required" not in line
+
+
+def test_missing_capacity_is_reported_alone_when_task_size_is_derived() -> None:
+    doc = copy.deepcopy(FULL)
+    del doc["capacity"]
+    del doc["service"]["cpu_units"], doc["service"]["memory_mib"]
+    one_problem(dumps(doc), "capacity")
+
+
 def test_unknown_key_suggests_the_nearest() -> None:
     line = one_problem(with_("service", gpu_per_task=1), "service.gpu_per_task", "1")
     assert "did you mean 'gpus_per_task'?" in line
@@ -296,7 +325,7 @@ def test_section_that_is_not_a_table() -> None:
     ("section", "key", "value", "fix"),
     [
         ("service", "cpu_units", "3072", "whole number without quotes"),
-        ("service", "cpu_units", 3072.0, "whole number without quotes"),
+        ("service", "cpu_units", 3072.0, "without a decimal point or exponent"),
         ("service", "cpu_units", True, "whole number without quotes"),
         ("scaling", "gpu_target_percent", "70", "number without quotes"),
         ("service", "image", 7, "quoted string"),
@@ -730,7 +759,7 @@ def test_tied_resources_are_all_named() -> None:
 
 def test_huge_max_tasks_does_not_overflow() -> None:
     line = one_problem(with_("scaling", max_tasks=10**400), "scaling.max_tasks")
-    assert "raise capacity.max_instances to" in line
+    assert "is larger than 2,147,483,647" in line
 
 
 def test_min_tasks_must_be_reachable() -> None:
@@ -820,7 +849,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_directory_instead_of_file(tmp_path: Path) -> None:
-    with pytest.raises(BadInputError, match="is a directory") as exc:
+    with pytest.raises(BadInputError, match=r"SPEC .*: is a folder, not a spec file") as exc:
         load_spec(tmp_path)
     assert "Fix:" in exc.value.message
 
@@ -833,10 +862,15 @@ def test_nul_in_path() -> None:
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "latin1.toml"
     path.write_bytes(MINIMAL.replace('"nginx"', '"ngi\xf1x"').encode("latin-1"))
-    with pytest.raises(SpecError) as exc:
+    with pytest.raises(BadInputError) as exc:
         load_spec(path)
-    assert exc.value.problems[0].startswith(f"{path}: byte ")
-    assert "Fix: save the spec as UTF-8" in exc.value.problems[0]
+    assert exc.value.exit_code == EXIT_BAD_INPUT
+    at = MINIMAL.index("ngi") + 3
+    line = MINIMAL[:at].count("\n") + 1
+    assert exc.value.message.startswith(
+        f"SPEC {path}: not UTF-8 text: byte {at} (line {line}) is 0xf1. "
+    )
+    assert "Fix: save the spec as UTF-8" in exc.value.message
 
 
 def test_invalid_toml_names_the_line(tmp_path: Path) -> None:
@@ -1340,6 +1374,21 @@ RULE_CASES: dict[str, str] = {
     "_fast_path_needs_concurrency": with_("scaling", fast_scale_out=True),
     "_guard_needs_concurrency": with_("scaling", gpu_guard=True),
     "_shm_fits_memory": with_("service", shared_memory_mib=9217),
+    # 128 units are the sidecar's, leaving the server none.
+    "_sidecar_room": edited(CONC, service={"cpu_units": 128}),
+    # 500 GiB of weights on one A10G (22,888 MiB usable).
+    "_model_fits_gpu_memory": with_("service", model_size_gib=500.0),
+    # 200 GiB of weights on the smallest root volume.
+    "_root_volume_holds_the_model": edited(
+        FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 30}
+    ),
+    "_ingress_rules_quota": with_(
+        "load_balancer", ingress_cidrs=[f"10.0.{i}.0/24" for i in range(61)]
+    ),
+    "_control_characters": with_("service", environment={"A": "x\0y"}),
+    "_cdk_tokens": with_("service", environment={"A": "${Token[TOKEN.1]}"}),
+    # 70 KB of environment: over ECS's 64 KiB task definition.
+    "_task_definition_size": with_("service", environment={"BIG": "x" * 70_000}),
     "_secret_not_also_plain": with_(
         "service",
         secrets={"HF_HOME": "arn:aws:ssm:us-east-1:123456789012:parameter/hf-home"},
@@ -1805,3 +1854,229 @@ def test_trailing_newline_in_a_pattern_key_is_refused(loc: str, good: str) -> No
 def test_trailing_newline_in_a_secret_arn_is_refused() -> None:
     line = one_problem(with_("service", secrets={"HF_TOKEN": _SSM + "\n"}), "service.secrets")
     assert "service.secrets.HF_TOKEN" in line
+
+
+# --- specs that can never work (the first hour) ---------------------------------------
+
+
+def _int_keys() -> list[str]:
+    """Every integer key of every table (the int32 bound applies to each)."""
+    out = []
+    for table, model in TABLES.items():
+        for key, field in model.model_fields.items():
+            if int in (field.annotation, *_flat_args(field.annotation)):
+                out.append(f"{table}.{key}")
+    return out
+
+
+def _flat_args(annotation: Any) -> list[Any]:
+    from typing import get_args
+
+    out: list[Any] = []
+    for a in get_args(annotation):
+        out += [a, *_flat_args(a)]
+    return out
+
+
+def test_int_keys_are_found() -> None:
+    keys = _int_keys()
+    assert {"capacity.max_instances", "scaling.max_tasks", "capacity.warm_pool.min_size"} <= set(
+        keys
+    )
+    assert "load_balancer.request_count_target" in keys and len(keys) >= 15
+
+
+@pytest.mark.parametrize(
+    "loc", [k for k in _int_keys() if k != "load_balancer.request_count_target"]
+)
+def test_every_integer_key_is_bounded_by_int32(loc: str) -> None:
+    # 3,000,000,000 passes every ge bound, and AWS's integer fields are 32-bit.
+    found = problems(with_at(loc, 3_000_000_000))
+    line = next(line for line in found if line.startswith(f"{PATH}: {loc} = 3000000000: "))
+    # Keys with a bound of their own (ports, percentages, gp3 sizes) report that one.
+    own = re.search(r"less than or equal to (\d+)", line)
+    assert ("larger than 2,147,483,647" in line and "32-bit" in line) or (
+        own is not None and int(own[1]) <= 2**31 - 1
+    ), line
+
+
+def test_int32_itself_passes_the_bound() -> None:
+    # The bound is AWS's, not lower: 2**31 - 1 is refused only by the rules that span keys.
+    found = problems(with_("scaling", max_tasks=2**31 - 1))
+    assert not any("32-bit" in line for line in found), found
+
+
+def test_a_float_in_an_integer_key_says_so() -> None:
+    line = one_problem(with_("capacity", max_instances=3e9), "capacity.max_instances")
+    assert "without a decimal point or exponent" in line
+
+
+def test_request_count_target_is_bounded_by_target_value() -> None:
+    line = one_problem(
+        with_("load_balancer", request_count_target=10**120), "load_balancer.request_count_target"
+    )
+    assert "above 2^360, the largest TargetValue" in line
+    ok = parse_spec(with_("load_balancer", request_count_target=2**360), PATH)
+    assert ok.load_balancer is not None and ok.load_balancer.request_count_target == 2**360
+    one_problem(with_("load_balancer", request_count_target=1e120), "load_balancer")
+
+
+def test_a_model_larger_than_the_gpus_is_refused_with_the_numbers() -> None:
+    line = one_problem(with_("service", model_size_gib=500.0), "service.model_size_gib", "500.0")
+    assert "1 x NVIDIA A10G has 22888 MiB" in line and "21864 MiB left" in line
+    assert "quantized model of at most 21.4 GiB" in line
+    # 21 GiB of weights fit: 21,504 MiB <= 22,888 - 1,024.
+    assert parse_spec(with_("service", model_size_gib=21.0), PATH).service.model_size_gib == 21.0
+
+
+def test_a_model_that_needs_more_gpus_says_how_many() -> None:
+    text = edited(
+        FULL,
+        service={"model_size_gib": 60.0, "cpu_units": ..., "memory_mib": ...},
+        capacity={"instance_type": "g5.12xlarge"},
+    )
+    line = next(line for line in problems(text) if "model_size_gib" in line)
+    assert "give the task 3 GPUs (gpus_per_task)" in line
+
+
+def test_root_volume_must_hold_os_image_and_each_tasks_model() -> None:
+    text = edited(FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 30})
+    line = one_problem(text, "capacity.root_volume_gib", "30")
+    # 30 (OS) + 20 (image) + 20 x 1 task per instance.
+    assert "70 GiB at least" in line and "Fix: set root_volume_gib to at least 70" in line
+    ok = edited(FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 70})
+    assert parse_spec(ok, PATH).capacity.root_volume_gib == 70
+    # Four one-GPU tasks on a g5.12xlarge download the model four times.
+    four = edited(
+        FULL,
+        service={"model_size_gib": 20.0, "cpu_units": ..., "memory_mib": ...},
+        capacity={"instance_type": "g5.12xlarge", "root_volume_gib": 100},
+    )
+    assert any("130 GiB at least" in line for line in problems(four))
+
+
+def test_ingress_cidrs_fit_the_security_group_quota() -> None:
+    cidrs = [f"10.0.{i}.0/24" for i in range(60)]
+    line = one_problem(with_("load_balancer", ingress_cidrs=cidrs), "load_balancer.ingress_cidrs")
+    assert "'60 CIDRs'" in line and "at most 60 inbound rules" in line
+    assert "list at most 59" in line
+    ok = parse_spec(with_("load_balancer", ingress_cidrs=cidrs[:59]), PATH)
+    assert ok.load_balancer is not None and len(ok.load_balancer.ingress_cidrs or []) == 59
+
+
+@pytest.mark.parametrize("char", ["\0", "\r", "\x1b", "\x7f", "\x85"])
+@pytest.mark.parametrize("where", ["environment", "command"])
+def test_control_characters_are_refused_in_environment_and_command(char: str, where: str) -> None:
+    value = f"a{char}b"
+    if where == "environment":
+        key, text = "service.environment.MODEL", with_("service", environment={"MODEL": value})
+    else:
+        key, text = "service.command[1]", with_("service", command=["--model", value])
+    line = one_problem(text, key)
+    assert f"U+{ord(char):04X} at character 1" in line
+
+
+def test_control_characters_are_refused_in_a_secret_arn_tail() -> None:
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf:key\0::"
+    line = one_problem(with_("service", secrets={"HF_TOKEN": arn}), "service.secrets.HF_TOKEN")
+    assert "U+0000" in line
+
+
+def test_a_long_value_is_shortened_in_the_message() -> None:
+    line = one_problem(with_("service", environment={"A": "x" * 5000 + "\0"}), "service")
+    assert len(line) < 600 and "U+0000 at character 5000" in line
+
+
+def test_tabs_and_newlines_are_allowed() -> None:
+    spec = parse_spec(with_("service", command=["-c", "a\tb\nc"], environment={"A": "x\ty"}), PATH)
+    assert spec.service.command == ["-c", "a\tb\nc"]
+
+
+def test_task_definition_size_is_estimated_against_64_kib() -> None:
+    from ecs_gpu.spec import TASK_DEFINITION_MAX_BYTES, task_definition_bytes
+
+    line = one_problem(with_("service", environment={"BIG": "x" * 70_000}), "service.environment")
+    assert "about 76," in line and "at most 65,536 (64 KiB" in line
+    small = parse_spec(dumps(FULL), PATH)
+    assert task_definition_bytes(small.service) < TASK_DEFINITION_MAX_BYTES // 8
+    # The sidecar's script counts: the concurrency baseline is larger by its base64.
+    assert task_definition_bytes(parse_spec(dumps(CONC), PATH).service) > task_definition_bytes(
+        small.service
+    )
+
+
+# --- what reaches CDK: ECS's image rule and CDK's token markers -------------------------
+
+
+@pytest.mark.parametrize(
+    ("image", "needle"),
+    [
+        ("$(reboot)", "only letters, digits"),
+        ('vllm/vllm-openai:"v1"', "only letters, digits"),
+        ("vllm/vllm-openai:v1;rm", "only letters, digits"),
+        ("a/" + "b" * 300, "ECS allows at most 255"),
+        ("vllm/vllm-openai@sha256:abc", "64 hex digits"),
+        ("$(x)@sha256:" + "a" * 64, "only letters, digits"),
+    ],
+)
+def test_the_spec_refuses_images_ecs_refuses(image: str, needle: str) -> None:
+    line = one_problem(with_("service", image=image), "service.image")
+    assert needle in line
+
+
+def test_images_ecs_takes_are_accepted() -> None:
+    for image in (
+        "vllm/vllm-openai:v0.11.0",
+        "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1",
+        "public.ecr.aws/a/b@sha256:" + "0F" * 32,
+    ):
+        assert parse_spec(with_("service", image=image), PATH).service.image == image
+
+
+TOKENS = ["${Token[TOKEN.1]}", "${Token[AWS.AccountId.5]}", "#{Token[TOKEN.12]}", "x${Token[a]}y"]
+
+
+@pytest.mark.parametrize("token", TOKENS)
+@pytest.mark.parametrize(
+    ("loc", "key"),
+    [
+        ("environment", "service.environment.HF_HOME"),
+        ("command", "service.command[1]"),
+        ("health_check_path", "service.health_check_path"),
+        ("lb_health", "load_balancer.health_check_path"),
+        ("cert", "load_balancer.certificate_arn"),
+        ("secret_tail", "service.secrets.HF_TOKEN"),
+    ],
+)
+def test_cdk_token_markers_are_refused_naming_the_key(token: str, loc: str, key: str) -> None:
+    text = {
+        "environment": lambda: with_("service", environment={"HF_HOME": token}),
+        "command": lambda: with_("service", command=["--model", token]),
+        "health_check_path": lambda: with_("service", health_check_path="/" + token),
+        "lb_health": lambda: with_("load_balancer", health_check_path="/" + token),
+        "cert": lambda: with_(
+            "load_balancer",
+            certificate_arn="arn:aws:acm:us-east-1:123456789012:certificate/" + token,
+        ),
+        "secret_tail": lambda: with_(
+            "service",
+            secrets={
+                "HF_TOKEN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf:" + token
+            },
+        ),
+    }[loc]()
+    line = one_problem(text, key)
+    assert "CDK token marker" in line
+
+
+@pytest.mark.parametrize(
+    "ref", ["{{resolve:ssm:/prod/db-password}}", "x{{resolve:secretsmanager:db:SecretString}}"]
+)
+def test_cloudformation_dynamic_references_are_refused(ref: str) -> None:
+    line = one_problem(with_("service", environment={"DB": ref}), "service.environment.DB")
+    assert "dynamic reference" in line and "[service] secrets" in line
+
+
+def test_a_dollar_brace_that_is_no_token_is_kept() -> None:
+    spec = parse_spec(with_("service", environment={"A": "${HOME}/x", "B": "{Token[1]}"}), PATH)
+    assert spec.service.environment["A"] == "${HOME}/x"

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import json
+import math
 import re
 import tomllib
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,12 +25,14 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from ecs_gpu import catalog
-from ecs_gpu.errors import BadInputError, SpecError
+from ecs_gpu import catalog, demand_metric
+from ecs_gpu.errors import SpecError
+from ecs_gpu.inputs import read_text
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -45,6 +50,15 @@ class RuleError(ValueError):
         self.fix = fix
 
 
+# The largest integer the AWS APIs' "integer" shapes take (botocore: Smithy int32).
+INT32_MAX = 2**31 - 1
+# Integer keys that reach a double field instead (TargetValue), with their own bound.
+NOT_INT32_KEYS = frozenset({"request_count_target"})
+# TargetTrackingScalingPolicyConfiguration.TargetValue: "Values must be in the range
+# of -2^360 to 2^360" (botocore 1.44 application-autoscaling 2016-02-06 model).
+TARGET_VALUE_MAX = 2**360
+
+
 class _Section(BaseModel):
     # allow_inf_nan=False: TOML has nan and inf literals, and either would
     # pass a `gt=0` or reach the simulator as a rate. Every float key also has
@@ -57,6 +71,22 @@ class _Section(BaseModel):
     def _no_negative_zero(cls, v: Any) -> Any:
         # TOML's -0.0 passes ge=0 and would print as "-0" in reports.
         return 0.0 if isinstance(v, float) and v == 0 else v
+
+    @field_validator("*")
+    @classmethod
+    def _int32(cls, v: Any, info: ValidationInfo) -> Any:
+        # TOML integers are 64-bit and Python's unbounded, but every integer key
+        # ends in an AWS API field of type integer (ASG MaxSize, the scalable
+        # target's MaxCapacity, container Cpu/Memory, the warm pool's sizes):
+        # 32-bit in the botocore models. The template would deploy and fail.
+        # Every integer key has a lower bound of 0 or more, so only the top is checked.
+        if type(v) is int and v > INT32_MAX and info.field_name not in NOT_INT32_KEYS:
+            raise RuleError(
+                f"is larger than {INT32_MAX:,}, the largest value AWS's APIs take here "
+                "(a 32-bit integer)",
+                f"lower it to {INT32_MAX:,} or less (the value you mean is likely far smaller)",
+            )
+        return v
 
 
 # Secrets Manager secret ARN (with an optional ":json-key:stage:id" tail, as
@@ -83,6 +113,52 @@ METRICS_PRESETS: dict[str, tuple[str, str]] = {
     "triton": ("nv_inference_pending_request_count", ""),
 }
 PROM_NAME_RE = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
+
+
+# RegisterTaskDefinition's documented limits on ContainerDefinition.image
+# (botocore's ECS model): up to 255 letters, digits, - _ : . / and # for
+# repository-url/image:tag, or repository@sha256:<64 hex digits>. synth, deploy,
+# diff and plan read the spec through here, so none of them hands CloudFormation
+# an image ECS would refuse ("$(reboot)", quotes); validate.py checks the
+# template's other images with the same function.
+ECS_IMAGE_MAX = 255
+_IMAGE_TAG_CHARS = re.compile(r"[A-Za-z0-9_:./#-]+")
+_IMAGE_DIGEST = re.compile(r"sha256:[A-Fa-f0-9]{64}")
+
+
+def image_problem(image: str) -> tuple[str, str] | None:
+    """(what is wrong, the fix) when ECS would refuse ``image``; None when it takes it."""
+    if "@" in image:
+        name, _, digest = image.partition("@")
+        if len(name) > ECS_IMAGE_MAX:
+            return (
+                f"the part before '@' is {len(name)} characters; ECS allows at most "
+                f"{ECS_IMAGE_MAX}",
+                "use a shorter repository path",
+            )
+        if not _IMAGE_DIGEST.fullmatch(digest):
+            return (
+                "the digest after '@' must be sha256: and 64 hex digits (ECS supports no other)",
+                "copy the digest from `docker inspect` or ECR",
+            )
+        if not _IMAGE_TAG_CHARS.fullmatch(name):
+            return (
+                "ECS allows only letters, digits, - _ : . / and # in an image reference",
+                "remove the other characters (spaces, quotes, $, ;, parentheses)",
+            )
+        return None
+    if len(image) > ECS_IMAGE_MAX:
+        return (
+            f"{len(image)} characters; ECS allows at most {ECS_IMAGE_MAX} for "
+            "repository-url/image:tag",
+            "use a shorter repository path or tag, or pin by digest (repository@sha256:...)",
+        )
+    if not _IMAGE_TAG_CHARS.fullmatch(image):
+        return (
+            "ECS allows only letters, digits, - _ : . / and # in an image reference",
+            "remove the other characters (spaces, quotes, $, ;, parentheses)",
+        )
+    return None
 
 
 class ServiceMetricsSpec(_Section):
@@ -168,6 +244,9 @@ class ServiceSpec(_Section):
                 "an image reference has no spaces",
                 'write it as registry/repository:tag, e.g. "vllm/vllm-openai:v0.11.0"',
             )
+        problem = image_problem(v)
+        if problem is not None:
+            raise RuleError(*problem)
         return v
 
     @field_validator("environment")
@@ -380,7 +459,18 @@ class LoadBalancerSpec(_Section):
     # VPC range, or none in a user's VPC, whose range synth does not look up.
     ingress_cidrs: Annotated[list[str], Field(min_length=1)] | None = None
     # Optional third scaling signal: ALBRequestCountPerTarget target value.
+    # Bounded by Application Auto Scaling's TargetValue (TARGET_VALUE_MAX).
     request_count_target: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("request_count_target")
+    @classmethod
+    def _target_value(cls, v: int | None) -> int | None:
+        if v is not None and v > TARGET_VALUE_MAX:
+            raise RuleError(
+                "is above 2^360, the largest TargetValue Application Auto Scaling takes",
+                "write the requests per minute one task should serve, e.g. 100",
+            )
+        return v
 
     @field_validator("ingress_cidrs")
     @classmethod
@@ -641,10 +731,20 @@ def _suggest(loc: tuple[int | str, ...]) -> str:
     return f"{hint}; known keys here: {', '.join(known)}"
 
 
+# Keys Spec fills in from the instance (_default_task_size). They are missing
+# only when the instance type or gpus_per_task is itself wrong, which has its
+# own error: "Field required" beside it would send the user the wrong way.
+_DERIVED_KEYS = {("service", "cpu_units"), ("service", "memory_mib")}
+
+
 def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> list[str]:
     problems = []
-    for e in err.errors(include_url=False):
+    errors = err.errors(include_url=False)
+    other = any(tuple(e["loc"]) not in _DERIVED_KEYS for e in errors)
+    for e in errors:
         loc = tuple(e["loc"])
+        if e["type"] == "missing" and loc in _DERIVED_KEYS and other:
+            continue
         key = _key(loc)
         found, value = _lookup(data, loc)
         shown = ""
@@ -664,6 +764,9 @@ def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> l
                 if _key(names[:n]) in _FIX_BY_KEY:
                     fix = _FIX_BY_KEY[_key(names[:n])]
                     break
+        if e["type"] == "int_type" and type(e.get("input")) is float:
+            # 3e9 or 1.0 is a TOML float: quotes are not the problem.
+            fix = "write a whole number without a decimal point or exponent, e.g. 4"
         if e["type"] == "float_type" and type(e.get("input")) is int:
             # A whole number past float range (TOML ints are unbounded): not a quoting problem.
             msg = "is too large to be read as a number"
@@ -989,6 +1092,270 @@ def _shm_fits_memory(spec: Spec) -> Iterator[Problem]:
             f"server needs at least a quarter of it and {SHM_PROCESS_MIN_MIB} MiB for itself",
             fix,
         )
+
+
+# GPU memory a server needs besides the weights, per GPU: the CUDA context, NCCL
+# buffers and activations (vLLM's profiler counts them as "non-torch memory",
+# about 0.5-1 GiB per GPU). The KV cache needs more still, so this refuses
+# only a model that can never load, not one that would run short of cache.
+GPU_OVERHEAD_PER_GPU_MIB = 1024
+
+
+def _weights_room_mib(spec: Spec) -> int:
+    """GPU memory of one task left for the model's weights."""
+    svc, it = spec.service, spec.instance
+    return (it.gpu_memory_mib - GPU_OVERHEAD_PER_GPU_MIB) * svc.gpus_per_task
+
+
+@_rule
+def _model_fits_gpu_memory(spec: Spec) -> Iterator[Problem]:
+    svc, it = spec.service, spec.instance
+    size = svc.model_size_gib
+    if size is None or svc.gpus_per_task > it.gpus:
+        return  # _task_gpus says why the task never places
+    have = it.gpu_memory_mib * svc.gpus_per_task
+    room = _weights_room_mib(spec)
+    if size * 1024 <= room:
+        return
+    need = math.ceil(size * 1024 / (it.gpu_memory_mib - GPU_OVERHEAD_PER_GPU_MIB))
+    fix = "check the size (the weights' GiB on disk), use a quantized model of at most "
+    fix += f"{room / 1024:.1f} GiB"
+    if need <= it.gpus:
+        fix += f", give the task {need} GPUs (gpus_per_task)"
+    fix += ", or pick an instance type with more GPU memory (`ecs-gpu catalog`, column GPU MiB)"
+    yield Problem(
+        "service.model_size_gib",
+        size,
+        f"the weights do not fit the task's GPU memory: {svc.gpus_per_task} x "
+        f"{it.gpu_model} has {have} MiB, and the server needs about "
+        f"{GPU_OVERHEAD_PER_GPU_MIB} MiB per GPU besides the weights "
+        f"({room} MiB left for them), so the model can never load",
+        fix,
+    )
+
+
+# The root volume holds, besides the weights (downloaded into the container),
+# the OS with the NVIDIA driver and the ECS and CloudWatch agents, and the
+# serving image, extracted. Both are named guesses: the ECS GPU AMI's root
+# snapshot is 30 GiB (aws/amazon-ecs-ami block_device_size_gb) and holds the
+# OS; deep-learning serving images are 15-20 GB (aws-semantics.md §4).
+ROOT_OS_GIB = 30
+ROOT_IMAGE_GIB = 20
+
+
+def root_volume_needed_gib(spec: Spec) -> int:
+    """Root volume an instance needs at least: OS + image + every placed task's model."""
+    size = spec.service.model_size_gib or 0.0
+    return ROOT_OS_GIB + ROOT_IMAGE_GIB + math.ceil(size * max(1, spec.tasks_per_instance))
+
+
+@_rule
+def _root_volume_holds_the_model(spec: Spec) -> Iterator[Problem]:
+    cap, svc = spec.capacity, spec.service
+    if svc.model_size_gib is None or not _task_fits(spec):
+        return
+    if svc.model_size_gib * 1024 > _weights_room_mib(spec):
+        return  # it never loads (_model_fits_gpu_memory): the disk is not the problem
+    need = root_volume_needed_gib(spec)
+    if cap.root_volume_gib >= need:
+        return
+    per = spec.tasks_per_instance
+    yield Problem(
+        "capacity.root_volume_gib",
+        cap.root_volume_gib,
+        f"each instance downloads the {svc.model_size_gib:g}-GiB model once per task "
+        f"({per} per instance) beside the OS (about {ROOT_OS_GIB} GiB) and the image "
+        f"(about {ROOT_IMAGE_GIB} GiB): {need} GiB at least, so the download fills the disk "
+        "and the task never serves",
+        f"set root_volume_gib to at least {need} (more leaves room for a redeploy: ECS keeps "
+        "a stopped container's files for 3 hours)",
+    )
+
+
+# "Inbound or outbound rules per security group: 60" (Amazon VPC quotas,
+# https://docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html,
+# "Security groups"); the load balancer's group has one more rule for the
+# clients security group (infra/loadbalancer.py).
+SG_INBOUND_RULES_QUOTA = 60
+LB_OTHER_INBOUND_RULES = 1
+
+
+@_rule
+def _ingress_rules_quota(spec: Spec) -> Iterator[Problem]:
+    lb = spec.load_balancer
+    cidrs = (lb.ingress_cidrs or []) if lb is not None else []
+    most = SG_INBOUND_RULES_QUOTA - LB_OTHER_INBOUND_RULES
+    if len(cidrs) > most:
+        yield Problem(
+            "load_balancer.ingress_cidrs",
+            f"{len(cidrs)} CIDRs",
+            f"the load balancer's security group takes one inbound rule per CIDR and one "
+            f"for the clients security group, and a security group holds at most "
+            f"{SG_INBOUND_RULES_QUOTA} inbound rules by default (Amazon VPC quotas), so "
+            "CloudFormation fails to create it",
+            f"list at most {most}: merge neighbouring ranges into wider prefixes, or let "
+            "clients in through the clients security group (stack output) instead",
+        )
+
+
+def _control_character(text: str) -> int | None:
+    """Index of the first control character other than tab and newline, or None."""
+    for i, c in enumerate(text):
+        if unicodedata.category(c) == "Cc" and c not in "\t\n":
+            return i
+    return None
+
+
+@_rule
+def _control_characters(spec: Spec) -> Iterator[Problem]:
+    # A NUL ends the string in the container's C runtime (execve, getenv), and
+    # the other control characters are a mistake (a pasted escape, \r from a
+    # Windows file): refuse them here rather than hand ECS a value it mangles.
+    # Every string is checked; most keys' patterns refuse them already.
+    for key, value in _strings(spec, ""):
+        at = _control_character(value)
+        if at is not None:
+            yield Problem(
+                key,
+                _short(value),
+                f"holds the control character U+{ord(value[at]):04X} at character {at}; "
+                "containers take no NUL in a variable or argument, and other control "
+                "characters are almost always a paste mistake",
+                "remove it (tabs and newlines are allowed)",
+            )
+
+
+# "The maximum size of a task definition is 64 KiB" (Amazon ECS service quotas,
+# https://docs.aws.amazon.com/AmazonECS/latest/developerguide/service-quotas.html,
+# "Task definition size"). TASK_DEFINITION_OTHER_BYTES: the container
+# definitions' fixed part (names, health check, log configuration, resource
+# requirements, the sidecar's other keys), generously; the template's is about 3 KB.
+TASK_DEFINITION_MAX_BYTES = 64 * 1024
+TASK_DEFINITION_OTHER_BYTES = 6 * 1024
+
+
+def task_definition_bytes(svc: ServiceSpec) -> int:
+    """An estimate of the registered task definition's size in bytes, from the spec."""
+    user: list[Any] = [{"name": k, "value": v} for k, v in svc.environment.items()]
+    user += [{"name": k, "valueFrom": v} for k, v in svc.secrets.items()]
+    user += [svc.command or []]
+    size = len(json.dumps(user).encode()) + TASK_DEFINITION_OTHER_BYTES
+    if svc.metrics is not None:
+        # The sidecar's script rides in its environment, base64-encoded.
+        size += 4 * -(-len(demand_metric.embedded_script().encode()) // 3)
+    return size
+
+
+@_rule
+def _task_definition_size(spec: Spec) -> Iterator[Problem]:
+    svc = spec.service
+    size = task_definition_bytes(svc)
+    if size <= TASK_DEFINITION_MAX_BYTES:
+        return
+    yield Problem(
+        "service.environment",
+        f"{len(svc.environment)} variables, {len(svc.command or [])} command arguments",
+        f"the task definition would be about {size:,} bytes, and ECS registers at most "
+        f"{TASK_DEFINITION_MAX_BYTES:,} (64 KiB, ECS service quotas)",
+        "move large values out of the task definition: into a file in the image, an S3 "
+        "object the server reads at start, or [service] secrets (a reference, not the value)",
+    )
+
+
+# CDK's token markers: "${Token[...]}" (strings), "#{Token[...]}" (lists). A user
+# string holding one is read by CDK as a reference to an object it does not have
+# (UnrecognizedTokenKey) or, worse, to one it has. CDK has no escape for a literal
+# marker and no serving setting needs one, so they are refused, naming the key.
+# CDK's number tokens are doubles near -1.9e289, below every numeric key's range.
+# CloudFormation's dynamic references ("{{resolve:ssm:...}}") are resolved in
+# any property at deploy time, so they are no literal text either.
+CDK_TOKEN_RE = re.compile(r"[$#]\{Token\[")
+CFN_DYNAMIC_REF_RE = re.compile(r"\{\{resolve:")
+
+
+def _short(text: str) -> str:
+    """A string as a message shows it: whole up to _MAX_SHOWN characters."""
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
+
+
+def _strings(value: object, key: str) -> Iterator[tuple[str, str]]:
+    """(dotted key, string) for every string in a spec value, table keys included."""
+    if isinstance(value, str):
+        yield key, value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _strings(getattr(value, name), f"{key}.{name}" if key else name)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k, f"{key} (a name)")
+            yield from _strings(v, f"{key}.{k}")
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from _strings(v, f"{key}[{i}]")
+
+
+@_rule
+def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
+    for key, text in _strings(spec, ""):
+        if CFN_DYNAMIC_REF_RE.search(text):
+            yield Problem(
+                key,
+                _short(text),
+                "holds a CloudFormation dynamic reference ({{resolve:...}}), which "
+                "CloudFormation replaces at deploy time, and the value lands in the task "
+                "definition in plain text",
+                "put the secret or parameter's ARN under [service] secrets instead",
+            )
+        elif CDK_TOKEN_RE.search(text):
+            yield Problem(
+                key,
+                _short(text),
+                "holds a CDK token marker (${Token[...]} or #{Token[...]}), which the "
+                "template generator would read as a reference instead of your text",
+                "write the value without it; a value from elsewhere belongs in [service] "
+                "secrets (an ARN) rather than in the spec",
+            )
+
+
+# ECS's task-size minimums also hold for what the demand sidecar leaves the server.
+MIN_SERVER_CPU_UNITS = 128
+MIN_SERVER_MEMORY_MIB = 128
+
+
+def server_share(svc: ServiceSpec) -> tuple[int, int]:
+    """(cpu units, MiB) the server container keeps: the task less the demand sidecar."""
+    if svc.metrics is None:
+        return svc.cpu_units, svc.memory_mib
+    return (
+        svc.cpu_units - demand_metric.SIDECAR_CPU_UNITS,
+        svc.memory_mib - demand_metric.SIDECAR_MEMORY_MIB,
+    )
+
+
+@_rule
+def _sidecar_room(spec: Spec) -> Iterator[Problem]:
+    svc = spec.service
+    if svc.metrics is None:
+        return
+    cpu, memory = server_share(svc)
+    # /dev/shm pages count against the server's memory (_shm_fits_memory checks the task's).
+    floor = max(MIN_SERVER_MEMORY_MIB, svc.shm_mib or 0)
+    if cpu >= MIN_SERVER_CPU_UNITS and memory >= floor:
+        return
+    key, value = ("service.cpu_units", svc.cpu_units)
+    if cpu >= MIN_SERVER_CPU_UNITS:
+        key, value = ("service.memory_mib", svc.memory_mib)
+    yield Problem(
+        key,
+        value,
+        f"[service.metrics] adds a sidecar of {demand_metric.SIDECAR_CPU_UNITS} CPU units and "
+        f"{demand_metric.SIDECAR_MEMORY_MIB} MiB, leaving the server {cpu} units and {memory} "
+        f"MiB of the task's {svc.cpu_units} units and {svc.memory_mib} MiB (it needs at least "
+        f"{MIN_SERVER_CPU_UNITS} units and {floor} MiB)",
+        f"raise cpu_units to at least {MIN_SERVER_CPU_UNITS + demand_metric.SIDECAR_CPU_UNITS} "
+        f"and memory_mib to at least {floor + demand_metric.SIDECAR_MEMORY_MIB}, or leave both "
+        "out to get the task's share of the instance",
+    )
 
 
 @_rule
@@ -1325,8 +1692,28 @@ def spec_warnings(spec: Spec, path: str = "spec") -> list[str]:
     return [p.format(path) for note in NOTES for p in note(spec)]
 
 
+# A spec is a few kilobytes; ECS takes at most 64 KiB of container definitions.
+MAX_SPEC_BYTES = 1024 * 1024
+
+
 def parse_spec(text: str, path: str = "spec") -> Spec:
     """Parse and validate spec text; ``path`` names the source in errors."""
+    try:
+        return _parse_spec(text, path)
+    except RecursionError:
+        # tomllib (and reporting on the value) recurse once per nesting level.
+        raise SpecError(
+            path,
+            [
+                f"{path}: arrays or inline tables nested too deeply to read (a spec nests "
+                "a few levels). Fix: write the values flat, as docs/spec.md shows."
+            ],
+        ) from None
+
+
+def _parse_spec(text: str, path: str) -> Spec:
+    # A byte-order mark is no part of the text (editors on Windows write one).
+    text = text.removeprefix("\ufeff")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -1350,25 +1737,12 @@ def parse_spec(text: str, path: str = "spec") -> Spec:
 
 
 def load_spec(path: str | Path) -> Spec:
-    """Read and validate the spec file at ``path``."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise BadInputError(f"{p}: no such spec file. Fix: check the path.") from None
-    except IsADirectoryError:
-        raise BadInputError(
-            f"{p}: is a directory, not a spec file. Fix: pass the path of the .toml spec."
-        ) from None
-    except (OSError, ValueError) as e:  # ValueError: a NUL byte in the path
-        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise BadInputError(
-            f"{p}: cannot read the spec: {why}. Fix: check the path and its permissions."
-        ) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise SpecError(
-            str(p), [f"{p}: byte {e.start} is not UTF-8. Fix: save the spec as UTF-8 text."]
-        ) from None
-    return parse_spec(text, str(p))
+    """Read and validate the spec file at ``path`` (SPEC on the command line)."""
+    text = read_text(
+        path,
+        option="SPEC",
+        kind="spec",
+        limit=MAX_SPEC_BYTES,
+        fix="pass the TOML spec (docs/spec.md): a spec is a few kilobytes",
+    )
+    return parse_spec(text, str(path))

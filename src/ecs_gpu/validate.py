@@ -13,7 +13,8 @@ a deprecated API in ecs-gpu's code) is not shown: a user of ecs-gpu runs no
 cdk command and cannot act on it. Findings follow cfn-lint's shape: source,
 id, severity, where, message. A template over the TemplateBody limit
 (51,200 bytes) can still deploy through ``--template-bucket``: that is a
-note (``ValidationReport.notes``), which does not fail validate.
+note (``ValidationReport.notes``), which does not fail validate; so is each of
+the spec's own notes (``spec.NOTES``: an endpoint open to the internet, ...).
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from ecs_gpu.aws.deploy import minified, template_size_problem
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import host
 from ecs_gpu.node import ensure_node
-from ecs_gpu.spec import Spec, cross_field_problems
+from ecs_gpu.spec import NOTES, Spec, cross_field_problems
+from ecs_gpu.spec import image_problem as spec_image_problem
 
 if TYPE_CHECKING:
     from ecs_gpu.synth import StageFn
 
-Source = Literal["cfn-lint", "cdk-nag", "agent-schema", "cdk", "deploy", "ecs"]
+Source = Literal["cfn-lint", "cdk-nag", "agent-schema", "cdk", "deploy", "ecs", "spec"]
 CFN_LINT_REGIONS: Final = ["us-east-1"]
 
 
@@ -131,6 +133,21 @@ def synth_findings(messages: list[Any]) -> list[Finding]:
     return out
 
 
+def spec_notes(spec: Spec, path: str = "spec") -> list[Finding]:
+    """The spec's notes (spec.NOTES): valid, deployable, but worth knowing.
+
+    The id is the note's name (``open-to-the-internet``), the resource its key;
+    the message is the spec's one-line form, naming the file.
+    """
+    return [
+        Finding(
+            "spec", note.__name__.strip("_").replace("_", "-"), "warning", p.key, p.format(path)
+        )
+        for note in NOTES
+        for p in note(spec)
+    ]
+
+
 def size_findings(template: dict[str, Any]) -> list[Finding]:
     """Deploy's TemplateURL limit (1 MB), on the same minified body deploy sends."""
     problem = template_size_problem(minified(template), bucket=True)
@@ -155,61 +172,24 @@ def size_notes(template: dict[str, Any]) -> list[Finding]:
 
 
 # RegisterTaskDefinition's documented limits (botocore ECS model, ContainerDefinition.name,
-# ContainerDefinition.image, RegisterTaskDefinition.family). The model documents no limit
-# on the number of environment variables or secrets, so none is checked here.
+# RegisterTaskDefinition.family). The model documents no limit on the number of
+# environment variables or secrets, so none is checked here. The image rule is
+# the spec's (spec.image_problem): the spec's own image is refused there, before
+# any template is built; here it checks every image the template carries.
 ECS_NAME_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,255}")
-ECS_IMAGE_MAX: Final = 255
-_IMAGE_TAG_CHARS: Final = re.compile(r"[A-Za-z0-9_:./#-]+")
-_IMAGE_DIGEST: Final = re.compile(r"sha256:[A-Fa-f0-9]{64}")
 
 
 def image_problem(image: str) -> str | None:
     """Why ECS would refuse ``image`` as a container image reference, or None."""
-    if "@" in image:
-        name, _, digest = image.partition("@")
-        if len(name) > ECS_IMAGE_MAX:
-            return (
-                f"image {image[:60]}...: the part before '@' is {len(name)} characters; ECS "
-                f"allows at most {ECS_IMAGE_MAX}. Fix: use a shorter repository path."
-            )
-        if not _IMAGE_DIGEST.fullmatch(digest):
-            return (
-                f"image {image!r}: the digest after '@' must be sha256: and 64 hex digits "
-                "(ECS supports no other). Fix: copy the digest from `docker inspect` or ECR."
-            )
+    problem = spec_image_problem(image)
+    if problem is None:
         return None
-    if len(image) > ECS_IMAGE_MAX:
-        return (
-            f"image {image[:60]}...: {len(image)} characters; ECS allows at most "
-            f"{ECS_IMAGE_MAX} for repository-url/image:tag. Fix: use a shorter repository "
-            "path or tag, or pin by digest (repository@sha256:...)."
-        )
-    if not _IMAGE_TAG_CHARS.fullmatch(image):
-        return (
-            f"image {image!r}: ECS allows only letters, digits, - _ : . / and # in an "
-            "image reference. Fix: remove the other characters (spaces, quotes)."
-        )
-    return None
+    shown = repr(image) if len(image) <= 80 else f"{image[:60]}..."
+    return f"image {shown}: {problem[0]}. Fix: {problem[1]}."
 
 
-def spec_image_findings(spec: Spec) -> list[Finding]:
-    """ECS's image limits on ``service.image`` as written.
-
-    The template may carry an ECR image as an intrinsic (Fn::Join of account,
-    Region and repository), which :func:`ecs_findings` cannot read; the
-    spec's string is what ECS will be given.
-    """
-    problem = image_problem(spec.service.image)
-    return [] if problem is None else [Finding("ecs", "image", "error", "service.image", problem)]
-
-
-def ecs_findings(
-    template: dict[str, Any], *, skip_images: frozenset[str] = frozenset()
-) -> list[Finding]:
-    """ECS limits on every task definition's family, container names and images.
-
-    Images in ``skip_images`` were already reported from the spec.
-    """
+def ecs_findings(template: dict[str, Any]) -> list[Finding]:
+    """ECS limits on every task definition's family, container names and images."""
     out: list[Finding] = []
     for logical_id, res in template.get("Resources", {}).items():
         if res.get("Type") != "AWS::ECS::TaskDefinition":
@@ -241,8 +221,8 @@ def ecs_findings(
                     )
                 )
             image = c.get("Image")
-            checkable = isinstance(image, str) and image not in skip_images
-            problem = image_problem(image) if checkable else None
+            # An ECR image is an intrinsic (Fn::Join) here; the spec checked its string.
+            problem = image_problem(image) if isinstance(image, str) else None
             if problem is not None:
                 out.append(
                     Finding(
@@ -287,12 +267,12 @@ def validate(spec: Spec, *, path: str = "spec", stage: StageFn | None = None) ->
             *agent,
             *synth_findings(list(artifact.messages)),
             *size_findings(template),
-            *spec_image_findings(spec),
-            *ecs_findings(template, skip_images=frozenset({spec.service.image})),
+            *ecs_findings(template),
             *lint,
             *nag,
         ]
-    return ValidationReport(template=template, findings=findings, notes=size_notes(template))
+    notes = [*spec_notes(spec, path), *size_notes(template)]
+    return ValidationReport(template=template, findings=findings, notes=notes)
 
 
 def _quiet(_: str) -> None:

@@ -111,7 +111,7 @@ def test_denied_permission_without_error_exits_3(
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, "cannot read the snapshot"),
+        (None, "no such snapshot file"),
         ("{not json", "not a JSON snapshot"),
         ("[1, 2]", "a snapshot is a JSON object"),
         ('{"servces": []}', "unknown snapshot keys servces"),

@@ -5,6 +5,9 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
+import pytest
+
+from ecs_gpu.errors import SpecError
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
 from ecs_gpu.synth import CONSTRUCT_ID
@@ -204,3 +207,20 @@ def test_nag_imports_first_and_never_imports_service() -> None:
     )
     root = Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300, cwd=root)
+
+
+def test_the_construct_refuses_a_spec_that_breaks_a_rule(specs: dict[str, Spec]) -> None:
+    # A Spec built in Python skips load_spec's cross-field rules; the construct applies them.
+    ensure_node()
+    from aws_cdk import App, Stack
+
+    from ecs_gpu import GpuService
+
+    data = specs["g5-vllm.toml"].model_dump()
+    data["service"]["environment"] = {"HF_HOME": "${Token[TOKEN.1]}"}
+    with tempfile.TemporaryDirectory(prefix="ecs-gpu-user-app-") as outdir:
+        stack = Stack(App(outdir=outdir), "vllm-g5")
+        with pytest.raises(SpecError) as exc:
+            GpuService(stack, CONSTRUCT_ID, spec=Spec.model_validate(data))
+    (line,) = exc.value.problems
+    assert line.startswith("spec: service.environment.HF_HOME = ") and "CDK token" in line

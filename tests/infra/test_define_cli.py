@@ -106,22 +106,34 @@ def test_validate_bad_spec_exits_2_naming_the_key(
     assert str(bad) in out and "service.gpus_per_task" in out and "Fix:" in out
 
 
+# The spec layer refuses every image ECS would (spec.image_problem), so a template
+# finding now takes an image ecs-gpu itself puts there: the demand sidecar's.
+LONG_IMAGE = "registry.example.com/" + "team/" * 50 + "vllm:v1"
+
+
 def test_validate_real_finding_exits_1_with_a_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ecs_gpu import demand_metric
+
+    monkeypatch.setattr(demand_metric, "SIDECAR_IMAGE", LONG_IMAGE)
+    assert cli.main(["validate", str(G5)]) == EXIT_PROBLEMS
+    out = _out(capsys)
+    # The table folds long cells: the source, id and count stay whole.
+    assert "│ ecs    │ image │ error" in out and "1 finding(s)" in out
+    assert "Traceback" not in out
+
+
+def test_validate_refuses_a_spec_image_ecs_would_refuse_with_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # An image reference longer than ECS's 255 characters passes the spec rules
-    # and synthesizes, but RegisterTaskDefinition would refuse it. (This test
-    # used an ingress of 0.0.0.0/0 for cdk-nag's EC23 until that became an
-    # acknowledged, deliberate choice in infra/nag.py.)
-    long_image = "registry.example.com/" + "team/" * 50 + "vllm:v1"
     spec = tmp_path / "long-image.toml"
     text = G6E.read_text(encoding="utf-8")
     image_line = next(line for line in text.splitlines() if line.startswith("image = "))
-    spec.write_text(text.replace(image_line, f'image = "{long_image}"'), encoding="utf-8")
-    assert cli.main(["validate", str(spec)]) == EXIT_PROBLEMS
-    out = _out(capsys)
-    assert "ecs" in out and "service.image" in out and "finding(s)" in out
-    assert "Traceback" not in out
+    spec.write_text(text.replace(image_line, f'image = "{LONG_IMAGE}"'), encoding="utf-8")
+    assert cli.main(["validate", str(spec)]) == EXIT_BAD_INPUT
+    out = " ".join(_out(capsys).split())
+    assert f"{spec}: service.image = " in out and "ECS allows at most 255" in out
 
 
 @pytest.mark.parametrize("command", ["synth", "validate"])
@@ -191,20 +203,17 @@ def test_validate_json_dash_writes_only_json_to_stdout(
 
 
 def test_validate_json_file_holds_the_findings(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    spec = tmp_path / "long-image.toml"
-    text = G5.read_text(encoding="utf-8")
-    image_line = next(line for line in text.splitlines() if line.startswith("image = "))
-    long_image = "registry.example.com/" + "team/" * 50 + "vllm:v1"
-    spec.write_text(text.replace(image_line, f'image = "{long_image}"'), encoding="utf-8")
+    from ecs_gpu import demand_metric
+
+    monkeypatch.setattr(demand_metric, "SIDECAR_IMAGE", LONG_IMAGE)
     out = tmp_path / "findings.json"
-    assert cli.main(["validate", str(spec), "--json", str(out)]) == EXIT_PROBLEMS
+    assert cli.main(["validate", str(G5), "--json", str(out)]) == EXIT_PROBLEMS
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert doc["ok"] is False
-    assert [(f["source"], f["id"], f["resource"]) for f in doc["findings"]] == [
-        ("ecs", "image", "service.image")
-    ]
+    assert [(f["source"], f["id"]) for f in doc["findings"]] == [("ecs", "image")]
+    assert doc["findings"][0]["resource"].endswith("/ContainerDefinitions/1/Image")
     assert "finding(s)" in _out(capsys)  # the table is still shown
 
 
@@ -225,3 +234,40 @@ def test_validate_json_over_the_spec_is_refused_before_synth(
         EXIT_BAD_INPUT
     )
     assert "--json" in _out(capsys)
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (('"vllm/vllm-openai:v0.11.0"', '"$(reboot)"'), "service.image"),
+        (('"vllm/vllm-openai:v0.11.0"', "\"vllm/vllm-openai:'v1'\""), "service.image"),
+        (('"/root/.cache/huggingface"', '"${Token[TOKEN.1]}"'), "service.environment.HF_HOME"),
+        (('"--max-model-len"', '"#{Token[TOKEN.7]}"'), "service.command[2]"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["synth", "-o", "-"],
+        ["validate"],
+        ["plan"],
+        ["diff", "--region", "us-east-1"],
+        ["deploy", "--yes", "--region", "us-east-1"],
+    ],
+)
+def test_every_command_that_builds_a_template_refuses_what_ecs_or_cdk_would(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: tuple[str, str],
+    key: str,
+    command: list[str],
+) -> None:
+    # The spec layer refuses it, naming file and key, before CDK or AWS is reached.
+    spec = tmp_path / "bad.toml"
+    spec.write_text(G5.read_text(encoding="utf-8").replace(*edit), encoding="utf-8")
+    assert cli.main([command[0], str(spec), *command[1:]]) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = " ".join(captured.err.split())
+    assert f"{spec}: {key} = " in err and "Fix:" in err
+    assert "internal error" not in err and "Traceback" not in err

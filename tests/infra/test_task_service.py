@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ecs_gpu import demand_metric, startup
-from ecs_gpu.errors import BadInputError
+from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import service as service_mod
 from ecs_gpu.infra import task as task_mod
 from ecs_gpu.naming import Names
@@ -143,7 +143,11 @@ def test_health_check_and_grace_come_from_startup(
 
 def test_startup_scales_with_model_size() -> None:
     small = parse_spec(CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 1"), "s")
-    big = parse_spec(CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 400"), "b")
+    # 400 GiB of weights load only on 8 x 80 GB, with room for them on disk.
+    big_text = CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 400")
+    big_text = big_text.replace("gpus_per_task = 1", "gpus_per_task = 8")
+    big_text = big_text.replace('"g5.xlarge"', '"p5.48xlarge"\nroot_volume_gib = 1000')
+    big = parse_spec(big_text, "b")
     none = parse_spec(CONCURRENCY.replace("model_size_gib = 15\n", ""), "n")
     assert startup.model_ready_s(small) < startup.model_ready_s(big)
     assert startup.model_ready_s(none) == none.simulation.model_load_s
@@ -402,12 +406,15 @@ def test_defaults_are_the_instance_share() -> None:
     )
 
 
-def test_too_small_a_task_for_the_sidecar_is_bad_input() -> None:
+def test_too_small_a_task_for_the_sidecar_is_refused_naming_the_file() -> None:
+    # The spec layer refuses it (it knows the file); synth never sees it.
     text = CONCURRENCY.replace("gpus_per_task = 1\n", "gpus_per_task = 1\ncpu_units = 200\n")
     text = text.replace("shared_memory_mib = 2048\n", "")
-    spec = parse_spec(text, "small")
-    with pytest.raises(BadInputError, match=r"service.cpu_units = 200.*Fix:"):
-        task_mod.container_split(spec)
+    with pytest.raises(SpecError) as exc:
+        parse_spec(text, "small.toml")
+    (line,) = exc.value.problems
+    assert line.startswith("small.toml: service.cpu_units = 200: [service.metrics] adds a sidecar")
+    assert "leaving the server 72 units" in line and "Fix: raise cpu_units to at least 256" in line
 
 
 def test_sidecar_container(built: dict[str, tuple[Spec, T]]) -> None:

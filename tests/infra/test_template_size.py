@@ -78,7 +78,8 @@ def largest_spec_text(example: str) -> str:
     Concurrency signal with GPU guard and fast path, a warm pool, a reservation,
     gp3 IOPS/throughput, secrets, an internet-facing HTTPS load balancer with a
     request-count policy in a three-AZ VPC of yours, email alerts, and a
-    command and environment the size of a tuned vLLM deployment.
+    command and environment the size of a tuned vLLM deployment. The model is
+    the largest that loads on the task's GPUs, up to 140 GiB (a 70B model in 16 bits).
     """
     ex = tomllib.loads((EXAMPLES_DIR / example).read_text())
     itype = ex["capacity"]["instance_type"]
@@ -101,7 +102,7 @@ command = [
 environment = {{ HF_HOME = "/root/.cache/huggingface", {env} }}
 secrets = {{ {secrets} }}
 health_check_path = "/health"
-model_size_gib = 140
+model_size_gib = {min(140, 20 * gpus)}
 log_retention_days = 90
 
 [service.metrics]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import nag
 from ecs_gpu.node import ensure_node
-from ecs_gpu.spec import Spec
+from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.validate import (
     STAGES,
     cfn_lint_findings,
@@ -22,6 +23,7 @@ from ecs_gpu.validate import (
     validate,
 )
 
+from .conftest import EXAMPLES_DIR
 from .tpl import one
 
 if TYPE_CHECKING:
@@ -232,18 +234,17 @@ def test_ecs_limits_accept_what_ecs_accepts(templates: dict[str, Any]) -> None:
         # An ECR image reaches the template as an Fn::Join; the spec's string is checked.
         LONG_REPO + ":v1",
         "registry.example.com/" + "team/" * 50 + "vllm:v1",
+        "$(reboot)",
     ],
 )
-def test_validate_reports_an_image_ecs_would_refuse_once(
-    specs: dict[str, Spec], image: str
-) -> None:
-    data = specs["g5-vllm.toml"].model_dump()
-    data["service"]["image"] = image
-    report = validate(Spec.model_validate(data), path="long.toml")
-    assert [(f.source, f.id, f.resource) for f in report.findings] == [
-        ("ecs", "image", "service.image")
-    ]
-    assert not report.ok
+def test_the_spec_refuses_an_image_ecs_would_refuse_before_any_template(image: str) -> None:
+    # One rule (spec.image_problem) for validate, synth, deploy, diff and plan.
+    text = (EXAMPLES_DIR / "g5-vllm.toml").read_text(encoding="utf-8")
+    text = text.replace('"vllm/vllm-openai:v0.11.0"', json.dumps(image))
+    with pytest.raises(SpecError) as exc:
+        parse_spec(text, "long.toml")
+    (line,) = exc.value.problems
+    assert line.startswith("long.toml: service.image = ") and "Fix:" in line
 
 
 def test_validate_refuses_a_spec_that_breaks_a_rule(specs: dict[str, Spec]) -> None:

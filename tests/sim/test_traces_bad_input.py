@@ -141,7 +141,7 @@ def test_oversized_files_are_refused_before_parsing(
 
     monkeypatch.setattr(workload, "MAX_TRACE_BYTES", 64)
     f = _write(tmp_path, "timestamp_s,requests\n" + "".join(f"{i * 60},1\n" for i in range(20)))
-    with pytest.raises(BadInputError, match=r"larger than 0 MiB.*Fix: aggregate"):
+    with pytest.raises(BadInputError, match=r"--trace .*: larger than 64 bytes.*Fix: aggregate"):
         read_trace(f)
 
 

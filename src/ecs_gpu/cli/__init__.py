@@ -50,6 +50,12 @@ app = typer.Typer(
 err_console = Console(stderr=True, highlight=False, emoji=False)
 
 
+def print_notes(lines: list[str]) -> None:
+    """Each note on stderr: it never changes standard output (a template, JSON) or the exit code."""
+    for line in lines:
+        err_console.print(f"[yellow]note:[/] {escape(line)}", soft_wrap=True)
+
+
 def _print_version(value: bool) -> None:
     if value:
         from ecs_gpu.aws.deploy import ecs_gpu_version

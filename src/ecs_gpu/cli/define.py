@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
-from ecs_gpu.cli import app, err_console
+from ecs_gpu.cli import app, err_console, print_notes
 from ecs_gpu.cli.stages import stage_status
 from ecs_gpu.errors import EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
@@ -119,6 +119,7 @@ def synth_cmd(
     if stack is not None:
         check_stack_name(stack)
     loaded = load_spec(spec)
+    print_notes(loaded.warnings(str(spec)))
     with stage_status(err_console) as stage:
         path = write_template(loaded, out, stack_name=stack, spec_path=spec, stage=stage)
     if not is_stdout(path):

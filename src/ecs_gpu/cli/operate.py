@@ -32,7 +32,7 @@ from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws.clients import check_ready, client, make_session
 from ecs_gpu.aws.errors import AccessDenied, mapped
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
-from ecs_gpu.cli import app, err_console
+from ecs_gpu.cli import app, err_console, print_notes
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.spec import Spec, load_spec
@@ -576,6 +576,7 @@ def diff_cmd(
     """
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
+    print_notes(s.warnings(str(spec)))
     name = stack_of(s, stack)
     aws = _aws(profile, region)
     staging = owned_by_caller(aws, staging)
@@ -621,6 +622,7 @@ def deploy_cmd(
     """
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
+    print_notes(s.warnings(str(spec)))
     name = stack_of(s, stack)
     aws = _aws(profile, region)
     staging = owned_by_caller(aws, staging)

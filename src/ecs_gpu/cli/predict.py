@@ -10,9 +10,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ecs_gpu.cli import app, err_console
+from ecs_gpu.cli import app, err_console, print_notes
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
@@ -106,7 +107,10 @@ def _progress(label: str, steps: int) -> Iterator[Callable[[int, int], None] | N
 
 
 def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
-    p = from_spec(load_spec(spec_path))
+    loaded = load_spec(spec_path)
+    # On standard error, so `--json -` keeps standard output for the JSON.
+    print_notes(loaded.warnings(str(spec_path)))
+    p = from_spec(loaded)
     if host_cpu is not None:
         if not 0 < host_cpu <= 100:
             raise BadInputError(
@@ -493,6 +497,8 @@ def _validate(spec: Spec, path: Path) -> int:
 
     with stage_status(err_console) as stage:
         report = validate(spec, path=str(path), stage=stage)
+    for n in report.notes:
+        console.print(f"[yellow]note:[/] {escape(n.message)}", soft_wrap=True)
     if report.ok:
         resources = len(report.template.get("Resources", {}))
         console.print(f"template: synthesized, {resources} resources, no findings")

@@ -30,6 +30,7 @@ from botocore.model import ListShape, MapShape, Shape, StructureShape
 from pydantic import AfterValidator, BaseModel, ConfigDict, JsonValue, ValidationError
 
 from ecs_gpu.errors import BadInputError
+from ecs_gpu.inputs import read_bytes
 
 Snapshot = dict[str, Any]
 
@@ -606,15 +607,7 @@ def parse(data: bytes, source: str, **choice: Any) -> Snapshot:
 def load(path: Path | str, **choice: Any) -> Snapshot:
     """Read and validate a snapshot file; anything that is not one is bad input (exit 2)."""
     p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            raise BadInputError(
-                f"{p}: {size:,} bytes; a snapshot is at most {MAX_BYTES // 2**20} MiB. Fix: {_FIX}."
-            )
-        data = p.read_bytes()
-    except OSError as e:
-        raise BadInputError(f"{p}: cannot read the snapshot ({e.strerror}). Fix: {_FIX}.") from None
+    data = read_bytes(p, option="--from-snapshot", kind="snapshot", limit=MAX_BYTES, fix=_FIX)
     return parse(data, str(p), **choice)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 from ecs_gpu import startup
+from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
 from ecs_gpu.infra.iam import build_instance_role
@@ -20,7 +21,7 @@ from ecs_gpu.infra.scaling import build_scaling
 from ecs_gpu.infra.task import build_task
 from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.node import ensure_node
-from ecs_gpu.spec import Spec
+from ecs_gpu.spec import Spec, cross_field_problems
 from ecs_gpu.synth import CONSTRUCT_ID
 
 ensure_node()
@@ -63,6 +64,12 @@ class GpuService(Construct):
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, spec: Spec) -> None:
+        # A Spec built in Python skips load_spec's cross-field rules (an image
+        # is checked per field, a CDK token marker only across the spec): no
+        # template is built from a spec that breaks one, on either path.
+        problems = cross_field_problems(spec)
+        if problems:
+            raise SpecError("spec", problems)
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
         path_in_stack = self.node.path.removeprefix(stack.node.path + "/")

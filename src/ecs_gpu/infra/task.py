@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from ecs_gpu import demand_metric, startup
-from ecs_gpu.errors import BadInputError
 from ecs_gpu.infra.network import retention
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
-from ecs_gpu.spec import Spec
+from ecs_gpu.spec import Spec, server_share
 
 ensure_node()
 
@@ -32,9 +31,6 @@ from constructs import Construct  # noqa: E402
 
 CONTAINER_NAME: Final = "app"
 LOG_STREAM_PREFIX: Final = "app"
-# ECS task-size minimums also hold for what the sidecar leaves the server.
-MIN_SERVER_CPU_UNITS: Final = 128
-MIN_SERVER_MEMORY_MIB: Final = 128
 # Sids are public: tests and `doctor` find statements by them.
 SID_DEMAND_METRIC: Final = "DemandMetricPublish"
 SID_SECRETS: Final = "ReadContainerSecrets"
@@ -86,24 +82,11 @@ def container_image(scope: Construct, image: str) -> ecs.ContainerImage:
 
 
 def container_split(spec: Spec) -> tuple[int, int]:
-    """(cpu units, MiB) of the server container: the task's size less the sidecar's share."""
-    svc = spec.service
-    if svc.metrics is None:
-        return svc.cpu_units, svc.memory_mib
-    cpu = svc.cpu_units - demand_metric.SIDECAR_CPU_UNITS
-    memory = svc.memory_mib - demand_metric.SIDECAR_MEMORY_MIB
-    # /dev/shm pages count against the server's memory (spec.py checks the task's).
-    floor = max(MIN_SERVER_MEMORY_MIB, svc.shm_mib or 0)
-    if cpu < MIN_SERVER_CPU_UNITS or memory < floor:
-        raise BadInputError(
-            f"service.cpu_units = {svc.cpu_units}, service.memory_mib = {svc.memory_mib}: "
-            f"[service.metrics] adds a sidecar of {demand_metric.SIDECAR_CPU_UNITS} CPU units "
-            f"and {demand_metric.SIDECAR_MEMORY_MIB} MiB, leaving the server {cpu} units and "
-            f"{memory} MiB (it needs at least {MIN_SERVER_CPU_UNITS} units and {floor} MiB). "
-            "Fix: raise cpu_units and memory_mib, or leave them out to get the task's share "
-            "of the instance."
-        )
-    return cpu, memory
+    """(cpu units, MiB) of the server container: the task's size less the sidecar's share.
+
+    spec.py's _sidecar_room refuses a task too small to share, naming the file.
+    """
+    return server_share(spec.service)
 
 
 def secret_resources(value_from: str) -> tuple[str, list[str]]:

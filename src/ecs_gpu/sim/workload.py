@@ -36,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
+from ecs_gpu.inputs import read_bytes
 from ecs_gpu.sim.engine import MAX_OFFERED_RPS
 from ecs_gpu.sim.params import ALARM_PERIOD_S
 
@@ -234,26 +235,13 @@ def _timestamp(path: str, line: int, text: str) -> float:
 def read_trace(path: str | Path) -> Trace:
     """Read and check a trace file; raise :class:`TraceError` naming line and column."""
     p = str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_TRACE_BYTES + 1)
-    except FileNotFoundError:
-        raise BadInputError(f"{p}: no such trace file. Fix: check the path.") from None
-    except IsADirectoryError:
-        raise BadInputError(
-            f"{p}: is a folder, not a trace file. Fix: give the CSV file inside it."
-        ) from None
-    except OSError as e:
-        raise BadInputError(
-            f"{p}: cannot read the trace: {e.strerror or e}. "
-            "Fix: check the path and the file's permissions."
-        ) from None
-    if len(data) > MAX_TRACE_BYTES:
-        raise BadInputError(
-            f"{p}: larger than {MAX_TRACE_BYTES // 2**20} MiB, too large to be read as a trace. "
-            "Fix: aggregate it into windows (timestamp_s,requests; docs/traces.md) "
-            "or cut it."
-        )
+    data = read_bytes(
+        path,
+        option="--trace",
+        kind="trace",
+        limit=MAX_TRACE_BYTES,
+        fix="aggregate it into windows (timestamp_s,requests; docs/traces.md) or cut it",
+    )
     # A spreadsheet's byte-order mark must not rename the first column.
     skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     try:
