@@ -24,6 +24,7 @@ from typing import Any
 
 import boto3
 import pytest
+from rich.console import Console
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.cli import main, operate
@@ -107,14 +108,23 @@ def test_diff_on_unchanged_spec_reports_no_changes(
 
 
 def test_cli_diff_of_a_new_stack_lists_the_synthesized_resources(
-    aws: str, g5_template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    aws: str,
+    g5_template: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # A pipe or CI log: 80 columns, not a terminal.
+    monkeypatch.setattr(operate, "console", Console(width=80))
     code = main(["diff", str(EXAMPLE_SPEC)])
     out = capsys.readouterr().out
     assert code == 0
     n = len(g5_template["Resources"])
     assert f"Stack {STACK} (new stack): {n} to add, 0 to modify, 0 to remove" in out
-    assert "AWS::AutoScaling::AutoScalingG" in out  # the table truncates at 80 columns
+    # Every type and logical id whole, on one line with its row (none cut at 80 columns).
+    assert "…" not in out
+    lines = out.splitlines()
+    for logical, r in g5_template["Resources"].items():
+        assert any(r["Type"] in line and logical in line for line in lines), (logical, out)
     # Nothing was created: no change set, no REVIEW_IN_PROGRESS stack.
     with pytest.raises(Exception, match="does not exist"):
         boto3.Session().client("cloudformation").describe_stacks(StackName=STACK)
@@ -244,9 +254,14 @@ def test_ctrl_c_while_following_leaves_the_stack_and_says_how_to_follow(
 
 
 def test_destroy_scales_to_zero_unprotects_then_deletes_the_stack(
-    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    clients: Clients,
+    template: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     deploy(clients, template)
+    physical = [r.physical_id for r in dp.stack_resources(clients.cfn, STACK)]
+    monkeypatch.setattr(operate, "console", Console(width=80))  # a pipe or CI log
     # moto's CloudFormation skips ApplicationAutoScaling::ScalableTarget, so
     # the test registers the target the stack would have, with the API.
     clients.appscaling.register_scalable_target(
@@ -288,6 +303,8 @@ def test_destroy_scales_to_zero_unprotects_then_deletes_the_stack(
     assert target["MinCapacity"] == 0
     assert target["SuspendedState"]["DynamicScalingOutSuspended"] is True
     out = capsys.readouterr().out
+    # The table names every resource whole at 80 columns (ARNs included).
+    assert "…" not in out and all(p in out for p in physical if p)
     assert "Removed scale-in protection from 1 instance(s)" in out
     assert f"Stack {STACK} is DELETE_COMPLETE" in out
 

@@ -14,9 +14,9 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from ecs_gpu import terminal
 from ecs_gpu.errors import EXIT_PROBLEMS, EcsGpuError
 
 app = typer.Typer(
@@ -33,8 +33,8 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-# No markup, highlighting or :emoji: codes may change what a message says.
-err_console = Console(stderr=True, highlight=False, emoji=False)
+# Errors print whatever COLUMNS says (terminal.console ignores a COLUMNS of 0).
+err_console = terminal.console(stderr=True)
 
 
 def _print_version(value: bool) -> None:

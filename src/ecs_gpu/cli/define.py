@@ -9,11 +9,11 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
+from ecs_gpu import terminal
 from ecs_gpu.cli import app
 from ecs_gpu.errors import EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
@@ -27,7 +27,7 @@ SpecArg = Annotated[
     ),
 ]
 
-console = Console(highlight=False, emoji=False)
+console = terminal.console()
 
 
 @app.command("catalog")
@@ -69,7 +69,7 @@ def catalog_cmd() -> None:
             f"{t.max_network_interfaces} ({t.awsvpc_task_slots})",
             price,
         )
-    console.print(table)
+    terminal.print_table(console, table)
     for note in notes:
         console.print(note.rstrip(), soft_wrap=True, markup=False)
     console.print(
@@ -186,9 +186,10 @@ def validate_cmd(
     for col in ("source", "id", "severity"):
         table.add_column(col, no_wrap=True)
     for col in ("resource", "message"):
-        table.add_column(col, overflow="fold")
+        # Wraps between words only (terminal.print_table): a resource path stays whole.
+        table.add_column(col)
     for f in report.findings:
         # cfn-lint and cdk-nag text may hold "[...]"; cells are markup otherwise.
         table.add_row(*(escape(c) for c in (f.source, f.id, f.severity, f.resource, f.message)))
-    console.print(table)
+    terminal.print_table(console, table)
     raise typer.Exit(EXIT_PROBLEMS)

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric, gpu_metric, terminal
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import verify as vf
@@ -46,7 +45,7 @@ if TYPE_CHECKING:
     from mypy_boto3_iam import IAMClient
     from mypy_boto3_s3 import S3Client
 
-console = Console(highlight=False)
+console = terminal.console()
 
 verify_app = typer.Typer(
     name="verify",
@@ -254,14 +253,15 @@ def render_summary(stack: str, summary: ChangeSummary, *, new_stack: bool) -> No
     console.print(f"Stack [bold]{escape(stack)}[/] ({what}): " + ", ".join(parts))
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for col in ("", "type", "logical id", "replacement"):
-        table.add_column(col)
+        # Types and ids are what users copy and search for: never cut or wrapped.
+        table.add_column(col, no_wrap=True)
     for c in summary.changes:
         sign, style = _ACTION_STYLE.get(c.action, ("?", "white"))
         repl = ""
         if c.replacement and c.action == "Modify":
             repl = f"[bold red]{c.replacement}[/]" if c.replaces else c.replacement
         table.add_row(f"[{style}]{sign}[/]", escape(c.resource_type), escape(c.logical_id), repl)
-    console.print(table)
+    terminal.print_table(console, table)
     for c in summary.loud_replacements:
         console.print(
             f"[bold red]REPLACEMENT:[/] {escape(c.logical_id)} ({c.resource_type}) will be "
@@ -447,7 +447,7 @@ def _staged(
         # A failure to delete it is a warning, not the command's fate.
         warning = source.remove()
         if warning is not None:
-            Console(stderr=True, highlight=False).print(f"[yellow]warning:[/] {escape(warning)}")
+            terminal.console(stderr=True).print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def run_deploy(
@@ -748,10 +748,12 @@ def run_destroy(
     console.print(f"Stack [bold]{escape(stack)}[/] ({state.status}) and everything in it:")
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for col in ("", "type", "logical id", "physical id"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=True)
     for r in resources:
-        table.add_row("[red]-[/]", escape(r.resource_type), escape(r.logical_id), r.physical_id)
-    console.print(table)
+        table.add_row(
+            "[red]-[/]", escape(r.resource_type), escape(r.logical_id), escape(r.physical_id)
+        )
+    terminal.print_table(console, table)
     if state.status != "DELETE_IN_PROGRESS":
         if is_in_progress(state.status):
             raise ProblemsFound(
@@ -865,7 +867,7 @@ def destroy_cmd(
 def _series_table(title: str, count_label: str, series: Sequence[vf.Series]) -> Table:
     table = Table(title=title, show_header=True, header_style="bold")
     for col in ("series", count_label, "latest"):
-        table.add_column(col, justify="left" if col == "series" else "right")
+        table.add_column(col, justify="left" if col == "series" else "right", no_wrap=True)
     for s in series:
         latest = "-" if s.latest is None else f"{s.latest:g}"
         mark = "[green]present[/]" if s.present else "[red]MISSING[/]"
@@ -875,10 +877,10 @@ def _series_table(title: str, count_label: str, series: Sequence[vf.Series]) -> 
 
 def render_series(report: vf.MetricsReport) -> None:
     title = f"{gpu_metric.NAMESPACE} by {gpu_metric.DIMENSION}={report.asg}"
-    console.print(_series_table(title, "datapoints", report.series))
+    terminal.print_table(console, _series_table(title, "datapoints", report.series))
     if report.source is not None:
         title = f"{report.source.where}, {demand_metric.ALARM_PERIOD_S}-s periods"
-        console.print(_series_table(title, "periods", report.concurrency))
+        terminal.print_table(console, _series_table(title, "periods", report.concurrency))
 
 
 def concurrency_source(spec: Spec, names: Names) -> vf.ConcurrencySource | None:

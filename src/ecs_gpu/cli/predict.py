@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ecs_gpu import terminal
 from ecs_gpu.cli import app
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
@@ -28,8 +28,9 @@ from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import Start, check_step
 from ecs_gpu.sim.workload import Trace, bundled_traces, load_trace
 from ecs_gpu.spec import Spec, load_spec
+from ecs_gpu.terminal import print_table
 
-console = Console(highlight=False)
+console = terminal.console()
 
 # Three days show the daily cycle of the bundled trace in a readable plot.
 PLAN_DAYS = 3.0
@@ -317,7 +318,7 @@ def simulate_cmd(
             rows.append((f"GPU target {target:g} %", r.summary))
             results.append((q, r))
         title = f"{spec.name} on {tr.name} x{rate_scale:g}"
-        rp.print_wide(console, rp.comparison_table(rows, title, _cost_caption([p])))
+        print_table(console, rp.comparison_table(rows, title, _cost_caption([p])))
         # The largest fleet of the sweep (lowest target) decides whether the load fits.
         _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), rate_scale)
         if json_out is not None:
@@ -391,7 +392,7 @@ def compare_cmd(
         r = _run(p, tr, path.name, rate_scale, step, seed, start)
         rows.append((label, r.summary))
         results.append((p, r))
-    rp.print_wide(
+    print_table(
         console, rp.comparison_table(rows, f"{tr.name} x{rate_scale:g}", _cost_caption(loaded))
     )
     # The design with the most capacity decides whether the load fits at all.

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from ecs_gpu import outputs
@@ -220,7 +218,7 @@ def comparison_table(
 ) -> Table:
     """One row per design: GPU-hours, ratio to oracle, overload, worst latency, cost."""
     table = Table(title=title, caption=caption)
-    # Nothing is cut: print it with print_wide (a pipe or CI log gets 80 columns).
+    # Nothing is cut: print it with terminal.print_table (a pipe or CI log gets 80 columns).
     table.add_column("design", no_wrap=True)
     for col in ("GPU-h", "x oracle", "overload s", "unserved", "worst wait", "USD"):
         table.add_column(col, justify="right", no_wrap=True)
@@ -236,19 +234,6 @@ def comparison_table(
             f"{s['cost_usd']:,.2f}",
         )
     return table
-
-
-def print_wide(console: Console, table: Table) -> None:
-    """Print ``table`` at its natural width when the console is narrower.
-
-    Rich fits a table to the console by cutting cells ("114…"); a pipe or CI
-    log is 80 columns wide, and a cut figure is a wrong figure. A terminal
-    narrower than the table wraps the long lines instead.
-    """
-    needed = Measurement.get(console, console.options.update_width(10_000), table).maximum
-    if needed > console.width:
-        table.width = needed
-    console.print(table, crop=False)
 
 
 def summary_table(result: SimResult, title: str) -> Table:
