@@ -37,7 +37,6 @@ from ecs_gpu.aws.errors import (
     AccessDenied,
     error_code,
     is_access_denied,
-    is_throttling,
     mapped,
     translate,
 )
@@ -55,7 +54,7 @@ from ecs_gpu.aws.stack_events import (
     parse_event,
     required_capabilities,
 )
-from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
+from ecs_gpu.errors import AwsRefused, BadInputError, EcsGpuError, ProblemsFound
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
@@ -222,24 +221,19 @@ def _is_missing_stack(exc: BaseException) -> bool:
 
 @contextmanager
 def _refusal_is_a_problem(operation: str, stack: str, fix: str) -> Iterator[None]:
-    """CloudFormation refusing a write (a 4xx other than auth/throttling) is exit 1.
-
-    mapped() would call it an AWS error (exit 3, meant for unreachable or
-    denied); a refused execute or delete is a problem with the stack instead.
-    """
+    """CloudFormation refusing a write (a 4xx other than auth/throttling) is exit 1,
+    as :func:`translate` has it, with the way on for this write."""
     try:
         yield
-    except bx.ClientError as e:
-        status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
-        code = error_code(e)
-        if is_access_denied(e) or is_throttling(e) or status >= 500:
-            raise translate(e, "cloudformation", operation) from None
-        msg = e.response.get("Error", {}).get("Message", str(e))
-        raise ProblemsFound(
-            f"CloudFormation refused {operation} for stack {stack}: {code}: {msg}. Fix: {fix}"
-        ) from None
-    except bx.BotoCoreError as e:
-        raise translate(e, "cloudformation", operation) from None
+    except (bx.ClientError, bx.BotoCoreError) as e:
+        err = translate(e, "cloudformation", operation)
+        if isinstance(err, AwsRefused) and isinstance(e, bx.ClientError):
+            msg = e.response.get("Error", {}).get("Message", str(e))
+            err = AwsRefused(
+                f"CloudFormation refused {operation} for stack {stack}: {error_code(e)}: "
+                f"{msg}. Fix: {fix}"
+            )
+        raise err from None
 
 
 def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
