@@ -49,6 +49,14 @@ def test_healthy_snapshot_offline_exits_0(
     assert "GPU001" in data["ok"]
 
 
+def test_bare_json_prints_only_the_report_on_stdout(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json")
+    assert code == 0
+    assert "GPU001" in json.loads(out)["ok"]
+
+
 def test_broken_snapshot_exits_1_with_findings(
     healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

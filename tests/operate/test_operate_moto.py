@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -492,3 +493,106 @@ def test_ctrl_c_while_tasks_stop_says_what_destroy_already_changed(
     assert clients.cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] == (
         "CREATE_COMPLETE"
     )
+
+
+# The stack's outputs as CloudFormation would list them. moto builds a stack's
+# outputs when its change set is created, from the empty REVIEW_IN_PROGRESS
+# template, and never after ExecuteChangeSet; so DescribeStacks is answered
+# AWS-shaped here, with the outputs the stand-in's names give.
+OUTPUTS = {
+    "ClusterName": NAMES.cluster,
+    "ServiceName": NAMES.service,
+    "AutoScalingGroupName": NAMES.asg,
+}
+
+
+def _answer_outputs(events: Any) -> None:
+    def add(parsed: dict[str, Any], **_: Any) -> None:
+        for st in parsed.get("Stacks", []):
+            if st["StackStatus"].endswith("_COMPLETE") and not st.get("Outputs"):
+                st["Outputs"] = [{"OutputKey": k, "OutputValue": v} for k, v in OUTPUTS.items()]
+
+    events.register("after-call.cloudformation.DescribeStacks", add)
+
+
+def test_cli_deploy_prints_the_outputs_and_json_has_changes_status_and_outputs(
+    aws: str,
+    template: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real command; synth gives the stand-in, DescribeStacks lists its outputs."""
+    tpl = template
+    monkeypatch.setattr(operate, "synth_template", lambda *_: tpl)
+    real = operate.make_session
+
+    def make(profile: str | None = None, region: str | None = None) -> boto3.Session:
+        s = real(profile, region)
+        _answer_outputs(s.events)
+        return s
+
+    monkeypatch.setattr(operate, "make_session", make)
+    code = main(["deploy", str(EXAMPLE_SPEC), "--yes", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    doc = json.loads(out)  # standard output carries the JSON alone
+    assert doc["stack"] == STACK and doc["new_stack"] is True
+    assert doc["status"] == "CREATE_COMPLETE"
+    assert {c["logical_id"] for c in doc["changes"]} == set(tpl["Resources"])
+    assert {c["action"] for c in doc["changes"]} == {"Add"}
+    want = OUTPUTS
+    assert doc["outputs"] == want
+    # The person reading stderr sees the outputs, as `cdk deploy` prints them.
+    assert f"Outputs of stack {STACK}:" in err
+    for key, value in want.items():
+        assert f"{key} = {value}" in err
+
+
+def test_deploy_prints_the_outputs_when_it_finishes(
+    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tpl = template
+    _answer_outputs(clients.cfn.meta.events)
+    docs: list[dict[str, Any]] = []
+    result = operate.run_deploy(
+        clients.cfn,
+        STACK,
+        tpl,
+        yes=True,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
+        report=docs.append,
+    )
+    assert result is not None and [o.key for o in result.outputs] == list(OUTPUTS)
+    out = capsys.readouterr().out
+    assert out.index(f"Stack {STACK} is CREATE_COMPLETE") < out.index("Outputs of stack")
+    assert f"ClusterName = {NAMES.cluster}" in out
+    # Unchanged: nothing to deploy, and the outputs and status are still reported.
+    again = operate.run_deploy(
+        clients.cfn,
+        STACK,
+        tpl,
+        yes=True,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
+        report=docs.append,
+    )
+    assert again is None
+    assert "Nothing to deploy." in capsys.readouterr().out
+    assert docs[1]["changes"] == [] and docs[1]["status"] == "CREATE_COMPLETE"
+    assert docs[1]["outputs"] == docs[0]["outputs"] == {o.key: o.value for o in result.outputs}
+
+
+def test_cli_diff_json_is_the_change_list(
+    aws: str, g5_template: dict[str, Any], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out_file = tmp_path / "changes.json"
+    code = main(["diff", str(EXAMPLE_SPEC), "--json", str(out_file)])
+    out = capsys.readouterr().out
+    assert code == 0
+    doc = json.loads(out_file.read_text())
+    assert doc["stack"] == STACK and doc["new_stack"] is True
+    assert {c["logical_id"] for c in doc["changes"]} == set(g5_template["Resources"])
+    assert all(c["action"] == "Add" and c["replaces"] is False for c in doc["changes"])
+    # With a file the table still prints, and says where the JSON went.
+    assert "(new stack)" in out and f"change list JSON: {out_file}" in out

@@ -261,6 +261,37 @@ def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
     )
 
 
+@dataclass(frozen=True)
+class StackOutput:
+    """One output of a deployed stack, as DescribeStacks lists it."""
+
+    key: str
+    value: str
+    description: str = ""
+    export_name: str | None = None
+
+
+def stack_outputs(cfn: CloudFormationClient, stack: str) -> list[StackOutput]:
+    """The stack's outputs (name or id), in the order CloudFormation lists them."""
+    with mapped("cloudformation", "DescribeStacks"):
+        stacks = cfn.describe_stacks(StackName=stack).get("Stacks", [])
+    raw = stacks[0].get("Outputs", []) if stacks else []
+    return [
+        StackOutput(
+            key=o.get("OutputKey", ""),
+            value=o.get("OutputValue", ""),
+            description=o.get("Description", ""),
+            export_name=o.get("ExportName"),
+        )
+        for o in raw
+    ]
+
+
+def stack_status(cfn: CloudFormationClient, stack_id: str) -> str:
+    """The stack's status by id (a deleted stack reads DELETE_COMPLETE)."""
+    return _status_by_id(cfn, stack_id)
+
+
 def _status_by_id(cfn: CloudFormationClient, stack_id: str) -> str:
     # By id, a deleted stack still answers (DELETE_COMPLETE); by name it is gone.
     with mapped("cloudformation", "DescribeStacks"):
@@ -515,6 +546,14 @@ class Plan:
     def new_stack(self) -> bool:
         return self.change_type == "CREATE"
 
+    def as_dict(self) -> dict[str, Any]:
+        """What ``diff --json`` writes: the stack and its change list."""
+        return {
+            "stack": self.stack,
+            "new_stack": self.new_stack,
+            "changes": self.summary.as_list(),
+        }
+
 
 def _change_set_name() -> str:
     return "ecs-gpu-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
@@ -751,6 +790,8 @@ class FollowResult:
     status: str
     events: list[StackEvent]
     stuck: list[str] = field(default_factory=list)
+    # The stack's outputs once a deploy succeeded (read by stack_outputs).
+    outputs: list[StackOutput] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

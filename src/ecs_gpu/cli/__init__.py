@@ -11,13 +11,14 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from ecs_gpu import terminal
 from ecs_gpu.errors import EXIT_PROBLEMS, EcsGpuError
+from ecs_gpu.outputs import STDOUT
 
 app = typer.Typer(
     name="ecs-gpu",
@@ -91,13 +92,55 @@ def _from_ctrl_c(exc: BaseException) -> bool:
     return False
 
 
+# Options whose value may be left out, and what a bare one means: `--json` alone
+# prints the JSON on standard output, as gh, kubectl and terraform users expect.
+OPTIONAL_VALUES = {"--json": STDOUT}
+
+
+def json_option(what: str, *, also: bool = True) -> Any:
+    """The ``--json [PATH]`` option every command shares, writing ``what``.
+
+    With a PATH the usual output still prints (``also``); bare ``--json`` or
+    ``--json -`` puts only the JSON on standard output.
+    """
+    lead = "Also write" if also else "Write"
+    return typer.Option(
+        "--json",
+        metavar="[PATH]",
+        help=f"{lead} {what} as JSON to PATH; bare --json (or --json -) prints only the JSON "
+        "on standard output.",
+        show_default=False,
+    )
+
+
+def with_optional_values(argv: list[str]) -> list[str]:
+    """``argv`` with the implied value after a bare optional-value option.
+
+    typer 0.29's parser dropped click's optional option values, so the value
+    is supplied here: an option from :data:`OPTIONAL_VALUES` at the end, or
+    followed by another option, gets its default value. ``--json=PATH`` and
+    ``--json PATH`` are left alone, as is everything after ``--``.
+    """
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        out.append(arg)
+        if arg in OPTIONAL_VALUES:
+            following = argv[i + 1] if i + 1 < len(argv) else None
+            if following is None or (following.startswith("-") and following != STDOUT):
+                out.append(OPTIONAL_VALUES[arg])
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns (and exits with) the exit code."""
     command = typer.main.get_command(app)
+    args = with_optional_values(sys.argv[1:] if argv is None else argv)
     try:
         # Standalone mode: click prints usage errors itself (exit 2) and turns
         # typer.Exit(code) into SystemExit(code); our own errors propagate here.
-        command.main(args=argv, prog_name="ecs-gpu", standalone_mode=True)
+        command.main(args=args, prog_name="ecs-gpu", standalone_mode=True)
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_PROBLEMS)

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ecs_gpu import catalog as cat
 from ecs_gpu import terminal
-from ecs_gpu.cli import app
+from ecs_gpu.cli import app, json_option
 from ecs_gpu.errors import EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
 
@@ -31,17 +31,29 @@ console = terminal.console()
 
 
 @app.command("catalog")
-def catalog_cmd() -> None:
+def catalog_cmd(
+    json_out: Annotated[
+        Path | None, json_option("the instance types and refused families", also=False)
+    ] = None,
+) -> None:
     """List the GPU instance types ecs-gpu supports, with GPUs, memory, ENIs and price.
 
     "ENIs" is EC2's network interface limit (all network cards) and, in
     brackets, how many awsvpc tasks its default card leaves room for without ENI
     trunking: one interface per task after the instance's own.
 
-    Example:
+    Examples:
 
         ecs-gpu catalog
+
+        ecs-gpu catalog --json | jq -r '.instance_types[] | select(.gpus == 8) | .name'
     """
+    from ecs_gpu.outputs import check_output, write_text
+
+    if json_out is not None:
+        check_output(json_out, "--json", suffix=".json")
+        write_text(json_out, json.dumps(cat.catalog_document(), indent=2) + "\n", "--json")
+        return
     # Light rules and the bare GPU model: eight columns fit an 80-column terminal uncut.
     table = Table(
         title=f"ECS GPU instance types (NVIDIA; on-demand {cat.PRICE_REGION}, "
@@ -125,15 +137,7 @@ def synth_cmd(
 @app.command("validate")
 def validate_cmd(
     spec: SpecArg,
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            help="Also write the findings as JSON to this file; - writes them to standard "
-            "output instead of the table.",
-            show_default=False,
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("the findings")] = None,
 ) -> None:
     """Check SPEC and the template it makes; exit 0 clean, 1 findings, 2 bad spec.
 

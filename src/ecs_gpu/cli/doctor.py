@@ -18,7 +18,7 @@ from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import Report, run_checks
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, BadInputError
 
-from ecs_gpu.cli import app  # isort: skip
+from ecs_gpu.cli import app, json_option  # isort: skip
 
 console = terminal.console()
 err_console = terminal.console(stderr=True)
@@ -106,14 +106,7 @@ def doctor_cmd(
         bool,
         typer.Option(help="Run the read-only host probe on the GPU instances via SSM."),
     ] = False,
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help="Also write the report as JSON to FILE; '-' prints only the JSON on stdout.",
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("the report")] = None,
     save_snapshot: Annotated[
         Path | None,
         typer.Option(

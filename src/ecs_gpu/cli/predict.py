@@ -12,7 +12,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ecs_gpu import terminal
-from ecs_gpu.cli import app
+from ecs_gpu.cli import app, json_option
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
@@ -255,10 +255,7 @@ def simulate_cmd(
     spec: SpecArg,
     trace: TraceOpt,
     rate_scale: RateOpt = 1.0,
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Write the summary JSON here ('-': standard output)."),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("the summary")] = None,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write a PNG plot here (name ends in .png).")
     ] = None,
@@ -343,10 +340,7 @@ def compare_cmd(
     ],
     trace: TraceOpt,
     rate_scale: RateOpt = 1.0,
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Write every summary as JSON here ('-': standard output)."),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("every summary")] = None,
     step: StepOpt = 10.0,
     seed: SeedOpt = 0,
     cold_start: ColdOpt = False,
@@ -409,10 +403,7 @@ def plan_cmd(
         Path | None,
         typer.Option("-o", "--output", help="Plot path (default ./<service>-plan.png)."),
     ] = None,
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Also write the summary JSON here ('-': standard output)."),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("the summary")] = None,
     days: Annotated[
         float,
         typer.Option("--days", help="Simulate the first DAYS days of the 14-day trace.", min=0.1),
