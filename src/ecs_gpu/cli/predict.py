@@ -221,7 +221,8 @@ def _use_stderr_if_stdout(*outs: Path | None) -> None:
 
 def _saved(what: str, path: Path) -> None:
     if not is_stdout(path):
-        console.print(f"{what}: {path}")
+        # soft_wrap and no markup: the path is copied whole, brackets included.
+        console.print(f"{what}: {path}", soft_wrap=True, markup=False)
 
 
 def _hint(p: SimParams, result: SimResult, rate_scale: float) -> None:
@@ -401,7 +402,12 @@ def plan_cmd(
     spec: SpecArg,
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Plot path (default ./<service>-plan.png)."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="The plot's path (ends in .png), or a folder to write <service>-plan.png "
+            "into (default: beside SPEC).",
+        ),
     ] = None,
     json_out: Annotated[Path | None, json_option("the summary")] = None,
     days: Annotated[
@@ -421,14 +427,19 @@ def plan_cmd(
     spec or option; exit 1 when validation finds problems (the plot is
     still written).
 
+    The plot goes to -o, or beside SPEC as <service>-plan.png; its path is
+    printed before the run and once written.
+
     Example:
 
         ecs-gpu plan spec.toml -o plan.png
     """
     _use_stderr_if_stdout(json_out)
     loaded = load_spec(spec)
-    out = output if output is not None else Path(f"{loaded.service.name}-plan.png")
+    out = rp.plan_plot_path(spec, loaded.service.name, output)
     _check_outputs({"SPEC": spec}, json_out, out, None, plot_option="-o/--output")
+    # Said before the minutes of work, and again once written.
+    console.print(f"plot: {out} (written at the end)", soft_wrap=True, markup=False)
     problems = _validate(loaded, spec)
     p = from_spec(loaded)
     tr = load_trace(bundled_trace_path()).head(days * 86400.0)

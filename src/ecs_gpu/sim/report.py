@@ -50,6 +50,16 @@ def write_timeline(result: SimResult, path: Path, option: str = "--timeline") ->
 # The plot is a PNG (the issue's --plot OUT.png); other names are refused.
 PLOT_SUFFIX = ".png"
 
+
+def plan_plot_path(spec_path: Path, service: str, output: Path | None) -> Path:
+    """Where ``plan`` writes its plot: ``-o`` (a file, or a folder to put it in),
+    else beside the spec, never silently into the working directory."""
+    name = f"{service}-plan{PLOT_SUFFIX}"
+    if output is None:
+        return spec_path.parent / name
+    return output / name if output.is_dir() else output
+
+
 # More points than a plot is wide only blur it: long runs are averaged into bins.
 PLOT_MAX_POINTS = 1500
 
