@@ -1,7 +1,8 @@
-"""Predict commands: simulate, compare, plan."""
+"""Predict commands: traces, simulate, compare, plan."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,7 +27,7 @@ from ecs_gpu.sim import (
 )
 from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import Start, check_step
-from ecs_gpu.sim.workload import Trace, bundled_traces, load_trace
+from ecs_gpu.sim.workload import Trace, TraceShape, bundled_traces, load_trace
 from ecs_gpu.spec import Spec, load_spec
 from ecs_gpu.terminal import print_table
 
@@ -42,7 +43,7 @@ TraceOpt = Annotated[
     str,
     typer.Option(
         "--trace",
-        help="A bundled trace's name (docs/traces.md, e.g. servegen-m-mid) or a request "
+        help="A bundled trace's name (`ecs-gpu traces`, e.g. servegen-m-mid) or a request "
         "trace CSV: one row per request (TIMESTAMP) or per window (timestamp_s with "
         "requests, rate_rps or req_per_min_mid).",
         show_default=False,
@@ -249,6 +250,73 @@ def _write_outputs(
     if plot is not None:
         rp.write_plot(result, plot, title, plot_option)
         _saved("plot", plot)
+
+
+def _span(seconds: float) -> str:
+    if seconds < 86400:
+        return f"{seconds / 60:.0f} min"
+    days = f"{seconds / 86400:.1f}".removesuffix(".0")
+    return f"{days} day" + ("" if days == "1" else "s")
+
+
+def _step(shape: TraceShape) -> str:
+    if shape.step_min_s is None or shape.step_max_s is None:
+        return "-"
+    lo, hi = f"{shape.step_min_s:g}", f"{shape.step_max_s:g}"
+    return f"{lo} s" if lo == hi else f"{lo}-{hi} s"
+
+
+@app.command("traces")
+def traces_cmd(
+    json_out: Annotated[
+        Path | None, json_option("every bundled trace with its shape", also=False)
+    ] = None,
+) -> None:
+    """List the bundled request traces: span, shape, mean and peak rate, license.
+
+    Each name works wherever --trace takes a file (simulate, compare). Rates
+    are the providers' own (scale them with --rate-scale); the peak is the
+    highest one-minute mean. docs/traces.md says where each comes from.
+
+    Examples:
+
+        ecs-gpu traces
+
+        ecs-gpu simulate spec.toml --trace servegen-m-mid --rate-scale 0.01
+    """
+    from rich import box
+    from rich.table import Table
+
+    from ecs_gpu.outputs import write_text
+
+    bundled = bundled_traces()
+    if json_out is not None:
+        check_output(json_out, "--json", suffix=".json")
+        docs = [t.as_dict() for t in bundled.values()]
+        write_text(json_out, json.dumps(docs, indent=2) + "\n", "--json")
+        return
+    table = Table(
+        title="Bundled traces (--trace NAME)",
+        caption="requests/s; peak: the highest 1-minute mean. Sources: docs/traces.md",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for col in ("name", "shape", "span", "step", "mean", "peak", "license"):
+        numeric = col in ("mean", "peak")
+        table.add_column(col, justify="right" if numeric else "left", no_wrap=True)
+    for t in bundled.values():
+        shape = t.shape()
+        table.add_row(
+            t.name,
+            shape.shape,
+            _span(shape.span_s),
+            _step(shape),
+            f"{shape.mean_rps:.4g}",
+            f"{shape.peak_rps:.4g}",
+            t.spdx,
+        )
+    print_table(console, table)
 
 
 @app.command("simulate")
