@@ -135,7 +135,10 @@ def with_optional_values(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns (and exits with) the exit code."""
+    from ecs_gpu.cli import help_style
+
     command = typer.main.get_command(app)
+    help_style.apply(command)
     args = with_optional_values(sys.argv[1:] if argv is None else argv)
     try:
         # Standalone mode: click prints usage errors itself (exit 2) and turns

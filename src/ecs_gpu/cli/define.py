@@ -99,6 +99,7 @@ def synth_cmd(
         typer.Option(
             "--out",
             "-o",
+            metavar="DIR",
             help="Directory to write <stack name>.template.json into; - writes the template "
             "to standard output.",
         ),

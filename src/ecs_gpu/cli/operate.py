@@ -1373,7 +1373,8 @@ def report_first_decision(
 def verify_scaling_cmd(
     spec: SpecArg,
     yes: Annotated[
-        bool, typer.Option("--yes", help="Required: this changes the live service's task count.")
+        bool,
+        typer.Option("--yes", "-y", help="Required: this changes the live service's task count."),
     ] = False,
     scale_out_timeout: Annotated[
         float,

@@ -405,7 +405,8 @@ def simulate_cmd(
 @app.command("compare")
 def compare_cmd(
     specs: Annotated[
-        list[Path], typer.Argument(help="Two or more TOML specs.", show_default=False)
+        list[Path],
+        typer.Argument(help="Two or more TOML specs.", show_default=False, metavar="SPEC"),
     ],
     trace: TraceOpt,
     rate_scale: RateOpt = 1.0,
@@ -473,6 +474,7 @@ def plan_cmd(
         typer.Option(
             "-o",
             "--output",
+            metavar="PNG|DIR",
             help="The plot's path (ends in .png), or a folder to write <service>-plan.png "
             "into (default: beside SPEC).",
         ),
