@@ -271,20 +271,23 @@ class StackOutput:
     export_name: str | None = None
 
 
-def stack_outputs(cfn: CloudFormationClient, stack: str) -> list[StackOutput]:
-    """The stack's outputs (name or id), in the order CloudFormation lists them."""
+def stack_outputs(cfn: CloudFormationClient, stack: str) -> tuple[str, list[StackOutput]]:
+    """The stack's status and outputs (by name or id), in the order CloudFormation lists
+    them: one DescribeStacks call."""
     with mapped("cloudformation", "DescribeStacks"):
         stacks = cfn.describe_stacks(StackName=stack).get("Stacks", [])
-    raw = stacks[0].get("Outputs", []) if stacks else []
-    return [
+    if not stacks:
+        return "DELETE_COMPLETE", []
+    outs = [
         StackOutput(
             key=o.get("OutputKey", ""),
             value=o.get("OutputValue", ""),
             description=o.get("Description", ""),
             export_name=o.get("ExportName"),
         )
-        for o in raw
+        for o in stacks[0].get("Outputs", [])
     ]
+    return stacks[0]["StackStatus"], outs
 
 
 def stack_status(cfn: CloudFormationClient, stack_id: str) -> str:

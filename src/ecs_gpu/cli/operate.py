@@ -510,7 +510,7 @@ def run_deploy(
             region=region,
             ask=ask,
             iam=iam,
-            report=report or (lambda _: None),
+            report=report,
         )
 
 
@@ -526,7 +526,7 @@ def _deploy(
     region: str | None,
     ask: Callable[..., bool],
     iam: IAMClient | None,
-    report: Callable[[dict[str, Any]], None],
+    report: Callable[[dict[str, Any]], None] | None,
 ) -> dp.FollowResult | None:
     p = dp.plan(
         cfn,
@@ -541,10 +541,10 @@ def _deploy(
     if p.summary.empty:
         console.print("Nothing to deploy.")
         # Unchanged: the outputs are still what a script came for.
-        outs = [] if p.stack_id is None else dp.stack_outputs(cfn, p.stack_id)
-        status = None if p.stack_id is None else dp.stack_status(cfn, p.stack_id)
+        status, outs = (None, []) if p.stack_id is None else dp.stack_outputs(cfn, p.stack_id)
         render_outputs(stack, outs)
-        report(deploy_document(p, status, outs))
+        if report is not None:
+            report(deploy_document(p, status, outs))
         return None
     try:
         go = ask(f"Deploy these changes to {stack}?", yes=yes, action="deploy")
@@ -554,7 +554,8 @@ def _deploy(
     if not go:
         dp.discard(cfn, p)
         console.print("Cancelled: nothing was changed.")
-        report(deploy_document(p, None, []))
+        if report is not None:
+            report(deploy_document(p, None, []))
         return None
     if p.new_stack and iam is not None:
         ensure_service_linked_role(iam)
@@ -564,12 +565,14 @@ def _deploy(
             cfn, stack, stack_id, seen, waits, region=region, what="The deployment"
         )
     except ProblemsFound:
-        # A failed deploy still says how it ended (ROLLBACK_COMPLETE, ...).
-        report(deploy_document(p, dp.stack_status(cfn, stack_id), []))
+        if report is not None:
+            # A failed deploy still says how it ended (ROLLBACK_COMPLETE, ...).
+            report(deploy_document(p, dp.stack_status(cfn, stack_id), []))
         raise
-    result.outputs = dp.stack_outputs(cfn, stack_id)
+    _, result.outputs = dp.stack_outputs(cfn, stack_id)
     render_outputs(stack, result.outputs)
-    report(deploy_document(p, result.status, result.outputs))
+    if report is not None:
+        report(deploy_document(p, result.status, result.outputs))
     return result
 
 
