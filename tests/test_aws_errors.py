@@ -8,7 +8,7 @@ import pytest
 from botocore import exceptions as bx
 
 from ecs_gpu.aws.errors import AccessDenied, Unreachable, iam_action, mapped, translate
-from ecs_gpu.errors import EXIT_AWS, AwsError, BadInputError
+from ecs_gpu.errors import EXIT_AWS, EXIT_PROBLEMS, AwsError, AwsRefused, BadInputError, EcsGpuError
 
 
 def _client_error(code: str, op: str = "DescribeServices") -> bx.ClientError:
@@ -34,8 +34,33 @@ def test_unreachable_endpoint() -> None:
 
 
 def test_mapped_context_reraises_domain_error() -> None:
-    with pytest.raises(AwsError, match="ValidationError"), mapped("ecs", "DescribeServices"):
+    with pytest.raises(AwsRefused, match="ValidationError"), mapped("ecs", "DescribeServices"):
         raise _client_error("ValidationError")
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "kind", "exit_code"),
+    [
+        # AWS answered and refused what was asked: a failed operation.
+        ("ValidationError", 400, AwsRefused, EXIT_PROBLEMS),
+        ("ServiceNotFoundException", 400, AwsRefused, EXIT_PROBLEMS),
+        # Not answering now (throttled past the retries, failing): unreachable.
+        ("Throttling", 400, AwsError, EXIT_AWS),
+        ("InternalFailure", 500, AwsError, EXIT_AWS),
+        ("AccessDenied", 403, AccessDenied, EXIT_AWS),
+    ],
+)
+def test_a_refusal_is_a_failed_operation_not_an_outage(
+    code: str, status: int, kind: type[Exception], exit_code: int
+) -> None:
+    exc = bx.ClientError(
+        {"Error": {"Code": code, "Message": "m"}, "ResponseMetadata": {"HTTPStatusCode": status}},
+        "DeleteStack",
+    )
+    err = translate(exc, "cloudformation", "DeleteStack")
+    assert type(err) is kind
+    assert isinstance(err, EcsGpuError) and err.exit_code == exit_code
+    assert "cloudformation DeleteStack" in err.message and "Fix:" in err.message
 
 
 def test_session_region_from_aws_region(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,7 +80,6 @@ def test_session_region_from_aws_region(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_unknown_profile_names_where_it_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
     from ecs_gpu.aws.clients import make_session
-    from ecs_gpu.errors import BadInputError
 
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_PROFILE", "from-env")
@@ -101,7 +125,7 @@ def test_an_error_that_escaped_to_the_cli_reads_as_translate_says(
     ]
     for exc in cases:
         expected = translate(exc)
-        assert isinstance(expected, AwsError | BadInputError)
+        assert isinstance(expected, EcsGpuError)
 
         cli.app.command("boom-translate", hidden=True)(_raiser(exc))
         try:

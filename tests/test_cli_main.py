@@ -190,3 +190,69 @@ def test_an_escaped_broken_pipe_is_141_not_an_internal_error(
     _boom(BrokenPipeError(errno.EPIPE, "Broken pipe"))
     assert cli.main(["boom-test"]) == EXIT_BROKEN_PIPE
     assert "internal error" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "parsed"),
+    [
+        (["catalog", "--json"], ["catalog", "--json", "-"]),
+        (
+            ["simulate", "s.toml", "--json", "--seed", "1"],
+            ["simulate", "s.toml", "--json", "-", "--seed", "1"],
+        ),
+        (["deploy", "s.toml", "--json", "-y"], ["deploy", "s.toml", "--json", "-", "-y"]),
+        # A value given stays the value.
+        (
+            ["validate", "s.toml", "--json", "out.json"],
+            ["validate", "s.toml", "--json", "out.json"],
+        ),
+        (["validate", "s.toml", "--json", "-"], ["validate", "s.toml", "--json", "-"]),
+        (["validate", "s.toml", "--json=f.json"], ["validate", "s.toml", "--json=f.json"]),
+        # After "--" nothing is an option.
+        (["validate", "--", "--json"], ["validate", "--", "--json"]),
+    ],
+)
+def test_a_bare_json_means_standard_output(argv: list[str], parsed: list[str]) -> None:
+    assert cli.with_optional_values(argv) == parsed
+
+
+@pytest.mark.parametrize("tail", [["--json"], ["--json", "-"]])
+def test_catalog_json_on_stdout(tail: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from ecs_gpu import catalog
+
+    assert cli.main(["catalog", *tail]) == 0
+    doc = json.loads(capsys.readouterr().out)  # the JSON alone, no table
+    assert [t["name"] for t in doc["instance_types"]] == list(catalog.CATALOG)
+    g5 = next(t for t in doc["instance_types"] if t["name"] == "g5.xlarge")
+    assert (
+        g5["gpus"] == 1
+        and g5["awsvpc_task_slots"] == catalog.CATALOG["g5.xlarge"].awsvpc_task_slots
+    )
+    assert {r["family"]: r["reason"] for r in doc["refused_families"]} == catalog.REFUSED_FAMILIES
+    assert doc["price_date"] == catalog.PRICE_DATE
+
+
+def test_catalog_json_to_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    out = tmp_path / "catalog.json"
+    assert cli.main(["catalog", "--json", str(out)]) == 0
+    assert capsys.readouterr().out == ""
+    assert "g5.xlarge" in {t["name"] for t in json.loads(out.read_text())["instance_types"]}
+
+
+def test_bare_json_before_another_option_simulates_to_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    spec = Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml"
+    trace = tmp_path / "trace.csv"
+    trace.write_text("timestamp_s,requests\n" + "".join(f"{60 * i},30\n" for i in range(10)))
+    assert cli.main(["simulate", str(spec), "--trace", str(trace), "--json", "--seed", "3"]) == 0
+    out, err = capsys.readouterr()
+    assert "gpu_hours" in json.loads(out)
+    assert "GPU-hours" in err  # the table went to stderr
+    assert not (Path.cwd() / "-").exists()

@@ -1,13 +1,20 @@
-"""outputs.py: '-' is stdout, outputs never overwrite inputs or each other, writes are atomic."""
+"""outputs.py: '-' is stdout, outputs never overwrite inputs or each other, writes are atomic
+and keep the umask or the replaced file's mode; a failed write is exit 2."""
 
 from __future__ import annotations
 
+import os
+import stat
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from ecs_gpu import outputs
-from ecs_gpu.errors import BadInputError
+from ecs_gpu.errors import EXIT_BAD_INPUT, BadInputError
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml"
 
 
 def test_dash_is_stdout(capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,3 +71,49 @@ def test_unwritable_folder_is_bad_input(tmp_path: Path) -> None:
         outputs.check_output(tmp_path / "nope" / "x.json", "--json")
     with pytest.raises(BadInputError, match="is a folder"):
         outputs.check_output(tmp_path, "--json")
+
+
+@pytest.fixture
+def umask_027() -> Iterator[None]:
+    old = os.umask(0o027)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def test_synth_writes_with_the_users_umask(tmp_path: Path, umask_027: None) -> None:
+    """The real command: the template is 0640 under umask 027 (mkstemp made it 0600)."""
+    from ecs_gpu.cli import main
+
+    assert main(["synth", str(EXAMPLE), "-o", str(tmp_path)]) == 0
+    (written,) = tmp_path.glob("*.template.json")
+    assert stat.S_IMODE(written.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == [written.name]  # no temporary left
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o600, 0o664])
+def test_overwriting_an_output_keeps_its_mode(tmp_path: Path, mode: int, umask_027: None) -> None:
+    out = tmp_path / "summary.json"
+    out.write_text("old\n")
+    out.chmod(mode)
+    outputs.write_text(out, "new\n", "--json")
+    assert out.read_text() == "new\n"
+    assert stat.S_IMODE(out.stat().st_mode) == mode
+
+
+def test_json_dash_onto_a_full_disk_is_bad_input_naming_the_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Standard output on /dev/full: exit 2 naming --json and the OS error, no internal error."""
+    from ecs_gpu.cli import main
+
+    trace = tmp_path / "trace.csv"
+    trace.write_text("timestamp_s,requests\n" + "".join(f"{60 * i},30\n" for i in range(10)))
+    with open("/dev/full", "w") as full:
+        monkeypatch.setattr(sys, "stdout", full)
+        code = main(["simulate", str(EXAMPLE), "--trace", str(trace), "--json", "-"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert "--json -: cannot write to standard output: No space left on device" in err
+    assert "internal error" not in err

@@ -15,9 +15,10 @@ Families AWS does not support for ECS GPU tasks are refused with the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 # Date the on-demand prices reflect (us-east-1, Linux, shared tenancy): the
 # AmazonEC2 us-east-1 offer file version 20260924211011, which is after the
@@ -362,6 +363,24 @@ REFUSED_FAMILIES: Final[dict[str, str]] = {
     "g7e": "g7e is not in the ecs-gpu catalog yet (its ECS GPU AMI support and prices are "
     "unverified)",
 }
+
+
+def catalog_document() -> dict[str, Any]:
+    """The catalog as ``ecs-gpu catalog --json`` writes it: every type, every refusal."""
+    return {
+        "price_region": PRICE_REGION,
+        "price_date": PRICE_DATE,
+        "instance_types": [
+            {
+                **dataclasses.asdict(t),
+                "family": t.family,
+                "awsvpc_task_slots": t.awsvpc_task_slots,
+            }
+            for t in CATALOG.values()
+        ],
+        "refused_families": [{"family": f, "reason": why} for f, why in REFUSED_FAMILIES.items()],
+    }
+
 
 # Words that mark a platform, not an instance type, with why it cannot host GPUs.
 _REFUSED_PLATFORMS: Final[dict[str, str]] = {

@@ -4,9 +4,10 @@ Every error a user can cause carries its exit code, the way cfn-lint's
 ``CfnLintExitException`` does, so the CLI never guesses and never prints a
 traceback. Exit codes are public interface (README.md, "Exit codes"):
 
-0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied;
-130 interrupted (Ctrl-C) and 141 standard output closed early (a broken
-pipe), 128 + the signal number as a shell reports a process that signal ended.
+0 ok, 1 problems found (a failed operation included), 2 bad input, 3 AWS
+unreachable or access denied; 130 interrupted (Ctrl-C) and 141 standard
+output closed early (a broken pipe), 128 + the signal number as a shell
+reports a process that signal ended.
 """
 
 from __future__ import annotations
@@ -62,3 +63,13 @@ class ProblemsFound(EcsGpuError):
     """A check ran and found problems (validate findings, doctor errors, verify failures)."""
 
     exit_code = EXIT_PROBLEMS
+
+
+class AwsRefused(ProblemsFound):
+    """AWS answered and refused a call for what it asked: the operation failed (exit 1).
+
+    A CloudFormation ValidationError (a stack that vanished, an operation the
+    stack's state does not allow), a resource that is gone: AWS was reached
+    and did not deny the caller, so exit 3 would send them to check the
+    network and their permissions for nothing.
+    """

@@ -8,15 +8,19 @@
   destroys the input.
 - Files are written to a temporary sibling and renamed into place, so
   Ctrl-C or a full disk never leaves a half-written JSON, CSV or PNG that
-  a later tool would read as complete.
+  a later tool would read as complete. They get the user's umask (or keep
+  the mode of the file they replace), as a plain write would.
+- A write that fails, to a file or to standard output (a full disk), is
+  exit 2 naming the option and the OS error.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -106,17 +110,39 @@ def _translate(path: Path, option: str) -> Iterator[None]:
         ) from None
 
 
+def _temporary_sibling(path: Path) -> Path:
+    """A new empty file beside ``path``, created with the mode a plain ``open`` would give.
+
+    ``tempfile.mkstemp`` creates 0600 whatever the umask, and the rename then
+    made every output private (a 0644 template became 0600). Created with
+    0666 the umask applies, as it does to any file a tool writes; a file
+    being replaced passes its own mode on (a 0644 output stays 0644).
+    """
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        try:
+            if path.is_file():
+                os.chmod(fd, stat.S_IMODE(path.stat().st_mode))
+        finally:
+            os.close(fd)
+        return tmp
+    raise FileExistsError(f"no free temporary name beside {path}")  # pragma: no cover
+
+
 def write_with(path: Path, option: str, write: Callable[[Path], object]) -> None:
     """Call ``write(tmp)`` on a temporary sibling of ``path``, then rename it into place.
 
     ``write`` gets a path so libraries that open files themselves
     (matplotlib's savefig) write atomically too. The temporary file is removed
-    on any failure, Ctrl-C included.
+    on any failure, Ctrl-C included. The result has the user's umask, or the
+    mode of the file it replaces.
     """
     with _translate(path, option):
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-        os.close(fd)
-        tmp = Path(tmp_name)
+        tmp = _temporary_sibling(path)
         try:
             write(tmp)
             os.replace(tmp, path)
@@ -126,9 +152,32 @@ def write_with(path: Path, option: str, write: Callable[[Path], object]) -> None
 
 
 def write_text(path: Path, text: str, option: str = "output") -> None:
-    """Write ``text`` to ``path`` atomically, or to standard output when ``path`` is ``-``."""
+    """Write ``text`` to ``path`` atomically, or to standard output when ``path`` is ``-``.
+
+    Standard output that cannot take it (a full disk, a closed pipe) is the
+    user's output failing, like a file would: exit 2 naming the option and
+    the OS error, not an internal error.
+    """
     if is_stdout(path):
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as e:
+            _drop_stdout()
+            raise BadInputError(
+                f"{option} -: cannot write to standard output: {e.strerror or e}. Fix: free "
+                f"space where standard output goes, or give {option} a file path."
+            ) from None
         return
     write_with(path, option, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _drop_stdout() -> None:
+    """Point standard output at the null device: what it still buffers cannot be written,
+    and Python would try again at exit, print a second error and exit 120."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # pytest's capture has no real descriptor
+        pass

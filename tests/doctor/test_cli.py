@@ -52,6 +52,14 @@ def test_healthy_snapshot_offline_exits_0(
     assert "GPU001" in data["ok"]
 
 
+def test_bare_json_prints_only_the_report_on_stdout(
+    healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json")
+    assert code == 0
+    assert "GPU001" in json.loads(out)["ok"]
+
+
 def test_broken_snapshot_exits_1_with_findings(
     healthy: Callable[[], Snap], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -86,6 +94,25 @@ def test_table_output_names_check_evidence_and_fix(
     assert "ECS002" in out and "container_instances[i-0ad34247c1f0e9b21].agentConnected" in out
     assert "Fix: The ECS agent" in out
     assert "Not checked" in out and "STK001" in out
+
+
+def test_table_at_80_columns_cuts_no_id_and_wraps_no_word(
+    healthy: Callable[[], Snap],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pipe or CI log is 80 columns: ids and evidence stay whole (they were folded)."""
+    snap = healthy()
+    snap["container_instances"][0]["agentConnected"] = False
+    del snap["stacks"]
+    monkeypatch.setattr(doctor_cli, "console", Console(width=80, file=sys.stdout))
+    code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, snap))
+    assert code == 1
+    assert "…" not in out
+    lines = out.splitlines()
+    assert any("container_instances[i-0ad34247c1f0e9b21].agentConnected" in x for x in lines)
+    assert any("ECS002" in x for x in lines) and any("STK001" in x for x in lines)
 
 
 def test_denied_permission_without_error_exits_3(

@@ -261,14 +261,29 @@ def test_deploy_rollback_exits_1_and_leaves_the_stack(cfn: Any, template: dict[s
             {"StackEvents": list(reversed(ROLLBACK))},
             {"StackName": STACK_ID},
         )
+        # deploy --json still says how it ended.
+        stub.add_response(
+            "describe_stacks", describe_stack("ROLLBACK_COMPLETE"), {"StackName": STACK_ID}
+        )
+        docs: list[dict[str, Any]] = []
         with pytest.raises(ProblemsFound) as exc:
             operate.run_deploy(
-                cfn, STACK, template, yes=True, waits=NO_WAIT, service_name=NAMES.service_name
+                cfn,
+                STACK,
+                template,
+                yes=True,
+                waits=NO_WAIT,
+                service_name=NAMES.service_name,
+                report=docs.append,
             )
         stub.assert_no_pending_responses()
     assert exc.value.exit_code == 1
     assert "ended ROLLBACK_COMPLETE" in exc.value.message
     assert "Asg" in exc.value.message and "does not delete it" in exc.value.message
+    assert [(d["status"], d["outputs"], d["new_stack"]) for d in docs] == [
+        ("ROLLBACK_COMPLETE", {}, True)
+    ]
+    assert {c["logical_id"] for c in docs[0]["changes"]} == set(template["Resources"])
 
 
 def _existing_stack_change_set(stub: Stubber, described: dict[str, Any]) -> None:

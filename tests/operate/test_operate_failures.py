@@ -10,18 +10,19 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+from botocore.awsrequest import AWSResponse
 
 from conftest import CAPTIVE_PORTAL, JUNK, FakeEndpoint, http_200
 from ecs_gpu.aws import clients
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import main, operate
-from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT
+from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS
 
 from .conftest import NAMES, NO_WAIT
 
@@ -337,3 +338,95 @@ def test_a_bad_timeout_setting_is_bad_input(
     monkeypatch.setenv(clients.TIMEOUT_ENV, "soon")
     assert main(["verify", "metrics", "--asg", NAMES.asg, "--timeout", "0"]) == EXIT_BAD_INPUT
     assert f"{clients.TIMEOUT_ENV}='soon': not a number of seconds" in capsys.readouterr().err
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self._body
+
+
+def _cloudformation_answers(
+    monkeypatch: pytest.MonkeyPatch, operation: str, status: int, code: str, message: str
+) -> None:
+    """Every session the command makes gets this CloudFormation error for ``operation``."""
+    body = (
+        '<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/">'
+        f"<Error><Type>Sender</Type><Code>{code}</Code><Message>{message}</Message></Error>"
+        "<RequestId>injected</RequestId></ErrorResponse>"
+    ).encode()
+    real = operate.make_session
+
+    def answer(**_: Any) -> AWSResponse:
+        return AWSResponse(
+            "http://127.0.0.1/injected", status, {"Content-Type": "text/xml"}, _Raw(body)
+        )
+
+    def make(profile: str | None = None, region: str | None = None) -> boto3.Session:
+        s = real(profile, region)
+        s.events.register(f"before-send.cloudformation.{operation}", answer)
+        return s
+
+    monkeypatch.setattr(operate, "make_session", make)
+
+
+GONE = f"Stack with id {NAMES.stack} does not exist"
+PROTECTED = f"Stack [{NAMES.stack}] cannot be deleted while TerminationProtection is enabled"
+
+
+@pytest.mark.parametrize(
+    ("operation", "message", "said", "left"),
+    [
+        # The stack vanished between DescribeStacks and the listing: nothing changed yet.
+        (
+            "ListStackResources",
+            GONE,
+            f"AWS refused cloudformation ListStackResources: ValidationError: {GONE}",
+            False,
+        ),
+        # CloudFormation refuses the delete itself, after the service was scaled to 0.
+        (
+            "DeleteStack",
+            PROTECTED,
+            "CloudFormation refused DeleteStack for stack arn:aws:cloudformation:",
+            True,
+        ),
+    ],
+    ids=["stack-vanished", "delete-refused"],
+)
+def test_destroy_on_a_validation_error_exits_1_not_3(
+    aws: str,
+    template: dict[str, Any],
+    operation: str,
+    message: str,
+    said: str,
+    left: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """AWS answered and refused: a failed operation (1), not unreachable or denied (3)."""
+    _deploy_as_admin(template)
+    _cloudformation_answers(monkeypatch, operation, 400, "ValidationError", message)
+    code = main(["destroy", str(SPEC), "--yes"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_PROBLEMS
+    assert said in err and message in err
+    assert ("Finish with `ecs-gpu destroy SPEC`" in err) == left
+    assert "Traceback" not in err
+
+
+def test_throttled_past_the_retries_is_still_exit_3(
+    aws: str,
+    template: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _deploy_as_admin(template)
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "1")  # no backoff in the test
+    _cloudformation_answers(monkeypatch, "ListStackResources", 400, "Throttling", "Rate exceeded")
+    code = main(["destroy", str(SPEC), "--yes"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_AWS
+    assert "Throttling: Rate exceeded" in err and "run the command again" in err

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
+from rich.console import Console
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.cli import main, operate
@@ -107,14 +109,23 @@ def test_diff_on_unchanged_spec_reports_no_changes(
 
 
 def test_cli_diff_of_a_new_stack_lists_the_synthesized_resources(
-    aws: str, g5_template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    aws: str,
+    g5_template: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # A pipe or CI log: 80 columns, not a terminal.
+    monkeypatch.setattr(operate, "console", Console(width=80))
     code = main(["diff", str(EXAMPLE_SPEC)])
     out = capsys.readouterr().out
     assert code == 0
     n = len(g5_template["Resources"])
     assert f"Stack {STACK} (new stack): {n} to add, 0 to modify, 0 to remove" in out
-    assert "AWS::AutoScaling::AutoScalingG" in out  # the table truncates at 80 columns
+    # Every type and logical id whole, on one line with its row (none cut at 80 columns).
+    assert "…" not in out
+    lines = out.splitlines()
+    for logical, r in g5_template["Resources"].items():
+        assert any(r["Type"] in line and logical in line for line in lines), (logical, out)
     # Nothing was created: no change set, no REVIEW_IN_PROGRESS stack.
     with pytest.raises(Exception, match="does not exist"):
         boto3.Session().client("cloudformation").describe_stacks(StackName=STACK)
@@ -244,9 +255,14 @@ def test_ctrl_c_while_following_leaves_the_stack_and_says_how_to_follow(
 
 
 def test_destroy_scales_to_zero_unprotects_then_deletes_the_stack(
-    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    clients: Clients,
+    template: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     deploy(clients, template)
+    physical = [r.physical_id for r in dp.stack_resources(clients.cfn, STACK)]
+    monkeypatch.setattr(operate, "console", Console(width=80))  # a pipe or CI log
     # moto's CloudFormation skips ApplicationAutoScaling::ScalableTarget, so
     # the test registers the target the stack would have, with the API.
     clients.appscaling.register_scalable_target(
@@ -288,6 +304,8 @@ def test_destroy_scales_to_zero_unprotects_then_deletes_the_stack(
     assert target["MinCapacity"] == 0
     assert target["SuspendedState"]["DynamicScalingOutSuspended"] is True
     out = capsys.readouterr().out
+    # The table names every resource whole at 80 columns (ARNs included).
+    assert "…" not in out and all(p in out for p in physical if p)
     assert "Removed scale-in protection from 1 instance(s)" in out
     assert f"Stack {STACK} is DELETE_COMPLETE" in out
 
@@ -475,3 +493,106 @@ def test_ctrl_c_while_tasks_stop_says_what_destroy_already_changed(
     assert clients.cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"] == (
         "CREATE_COMPLETE"
     )
+
+
+# The stack's outputs as CloudFormation would list them. moto builds a stack's
+# outputs when its change set is created, from the empty REVIEW_IN_PROGRESS
+# template, and never after ExecuteChangeSet; so DescribeStacks is answered
+# AWS-shaped here, with the outputs the stand-in's names give.
+OUTPUTS = {
+    "ClusterName": NAMES.cluster,
+    "ServiceName": NAMES.service,
+    "AutoScalingGroupName": NAMES.asg,
+}
+
+
+def _answer_outputs(events: Any) -> None:
+    def add(parsed: dict[str, Any], **_: Any) -> None:
+        for st in parsed.get("Stacks", []):
+            if st["StackStatus"].endswith("_COMPLETE") and not st.get("Outputs"):
+                st["Outputs"] = [{"OutputKey": k, "OutputValue": v} for k, v in OUTPUTS.items()]
+
+    events.register("after-call.cloudformation.DescribeStacks", add)
+
+
+def test_cli_deploy_prints_the_outputs_and_json_has_changes_status_and_outputs(
+    aws: str,
+    template: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The real command; synth gives the stand-in, DescribeStacks lists its outputs."""
+    tpl = template
+    monkeypatch.setattr(operate, "synth_template", lambda *_: tpl)
+    real = operate.make_session
+
+    def make(profile: str | None = None, region: str | None = None) -> boto3.Session:
+        s = real(profile, region)
+        _answer_outputs(s.events)
+        return s
+
+    monkeypatch.setattr(operate, "make_session", make)
+    code = main(["deploy", str(EXAMPLE_SPEC), "--yes", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    doc = json.loads(out)  # standard output carries the JSON alone
+    assert doc["stack"] == STACK and doc["new_stack"] is True
+    assert doc["status"] == "CREATE_COMPLETE"
+    assert {c["logical_id"] for c in doc["changes"]} == set(tpl["Resources"])
+    assert {c["action"] for c in doc["changes"]} == {"Add"}
+    want = OUTPUTS
+    assert doc["outputs"] == want
+    # The person reading stderr sees the outputs, as `cdk deploy` prints them.
+    assert f"Outputs of stack {STACK}:" in err
+    for key, value in want.items():
+        assert f"{key} = {value}" in err
+
+
+def test_deploy_prints_the_outputs_when_it_finishes(
+    clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tpl = template
+    _answer_outputs(clients.cfn.meta.events)
+    docs: list[dict[str, Any]] = []
+    result = operate.run_deploy(
+        clients.cfn,
+        STACK,
+        tpl,
+        yes=True,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
+        report=docs.append,
+    )
+    assert result is not None and [o.key for o in result.outputs] == list(OUTPUTS)
+    out = capsys.readouterr().out
+    assert out.index(f"Stack {STACK} is CREATE_COMPLETE") < out.index("Outputs of stack")
+    assert f"ClusterName = {NAMES.cluster}" in out
+    # Unchanged: nothing to deploy, and the outputs and status are still reported.
+    again = operate.run_deploy(
+        clients.cfn,
+        STACK,
+        tpl,
+        yes=True,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
+        report=docs.append,
+    )
+    assert again is None
+    assert "Nothing to deploy." in capsys.readouterr().out
+    assert docs[1]["changes"] == [] and docs[1]["status"] == "CREATE_COMPLETE"
+    assert docs[1]["outputs"] == docs[0]["outputs"] == {o.key: o.value for o in result.outputs}
+
+
+def test_cli_diff_json_is_the_change_list(
+    aws: str, g5_template: dict[str, Any], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out_file = tmp_path / "changes.json"
+    code = main(["diff", str(EXAMPLE_SPEC), "--json", str(out_file)])
+    out = capsys.readouterr().out
+    assert code == 0
+    doc = json.loads(out_file.read_text())
+    assert doc["stack"] == STACK and doc["new_stack"] is True
+    assert {c["logical_id"] for c in doc["changes"]} == set(g5_template["Resources"])
+    assert all(c["action"] == "Add" and c["replaces"] is False for c in doc["changes"])
+    # With a file the table still prints, and says where the JSON went.
+    assert "(new stack)" in out and f"change list JSON: {out_file}" in out

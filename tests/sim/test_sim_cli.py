@@ -266,14 +266,21 @@ def test_compare_needs_two_different_specs(
     assert ("given twice" if twice else "two or more specs") in err
 
 
-def test_plan_runs_offline_and_writes_plot(
-    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str]
+def test_plan_runs_offline_and_writes_plot_beside_the_spec(
+    tmp_path: Path, spec: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = tmp_path / "plan.png"
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)  # the working directory gets nothing
+    out = spec.parent / "sim-test-plan.png"
     js = tmp_path / "plan.json"
-    code = main(["plan", str(spec), "-o", str(out), "--json", str(js), "--days", "1"])
+    code = main(["plan", str(spec), "--json", str(js), "--days", "1"])
     text = capsys.readouterr().out
     assert code == 0, text
+    assert list(work.iterdir()) == []
+    # It says where the plot goes before the run, and where it went.
+    assert text.index(f"plot: {out} (written at the end)") < text.index("template:")
+    assert f"plot: {out}\n" in text
     assert "template: synthesized" in text and "no findings" in text
     assert out.read_bytes()[:8] == PNG_MAGIC
     s = json.loads(js.read_text())
@@ -282,6 +289,15 @@ def test_plan_runs_offline_and_writes_plot(
     # Peak sized to 80 % of max_tasks (6) at the GPU target: it scales, within limits.
     assert 2 <= s["max_tasks"] <= 6
     assert "rate x" in text
+
+
+def test_plan_plot_goes_to_o_or_into_the_o_folder(tmp_path: Path) -> None:
+    from ecs_gpu.sim.report import plan_plot_path
+
+    spec = tmp_path / "specs" / "g5.toml"
+    assert plan_plot_path(spec, "svc", None) == tmp_path / "specs" / "svc-plan.png"
+    assert plan_plot_path(spec, "svc", tmp_path / "p.png") == tmp_path / "p.png"
+    assert plan_plot_path(spec, "svc", tmp_path) == tmp_path / "svc-plan.png"
 
 
 def test_plan_refuses_a_plot_name_that_is_not_png_before_synthesis(

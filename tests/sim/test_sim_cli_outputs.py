@@ -376,7 +376,8 @@ def test_comparison_table_never_cuts_a_figure_at_80_columns() -> None:
 
     from rich.console import Console
 
-    from ecs_gpu.sim.report import comparison_table, print_wide
+    from ecs_gpu.sim.report import comparison_table
+    from ecs_gpu.terminal import print_table
 
     summary = {
         "gpu_hours": 12345.6,
@@ -389,7 +390,7 @@ def test_comparison_table_never_cuts_a_figure_at_80_columns() -> None:
     }
     label = "a-rather-long-design-name.toml concurrency 11/task + GPU guard 70%"
     out = io.StringIO()
-    print_wide(Console(file=out, width=80), comparison_table([(label, summary)], "t"))
+    print_table(Console(file=out, width=80), comparison_table([(label, summary)], "t"))
     text = out.getvalue()
     assert "…" not in text
     for figure in (label, "12345.6", "1.07", "123450", "98765", "10.0 min", "12,345.67"):

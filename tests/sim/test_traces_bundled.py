@@ -160,3 +160,54 @@ def test_docs_list_every_bundled_trace_as_it_is() -> None:
         row = next(line for line in doc.splitlines() if line.startswith(f"| `{name}` |"))
         assert TRACES[name].file in row and f"{rows:,}" in row
         assert (f"{gaps} collection-gap" in row) == (gaps > 0)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_registry_shape_is_what_the_file_holds(name: str) -> None:
+    kind, rows, span, widths, gaps = EXPECTED[name]
+    shape = TRACES[name].shape()
+    assert (shape.kind, shape.rows, shape.gap_windows) == (kind, rows, gaps)
+    assert shape.span_s == pytest.approx(span, abs=1e-3)
+    if widths is None:
+        assert shape.step_min_s is None and shape.step_max_s is None
+    else:
+        assert (shape.step_min_s, shape.step_max_s) == (min(widths), max(widths))
+    tr = TRACES[name].load()
+    # The mean is every request over the span; the peak the busiest minute's mean.
+    assert shape.mean_rps == pytest.approx(float(tr.rates(10.0).sum() * 10.0) / span, rel=1e-6)
+    assert shape.peak_rps == pytest.approx(float(tr.rates(60.0).max()))
+    assert shape.mean_rps <= shape.peak_rps
+
+
+def test_traces_command_lists_every_bundled_trace(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    from ecs_gpu.cli import main, predict
+
+    screen = io.StringIO()
+    monkeypatch.setattr(predict, "console", Console(file=screen, width=80))  # a pipe
+    assert main(["traces"]) == 0
+    lines = screen.getvalue().splitlines()
+    assert "…" not in screen.getvalue()
+    for name, b in TRACES.items():
+        row = next(line for line in lines if line.split() and line.split()[0] == name)
+        assert b.spdx in row and TRACES[name].shape().shape in row
+
+
+def test_traces_json_is_the_registry(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from ecs_gpu.cli import main
+
+    assert main(["traces", "--json"]) == 0
+    docs = json.loads(capsys.readouterr().out)
+    assert [d["name"] for d in docs] == list(TRACES)
+    for d in docs:
+        b = TRACES[d["name"]]
+        assert (d["file"], d["license"], d["sha256"]) == (b.file, b.license, b.sha256)
+        assert d["rows"] == EXPECTED[d["name"]][1]
+        assert d["span_s"] == pytest.approx(EXPECTED[d["name"]][2], abs=1e-3)

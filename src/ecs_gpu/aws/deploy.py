@@ -37,7 +37,6 @@ from ecs_gpu.aws.errors import (
     AccessDenied,
     error_code,
     is_access_denied,
-    is_throttling,
     mapped,
     translate,
 )
@@ -55,7 +54,7 @@ from ecs_gpu.aws.stack_events import (
     parse_event,
     required_capabilities,
 )
-from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
+from ecs_gpu.errors import AwsRefused, BadInputError, EcsGpuError, ProblemsFound
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
@@ -222,24 +221,19 @@ def _is_missing_stack(exc: BaseException) -> bool:
 
 @contextmanager
 def _refusal_is_a_problem(operation: str, stack: str, fix: str) -> Iterator[None]:
-    """CloudFormation refusing a write (a 4xx other than auth/throttling) is exit 1.
-
-    mapped() would call it an AWS error (exit 3, meant for unreachable or
-    denied); a refused execute or delete is a problem with the stack instead.
-    """
+    """CloudFormation refusing a write (a 4xx other than auth/throttling) is exit 1,
+    as :func:`translate` has it, with the way on for this write."""
     try:
         yield
-    except bx.ClientError as e:
-        status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
-        code = error_code(e)
-        if is_access_denied(e) or is_throttling(e) or status >= 500:
-            raise translate(e, "cloudformation", operation) from None
-        msg = e.response.get("Error", {}).get("Message", str(e))
-        raise ProblemsFound(
-            f"CloudFormation refused {operation} for stack {stack}: {code}: {msg}. Fix: {fix}"
-        ) from None
-    except bx.BotoCoreError as e:
-        raise translate(e, "cloudformation", operation) from None
+    except (bx.ClientError, bx.BotoCoreError) as e:
+        err = translate(e, "cloudformation", operation)
+        if isinstance(err, AwsRefused) and isinstance(e, bx.ClientError):
+            msg = e.response.get("Error", {}).get("Message", str(e))
+            err = AwsRefused(
+                f"CloudFormation refused {operation} for stack {stack}: {error_code(e)}: "
+                f"{msg}. Fix: {fix}"
+            )
+        raise err from None
 
 
 def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
@@ -265,6 +259,40 @@ def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
         tags={t["Key"]: t["Value"] for t in s.get("Tags", [])},
         description=s.get("Description", ""),
     )
+
+
+@dataclass(frozen=True)
+class StackOutput:
+    """One output of a deployed stack, as DescribeStacks lists it."""
+
+    key: str
+    value: str
+    description: str = ""
+    export_name: str | None = None
+
+
+def stack_outputs(cfn: CloudFormationClient, stack: str) -> tuple[str, list[StackOutput]]:
+    """The stack's status and outputs (by name or id), in the order CloudFormation lists
+    them: one DescribeStacks call."""
+    with mapped("cloudformation", "DescribeStacks"):
+        stacks = cfn.describe_stacks(StackName=stack).get("Stacks", [])
+    if not stacks:
+        return "DELETE_COMPLETE", []
+    outs = [
+        StackOutput(
+            key=o.get("OutputKey", ""),
+            value=o.get("OutputValue", ""),
+            description=o.get("Description", ""),
+            export_name=o.get("ExportName"),
+        )
+        for o in stacks[0].get("Outputs", [])
+    ]
+    return stacks[0]["StackStatus"], outs
+
+
+def stack_status(cfn: CloudFormationClient, stack_id: str) -> str:
+    """The stack's status by id (a deleted stack reads DELETE_COMPLETE)."""
+    return _status_by_id(cfn, stack_id)
 
 
 def _status_by_id(cfn: CloudFormationClient, stack_id: str) -> str:
@@ -521,6 +549,14 @@ class Plan:
     def new_stack(self) -> bool:
         return self.change_type == "CREATE"
 
+    def as_dict(self) -> dict[str, Any]:
+        """What ``diff --json`` writes: the stack and its change list."""
+        return {
+            "stack": self.stack,
+            "new_stack": self.new_stack,
+            "changes": self.summary.as_list(),
+        }
+
 
 def _change_set_name() -> str:
     return "ecs-gpu-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S-%f")
@@ -757,6 +793,8 @@ class FollowResult:
     status: str
     events: list[StackEvent]
     stuck: list[str] = field(default_factory=list)
+    # The stack's outputs once a deploy succeeded (read by stack_outputs).
+    outputs: list[StackOutput] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

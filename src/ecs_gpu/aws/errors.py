@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from botocore import exceptions as bx
 
-from ecs_gpu.errors import AwsError, BadInputError
+from ecs_gpu.errors import AwsError, AwsRefused, BadInputError
 
 ACCESS_DENIED_CODES = frozenset(
     {
@@ -97,6 +97,13 @@ def is_access_denied(exc: BaseException) -> bool:
     return code in ACCESS_DENIED_CODES or code == "403"
 
 
+def http_status(exc: BaseException) -> int:
+    """The HTTP status of a ClientError's response (0 when it has none)."""
+    if not isinstance(exc, bx.ClientError):
+        return 0
+    return int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
 def is_throttling(exc: BaseException) -> bool:
     return error_code(exc) in THROTTLING_CODES
 
@@ -104,9 +111,12 @@ def is_throttling(exc: BaseException) -> bool:
 def translate(exc: BaseException, service: str | None = None, operation: str = "") -> Exception:
     """The ecs-gpu error for a botocore exception raised by ``service.operation``.
 
-    The one mapping from botocore to exit codes: :func:`mapped` uses it around
-    each call, and the CLI's last line of defence for anything that escaped
-    (then only the operation is known, from the ClientError itself).
+    Denied: :class:`AccessDenied` (exit 3); throttled or a 5xx: :class:`AwsError`
+    (exit 3); any other refusal (a ValidationError, a resource not found):
+    :class:`AwsRefused`, a failed operation (exit 1). The one mapping from
+    botocore to exit codes: :func:`mapped` uses it around each call, and the
+    CLI's last line of defence for anything that escaped (then only the
+    operation is known, from the ClientError itself).
     """
     if isinstance(exc, bx.ClientError):
         operation = operation or str(getattr(exc, "operation_name", "") or "an AWS call")
@@ -116,7 +126,18 @@ def translate(exc: BaseException, service: str | None = None, operation: str = "
             return AccessDenied(service, operation, f"HTTP 403: {' '.join(msg.split())[:300]}")
         if is_access_denied(exc):
             return AccessDenied(service, operation, f"{code}: {msg}")
-        return AwsError(f"AWS {_call(service, operation)} failed: {code}: {msg}")
+        if is_throttling(exc) or http_status(exc) >= 500:
+            # Still throttled after the retries, or AWS failing: unavailable now (exit 3).
+            return AwsError(
+                f"AWS {_call(service, operation)} failed: {code}: {msg}. Fix: AWS is not "
+                "answering this call now; run the command again in a few minutes."
+            )
+        # AWS answered and refused what was asked: the operation failed (exit 1).
+        return AwsRefused(
+            f"AWS refused {_call(service, operation)}: {code}: {msg}. Fix: correct what the "
+            "message names (a resource that no longer exists, a state or value AWS does not "
+            "accept), then run the command again."
+        )
     call = _call(service, operation or "an AWS call")
     if isinstance(exc, bx.ParamValidationError):
         # Raised before anything is sent: a value we were given, not AWS, is wrong.

@@ -50,7 +50,7 @@ from ecs_gpu.doctor.snapshot import (
     Snapshot,
     to_json_safe,
 )
-from ecs_gpu.errors import AwsError, BadInputError
+from ecs_gpu.errors import AwsError, AwsRefused, BadInputError
 from ecs_gpu.infra import host
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
@@ -464,7 +464,12 @@ class Collector:
             try:
                 fn()
             except (bx.ClientError, bx.BotoCoreError) as e:
-                raise translate(e, service, op) from None
+                err = translate(e, service, op)
+                if isinstance(err, AwsRefused):
+                    # Elsewhere a refusal is a failed operation (1); here it leaves
+                    # nothing to check, which is doctor's exit 3.
+                    err = AwsError(err.message)
+                raise err from None
 
     def _cluster(self) -> None:
         t = self.target

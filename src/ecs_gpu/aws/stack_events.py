@@ -178,6 +178,20 @@ class ChangeSummary:
             out[c.action] = out.get(c.action, 0) + 1
         return out
 
+    def as_list(self) -> list[dict[str, Any]]:
+        """The change list as ``diff --json`` and ``deploy --json`` write it."""
+        return [
+            {
+                "action": c.action,
+                "resource_type": c.resource_type,
+                "logical_id": c.logical_id,
+                "physical_id": c.physical_id,
+                "replacement": c.replacement,
+                "replaces": c.replaces,
+            }
+            for c in self.changes
+        ]
+
 
 # --- stack events -----------------------------------------------------------------
 

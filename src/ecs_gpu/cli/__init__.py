@@ -18,18 +18,19 @@ import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from ecs_gpu import terminal
 from ecs_gpu.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
     EXIT_PROBLEMS,
     EcsGpuError,
 )
+from ecs_gpu.outputs import STDOUT
 
 app = typer.Typer(
     name="ecs-gpu",
@@ -46,8 +47,8 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-# No markup, highlighting or :emoji: codes may change what a message says.
-err_console = Console(stderr=True, highlight=False, emoji=False)
+# Errors print whatever COLUMNS says (terminal.console ignores a COLUMNS of 0).
+err_console = terminal.console(stderr=True)
 
 
 def print_notes(lines: list[str]) -> None:
@@ -190,6 +191,47 @@ def _exit_if_interrupted() -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
+# Options whose value may be left out, and what a bare one means: `--json` alone
+# prints the JSON on standard output, as gh, kubectl and terraform users expect.
+OPTIONAL_VALUES = {"--json": STDOUT}
+
+
+def json_option(what: str, *, also: bool = True) -> Any:
+    """The ``--json [PATH]`` option every command shares, writing ``what``.
+
+    With a PATH the usual output still prints (``also``); bare ``--json`` or
+    ``--json -`` puts only the JSON on standard output.
+    """
+    lead = "Also write" if also else "Write"
+    return typer.Option(
+        "--json",
+        metavar="[PATH]",
+        help=f"{lead} {what} as JSON to PATH; bare --json (or --json -) prints only the JSON "
+        "on standard output.",
+        show_default=False,
+    )
+
+
+def with_optional_values(argv: list[str]) -> list[str]:
+    """``argv`` with the implied value after a bare optional-value option.
+
+    typer 0.29's parser dropped click's optional option values, so the value
+    is supplied here: an option from :data:`OPTIONAL_VALUES` at the end, or
+    followed by another option, gets its default value. ``--json=PATH`` and
+    ``--json PATH`` are left alone, as is everything after ``--``.
+    """
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        out.append(arg)
+        if arg in OPTIONAL_VALUES:
+            following = argv[i + 1] if i + 1 < len(argv) else None
+            if following is None or (following.startswith("-") and following != STDOUT):
+                out.append(OPTIONAL_VALUES[arg])
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point; returns (and exits with) the exit code.
 
@@ -198,11 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     (git, gh, kubectl and terraform all end so): neither the command's result
     (nobody read it) nor "problems found".
     """
+    from ecs_gpu.cli import help_style
+
     command = typer.main.get_command(app)
+    help_style.apply(command)
+    args = with_optional_values(sys.argv[1:] if argv is None else argv)
     try:
         # Standalone mode: click prints usage errors itself (exit 2) and turns
         # typer.Exit(code) into SystemExit(code); our own errors propagate here.
-        command.main(args=argv, prog_name="ecs-gpu", standalone_mode=True)
+        command.main(args=args, prog_name="ecs-gpu", standalone_mode=True)
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_PROBLEMS)

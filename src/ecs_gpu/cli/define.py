@@ -9,12 +9,12 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
-from ecs_gpu.cli import app, err_console, print_notes
+from ecs_gpu import terminal
+from ecs_gpu.cli import app, err_console, json_option, print_notes
 from ecs_gpu.cli.stages import stage_status
 from ecs_gpu.errors import EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
@@ -28,21 +28,33 @@ SpecArg = Annotated[
     ),
 ]
 
-console = Console(highlight=False, emoji=False)
+console = terminal.console()
 
 
 @app.command("catalog")
-def catalog_cmd() -> None:
+def catalog_cmd(
+    json_out: Annotated[
+        Path | None, json_option("the instance types and refused families", also=False)
+    ] = None,
+) -> None:
     """List the GPU instance types ecs-gpu supports, with GPUs, memory, ENIs and price.
 
     "ENIs" is EC2's network interface limit (all network cards) and, in
     brackets, how many awsvpc tasks its default card leaves room for without ENI
     trunking: one interface per task after the instance's own.
 
-    Example:
+    Examples:
 
         ecs-gpu catalog
+
+        ecs-gpu catalog --json | jq -r '.instance_types[] | select(.gpus == 8) | .name'
     """
+    from ecs_gpu.outputs import check_output, write_text
+
+    if json_out is not None:
+        check_output(json_out, "--json", suffix=".json")
+        write_text(json_out, json.dumps(cat.catalog_document(), indent=2) + "\n", "--json")
+        return
     # Light rules and the bare GPU model: eight columns fit an 80-column terminal uncut.
     table = Table(
         title=f"ECS GPU instance types (NVIDIA; on-demand {cat.PRICE_REGION}, "
@@ -70,7 +82,7 @@ def catalog_cmd() -> None:
             f"{t.max_network_interfaces} ({t.awsvpc_task_slots})",
             price,
         )
-    console.print(table)
+    terminal.print_table(console, table)
     for note in notes:
         console.print(note.rstrip(), soft_wrap=True, markup=False)
     console.print(
@@ -88,6 +100,7 @@ def synth_cmd(
         typer.Option(
             "--out",
             "-o",
+            metavar="DIR",
             help="Directory to write <stack name>.template.json into; - writes the template "
             "to standard output.",
         ),
@@ -129,15 +142,7 @@ def synth_cmd(
 @app.command("validate")
 def validate_cmd(
     spec: SpecArg,
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            help="Also write the findings as JSON to this file; - writes them to standard "
-            "output instead of the table.",
-            show_default=False,
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("the findings")] = None,
 ) -> None:
     """Check SPEC and the template it makes; exit 0 clean, 1 findings, 2 bad spec.
 
@@ -192,9 +197,10 @@ def validate_cmd(
     for col in ("source", "id", "severity"):
         table.add_column(col, no_wrap=True)
     for col in ("resource", "message"):
-        table.add_column(col, overflow="fold")
+        # Wraps between words only (terminal.print_table): a resource path stays whole.
+        table.add_column(col)
     for f in report.findings:
         # cfn-lint and cdk-nag text may hold "[...]"; cells are markup otherwise.
         table.add_row(*(escape(c) for c in (f.source, f.id, f.severity, f.resource, f.message)))
-    console.print(table)
+    terminal.print_table(console, table)
     raise typer.Exit(EXIT_PROBLEMS)

@@ -11,17 +11,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ecs_gpu import outputs
+from ecs_gpu import outputs, terminal
 from ecs_gpu.aws import facts
 from ecs_gpu.cli.operate import StackOpt, names_of, stack_of
 from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import Report, run_checks
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, BadInputError
 
-from ecs_gpu.cli import app  # isort: skip
+from ecs_gpu.cli import app, json_option  # isort: skip
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = terminal.console()
+err_console = terminal.console(stderr=True)
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -68,21 +68,25 @@ def render(report: Report, out: Console) -> None:
         table = Table(title="ecs-gpu doctor: findings, first broken link first", show_lines=True)
         table.add_column("id", no_wrap=True)
         table.add_column("severity", no_wrap=True)
-        table.add_column("finding", overflow="fold")
+        # Wraps between words only (terminal.print_table): an id or ARN stays whole.
+        table.add_column("finding")
         for f in findings:
-            ev = "\n".join(f"  {e.kind}[{e.id}].{e.field} = {_value(e.value)}" for e in f.evidence)
+            # A bullet, not an indent: rich sizes a column by its longest word, and
+            # leading spaces would push that word past the edge (cut with "…").
+            ev = "\n".join(f"- {e.kind}[{e.id}].{e.field} = {_value(e.value)}" for e in f.evidence)
             cell = f"[bold]{escape(f.title)}[/]\n{escape(ev)}\n[green]Fix:[/] {escape(f.fix)}"
             table.add_row(f.id, f"[{_STYLE[f.severity]}]{f.severity}[/]", cell)
-        out.print(table)
+        terminal.print_table(out, table)
     else:
         out.print("[green]No finding.[/]")
     if report.unknown:
         t = Table(title="Not checked (unknown)")
-        for col in ("id", "check", "why"):
-            t.add_column(col, overflow="fold")
+        t.add_column("id", no_wrap=True)
+        for col in ("check", "why"):
+            t.add_column(col)
         for r in report.unknown:
             t.add_row(r.check.id, escape(r.check.title), escape(r.reason or ", ".join(r.missing)))
-        out.print(t)
+        terminal.print_table(out, t)
     if report.missing_permissions:
         out.print("[yellow]Missing permissions[/] (grant them for a complete diagnosis):")
         for d in report.missing_permissions:
@@ -122,14 +126,7 @@ def doctor_cmd(
         bool,
         typer.Option(help="Run the read-only host probe on the GPU instances via SSM."),
     ] = False,
-    json_out: Annotated[
-        Path | None,
-        typer.Option(
-            "--json",
-            metavar="FILE",
-            help="Also write the report as JSON to FILE; '-' prints only the JSON on stdout.",
-        ),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("the report")] = None,
     save_snapshot: Annotated[
         Path | None,
         typer.Option(

@@ -8,6 +8,7 @@ moto (or a Stubber) without going through argv.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 import sys
@@ -20,21 +21,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric, gpu_metric, terminal
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws.clients import check_ready, client, make_session
 from ecs_gpu.aws.errors import AccessDenied, mapped
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
-from ecs_gpu.cli import app, err_console, print_notes
+from ecs_gpu.cli import app, err_console, json_option, print_notes
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names, deployment_base
+from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
 from ecs_gpu.spec import Spec, load_spec
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
     from mypy_boto3_iam import IAMClient
     from mypy_boto3_s3 import S3Client
 
-console = Console(highlight=False)
+console = terminal.console()
 
 verify_app = typer.Typer(
     name="verify",
@@ -235,7 +236,8 @@ def confirm(question: str, *, yes: bool, action: str) -> bool:
             "to confirm. Fix: read the summary above and rerun with --yes."
         )
     try:
-        return typer.confirm(question, default=False)
+        # The question goes where the summary went (stderr when stdout carries JSON).
+        return typer.confirm(question, default=False, err=console.stderr)
     except typer.Abort:
         # Ctrl-C / Ctrl-D at the question: click would print "Aborted!" and
         # exit 1 ("problems found"); it is an interruption, and nothing changed.
@@ -260,14 +262,15 @@ def render_summary(stack: str, summary: ChangeSummary, *, new_stack: bool) -> No
     console.print(f"Stack [bold]{escape(stack)}[/] ({what}): " + ", ".join(parts))
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for col in ("", "type", "logical id", "replacement"):
-        table.add_column(col)
+        # Types and ids are what users copy and search for: never cut or wrapped.
+        table.add_column(col, no_wrap=True)
     for c in summary.changes:
         sign, style = _ACTION_STYLE.get(c.action, ("?", "white"))
         repl = ""
         if c.replacement and c.action == "Modify":
             repl = f"[bold red]{c.replacement}[/]" if c.replaces else c.replacement
         table.add_row(f"[{style}]{sign}[/]", escape(c.resource_type), escape(c.logical_id), repl)
-    console.print(table)
+    terminal.print_table(console, table)
     for c in summary.loud_replacements:
         console.print(
             f"[bold red]REPLACEMENT:[/] {escape(c.logical_id)} ({c.resource_type}) will be "
@@ -453,7 +456,27 @@ def _staged(
         # A failure to delete it is a warning, not the command's fate.
         warning = source.remove()
         if warning is not None:
-            Console(stderr=True, highlight=False).print(f"[yellow]warning:[/] {escape(warning)}")
+            terminal.console(stderr=True).print(f"[yellow]warning:[/] {escape(warning)}")
+
+
+def render_outputs(stack: str, outs: Sequence[dp.StackOutput]) -> None:
+    """The stack's outputs after a deploy, as `cdk deploy` prints them."""
+    if not outs:
+        return
+    console.print(f"Outputs of stack [bold]{escape(stack)}[/]:")
+    for o in outs:
+        # soft_wrap: a name or id broken over two lines cannot be copied.
+        console.print(f"  {escape(o.key)} = {escape(o.value)}", soft_wrap=True)
+
+
+def deploy_document(
+    p: dp.Plan, status: str | None, outs: Sequence[dp.StackOutput]
+) -> dict[str, Any]:
+    """What ``deploy --json`` writes: the change list, the final status and the outputs.
+
+    ``status`` is None when nothing was executed (cancelled at the question).
+    """
+    return {**p.as_dict(), "status": status, "outputs": {o.key: o.value for o in outs}}
 
 
 def run_deploy(
@@ -469,6 +492,7 @@ def run_deploy(
     iam: IAMClient | None = None,
     bucket: dp.TemplateBucket | None = None,
     s3: S3Client | None = None,
+    report: Callable[[dict[str, Any]], None] | None = None,
 ) -> dp.FollowResult | None:
     """Show the diff, confirm, execute, follow. None when nothing was done.
 
@@ -478,6 +502,7 @@ def run_deploy(
     template is staged there (``s3``) and the object is deleted once the
     change set has been executed or deleted, whichever way this ends
     (Ctrl-C included: CloudFormation keeps its own copy of the template).
+    ``report`` gets :func:`deploy_document` once the deploy ends, failed included.
     """
     with _staged(cfn, template, stack, bucket, s3) as source:
         return _deploy(
@@ -491,6 +516,7 @@ def run_deploy(
             region=region,
             ask=ask,
             iam=iam,
+            report=report,
         )
 
 
@@ -506,6 +532,7 @@ def _deploy(
     region: str | None,
     ask: Callable[..., bool],
     iam: IAMClient | None,
+    report: Callable[[dict[str, Any]], None] | None,
 ) -> dp.FollowResult | None:
     p = dp.plan(
         cfn,
@@ -519,6 +546,11 @@ def _deploy(
     render_summary(stack, p.summary, new_stack=p.new_stack)
     if p.summary.empty:
         console.print("Nothing to deploy.")
+        # Unchanged: the outputs are still what a script came for.
+        status, outs = (None, []) if p.stack_id is None else dp.stack_outputs(cfn, p.stack_id)
+        render_outputs(stack, outs)
+        if report is not None:
+            report(deploy_document(p, status, outs))
         return None
     try:
         go = ask(f"Deploy these changes to {stack}?", yes=yes, action="deploy")
@@ -528,11 +560,26 @@ def _deploy(
     if not go:
         dp.discard(cfn, p)
         console.print("Cancelled: nothing was changed.")
+        if report is not None:
+            report(deploy_document(p, None, []))
         return None
     if p.new_stack and iam is not None:
         ensure_service_linked_role(iam)
     stack_id, seen = dp.execute(cfn, p, template, waits=waits, source=source)
-    return _follow_to_end(cfn, stack, stack_id, seen, waits, region=region, what="The deployment")
+    try:
+        result = _follow_to_end(
+            cfn, stack, stack_id, seen, waits, region=region, what="The deployment"
+        )
+    except ProblemsFound:
+        if report is not None:
+            # A failed deploy still says how it ended (ROLLBACK_COMPLETE, ...).
+            report(deploy_document(p, dp.stack_status(cfn, stack_id), []))
+        raise
+    _, result.outputs = dp.stack_outputs(cfn, stack_id)
+    render_outputs(stack, result.outputs)
+    if report is not None:
+        report(deploy_document(p, result.status, result.outputs))
+    return result
 
 
 def ensure_service_linked_role(iam: IAMClient) -> None:
@@ -563,6 +610,7 @@ def diff_cmd(
     poll_interval: PollOpt = 5.0,
     bucket: TemplateBucketOpt = None,
     prefix: TemplatePrefixOpt = dp.DEFAULT_TEMPLATE_PREFIX,
+    json_out: Annotated[Path | None, json_option("the change list")] = None,
 ) -> None:
     """Show what deploying SPEC would add, modify and replace. Changes nothing.
 
@@ -570,27 +618,53 @@ def diff_cmd(
     and deletes it; replacing the ASG, launch template or service is called
     out loudly. For a new stack it lists the template's resources.
 
-    Example:
+    Examples:
 
         ecs-gpu diff examples/g5-vllm.toml --region us-east-1
+
+        ecs-gpu diff examples/g5-vllm.toml --json | jq '.changes[] | select(.replaces)'
     """
-    staging = template_bucket(bucket, prefix)
-    s = load_spec(spec)
-    print_notes(s.warnings(str(spec)))
-    name = stack_of(s, stack)
-    aws = _aws(profile, region)
-    staging = owned_by_caller(aws, staging)
-    template = synth_template(s, name)
-    run_diff(
-        aws("cloudformation"),
-        name,
-        template,
-        waits=dp.Waits(poll_s=poll_interval),
-        region=aws.region,
-        service_name=s.service.name,
-        bucket=staging,
-        s3=aws("s3") if staging else None,
-    )
+    with _json_first(spec, json_out):
+        staging = template_bucket(bucket, prefix)
+        s = load_spec(spec)
+        print_notes(s.warnings(str(spec)))
+        name = stack_of(s, stack)
+        aws = _aws(profile, region)
+        staging = owned_by_caller(aws, staging)
+        template = synth_template(s, name)
+        p = run_diff(
+            aws("cloudformation"),
+            name,
+            template,
+            waits=dp.Waits(poll_s=poll_interval),
+            region=aws.region,
+            service_name=s.service.name,
+            bucket=staging,
+            s3=aws("s3") if staging else None,
+        )
+        if json_out is not None:
+            _write_json(json_out, p.as_dict(), "change list JSON")
+
+
+@contextmanager
+def _json_first(spec: Path, json_out: Path | None) -> Iterator[None]:
+    """Check --json before any AWS call; with ``-`` the human output goes to stderr
+    for the block (and only the block: the next command in this process prints as usual)."""
+    if json_out is not None:
+        check_output(json_out, "--json", suffix=".json")
+        check_distinct({"SPEC": spec}, {"--json": json_out})
+    before = console.stderr
+    console.stderr = is_stdout(json_out)
+    try:
+        yield
+    finally:
+        console.stderr = before
+
+
+def _write_json(json_out: Path, doc: Mapping[str, Any], what: str) -> None:
+    write_text(json_out, json.dumps(doc, indent=2, default=str) + "\n", "--json")
+    if not is_stdout(json_out):
+        console.print(f"{what}: {escape(str(json_out))}", soft_wrap=True)
 
 
 @app.command("deploy")
@@ -603,42 +677,55 @@ def deploy_cmd(
     poll_interval: PollOpt = 5.0,
     bucket: TemplateBucketOpt = None,
     prefix: TemplatePrefixOpt = dp.DEFAULT_TEMPLATE_PREFIX,
+    json_out: Annotated[
+        Path | None, json_option("the change list, the final status and the stack outputs")
+    ] = None,
 ) -> None:
     """Deploy SPEC: show the diff, ask, execute the change set, follow it live.
 
     On failure it prints the first failing resource's reason, leaves the
     stack as CloudFormation rolled it back, and exits 1; it never deletes a
-    stack. Ctrl-C stops following, not the deployment. Region and
-    credentials come from the standard AWS sources; AWS_ENDPOINT_URL is
-    honoured.
+    stack. Ctrl-C stops following, not the deployment. On success it prints
+    the stack's outputs (cluster, service, ASG, load balancer DNS name).
+    Region and credentials come from the standard AWS sources;
+    AWS_ENDPOINT_URL is honoured.
 
-    Example:
+    Examples:
 
         ecs-gpu deploy examples/g5-vllm.toml --yes
+
+        ecs-gpu deploy examples/g5-vllm.toml --yes --json | jq -r .outputs.ServiceName
 
     A template over 51,200 bytes travels through a bucket you name:
 
         ecs-gpu deploy big.toml --template-bucket my-cfn-templates
     """
-    staging = template_bucket(bucket, prefix)
-    s = load_spec(spec)
-    print_notes(s.warnings(str(spec)))
-    name = stack_of(s, stack)
-    aws = _aws(profile, region)
-    staging = owned_by_caller(aws, staging)
-    template = synth_template(s, name)
-    run_deploy(
-        aws("cloudformation"),
-        name,
-        template,
-        yes=yes,
-        waits=dp.Waits(poll_s=poll_interval),
-        region=aws.region,
-        service_name=s.service.name,
-        iam=aws("iam"),
-        bucket=staging,
-        s3=aws("s3") if staging else None,
-    )
+
+    def report(doc: dict[str, Any]) -> None:
+        if json_out is not None:
+            _write_json(json_out, doc, "deploy JSON")
+
+    with _json_first(spec, json_out):
+        staging = template_bucket(bucket, prefix)
+        s = load_spec(spec)
+        print_notes(s.warnings(str(spec)))
+        name = stack_of(s, stack)
+        aws = _aws(profile, region)
+        staging = owned_by_caller(aws, staging)
+        template = synth_template(s, name)
+        run_deploy(
+            aws("cloudformation"),
+            name,
+            template,
+            yes=yes,
+            waits=dp.Waits(poll_s=poll_interval),
+            region=aws.region,
+            service_name=s.service.name,
+            iam=aws("iam"),
+            bucket=staging,
+            s3=aws("s3") if staging else None,
+            report=report,
+        )
 
 
 # --- destroy ----------------------------------------------------------------------
@@ -756,10 +843,12 @@ def run_destroy(
     console.print(f"Stack [bold]{escape(stack)}[/] ({state.status}) and everything in it:")
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for col in ("", "type", "logical id", "physical id"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=True)
     for r in resources:
-        table.add_row("[red]-[/]", escape(r.resource_type), escape(r.logical_id), r.physical_id)
-    console.print(table)
+        table.add_row(
+            "[red]-[/]", escape(r.resource_type), escape(r.logical_id), escape(r.physical_id)
+        )
+    terminal.print_table(console, table)
     if state.status != "DELETE_IN_PROGRESS":
         if is_in_progress(state.status):
             raise ProblemsFound(
@@ -873,7 +962,7 @@ def destroy_cmd(
 def _series_table(title: str, count_label: str, series: Sequence[vf.Series]) -> Table:
     table = Table(title=title, show_header=True, header_style="bold")
     for col in ("series", count_label, "latest"):
-        table.add_column(col, justify="left" if col == "series" else "right")
+        table.add_column(col, justify="left" if col == "series" else "right", no_wrap=True)
     for s in series:
         latest = "-" if s.latest is None else f"{s.latest:g}"
         mark = "[green]present[/]" if s.present else "[red]MISSING[/]"
@@ -883,10 +972,10 @@ def _series_table(title: str, count_label: str, series: Sequence[vf.Series]) -> 
 
 def render_series(report: vf.MetricsReport) -> None:
     title = f"{gpu_metric.NAMESPACE} by {gpu_metric.DIMENSION}={report.asg}"
-    console.print(_series_table(title, "datapoints", report.series))
+    terminal.print_table(console, _series_table(title, "datapoints", report.series))
     if report.source is not None:
         title = f"{report.source.where}, {demand_metric.ALARM_PERIOD_S}-s periods"
-        console.print(_series_table(title, "periods", report.concurrency))
+        terminal.print_table(console, _series_table(title, "periods", report.concurrency))
 
 
 def concurrency_source(spec: Spec, names: Names) -> vf.ConcurrencySource | None:
@@ -1306,7 +1395,8 @@ def report_first_decision(
 def verify_scaling_cmd(
     spec: SpecArg,
     yes: Annotated[
-        bool, typer.Option("--yes", help="Required: this changes the live service's task count.")
+        bool,
+        typer.Option("--yes", "-y", help="Required: this changes the live service's task count."),
     ] = False,
     scale_out_timeout: Annotated[
         float,

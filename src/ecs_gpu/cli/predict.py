@@ -1,7 +1,8 @@
-"""Predict commands: simulate, compare, plan."""
+"""Predict commands: traces, simulate, compare, plan."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -9,11 +10,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ecs_gpu.cli import app, err_console, print_notes
+from ecs_gpu import terminal
+from ecs_gpu.cli import app, err_console, json_option, print_notes
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
@@ -27,10 +28,11 @@ from ecs_gpu.sim import (
 )
 from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import Start, check_step
-from ecs_gpu.sim.workload import Trace, bundled_traces, load_trace
+from ecs_gpu.sim.workload import Trace, TraceShape, bundled_traces, load_trace
 from ecs_gpu.spec import Spec, load_spec
+from ecs_gpu.terminal import print_table
 
-console = Console(highlight=False)
+console = terminal.console()
 
 # Three days show the daily cycle of the bundled trace in a readable plot.
 PLAN_DAYS = 3.0
@@ -42,7 +44,7 @@ TraceOpt = Annotated[
     str,
     typer.Option(
         "--trace",
-        help="A bundled trace's name (docs/traces.md, e.g. servegen-m-mid) or a request "
+        help="A bundled trace's name (`ecs-gpu traces`, e.g. servegen-m-mid) or a request "
         "trace CSV: one row per request (TIMESTAMP) or per window (timestamp_s with "
         "requests, rate_rps or req_per_min_mid).",
         show_default=False,
@@ -250,7 +252,8 @@ def _use_stderr_if_stdout(*outs: Path | None) -> None:
 
 def _saved(what: str, path: Path) -> None:
     if not is_stdout(path):
-        console.print(f"{what}: {path}")
+        # soft_wrap and no markup: the path is copied whole, brackets included.
+        console.print(f"{what}: {path}", soft_wrap=True, markup=False)
 
 
 def _hint(p: SimParams, result: SimResult, rate_scale: float) -> None:
@@ -280,15 +283,79 @@ def _write_outputs(
         _saved("plot", plot)
 
 
+def _span(seconds: float) -> str:
+    if seconds < 86400:
+        return f"{seconds / 60:.0f} min"
+    days = f"{seconds / 86400:.1f}".removesuffix(".0")
+    return f"{days} day" + ("" if days == "1" else "s")
+
+
+def _step(shape: TraceShape) -> str:
+    if shape.step_min_s is None or shape.step_max_s is None:
+        return "-"
+    lo, hi = f"{shape.step_min_s:g}", f"{shape.step_max_s:g}"
+    return f"{lo} s" if lo == hi else f"{lo}-{hi} s"
+
+
+@app.command("traces")
+def traces_cmd(
+    json_out: Annotated[
+        Path | None, json_option("every bundled trace with its shape", also=False)
+    ] = None,
+) -> None:
+    """List the bundled request traces: span, shape, mean and peak rate, license.
+
+    Each name works wherever --trace takes a file (simulate, compare). Rates
+    are the providers' own (scale them with --rate-scale); the peak is the
+    highest one-minute mean. docs/traces.md says where each comes from.
+
+    Examples:
+
+        ecs-gpu traces
+
+        ecs-gpu simulate spec.toml --trace servegen-m-mid --rate-scale 0.01
+    """
+    from rich import box
+    from rich.table import Table
+
+    from ecs_gpu.outputs import write_text
+
+    bundled = bundled_traces()
+    if json_out is not None:
+        check_output(json_out, "--json", suffix=".json")
+        docs = [t.as_dict() for t in bundled.values()]
+        write_text(json_out, json.dumps(docs, indent=2) + "\n", "--json")
+        return
+    table = Table(
+        title="Bundled traces (--trace NAME)",
+        caption="requests/s; peak: the highest 1-minute mean. Sources: docs/traces.md",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    for col in ("name", "shape", "span", "step", "mean", "peak", "license"):
+        numeric = col in ("mean", "peak")
+        table.add_column(col, justify="right" if numeric else "left", no_wrap=True)
+    for t in bundled.values():
+        shape = t.shape()
+        table.add_row(
+            t.name,
+            shape.shape,
+            _span(shape.span_s),
+            _step(shape),
+            f"{shape.mean_rps:.4g}",
+            f"{shape.peak_rps:.4g}",
+            t.spdx,
+        )
+    print_table(console, table)
+
+
 @app.command("simulate")
 def simulate_cmd(
     spec: SpecArg,
     trace: TraceOpt,
     rate_scale: RateOpt = None,
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Write the summary JSON here ('-': standard output)."),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("the summary")] = None,
     plot: Annotated[
         Path | None, typer.Option("--plot", help="Write a PNG plot here (name ends in .png).")
     ] = None,
@@ -350,7 +417,7 @@ def simulate_cmd(
             rows.append((f"GPU target {target:g} %", r.summary))
             results.append((q, r))
         title = f"{spec.name} on {tr.name} x{scale:.4g}"
-        rp.print_wide(console, rp.comparison_table(rows, title, _cost_caption([p])))
+        print_table(console, rp.comparison_table(rows, title, _cost_caption([p])))
         # The largest fleet of the sweep (lowest target) decides whether the load fits.
         _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), scale)
         if json_out is not None:
@@ -372,14 +439,12 @@ def simulate_cmd(
 @app.command("compare")
 def compare_cmd(
     specs: Annotated[
-        list[Path], typer.Argument(help="Two or more TOML specs.", show_default=False)
+        list[Path],
+        typer.Argument(help="Two or more TOML specs.", show_default=False, metavar="SPEC"),
     ],
     trace: TraceOpt,
     rate_scale: RateOpt = None,
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Write every summary as JSON here ('-': standard output)."),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("every summary")] = None,
     step: StepOpt = 10.0,
     seed: SeedOpt = 0,
     cold_start: ColdOpt = False,
@@ -427,7 +492,7 @@ def compare_cmd(
         r = _run(p, tr, path.name, scale, step, seed, start)
         rows.append((label, r.summary))
         results.append((p, r))
-    rp.print_wide(
+    print_table(
         console, rp.comparison_table(rows, f"{tr.name} x{scale:.4g}", _cost_caption(loaded))
     )
     # The design with the most capacity decides whether the load fits at all.
@@ -442,12 +507,15 @@ def plan_cmd(
     spec: SpecArg,
     output: Annotated[
         Path | None,
-        typer.Option("-o", "--output", help="Plot path (default ./<service>-plan.png)."),
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="PNG|DIR",
+            help="The plot's path (ends in .png), or a folder to write <service>-plan.png "
+            "into (default: beside SPEC).",
+        ),
     ] = None,
-    json_out: Annotated[
-        Path | None,
-        typer.Option("--json", help="Also write the summary JSON here ('-': standard output)."),
-    ] = None,
+    json_out: Annotated[Path | None, json_option("the summary")] = None,
     days: Annotated[
         float,
         typer.Option("--days", help="Simulate the first DAYS days of the 14-day trace.", min=0.1),
@@ -465,14 +533,19 @@ def plan_cmd(
     spec or option; exit 1 when validation finds problems (the plot is
     still written).
 
+    The plot goes to -o, or beside SPEC as <service>-plan.png; its path is
+    printed before the run and once written.
+
     Example:
 
         ecs-gpu plan spec.toml -o plan.png
     """
     _use_stderr_if_stdout(json_out)
     loaded = load_spec(spec)
-    out = output if output is not None else Path(f"{loaded.service.name}-plan.png")
+    out = rp.plan_plot_path(spec, loaded.service.name, output)
     _check_outputs({"SPEC": spec}, json_out, out, None, plot_option="-o/--output")
+    # Said before the minutes of work, and again once written.
+    console.print(f"plot: {out} (written at the end)", soft_wrap=True, markup=False)
     problems = _validate(loaded, spec)
     p = from_spec(loaded)
     tr = load_trace(bundled_trace_path()).head(days * 86400.0)

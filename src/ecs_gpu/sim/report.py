@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from ecs_gpu import outputs
@@ -51,6 +49,16 @@ def write_timeline(result: SimResult, path: Path, option: str = "--timeline") ->
 
 # The plot is a PNG (the issue's --plot OUT.png); other names are refused.
 PLOT_SUFFIX = ".png"
+
+
+def plan_plot_path(spec_path: Path, service: str, output: Path | None) -> Path:
+    """Where ``plan`` writes its plot: ``-o`` (a file, or a folder to put it in),
+    else beside the spec, never silently into the working directory."""
+    name = f"{service}-plan{PLOT_SUFFIX}"
+    if output is None:
+        return spec_path.parent / name
+    return output / name if output.is_dir() else output
+
 
 # More points than a plot is wide only blur it: long runs are averaged into bins.
 PLOT_MAX_POINTS = 1500
@@ -220,7 +228,7 @@ def comparison_table(
 ) -> Table:
     """One row per design: GPU-hours, ratio to oracle, overload, worst latency, cost."""
     table = Table(title=title, caption=caption)
-    # Nothing is cut: print it with print_wide (a pipe or CI log gets 80 columns).
+    # Nothing is cut: print it with terminal.print_table (a pipe or CI log gets 80 columns).
     table.add_column("design", no_wrap=True)
     for col in ("GPU-h", "x oracle", "overload s", "unserved", "worst wait", "USD"):
         table.add_column(col, justify="right", no_wrap=True)
@@ -236,19 +244,6 @@ def comparison_table(
             f"{s['cost_usd']:,.2f}",
         )
     return table
-
-
-def print_wide(console: Console, table: Table) -> None:
-    """Print ``table`` at its natural width when the console is narrower.
-
-    Rich fits a table to the console by cutting cells ("114…"); a pipe or CI
-    log is 80 columns wide, and a cut figure is a wrong figure. A terminal
-    narrower than the table wraps the long lines instead.
-    """
-    needed = Measurement.get(console, console.options.update_width(10_000), table).maximum
-    if needed > console.width:
-        table.width = needed
-    console.print(table, crop=False)
 
 
 def summary_table(result: SimResult, title: str) -> Table:

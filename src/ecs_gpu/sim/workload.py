@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import dataclasses
 import io
 import math
 from collections.abc import Iterator
@@ -487,6 +488,55 @@ _APACHE_SERVEGEN = "Apache-2.0, (c) Alibaba Group"
 _APACHE_MOONCAKE = "Apache-2.0, (c) KVCache.AI (Mooncake repository)"
 
 
+# How docs/traces.md names each kind of trace file.
+SHAPES: Final[dict[str, str]] = {
+    "requests": "one row per request",
+    "window_counts": "count windows",
+    "window_rates": "rate windows",
+}
+# The resolution peaks are read at: one scaling-relevant minute.
+PEAK_STEP_S: Final = 60.0
+
+
+@dataclass(frozen=True)
+class TraceShape:
+    """What a trace holds, measured from its data: ``ecs-gpu traces`` and docs/traces.md."""
+
+    kind: str
+    shape: str
+    rows: int
+    span_s: float
+    # Window widths (seconds): smallest and largest; None for one row per request.
+    step_min_s: float | None
+    step_max_s: float | None
+    mean_rps: float
+    peak_rps: float  # highest mean rate over PEAK_STEP_S
+    gap_windows: int
+
+    @classmethod
+    def of(cls, trace: Trace) -> TraceShape:
+        if trace.arrivals is not None:
+            rows, lo, hi = len(trace.arrivals), None, None
+            total = float(rows)
+        else:
+            assert trace.window_starts is not None and trace.window_rates is not None
+            rows = len(trace.window_starts)
+            widths = np.diff(np.append(trace.window_starts, trace.duration_s))
+            lo, hi = float(widths.min()), float(widths.max())
+            total = float((trace.window_rates * widths).sum())
+        return cls(
+            kind=trace.kind,
+            shape=SHAPES.get(trace.kind, trace.kind),
+            rows=rows,
+            span_s=trace.duration_s,
+            step_min_s=lo,
+            step_max_s=hi,
+            mean_rps=total / trace.duration_s,
+            peak_rps=float(trace.rates(PEAK_STEP_S).max()),
+            gap_windows=trace.gap_windows,
+        )
+
+
 @dataclass(frozen=True)
 class BundledTrace:
     """A real trace shipped in the package (src/ecs_gpu/data/traces/README.md)."""
@@ -504,6 +554,27 @@ class BundledTrace:
 
     def load(self) -> Trace:
         return read_trace(self.path)
+
+    @property
+    def spdx(self) -> str:
+        """The license's SPDX id (``license`` adds the copyright holder)."""
+        return self.license.split(",", 1)[0]
+
+    def shape(self) -> TraceShape:
+        """Span, step, mean and peak rate, read from the file (a second or less each)."""
+        return TraceShape.of(self.load())
+
+    def as_dict(self) -> dict[str, object]:
+        """What ``ecs-gpu traces --json`` writes for this trace."""
+        return {
+            "name": self.name,
+            "file": self.file,
+            "description": self.description,
+            "license": self.license,
+            "spdx": self.spdx,
+            "sha256": self.sha256,
+            **dataclasses.asdict(self.shape()),
+        }
 
 
 _BUNDLED: Final = (

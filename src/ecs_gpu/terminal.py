@@ -1,0 +1,90 @@
+"""How commands write to a terminal, a pipe or a CI log: one console rule, one table rule.
+
+- A ``COLUMNS`` (or ``LINES``) that is no usable size (``0``, ``abc``, ``5``)
+  is ignored, as if unset: rich takes it literally, and a console 0 columns
+  wide prints nothing at all, error messages included.
+- A table never cuts a cell: rich fits a table to the console by cutting
+  (``AWS::ApplicationAutoScaling::S…``), and a pipe or CI log is 80 columns
+  wide; a cut id cannot be copied and a cut figure is a wrong figure.
+  :func:`print_table` wraps text columns between words down to their longest
+  word and prints the table wider than the console when even that does not
+  fit (a terminal then wraps the long lines; a pipe keeps them whole).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+
+from rich.console import Console
+from rich.table import Table
+
+# Narrower than this a table cannot show one resource type: a COLUMNS below it is a mistake.
+MIN_COLUMNS = 20
+_SIZE_VARIABLES = {"COLUMNS": MIN_COLUMNS, "LINES": 1}
+
+
+def _usable(name: str, value: str) -> bool:
+    return value.isdigit() and int(value) >= _SIZE_VARIABLES[name]
+
+
+class _Environ(Mapping[str, str]):
+    """``os.environ`` as rich reads it (live), less a size variable that is no size."""
+
+    def __getitem__(self, key: str) -> str:
+        value = os.environ[key]
+        if key in _SIZE_VARIABLES and not _usable(key, value):
+            raise KeyError(key)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in os.environ if k in self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or key not in os.environ:
+            return False
+        return key not in _SIZE_VARIABLES or _usable(key, os.environ[key])
+
+
+def console(*, stderr: bool = False) -> Console:
+    """The console every command prints through.
+
+    No highlighting or :emoji: codes: they would change what a message says
+    (an ARN's digits recoloured, ``:cd:`` in a path turned into a picture).
+    """
+    return Console(stderr=stderr, highlight=False, emoji=False, _environ=_Environ())
+
+
+def print_table(out: Console, table: Table) -> None:
+    """Print ``table`` without cutting a cell, whatever the console's width.
+
+    Columns marked ``no_wrap`` (ids, types, figures) keep their full width;
+    the others share what is left and wrap between words, never below their
+    longest word. When the console is narrower than that, the table is
+    printed at that width, wider than the console, instead of cut.
+    """
+    # rich exposes no public accessor for a column's measured range or the
+    # table's border width; these two are what its own layout uses.
+    wide = out.options.update_width(10_000)
+    ranges = [table._measure_column(out, wide, c) for c in table.columns]
+    extra = table._extra_width
+    if sum(r.maximum for r in ranges) + extra <= out.width:
+        out.print(table)
+        return
+    # rich measures a no_wrap cell's minimum by its longest word all the same.
+    widths = [
+        r.maximum if c.no_wrap else r.minimum for c, r in zip(table.columns, ranges, strict=True)
+    ]
+    spare = out.width - extra - sum(widths)
+    give = [r.maximum - w for r, w in zip(ranges, widths, strict=True)]
+    if spare > 0 and sum(give) > 0:
+        # Share what is left in proportion to what each column would use.
+        widths = [w + spare * g // sum(give) for w, g in zip(widths, give, strict=True)]
+    for column, width in zip(table.columns, widths, strict=True):
+        # Column.width is the text's; the measured range includes the padding.
+        column.width = max(1, width - table._get_padding_width(column._index))
+    table.width = sum(widths) + extra
+    out.print(table, crop=False)
