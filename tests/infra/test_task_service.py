@@ -169,7 +169,7 @@ def test_startup_scales_with_model_size() -> None:
 def test_the_download_goes_no_faster_than_the_root_volume_writes(
     throughput: int | None, download: float
 ) -> None:
-    text = CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 400")
+    text = CONCURRENCY.replace("model_size_gib = 15", "model_size_gib = 20")
     if throughput is not None:
         text = text.replace(
             "[capacity]\n",
@@ -181,7 +181,7 @@ def test_the_download_goes_no_faster_than_the_root_volume_writes(
     assert spec.capacity.root_volume_throughput_mibps == throughput
     assert spec.tasks_per_instance == 1
     assert startup.download_mibps(spec) == download
-    mib = 400 * 1024
+    mib = 20 * 1024
     assert startup.model_ready_s(spec) == pytest.approx(
         mib / download + mib / startup.GUESS_LOAD_MIBPS + startup.GUESS_ENGINE_WARMUP_S
     )

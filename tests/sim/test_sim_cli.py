@@ -357,7 +357,7 @@ def test_plan_exits_1_when_validation_finds_problems(
 
     finding = v.Finding("cfn-lint", "W1234", "warning", "Resources/X", "a made-up finding")
 
-    def fake(spec: object, *, path: str = "spec") -> v.ValidationReport:
+    def fake(spec: object, *, path: str = "spec", **_: object) -> v.ValidationReport:
         return v.ValidationReport(template={"Resources": {}}, findings=[finding])
 
     monkeypatch.setattr(v, "validate", fake)
