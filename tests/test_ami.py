@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ecs_gpu import ami
@@ -142,3 +144,47 @@ def test_current_ami_of_an_older_stack_is_the_ssm_parameters_resolved_value() ->
 )
 def test_no_readable_ami(params: list[dict[str, str]]) -> None:
     assert ami.current_from_parameters(params) is None
+
+
+# --- what diff and deploy print (cli/ami.py) ------------------------------------------
+
+
+def _choice(d: ami.Decision, created: dict[str, str] | None = None) -> Any:
+    from ecs_gpu.aws.ami import AmiChoice, Image
+
+    dates = created or {}
+
+    def img(i: str) -> Image:
+        return Image(i, f"name-of-{i}", dates.get(i))
+
+    return AmiChoice(d, img(d.image_id), img(RUNNING), img(PUBLISHED))
+
+
+def test_a_changed_pin_says_the_fleet_rolls_and_names_the_published_ami() -> None:
+    from ecs_gpu.cli.ami import lines
+
+    first, note = lines(_choice(choose(spec_ami=PINNED)))
+    assert first.startswith(f"AMI: {RUNNING} (name-of-{RUNNING}) -> {PINNED} (name-of-{PINNED})")
+    assert "([capacity] ami_id): the instance refresh replaces every GPU instance" in first
+    assert f"published: {PUBLISHED} (name-of-{PUBLISHED}); the stack moves to {PINNED}" in note
+    assert "Change [capacity] ami_id to it" in note and "--update-ami" not in note
+
+
+def test_a_kept_pin_says_so_and_an_older_published_ami_is_not_called_newer() -> None:
+    from ecs_gpu.cli.ami import lines
+
+    dates = {RUNNING: "2026-11-13T00:00:00.000Z", PUBLISHED: "2026-10-01T00:00:00.000Z"}
+    first, note = lines(_choice(choose(spec_ami=RUNNING), dates))
+    assert first == (
+        f"AMI: {RUNNING} (name-of-{RUNNING}, 2026-11-13T00:00:00.000Z), the one the stack "
+        "runs, pinned by [capacity] ami_id."
+    )
+    assert note.startswith("Note: a different recommended ECS GPU AMI is published")
+
+
+def test_an_unchanged_stack_on_the_recommended_ami_prints_one_line() -> None:
+    from ecs_gpu.cli.ami import lines
+
+    assert lines(_choice(choose(current=PUBLISHED))) == [
+        f"AMI: {PUBLISHED} (name-of-{PUBLISHED}), the one the stack runs (kept)."
+    ]

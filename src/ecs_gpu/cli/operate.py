@@ -32,7 +32,9 @@ from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws.clients import check_ready, client, make_session
 from ecs_gpu.aws.errors import AccessDenied, mapped
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
+from ecs_gpu.cli import ami as ami_cli
 from ecs_gpu.cli import app, err_console
+from ecs_gpu.cli.ami import UpdateAmiOpt
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.spec import Spec, load_spec
@@ -417,6 +419,7 @@ def run_diff(
     region: str | None = None,
     bucket: dp.TemplateBucket | None = None,
     s3: S3Client | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> dp.Plan:
     """Preview; with ``bucket`` the template is staged there and deleted again."""
     with _staged(cfn, template, stack, bucket, s3) as source:
@@ -428,6 +431,7 @@ def run_diff(
             region=region,
             service_name=service_name,
             source=source,
+            parameters=parameters,
         )
     render_summary(stack, p.summary, new_stack=p.new_stack)
     return p
@@ -467,6 +471,7 @@ def run_deploy(
     iam: IAMClient | None = None,
     bucket: dp.TemplateBucket | None = None,
     s3: S3Client | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> dp.FollowResult | None:
     """Show the diff, confirm, execute, follow. None when nothing was done.
 
@@ -489,6 +494,7 @@ def run_deploy(
             region=region,
             ask=ask,
             iam=iam,
+            parameters=parameters,
         )
 
 
@@ -504,6 +510,7 @@ def _deploy(
     region: str | None,
     ask: Callable[..., bool],
     iam: IAMClient | None,
+    parameters: Mapping[str, str] | None = None,
 ) -> dp.FollowResult | None:
     p = dp.plan(
         cfn,
@@ -513,6 +520,7 @@ def _deploy(
         region=region,
         service_name=service_name,
         source=source,
+        parameters=parameters,
     )
     render_summary(stack, p.summary, new_stack=p.new_stack)
     if p.summary.empty:
@@ -561,6 +569,7 @@ def diff_cmd(
     poll_interval: PollOpt = 5.0,
     bucket: TemplateBucketOpt = None,
     prefix: TemplatePrefixOpt = dp.DEFAULT_TEMPLATE_PREFIX,
+    update_ami: UpdateAmiOpt = False,
 ) -> None:
     """Show what deploying SPEC would add, modify and replace. Changes nothing.
 
@@ -577,6 +586,14 @@ def diff_cmd(
     name = stack_of(s, stack)
     aws = _aws(profile, region)
     staging = owned_by_caller(aws, staging)
+    image = ami_cli.choose(
+        aws("cloudformation"),
+        aws("ssm"),
+        aws("ec2"),
+        name,
+        spec_ami=s.capacity.ami_id,
+        update_ami=update_ami,
+    )
     template = synth_template(s, name)
     run_diff(
         aws("cloudformation"),
@@ -587,6 +604,7 @@ def diff_cmd(
         service_name=s.service.name,
         bucket=staging,
         s3=aws("s3") if staging else None,
+        parameters=image.parameters,
     )
 
 
@@ -600,6 +618,7 @@ def deploy_cmd(
     poll_interval: PollOpt = 5.0,
     bucket: TemplateBucketOpt = None,
     prefix: TemplatePrefixOpt = dp.DEFAULT_TEMPLATE_PREFIX,
+    update_ami: UpdateAmiOpt = False,
 ) -> None:
     """Deploy SPEC: show the diff, ask, execute the change set, follow it live.
 
@@ -622,6 +641,14 @@ def deploy_cmd(
     name = stack_of(s, stack)
     aws = _aws(profile, region)
     staging = owned_by_caller(aws, staging)
+    image = ami_cli.choose(
+        aws("cloudformation"),
+        aws("ssm"),
+        aws("ec2"),
+        name,
+        spec_ami=s.capacity.ami_id,
+        update_ami=update_ami,
+    )
     template = synth_template(s, name)
     run_deploy(
         aws("cloudformation"),
@@ -634,6 +661,7 @@ def deploy_cmd(
         iam=aws("iam"),
         bucket=staging,
         s3=aws("s3") if staging else None,
+        parameters=image.parameters,
     )
 
 
