@@ -8,11 +8,16 @@ fixed copy of the public parameter
 and refuses writes under /aws/, so AWS publishing a new GPU AMI cannot be
 acted out there; a botocore ``before-call`` hook on the CLI's SSM client
 answers GetParameter AWS-shaped (the output shape of botocore's ssm model)
-with whichever image the test says is published.
+with whichever image the test says is published. Two more gaps, filled on
+the CLI's CloudFormation client: moto lists no change for an update that
+changes only a parameter's value (:class:`ParameterOnlyChanges`), and its
+DescribeStacks leaves out an SSM-typed parameter's ResolvedValue
+(:meth:`Published.resolve`).
 """
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -42,6 +47,15 @@ class Published:
     def __init__(self, image_id: str) -> None:
         self.image_id = image_id
         self.reads = 0
+        # The AMI an older ecs-gpu's SSM-typed parameter resolved to (see resolve).
+        self.legacy_resolved: str | None = None
+
+    def resolve(self, parsed: dict[str, Any], **_: Any) -> None:
+        """DescribeStacks' ResolvedValue of an SSM-typed parameter, which moto leaves out."""
+        for stack in parsed.get("Stacks", []):
+            for p in stack.get("Parameters", []):
+                if p["ParameterKey"] == ami.LEGACY_PARAMETER and self.legacy_resolved:
+                    p["ResolvedValue"] = self.legacy_resolved
 
     def answer(self, model: Any, **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
         if model.name != "GetParameter":
@@ -161,6 +175,7 @@ def published(
                 "before-parameter-build.cloudformation.CreateChangeSet", changes.record
             )
             c.meta.events.register("after-call.cloudformation.DescribeChangeSet", changes.add)
+            c.meta.events.register("after-call.cloudformation.DescribeStacks", pub.resolve)
         return c
 
     monkeypatch.setattr(operate, "client", hooked)
@@ -315,6 +330,47 @@ def test_an_older_ecs_gpu_stacks_running_ami_is_kept(
     assert choice.decision == ami.Decision(old, "kept", newer=new)
     assert choice.parameters == {ami.PARAMETER: old}
     assert choice.current is not None and choice.current.name == OLD_NAME
+
+
+def test_the_first_deploy_over_an_older_ecs_gpus_stack_keeps_its_running_ami(
+    clients: Clients,
+    images: tuple[str, str],
+    published: Published,
+    g5_for_moto: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The stack an older release made (the SSM-typed AMI parameter), then this deploy.
+
+    The older template is today's with the AMI as the older release had it;
+    moto's CloudFormation resolves its SSM path from moto's own copy.
+    """
+    legacy = copy.deepcopy(g5_for_moto)
+    legacy["Parameters"] = {
+        ami.LEGACY_PARAMETER: {
+            "Type": "AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>",
+            "Default": ami.RECOMMENDED_SSM_PARAMETER,
+        }
+    }
+    resources = legacy["Resources"]
+    (lt_id,) = [k for k, r in resources.items() if r["Type"] == "AWS::EC2::LaunchTemplate"]
+    resources[lt_id]["Properties"]["LaunchTemplateData"]["ImageId"] = {"Ref": ami.LEGACY_PARAMETER}
+    clients.cfn.create_stack(
+        StackName=STACK,
+        TemplateBody=operate.dp.minified(legacy),
+        Capabilities=["CAPABILITY_IAM"],
+        Tags=[{"Key": operate.dp.TAG_SPEC, "Value": NAMES.service_name}],
+    )
+    running, _ = _launch_template(clients)
+    published.legacy_resolved = running
+    _, new = images
+    published.image_id = new
+    assert deploy() == EXIT_OK
+    _, err = _out(capsys)
+    assert f"AMI: {running} (" in err and "the one the stack runs (kept)." in err
+    assert f"Note: a newer ECS GPU AMI is published: {new}" in err
+    assert _stack_ami(clients) == running
+    image, _ = _launch_template(clients)
+    assert image == running
 
 
 def test_an_image_ec2_does_not_know_is_shown_by_id(clients: Clients) -> None:
