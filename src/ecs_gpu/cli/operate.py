@@ -635,6 +635,11 @@ def deploy_cmd(
     A template over 51,200 bytes travels through a bucket you name:
 
         ecs-gpu deploy big.toml --template-bucket my-cfn-templates
+
+    An existing stack keeps its GPU AMI; move the fleet to the recommended one
+    (an instance refresh, one instance at a time):
+
+        ecs-gpu deploy examples/g5-vllm.toml --update-ami
     """
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
