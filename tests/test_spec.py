@@ -84,6 +84,7 @@ FULL: dict[str, Any] = {
         "target_capacity_percent": 100,
         "capacity_reservation_id": "cr-0123456789abcdef0",
         "reserved_instances": 2,
+        "ami_id": "ami-0123456789abcdef0",
         "root_volume_gib": 200,
     },
     "scaling": {
@@ -645,6 +646,17 @@ def test_reservation_id_needs_reserved_instances() -> None:
     text = with_("capacity", reserved_instances=...)
     line = one_problem(text, "capacity.capacity_reservation_id", "'cr-0123456789abcdef0'")
     assert "add `reserved_instances = N` under [capacity]" in line
+
+
+@pytest.mark.parametrize("good", ["ami-12c6146b", "ami-0123456789abcdef0"])
+def test_ami_id_takes_both_ec2_id_lengths(good: str) -> None:
+    assert parse_spec(with_("capacity", ami_id=good), PATH).capacity.ami_id == good
+
+
+@pytest.mark.parametrize("bad", ["ami-0123", "AMI-0123456789ABCDEF0", "i-0123456789abcdef0"])
+def test_ami_id_that_is_no_image_id_says_where_to_read_one(bad: str) -> None:
+    line = one_problem(with_("capacity", ami_id=bad), "capacity.ami_id", repr(bad))
+    assert "aws ssm get-parameter --name /aws/service/ecs/optimized-ami/" in line
 
 
 def test_reserved_instances_above_min_instances() -> None:
@@ -1837,6 +1849,7 @@ def test_extreme_float_is_refused_or_harmless(loc: str, value: float) -> None:
     ("loc", "good"),
     [
         ("capacity.capacity_reservation_id", "cr-0123456789abcdef0"),
+        ("capacity.ami_id", "ami-0123456789abcdef0"),
         ("network.vpc_id", "vpc-0123456789abcdef0"),
         ("alerts.sns_topic_arn", "arn:aws:sns:us-east-1:123456789012:gpu-alerts"),
         ("service.health_check_path", "/health"),

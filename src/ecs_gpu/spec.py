@@ -31,6 +31,7 @@ from pydantic import (
 )
 
 from ecs_gpu import catalog, demand_metric
+from ecs_gpu.ami import AMI_ID_PATTERN, RECOMMENDED_COMMAND
 from ecs_gpu.errors import SpecError
 from ecs_gpu.inputs import read_text
 
@@ -341,6 +342,10 @@ class CapacitySpec(_Section):
     target_capacity_percent: Annotated[int, Field(gt=0, le=100)] = 100
     capacity_reservation_id: Annotated[str, Field(pattern=r"^cr-[0-9a-f]{17}$")] | None = None
     reserved_instances: Annotated[int, Field(ge=1)] | None = None
+    # Pins the GPU AMI (the template's AMI parameter default). Without it
+    # deploy gives a new stack the recommended ECS GPU AMI and keeps an
+    # existing stack's AMI until --update-ami (ecs_gpu.ami).
+    ami_id: Annotated[str, Field(pattern=AMI_ID_PATTERN)] | None = None
     # Root EBS volume of each instance (gp3). Images and the model weights a
     # container downloads land here, and ECS keeps a stopped container's layer
     # for 3 h (ECS_ENGINE_TASK_CLEANUP_WAIT_DURATION), so a redeploy holds two
@@ -652,6 +657,8 @@ _FIX_BY_TYPE = {
 _FIX_BY_KEY = {
     "capacity.capacity_reservation_id": "use the id EC2 shows for the On-Demand Capacity "
     'Reservation: "cr-" and 17 hex digits, e.g. "cr-0123456789abcdef0"',
+    "capacity.ami_id": 'use an EC2 image id, "ami-" and 8 or 17 hex digits, e.g. the '
+    f"recommended ECS GPU AMI that `{RECOMMENDED_COMMAND}` prints",
     "network.vpc_id": 'use the VPC id, e.g. "vpc-0123456789abcdef0"',
     "network.subnet_ids": 'use subnet ids, e.g. "subnet-0123456789abcdef0"',
     "network.public_subnet_ids": 'use subnet ids, e.g. "subnet-0123456789abcdef0"',

@@ -58,7 +58,7 @@ from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import load_spec
 from example_specs import G5, G5_PATH
-from moto_cfn import for_moto
+from moto_cfn import ami_parameters, for_moto
 
 from . import agent
 from .test_metric_chain import NO_WAIT
@@ -153,6 +153,7 @@ def deploy(template: dict[str, Any]) -> Task:
         yes=True,
         waits=NO_WAIT,
         service_name=NAMES.service_name,
+        parameters=ami_parameters(template),
     )
     assert result is not None and result.status == "CREATE_COMPLETE"
     ecs = session.client("ecs")

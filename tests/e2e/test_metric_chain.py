@@ -49,7 +49,7 @@ from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import load_spec, parse_spec
 from example_specs import G5_GPU, write_g5_gpu
-from moto_cfn import for_moto
+from moto_cfn import ami_parameters, for_moto
 
 from . import agent
 
@@ -103,6 +103,7 @@ def deployed(aws: str, g5_template: dict[str, Any]) -> Iterator[Deployed]:
         yes=True,
         waits=NO_WAIT,
         service_name=NAMES.service_name,
+        parameters=ami_parameters(g5_template),
     )
     assert result is not None and result.status == "CREATE_COMPLETE"
     lt = agent.launch_template_data(session, NAMES.stack)

@@ -25,6 +25,7 @@ USER_VPC = """
 vpc_id = "vpc-0a1b2c3d4e5f60718"
 subnet_ids = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]
 """
+PINNED_AMI = "ami-0123456789abcdef0"
 ALERT_EMAILS = '\n[alerts]\nemail = ["oncall@example.com", "ml-team@example.com"]\n'
 # Spec shapes the examples do not cover; each is validated (synth, cfn-lint,
 # cdk-nag) once per session.
@@ -39,6 +40,8 @@ VARIANTS = {
     "deploy-headroom": G5.replace("max_instances = 4", "max_instances = 5"),
     # The stack's own alert topic (a topic ARN is in examples/g6e-alb-odcr.toml).
     "alerts-email": G5 + ALERT_EMAILS,
+    # [capacity] ami_id pins the AMI: the parameter's default.
+    "pinned-ami": G5.replace("[capacity]\n", f'[capacity]\nami_id = "{PINNED_AMI}"\n'),
 }
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu.errors import SpecError
+from ecs_gpu import ami
+from ecs_gpu.errors import BadInputError, SpecError
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
 from ecs_gpu.synth import CONSTRUCT_ID
@@ -138,6 +139,36 @@ def test_two_services_in_one_stack_do_not_collide(specs: dict[str, Spec]) -> Non
     assert a.names.cluster != b.names.cluster
     # Outputs get ids from the construct path, one set per service.
     assert len(t["Outputs"]) == 2 * len({k for k in t["Outputs"] if k.startswith("Blue")})
+    # One AMI parameter for the stack (the id deploy passes), used by both fleets.
+    assert set(t["Parameters"]) - BOOTSTRAP_ONLY == {ami.PARAMETER}
+    images = [
+        r["Properties"]["LaunchTemplateData"]["ImageId"]
+        for r in t["Resources"].values()
+        if r["Type"] == "AWS::EC2::LaunchTemplate"
+    ]
+    assert images == [{"Ref": ami.PARAMETER}] * 2
+
+
+def test_two_services_in_one_stack_pinning_different_amis_is_refused(
+    specs: dict[str, Spec],
+) -> None:
+    ensure_node()
+    from aws_cdk import App, Stack
+
+    from ecs_gpu import GpuService
+
+    spec = specs["g5-vllm.toml"]
+
+    def pinned(image_id: str) -> Spec:
+        return spec.model_copy(
+            update={"capacity": spec.capacity.model_copy(update={"ami_id": image_id})}
+        )
+
+    with tempfile.TemporaryDirectory(prefix="ecs-gpu-two-amis-") as outdir:
+        stack = Stack(App(outdir=outdir), "shared")
+        GpuService(stack, "Blue", spec=pinned("ami-0123456789abcdef0"))
+        with pytest.raises(BadInputError, match=r"\[capacity\] ami_id 'ami-0fedcba9876543210'"):
+            GpuService(stack, "Green", spec=pinned("ami-0fedcba9876543210"))
 
 
 def test_one_spec_in_two_stacks_does_not_collide(specs: dict[str, Spec]) -> None:

@@ -6,13 +6,13 @@ from typing import Any
 
 import yaml
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import ami, demand_metric, gpu_metric
 from ecs_gpu.infra import host, loadbalancer
 from ecs_gpu.managed_scaling import instance_warmup_s, max_scaling_step
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
-from .conftest import gpu_signal_only
+from .conftest import PINNED_AMI, gpu_signal_only
 from .tpl import as_list, one, props, render, resources, statements
 
 T = dict[str, Any]
@@ -62,11 +62,24 @@ def test_launch_template_never_launch_configuration(t: T) -> None:
     }
 
 
-def test_image_from_al2023_gpu_ssm_parameter_at_deploy_time(t: T) -> None:
-    image = _lt_data(t)["ImageId"]
-    param = t["Parameters"][image["Ref"]]
-    assert param["Type"] == "AWS::SSM::Parameter::Value<AWS::EC2::Image::Id>"
-    assert param["Default"] == AL2023_GPU_PARAMETER
+def test_image_is_the_ami_parameter_with_no_default_and_no_ssm_lookup(t: T) -> None:
+    # An explicit id that deploy passes (ecs_gpu.ami.choose), not the public SSM
+    # parameter CloudFormation would re-resolve, and refresh the fleet with, at
+    # every deploy. The template's only parameter.
+    assert _lt_data(t)["ImageId"] == {"Ref": ami.PARAMETER}
+    assert set(t["Parameters"]) == {ami.PARAMETER}
+    param = t["Parameters"][ami.PARAMETER]
+    assert param["Type"] == "AWS::EC2::Image::Id"
+    assert "Default" not in param
+    assert AL2023_GPU_PARAMETER == ami.RECOMMENDED_SSM_PARAMETER
+    assert AL2023_GPU_PARAMETER in param["Description"]
+
+
+def test_pinned_ami_is_the_parameters_default(variant_reports: dict[str, Any]) -> None:
+    t = variant_reports["pinned-ami"].template
+    assert _lt_data(t)["ImageId"] == {"Ref": ami.PARAMETER}
+    assert t["Parameters"][ami.PARAMETER]["Default"] == PINNED_AMI
+    assert t["Parameters"][ami.PARAMETER]["Type"] == "AWS::EC2::Image::Id"
 
 
 def test_launch_template_instance_type_imds_disk(t: T, spec: Spec) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ecs_gpu import ami
 from ecs_gpu.aws.deploy import TAG_SPEC
 from ecs_gpu.aws.stack_events import required_capabilities
 from ecs_gpu.spec import Spec
@@ -37,11 +38,25 @@ def test_it_passes_the_templates_real_parameters_with_their_defaults(
     params = templates[SPEC]["Parameters"]
     _, stack = _stack(config)
     assert set(stack["parameters"]) == set(params)
-    # Each value is a variable whose default is the template's own default.
+    # Each value is a variable whose default is the template's own default, and
+    # a parameter without one (the AMI) is a variable without one.
     for key, value in stack["parameters"].items():
         m = re.fullmatch(r"\$\{var\.(\w+)\}", value)
         assert m is not None, value
-        assert config["variable"][m.group(1)]["default"] == params[key]["Default"]
+        variable = config["variable"][m.group(1)]
+        assert variable.get("default") == params[key].get("Default")
+
+
+def test_the_ami_variable_says_where_to_read_the_recommended_ami(
+    config: dict[str, Any], templates: dict[str, dict[str, Any]]
+) -> None:
+    _, stack = _stack(config)
+    m = re.fullmatch(r"\$\{var\.(\w+)\}", stack["parameters"][ami.PARAMETER])
+    assert m is not None
+    assert "Default" not in templates[SPEC]["Parameters"][ami.PARAMETER]
+    assert ami.RECOMMENDED_COMMAND in config["variable"][m.group(1)]["description"]
+    doc = (EXAMPLES_DIR.parent / "docs" / "terraform.md").read_text(encoding="utf-8")
+    assert ami.PARAMETER in doc and ami.RECOMMENDED_COMMAND in doc
 
 
 def test_it_exposes_every_stack_output(

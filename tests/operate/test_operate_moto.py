@@ -30,6 +30,7 @@ from rich.console import Console
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.cli import main, operate
 from ecs_gpu.errors import ProblemsFound
+from moto_cfn import ami_parameters
 
 from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, moto_skips
 
@@ -50,7 +51,13 @@ def record_calls(*clients: Any) -> list[str]:
 
 def deploy(c: Clients, template: dict[str, Any]) -> dp.FollowResult:
     result = operate.run_deploy(
-        c.cfn, STACK, template, yes=True, waits=NO_WAIT, service_name=NAMES.service_name
+        c.cfn,
+        STACK,
+        template,
+        yes=True,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
+        parameters=ami_parameters(template),
     )
     assert result is not None
     return result
@@ -99,7 +106,12 @@ def test_diff_on_unchanged_spec_reports_no_changes(
     deploy(clients, g5_for_moto)
     capsys.readouterr()
     p = operate.run_diff(
-        clients.cfn, STACK, g5_for_moto, waits=NO_WAIT, service_name=NAMES.service_name
+        clients.cfn,
+        STACK,
+        g5_for_moto,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
+        parameters=ami_parameters(g5_for_moto),
     )
     assert p.summary.empty and not p.new_stack
     assert f"Stack {STACK}: no changes." in capsys.readouterr().out

@@ -25,7 +25,7 @@ from ecs_gpu.errors import EXIT_AWS, BadInputError, EcsGpuError
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.synth import synth_template
 from infra.test_template_size import largest_spec_text
-from moto_cfn import for_moto
+from moto_cfn import ami_parameters, for_moto
 
 from .conftest import NO_WAIT, Clients
 from .test_operate_failures import as_user, restricted_user
@@ -151,6 +151,7 @@ def test_largest_spec_deploys_through_the_bucket_and_the_object_is_gone(
         service_name=service,
         bucket=BUCKET_OPT,
         s3=s3c,
+        parameters=ami_parameters(template),
     )
     assert result is not None and result.status == "CREATE_COMPLETE"
     create = [p for op, p in cfn_calls if op == "CreateChangeSet"]
@@ -176,7 +177,12 @@ def test_diff_of_the_deployed_stack_stages_and_removes_the_template(
     stack, service, template = largest
     make_bucket()
     s3c = s3()
-    kw: dict[str, Any] = {"waits": NO_WAIT, "service_name": service, "bucket": BUCKET_OPT}
+    kw: dict[str, Any] = {
+        "waits": NO_WAIT,
+        "service_name": service,
+        "bucket": BUCKET_OPT,
+        "parameters": ami_parameters(template),
+    }
     operate.run_deploy(clients.cfn, stack, template, yes=True, s3=s3c, **kw)
     cfn_calls = record_params(clients.cfn)
     p = operate.run_diff(clients.cfn, stack, template, s3=s3c, **kw)
@@ -221,6 +227,7 @@ def test_ctrl_c_while_following_still_deletes_the_object(
             service_name=service,
             bucket=BUCKET_OPT,
             s3=s3(),
+            parameters=ami_parameters(template),
         )
     assert exc.value.exit_code == dp.EXIT_INTERRUPTED
     assert objects() == []
@@ -311,8 +318,18 @@ def test_cli_denied_put_object_exits_3_naming_it_and_the_bucket(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     make_bucket()
-    # Everything deploy needs except s3:PutObject (HeadBucket is s3:ListBucket).
-    env = restricted_user(["cloudformation:*", "iam:*", "s3:ListBucket", "s3:GetObject"])
+    # Everything deploy needs except s3:PutObject (HeadBucket is s3:ListBucket;
+    # the AMI choice reads SSM and EC2).
+    env = restricted_user(
+        [
+            "cloudformation:*",
+            "iam:*",
+            "s3:ListBucket",
+            "s3:GetObject",
+            "ssm:GetParameter",
+            "ec2:DescribeImages",
+        ]
+    )
     request.getfixturevalue("iam_enforced")
     as_user(monkeypatch, env)
     spec = write_spec(tmp_path, largest_text)

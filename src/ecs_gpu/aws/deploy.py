@@ -544,6 +544,8 @@ class Plan:
     change_set_id: str | None = None
     capabilities: list[str] = field(default_factory=list)
     tags: list[dict[str, str]] = field(default_factory=list)
+    # The template's parameter values (the AMI: ecs_gpu.ami), passed to every change set.
+    parameters: dict[str, str] = field(default_factory=dict)
 
     @property
     def new_stack(self) -> bool:
@@ -569,6 +571,7 @@ def _create_change_set(
     change_type: str,
     capabilities: list[str],
     tags: list[dict[str, str]],
+    parameters: Mapping[str, str] | None = None,
 ) -> tuple[str, str]:
     name = _change_set_name()
     kwargs: dict[str, Any] = {
@@ -582,6 +585,10 @@ def _create_change_set(
         kwargs["Capabilities"] = capabilities
     if tags:
         kwargs["Tags"] = tags
+    if parameters:
+        kwargs["Parameters"] = [
+            {"ParameterKey": k, "ParameterValue": v} for k, v in parameters.items()
+        ]
     with mapped("cloudformation", "CreateChangeSet"):
         try:
             resp = cfn.create_change_set(**kwargs)
@@ -590,6 +597,12 @@ def _create_change_set(
             # synthesized from the spec, not an AWS outage or a permission.
             if error_code(e) in ("ValidationError", "InsufficientCapabilitiesException"):
                 msg = e.response.get("Error", {}).get("Message", str(e))
+                if change_type == "UPDATE" and is_no_change_reason(msg):
+                    # moto refuses a change set with parameters and nothing new
+                    # the way UpdateStack does ("No updates are to be
+                    # performed."); AWS makes a FAILED change set instead
+                    # (plan handles both as no changes).
+                    raise _NoChanges(msg) from None
                 raise ProblemsFound(
                     f"CloudFormation refused the change set for stack {stack}: {msg}. "
                     "Fix: check the spec values it names; if the spec is valid this is a bug "
@@ -597,6 +610,10 @@ def _create_change_set(
                 ) from None
             raise
     return resp["Id"], resp.get("StackId", "")
+
+
+class _NoChanges(Exception):
+    """CreateChangeSet itself answered that the update changes nothing."""
 
 
 def _wait_change_set(cfn: CloudFormationClient, cs_id: str, waits: Waits) -> dict[str, Any]:
@@ -638,6 +655,7 @@ def plan(
     region: str | None = None,
     service_name: str | None = None,
     source: TemplateSource | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> Plan:
     """Compute what deploying ``template`` as ``stack`` would change.
 
@@ -646,9 +664,11 @@ def plan(
     deletes it. For a new stack it creates nothing. With ``service_name``
     the stack is tagged as made from that spec, and an existing stack must
     carry the same tag (:func:`check_owned`). ``source`` says how the
-    template travels (default: inline, size-checked here).
+    template travels (default: inline, size-checked here); ``parameters``
+    are the template's parameter values (the AMI, :mod:`ecs_gpu.ami`).
     """
     w = waits or Waits()
+    params = dict(parameters or {})
     src = source or TemplateSource(template, stack)
     caps = required_capabilities(template)
     tags = stack_tags(service_name) if service_name is not None else []
@@ -661,18 +681,32 @@ def plan(
             stack_id=state.stack_id if state else None,
             capabilities=caps,
             tags=tags,
+            parameters=params,
         )
     if service_name is not None:
         check_owned(state, service_name, action="update")
     _refuse_busy(state, region)
-    cs_id, _ = _create_change_set(cfn, stack, src, "UPDATE", caps, tags)
+    try:
+        cs_id, _ = _create_change_set(cfn, stack, src, "UPDATE", caps, tags, params)
+    except _NoChanges:
+        no_changes = ChangeSummary(())
+        return Plan(
+            stack, "UPDATE", no_changes, stack_id=state.stack_id, tags=tags, parameters=params
+        )
     try:
         first = _wait_change_set(cfn, cs_id, w)
         if first.get("Status") == "FAILED":
             reason = str(first.get("StatusReason", ""))
             if is_no_change_reason(reason):
                 _delete_change_set(cfn, cs_id)
-                return Plan(stack, "UPDATE", ChangeSummary(()), stack_id=state.stack_id, tags=tags)
+                return Plan(
+                    stack,
+                    "UPDATE",
+                    ChangeSummary(()),
+                    stack_id=state.stack_id,
+                    tags=tags,
+                    parameters=params,
+                )
             raise ProblemsFound(
                 f"CloudFormation could not compute the change set for stack {stack}: "
                 f"{reason or 'no reason given'}. Fix: correct what it names and rerun."
@@ -689,6 +723,7 @@ def plan(
         change_set_id=cs_id,
         capabilities=caps,
         tags=tags,
+        parameters=params,
     )
 
 
@@ -708,13 +743,21 @@ def diff(
     region: str | None = None,
     service_name: str | None = None,
     source: TemplateSource | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> Plan:
     """:func:`plan`, then delete the change set: a read-only preview.
 
     A ``source`` the caller passes is the caller's to :meth:`TemplateSource.remove`.
     """
     p = plan(
-        cfn, stack, template, waits=waits, region=region, service_name=service_name, source=source
+        cfn,
+        stack,
+        template,
+        waits=waits,
+        region=region,
+        service_name=service_name,
+        source=source,
+        parameters=parameters,
     )
     discard(cfn, p)
     return p
@@ -743,7 +786,9 @@ def execute(
     w = waits or Waits()
     if p.new_stack:
         src = source or TemplateSource(template, p.stack)
-        cs_id, stack_id = _create_change_set(cfn, p.stack, src, "CREATE", p.capabilities, p.tags)
+        cs_id, stack_id = _create_change_set(
+            cfn, p.stack, src, "CREATE", p.capabilities, p.tags, p.parameters
+        )
         first = _wait_change_set(cfn, cs_id, w)
         if first.get("Status") == "FAILED":
             raise ProblemsFound(

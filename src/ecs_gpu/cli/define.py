@@ -118,7 +118,8 @@ def synth_cmd(
 
     The template needs no `cdk bootstrap` and has no assets: deploy it with
     `ecs-gpu deploy`, the console or `aws cloudformation deploy`. Synth is
-    offline: the AMI is resolved from its public SSM parameter at deploy time.
+    offline: the AMI is the template's GpuAmiId parameter, which ecs-gpu deploy
+    fills in (else pass the recommended ECS GPU AMI, docs/template.md).
     The file is written whole or not at all (temporary file, then rename).
 
     Example:

@@ -32,7 +32,9 @@ from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws.clients import check_ready, client, make_session
 from ecs_gpu.aws.errors import AccessDenied, mapped
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent, is_in_progress
+from ecs_gpu.cli import ami as ami_cli
 from ecs_gpu.cli import app, err_console, json_option, print_notes
+from ecs_gpu.cli.ami import UpdateAmiOpt
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
@@ -422,6 +424,7 @@ def run_diff(
     region: str | None = None,
     bucket: dp.TemplateBucket | None = None,
     s3: S3Client | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> dp.Plan:
     """Preview; with ``bucket`` the template is staged there and deleted again."""
     with _staged(cfn, template, stack, bucket, s3) as source:
@@ -433,6 +436,7 @@ def run_diff(
             region=region,
             service_name=service_name,
             source=source,
+            parameters=parameters,
         )
     render_summary(stack, p.summary, new_stack=p.new_stack)
     return p
@@ -493,6 +497,7 @@ def run_deploy(
     bucket: dp.TemplateBucket | None = None,
     s3: S3Client | None = None,
     report: Callable[[dict[str, Any]], None] | None = None,
+    parameters: Mapping[str, str] | None = None,
 ) -> dp.FollowResult | None:
     """Show the diff, confirm, execute, follow. None when nothing was done.
 
@@ -517,6 +522,7 @@ def run_deploy(
             ask=ask,
             iam=iam,
             report=report,
+            parameters=parameters,
         )
 
 
@@ -533,6 +539,7 @@ def _deploy(
     ask: Callable[..., bool],
     iam: IAMClient | None,
     report: Callable[[dict[str, Any]], None] | None,
+    parameters: Mapping[str, str] | None = None,
 ) -> dp.FollowResult | None:
     p = dp.plan(
         cfn,
@@ -542,6 +549,7 @@ def _deploy(
         region=region,
         service_name=service_name,
         source=source,
+        parameters=parameters,
     )
     render_summary(stack, p.summary, new_stack=p.new_stack)
     if p.summary.empty:
@@ -610,6 +618,7 @@ def diff_cmd(
     poll_interval: PollOpt = 5.0,
     bucket: TemplateBucketOpt = None,
     prefix: TemplatePrefixOpt = dp.DEFAULT_TEMPLATE_PREFIX,
+    update_ami: UpdateAmiOpt = False,
     json_out: Annotated[Path | None, json_option("the change list")] = None,
 ) -> None:
     """Show what deploying SPEC would add, modify and replace. Changes nothing.
@@ -631,6 +640,14 @@ def diff_cmd(
         name = stack_of(s, stack)
         aws = _aws(profile, region)
         staging = owned_by_caller(aws, staging)
+        image = ami_cli.choose(
+            aws("cloudformation"),
+            aws("ssm"),
+            aws("ec2"),
+            name,
+            spec_ami=s.capacity.ami_id,
+            update_ami=update_ami,
+        )
         template = synth_template(s, name)
         p = run_diff(
             aws("cloudformation"),
@@ -641,6 +658,7 @@ def diff_cmd(
             service_name=s.service.name,
             bucket=staging,
             s3=aws("s3") if staging else None,
+            parameters=image.parameters,
         )
         if json_out is not None:
             _write_json(json_out, p.as_dict(), "change list JSON")
@@ -677,6 +695,7 @@ def deploy_cmd(
     poll_interval: PollOpt = 5.0,
     bucket: TemplateBucketOpt = None,
     prefix: TemplatePrefixOpt = dp.DEFAULT_TEMPLATE_PREFIX,
+    update_ami: UpdateAmiOpt = False,
     json_out: Annotated[
         Path | None, json_option("the change list, the final status and the stack outputs")
     ] = None,
@@ -699,6 +718,11 @@ def deploy_cmd(
     A template over 51,200 bytes travels through a bucket you name:
 
         ecs-gpu deploy big.toml --template-bucket my-cfn-templates
+
+    An existing stack keeps its GPU AMI; move the fleet to the recommended one
+    (an instance refresh, one instance at a time):
+
+        ecs-gpu deploy examples/g5-vllm.toml --update-ami
     """
 
     def report(doc: dict[str, Any]) -> None:
@@ -712,6 +736,14 @@ def deploy_cmd(
         name = stack_of(s, stack)
         aws = _aws(profile, region)
         staging = owned_by_caller(aws, staging)
+        image = ami_cli.choose(
+            aws("cloudformation"),
+            aws("ssm"),
+            aws("ec2"),
+            name,
+            spec_ami=s.capacity.ami_id,
+            update_ami=update_ami,
+        )
         template = synth_template(s, name)
         run_deploy(
             aws("cloudformation"),
@@ -725,6 +757,7 @@ def deploy_cmd(
             bucket=staging,
             s3=aws("s3") if staging else None,
             report=report,
+            parameters=image.parameters,
         )
 
 

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from ecs_gpu import ami
+from ecs_gpu.errors import BadInputError
 from ecs_gpu.infra import cleanup, host
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
@@ -20,7 +22,8 @@ from ecs_gpu.spec import Spec
 
 ensure_node()
 
-from aws_cdk import Aws, CustomResource, Duration, RemovalPolicy  # noqa: E402
+import jsii  # noqa: E402
+from aws_cdk import Aws, CfnParameter, CustomResource, Duration, RemovalPolicy, Stack  # noqa: E402
 from aws_cdk import aws_autoscaling as autoscaling  # noqa: E402
 from aws_cdk import aws_ec2 as ec2  # noqa: E402
 from aws_cdk import aws_ecs as ecs  # noqa: E402
@@ -127,6 +130,55 @@ def _one_space(m: re.Match[str]) -> str:
     return " " * (len(m.group(0)) // 4)
 
 
+@jsii.implements(ec2.IMachineImage)
+class ParameterImage:
+    """The launch template's image: the stack's AMI parameter (``ami.PARAMETER``).
+
+    An explicit id, not the public SSM parameter CloudFormation would re-resolve
+    at every deploy: a newly published AMI would then replace the whole GPU
+    fleet through the instance refresh, whatever the deploy was for.
+    """
+
+    def __init__(self, image_id: str) -> None:
+        self.image_id = image_id
+
+    def get_image(self, scope: Construct) -> ec2.MachineImageConfig:
+        return ec2.MachineImageConfig(
+            image_id=self.image_id,
+            os_type=ec2.OperatingSystemType.LINUX,
+            user_data=ec2.UserData.for_linux(),
+        )
+
+
+def ami_parameter(scope: Construct, spec: Spec) -> CfnParameter:
+    """The stack's one AMI parameter, its default the spec's ``[capacity] ami_id`` if set.
+
+    On the stack itself, so its logical id is ``ami.PARAMETER`` whatever the
+    construct path; a second GpuService in the same stack shares it, and so
+    must pin the same AMI.
+    """
+    stack = Stack.of(scope)
+    pinned = spec.capacity.ami_id
+    found = stack.node.try_find_child(ami.PARAMETER)
+    if isinstance(found, CfnParameter):
+        if found.default != pinned:
+            raise BadInputError(
+                f"[capacity] ami_id {pinned!r}: another GpuService in stack {stack.stack_name} "
+                f"pins {found.default!r}, and one stack has one AMI parameter "
+                f"({ami.PARAMETER}). Fix: give both specs the same ami_id, or put them in "
+                "separate stacks."
+            )
+        return found
+    return CfnParameter(
+        stack,
+        ami.PARAMETER,
+        type="AWS::EC2::Image::Id",
+        default=pinned,
+        # Short: every byte counts against the 51,200-byte TemplateBody limit.
+        description=f"GPU instances' AMI (recommended: {ami.RECOMMENDED_SSM_PARAMETER})",
+    )
+
+
 def asg_arn(name: str) -> str:
     """ARN pattern of the group: its id segment is a UUID known only after create."""
     return (
@@ -179,10 +231,9 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
     lt = ec2.LaunchTemplate(
         scope,
         "LaunchTemplate",
-        # Resolved from the public SSM parameter at deploy time (a CFN
-        # parameter of type AWS::SSM::Parameter::Value), so every deploy
-        # picks up the current driver-bearing AMI and synth needs no AWS.
-        machine_image=ecs.EcsOptimizedImage.amazon_linux2023(ecs.AmiHardwareType.GPU),
+        # An explicit AMI id, so a deploy replaces GPU instances only when
+        # asked to (ecs_gpu.ami); synth still needs no AWS.
+        machine_image=ParameterImage(ami_parameter(scope, spec).value_as_string),
         instance_type=ec2.InstanceType(cap.instance_type),
         user_data=ec2.UserData.custom(host.cloud_config(spec)),
         role=role,
@@ -221,8 +272,8 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
         group_metrics=[autoscaling.GroupMetrics.all()],
         default_instance_warmup=warm,
         cooldown=warm,
-        # A new AMI (the SSM parameter resolving to a newer image) or any
-        # launch-template change makes a new template version; the instance
+        # A new AMI (a new value of the AMI parameter) or any launch-template
+        # change makes a new template version; the instance
         # refresh carries it to running instances instead of only to new ones.
         update_policy=autoscaling.UpdatePolicy.instance_refresh(
             strategy=autoscaling.InstanceRefreshStrategy.ROLLING,

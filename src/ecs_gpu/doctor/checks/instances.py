@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecs_gpu import catalog
+from ecs_gpu import ami, catalog
 from ecs_gpu.doctor.checks.common import (
     active_instances,
     attribute,
@@ -121,8 +121,9 @@ def _gpus_registered(s: Snapshot, c: Check) -> list[Finding]:
                     ),
                 ],
                 f"{ci['ec2InstanceId']} ({itype or 'unknown type'}) registered no GPU. Either "
-                "the AMI is not the ECS GPU-optimized AMI (use the SSM parameter "
-                "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id) or "
+                "the AMI is not the ECS GPU-optimized AMI (the SSM parameter "
+                f"{ami.RECOMMENDED_SSM_PARAMETER} names it; an ecs-gpu stack takes it with "
+                "`ecs-gpu deploy SPEC --update-ami`, or a [capacity] ami_id that is one) or "
                 "ECS_ENABLE_GPU_SUPPORT=true is missing from /etc/ecs/ecs.config; the two look "
                 "the same from ECS. Fix the launch template, then replace the instance.",
             )

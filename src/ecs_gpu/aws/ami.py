@@ -1,0 +1,149 @@
+"""What deploy and diff read to decide the GPU AMI: the stack's, and the published one.
+
+I/O only; the decision is :func:`ecs_gpu.ami.choose`. Calls: CloudFormation
+DescribeStacks (the stack's AMI parameter), SSM GetParameter on the public
+recommended-AMI parameter, EC2 DescribeImages (name and creation date, for
+the newer-AMI note).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore import exceptions as bx
+
+from ecs_gpu import ami
+from ecs_gpu.aws.deploy import stack_state
+from ecs_gpu.aws.errors import error_code, mapped
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+    from mypy_boto3_ec2 import EC2Client
+    from mypy_boto3_ssm import SSMClient
+
+# DescribeImages answers these for an id it does not know (deregistered, a
+# typo in a pin, another Region's id): the image is then shown by id alone.
+_UNKNOWN_IMAGE_CODES = frozenset({"InvalidAMIID.NotFound", "InvalidAMIID.Malformed"})
+
+
+@dataclass(frozen=True)
+class Image:
+    """An AMI as the note shows it; name and date None when EC2 did not say."""
+
+    image_id: str
+    name: str | None = None
+    created: str | None = None
+
+    def line(self) -> str:
+        extra = ", ".join(x for x in (self.name, self.created) if x)
+        return f"{self.image_id} ({extra})" if extra else self.image_id
+
+
+@dataclass(frozen=True)
+class AmiChoice:
+    """The decision with the images it names, and the change set's parameters."""
+
+    decision: ami.Decision
+    chosen: Image
+    current: Image | None
+    recommended: Image | None
+
+    @property
+    def parameters(self) -> dict[str, str]:
+        return {ami.PARAMETER: self.decision.image_id}
+
+
+def recommended_id(ssm: SSMClient) -> str | None:
+    """The public recommended ECS GPU AMI id; None where the Region does not publish it."""
+    with mapped("ssm", "GetParameter"):
+        try:
+            value = ssm.get_parameter(Name=ami.RECOMMENDED_SSM_PARAMETER)["Parameter"]["Value"]
+        except bx.ClientError as e:
+            if error_code(e) == "ParameterNotFound":
+                return None
+            raise
+    return value if ami.AMI_ID_RE.fullmatch(value) else None
+
+
+def stack_ami(cfn: CloudFormationClient, stack: str) -> str | None:
+    """The AMI the stack runs (its parameters); None if it does not exist or has none."""
+    with mapped("cloudformation", "DescribeStacks"):
+        try:
+            stacks = cfn.describe_stacks(StackName=stack).get("Stacks", [])
+        except bx.ClientError as e:
+            if error_code(e) == "ValidationError" and "does not exist" in str(e):
+                return None
+            raise
+    if not stacks:
+        return None
+    params: list[Mapping[str, str]] = [
+        {k: str(v) for k, v in p.items()} for p in stacks[0].get("Parameters", [])
+    ]
+    return ami.current_from_parameters(params)
+
+
+def describe(ec2: EC2Client, image_ids: list[str]) -> dict[str, Image]:
+    """Name and creation date of each id EC2 knows (deprecated ones included)."""
+    ids = sorted(set(image_ids))
+    if not ids:
+        return {}
+    found: list[Any] = []
+    with mapped("ec2", "DescribeImages"):
+        try:
+            found = list(
+                ec2.describe_images(ImageIds=ids, IncludeDeprecated=True).get("Images", [])
+            )
+        except bx.ClientError as e:
+            if error_code(e) not in _UNKNOWN_IMAGE_CODES:
+                raise
+            # One unknown id fails the whole call: ask for each alone.
+            for one in ids:
+                try:
+                    found += ec2.describe_images(ImageIds=[one], IncludeDeprecated=True).get(
+                        "Images", []
+                    )
+                except bx.ClientError as e1:
+                    if error_code(e1) not in _UNKNOWN_IMAGE_CODES:
+                        raise
+    out = {i: Image(i) for i in ids}
+    for img in found:
+        out[img["ImageId"]] = Image(img["ImageId"], img.get("Name"), img.get("CreationDate"))
+    return out
+
+
+def choose_ami(
+    cfn: CloudFormationClient,
+    ssm: SSMClient,
+    ec2: EC2Client,
+    stack: str,
+    *,
+    spec_ami: str | None,
+    update_ami: bool,
+) -> AmiChoice:
+    """Read the stack's AMI and the recommended one, decide (:func:`ami.choose`), describe."""
+    exists = _exists(cfn, stack)
+    current = stack_ami(cfn, stack) if exists else None
+    recommended = recommended_id(ssm)
+    decision = ami.choose(
+        spec_ami=spec_ami,
+        current=current,
+        recommended=recommended,
+        update_ami=update_ami,
+        exists=exists,
+    )
+    images = describe(ec2, [x for x in (decision.image_id, current, recommended) if x])
+    return AmiChoice(
+        decision=decision,
+        chosen=images[decision.image_id],
+        current=images[current] if current else None,
+        recommended=images[recommended] if recommended else None,
+    )
+
+
+def _exists(cfn: CloudFormationClient, stack: str) -> bool:
+    # Deploy's reading of the stack: DELETE_COMPLETE and REVIEW_IN_PROGRESS
+    # count as no stack, as deploy then creates it anew.
+    state = stack_state(cfn, stack)
+    return state is not None and state.status != "REVIEW_IN_PROGRESS"
