@@ -178,10 +178,15 @@ def test_a_closed_stdout_exits_141_quietly_not_problems_found(
 ) -> None:
     # The same result with a reader: 0 (catalog prints a table).
     assert cli.main(["catalog"]) == 0
-    capsys.readouterr()
+    table = capsys.readouterr().out
     monkeypatch.setattr(sys, "stdout", _ClosedPipe())
     assert cli.main(["catalog"]) == EXIT_BROKEN_PIPE
     assert capsys.readouterr().err == ""  # quiet: nothing on stderr
+    # The next command in this process prints again, and only its own output
+    # (rich's default went quiet for good and kept the unwritten table).
+    monkeypatch.undo()
+    assert cli.main(["catalog"]) == 0
+    assert capsys.readouterr().out == table
 
 
 def test_an_escaped_broken_pipe_is_141_not_an_internal_error(

@@ -9,10 +9,14 @@
   :func:`print_table` wraps text columns between words down to their longest
   word and prints the table wider than the console when even that does not
   fit (a terminal then wraps the long lines; a pipe keeps them whole).
+- Standard output closed early is the caller's to handle (``cli.main``: exit
+  141): rich would instead go quiet for the rest of the process and exit 1,
+  "problems found", and a later command in the same process printed nothing.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator, Mapping
 
@@ -49,13 +53,24 @@ class _Environ(Mapping[str, str]):
         return key not in _SIZE_VARIABLES or _usable(key, os.environ[key])
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away: drop what could not be written and say so.
+
+        rich's own handler (its documented extension point) sets ``quiet``
+        for good and raises SystemExit(1).
+        """
+        del self._buffer[:]  # rich keeps the unwritten text and would send it next time
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
 def console(*, stderr: bool = False) -> Console:
     """The console every command prints through.
 
     No highlighting or :emoji: codes: they would change what a message says
     (an ARN's digits recoloured, ``:cd:`` in a path turned into a picture).
     """
-    return Console(stderr=stderr, highlight=False, emoji=False, _environ=_Environ())
+    return _Console(stderr=stderr, highlight=False, emoji=False, _environ=_Environ())
 
 
 def print_table(out: Console, table: Table) -> None:
