@@ -85,6 +85,64 @@ def model_ready_s(spec: Spec) -> float:
     return mib / download_mibps(spec) + mib / GUESS_LOAD_MIBPS + GUESS_ENGINE_WARMUP_S
 
 
+@dataclass(frozen=True)
+class ModelStart:
+    """How long the model takes to serve, with every input of the estimate."""
+
+    size_gib: float | None
+    network_mibps: float
+    volume_mibps: float
+    tasks_per_instance: int
+    download_mibps: float
+    load_mibps: float
+    warmup_s: float
+    model_s: float
+    image_pull_s: float
+    grace_period_s: int
+
+    def describe(self, path: str = "spec") -> str:
+        """One line for validate: the estimate, its inputs, and the grace period it sets."""
+        share = (
+            f"{self.volume_mibps:g} MiB/s shared by {self.tasks_per_instance} tasks"
+            if self.tasks_per_instance > 1
+            else f"{self.volume_mibps:g} MiB/s"
+        )
+        if self.size_gib is None:
+            return (
+                f"{path}: [service] model_size_gib is not set, so the health-check grace "
+                f"period ({self.grace_period_s} s) rests on [simulation] model_load_s = "
+                f"{self.model_s:g} s: a model whose download takes longer has its tasks "
+                "replaced mid-load until the deployment fails. Fix: set model_size_gib "
+                "(the weights' GiB on disk) to size it from the download (the slower of "
+                f"~{self.network_mibps:g} MiB/s and the root volume's {share})."
+            )
+        return (
+            f"{path}: model start estimate {self.model_s:,.0f} s = {self.size_gib:g} GiB "
+            f"downloaded at {self.download_mibps:g} MiB/s (the slower of the network's "
+            f"~{self.network_mibps:g} MiB/s and the root volume's {share}) + loaded at "
+            f"{self.load_mibps:g} MiB/s + {self.warmup_s:g} s engine warm-up; with the "
+            f"{self.image_pull_s:g}-s image pull the service's health-check grace period is "
+            f"{self.grace_period_s} s. Raise [capacity] root_volume_throughput_mibps to load "
+            "faster where the volume is the slower."
+        )
+
+
+def model_start(spec: Spec) -> ModelStart:
+    """The model part of a task's start (:func:`model_ready_s`) with its inputs."""
+    return ModelStart(
+        size_gib=spec.service.model_size_gib,
+        network_mibps=GUESS_DOWNLOAD_MIBPS,
+        volume_mibps=volume_write_mibps(spec),
+        tasks_per_instance=max(1, spec.tasks_per_instance),
+        download_mibps=download_mibps(spec),
+        load_mibps=GUESS_LOAD_MIBPS,
+        warmup_s=GUESS_ENGINE_WARMUP_S,
+        model_s=model_ready_s(spec),
+        image_pull_s=spec.simulation.image_pull_s,
+        grace_period_s=health_timings(spec).grace_period_s,
+    )
+
+
 def task_ready_s(spec: Spec) -> float:
     """Task placed to serving: the image pull, then the model."""
     return spec.simulation.image_pull_s + model_ready_s(spec)

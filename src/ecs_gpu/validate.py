@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from ecs_gpu import startup
 from ecs_gpu.aws.deploy import minified, template_size_problem
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import host
@@ -35,7 +36,7 @@ from ecs_gpu.spec import image_problem as spec_image_problem
 if TYPE_CHECKING:
     from ecs_gpu.synth import StageFn
 
-Source = Literal["cfn-lint", "cdk-nag", "agent-schema", "cdk", "deploy", "ecs", "spec"]
+Source = Literal["cfn-lint", "cdk-nag", "agent-schema", "cdk", "deploy", "ecs", "spec", "startup"]
 CFN_LINT_REGIONS: Final = ["us-east-1"]
 
 
@@ -145,6 +146,28 @@ def spec_notes(spec: Spec, path: str = "spec") -> list[Finding]:
         )
         for note in NOTES
         for p in note(spec)
+    ]
+
+
+def startup_notes(spec: Spec, path: str = "spec") -> list[Finding]:
+    """The model's start estimate with its inputs; a warning when nothing sizes it.
+
+    Without model_size_gib the grace period rests on a guess (the p5 example's
+    1,860 s against a ~3,100-s download), so that case is a warning.
+    """
+    start = startup.model_start(spec)
+    if start.size_gib is None:
+        return [
+            Finding(
+                "startup",
+                "model-size-unset",
+                "warning",
+                "service.model_size_gib",
+                start.describe(path),
+            )
+        ]
+    return [
+        Finding("startup", "model-start", "info", "service.model_size_gib", start.describe(path))
     ]
 
 
@@ -271,7 +294,7 @@ def validate(spec: Spec, *, path: str = "spec", stage: StageFn | None = None) ->
             *lint,
             *nag,
         ]
-    notes = [*spec_notes(spec, path), *size_notes(template)]
+    notes = [*spec_notes(spec, path), *startup_notes(spec, path), *size_notes(template)]
     return ValidationReport(template=template, findings=findings, notes=notes)
 
 

@@ -149,10 +149,9 @@ def test_validate_notes_a_template_that_needs_a_template_bucket(
     monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
     report = validate(specs["g5-vllm.toml"], path="g5.toml")
     assert report.ok and not [f for f in report.findings if f.source == "deploy"]
-    assert [(n.source, n.id, n.severity) for n in report.notes] == [
-        ("deploy", "template-size", "warning")
-    ]
-    note = report.notes[0].message
+    sized = [n for n in report.notes if n.source == "deploy"]
+    assert [(n.source, n.id, n.severity) for n in sized] == [("deploy", "template-size", "warning")]
+    note = sized[0].message
     assert "at most 1,000 bytes inline (TemplateBody)" in note and "--template-bucket" in note
     with pytest.raises(Exception, match="at most 1,000 bytes"):
         dp.template_body(report.template)
@@ -185,7 +184,8 @@ def test_validate_fails_a_template_over_the_template_url_limit(
     sized = [f for f in report.findings if f.source == "deploy"]
     assert [(f.id, f.severity) for f in sized] == [("template-size", "error")]
     assert "at most 2,000 bytes even from S3 (TemplateURL)" in sized[0].message
-    assert "Fix:" in sized[0].message and not report.ok and report.notes == []
+    assert "Fix:" in sized[0].message and not report.ok
+    assert [n for n in report.notes if n.source == "deploy"] == []
     with pytest.raises(Exception, match="TemplateURL"):
         dp.TemplateSource(report.template, "s", bucket=dp.TemplateBucket("b"), s3=object())  # type: ignore[arg-type]
 
@@ -263,3 +263,37 @@ def test_docs_list_every_acknowledgement() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "template.md").read_text("utf-8")
     for a in nag.ACKS.values():
         assert f"`{a.rule.split('[')[0]}" in doc, a.rule
+
+
+def test_validate_notes_the_model_start_estimate_with_its_inputs(specs: dict[str, Spec]) -> None:
+    from ecs_gpu import startup
+
+    # p5: 382 GiB at the network's 200 MiB/s (its volume writes 250).
+    report = validate(specs["p5-8gpu.toml"], path="p5.toml")
+    (note,) = [n for n in report.notes if n.source == "startup"]
+    assert (note.id, note.severity, note.resource) == (
+        "model-start",
+        "info",
+        "service.model_size_gib",
+    )
+    grace = startup.health_timings(specs["p5-8gpu.toml"]).grace_period_s
+    assert note.message.startswith(
+        "p5.toml: model start estimate 2,398 s = 382 GiB downloaded at 200"
+    )
+    assert (
+        "root volume's 250 MiB/s" in note.message and f"grace period is {grace} s" in note.message
+    )
+    # g6e: two tasks share one volume's 400 MiB/s.
+    report = validate(specs["g6e-alb-odcr.toml"], path="g6e.toml")
+    (note,) = [n for n in report.notes if n.source == "startup"]
+    assert "400 MiB/s shared by 2 tasks" in note.message
+
+
+def test_validate_warns_when_no_model_size_sizes_the_grace_period(specs: dict[str, Spec]) -> None:
+    spec = specs["g5-vllm.toml"]
+    assert spec.service.model_size_gib is None
+    report = validate(spec, path="g5.toml")
+    (note,) = [n for n in report.notes if n.source == "startup"]
+    assert (note.id, note.severity) == ("model-size-unset", "warning")
+    assert f"model_load_s = {spec.simulation.model_load_s:g} s" in note.message
+    assert "Fix: set model_size_gib" in note.message and report.ok
