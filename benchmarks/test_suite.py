@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 # pytest's closing line: "=== 1908 passed, 4 skipped, 3 warnings in 301.22s (0:05:01) ==="
-_SUMMARY = re.compile(r"=+ (?P<counts>.+?) in (?P<seconds>[\d.]+)s")
+_SUMMARY = re.compile(r"^=* ?(?P<counts>\d+ (?:passed|failed).*?) in (?P<seconds>[\d.]+)s", re.M)
 # A --durations row: "12.34s call     tests/x.py::test_y"
 _DURATION = re.compile(r"^(?P<seconds>[\d.]+)s (?P<phase>setup|call|teardown)\s+(?P<test>\S.*)$")
 
@@ -48,10 +48,11 @@ def main() -> int:
             text=True,
         )
         total = time.monotonic() - start
-    out = run.stdout + run.stderr
+    # pip writes its notices to stderr; pytest's summary and durations are on stdout.
+    out = run.stdout
     summary = _SUMMARY.findall(out)
     if run.returncode != 0 or not summary:
-        sys.stdout.write(out[-4000:])
+        sys.stdout.write(out[-4000:] + run.stderr[-2000:])
         print(f"scripts/test.sh exited {run.returncode}")
         return 1
     counts, pytest_s = summary[-1][0], float(summary[-1][1])
