@@ -634,34 +634,60 @@ def diff_cmd(
         ecs-gpu diff examples/g5-vllm.toml --json | jq '.changes[] | select(.replaces)'
     """
     with _json_first(spec, json_out):
-        staging = template_bucket(bucket, prefix)
-        s = load_spec(spec)
-        print_notes(s.warnings(str(spec)))
-        name = stack_of(s, stack)
-        aws = _aws(profile, region)
-        staging = owned_by_caller(aws, staging)
-        image = ami_cli.choose(
-            aws("cloudformation"),
-            aws("ssm"),
-            aws("ec2"),
-            name,
-            spec_ami=s.capacity.ami_id,
-            update_ami=update_ami,
-        )
-        template = synth_template(s, name)
+        pre = _prelude(spec, stack, profile, region, bucket, prefix, update_ami)
         p = run_diff(
-            aws("cloudformation"),
-            name,
-            template,
+            pre.aws("cloudformation"),
+            pre.stack,
+            pre.template,
             waits=dp.Waits(poll_s=poll_interval),
-            region=aws.region,
-            service_name=s.service.name,
-            bucket=staging,
-            s3=aws("s3") if staging else None,
-            parameters=image.parameters,
+            region=pre.aws.region,
+            service_name=pre.spec.service.name,
+            bucket=pre.staging,
+            s3=pre.aws("s3") if pre.staging else None,
+            parameters=pre.parameters,
         )
         if json_out is not None:
             _write_json(json_out, p.as_dict(), "change list JSON")
+
+
+@dataclass(frozen=True)
+class _Prelude:
+    """What diff and deploy both need before their change set."""
+
+    spec: Spec
+    stack: str
+    aws: Aws
+    staging: dp.TemplateBucket | None
+    parameters: Mapping[str, str]
+    template: dict[str, Any]
+
+
+def _prelude(
+    spec: Path,
+    stack: str | None,
+    profile: str | None,
+    region: str | None,
+    bucket: str | None,
+    prefix: str,
+    update_ami: bool,
+) -> _Prelude:
+    """The spec, its notes, the session (checked before the seconds of synth), the
+    template bucket, the AMI to pass, then the template."""
+    staging = template_bucket(bucket, prefix)
+    s = load_spec(spec)
+    print_notes(s.warnings(str(spec)))
+    name = stack_of(s, stack)
+    aws = _aws(profile, region)
+    staging = owned_by_caller(aws, staging)
+    image = ami_cli.choose(
+        aws("cloudformation"),
+        aws("ssm"),
+        aws("ec2"),
+        name,
+        spec_ami=s.capacity.ami_id,
+        update_ami=update_ami,
+    )
+    return _Prelude(s, name, aws, staging, image.parameters, synth_template(s, name))
 
 
 @contextmanager
@@ -730,34 +756,20 @@ def deploy_cmd(
             _write_json(json_out, doc, "deploy JSON")
 
     with _json_first(spec, json_out):
-        staging = template_bucket(bucket, prefix)
-        s = load_spec(spec)
-        print_notes(s.warnings(str(spec)))
-        name = stack_of(s, stack)
-        aws = _aws(profile, region)
-        staging = owned_by_caller(aws, staging)
-        image = ami_cli.choose(
-            aws("cloudformation"),
-            aws("ssm"),
-            aws("ec2"),
-            name,
-            spec_ami=s.capacity.ami_id,
-            update_ami=update_ami,
-        )
-        template = synth_template(s, name)
+        pre = _prelude(spec, stack, profile, region, bucket, prefix, update_ami)
         run_deploy(
-            aws("cloudformation"),
-            name,
-            template,
+            pre.aws("cloudformation"),
+            pre.stack,
+            pre.template,
             yes=yes,
             waits=dp.Waits(poll_s=poll_interval),
-            region=aws.region,
-            service_name=s.service.name,
-            iam=aws("iam"),
-            bucket=staging,
-            s3=aws("s3") if staging else None,
+            region=pre.aws.region,
+            service_name=pre.spec.service.name,
+            iam=pre.aws("iam"),
+            bucket=pre.staging,
+            s3=pre.aws("s3") if pre.staging else None,
             report=report,
-            parameters=image.parameters,
+            parameters=pre.parameters,
         )
 
 
