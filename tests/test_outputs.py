@@ -117,3 +117,41 @@ def test_json_dash_onto_a_full_disk_is_bad_input_naming_the_output(
     assert code == EXIT_BAD_INPUT
     assert "--json -: cannot write to standard output: No space left on device" in err
     assert "internal error" not in err
+
+
+def test_a_read_only_output_is_replaced_and_stays_read_only(tmp_path: Path) -> None:
+    out = tmp_path / "summary.json"
+    out.write_text("old\n")
+    out.chmod(0o444)
+    seen: list[int] = []
+
+    def write(tmp: Path) -> None:
+        # A non-root user can write the temporary only if it is not read-only yet.
+        seen.append(stat.S_IMODE(tmp.stat().st_mode))
+        tmp.write_text("new\n")
+
+    outputs.write_with(out, "--json", write)
+    assert seen and seen[0] & stat.S_IWUSR
+    assert out.read_text() == "new\n"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o444
+
+
+def test_json_dash_into_a_closed_pipe_ends_quietly_with_141() -> None:
+    """``ecs-gpu catalog --json | (exit 0)``: the reader went away; not 'bad input'."""
+    import subprocess
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ecs_gpu", "catalog", "--json"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -116,7 +117,8 @@ def _temporary_sibling(path: Path) -> Path:
     ``tempfile.mkstemp`` creates 0600 whatever the umask, and the rename then
     made every output private (a 0644 template became 0600). Created with
     0666 the umask applies, as it does to any file a tool writes; a file
-    being replaced passes its own mode on (a 0644 output stays 0644).
+    being replaced passes its own mode on when the write is done (a 0644
+    output stays 0644).
     """
     for _ in range(100):
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.part")
@@ -124,11 +126,7 @@ def _temporary_sibling(path: Path) -> Path:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             continue
-        try:
-            if path.is_file():
-                os.chmod(fd, stat.S_IMODE(path.stat().st_mode))
-        finally:
-            os.close(fd)
+        os.close(fd)
         return tmp
     raise FileExistsError(f"no free temporary name beside {path}")  # pragma: no cover
 
@@ -145,6 +143,9 @@ def write_with(path: Path, option: str, write: Callable[[Path], object]) -> None
         tmp = _temporary_sibling(path)
         try:
             write(tmp)
+            if path.is_file():
+                # After the write: a read-only (0444) output is still replaced.
+                os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
             os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)
@@ -164,6 +165,8 @@ def write_text(path: Path, text: str, option: str = "output") -> None:
             sys.stdout.flush()
         except OSError as e:
             _drop_stdout()
+            if e.errno == errno.EPIPE:
+                raise  # the reader went away (`| head`): cli.main ends quietly with 141
             raise BadInputError(
                 f"{option} -: cannot write to standard output: {e.strerror or e}. Fix: free "
                 f"space where standard output goes, or give {option} a file path."
