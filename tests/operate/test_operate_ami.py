@@ -29,6 +29,7 @@ from botocore.awsrequest import AWSResponse
 from ecs_gpu import ami
 from ecs_gpu.aws import ami as aws_ami
 from ecs_gpu.aws.errors import AccessDenied
+from ecs_gpu.cli import ami as ami_cli
 from ecs_gpu.cli import main, operate
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK
 
@@ -332,6 +333,47 @@ def test_an_older_ecs_gpu_stacks_running_ami_is_kept(
     assert choice.current is not None and choice.current.name == OLD_NAME
 
 
+def test_an_existing_stack_deploys_when_the_recommended_ami_may_not_be_read(
+    clients: Clients, images: tuple[str, str]
+) -> None:
+    """ssm:GetParameter denied: the kept AMI needs no lookup, so only the note is lost.
+
+    The denial is raised by a botocore hook as AWS words it (moto's IAM is off here).
+    """
+    from botocore.exceptions import ClientError
+
+    old, _ = images
+    stack = {
+        "Parameters": {ami.PARAMETER: {"Type": "AWS::EC2::Image::Id", "Default": old}},
+        "Resources": {"Logs": {"Type": "AWS::Logs::LogGroup"}},
+    }
+    clients.cfn.create_stack(StackName=STACK, TemplateBody=operate.dp.minified(stack))
+
+    def denied(**_: Any) -> None:
+        raise ClientError(
+            {
+                "Error": {
+                    "Code": "AccessDeniedException",
+                    "Message": "User: arn:aws:iam::123456789012:user/deployer is not "
+                    "authorized to perform: ssm:GetParameter",
+                }
+            },
+            "GetParameter",
+        )
+
+    ssm, ec2 = boto3.Session().client("ssm"), boto3.Session().client("ec2")
+    ssm.meta.events.register("before-call.ssm.GetParameter", denied)
+    choice = aws_ami.choose_ami(clients.cfn, ssm, ec2, STACK, spec_ami=None, update_ami=False)
+    assert choice.decision == ami.Decision(old, "kept") and choice.unchecked == (
+        "ssm:GetParameter",
+    )
+    assert any("could not look for a newer ECS GPU AMI" in ln for ln in ami_cli.lines(choice))
+    # --update-ami needs the recommended AMI itself: the denial stops it.
+    with pytest.raises(AccessDenied) as e:
+        aws_ami.choose_ami(clients.cfn, ssm, ec2, STACK, spec_ami=None, update_ami=True)
+    assert e.value.permission == "ssm:GetParameter"
+
+
 def test_the_first_deploy_over_an_older_ecs_gpus_stack_keeps_its_running_ami(
     clients: Clients,
     images: tuple[str, str],
@@ -406,6 +448,13 @@ def test_the_ami_choice_needs_the_documented_permissions(
         # moto's own copy of the public parameter answers (no hook here).
         choice = aws_ami.choose_ami(cfn, ssm, ec2, STACK, spec_ami=None, update_ami=False)
         assert choice.decision.why == "new-stack"
+        return
+    if missing == "ec2:DescribeImages":
+        # Names and dates only: the new stack still gets the recommended id.
+        choice = aws_ami.choose_ami(cfn, ssm, ec2, STACK, spec_ami=None, update_ami=False)
+        assert choice.decision.why == "new-stack" and choice.unchecked == (missing,)
+        assert choice.chosen.name is None
+        assert any(f"{missing} denied" in ln for ln in ami_cli.lines(choice))
         return
     with pytest.raises(AccessDenied) as e:
         aws_ami.choose_ami(cfn, ssm, ec2, STACK, spec_ami=None, update_ami=False)

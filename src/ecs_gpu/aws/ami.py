@@ -16,7 +16,7 @@ from botocore import exceptions as bx
 
 from ecs_gpu import ami
 from ecs_gpu.aws.deploy import stack_state
-from ecs_gpu.aws.errors import error_code, mapped
+from ecs_gpu.aws.errors import AccessDenied, error_code, mapped
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
@@ -49,6 +49,9 @@ class AmiChoice:
     chosen: Image
     current: Image | None
     recommended: Image | None
+    # Permissions denied for what only the note and the names need: the
+    # decision did not depend on them, so the deploy goes on without them.
+    unchecked: tuple[str, ...] = ()
 
     @property
     def parameters(self) -> dict[str, str]:
@@ -125,7 +128,18 @@ def choose_ami(
     """Read the stack's AMI and the recommended one, decide (:func:`ami.choose`), describe."""
     exists = _exists(cfn, stack)
     current = stack_ami(cfn, stack) if exists else None
-    recommended = recommended_id(ssm)
+    unchecked: list[str] = []
+    # The recommended AMI decides only a new unpinned stack and --update-ami;
+    # otherwise it feeds the newer-AMI note, and a role that may not read it
+    # (the old template needed no ssm:GetParameter) still deploys.
+    needed = update_ami or (not exists and spec_ami is None)
+    try:
+        recommended = recommended_id(ssm)
+    except AccessDenied as e:
+        if needed:
+            raise
+        recommended = None
+        unchecked.append(e.permission or "ssm:GetParameter")
     decision = ami.choose(
         spec_ami=spec_ami,
         current=current,
@@ -133,12 +147,18 @@ def choose_ami(
         update_ami=update_ami,
         exists=exists,
     )
-    images = describe(ec2, [x for x in (decision.image_id, current, recommended) if x])
+    ids = [x for x in (decision.image_id, current, recommended) if x]
+    try:
+        images = describe(ec2, ids)
+    except AccessDenied as e:  # names and dates only: the ids alone
+        images = {i: Image(i) for i in ids}
+        unchecked.append(e.permission or "ec2:DescribeImages")
     return AmiChoice(
         decision=decision,
         chosen=images[decision.image_id],
         current=images[current] if current else None,
         recommended=images[recommended] if recommended else None,
+        unchecked=tuple(unchecked),
     )
 
 

@@ -77,6 +77,16 @@ def lines(choice: aws_ami.AmiChoice) -> list[str]:
             f"Note: a {_newer_word(choice)} ECS GPU AMI is published: "
             f"{choice.recommended.line()}; {gets} {chosen}. {how}: {ROLL}."
         )
+    if choice.unchecked:
+        out.append(
+            f"Note: {' and '.join(choice.unchecked)} denied: "
+            + (
+                "ecs-gpu could not look for a newer ECS GPU AMI"
+                if any("GetParameter" in p for p in choice.unchecked)
+                else "AMI names and dates are not shown"
+            )
+            + " (the AMI passed does not depend on it). Allow it to see them."
+        )
     return out
 
 
