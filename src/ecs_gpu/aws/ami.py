@@ -8,7 +8,6 @@ the newer-AMI note).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,23 +69,6 @@ def recommended_id(ssm: SSMClient) -> str | None:
     return value if ami.AMI_ID_RE.fullmatch(value) else None
 
 
-def stack_ami(cfn: CloudFormationClient, stack: str) -> str | None:
-    """The AMI the stack runs (its parameters); None if it does not exist or has none."""
-    with mapped("cloudformation", "DescribeStacks"):
-        try:
-            stacks = cfn.describe_stacks(StackName=stack).get("Stacks", [])
-        except bx.ClientError as e:
-            if error_code(e) == "ValidationError" and "does not exist" in str(e):
-                return None
-            raise
-    if not stacks:
-        return None
-    params: list[Mapping[str, str]] = [
-        {k: str(v) for k, v in p.items()} for p in stacks[0].get("Parameters", [])
-    ]
-    return ami.current_from_parameters(params)
-
-
 def describe(ec2: EC2Client, image_ids: list[str]) -> dict[str, Image]:
     """Name and creation date of each id EC2 knows (deprecated ones included)."""
     ids = sorted(set(image_ids))
@@ -126,8 +108,12 @@ def choose_ami(
     update_ami: bool,
 ) -> AmiChoice:
     """Read the stack's AMI and the recommended one, decide (:func:`ami.choose`), describe."""
-    exists = _exists(cfn, stack)
-    current = stack_ami(cfn, stack) if exists else None
+    # One DescribeStacks for both: does the stack exist, and which AMI it runs.
+    # DELETE_COMPLETE and REVIEW_IN_PROGRESS count as no stack, as deploy then
+    # creates it anew.
+    state = stack_state(cfn, stack)
+    exists = state is not None and state.status != "REVIEW_IN_PROGRESS"
+    current = ami.current_from_parameters(state.parameters) if state and exists else None
     unchecked: list[str] = []
     # The recommended AMI decides only a new unpinned stack and --update-ami;
     # otherwise it feeds the newer-AMI note, and a role that may not read it
@@ -160,10 +146,3 @@ def choose_ami(
         recommended=images[recommended] if recommended else None,
         unchecked=tuple(unchecked),
     )
-
-
-def _exists(cfn: CloudFormationClient, stack: str) -> bool:
-    # Deploy's reading of the stack: DELETE_COMPLETE and REVIEW_IN_PROGRESS
-    # count as no stack, as deploy then creates it anew.
-    state = stack_state(cfn, stack)
-    return state is not None and state.status != "REVIEW_IN_PROGRESS"

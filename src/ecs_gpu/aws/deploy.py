@@ -191,6 +191,9 @@ class StackState:
     reason: str
     tags: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
+    # DescribeStacks' Parameters, each as strings (ParameterKey, ParameterValue,
+    # and ResolvedValue for an SSM-typed one): where the running AMI is read.
+    parameters: tuple[Mapping[str, str], ...] = ()
 
     @property
     def made_by_ecs_gpu(self) -> bool:
@@ -258,6 +261,7 @@ def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
         reason=s.get("StackStatusReason", ""),
         tags={t["Key"]: t["Value"] for t in s.get("Tags", [])},
         description=s.get("Description", ""),
+        parameters=tuple({k: str(v) for k, v in p.items()} for p in s.get("Parameters", [])),
     )
 
 
