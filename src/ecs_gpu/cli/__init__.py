@@ -10,6 +10,7 @@ traceback unless ECS_GPU_DEBUG=1.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import errno
 import importlib
 import os
@@ -186,8 +187,10 @@ def _exit_if_interrupted() -> None:
         return
     if not _ExitState.reported:
         err_console.print("[yellow]interrupted.[/]")
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        # A reader gone too (`| head`): nothing left to say, still exit 130.
+        with contextlib.suppress(OSError):
+            stream.flush()
     os._exit(EXIT_INTERRUPTED)
 
 
