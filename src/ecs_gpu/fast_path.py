@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ecs_gpu import demand_metric, managed_scaling
+from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec
 
 # CloudWatch alarm periods: 10, 20, 30 or a multiple of 60 s; below 60 they
@@ -147,7 +148,7 @@ def cooldown_s(spec: Spec) -> int:
 
 def fast_path(spec: Spec) -> FastPath | None:
     """The fast path of a spec, or None when ``[scaling]`` leaves it off."""
-    if not spec.scaling.fast_scale_out_enabled:
+    if not SignalPlan.of(spec.scaling).fast_path:
         return None
     return FastPath(
         target=_target(spec),

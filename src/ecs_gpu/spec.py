@@ -34,6 +34,7 @@ from ecs_gpu import catalog, demand_metric
 from ecs_gpu.ami import AMI_ID_PATTERN, RECOMMENDED_COMMAND
 from ecs_gpu.errors import SpecError
 from ecs_gpu.inputs import read_text
+from ecs_gpu.signals import GpuSeries, Signal
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -399,7 +400,7 @@ class ScalingSpec(_Section):
     # "asg-average": the agent's ASG-wide average, which counts idle, unreserved
     # GPUs as 0 % (the reference module's design). The old key `gpu_metric` is
     # read as this one.
-    signal: Literal["concurrency", "task-gpus", "asg-average"] = "task-gpus"
+    signal: Signal = "task-gpus"
     # Requests in flight or waiting per task that target tracking holds. At
     # least 0.1 (desired tasks = concurrency / target must stay finite); at
     # most 100,000, far above any server's batch (vLLM's max_num_seqs: 256-1024).
@@ -431,7 +432,7 @@ class ScalingSpec(_Section):
         return data
 
     @property
-    def gpu_metric(self) -> Literal["task-gpus", "asg-average"]:
+    def gpu_metric(self) -> GpuSeries:
         """The GPU series the GPU policy (or the GPU guard) tracks."""
         return "asg-average" if self.signal == "asg-average" else "task-gpus"
 

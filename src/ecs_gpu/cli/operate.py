@@ -38,6 +38,7 @@ from ecs_gpu.cli.ami import UpdateAmiOpt
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names, deployment_base
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
+from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec, load_spec
 
 if TYPE_CHECKING:
@@ -1026,7 +1027,7 @@ def render_series(report: vf.MetricsReport) -> None:
 def concurrency_source(spec: Spec, names: Names) -> vf.ConcurrencySource | None:
     """What the sidecars of ``spec`` read and publish; None when it scales on a GPU signal."""
     m = spec.service.metrics
-    if spec.scaling.signal != "concurrency" or m is None:
+    if not SignalPlan.of(spec.scaling).tracks_concurrency or m is None:
         return None
     return vf.ConcurrencySource(
         cluster=names.cluster,
@@ -1176,10 +1177,7 @@ def verify_metrics_cmd(
     cw = aws("cloudwatch", fail_fast=timeout == 0)
     # With signal "concurrency" no policy divides by GPUReservation (unless
     # the GPU guard does).
-    divisor = loaded is not None and (
-        loaded.scaling.signal == "task-gpus"
-        or (loaded.scaling.signal == "concurrency" and loaded.scaling.gpu_guard)
-    )
+    divisor = loaded is not None and SignalPlan.of(loaded.scaling).divides_by_reservation
     source = None if loaded is None or names is None else concurrency_source(loaded, names)
     try:
         run_verify_metrics(
@@ -1488,7 +1486,8 @@ def verify_scaling_cmd(
     """
     s = load_spec(spec)
     # The signal picks the series; fast_path() is None when [scaling] turns it off.
-    target = s.scaling.target_concurrency_per_task if s.scaling.signal == "concurrency" else None
+    by_concurrency = SignalPlan.of(s.scaling).tracks_concurrency
+    target = s.scaling.target_concurrency_per_task if by_concurrency else None
     fast = fp.fast_path(s) if target is not None else None
     if publish_interval is None:
         publish_interval = 30.0 if target is None else float(demand_metric.PUBLISH_INTERVAL_S)

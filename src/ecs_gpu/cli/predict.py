@@ -132,7 +132,7 @@ def _run(
 
 def _target(p: SimParams) -> str:
     """What the design's policies hold: the concurrency target (and the guard's) or the GPU's."""
-    if p.signal == "concurrency" and p.target_concurrency is not None:
+    if p.signal_plan.tracks_concurrency and p.target_concurrency is not None:
         text = f"concurrency {p.target_concurrency:g}/task"
         if p.gpu_guard:
             text += f" + GPU guard {p.gpu_target_percent:g}%"

@@ -31,6 +31,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, JsonValue, Validatio
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.inputs import read_bytes
+from ecs_gpu.signals import Signal
 
 Snapshot = dict[str, Any]
 
@@ -297,7 +298,7 @@ class TargetNames(_Model):
     capacity_provider: str | None = None
     stack: str | None = None
     missing_metric_alarm: str | None = None
-    signal: Literal["concurrency", "task-gpus", "asg-average"] | None = None
+    signal: Signal | None = None
     # The spec's [scaling] gpu_guard; None without a spec.
     gpu_guard: bool | None = None
     # fast_path.threshold(spec) when the spec deploys the fast path, else None

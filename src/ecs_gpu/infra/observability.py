@@ -22,6 +22,7 @@ from ecs_gpu.infra import host
 from ecs_gpu.infra.scaling import concurrency_metric
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
+from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec
 
 ensure_node()
@@ -231,53 +232,69 @@ def add_observability(
     it watches.
     """
     names = Names(spec.service.name)
+    plan = SignalPlan.of(spec.scaling)
     node = Construct(scope, "Observability")
-    gpu_dims = {gpu_metric.DIMENSION: names.asg}
-    service_dims = {"ClusterName": names.cluster, "ServiceName": names.service}
-    sc = spec.scaling
-    by_concurrency = sc.signal == "concurrency"
-    # The GPU target is tracked unless the service scales on concurrency
-    # without the GPU guard.
-    gpu_tracked = not by_concurrency or sc.gpu_guard
+    # Construct order (the alarms, the topic, the dashboard) is the
+    # template's resource order: keep it.
+    alarm, concurrency_alarm = _missing_alarms(node, spec, names, plan)
+    missing_alarms = [alarm] if concurrency_alarm is None else [alarm, concurrency_alarm]
+    topic, key = _alert_topic(node, spec, names, concurrency_alarm)
+    if topic is not None:
+        # OK too: the person told "metric missing" is told when it is back.
+        for a in missing_alarms:
+            a.add_alarm_action(cw_actions.SnsAction(topic))
+            a.add_ok_action(cw_actions.SnsAction(topic))
 
-    def gpu(name: str, label: str) -> cw.Metric:
-        return _metric(gpu_metric.NAMESPACE, name, gpu_dims, label, gpu_metric.STATISTIC)
-
-    utilization = gpu(gpu_metric.UTILIZATION, "GPU utilization (ASG average)")
-    gpu_target = sc.gpu_target_percent
-    what = "GPU guard" if by_concurrency else "GPU target"
-    if sc.gpu_metric == "task-gpus":
-        # The policy tracks this expression, so the target line belongs to
-        # it; the raw ASG average stays beside it (it is what the agent
-        # writes and what the missing-metric alarm watches).
-        tracked: cw.IMetric = cw.MathExpression(
-            expression=gpu_metric.TASK_GPU_EXPRESSION,
-            using_metrics={
-                # The same object as the visible raw series: CDK draws it
-                # once, with this id, and the expression refers to it.
-                gpu_metric.UTILIZATION_ID: utilization,
-                gpu_metric.RESERVATION_ID: _metric(
-                    gpu_metric.RESERVATION_NAMESPACE,
-                    gpu_metric.RESERVATION_METRIC,
-                    {gpu_metric.RESERVATION_DIMENSION: names.cluster},
-                    "GPUs reserved by tasks (%)",
-                ),
-            },
-            label=f"{gpu_metric.TASK_GPU_LABEL}{', tracked' if gpu_tracked else ''}",
-            period=Duration.seconds(gpu_metric.PERIOD_S),
-        )
-        gpu_series: list[cw.IMetric] = [tracked, utilization]
-        target_label = f"{what} {gpu_target:g} % (on task-held GPUs)"
-    else:
-        gpu_series = [utilization]
-        target_label = f"{what} {gpu_target:g} % (on the ASG average)"
-    gpu_annotations = (
-        [cw.HorizontalAnnotation(value=gpu_target, label=target_label)] if gpu_tracked else []
+    widgets: list[list[cw.IWidget]] = []
+    if plan.tracks_concurrency:
+        widgets.append(_concurrency_row(spec, fast_path_alarm, _COUNT_AXIS))
+    widgets += [
+        _utilization_row(spec, names, plan),
+        _memory_and_tasks_row(names),
+        _capacity_row(spec, names, plan, missing_alarms),
+    ]
+    # Each graph keeps its own period: the 10-s concurrency lines would
+    # otherwise be averaged up with the time range ("auto"). (The 20-s CPU
+    # series stays at 60 s: dashboards take 1, 5, 10, 30 or n x 60 s.)
+    dashboard = cw.Dashboard(
+        node,
+        "Dashboard",
+        dashboard_name=names.dashboard,
+        widgets=widgets,
+        period_override=cw.PeriodOverride.INHERIT,
+    )
+    return Observability(
+        dashboard=dashboard,
+        gpu_metric_missing_alarm=alarm,
+        concurrency_metric_missing_alarm=concurrency_alarm,
+        alert_topic=topic,
+        alert_key=key,
     )
 
+
+_PERCENT_AXIS: Final = cw.YAxisProps(min=0, max=100, label="%", show_units=False)
+_COUNT_AXIS: Final = cw.YAxisProps(min=0, show_units=False)
+
+
+def _gpu_dims(names: Names) -> dict[str, str]:
+    return {gpu_metric.DIMENSION: names.asg}
+
+
+def _service_dims(names: Names) -> dict[str, str]:
+    return {"ClusterName": names.cluster, "ServiceName": names.service}
+
+
+def _gpu(names: Names, name: str, label: str) -> cw.Metric:
+    return _metric(gpu_metric.NAMESPACE, name, _gpu_dims(names), label, gpu_metric.STATISTIC)
+
+
+def _missing_alarms(
+    node: Construct, spec: Spec, names: Names, plan: SignalPlan
+) -> tuple[cw.Alarm, cw.Alarm | None]:
+    """The GPU series' missing-metric alarm and, on the concurrency signal, the concurrency one."""
     blind = (
         "GPU target tracking is blind"
-        if gpu_tracked
+        if plan.tracks_gpu
         else "the dashboard's GPU panels are empty (the service scales on concurrency)"
     )
     # No label on either alarm's metric: a labelled metric makes CDK write the
@@ -297,175 +314,195 @@ def add_observability(
         metric=cw.Metric(
             namespace=gpu_metric.NAMESPACE,
             metric_name=gpu_metric.UTILIZATION,
-            dimensions_map=gpu_dims,
+            dimensions_map=_gpu_dims(names),
             statistic=gpu_metric.STATISTIC,
             period=Duration.seconds(gpu_metric.PERIOD_S),
         ),
         periods=missing_alarm_evaluation_periods(spec),
     )
-    missing_alarms = [alarm]
-    concurrency_alarm: cw.Alarm | None = None
-    if by_concurrency:
-        # The series the service scales on: when it stops, target tracking
-        # sits in INSUFFICIENT_DATA and the fast path never fires, so load
-        # grows with no task added (the outage the field reports describe).
-        # CloudFormation names it: Names holds no name for it.
-        concurrency_alarm = _missing_alarm(
-            node,
-            "ConcurrencyMetricMissing",
-            alarm_description=(
-                f"No {demand_metric.NAMESPACE}/{demand_metric.METRIC_NAME} datapoints for "
-                f"ClusterName={names.cluster}, ServiceName={names.service}: the tasks' "
-                "metrics sidecar is not publishing, so concurrency target tracking and "
-                "the fast path are blind. Check the sidecar's stream in the "
-                f"{names.task_log_group} log group or run `ecs-gpu doctor`."
-            ),
-            metric=concurrency_metric(spec, demand_metric.TRACKING_PERIOD_S),
-            periods=concurrency_missing_alarm_evaluation_periods(spec),
-        )
-        missing_alarms.append(concurrency_alarm)
+    if not plan.tracks_concurrency:
+        return alarm, None
+    # The series the service scales on: when it stops, target tracking
+    # sits in INSUFFICIENT_DATA and the fast path never fires, so load
+    # grows with no task added (the outage the field reports describe).
+    # CloudFormation names it: Names holds no name for it.
+    concurrency_alarm = _missing_alarm(
+        node,
+        "ConcurrencyMetricMissing",
+        alarm_description=(
+            f"No {demand_metric.NAMESPACE}/{demand_metric.METRIC_NAME} datapoints for "
+            f"ClusterName={names.cluster}, ServiceName={names.service}: the tasks' "
+            "metrics sidecar is not publishing, so concurrency target tracking and "
+            "the fast path are blind. Check the sidecar's stream in the "
+            f"{names.task_log_group} log group or run `ecs-gpu doctor`."
+        ),
+        metric=concurrency_metric(spec, demand_metric.TRACKING_PERIOD_S),
+        periods=concurrency_missing_alarm_evaluation_periods(spec),
+    )
+    return alarm, concurrency_alarm
 
-    topic: sns.ITopic | None = None
-    key: kms.Key | None = None
+
+def _alert_topic(
+    node: Construct, spec: Spec, names: Names, concurrency_alarm: cw.Alarm | None
+) -> tuple[sns.ITopic | None, kms.Key | None]:
+    """Where the missing-metric alarms publish: the spec's topic, the stack's own, or None."""
     alerts = spec.alerts
     if alerts is not None and alerts.sns_topic_arn is not None:
-        topic = sns.Topic.from_topic_arn(node, "AlertTopicRef", alerts.sns_topic_arn)
-    elif alerts is not None and alerts.email is not None:
+        return sns.Topic.from_topic_arn(node, "AlertTopicRef", alerts.sns_topic_arn), None
+    if alerts is not None and alerts.email is not None:
         arns = [_alarm_arn(names.gpu_metric_missing_alarm)]
         if concurrency_alarm is not None:
             arns.append(concurrency_alarm.alarm_arn)
-        topic, key = _own_topic(node, names.gpu_metric_missing_alarm, arns, alerts.email)
-    if topic is not None:
-        # OK too: the person told "metric missing" is told when it is back.
-        for a in missing_alarms:
-            a.add_alarm_action(cw_actions.SnsAction(topic))
-            a.add_ok_action(cw_actions.SnsAction(topic))
+        return _own_topic(node, names.gpu_metric_missing_alarm, arns, alerts.email)
+    return None, None
 
-    def target(value: float, what: str) -> cw.HorizontalAnnotation:
-        return cw.HorizontalAnnotation(value=value, label=f"{what} target {value:g} %")
 
-    percent_axis = cw.YAxisProps(min=0, max=100, label="%", show_units=False)
-    count_axis = cw.YAxisProps(min=0, show_units=False)
+def _gpu_panel(
+    spec: Spec, names: Names, plan: SignalPlan
+) -> tuple[list[cw.IMetric], list[cw.HorizontalAnnotation]]:
+    """The GPU utilization panel's series and, when a GPU policy runs, its target line."""
+    utilization = _gpu(names, gpu_metric.UTILIZATION, "GPU utilization (ASG average)")
+    gpu_target = spec.scaling.gpu_target_percent
+    what = "GPU guard" if plan.tracks_concurrency else "GPU target"
+    if plan.gpu_series == "task-gpus":
+        # The policy tracks this expression, so the target line belongs to
+        # it; the raw ASG average stays beside it (it is what the agent
+        # writes and what the missing-metric alarm watches).
+        tracked: cw.IMetric = cw.MathExpression(
+            expression=gpu_metric.TASK_GPU_EXPRESSION,
+            using_metrics={
+                # The same object as the visible raw series: CDK draws it
+                # once, with this id, and the expression refers to it.
+                gpu_metric.UTILIZATION_ID: utilization,
+                gpu_metric.RESERVATION_ID: _metric(
+                    gpu_metric.RESERVATION_NAMESPACE,
+                    gpu_metric.RESERVATION_METRIC,
+                    {gpu_metric.RESERVATION_DIMENSION: names.cluster},
+                    "GPUs reserved by tasks (%)",
+                ),
+            },
+            label=f"{gpu_metric.TASK_GPU_LABEL}{', tracked' if plan.tracks_gpu else ''}",
+            period=Duration.seconds(gpu_metric.PERIOD_S),
+        )
+        gpu_series: list[cw.IMetric] = [tracked, utilization]
+        target_label = f"{what} {gpu_target:g} % (on task-held GPUs)"
+    else:
+        gpu_series = [utilization]
+        target_label = f"{what} {gpu_target:g} % (on the ASG average)"
+    gpu_annotations = (
+        [cw.HorizontalAnnotation(value=gpu_target, label=target_label)] if plan.tracks_gpu else []
+    )
+    return gpu_series, gpu_annotations
 
-    widgets: list[list[cw.IWidget]] = []
-    if by_concurrency:
-        widgets.append(_concurrency_row(spec, fast_path_alarm, count_axis))
-    widgets += [
-        [
-            cw.GraphWidget(
-                title="GPU utilization (%)",
-                left=gpu_series,
-                left_annotations=gpu_annotations,
-                # No upper bound: the task-GPU expression may pass 100 % for a
-                # minute while GPUReservation lags a scale-in.
-                left_y_axis=cw.YAxisProps(min=0, label="%", show_units=False),
-                width=12,
-            ),
-            cw.GraphWidget(
-                title="Service CPU utilization (%)",
-                left=[
-                    _metric(ECS_NAMESPACE, "CPUUtilization", service_dims, "Service CPU"),
-                ],
-                left_annotations=[target(sc.cpu_target_percent, "CPU")],
-                left_y_axis=percent_axis,
-                width=12,
-            ),
-        ],
-        [
-            cw.GraphWidget(
-                title="GPU memory per GPU (MiB)",
-                left=[
-                    gpu(gpu_metric.MEMORY_USED, "used"),
-                    gpu(gpu_metric.MEMORY_TOTAL, "total"),
-                ],
-                left_y_axis=count_axis,
-                width=12,
-            ),
-            cw.GraphWidget(
-                title="Tasks",
-                left=[
-                    _metric(
-                        CONTAINER_INSIGHTS_NAMESPACE, "DesiredTaskCount", service_dims, "desired"
-                    ),
-                    _metric(
-                        CONTAINER_INSIGHTS_NAMESPACE, "RunningTaskCount", service_dims, "running"
-                    ),
-                    # Pending tasks are the ones waiting for a free GPU.
-                    _metric(
-                        CONTAINER_INSIGHTS_NAMESPACE, "PendingTaskCount", service_dims, "pending"
-                    ),
-                ],
-                left_y_axis=count_axis,
-                width=12,
-            ),
-        ],
-        [
-            cw.GraphWidget(
-                title="GPU instances",
-                left=[
-                    _metric(
-                        AUTOSCALING_NAMESPACE,
-                        "GroupInServiceInstances",
-                        {"AutoScalingGroupName": names.asg},
-                        "in service",
-                    ),
-                    _metric(
-                        AUTOSCALING_NAMESPACE,
-                        "GroupDesiredCapacity",
-                        {"AutoScalingGroupName": names.asg},
-                        "desired",
-                    ),
-                ],
-                left_y_axis=count_axis,
-                width=8,
-            ),
-            cw.GraphWidget(
-                title="Capacity provider reservation (%)",
-                left=[
-                    _metric(
-                        MANAGED_SCALING_NAMESPACE,
-                        "CapacityProviderReservation",
-                        {
-                            "ClusterName": names.cluster,
-                            "CapacityProviderName": names.capacity_provider,
-                        },
-                        "reservation",
-                    ),
-                ],
-                # Managed scaling holds this at target capacity; above it, instances launch.
-                left_annotations=[
-                    cw.HorizontalAnnotation(
-                        value=spec.capacity.target_capacity_percent,
-                        label=f"target capacity {spec.capacity.target_capacity_percent} %",
-                    )
-                ],
-                left_y_axis=cw.YAxisProps(min=0, show_units=False),
-                width=8,
-            ),
-            cw.AlarmStatusWidget(
-                title="Metrics arriving?" if by_concurrency else "GPU metric arriving?",
-                alarms=list(missing_alarms),
-                width=8,
-            ),
-        ],
+
+def _utilization_row(spec: Spec, names: Names, plan: SignalPlan) -> list[cw.IWidget]:
+    """GPU utilization (with the tracked series and target) beside the service's CPU."""
+    gpu_series, gpu_annotations = _gpu_panel(spec, names, plan)
+    cpu_target = spec.scaling.cpu_target_percent
+    return [
+        cw.GraphWidget(
+            title="GPU utilization (%)",
+            left=gpu_series,
+            left_annotations=gpu_annotations,
+            # No upper bound: the task-GPU expression may pass 100 % for a
+            # minute while GPUReservation lags a scale-in.
+            left_y_axis=cw.YAxisProps(min=0, label="%", show_units=False),
+            width=12,
+        ),
+        cw.GraphWidget(
+            title="Service CPU utilization (%)",
+            left=[
+                _metric(ECS_NAMESPACE, "CPUUtilization", _service_dims(names), "Service CPU"),
+            ],
+            left_annotations=[
+                cw.HorizontalAnnotation(value=cpu_target, label=f"CPU target {cpu_target:g} %")
+            ],
+            left_y_axis=_PERCENT_AXIS,
+            width=12,
+        ),
     ]
-    # Each graph keeps its own period: the 10-s concurrency lines would
-    # otherwise be averaged up with the time range ("auto"). (The 20-s CPU
-    # series stays at 60 s: dashboards take 1, 5, 10, 30 or n x 60 s.)
-    dashboard = cw.Dashboard(
-        node,
-        "Dashboard",
-        dashboard_name=names.dashboard,
-        widgets=widgets,
-        period_override=cw.PeriodOverride.INHERIT,
-    )
-    return Observability(
-        dashboard=dashboard,
-        gpu_metric_missing_alarm=alarm,
-        concurrency_metric_missing_alarm=concurrency_alarm,
-        alert_topic=topic,
-        alert_key=key,
-    )
+
+
+def _memory_and_tasks_row(names: Names) -> list[cw.IWidget]:
+    """GPU memory per GPU beside the service's desired, running and pending tasks."""
+    service_dims = _service_dims(names)
+    return [
+        cw.GraphWidget(
+            title="GPU memory per GPU (MiB)",
+            left=[
+                _gpu(names, gpu_metric.MEMORY_USED, "used"),
+                _gpu(names, gpu_metric.MEMORY_TOTAL, "total"),
+            ],
+            left_y_axis=_COUNT_AXIS,
+            width=12,
+        ),
+        cw.GraphWidget(
+            title="Tasks",
+            left=[
+                _metric(CONTAINER_INSIGHTS_NAMESPACE, "DesiredTaskCount", service_dims, "desired"),
+                _metric(CONTAINER_INSIGHTS_NAMESPACE, "RunningTaskCount", service_dims, "running"),
+                # Pending tasks are the ones waiting for a free GPU.
+                _metric(CONTAINER_INSIGHTS_NAMESPACE, "PendingTaskCount", service_dims, "pending"),
+            ],
+            left_y_axis=_COUNT_AXIS,
+            width=12,
+        ),
+    ]
+
+
+def _capacity_row(
+    spec: Spec, names: Names, plan: SignalPlan, missing_alarms: list[cw.Alarm]
+) -> list[cw.IWidget]:
+    """GPU instances, the capacity provider's reservation and whether the metrics arrive."""
+    return [
+        cw.GraphWidget(
+            title="GPU instances",
+            left=[
+                _metric(
+                    AUTOSCALING_NAMESPACE,
+                    "GroupInServiceInstances",
+                    {"AutoScalingGroupName": names.asg},
+                    "in service",
+                ),
+                _metric(
+                    AUTOSCALING_NAMESPACE,
+                    "GroupDesiredCapacity",
+                    {"AutoScalingGroupName": names.asg},
+                    "desired",
+                ),
+            ],
+            left_y_axis=_COUNT_AXIS,
+            width=8,
+        ),
+        cw.GraphWidget(
+            title="Capacity provider reservation (%)",
+            left=[
+                _metric(
+                    MANAGED_SCALING_NAMESPACE,
+                    "CapacityProviderReservation",
+                    {
+                        "ClusterName": names.cluster,
+                        "CapacityProviderName": names.capacity_provider,
+                    },
+                    "reservation",
+                ),
+            ],
+            # Managed scaling holds this at target capacity; above it, instances launch.
+            left_annotations=[
+                cw.HorizontalAnnotation(
+                    value=spec.capacity.target_capacity_percent,
+                    label=f"target capacity {spec.capacity.target_capacity_percent} %",
+                )
+            ],
+            left_y_axis=cw.YAxisProps(min=0, show_units=False),
+            width=8,
+        ),
+        cw.AlarmStatusWidget(
+            title="Metrics arriving?" if plan.tracks_concurrency else "GPU metric arriving?",
+            alarms=list(missing_alarms),
+            width=8,
+        ),
+    ]
 
 
 def _concurrency_row(

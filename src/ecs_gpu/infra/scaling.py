@@ -29,6 +29,7 @@ from typing import Any
 from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.naming import Names
 from ecs_gpu.node import ensure_node
+from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec
 
 ensure_node()
@@ -267,12 +268,13 @@ def build_scaling(
 ) -> Scaling:
     """Scalable target on the service's DesiredCount and its policies."""
     sc = spec.scaling
+    plan = SignalPlan.of(sc)
     scale_in = Duration.seconds(sc.scale_in_cooldown_s)
     scale_out = Duration.seconds(sc.scale_out_cooldown_s)
     target = service.auto_scale_task_count(min_capacity=sc.min_tasks, max_capacity=sc.max_tasks)
 
     concurrency_policy = None
-    if sc.signal == "concurrency":
+    if plan.tracks_concurrency:
         if sc.target_concurrency_per_task is None:
             raise ValueError("signal concurrency needs [scaling] target_concurrency_per_task")
         # Application Auto Scaling has no Period for a custom metric: the
@@ -288,7 +290,7 @@ def build_scaling(
         concurrency_policy = _child_policy(target, CONCURRENCY_POLICY_ID)
 
     gpu_policy = None
-    if sc.signal != "concurrency" or sc.gpu_guard:
+    if plan.tracks_gpu:
         target.scale_to_track_custom_metric(
             GPU_POLICY_ID,
             metric=gpu_metric_for(spec),
@@ -297,7 +299,7 @@ def build_scaling(
             scale_out_cooldown=scale_out,
         )
         gpu_policy = _child_policy(target, GPU_POLICY_ID)
-        if sc.gpu_metric == "task-gpus":
+        if plan.divides_by_reservation:
             _use_task_gpu_metrics(gpu_policy, spec)
 
     target.scale_on_cpu_utilization(

@@ -14,6 +14,7 @@ from typing import Final, Literal
 
 from ecs_gpu import demand_metric, fast_path, gpu_metric, managed_scaling, startup
 from ecs_gpu.fast_path import FastPath
+from ecs_gpu.signals import GpuSeries, Signal, SignalPlan
 from ecs_gpu.spec import Spec
 
 # --- Application Auto Scaling target tracking (aws-semantics §1) -------------------
@@ -69,7 +70,7 @@ WARM_RUNNING_REGISTER_S: Final = managed_scaling.WARM_RUNNING_REGISTER_S
 ScaleInBasis = Literal["window-max", "latest"]
 
 # [scaling] gpu_metric -> the series the simulated GPU policy averages.
-GPU_METRIC_SCOPE: Final[dict[str, Literal["asg", "tasks"]]] = {
+GPU_METRIC_SCOPE: Final[dict[GpuSeries, Literal["asg", "tasks"]]] = {
     "task-gpus": "tasks",
     "asg-average": "asg",
 }
@@ -165,7 +166,7 @@ class SimParams:
     # [scaling] signal: "concurrency" tracks target_concurrency per task (the
     # sidecar's series, ecs_gpu.demand_metric) and has no GPU policy unless
     # gpu_guard; the GPU signals track gpu_metric_scope's series.
-    signal: Literal["concurrency", "task-gpus", "asg-average"] = "task-gpus"
+    signal: Signal = "task-gpus"
     gpu_guard: bool = False
     target_concurrency: float | None = None
     # [simulation] mean_request_s: a request holds a slot this long, so a
@@ -197,9 +198,14 @@ class SimParams:
     warm_start_s: float = 60.0
 
     @property
+    def signal_plan(self) -> SignalPlan:
+        """The policies this design runs (signals.py), from its signal, guard and fast path."""
+        return SignalPlan.from_parts(self.signal, self.gpu_guard, self.fast_path is not None)
+
+    @property
     def gpu_policy(self) -> bool:
         """Whether a GPU target-tracking policy runs: the GPU signals, or the guard."""
-        return self.signal != "concurrency" or self.gpu_guard
+        return self.signal_plan.tracks_gpu
 
     @property
     def warm_register_s(self) -> float:
@@ -218,7 +224,7 @@ class SimParams:
         """The share of a task's full load its main policy holds it at: the GPU target,
         or on the concurrency signal the target over the requests a task holds at full
         load (task_capacity_rps x mean_request_s, Little's law)."""
-        if self.signal == "concurrency" and self.target_concurrency is not None:
+        if self.signal_plan.tracks_concurrency and self.target_concurrency is not None:
             return min(
                 1.0, self.target_concurrency / (self.task_capacity_rps * self.mean_request_s)
             )
@@ -247,6 +253,7 @@ def from_spec(spec: Spec) -> SimParams:
     """Read every simulator input from a validated spec, as the template deploys it."""
     it = spec.instance
     cap, sc, sim, svc = spec.capacity, spec.scaling, spec.simulation, spec.service
+    plan = SignalPlan.of(sc)
     return SimParams(
         instance_type=it.name,
         gpus_per_instance=it.gpus,
@@ -274,7 +281,7 @@ def from_spec(spec: Spec) -> SimParams:
         cpu_idle_percent=float(sim.cpu_idle_percent),
         cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
         max_queue_s=float(sim.max_queue_s),
-        gpu_metric_scope=GPU_METRIC_SCOPE[sc.gpu_metric],
+        gpu_metric_scope=GPU_METRIC_SCOPE[plan.gpu_series],
         # The managed-scaling settings the template deploys (one source).
         min_scaling_step=managed_scaling.MIN_SCALING_STEP,
         max_scaling_step=managed_scaling.max_scaling_step(spec),
@@ -290,7 +297,7 @@ def from_spec(spec: Spec) -> SimParams:
         # GPU signal the key is a note (spec NOTES), not a second policy.
         target_concurrency=(
             float(tc)
-            if sc.signal == "concurrency" and (tc := sc.target_concurrency_per_task) is not None
+            if plan.tracks_concurrency and (tc := sc.target_concurrency_per_task) is not None
             else None
         ),
         mean_request_s=float(sim.mean_request_s),

@@ -313,7 +313,7 @@ HINT_OVERLOAD_FRACTION = 0.5
 
 def target_text(p: SimParams) -> str:
     """The design's target in words: what `plan` and the hint size the load against."""
-    if p.signal == "concurrency" and p.target_concurrency is not None:
+    if p.signal_plan.tracks_concurrency and p.target_concurrency is not None:
         return f"target concurrency {p.target_concurrency:g}"
     return f"GPU target {p.gpu_target_percent:g} %"
 

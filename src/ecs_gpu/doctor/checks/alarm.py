@@ -11,6 +11,7 @@ from ecs_gpu.doctor.checks.common import (
     policy_alarms,
     reads_demand_metric,
     reads_gpu_metric,
+    spec_plan,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
@@ -118,7 +119,7 @@ def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
     concurrency = _concurrency_alarms(s)
     if concurrency is None:
         # Those alarms are found through the policies; without them, say so.
-        if not out and collection_target(s).get("signal") == "concurrency":
+        if not out and (plan := spec_plan(s)) is not None and plan.tracks_concurrency:
             raise Unknown(
                 "the concurrency policy's alarms are found through scaling_policies, which is "
                 f"missing: {why_missing(s, ('scaling_policies',))}"

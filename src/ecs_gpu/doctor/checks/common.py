@@ -9,6 +9,7 @@ from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.doctor import host as probe
 from ecs_gpu.doctor.checks.model import Evidence, Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
+from ecs_gpu.signals import SignalPlan
 
 
 def collection_target(s: Snapshot) -> dict[str, Any]:
@@ -227,15 +228,27 @@ def policy_alarms(s: Snapshot, p: dict[str, Any]) -> tuple[list[str], list[dict[
     return names, found
 
 
+def spec_plan(s: Snapshot) -> SignalPlan | None:
+    """The signal plan of the spec the snapshot was collected with; None without a spec.
+
+    A snapshot without ``gpu_guard`` (an older one) reads as no guard.
+    """
+    target = collection_target(s)
+    signal = target.get("signal")
+    if signal is None:
+        return None
+    return SignalPlan.from_parts(signal, bool(target.get("gpu_guard")))
+
+
 def scales_on_concurrency(s: Snapshot) -> bool:
     """Whether the service scales on concurrency: the spec's signal, else its policies.
 
     Off the policies: a target-tracking policy on the sidecars' series, or a
     step policy (the fast path) whose alarm watches it.
     """
-    signal = collection_target(s).get("signal")
-    if signal is not None:
-        return bool(signal == "concurrency")
+    plan = spec_plan(s)
+    if plan is not None:
+        return plan.tracks_concurrency
     if "scaling_policies" not in s:
         raise Unknown(
             "cannot tell whether the service scales on concurrency: the snapshot names no "
@@ -265,11 +278,10 @@ def scales_on_gpu(s: Snapshot) -> bool | None:
     concurrency with ``gpu_guard``); else the policies do.
     """
     target = collection_target(s)
-    signal = target.get("signal")
-    if signal is not None and signal != "concurrency":
-        return True
-    if signal == "concurrency" and target.get("gpu_guard") is not None:
-        return bool(target["gpu_guard"])
+    plan = spec_plan(s)
+    # On the concurrency signal the guard decides, when the snapshot has it.
+    if plan is not None and (plan.tracks_gpu or target.get("gpu_guard") is not None):
+        return plan.tracks_gpu
     if "scaling_policies" not in s:
         return None
     return any(reads_gpu_metric(p) for p in s["scaling_policies"])

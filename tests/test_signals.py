@@ -1,0 +1,92 @@
+"""The scaling signals (signals.py): one set of names, one plan every layer reads."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+
+import pytest
+
+from ecs_gpu import signals
+from ecs_gpu.doctor.snapshot import TargetNames
+from ecs_gpu.signals import SIGNALS, SignalPlan
+from ecs_gpu.sim.params import GPU_METRIC_SCOPE, SimParams, from_spec
+from ecs_gpu.spec import ScalingSpec, load_spec
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _literal_args(annotation: object) -> set[object]:
+    """The strings of a Literal, with ``| None`` dropped."""
+    args: set[object] = set()
+    for arg in typing.get_args(annotation) or (annotation,):
+        if arg is type(None):
+            continue
+        args |= set(typing.get_args(arg)) or {arg}
+    return args
+
+
+def test_every_layer_spells_the_signals_from_signals_py() -> None:
+    spec_field = ScalingSpec.model_fields["signal"].annotation
+    snapshot_field = TargetNames.model_fields["signal"].annotation
+    sim_field = typing.get_type_hints(SimParams)["signal"]
+    assert set(SIGNALS) == {"concurrency", "task-gpus", "asg-average"}
+    assert _literal_args(spec_field) == set(SIGNALS)
+    assert _literal_args(snapshot_field) == set(SIGNALS)
+    assert _literal_args(sim_field) == set(SIGNALS)
+    # The simulator has a series for every GPU series a plan can name.
+    assert set(GPU_METRIC_SCOPE) == set(typing.get_args(signals.GpuSeries))
+
+
+# (signal, gpu_guard, fast_scale_out) -> (tracks_gpu, tracks_concurrency, gpu_series,
+# fast_path, divides_by_reservation)
+PLANS = [
+    ("task-gpus", False, None, (True, False, "task-gpus", False, True)),
+    ("asg-average", False, None, (True, False, "asg-average", False, False)),
+    ("concurrency", False, None, (False, True, "task-gpus", True, False)),
+    ("concurrency", True, None, (True, True, "task-gpus", True, True)),
+    ("concurrency", False, False, (False, True, "task-gpus", False, False)),
+    ("task-gpus", False, True, (True, False, "task-gpus", True, True)),
+]
+
+
+@pytest.mark.parametrize(("signal", "guard", "fast", "want"), PLANS)
+def test_plan_of_each_signal(
+    signal: signals.Signal, guard: bool, fast: bool | None, want: tuple[object, ...]
+) -> None:
+    plan = SignalPlan.from_parts(signal, guard, fast)
+    got = (
+        plan.tracks_gpu,
+        plan.tracks_concurrency,
+        plan.gpu_series,
+        plan.fast_path,
+        plan.divides_by_reservation,
+    )
+    assert got == want
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.tracks_gpu = not plan.tracks_gpu  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("signal", "guard", "fast", "want"), PLANS)
+def test_plan_agrees_with_the_spec_properties(
+    signal: signals.Signal, guard: bool, fast: bool | None, want: tuple[object, ...]
+) -> None:
+    # ScalingSpec's own gpu_metric and fast_scale_out_enabled say the same thing.
+    sc = ScalingSpec(max_tasks=2, signal=signal, gpu_guard=guard, fast_scale_out=fast)
+    plan = SignalPlan.of(sc)
+    assert plan == SignalPlan.from_parts(signal, guard, fast)
+    assert plan.gpu_series == sc.gpu_metric
+    assert plan.fast_path == sc.fast_scale_out_enabled
+
+
+def test_sim_params_read_the_plan() -> None:
+    base = from_spec(load_spec(EXAMPLES / "g5-vllm.toml"))
+    assert base.signal == "concurrency" and base.fast_path is not None
+    assert base.signal_plan == SignalPlan.from_parts("concurrency", base.gpu_guard, True)
+    guarded = base.with_(gpu_guard=True, fast_path=None)
+    assert guarded.gpu_policy is True
+    assert guarded.signal_plan.tracks_concurrency
+    assert not guarded.signal_plan.fast_path
+    assert base.with_(gpu_guard=False).gpu_policy is False
+    assert base.with_(signal="asg-average").gpu_policy is True
