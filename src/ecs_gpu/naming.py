@@ -40,6 +40,11 @@ def deployment_base(
     return f"{head}-{digest}"
 
 
+def scalable_target_id(cluster: str, service: str) -> str:
+    """Application Auto Scaling's ResourceId of an ECS service's scalable target."""
+    return f"service/{cluster}/{service}"
+
+
 @dataclass(frozen=True)
 class Names:
     """Every physical name derived from ``service.name``."""
@@ -90,4 +95,4 @@ class Names:
 
     @property
     def scalable_target_resource_id(self) -> str:
-        return f"service/{self.cluster}/{self.service}"
+        return scalable_target_id(self.cluster, self.service)

@@ -41,6 +41,26 @@ from .snapshots import (
 )
 
 TARGET = facts.Target.from_names(world.NAMES)
+
+
+def test_every_kind_has_its_collector_step() -> None:
+    # A kind is a row of snapshot.KIND_TABLE and a Collector._collect_<kind> method.
+    for kind in snapshots.KINDS:
+        assert callable(getattr(facts.Collector, f"_collect_{kind}", None)), kind
+
+
+def test_target_is_the_snapshot_target_model() -> None:
+    # One model: what the collector writes is what the snapshot validator reads.
+    target = facts.Target.from_spec(warm_pool_spec(), world.NAMES)
+    assert isinstance(target, snapshots.TargetNames)
+    assert isinstance(target.warm_pool, snapshots.WarmPoolTarget)
+    assert snapshots.TargetNames.model_validate(target.as_dict()).as_dict() == target.as_dict()
+    assert list(target.as_dict()) == list(snapshots.TargetNames.model_fields)
+    assert world.NAMES.scalable_target_resource_id == facts.scalable_target_id(
+        world.NAMES.cluster, world.NAMES.service
+    )
+
+
 WARM_POOL_KINDS = ("warm_pools", "lifecycle_hooks")
 # A group without a warm pool: its kinds are not asked for (nor their permissions).
 ALL_BUT_PROBES = [k for k in facts.KINDS if k != "host_probes" and k not in WARM_POOL_KINDS]

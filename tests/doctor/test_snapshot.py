@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,23 @@ def test_every_kind_has_a_botocore_item_shape() -> None:
     assert set(snapshots.KIND_SOURCES) == set(snapshots.KINDS)
     for kind in snapshots.KINDS:
         assert snapshots.item_shape(kind).type_name == "structure", kind
+
+
+def test_the_kind_table_is_the_one_source() -> None:
+    # The validator's Literal, the shape table and the collector's permissions all
+    # come from KIND_TABLE: each row's call is among its own IAM actions.
+    assert typing.get_args(snapshots.DeniedCall.model_fields["kinds"].annotation) == (
+        typing.Literal[snapshots.KINDS],
+    )
+    assert tuple(snapshots.KIND_TABLE) == snapshots.KINDS
+    for kind, src in snapshots.KIND_TABLE.items():
+        assert f"{src.service}:{src.collected_by}" in src.permissions, kind
+        assert all(p.startswith(f"{src.service}:") for p in src.permissions), kind
+        assert (src.items == ()) == (kind in snapshots.OBJECT_KINDS), kind
+    assert snapshots.permissions("warm_pool") == (
+        "autoscaling:DescribeWarmPool",
+        "autoscaling:DescribeLifecycleHooks",
+    )
 
 
 def test_healthy_and_every_broken_snapshot_are_valid(healthy: Callable[[], Snap]) -> None:

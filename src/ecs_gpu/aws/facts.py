@@ -45,47 +45,30 @@ from ecs_gpu.aws.errors import (
 )
 from ecs_gpu.doctor.snapshot import (
     COLLECTION_KEY,
+    KIND_TABLE,
     KINDS,
     SNAPSHOT_VERSION,
     Snapshot,
+    TargetNames,
+    WarmPoolTarget,
+    permissions,
     to_json_safe,
 )
 from ecs_gpu.errors import AwsError, AwsRefused, BadInputError
 from ecs_gpu.infra import host
-from ecs_gpu.naming import Names
+from ecs_gpu.naming import Names, scalable_target_id
+from ecs_gpu.signals import Signal
 from ecs_gpu.spec import Spec
 
 T = TypeVar("T")
 
-# Every IAM action a collection needs (docs/doctor.md "Permissions"); the
-# probe's two are needed only with --probe-hosts.
-PERMISSIONS: Final = (
-    "ecs:DescribeClusters",
-    "ecs:DescribeServices",
-    "ecs:DescribeTaskDefinition",
-    "ecs:ListContainerInstances",
-    "ecs:DescribeContainerInstances",
-    "ecs:ListTasks",
-    "ecs:DescribeTasks",
-    "ecs:DescribeCapacityProviders",
-    "autoscaling:DescribeAutoScalingGroups",
-    "autoscaling:DescribeScalingActivities",
-    "autoscaling:DescribePolicies",
-    "ec2:DescribeLaunchTemplateVersions",
-    "ec2:DescribeInstances",
-    "application-autoscaling:DescribeScalableTargets",
-    "application-autoscaling:DescribeScalingPolicies",
-    "application-autoscaling:DescribeScalingActivities",
-    "cloudwatch:DescribeAlarms",
-    "cloudwatch:GetMetricData",
-    "cloudformation:DescribeStacks",
-)
-PROBE_PERMISSIONS: Final = ("ssm:SendCommand", "ssm:GetCommandInvocation")
+# Every IAM action a collection needs (docs/doctor.md "Permissions"), from
+# the kinds' table (doctor/snapshot.py); the probe's two are needed only
+# with --probe-hosts.
+PERMISSIONS: Final = permissions("core", "always")
+PROBE_PERMISSIONS: Final = permissions("probe")
 # Needed only when a group has a warm pool, or the spec deploys one.
-WARM_POOL_PERMISSIONS: Final = (
-    "autoscaling:DescribeWarmPool",
-    "autoscaling:DescribeLifecycleHooks",
-)
+WARM_POOL_PERMISSIONS: Final = permissions("warm_pool")
 
 # API maxima for one Describe call (botocore service models / API references).
 ECS_DESCRIBE_BATCH: Final = 100  # DescribeContainerInstances, DescribeTasks
@@ -115,15 +98,8 @@ _SSM_DONE: Final = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class WarmPool:
-    """What the spec's [capacity.warm_pool] deploys (snapshot.WarmPoolTarget)."""
-
-    min_size: int
-    max_prepared: int | None
-    pool_state: str
-    hook_name: str
-    hook_timeout_s: int
+class WarmPool(WarmPoolTarget):
+    """snapshot.WarmPoolTarget, built from the spec's [capacity.warm_pool]."""
 
     @classmethod
     def from_spec(cls, spec: Spec, names: Names) -> WarmPool | None:
@@ -143,45 +119,19 @@ class WarmPool:
             hook_timeout_s=host.hook_timeout_s(deployed),
         )
 
-    def as_dict(self) -> dict[str, str | int | None]:
-        return {
-            "min_size": self.min_size,
-            "max_prepared": self.max_prepared,
-            "pool_state": self.pool_state,
-            "hook_name": self.hook_name,
-            "hook_timeout_s": self.hook_timeout_s,
-        }
 
-
-@dataclass(frozen=True)
-class Target:
-    """What to collect: the names of one deployment's resources."""
-
-    cluster: str
-    service: str
-    asg: str | None = None
-    capacity_provider: str | None = None
-    stack: str | None = None
-    missing_metric_alarm: str | None = None
-    # The spec's [scaling] signal; None (no spec): the checks read it off the policies.
-    signal: str | None = None
-    # The spec's [scaling] gpu_guard; None without a spec.
-    gpu_guard: bool | None = None
-    # fast_path.threshold(spec) when the spec deploys the fast path; None when it
-    # does not (or, with signal None, when there is no spec).
-    fast_path_threshold: float | None = None
-    # The spec's [capacity.warm_pool]; None without one (or without a spec).
-    warm_pool: WarmPool | None = None
+class Target(TargetNames):
+    """What to collect: snapshot.TargetNames (``_collection.target``), with its constructors."""
 
     @classmethod
     def from_names(
         cls,
         names: Names,
-        signal: str | None = None,
+        signal: Signal | None = None,
         *,
         gpu_guard: bool | None = None,
         fast_path_threshold: float | None = None,
-        warm_pool: WarmPool | None = None,
+        warm_pool: WarmPoolTarget | None = None,
     ) -> Target:
         return cls(
             cluster=names.cluster,
@@ -217,20 +167,6 @@ class Target:
             service=service,
             missing_metric_alarm=Names(service).gpu_metric_missing_alarm,
         )
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "cluster": self.cluster,
-            "service": self.service,
-            "asg": self.asg,
-            "capacity_provider": self.capacity_provider,
-            "stack": self.stack,
-            "missing_metric_alarm": self.missing_metric_alarm,
-            "signal": self.signal,
-            "gpu_guard": self.gpu_guard,
-            "fast_path_threshold": self.fast_path_threshold,
-            "warm_pool": None if self.warm_pool is None else self.warm_pool.as_dict(),
-        }
 
 
 def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
@@ -404,65 +340,20 @@ class Collector:
             }
         }
         self._core()
-        steps: list[tuple[Sequence[str], str, str, Callable[[], None]]] = [
-            (("task_definitions",), "ecs", "DescribeTaskDefinition", self._task_definitions),
-            (("container_instances",), "ecs", "DescribeContainerInstances", self._instances_ecs),
-            (("tasks",), "ecs", "DescribeTasks", self._tasks),
-            (("capacity_providers",), "ecs", "DescribeCapacityProviders", self._cps),
-            (("auto_scaling_groups",), "autoscaling", "DescribeAutoScalingGroups", self._asgs),
-            (("scaling_activities",), "autoscaling", "DescribeScalingActivities", self._asg_act),
-            (("asg_policies",), "autoscaling", "DescribePolicies", self._asg_policies),
-            # Before DescribeInstances, which also reads the pool's instances.
-            (("warm_pools",), "autoscaling", "DescribeWarmPool", self._warm_pools),
-            (
-                ("lifecycle_hooks",),
-                "autoscaling",
-                "DescribeLifecycleHooks",
-                self._lifecycle_hooks,
-            ),
-            (
-                ("launch_template_versions",),
-                "ec2",
-                "DescribeLaunchTemplateVersions",
-                self._lt_versions,
-            ),
-            (("instances",), "ec2", "DescribeInstances", self._ec2_instances),
-            (
-                ("scalable_targets",),
-                "application-autoscaling",
-                "DescribeScalableTargets",
-                self._scalable_targets,
-            ),
-            (
-                ("scaling_policies",),
-                "application-autoscaling",
-                "DescribeScalingPolicies",
-                self._scaling_policies,
-            ),
-            (
-                ("service_scaling_activities",),
-                "application-autoscaling",
-                "DescribeScalingActivities",
-                self._service_activities,
-            ),
-            (("alarms",), "cloudwatch", "DescribeAlarms", self._alarms),
-            (("metric_data",), "cloudwatch", "GetMetricData", self._metric_data),
-            (("stacks",), "cloudformation", "DescribeStacks", self._stacks),
-        ]
-        if self.probe_hosts:
-            steps.append((("host_probes",), "ssm", "SendCommand", self._host_probes))
-        for kinds, service, op, fn in steps:
-            self.kind(kinds, service, op, fn)
+        for kind, src in KIND_TABLE.items():
+            if src.need == "core" or (src.need == "probe" and not self.probe_hosts):
+                continue
+            self.kind((kind,), src.service, src.collected_by, getattr(self, f"_collect_{kind}"))
         return self.snapshot
 
     def _core(self) -> None:
         """Cluster and service: without them there is nothing to diagnose."""
-        for service, op, fn in (
-            ("ecs", "DescribeClusters", self._cluster),
-            ("ecs", "DescribeServices", self._service),
-        ):
+        for kind, src in KIND_TABLE.items():
+            if src.need != "core":
+                continue
+            service, op = src.service, src.collected_by
             try:
-                fn()
+                getattr(self, f"_collect_{kind}")()
             except (bx.ClientError, bx.BotoCoreError) as e:
                 err = translate(e, service, op)
                 if isinstance(err, AwsRefused):
@@ -471,7 +362,7 @@ class Collector:
                     err = AwsError(err.message)
                 raise err from None
 
-    def _cluster(self) -> None:
+    def _collect_clusters(self) -> None:
         t = self.target
         resp = self.call("ecs", "DescribeClusters", "describe_clusters", clusters=[t.cluster])
         active = [c for c in resp.get("clusters", []) if c.get("status") != "INACTIVE"]
@@ -483,7 +374,7 @@ class Collector:
             )
         self.put("clusters", active)
 
-    def _service(self) -> None:
+    def _collect_services(self) -> None:
         t = self.target
         resp = self.call(
             "ecs", "DescribeServices", "describe_services", cluster=t.cluster, services=[t.service]
@@ -501,7 +392,7 @@ class Collector:
         item: dict[str, Any] = self.snapshot["services"][0]
         return item
 
-    def _task_definitions(self) -> None:
+    def _collect_task_definitions(self) -> None:
         svc = self._service_item()
         arns = [svc.get("taskDefinition")] + [
             d.get("taskDefinition") for d in svc.get("deployments", [])
@@ -515,7 +406,7 @@ class Collector:
             out.append(resp["taskDefinition"])
         self.put("task_definitions", out)
 
-    def _instances_ecs(self) -> None:
+    def _collect_container_instances(self) -> None:
         arns: list[str] = []
         for page in self.pages(
             "ecs", "ListContainerInstances", "list_container_instances", cluster=self.target.cluster
@@ -533,7 +424,7 @@ class Collector:
             out.extend(resp.get("containerInstances", []))
         self.put("container_instances", out)
 
-    def _tasks(self) -> None:
+    def _collect_tasks(self) -> None:
         t = self.target
         arns: list[str] = []
         # Running and pending tasks of the whole cluster (other services hold
@@ -565,7 +456,7 @@ class Collector:
         # FARGATE and FARGATE_SPOT are not describable capacity providers of ours.
         return [n for n in dict.fromkeys(names) if n not in ("FARGATE", "FARGATE_SPOT")]
 
-    def _cps(self) -> None:
+    def _collect_capacity_providers(self) -> None:
         names = self._cp_names()
         out: list[dict[str, Any]] = []
         for batch in chunks(names, CP_NAMES_BATCH):
@@ -589,7 +480,7 @@ class Collector:
             names.append(self.target.asg)
         return list(dict.fromkeys(names))
 
-    def _asgs(self) -> None:
+    def _collect_auto_scaling_groups(self) -> None:
         names = self.asg_names()
         out: list[dict[str, Any]] = []
         for batch in chunks(names, ASG_NAMES_BATCH):
@@ -607,7 +498,7 @@ class Collector:
             raise _Skip("the Auto Scaling groups were not collected")
         return [g["AutoScalingGroupName"] for g in self.snapshot["auto_scaling_groups"]]
 
-    def _asg_act(self) -> None:
+    def _collect_scaling_activities(self) -> None:
         out: list[dict[str, Any]] = []
         for name in self._found_asg_names():
             # The most recent activities only: the newest failure is what matters.
@@ -621,7 +512,7 @@ class Collector:
             out.extend(resp.get("Activities", []))
         self.put("scaling_activities", out)
 
-    def _asg_policies(self) -> None:
+    def _collect_asg_policies(self) -> None:
         out: list[dict[str, Any]] = []
         for name in self._found_asg_names():
             for page in self.pages(
@@ -645,7 +536,7 @@ class Collector:
             if g.get("WarmPoolConfiguration")
         ]
 
-    def _warm_pools(self) -> None:
+    def _collect_warm_pools(self) -> None:
         names = self.warm_pool_asg_names()
         if not names:
             return  # nothing has or should have a warm pool: not asked for
@@ -666,7 +557,7 @@ class Collector:
             out[name] = merged
         self.put("warm_pools", out)
 
-    def _lifecycle_hooks(self) -> None:
+    def _collect_lifecycle_hooks(self) -> None:
         names = self.warm_pool_asg_names()
         if not names:
             return
@@ -682,7 +573,7 @@ class Collector:
             out.extend(resp.get("LifecycleHooks", []))
         self.put("lifecycle_hooks", out)
 
-    def _lt_versions(self) -> None:
+    def _collect_launch_template_versions(self) -> None:
         if "auto_scaling_groups" not in self.snapshot:
             raise _Skip("the Auto Scaling groups were not collected")
         wanted: dict[str, set[str]] = {}
@@ -722,7 +613,7 @@ class Collector:
             ids.extend(i["InstanceId"] for i in g.get("Instances", []))
         return list(dict.fromkeys(i for i in ids if i))
 
-    def _ec2_instances(self) -> None:
+    def _collect_instances(self) -> None:
         # The warm pool's instances too (their LaunchTime tells ASG007 how long
         # one has waited), but not for the probe: a stopped instance takes no command.
         pool_ids = [
@@ -742,9 +633,9 @@ class Collector:
         self.put("instances", out)
 
     def _resource_id(self) -> str:
-        return f"service/{self.target.cluster}/{self.target.service}"
+        return scalable_target_id(self.target.cluster, self.target.service)
 
-    def _scalable_targets(self) -> None:
+    def _collect_scalable_targets(self) -> None:
         out: list[dict[str, Any]] = []
         for page in self.pages(
             "application-autoscaling",
@@ -756,7 +647,7 @@ class Collector:
             out.extend(page.get("ScalableTargets", []))
         self.put("scalable_targets", out)
 
-    def _scaling_policies(self) -> None:
+    def _collect_scaling_policies(self) -> None:
         out: list[dict[str, Any]] = []
         for page in self.pages(
             "application-autoscaling",
@@ -768,7 +659,7 @@ class Collector:
             out.extend(page.get("ScalingPolicies", []))
         self.put("scaling_policies", out)
 
-    def _service_activities(self) -> None:
+    def _collect_service_scaling_activities(self) -> None:
         resp = self.call(
             "application-autoscaling",
             "DescribeScalingActivities",
@@ -789,7 +680,7 @@ class Collector:
                 names.extend(a["AlarmName"] for a in p.get("Alarms", []) if a.get("AlarmName"))
         return list(dict.fromkeys(names))
 
-    def _alarms(self) -> None:
+    def _collect_alarms(self) -> None:
         names = self.alarm_names()
         self._collection()["alarm_names"] = names
         out: list[dict[str, Any]] = []
@@ -804,7 +695,7 @@ class Collector:
                 out.extend(page.get("MetricAlarms", []))
         self.put("alarms", out)
 
-    def _metric_data(self) -> None:
+    def _collect_metric_data(self) -> None:
         names = [g["AutoScalingGroupName"] for g in self.snapshot.get("auto_scaling_groups", [])]
         asg = names[0] if names else self.target.asg
         if not asg:
@@ -839,7 +730,7 @@ class Collector:
                 cur["StatusCode"] = r.get("StatusCode", cur.get("StatusCode"))
         self.put("metric_data", list(results.values()))
 
-    def _stacks(self) -> None:
+    def _collect_stacks(self) -> None:
         if not self.target.stack:
             raise _Skip("no stack name (run doctor with the spec to check the stack)")
         try:
@@ -854,7 +745,7 @@ class Collector:
             raise
         self.put("stacks", resp.get("Stacks", []))
 
-    def _host_probes(self) -> None:
+    def _collect_host_probes(self) -> None:
         ids = self.instance_ids()
         out: dict[str, Any] = {}
         for batch in chunks(ids, SSM_TARGETS_BATCH):

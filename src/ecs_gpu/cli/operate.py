@@ -36,7 +36,7 @@ from ecs_gpu.cli import ami as ami_cli
 from ecs_gpu.cli import app, err_console, json_option, print_notes
 from ecs_gpu.cli.ami import UpdateAmiOpt
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
-from ecs_gpu.naming import Names, deployment_base
+from ecs_gpu.naming import Names, deployment_base, scalable_target_id
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
 from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec, load_spec
@@ -792,7 +792,7 @@ class Deployed:
 
     @property
     def scalable_target_resource_id(self) -> str:
-        return f"service/{self.cluster}/{self.service_name}"
+        return scalable_target_id(self.cluster, self.service_name)
 
     @classmethod
     def of(cls, resources: list[dp.StackResource], names: Names) -> Deployed:
