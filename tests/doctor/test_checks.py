@@ -440,32 +440,32 @@ def concurrency_alarm_no_data(s: Snap) -> None:
 CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ECS001", no_instances, "container_instances", "status", "none registered", "ECS_CLUSTER="),
     ("ECS002", agent_disconnected, "container_instances", "agentConnected", "False", "ECS agent"),
-    ("GPU001", no_gpu_registered, "container_instances", "registeredResources", "MEMORY", "ECS_ENABLE_GPU_SUPPORT=true"),
+    ("ECS003", no_gpu_registered, "container_instances", "registeredResources", "MEMORY", "ECS_ENABLE_GPU_SUPPORT=true"),
     ("TD001", sidecar_missing, "task_definitions", "containerDefinitions[].name", NAMES.service, "[service.metrics]"),
-    ("GPU002", td_without_gpu, "task_definitions", "resourceRequirements", "[]", '"type": "GPU"'),
-    ("GPU003", gpus_exhausted, "container_instances", "remainingResources[GPU]", IID, "reserved"),
+    ("TD002", td_without_gpu, "task_definitions", "resourceRequirements", "[]", '"type": "GPU"'),
+    ("PLC002", gpus_exhausted, "container_instances", "remainingResources[GPU]", IID, "reserved"),
     ("PLC001", typo_constraint, "services", "placementConstraints[0].expression", "g5.xlarg", "instance_type"),
-    ("CAP001", managed_scaling_off, "capacity_providers", "managedScaling.status", "DISABLED", "status=ENABLED"),
+    ("ASG008", managed_scaling_off, "capacity_providers", "managedScaling.status", "DISABLED", "status=ENABLED"),
     ("ASG001", stockout, "scaling_activities", "StatusMessage", "InsufficientInstanceCapacity", "Availability Zones"),
     ("ASG002", asg_at_max, "auto_scaling_groups", "DesiredCapacity/MaxSize", "1/1", "max_instances"),
     ("ASG005", no_warm_pool, "auto_scaling_groups", "WarmPoolConfiguration", "None", "ecs-gpu deploy"),
     ("ASG006", no_launch_hook, "lifecycle_hooks", "LifecycleHookName", "none", "complete-lifecycle-action fails"),
     ("ASG007", warm_instance_stuck, "warm_pools", f"Instances[{WARM_IID}].LifecycleState", "Warmed:Pending:Wait", "/var/log/ecs-gpu-host-setup.log"),
     ("SVC000", no_service, "services", "serviceName/status", "none", "ecs-gpu deploy"),
-    ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "GPU001"),
-    ("TSK001", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
+    ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "ECS003"),
+    ("SVC002", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
     ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
-    ("MET004", reservation_missing, "services", "runningCount", "0", "GPU003, SVC001, TSK001"),
+    ("MET004", reservation_missing, "services", "runningCount", "0", "PLC002, SVC001, SVC002"),
     ("MET005", concurrency_metric_missing, "metric_data", "Values", "[]", "demand-metric container's log"),
-    ("MET002", alarm_no_data, "alarms", "StateValue", "INSUFFICIENT_DATA", "MET001"),
-    ("MET003", missing_alarm_firing, "alarms", "StateValue", "ALARM", "HOST checks"),
+    ("ALM001", alarm_no_data, "alarms", "StateValue", "INSUFFICIENT_DATA", "MET001"),
+    ("ALM002", missing_alarm_firing, "alarms", "StateValue", "ALARM", "HOST checks"),
     ("SCL001", policy_wrong_metric, "scaling_policies", "CustomizedMetricSpecification", "ECS/GPU", "nobody writes"),
     ("SCL002", scaling_suspended, "scalable_targets", "SuspendedState", "'DynamicScalingOutSuspended': True", "DynamicScalingOutSuspended=false"),
     ("SCL003", service_scaling_failed, "service_scaling_activities", "StatusMessage", "AccessDenied", "StatusMessage"),
     ("SCL004", concurrency_policy_other_series, "scaling_policies", "CustomizedMetricSpecification", "'Value': 'other'", "ecs-gpu deploy"),
     ("SCL005", fast_alarm_other_threshold, "alarms", "Threshold", "24.0", "ecs-gpu deploy"),
-    ("ASG003", host_cpu_policy, "asg_policies", "PredefinedMetricType", "ASGAverageCPUUtilization", "delete-policy"),
-    ("ASG004", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
+    ("SCL006", host_cpu_policy, "asg_policies", "PredefinedMetricType", "ASGAverageCPUUtilization", "delete-policy"),
+    ("LT002", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
     ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),
     ("HOST000", probe_undeliverable, "host_probes", "Status", "Undeliverable", "AmazonSSMManagedInstanceCore"),
     ("HOST001", no_nvidia_smi, "host_probes", "nvidia_smi", "command not found", "GPU-optimized AMI"),
@@ -516,7 +516,7 @@ def test_broken_snapshot_fires_with_evidence_and_fix(
     mine = [f for f in report.findings if f.id == check_id]
     assert mine, f"{check_id} did not fire; findings: {[f.id for f in report.findings]}"
     f = mine[0]
-    assert f.severity == CHECKS_BY_ID[check_id].severity or check_id in ("MET003", "SCL001")
+    assert f.severity == CHECKS_BY_ID[check_id].severity or check_id in ("ALM002", "SCL001")
     assert fix in f.fix
     assert any(e.kind == kind and field in e.field and value in str(e.value) for e in f.evidence), (
         f.evidence
@@ -529,7 +529,7 @@ def test_findings_follow_the_chain_order(healthy: Callable[[], Snap]) -> None:
     no_gpu_registered(s)
     agent_cannot_stat(s)
     ids = [f.id for f in run_checks(s).findings]
-    assert ids.index("GPU001") < ids.index("MET001") < ids.index("HOST002")
+    assert ids.index("ECS003") < ids.index("MET001") < ids.index("HOST002")
 
 
 def test_absent_kind_is_unknown_never_ok(healthy: Callable[[], Snap]) -> None:
@@ -543,7 +543,7 @@ def test_absent_kind_is_unknown_never_ok(healthy: Callable[[], Snap]) -> None:
     assert status["MET001"].missing == ("metric_data",)
     assert status["HOST002"].status == "unknown"
     assert "--probe-hosts" in status["HOST002"].reason
-    assert status["GPU001"].status == "ok"
+    assert status["ECS003"].status == "ok"
 
 
 def test_empty_snapshot_is_all_unknown() -> None:
@@ -654,7 +654,7 @@ def test_cpu_host_of_another_service_is_not_a_gpu_finding(healthy: Callable[[], 
     other["attributes"][0]["value"] = "m7i.large"
     s["container_instances"].append(other)
     validate_snapshot(s)
-    assert not [f for f in run_checks(s).findings if f.id == "GPU001"]
+    assert not [f for f in run_checks(s).findings if f.id == "ECS003"]
 
 
 def _warm_pool_waiting(s: Snap) -> None:
@@ -703,7 +703,7 @@ def test_malformed_snapshot_value_is_unknown_not_a_crash(healthy: Callable[[], S
     s = healthy()
     s["container_instances"] = [{"status": "ACTIVE", "registeredResources": "GPU"}]
     report = run_checks(s)
-    gpu001 = next(r for r in report.results if r.check.id == "GPU001")
+    gpu001 = next(r for r in report.results if r.check.id == "ECS003")
     assert gpu001.status == "unknown" and "mistypes" in gpu001.reason
 
 
@@ -715,10 +715,10 @@ def test_gpu_policy_in_either_form_is_healthy(healthy: Callable[[], Snap]) -> No
         gpu_metric.RESERVATION_ID,
         gpu_metric.TASK_GPU_EXPRESSION_ID,
     ]
-    assert not [f for f in run_checks(s).findings if f.id in ("SCL001", "MET002")]
+    assert not [f for f in run_checks(s).findings if f.id in ("SCL001", "ALM001")]
     as_asg_average(s)
     validate_snapshot(s)
-    assert not [f for f in run_checks(s).findings if f.id in ("SCL001", "MET002")]
+    assert not [f for f in run_checks(s).findings if f.id in ("SCL001", "ALM001")]
 
 
 def test_plain_policy_on_a_series_nobody_writes_fires(healthy: Callable[[], Snap]) -> None:
@@ -748,7 +748,7 @@ def test_metric_math_alarm_without_data_is_a_gpu_alarm(healthy: Callable[[], Sna
     s = healthy()
     alarm_no_data(s)
     assert "Metrics" in s["alarms"][0]
-    assert [f.id for f in run_checks(s).findings if f.id == "MET002"] == ["MET002"]
+    assert [f.id for f in run_checks(s).findings if f.id == "ALM001"] == ["ALM001"]
 
 
 def _group_targets_reservation(s: Snap, preference: str) -> None:
@@ -762,17 +762,17 @@ def test_reservation_targeted_by_the_group_first_is_healthy(healthy: Callable[[]
     s = healthy()
     _group_targets_reservation(s, "capacity-reservations-first")
     validate_snapshot(s)
-    assert not [f for f in run_checks(s).findings if f.id == "ASG004"]
+    assert not [f for f in run_checks(s).findings if f.id == "LT002"]
     # The group's preference wins over a leftover launch-template target.
     lt_targets_reservation(s)
-    assert not [f for f in run_checks(s).findings if f.id == "ASG004"]
+    assert not [f for f in run_checks(s).findings if f.id == "LT002"]
 
 
 def test_reservation_only_group_cannot_grow(healthy: Callable[[], Snap]) -> None:
     s = healthy()
     _group_targets_reservation(s, "capacity-reservations-only")
     validate_snapshot(s)
-    (f,) = [f for f in run_checks(s).findings if f.id == "ASG004"]
+    (f,) = [f for f in run_checks(s).findings if f.id == "LT002"]
     assert f.evidence[0].value == "capacity-reservations-only"
     assert NAMES.asg in f.fix and "capacity-reservations-first" in f.fix
 
@@ -788,7 +788,7 @@ def test_full_reservation_launch_failure_names_the_group_preference(
     )
     validate_snapshot(s)
     f = next(f for f in run_checks(s).findings if f.id == "ASG001")
-    assert "capacity-reservations-first" in f.fix and "ASG004" in f.fix
+    assert "capacity-reservations-first" in f.fix and "LT002" in f.fix
 
 
 def _met004(s: Snap) -> list[Any]:
@@ -872,24 +872,24 @@ def test_an_event_without_a_timestamp_sorts_last_not_unknown(healthy: Callable[[
     assert result.status == "finding", result.reason
 
 
-def test_met003_says_nobody_was_told_when_the_alarm_has_no_actions(
+def test_alm002_says_nobody_was_told_when_the_alarm_has_no_actions(
     healthy: Callable[[], Snap],
 ) -> None:
     s = healthy()
     missing_alarm_firing(s)
-    (f,) = [f for f in run_checks(s).findings if f.id == "MET003"]
+    (f,) = [f for f in run_checks(s).findings if f.id == "ALM002"]
     assert "Nobody was told" in f.fix and "[alerts]" in f.fix
     assert any(e.kind == "alarms" and e.field == "AlarmActions" for e in f.evidence)
 
 
-def test_met003_with_a_topic_does_not_ask_for_alerts(healthy: Callable[[], Snap]) -> None:
+def test_alm002_with_a_topic_does_not_ask_for_alerts(healthy: Callable[[], Snap]) -> None:
     s = healthy()
     missing_alarm_firing(s)
     topic = "arn:aws:sns:us-east-1:123456789012:gpu-alerts"
     s["alarms"][2]["AlarmActions"] = [topic]
     s["alarms"][2]["OKActions"] = [topic]
     validate_snapshot(s)
-    (f,) = [f for f in run_checks(s).findings if f.id == "MET003"]
+    (f,) = [f for f in run_checks(s).findings if f.id == "ALM002"]
     assert "--probe-hosts" in f.fix
     assert "[alerts]" not in f.fix
     assert not any(e.field == "AlarmActions" for e in f.evidence)
@@ -980,7 +980,7 @@ def test_concurrency_series_of_an_idle_service_is_a_warning(healthy: Callable[[]
     assert f.severity == "warning" and "scaled to 0" in f.fix
     s["services"][0]["desiredCount"] = 1
     f = next(f for f in run_checks(s).findings if f.id == "MET005")
-    assert f.severity == "error" and "GPU003, SVC001, TSK001" in f.fix
+    assert f.severity == "error" and "PLC002, SVC001, SVC002" in f.fix
 
 
 def test_concurrency_series_absent_from_an_old_snapshot_is_unknown(
@@ -1348,25 +1348,25 @@ def test_doctor_expects_what_the_template_deploys() -> None:
         )
 
 
-def test_concurrency_alarm_without_data_is_met002(healthy: Callable[[], Snap]) -> None:
+def test_concurrency_alarm_without_data_is_alm001(healthy: Callable[[], Snap]) -> None:
     s = healthy()
     concurrency_alarm_no_data(s)
-    findings = _found(s, "MET002")
+    findings = _found(s, "ALM001")
     assert len(findings) == 2  # AlarmHigh and AlarmLow of the concurrency policy
     f = findings[0]
     assert (f.severity, f.title) == ("error", "Concurrency scaling alarm has no data")
     assert f.evidence[0].value == "INSUFFICIENT_DATA" and "AlarmHigh" in f.evidence[0].id
     assert "MET005" in f.fix and demand_metric.SIDECAR_NAME in f.fix
-    # The fast path's own alarm without data is SCL005's warning, not MET002.
+    # The fast path's own alarm without data is SCL005's warning, not ALM001.
     s = healthy()
     as_concurrency(s)
     _fast_alarm(s)["StateValue"] = "INSUFFICIENT_DATA"
-    assert _found(s, "MET002") == []
+    assert _found(s, "ALM001") == []
     # Without the policies those alarms cannot be told apart: unknown, not ok.
     s = healthy()
     concurrency_alarm_no_data(s)
     del s["scaling_policies"]
-    met002 = next(r for r in run_checks(s).results if r.check.id == "MET002")
+    met002 = next(r for r in run_checks(s).results if r.check.id == "ALM001")
     assert met002.status == "unknown" and "scaling_policies" in met002.reason
 
 
@@ -1387,7 +1387,7 @@ def test_no_service_is_an_error_and_the_checks_that_read_it_are_unknown(
     assert [f.id for f in report.findings] == ["SVC000"]
     assert report.has_error
     status = _status(s)
-    for check_id in ("GPU002", "PLC001", "SVC001", "ASG002"):
+    for check_id in ("TD002", "PLC001", "SVC001", "ASG002"):
         assert status[check_id].status == "unknown", check_id
         assert "SVC000" in status[check_id].reason
 
@@ -1418,37 +1418,37 @@ def test_a_missing_cluster_is_svc000(healthy: Callable[[], Snap]) -> None:
     assert f.evidence[0].kind == "clusters" and f.evidence[0].value == "none"
 
 
-def test_no_capacity_provider_is_cap001(healthy: Callable[[], Snap]) -> None:
+def test_no_capacity_provider_is_asg008(healthy: Callable[[], Snap]) -> None:
     s = healthy()
     s["capacity_providers"] = []
     s["clusters"][0]["capacityProviders"] = []
     s["services"][0]["capacityProviderStrategy"] = []
     s[COLLECTION_KEY]["target"]["capacity_provider"] = None
     validate_snapshot(s)
-    f = next(f for f in run_checks(s).findings if f.id == "CAP001")
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
     assert f.severity == "error" and f.title == "No capacity provider grows the fleet"
     assert f.evidence[0].value == "none" and "ecs-gpu deploy" in f.fix
     # A provider with no group (or one being deleted) grows nothing either.
     s = healthy()
     s["capacity_providers"][0]["status"] = "INACTIVE"
-    f = next(f for f in run_checks(s).findings if f.id == "CAP001")
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
     assert f.title == "No capacity provider grows the fleet"
     assert f"the service asks for {NAMES.capacity_provider}" in f.fix
 
 
-def test_a_capacity_provider_or_its_group_that_is_gone_is_cap001(
+def test_a_capacity_provider_or_its_group_that_is_gone_is_asg008(
     healthy: Callable[[], Snap],
 ) -> None:
     s = healthy()
     s["auto_scaling_groups"] = []
-    f = next(f for f in run_checks(s).findings if f.id == "CAP001")
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
     assert f.title == "The capacity provider's Auto Scaling group does not exist"
     assert NAMES.asg in f.fix
     s = healthy()
     s["services"][0]["capacityProviderStrategy"].append(
         {"capacityProvider": "gone", "weight": 1, "base": 0}
     )
-    f = next(f for f in run_checks(s).findings if f.id == "CAP001")
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
     assert f.title == "The service's capacity provider does not exist" and "gone" in f.fix
 
 
@@ -1474,15 +1474,15 @@ def test_no_probed_instance_leaves_host000_unknown(healthy: Callable[[], Snap]) 
     assert _status(s)["HOST000"].status == "unknown"
 
 
-def test_a_scaling_policys_deleted_alarm_is_met002(healthy: Callable[[], Snap]) -> None:
+def test_a_scaling_policys_deleted_alarm_is_alm001(healthy: Callable[[], Snap]) -> None:
     s = healthy()
     s["alarms"] = [a for a in s["alarms"] if not a["AlarmName"].startswith("TargetTracking-")]
     validate_snapshot(s)
-    f = next(f for f in run_checks(s).findings if f.id == "MET002")
+    f = next(f for f in run_checks(s).findings if f.id == "ALM001")
     assert f.title == "The scaling policy's alarm does not exist" and f.severity == "error"
     assert f.evidence[0].id == "gpu" and "ecs-gpu deploy" in f.fix
-    # The CPU policy and the fast path's step policy are not MET002's.
+    # The CPU policy and the fast path's step policy are not ALM001's.
     s = healthy()
     as_concurrency(s)
     s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != FAST_ALARM]
-    assert "MET002" not in {f.id for f in run_checks(s).findings}
+    assert "ALM001" not in {f.id for f in run_checks(s).findings}

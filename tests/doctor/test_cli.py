@@ -49,7 +49,7 @@ def test_healthy_snapshot_offline_exits_0(
     assert code == 0
     data = json.loads(out)
     assert data["findings"] == [] and data["unknown"] == [] and data["missing_permissions"] == []
-    assert "GPU001" in data["ok"]
+    assert "ECS003" in data["ok"]
 
 
 def test_bare_json_prints_only_the_report_on_stdout(
@@ -57,7 +57,7 @@ def test_bare_json_prints_only_the_report_on_stdout(
 ) -> None:
     code, out, _ = _run(capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json")
     assert code == 0
-    assert "GPU001" in json.loads(out)["ok"]
+    assert "ECS003" in json.loads(out)["ok"]
 
 
 def test_broken_snapshot_exits_1_with_findings(
@@ -132,7 +132,7 @@ def test_denied_permission_without_error_exits_3(
     assert code == 3
     data = json.loads(out)
     assert data["missing_permissions"][0]["permission"] == "cloudwatch:DescribeAlarms"
-    assert {u["id"] for u in data["unknown"]} == {"MET002", "MET003"}
+    assert {u["id"] for u in data["unknown"]} == {"ALM001", "ALM002"}
 
 
 @pytest.mark.parametrize(
@@ -264,7 +264,7 @@ def test_fields_unknown_to_botocore_are_accepted_and_checks_run(
     data = json.loads(out)
     _, reference, _ = _run(capsys, "--from-snapshot", _write(tmp_path, healthy()), "--json", "-")
     assert data == json.loads(reference)
-    assert "GPU001" in data["ok"] and data["unknown"] == []
+    assert "ECS003" in data["ok"] and data["unknown"] == []
     # The same snapshot with one of them broken still runs the checks on the rest: a
     # known field beside unknown ones keeps its type check.
     snap["instances"][0]["InstanceId"] = 7
@@ -642,7 +642,7 @@ def test_a_snapshot_with_no_service_exits_1_naming_svc000(
     assert code == 1
     data = json.loads(out)
     assert [f["id"] for f in data["findings"]] == ["SVC000"]
-    assert "GPU002" in {u["id"] for u in data["unknown"]}
+    assert "TD002" in {u["id"] for u in data["unknown"]}
 
 
 def test_an_endpoint_answering_junk_exits_3_naming_it(

@@ -213,9 +213,9 @@ def test_access_denied_on_one_api_leaves_only_its_checks_unknown(session: boto3.
     ]
     report = run_checks(snap)
     status = {r.check.id: r for r in report.results}
-    assert status["ASG003"].status == "unknown"
-    assert "autoscaling:DescribePolicies" in status["ASG003"].reason
-    assert status["GPU001"].status == "ok" and status["MET001"].status == "ok"
+    assert status["SCL006"].status == "unknown"
+    assert "autoscaling:DescribePolicies" in status["SCL006"].reason
+    assert status["ECS003"].status == "ok" and status["MET001"].status == "ok"
     assert report.as_dict()["missing_permissions"][0]["permission"] == (
         "autoscaling:DescribePolicies"
     )

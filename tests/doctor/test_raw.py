@@ -130,7 +130,7 @@ def test_a_broken_raw_snapshot_finds_what_is_broken(
     )
     path = _write(tmp_path, as_cli_output(snap))
     assert main(["doctor", "--from-snapshot", path, "--json", "-"]) == 1
-    assert [f["id"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["CAP001"]
+    assert [f["id"] for f in json.loads(capsys.readouterr().out)["findings"]] == ["ASG008"]
 
 
 def test_only_services_is_enough_to_diagnose(

@@ -94,7 +94,7 @@ def _missing_policy_alarms(s: Snapshot, c: Check) -> list[Finding]:
 
 
 @check(
-    "MET002",
+    "ALM001",
     link="alarm",
     severity="error",
     title="GPU scaling alarm has no data",
@@ -147,7 +147,7 @@ def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
 
 
 @check(
-    "MET003",
+    "ALM002",
     link="alarm",
     severity="error",
     title="GPU missing-metric alarm is firing",

@@ -20,7 +20,7 @@ from ecs_gpu.naming import Names
 
 
 @check(
-    "CAP001",
+    "ASG008",
     link="capacity",
     severity="error",
     title="Capacity provider cannot grow the fleet",
@@ -216,7 +216,7 @@ def _asg_launch_failed(s: Snapshot, c: Check) -> list[Finding]:
         elif any(k in msg for k in _RESERVATION_FULL):
             fix = (
                 "The launch targeted a Capacity Reservation that is full. Target it from the "
-                f"group with {ODCR_FIRST} (redeploy with `ecs-gpu deploy`; see ASG004), so "
+                f"group with {ODCR_FIRST} (redeploy with `ecs-gpu deploy`; see LT002), so "
                 "launches beyond the reservation run On-Demand."
             )
         elif any(k in msg for k in _QUOTA):

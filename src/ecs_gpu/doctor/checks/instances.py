@@ -50,7 +50,7 @@ def _ecs_instances(s: Snapshot, c: Check) -> list[Finding]:
     else:
         fix = (
             "No instance is running: the capacity provider has not launched one or the launch "
-            "failed. Read the Auto Scaling checks below (ASG001 launch failures, CAP001 managed "
+            "failed. Read the Auto Scaling checks below (ASG001 launch failures, ASG008 managed "
             "scaling) and check the ASG's MaxSize."
         )
     return [c.finding(ev, fix)]
@@ -90,7 +90,7 @@ def _meant_for_gpu(s: Snapshot, ci: dict[str, Any]) -> bool:
 
 
 @check(
-    "GPU001",
+    "ECS003",
     link="instances",
     severity="error",
     title="Container instance registers no GPU",

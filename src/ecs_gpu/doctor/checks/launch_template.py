@@ -141,7 +141,7 @@ def _launched_lt_data(s: Snapshot, g: dict[str, Any]) -> tuple[str, int, dict[st
 
 
 @check(
-    "ASG004",
+    "LT002",
     link="launch_template",
     severity="warning",
     title="Scale-out cannot pass the capacity reservation",

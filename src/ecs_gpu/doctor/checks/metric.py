@@ -67,7 +67,7 @@ def _metric_published(s: Snapshot, c: Check) -> list[Finding]:
                 evidence,
                 f"{missing}. No scaling policy reads it ({why}), so the task count does not "
                 "depend on it: only the dashboard's GPU panels (empty) and the missing-metric "
-                f"alarm {alarm} (MET003 once it fires) read it. {agent}",
+                f"alarm {alarm} (ALM002 once it fires) read it. {agent}",
                 title="The GPU metric is not published (no policy reads it)",
                 severity="warning",
             )
@@ -122,7 +122,7 @@ def _tracked_signal_empty(s: Snapshot, c: Check) -> list[Finding]:
     if running == 0 and desired:
         why = (
             f"the service wants {desired} task(s) but runs none, and {only_running}. Fix why "
-            "its tasks do not start first (the checks above: GPU003, SVC001, TSK001)."
+            "its tasks do not start first (the checks above: PLC002, SVC001, SVC002)."
         )
     elif running == 0:
         why = (
@@ -197,7 +197,7 @@ def _concurrency_published(s: Snapshot, c: Check) -> list[Finding]:
     running, desired = svc.get("runningCount"), svc.get("desiredCount")
     if not running:
         why = "no task runs, so no sidecar publishes" + (
-            ": fix why the tasks do not start first (GPU003, SVC001, TSK001)."
+            ": fix why the tasks do not start first (PLC002, SVC001, SVC002)."
             if desired
             else " (the service is scaled to 0; its first task will bring the series)."
         )

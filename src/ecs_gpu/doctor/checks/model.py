@@ -31,15 +31,20 @@ class Finding:
     title: str
     evidence: tuple[Evidence, ...]
     fix: str
+    # The check's former ids (registry.FORMERLY), for consumers of the old ones.
+    formerly: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "severity": self.severity,
             "title": self.title,
             "evidence": [e.as_dict() for e in self.evidence],
             "fix": self.fix,
         }
+        if self.formerly:
+            out["formerly"] = list(self.formerly)
+        return out
 
 
 class Unknown(Exception):
@@ -58,6 +63,8 @@ class Check:
     requires: tuple[str, ...]
     fn: CheckFn
     doc: str = ""
+    # Ids this check had before it moved to its module's prefix (registry.FORMERLY).
+    formerly: tuple[str, ...] = ()
 
     def finding(
         self,
@@ -68,7 +75,12 @@ class Check:
         severity: Severity | None = None,
     ) -> Finding:
         return Finding(
-            self.id, severity or self.severity, title or self.title, tuple(evidence), fix
+            self.id,
+            severity or self.severity,
+            title or self.title,
+            tuple(evidence),
+            fix,
+            self.formerly,
         )
 
 
@@ -115,6 +127,7 @@ class Report:
                     "title": r.check.title,
                     "missing": list(r.missing),
                     "reason": r.reason,
+                    **({"formerly": list(r.check.formerly)} if r.check.formerly else {}),
                 }
                 for r in self.unknown
             ],

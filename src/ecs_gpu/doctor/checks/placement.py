@@ -21,7 +21,7 @@ from ecs_gpu.doctor.snapshot import Snapshot
 
 
 @check(
-    "GPU003",
+    "PLC002",
     link="placement",
     severity="error",
     title="All GPUs are reserved",
@@ -39,7 +39,7 @@ def _gpus_exhausted(s: Snapshot, c: Check) -> list[Finding]:
             need = max(need, gpus_per_task(td))
     registered = sum(resource_gpus(ci.get("registeredResources", [])) for ci in active)
     if registered == 0:
-        return []  # GPU001 already says no GPU is registered
+        return []  # ECS003 already says no GPU is registered
     remaining = {
         ci["ec2InstanceId"]: resource_gpus(ci.get("remainingResources", [])) for ci in active
     }
@@ -59,7 +59,7 @@ def _gpus_exhausted(s: Snapshot, c: Check) -> list[Finding]:
             ],
             f"All {registered} registered GPUs are reserved and a task needs {need}: ECS pins "
             "whole GPUs, so no free CPU or memory helps. The capacity provider should add an "
-            "instance; if it does not, read CAP001/ASG001 below, or raise [capacity] "
+            "instance; if it does not, read ASG008/ASG001 below, or raise [capacity] "
             "max_instances.",
         )
     ]

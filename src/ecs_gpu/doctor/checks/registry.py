@@ -6,10 +6,16 @@ the chain when a GPU task never starts or the fleet never scales (seeds/001
 "When the task never starts", seeds/000 Act II), so the report prints the
 first broken link first. Within a link, checks keep the order in which
 their module registers them.
+
+A check's id names its module: each link is one module, ``checks/<link>.py``,
+and its ids start with that link's :data:`PREFIXES` entry. Ids moved to the
+right prefix keep their old spelling in :data:`FORMERLY`, so a ``--json``
+consumer or a docs link that knows the old id still finds the check.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Final
 
@@ -30,7 +36,46 @@ CHAIN: Final[dict[str, str]] = {
     "stack": "the CloudFormation stack",
 }
 
+# link (= module under doctor/checks/) -> the id prefix of its checks.
+PREFIXES: Final[dict[str, str]] = {
+    "instances": "ECS",
+    "task": "TD",
+    "placement": "PLC",
+    "capacity": "ASG",
+    "service": "SVC",
+    "metric": "MET",
+    "alarm": "ALM",
+    "scaling": "SCL",
+    "launch_template": "LT",
+    "host": "HOST",
+    "stack": "STK",
+}
+# old id -> its id now: checks renamed to their module's prefix. Findings
+# carry the new id and list the old one under "formerly" (docs/doctor.md
+# keeps an anchor for each old id).
+FORMERLY: Final[dict[str, str]] = {
+    "GPU001": "ECS003",
+    "GPU002": "TD002",
+    "GPU003": "PLC002",
+    "CAP001": "ASG008",
+    "TSK001": "SVC002",
+    "MET002": "ALM001",
+    "MET003": "ALM002",
+    "ASG003": "SCL006",
+    "ASG004": "LT002",
+}
+
 _REGISTERED: list[Check] = []
+
+
+def resolve(check_id: str) -> str:
+    """The id a check has now, given its id or a former one."""
+    return FORMERLY.get(check_id, check_id)
+
+
+def former_ids(check_id: str) -> tuple[str, ...]:
+    """The ids ``check_id`` had before (empty for a check never renamed)."""
+    return tuple(old for old, new in FORMERLY.items() if new == check_id)
 
 
 def check(
@@ -47,9 +92,17 @@ def check(
     def register(fn: CheckFn) -> CheckFn:
         if link not in CHAIN:
             raise ValueError(f"check {id}: link {link!r} is not in CHAIN {list(CHAIN)}")
+        module = fn.__module__.rsplit(".", 1)[-1]
+        if module != link or not re.fullmatch(rf"{PREFIXES[link]}\d{{3}}", id):
+            raise ValueError(
+                f"check {id} in {module}.py on link {link!r}: a link's checks live in "
+                f"checks/<link>.py with ids {PREFIXES[link]}NNN (registry.PREFIXES)"
+            )
         if any(c.id == id for c in _REGISTERED):
             raise ValueError(f"check {id} is registered twice")
-        _REGISTERED.append(Check(id, link, severity, title, tuple(requires), fn, doc))
+        _REGISTERED.append(
+            Check(id, link, severity, title, tuple(requires), fn, doc, former_ids(id))
+        )
         return fn
 
     return register

@@ -381,7 +381,7 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
 
 
 @check(
-    "ASG003",
+    "SCL006",
     link="scaling",
     severity="error",
     title="Another policy sizes the GPU ASG",

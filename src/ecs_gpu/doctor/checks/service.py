@@ -136,8 +136,8 @@ def _service_events(s: Snapshot, c: Check) -> list[Finding]:
                         (
                             "ECS found no instance with a free GPU for the task. Work down the "
                             "checks above: instances registered (ECS001), GPUs registered "
-                            "(GPU001), GPUs all reserved (GPU003), placement constraint (PLC001), "
-                            "then the ASG (CAP001, ASG001)."
+                            "(ECS003), GPUs all reserved (PLC002), placement constraint (PLC001), "
+                            "then the ASG (ASG008, ASG001)."
                             if gpu
                             else "No instance met the task's requirements (CPU, memory, ports, "
                             "constraint): compare the task size with the instance type and read "
@@ -174,7 +174,7 @@ def _task_fix(reason: str) -> str:
 
 
 @check(
-    "TSK001",
+    "SVC002",
     link="service",
     severity="error",
     title="The service's tasks keep failing",

@@ -17,7 +17,7 @@ from ecs_gpu.doctor.snapshot import Snapshot
 
 
 @check(
-    "GPU002",
+    "TD002",
     link="task",
     severity="error",
     title="Task definition reserves no GPU",
