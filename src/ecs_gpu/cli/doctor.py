@@ -214,7 +214,6 @@ def _collect(
     profile: str | None,
     probe_hosts: bool,
 ) -> facts.Snapshot:
-    from dataclasses import replace
 
     from ecs_gpu.aws.clients import make_session
     from ecs_gpu.spec import load_spec
@@ -226,9 +225,8 @@ def _collect(
         # The names deploy gave SPEC as that stack (operate's derivation); the
         # stack itself keeps the name given, hashed base or not.
         names = names_of(loaded, stack)
-        target = replace(
-            facts.Target.from_spec(loaded, names),
-            stack=stack_of(loaded, stack),
+        target = facts.Target.from_spec(loaded, names).model_copy(
+            update={"stack": stack_of(loaded, stack)}
         )
     elif stack is not None:
         raise BadInputError(

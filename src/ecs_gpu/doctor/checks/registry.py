@@ -92,14 +92,14 @@ def check(
     def register(fn: CheckFn) -> CheckFn:
         if link not in CHAIN:
             raise ValueError(f"check {id}: link {link!r} is not in CHAIN {list(CHAIN)}")
+        if any(c.id == id for c in _REGISTERED):
+            raise ValueError(f"check {id} is registered twice")
         module = fn.__module__.rsplit(".", 1)[-1]
         if module != link or not re.fullmatch(rf"{PREFIXES[link]}\d{{3}}", id):
             raise ValueError(
                 f"check {id} in {module}.py on link {link!r}: a link's checks live in "
                 f"checks/<link>.py with ids {PREFIXES[link]}NNN (registry.PREFIXES)"
             )
-        if any(c.id == id for c in _REGISTERED):
-            raise ValueError(f"check {id} is registered twice")
         _REGISTERED.append(
             Check(id, link, severity, title, tuple(requires), fn, doc, former_ids(id))
         )

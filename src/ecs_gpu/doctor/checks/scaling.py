@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.doctor.checks.common import (
@@ -270,7 +270,36 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
     if "alarms" not in s:
         raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
     cluster, service = demand_names(s)
-    want = (
+    want = _fast_path_wanted(cluster, service, threshold)
+    steps = [p for p in s["scaling_policies"] if p.get("PolicyType") == "StepScaling"]
+    if not steps:
+        if not from_spec:
+            raise Unknown(
+                "the service has no StepScaling policy, and without the spec doctor cannot "
+                "tell whether it should ([scaling] fast_scale_out): run `ecs-gpu doctor SPEC`"
+            )
+        return [_missing_step_policy(s, c, threshold, want)]
+    good: list[dict[str, Any]] = []
+    bad: list[Finding] = []
+    for p in steps:
+        matching, wrong = _step_policy_alarms(s, c, p, (cluster, service), threshold, want)
+        good += matching
+        bad += wrong
+    if not good:
+        return bad
+    return [
+        _fast_alarm_without_data(c, a) for a in good if a.get("StateValue") == "INSUFFICIENT_DATA"
+    ]
+
+
+_REDEPLOY_FAST_PATH: Final = (
+    "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
+)
+
+
+def _fast_path_wanted(cluster: str, service: str, threshold: float | None) -> str:
+    """The alarm the fast path needs, in words: series, statistic, period, threshold."""
+    return (
         f"{demand_metric.NAMESPACE}/{demand_metric.METRIC_NAME} "
         f"({demand_metric.cli_dimensions(cluster, service)}), statistic {fast_path.STATISTIC}, "
         f"period {fast_path.ALARM_PERIOD_S} s, threshold "
@@ -280,104 +309,103 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
             else "[scaling] panic_threshold_percent of target_concurrency_per_task"
         )
     )
-    redeploy = (
-        "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
+
+
+def _missing_step_policy(s: Snapshot, c: Check, threshold: float | None, want: str) -> Finding:
+    """The spec deploys the fast path, and the service has no StepScaling policy."""
+    return c.finding(
+        [
+            Evidence(
+                "scaling_policies",
+                collection_target(s).get("service") or "?",
+                "PolicyType",
+                {p.get("PolicyName", "?"): p.get("PolicyType") for p in s["scaling_policies"]},
+            ),
+            Evidence("_collection", "target", "fast_path_threshold", threshold),
+        ],
+        "The spec deploys the fast path (a StepScaling policy invoked by an alarm on "
+        f"{want}), but the service has no StepScaling policy: a load step waits for "
+        "target tracking's one-minute datapoints, minutes, before a task is added. "
+        + _REDEPLOY_FAST_PATH,
+        title="The fast path's StepScaling policy is missing",
     )
-    steps = [p for p in s["scaling_policies"] if p.get("PolicyType") == "StepScaling"]
-    if not steps:
-        if not from_spec:
-            raise Unknown(
-                "the service has no StepScaling policy, and without the spec doctor cannot "
-                "tell whether it should ([scaling] fast_scale_out): run `ecs-gpu doctor SPEC`"
-            )
-        return [
+
+
+def _step_policy_alarms(
+    s: Snapshot,
+    c: Check,
+    p: dict[str, Any],
+    names: tuple[str, str],
+    threshold: float | None,
+    want: str,
+) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """One step policy's alarms: those as the fast path needs them, and a finding per other.
+
+    ``names``: the (cluster, service) the concurrency series is written under.
+    """
+    pname = p.get("PolicyName", "?")
+    alarm_names, alarms = policy_alarms(s, p)
+    if not alarm_names:
+        return [], [
             c.finding(
-                [
-                    Evidence(
-                        "scaling_policies",
-                        target.get("service") or "?",
-                        "PolicyType",
-                        {
-                            p.get("PolicyName", "?"): p.get("PolicyType")
-                            for p in s["scaling_policies"]
-                        },
-                    ),
-                    Evidence("_collection", "target", "fast_path_threshold", threshold),
-                ],
-                "The spec deploys the fast path (a StepScaling policy invoked by an alarm on "
-                f"{want}), but the service has no StepScaling policy: a load step waits for "
-                "target tracking's one-minute datapoints, minutes, before a task is added. "
-                + redeploy,
-                title="The fast path's StepScaling policy is missing",
+                [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
+                f"No alarm invokes the step policy {pname}, so the fast path never runs. "
+                f"It needs an alarm on {want}. " + _REDEPLOY_FAST_PATH,
+                title="No alarm invokes the fast path's step policy",
             )
         ]
     good: list[dict[str, Any]] = []
     bad: list[Finding] = []
-    for p in steps:
-        pname = p.get("PolicyName", "?")
-        names, alarms = policy_alarms(s, p)
-        if not names:
+    collected = {a.get("AlarmName") for a in alarms}
+    for name in alarm_names:
+        if name not in collected:
             bad.append(
                 c.finding(
-                    [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
-                    f"No alarm invokes the step policy {pname}, so the fast path never runs. "
-                    f"It needs an alarm on {want}. " + redeploy,
-                    title="No alarm invokes the fast path's step policy",
+                    [
+                        Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", [])),
+                        Evidence("alarms", name, "AlarmName", None),
+                    ],
+                    f"The step policy {pname} names the alarm {name}, but DescribeAlarms "
+                    "did not return it (deleted?), so nothing invokes the fast path. "
+                    + _REDEPLOY_FAST_PATH,
+                    title="The fast path's alarm does not exist",
                 )
             )
+    for a in alarms:
+        diffs = fast_path.alarm_differences(a, *names, threshold)
+        if not diffs:
+            good.append(a)
             continue
-        collected = {a.get("AlarmName") for a in alarms}
-        for name in names:
-            if name not in collected:
-                bad.append(
-                    c.finding(
-                        [
-                            Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", [])),
-                            Evidence("alarms", name, "AlarmName", None),
-                        ],
-                        f"The step policy {pname} names the alarm {name}, but DescribeAlarms "
-                        "did not return it (deleted?), so nothing invokes the fast path. "
-                        + redeploy,
-                        title="The fast path's alarm does not exist",
-                    )
-                )
-        for a in alarms:
-            diffs = fast_path.alarm_differences(a, cluster, service, threshold)
-            if not diffs:
-                good.append(a)
-                continue
-            name = a.get("AlarmName", "?")
-            bad.append(
-                c.finding(
-                    [Evidence("alarms", name, field, value) for field, value, _ in diffs],
-                    f"The alarm {name} that invokes the step policy {pname} watches "
-                    f"{'; '.join(d[2] for d in diffs)}. The fast path needs {want}: on another "
-                    "series it never fires, and at another period or threshold it fires at a "
-                    "load or pace the spec did not ask for. " + redeploy,
-                )
+        name = a.get("AlarmName", "?")
+        bad.append(
+            c.finding(
+                [Evidence("alarms", name, field, value) for field, value, _ in diffs],
+                f"The alarm {name} that invokes the step policy {pname} watches "
+                f"{'; '.join(d[2] for d in diffs)}. The fast path needs {want}: on another "
+                "series it never fires, and at another period or threshold it fires at a "
+                "load or pace the spec did not ask for. " + _REDEPLOY_FAST_PATH,
             )
-    if not good:
-        return bad
-    return [
-        c.finding(
-            [
-                Evidence("alarms", a.get("AlarmName", "?"), "StateValue", a.get("StateValue")),
-                Evidence("alarms", a.get("AlarmName", "?"), "StateReason", a.get("StateReason")),
-                Evidence(
-                    "alarms", a.get("AlarmName", "?"), "TreatMissingData", a.get("TreatMissingData")
-                ),
-            ],
-            f"The fast path's alarm {a.get('AlarmName')} has no data, so its step policy "
-            "cannot run and a load step waits for target tracking. A new alarm starts so and "
-            "leaves it at its first evaluation; one deployed with TreatMissingData notBreaching "
-            "goes OK even while the series is silent. If it stays: check that the series "
-            "arrives (MET005) and redeploy with `ecs-gpu deploy`, which sets notBreaching.",
-            title="The fast path's alarm has no data",
-            severity="warning",
         )
-        for a in good
-        if a.get("StateValue") == "INSUFFICIENT_DATA"
-    ]
+    return good, bad
+
+
+def _fast_alarm_without_data(c: Check, a: dict[str, Any]) -> Finding:
+    """The fast path's alarm is right but INSUFFICIENT_DATA: a warning."""
+    name = a.get("AlarmName", "?")
+    return c.finding(
+        [
+            Evidence("alarms", name, "StateValue", a.get("StateValue")),
+            Evidence("alarms", name, "StateReason", a.get("StateReason")),
+            Evidence("alarms", name, "TreatMissingData", a.get("TreatMissingData")),
+        ],
+        f"The fast path's alarm {a.get('AlarmName')} has no data, so its step policy "
+        "cannot run and a load step waits for target tracking. A new alarm starts so and "
+        "leaves it at its first evaluation; one deployed with TreatMissingData notBreaching "
+        "goes OK even while the series is silent. If it stays: check that the series "
+        "arrives (MET005) and redeploy with `ecs-gpu deploy`, which sets notBreaching.",
+        title="The fast path's alarm has no data",
+        severity="warning",
+    )
 
 
 @check(
