@@ -13,7 +13,7 @@ import pytest
 from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.errors import BadInputError
 
-from .test_checks import CASES
+from .checks.cases import CASES
 
 Snap = dict[str, Any]
 

@@ -1,6 +1,6 @@
 """Build a GPU deployment inside moto (server mode), plus hooks for what moto lacks.
 
-Shared by tests/doctor/test_facts.py and benchmarks/bench_doctor.py. What
+Shared by tests/aws/test_facts.py and benchmarks/bench_doctor.py. What
 moto 5.2 does not model, and how it is supplied here (each through a botocore
 event hook on the session, so the collector's real clients and paginators
 still make every call):

@@ -22,6 +22,14 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 
+from doctor import world
+from doctor.snapshots import (
+    concurrency_spec,
+    probe_output,
+    validate_response,
+    validate_snapshot,
+    warm_pool_spec,
+)
 from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
@@ -30,15 +38,6 @@ from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import run_checks
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.spec import parse_spec
-
-from . import world
-from .snapshots import (
-    concurrency_spec,
-    probe_output,
-    validate_response,
-    validate_snapshot,
-    warm_pool_spec,
-)
 
 TARGET = facts.Target.from_names(world.NAMES)
 

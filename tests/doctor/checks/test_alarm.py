@@ -1,0 +1,88 @@
+"""Link checks of doctor/checks/alarm.py (the breakage of each check is in cases.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ecs_gpu import demand_metric
+from ecs_gpu.doctor.checks import run_checks
+
+from ..snapshots import (
+    FAST_ALARM,
+    as_concurrency,
+    validate_snapshot,
+)
+from .cases import (
+    Snap,
+    _fast_alarm,
+    _found,
+    alarm_no_data,
+    concurrency_alarm_no_data,
+    missing_alarm_firing,
+)
+
+
+def test_metric_math_alarm_without_data_is_a_gpu_alarm(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    alarm_no_data(s)
+    assert "Metrics" in s["alarms"][0]
+    assert [f.id for f in run_checks(s).findings if f.id == "ALM001"] == ["ALM001"]
+
+
+def test_alm002_says_nobody_was_told_when_the_alarm_has_no_actions(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    missing_alarm_firing(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "ALM002"]
+    assert "Nobody was told" in f.fix and "[alerts]" in f.fix
+    assert any(e.kind == "alarms" and e.field == "AlarmActions" for e in f.evidence)
+
+
+def test_alm002_with_a_topic_does_not_ask_for_alerts(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    missing_alarm_firing(s)
+    topic = "arn:aws:sns:us-east-1:123456789012:gpu-alerts"
+    s["alarms"][2]["AlarmActions"] = [topic]
+    s["alarms"][2]["OKActions"] = [topic]
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "ALM002"]
+    assert "--probe-hosts" in f.fix
+    assert "[alerts]" not in f.fix
+    assert not any(e.field == "AlarmActions" for e in f.evidence)
+
+
+def test_concurrency_alarm_without_data_is_alm001(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    concurrency_alarm_no_data(s)
+    findings = _found(s, "ALM001")
+    assert len(findings) == 2  # AlarmHigh and AlarmLow of the concurrency policy
+    f = findings[0]
+    assert (f.severity, f.title) == ("error", "Concurrency scaling alarm has no data")
+    assert f.evidence[0].value == "INSUFFICIENT_DATA" and "AlarmHigh" in f.evidence[0].id
+    assert "MET005" in f.fix and demand_metric.SIDECAR_NAME in f.fix
+    # The fast path's own alarm without data is SCL005's warning, not ALM001.
+    s = healthy()
+    as_concurrency(s)
+    _fast_alarm(s)["StateValue"] = "INSUFFICIENT_DATA"
+    assert _found(s, "ALM001") == []
+    # Without the policies those alarms cannot be told apart: unknown, not ok.
+    s = healthy()
+    concurrency_alarm_no_data(s)
+    del s["scaling_policies"]
+    met002 = next(r for r in run_checks(s).results if r.check.id == "ALM001")
+    assert met002.status == "unknown" and "scaling_policies" in met002.reason
+
+
+def test_a_scaling_policys_deleted_alarm_is_alm001(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["alarms"] = [a for a in s["alarms"] if not a["AlarmName"].startswith("TargetTracking-")]
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "ALM001")
+    assert f.title == "The scaling policy's alarm does not exist" and f.severity == "error"
+    assert f.evidence[0].id == "gpu" and "ecs-gpu deploy" in f.fix
+    # The CPU policy and the fast path's step policy are not ALM001's.
+    s = healthy()
+    as_concurrency(s)
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != FAST_ALARM]
+    assert "ALM001" not in {f.id for f in run_checks(s).findings}

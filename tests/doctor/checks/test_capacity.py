@@ -1,0 +1,248 @@
+"""Link checks of doctor/checks/capacity.py (the breakage of each check is in cases.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from ecs_gpu.aws.facts import COLLECTION_KEY
+from ecs_gpu.doctor.checks import run_checks
+
+from ..snapshots import (
+    IID,
+    NAMES,
+    WARM_IID,
+    as_warm_pool,
+    validate_snapshot,
+)
+from .cases import Snap, _found, _hook, stockout, warm_instance_stuck
+
+
+def test_quota_failure_gets_the_quota_fix(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    stockout(s)
+    s["scaling_activities"][0]["StatusMessage"] = (
+        "You have requested more vCPU capacity than your current vCPU limit of 0 allows for the "
+        "instance bucket that the specified instance type belongs to. (Error Code: "
+        "VcpuLimitExceeded)"
+    )
+    f = next(f for f in run_checks(s).findings if f.id == "ASG001")
+    assert "Service Quotas" in f.fix
+
+
+def test_full_reservation_launch_failure_names_the_group_preference(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    stockout(s)
+    s["scaling_activities"][0]["StatusMessage"] = (
+        "The specified Capacity Reservation does not have enough available capacity to fulfill "
+        "your request. Launching EC2 instance failed. (Error Code: ReservationCapacityExceeded)"
+    )
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "ASG001")
+    assert "capacity-reservations-first" in f.fix and "LT002" in f.fix
+
+
+WARM_CHECKS = ("ASG005", "ASG006", "ASG007")
+
+
+def _warm(s: Snap) -> Snap:
+    as_warm_pool(s)
+    validate_snapshot(s)
+    return s
+
+
+def test_a_warm_pool_as_the_spec_deploys_it_gives_no_finding(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    report = run_checks(s)
+    assert [f.as_dict() for f in report.findings] == []
+    assert report.unknown == []
+    assert set(WARM_CHECKS) <= set(report.as_dict()["ok"])
+
+
+def test_no_warm_pool_anywhere_needs_none_of_its_kinds(healthy: Callable[[], Snap]) -> None:
+    # No spec pool, no group pool: decided without warm_pools and lifecycle_hooks.
+    s = healthy()
+    assert "warm_pools" not in s and "lifecycle_hooks" not in s
+    status = {r.check.id: r.status for r in run_checks(s).results}
+    assert {status[i] for i in WARM_CHECKS} == {"ok"}
+
+
+def test_pool_off_the_spec_is_an_asg005_warning(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    cfg = s["auto_scaling_groups"][0]["WarmPoolConfiguration"]
+    cfg.update(MinSize=0, PoolState="Running", MaxGroupPreparedCapacity=2)
+    (f,) = _found(s, "ASG005")
+    assert (f.severity, f.title) == ("warning", "The warm pool differs from the spec")
+    assert {e.field: e.value for e in f.evidence} == {
+        "WarmPoolConfiguration.PoolState": "Running",
+        "WarmPoolConfiguration.MinSize": 0,
+        "WarmPoolConfiguration.MaxGroupPreparedCapacity": 2,
+    }
+    assert "max_prepared unset" in f.fix and "ecs-gpu deploy" in f.fix
+
+
+def test_unset_max_prepared_may_read_back_as_minus_one(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["MaxGroupPreparedCapacity"] = -1
+    assert _found(s, "ASG005") == []
+
+
+def test_pool_being_deleted_is_an_asg005_error(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["Status"] = "PendingDelete"
+    (f,) = _found(s, "ASG005")
+    assert f.severity == "error" and "being deleted" in f.fix
+
+
+@pytest.mark.parametrize(
+    ("change", "shown"),
+    [
+        ({"LifecycleHookName": "launch"}, "launch (autoscaling:EC2_INSTANCE_LAUNCHING)"),
+        ({"LifecycleTransition": "autoscaling:EC2_INSTANCE_TERMINATING"}, "TERMINATING"),
+    ],
+    ids=["other-name", "terminating"],
+)
+def test_hook_the_unit_does_not_complete_is_asg006(
+    healthy: Callable[[], Snap], change: dict[str, str], shown: str
+) -> None:
+    s = _warm(healthy())
+    _hook(s).update(change)
+    (f,) = _found(s, "ASG006")
+    assert f.severity == "error" and shown in str(f.evidence[0].value)
+    assert f"named {NAMES.asg}-launch" in f.fix
+
+
+def test_hook_heartbeat_off_the_spec_is_an_asg006_warning(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    _hook(s)["HeartbeatTimeout"] = 600
+    (f,) = _found(s, "ASG006")
+    assert f.severity == "warning" and "another heartbeat" in f.title
+    assert [e.value for e in f.evidence] == [600, 2015]
+
+
+def test_without_a_spec_any_launch_hook_will_do(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    s[COLLECTION_KEY]["target"] = {
+        k: v for k, v in s[COLLECTION_KEY]["target"].items() if k in ("cluster", "service")
+    }
+    _hook(s)["LifecycleHookName"] = "someone-elses-name"
+    assert _found(s, "ASG005") == [] and _found(s, "ASG006") == []
+    s["lifecycle_hooks"] = []
+    (f,) = _found(s, "ASG006")
+    assert f.severity == "error"
+
+
+def test_instance_within_the_heartbeat_is_not_stuck(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    warm_instance_stuck(s)
+    assert _found(s, "ASG007")
+    s["instances"][1]["LaunchTime"] = "2026-11-29T16:30:00+00:00"  # 1800 s < 2015 s
+    assert _found(s, "ASG007") == []
+
+
+def test_group_instance_waiting_past_the_heartbeat_is_asg007(healthy: Callable[[], Snap]) -> None:
+    # A warm start of a Stopped pool restarts the instance: LaunchTime is that start.
+    s = _warm(healthy())
+    s["auto_scaling_groups"][0]["Instances"][0]["LifecycleState"] = "Pending:Wait"
+    s["instances"][0]["LaunchTime"] = "2026-11-29T16:20:00+00:00"
+    (f,) = _found(s, "ASG007")
+    assert f.evidence[0].kind == "auto_scaling_groups"
+    assert f.evidence[0].value == "Pending:Wait" and IID in f.fix
+    assert f"{NAMES.host_log_group}, stream {IID}/ecs-gpu-host-setup" in f.fix
+    # A Running pool's instance keeps the LaunchTime of its warming: it says nothing.
+    s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["PoolState"] = "Running"
+    assert _found(s, "ASG007") == []
+
+
+def test_waiting_instance_without_a_launch_time_is_unknown(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    warm_instance_stuck(s)
+    s["instances"] = s["instances"][:1]
+    asg007 = next(r for r in run_checks(s).results if r.check.id == "ASG007")
+    assert asg007.status == "unknown" and WARM_IID in asg007.reason
+
+
+def test_denied_warm_pool_is_unknown_naming_the_permission(healthy: Callable[[], Snap]) -> None:
+    s = _warm(healthy())
+    del s["warm_pools"]
+    s[COLLECTION_KEY]["denied"].append(
+        {
+            "call": "autoscaling DescribeWarmPool",
+            "permission": "autoscaling:DescribeWarmPool",
+            "code": "AccessDenied",
+            "kinds": ["warm_pools"],
+        }
+    )
+    status = {r.check.id: r for r in run_checks(s).results}
+    assert status["ASG007"].status == "unknown"
+    assert "autoscaling:DescribeWarmPool" in status["ASG007"].reason
+    assert status["ASG005"].status == status["ASG006"].status == "ok"
+
+
+def test_doctor_expects_what_the_template_deploys() -> None:
+    """The hook name, heartbeat and pool doctor records are the template's, --stack included."""
+    from ecs_gpu.aws.facts import Target
+    from ecs_gpu.cli.operate import names_of, synth_template
+    from ecs_gpu.doctor.checks.capacity import LAUNCHING
+    from ecs_gpu.infra import capacity
+
+    from ..snapshots import warm_pool_spec
+
+    assert LAUNCHING == capacity.LAUNCHING
+    spec = warm_pool_spec()
+    for stack in (None, "vllm-g5-staging"):
+        template = synth_template(spec, stack)
+        resources = template["Resources"].values()
+        (group,) = [r for r in resources if r["Type"] == "AWS::AutoScaling::AutoScalingGroup"]
+        (pool,) = [r for r in resources if r["Type"] == "AWS::AutoScaling::WarmPool"]
+        (hook,) = group["Properties"]["LifecycleHookSpecificationList"]
+        want = Target.from_spec(spec, names_of(spec, stack)).warm_pool
+        assert want is not None
+        assert (hook["LifecycleHookName"], hook["HeartbeatTimeout"]) == (
+            want.hook_name,
+            want.hook_timeout_s,
+        )
+        assert hook["LifecycleTransition"] == LAUNCHING
+        props = pool["Properties"]
+        assert (props["MinSize"], props["PoolState"], props.get("MaxGroupPreparedCapacity")) == (
+            want.min_size,
+            want.pool_state,
+            want.max_prepared,
+        )
+
+
+def test_no_capacity_provider_is_asg008(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["capacity_providers"] = []
+    s["clusters"][0]["capacityProviders"] = []
+    s["services"][0]["capacityProviderStrategy"] = []
+    s[COLLECTION_KEY]["target"]["capacity_provider"] = None
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
+    assert f.severity == "error" and f.title == "No capacity provider grows the fleet"
+    assert f.evidence[0].value == "none" and "ecs-gpu deploy" in f.fix
+    # A provider with no group (or one being deleted) grows nothing either.
+    s = healthy()
+    s["capacity_providers"][0]["status"] = "INACTIVE"
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
+    assert f.title == "No capacity provider grows the fleet"
+    assert f"the service asks for {NAMES.capacity_provider}" in f.fix
+
+
+def test_a_capacity_provider_or_its_group_that_is_gone_is_asg008(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    s["auto_scaling_groups"] = []
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
+    assert f.title == "The capacity provider's Auto Scaling group does not exist"
+    assert NAMES.asg in f.fix
+    s = healthy()
+    s["services"][0]["capacityProviderStrategy"].append(
+        {"capacityProvider": "gone", "weight": 1, "base": 0}
+    )
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
+    assert f.title == "The service's capacity provider does not exist" and "gone" in f.fix

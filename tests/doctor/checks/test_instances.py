@@ -1,0 +1,32 @@
+"""Link checks of doctor/checks/instances.py (the breakage of each check is in cases.py)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+from ecs_gpu.doctor.checks import run_checks
+
+from ..snapshots import (
+    validate_snapshot,
+)
+from .cases import Snap, no_instances
+
+
+def test_scaled_to_zero_service_needs_no_instance(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    no_instances(s)
+    s["services"][0]["desiredCount"] = s["services"][0]["runningCount"] = 0
+    assert not [f for f in run_checks(s).findings if f.id == "ECS001"]
+
+
+def test_cpu_host_of_another_service_is_not_a_gpu_finding(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    other = copy.deepcopy(s["container_instances"][0])
+    other["ec2InstanceId"] = "i-0cccccccccccccccc"
+    other["capacityProviderName"] = "cp-web"
+    other["registeredResources"] = [r for r in other["registeredResources"] if r["name"] != "GPU"]
+    other["attributes"][0]["value"] = "m7i.large"
+    s["container_instances"].append(other)
+    validate_snapshot(s)
+    assert not [f for f in run_checks(s).findings if f.id == "ECS003"]

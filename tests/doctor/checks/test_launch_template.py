@@ -1,0 +1,47 @@
+"""Link checks of doctor/checks/launch_template.py (the breakage of each check is in cases.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ecs_gpu.doctor.checks import run_checks
+
+from ..snapshots import (
+    NAMES,
+    validate_snapshot,
+)
+from .cases import CR_ID, Snap, lt_targets_reservation
+
+
+def _group_targets_reservation(s: Snap, preference: str) -> None:
+    s["auto_scaling_groups"][0]["CapacityReservationSpecification"] = {
+        "CapacityReservationPreference": preference,
+        "CapacityReservationTarget": {"CapacityReservationIds": [CR_ID]},
+    }
+
+
+def test_reservation_targeted_by_the_group_first_is_healthy(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    _group_targets_reservation(s, "capacity-reservations-first")
+    validate_snapshot(s)
+    assert not [f for f in run_checks(s).findings if f.id == "LT002"]
+    # The group's preference wins over a leftover launch-template target.
+    lt_targets_reservation(s)
+    assert not [f for f in run_checks(s).findings if f.id == "LT002"]
+
+
+def test_reservation_only_group_cannot_grow(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    _group_targets_reservation(s, "capacity-reservations-only")
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "LT002"]
+    assert f.evidence[0].value == "capacity-reservations-only"
+    assert NAMES.asg in f.fix and "capacity-reservations-first" in f.fix
+
+
+def test_a_deleted_launch_template_is_an_lt001_error(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["launch_template_versions"] = []
+    f = next(f for f in run_checks(s).findings if f.id == "LT001")
+    assert f.severity == "error" and f.title == "The group's launch template does not exist"
+    assert f.evidence[0].value == "lt-0a1b2c3d4e5f67890"

@@ -1,0 +1,228 @@
+"""Link checks of doctor/checks/scaling.py (the breakage of each check is in cases.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from ecs_gpu import demand_metric, fast_path, gpu_metric
+from ecs_gpu.aws.facts import COLLECTION_KEY
+from ecs_gpu.doctor.checks import run_checks
+
+from ..snapshots import (
+    FAST_ALARM,
+    NAMES,
+    as_concurrency,
+    concurrency_spec,
+    validate_snapshot,
+)
+from .cases import (
+    Snap,
+    _concurrency_cms,
+    _fast_alarm,
+    _gpu_cms,
+    as_asg_average,
+    concurrency_policy_other_series,
+)
+
+
+def test_gpu_policy_in_either_form_is_healthy(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    metrics = _gpu_cms(s)["Metrics"]
+    assert [q["Id"] for q in metrics] == [
+        gpu_metric.UTILIZATION_ID,
+        gpu_metric.RESERVATION_ID,
+        gpu_metric.TASK_GPU_EXPRESSION_ID,
+    ]
+    assert not [f for f in run_checks(s).findings if f.id in ("SCL001", "ALM001")]
+    as_asg_average(s)
+    validate_snapshot(s)
+    assert not [f for f in run_checks(s).findings if f.id in ("SCL001", "ALM001")]
+
+
+def test_plain_policy_on_a_series_nobody_writes_fires(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_asg_average(s)
+    cms = _gpu_cms(s)
+    cms["Namespace"] = "ECS/GPU"
+    cms["Dimensions"] = [{"Name": "ClusterName", "Value": NAMES.cluster}]
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "SCL001"]
+    assert f.evidence[0].field.endswith("CustomizedMetricSpecification")
+    assert "ECS/GPU" in str(f.evidence[0].value) and "nobody writes" in f.fix
+
+
+def test_task_gpu_divisor_of_another_cluster_fires(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    reserved = _gpu_cms(s)["Metrics"][1]["MetricStat"]["Metric"]
+    reserved["Dimensions"] = gpu_metric.reservation_dimensions("default")
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "SCL001"]
+    assert f.evidence[0].field.endswith("Metrics[1].MetricStat.Metric")
+    assert "'Value': 'default'" in str(f.evidence[0].value)
+    assert f"ClusterName={NAMES.cluster}" in f.fix and "ecs-gpu deploy" in f.fix
+
+
+def test_a_concurrency_service_that_works_gives_no_finding(healthy: Callable[[], Snap]) -> None:
+    for signal_in_target in (True, False):  # from the spec, or read off the policies
+        s = healthy()
+        as_concurrency(s, signal_in_target=signal_in_target)
+        validate_snapshot(s)
+        report = run_checks(s)
+        assert [f.as_dict() for f in report.findings] == []
+        assert report.unknown == []
+        # No GPU policy is no SCL001 warning when the service scales on concurrency.
+        assert {"SCL001", "SCL004", "SCL005", "MET005", "TD001"} <= set(report.as_dict()["ok"])
+
+
+def _drop_policy(s: Snap, name: str) -> None:
+    s["scaling_policies"] = [p for p in s["scaling_policies"] if p["PolicyName"] != name]
+
+
+def _ids(s: Snap) -> set[str]:
+    return {f.id for f in run_checks(s).findings}
+
+
+@pytest.mark.parametrize("signal_in_target", [True, False], ids=["spec", "policies"])
+def test_concurrency_policy_on_another_series_is_scl004(
+    healthy: Callable[[], Snap], signal_in_target: bool
+) -> None:
+    s = healthy()
+    concurrency_policy_other_series(s)
+    if not signal_in_target:
+        del s[COLLECTION_KEY]["target"]["signal"]
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "SCL004")
+    assert f.severity == "error"
+    cluster_service = demand_metric.cli_dimensions(NAMES.cluster, NAMES.service)
+    assert f"dimensions ClusterName=other,ServiceName=other (want {cluster_service})" in f.fix
+    assert "ecs-gpu deploy" in f.fix
+
+
+def test_concurrency_policy_on_another_statistic_is_scl004(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    _concurrency_cms(s)["Statistic"] = "Maximum"
+    f = next(f for f in run_checks(s).findings if f.id == "SCL004")
+    assert f"statistic Maximum (want {demand_metric.STATISTIC})" in f.fix
+    assert f.evidence[0].value["Statistic"] == "Maximum"
+
+
+def test_missing_concurrency_policy_is_scl004_not_gpu_advice(healthy: Callable[[], Snap]) -> None:
+    # The spec scales on concurrency and only the CPU policy (and the fast path) is left.
+    s = healthy()
+    as_concurrency(s)
+    _drop_policy(s, "concurrency")
+    findings = [f for f in run_checks(s).findings if f.id in ("SCL001", "SCL004")]
+    assert [(f.id, f.severity) for f in findings] == [("SCL004", "error")]
+    assert findings[0].title == "No target-tracking policy scales the service on concurrency"
+    assert findings[0].evidence[0].value == ["cpu", "fast-scale-out"]
+    assert demand_metric.METRIC_NAME in findings[0].fix and "ecs-gpu deploy" in findings[0].fix
+
+
+def test_gpu_guard_without_a_gpu_policy_is_scl001(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    assert "SCL001" not in _ids(s)  # gpu_guard off: no GPU policy is right
+    s[COLLECTION_KEY]["target"]["gpu_guard"] = True
+    f = next(f for f in run_checks(s).findings if f.id == "SCL001")
+    assert f.severity == "warning" and f.title == "No GPU guard policy on the service"
+    assert "gpu_guard = true" in f.fix
+
+
+def test_spec_without_the_fast_path_step_policy_is_scl005(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    _drop_policy(s, "fast-scale-out")
+    fp = fast_path.fast_path(concurrency_spec())
+    assert fp is not None
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.severity == "error"
+    assert f.title == "The fast path's StepScaling policy is missing"
+    assert f.evidence[0].value == {
+        "concurrency": "TargetTrackingScaling",
+        "cpu": "TargetTrackingScaling",
+    }
+    assert f"threshold {fp.threshold:g}" in f.fix and "ecs-gpu deploy" in f.fix
+    # A spec with fast_scale_out = false deploys none: quiet.
+    s[COLLECTION_KEY]["target"]["fast_path_threshold"] = None
+    assert "SCL005" not in _ids(s)
+
+
+def test_fast_path_unknown_without_the_spec(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s, signal_in_target=False)
+    _drop_policy(s, "fast-scale-out")
+    scl005 = next(r for r in run_checks(s).results if r.check.id == "SCL005")
+    assert scl005.status == "unknown" and "ecs-gpu doctor SPEC" in scl005.reason
+
+
+def test_step_policy_without_an_alarm_is_scl005(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != FAST_ALARM]
+    step = next(p for p in s["scaling_policies"] if p["PolicyName"] == "fast-scale-out")
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.title == "The fast path's alarm does not exist"
+    assert (f.evidence[1].kind, f.evidence[1].id) == ("alarms", FAST_ALARM)
+    step["Alarms"] = []
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.title == "No alarm invokes the fast path's step policy"
+    assert f.evidence[0].value == []
+
+
+def test_fast_alarm_found_through_its_actions(healthy: Callable[[], Snap]) -> None:
+    # The policy's Alarms list is empty, but the collected alarm invokes it.
+    s = healthy()
+    as_concurrency(s)
+    next(p for p in s["scaling_policies"] if p["PolicyName"] == "fast-scale-out")["Alarms"] = []
+    assert next(r for r in run_checks(s).results if r.check.id == "SCL005").status == "ok"
+
+
+def test_fast_alarm_on_another_series_or_period_is_scl005(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    alarm = _fast_alarm(s)
+    alarm["Dimensions"] = [{"Name": "ServiceName", "Value": NAMES.service}]
+    alarm["Period"] = 60
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert {e.field: e.value for e in f.evidence} == {
+        "Dimensions": [{"Name": "ServiceName", "Value": NAMES.service}],
+        "Period": 60,
+    }
+    assert f"period 60 s (want {fast_path.ALARM_PERIOD_S} s)" in f.fix
+    assert "dimensions ServiceName=" in f.fix
+
+
+def test_fast_alarm_threshold_comes_from_the_spec(healthy: Callable[[], Snap]) -> None:
+    # The expected threshold is fast_path.threshold(spec), as collected; none without a spec.
+    s = healthy()
+    as_concurrency(s)
+    s[COLLECTION_KEY]["target"]["fast_path_threshold"] = 12.0
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert "threshold 16 (want 12)" in f.fix
+    s = healthy()
+    as_concurrency(s, signal_in_target=False)
+    _fast_alarm(s)["Threshold"] = 24.0
+    assert "SCL005" not in _ids(s)
+
+
+def test_fast_alarm_without_data_is_a_warning(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s)
+    _fast_alarm(s)["StateValue"] = "INSUFFICIENT_DATA"
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.severity == "warning" and f.title == "The fast path's alarm has no data"
+    assert f.evidence[0].value == "INSUFFICIENT_DATA" and "MET005" in f.fix
+
+
+def test_fast_path_needs_the_alarms_only_on_concurrency(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    del s["alarms"]
+    assert next(r for r in run_checks(s).results if r.check.id == "SCL005").status == "ok"
+    s = healthy()
+    as_concurrency(s)
+    del s["alarms"]
+    scl005 = next(r for r in run_checks(s).results if r.check.id == "SCL005")
+    assert scl005.status == "unknown" and "alarms" in scl005.reason
