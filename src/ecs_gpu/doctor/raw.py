@@ -23,6 +23,7 @@ from ecs_gpu.doctor.snapshot import (
     OBJECT_KINDS,
     SNAPSHOT_VERSION,
     Snapshot,
+    TargetNames,
 )
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.naming import Names
@@ -294,18 +295,15 @@ def infer_collection(
         "tool": TOOL,
         "region": region,
         "collected_at": collected_at,
-        "target": {
-            "cluster": cluster_name,
-            "service": service_name,
-            "asg": asg,
-            "capacity_provider": provider,
-            "stack": stack,
-            "missing_metric_alarm": alarm,
-            "signal": None,
-            "gpu_guard": None,
-            "fast_path_threshold": None,
-            "warm_pool": None,
-        },
+        # No spec: no signal, guard, fast path or warm pool (their None defaults).
+        "target": TargetNames(
+            cluster=cluster_name,
+            service=service_name,
+            asg=asg,
+            capacity_provider=provider,
+            stack=stack,
+            missing_metric_alarm=alarm,
+        ).as_dict(),
         "probe_hosts": "host_probes" in data,
         "denied": [],
         "errors": [],
