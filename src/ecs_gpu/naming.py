@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-# A service name (spec.py NAME_RE): every name below is built to fit AWS's
+# A service name (spec NAME_RE): every name below is built to fit AWS's
 # limits for a base of at most 32 characters.
 _BASE_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 MAX_BASE_LEN: Final = 32

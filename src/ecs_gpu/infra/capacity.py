@@ -220,7 +220,33 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
     names = Names(spec.service.name)
     cap = spec.capacity
 
-    sg = ec2.SecurityGroup(
+    sg = _instance_security_group(scope, names, network)
+    lt = _launch_template(scope, spec, role, sg)
+    asg, cfn_asg = _asg(scope, spec, names, network, lt)
+    if cap.capacity_reservation_id is not None:
+        _target_reservation(cfn_asg, cap.capacity_reservation_id)
+    cp = _capacity_provider(scope, spec, names, asg)
+    pool = _warm_pool(scope, spec, asg, cfn_asg, role) if cap.warm_pool is not None else None
+    release = _release(scope, spec, asg, cp)
+    if pool is not None:
+        # Created after the release resource, so a pool that fails during a
+        # create rolls back through the release's Delete (which unprotects and
+        # empties the group) instead of hanging on protected instances
+        # (aws-cdk#18179).
+        pool.pool.node.add_dependency(release.resource)
+    return Capacity(
+        launch_template=lt,
+        asg=asg,
+        capacity_provider=cp,
+        security_group=sg,
+        release=release,
+        warm_pool=pool,
+    )
+
+
+def _instance_security_group(scope: Construct, names: Names, network: Network) -> ec2.SecurityGroup:
+    """The instances' group: no inbound (tasks have their own ENIs), all outbound."""
+    return ec2.SecurityGroup(
         scope,
         "InstanceSecurityGroup",
         vpc=network.vpc,
@@ -228,7 +254,14 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
         # The ECS agent, SSM, dnf and image pulls all need outbound HTTPS.
         allow_all_outbound=True,
     )
-    lt = ec2.LaunchTemplate(
+
+
+def _launch_template(
+    scope: Construct, spec: Spec, role: iam.IRole, sg: ec2.SecurityGroup
+) -> ec2.LaunchTemplate:
+    """The GPU AMI (a parameter), the host's cloud-config, IMDSv2 and the gp3 root volume."""
+    cap = spec.capacity
+    return ec2.LaunchTemplate(
         scope,
         "LaunchTemplate",
         # An explicit AMI id, so a deploy replaces GPU instances only when
@@ -258,6 +291,13 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
             )
         ],
     )
+
+
+def _asg(
+    scope: Construct, spec: Spec, names: Names, network: Network, lt: ec2.LaunchTemplate
+) -> tuple[autoscaling.AutoScalingGroup, autoscaling.CfnAutoScalingGroup]:
+    """The group (bounds, warm-up, the instance refresh) and its L1 resource."""
+    cap = spec.capacity
     warm = Duration.seconds(instance_warmup_s(spec))
     asg = autoscaling.AutoScalingGroup(
         scope,
@@ -292,24 +332,35 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
     cfn_asg = asg.node.default_child
     if not isinstance(cfn_asg, autoscaling.CfnAutoScalingGroup):
         raise TypeError(f"unexpected ASG child {type(cfn_asg).__name__}")
+    return asg, cfn_asg
+
+
+def _target_reservation(cfn_asg: autoscaling.CfnAutoScalingGroup, reservation_id: str) -> None:
+    """Point the group (not the launch template) at the On-Demand Capacity Reservation."""
+    # The reservation is targeted by the group, never by the launch
+    # template: EC2 fails a launch that targets a full reservation
+    # (ReservationCapacityExceeded), so a template target would stop the
+    # fleet at reserved_instances. "capacity-reservations-first" fills the
+    # reservation, then launches On-Demand up to max_instances. The L2 has
+    # no prop for it, so it goes in through the L1.
     cfn = autoscaling.CfnAutoScalingGroup
-    if cap.capacity_reservation_id is not None:
-        # The reservation is targeted by the group, never by the launch
-        # template: EC2 fails a launch that targets a full reservation
-        # (ReservationCapacityExceeded), so a template target would stop the
-        # fleet at reserved_instances. "capacity-reservations-first" fills the
-        # reservation, then launches On-Demand up to max_instances. The L2 has
-        # no prop for it, so it goes in through the L1.
-        cfn_asg.availability_zone_distribution = cfn.AvailabilityZoneDistributionProperty(
-            capacity_distribution_strategy=ODCR_AZ_STRATEGY
-        )
-        cfn_asg.capacity_reservation_specification = cfn.CapacityReservationSpecificationProperty(
-            capacity_reservation_preference=ODCR_PREFERENCE,
-            capacity_reservation_target=cfn.CapacityReservationTargetProperty(
-                capacity_reservation_ids=[cap.capacity_reservation_id]
-            ),
-        )
-    cp = ecs.AsgCapacityProvider(
+    cfn_asg.availability_zone_distribution = cfn.AvailabilityZoneDistributionProperty(
+        capacity_distribution_strategy=ODCR_AZ_STRATEGY
+    )
+    cfn_asg.capacity_reservation_specification = cfn.CapacityReservationSpecificationProperty(
+        capacity_reservation_preference=ODCR_PREFERENCE,
+        capacity_reservation_target=cfn.CapacityReservationTargetProperty(
+            capacity_reservation_ids=[reservation_id]
+        ),
+    )
+
+
+def _capacity_provider(
+    scope: Construct, spec: Spec, names: Names, asg: autoscaling.AutoScalingGroup
+) -> ecs.AsgCapacityProvider:
+    """The ECS capacity provider: managed scaling, termination protection and draining."""
+    cap = spec.capacity
+    return ecs.AsgCapacityProvider(
         scope,
         "CapacityProvider",
         capacity_provider_name=names.capacity_provider,
@@ -323,22 +374,6 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
         instance_warmup_period=instance_warmup_s(spec),
         minimum_scaling_step_size=MIN_SCALING_STEP,
         maximum_scaling_step_size=max_scaling_step(spec),
-    )
-    pool = _warm_pool(scope, spec, asg, cfn_asg, role) if cap.warm_pool is not None else None
-    release = _release(scope, spec, asg, cp)
-    if pool is not None:
-        # Created after the release resource, so a pool that fails during a
-        # create rolls back through the release's Delete (which unprotects and
-        # empties the group) instead of hanging on protected instances
-        # (aws-cdk#18179).
-        pool.pool.node.add_dependency(release.resource)
-    return Capacity(
-        launch_template=lt,
-        asg=asg,
-        capacity_provider=cp,
-        security_group=sg,
-        release=release,
-        warm_pool=pool,
     )
 
 

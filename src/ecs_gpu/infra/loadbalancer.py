@@ -45,7 +45,7 @@ class LoadBalancer:
 def _subnets(lb: LoadBalancerSpec, network: Network) -> ec2.SubnetSelection:
     if lb.scheme == "internal":
         return network.private
-    if network.public is None:  # spec.py's cross-field rule refuses this first
+    if network.public is None:  # a spec cross-field rule refuses this first
         raise BadInputError(
             "load_balancer.scheme = 'internet-facing' needs public subnets. Fix: add "
             "`public_subnet_ids = [...]` under [network]."
@@ -62,7 +62,7 @@ def _ingress_peers(lb: LoadBalancerSpec, network: Network) -> list[ec2.IPeer] | 
     """
     if lb.ingress_cidrs:
         return [ec2.Peer.ipv4(c) for c in lb.ingress_cidrs]
-    if lb.scheme == "internet-facing":  # spec.py's cross-field rule refuses this first
+    if lb.scheme == "internet-facing":  # a spec cross-field rule refuses this first
         raise BadInputError(
             "load_balancer.ingress_cidrs is empty for an internet-facing load balancer. Fix: "
             'list the client networks, e.g. ingress_cidrs = ["203.0.113.0/24"], or write '

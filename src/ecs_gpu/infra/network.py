@@ -46,7 +46,7 @@ class Network:
     cidr: str | None
 
 
-# Days (spec.py's Literal) -> the CDK enum member; jsii enums carry names, not days.
+# Days (the spec's Literal) -> the CDK enum member; jsii enums carry names, not days.
 _RETENTION: Final = {
     1: "ONE_DAY",
     3: "THREE_DAYS",

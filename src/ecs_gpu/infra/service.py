@@ -71,6 +71,35 @@ class GpuService(Construct):
         if problems:
             raise SpecError("spec", problems)
         super().__init__(scope, construct_id)
+        spec = self._for_deployment(spec)
+        self.spec = spec
+        names = Names(spec.service.name)
+        self.names = names
+
+        self.network = build_network(self, spec)
+        self._cluster_and_instances(spec, names)
+        cp_name = self.capacity.capacity_provider.capacity_provider_name
+        self.capacity_provider_association = self._capacity_provider_association(cp_name)
+        self._security_groups(names)
+        self.task = build_task(self, spec)
+        self.load_balancer = build_load_balancer(
+            self, spec, self.network, self.clients_security_group
+        )
+        self._open_task_port(spec)
+        self.service = self._ecs_service(spec, names, cp_name)
+        self.scaling = build_scaling(
+            self.service,
+            spec,
+            self.load_balancer.target_group if self.load_balancer is not None else None,
+        )
+        self.observability = add_observability(
+            self, spec=spec, fast_path_alarm=self.scaling.fast_path_alarm
+        )
+        self._outputs(cp_name)
+        nag.acknowledge(self)
+
+    def _for_deployment(self, spec: Spec) -> Spec:
+        """``spec`` with its service named for this construct's place (sets ``standalone``)."""
         stack = Stack.of(self)
         path_in_stack = self.node.path.removeprefix(stack.node.path + "/")
         stack_name = None if Token.is_unresolved(stack.stack_name) else stack.stack_name
@@ -81,12 +110,10 @@ class GpuService(Construct):
         base = deployment_base(
             spec.service.name, stack_name, path_in_stack, standalone_id=STANDALONE_ID
         )
-        spec = spec.model_copy(update={"service": spec.service.model_copy(update={"name": base})})
-        self.spec = spec
-        names = Names(spec.service.name)
-        self.names = names
+        return spec.model_copy(update={"service": spec.service.model_copy(update={"name": base})})
 
-        self.network = build_network(self, spec)
+    def _cluster_and_instances(self, spec: Spec, names: Names) -> None:
+        """The cluster, the hosts' log group and role, and the instances (ASG, provider)."""
         # Container Insights feeds the dashboard's task-count panel.
         self.cluster = ecs.Cluster(
             self,
@@ -110,8 +137,11 @@ class GpuService(Construct):
         self.capacity.asg.node.add_dependency(self.instance_role.policy)
         self.capacity.asg.node.add_dependency(self.cluster)
 
-        cp_name = self.capacity.capacity_provider.capacity_provider_name
-        self.capacity_provider_association = ecs.CfnClusterCapacityProviderAssociations(
+    def _capacity_provider_association(
+        self, cp_name: str
+    ) -> ecs.CfnClusterCapacityProviderAssociations:
+        """The capacity provider on the cluster, as its default strategy."""
+        return ecs.CfnClusterCapacityProviderAssociations(
             self,
             "ClusterCapacityProviders",
             cluster=self.cluster.cluster_name,
@@ -123,6 +153,8 @@ class GpuService(Construct):
             ],
         )
 
+    def _security_groups(self, names: Names) -> None:
+        """The clients' group and the tasks' group."""
         # Whoever should reach the service (directly, or through an internal
         # load balancer in a VPC we do not look up) joins this group.
         self.clients_security_group = ec2.SecurityGroup(
@@ -140,10 +172,9 @@ class GpuService(Construct):
             # Model weights and images come from outside the VPC.
             allow_all_outbound=True,
         )
-        self.task = build_task(self, spec)
-        self.load_balancer = build_load_balancer(
-            self, spec, self.network, self.clients_security_group
-        )
+
+    def _open_task_port(self, spec: Spec) -> None:
+        """The container port, open to the load balancer or else to the clients' group."""
         port = ec2.Port.tcp(spec.service.container_port)
         if self.load_balancer is not None:
             self.task_security_group.add_ingress_rule(
@@ -157,6 +188,8 @@ class GpuService(Construct):
                 self.clients_security_group, port, "from the clients security group"
             )
 
+    def _ecs_service(self, spec: Spec, names: Names, cp_name: str) -> ecs.Ec2Service:
+        """The ECS service: placement, deployment, grace period, no DesiredCount."""
         # Ec2Service validates that its cluster "has EC2 capacity", which the
         # L2 learns only from add_asg_capacity_provider; that call would also
         # add CDK's instance statements (logs on "*") and an AL2 user-data
@@ -174,7 +207,7 @@ class GpuService(Construct):
         # Container health checks run with or without a load balancer; the
         # grace period makes ECS ignore both while the model loads (startup.py).
         grace = startup.health_timings(spec).grace_period_s
-        self.service = ecs.Ec2Service(
+        service = ecs.Ec2Service(
             self,
             "Service",
             service_name=names.service,
@@ -210,28 +243,22 @@ class GpuService(Construct):
             enable_ecs_managed_tags=True,
             propagate_tags=ecs.PropagatedTagSource.SERVICE,
         )
-        cfn_service = self.service.node.default_child
+        cfn_service = service.node.default_child
         assert isinstance(cfn_service, ecs.CfnService)
         # No DesiredCount: CloudFormation then starts a new service at 1 and
         # never sends a count on update, so a redeploy cannot reset what
         # autoscaling set (the reference's `ignore_changes = [desired_count]`).
         cfn_service.add_property_deletion_override("DesiredCount")
         # The capacity provider must be on the cluster before a service names it.
-        self.service.node.add_dependency(self.capacity_provider_association)
+        service.node.add_dependency(self.capacity_provider_association)
 
         if self.load_balancer is not None:
             # Registers the essential container `app` on its port, as targets of type ip.
-            self.service.attach_to_application_target_group(self.load_balancer.target_group)
+            service.attach_to_application_target_group(self.load_balancer.target_group)
+        return service
 
-        self.scaling = build_scaling(
-            self.service,
-            spec,
-            self.load_balancer.target_group if self.load_balancer is not None else None,
-        )
-        self.observability = add_observability(
-            self, spec=spec, fast_path_alarm=self.scaling.fast_path_alarm
-        )
-
+    def _outputs(self, cp_name: str) -> None:
+        """The stack outputs deploy and verify read."""
         outputs = {
             OUTPUT_CLUSTER: self.cluster.cluster_name,
             OUTPUT_SERVICE: self.service.service_name,
@@ -245,4 +272,3 @@ class GpuService(Construct):
             # deploy and verify read the standalone stack's outputs by these
             # keys; elsewhere CDK derives unique ids from the construct path.
             CfnOutput(self, key, value=value, key=key if self.standalone else None)
-        nag.acknowledge(self)

@@ -84,7 +84,7 @@ def container_image(scope: Construct, image: str) -> ecs.ContainerImage:
 def container_split(spec: Spec) -> tuple[int, int]:
     """(cpu units, MiB) of the server container: the task's size less the sidecar's share.
 
-    spec.py's _sidecar_room refuses a task too small to share, naming the file.
+    spec/rules/service.py's _sidecar_room refuses a task too small to share, naming the file.
     """
     return server_share(spec.service)
 

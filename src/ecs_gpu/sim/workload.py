@@ -268,6 +268,29 @@ def read_trace(path: str | Path) -> Trace:
 
 
 def _parse(p: str, reader: _Reader) -> Trace:
+    cols, hline, kind = _header(p, reader)
+    load_col: str | None = None
+    divisor_is_width = False
+    factor = 1.0
+    if kind == "window":
+        load_col, factor, divisor_is_width = _load_column(p, cols, hline)
+    tcol = cols.index(PER_REQUEST_TIME if kind == "requests" else WINDOW_TIME)
+    lcol = cols.index(load_col) if load_col else -1
+    rows = _rows(p, reader, cols, kind, tcol, lcol)
+    if not rows.times:
+        raise _fail(p, hline, None, "the file has a header but no data rows", "add data rows")
+
+    t0 = rows.times[0]
+    offsets = np.asarray(rows.times, dtype=np.float64) - t0
+    _check_span(p, rows.lines, cols[tcol], offsets, kind == "window")
+    if kind == "requests":
+        duration = max(float(offsets[-1]), 1.0)
+        return Trace(p, "requests", offsets, None, None, duration)
+    return _window_trace(p, hline, offsets, rows, load_col, factor, divisor_is_width)
+
+
+def _header(p: str, reader: _Reader) -> tuple[list[str], int, Literal["requests", "window"]]:
+    """The header's columns, its line, and the trace's kind (by its time column)."""
     header: list[str] | None = next(reader, None)
     while header is not None and not any(c.strip() for c in header):
         header = next(reader, None)
@@ -281,6 +304,7 @@ def _parse(p: str, reader: _Reader) -> Trace:
         )
     cols = [c.strip() for c in header]
     hline = reader.line_num
+    kind: Literal["requests", "window"]
     if PER_REQUEST_TIME in cols:
         known, kind = PER_REQUEST_COLUMNS, "requests"
     elif WINDOW_TIME in cols:
@@ -306,31 +330,46 @@ def _parse(p: str, reader: _Reader) -> Trace:
     if len(set(cols)) != len(cols):
         dup = next(c for c in cols if cols.count(c) > 1)
         raise _fail(p, hline, dup, "column appears twice", "keep one")
+    return cols, hline, kind
 
-    times: list[float] = []
+
+def _load_column(p: str, cols: list[str], hline: int) -> tuple[str, float, bool]:
+    """A window trace's load column, its factor to requests/s, and whether it is a count."""
+    for name, f in _LOAD_COLUMNS:
+        if name in cols:
+            return name, f, f == 0.0
+    raise _fail(
+        p,
+        hline,
+        None,
+        "a window trace needs a load column",
+        "add 'requests' (count per window), 'rate_rps' or 'req_per_min_mid'",
+    )
+
+
+@dataclass(slots=True)
+class _Rows:
+    """The data rows as read: times, file lines, and (window traces) loads."""
+
+    times: list[float] = dataclasses.field(default_factory=list)
     # The file line of each data row, for errors found after reading.
-    lines: list[int] = []
-    loads: list[float] = []
+    lines: list[int] = dataclasses.field(default_factory=list)
+    loads: list[float] = dataclasses.field(default_factory=list)
     # Rows of a window trace with a statistic left empty (see _bridge_gaps).
-    has_empty: list[bool] = []
-    load_col: str | None = None
-    divisor_is_width = False
-    factor = 1.0
-    if kind == "window":
-        for name, f in _LOAD_COLUMNS:
-            if name in cols:
-                load_col, factor, divisor_is_width = name, f, f == 0.0
-                break
-        if load_col is None:
-            raise _fail(
-                p,
-                hline,
-                None,
-                "a window trace needs a load column",
-                "add 'requests' (count per window), 'rate_rps' or 'req_per_min_mid'",
-            )
-    tcol = cols.index(PER_REQUEST_TIME if kind == "requests" else WINDOW_TIME)
-    lcol = cols.index(load_col) if load_col else -1
+    has_empty: list[bool] = dataclasses.field(default_factory=list)
+
+
+def _rows(
+    p: str,
+    reader: _Reader,
+    cols: list[str],
+    kind: Literal["requests", "window"],
+    tcol: int,
+    lcol: int,
+) -> _Rows:
+    """Read the data rows: one value per column, times in order."""
+    out = _Rows()
+    times, lines, loads, has_empty = out.times, out.lines, out.loads, out.has_empty
     for row in reader:
         line = reader.line_num
         if not any(c.strip() for c in row):
@@ -368,16 +407,20 @@ def _parse(p: str, reader: _Reader) -> Trace:
         if lcol >= 0:
             loads.append(values[lcol])
             has_empty.append(empty)
-    if not times:
-        raise _fail(p, hline, None, "the file has a header but no data rows", "add data rows")
+    return out
 
-    t0 = times[0]
-    offsets = np.asarray(times, dtype=np.float64) - t0
-    _check_span(p, lines, cols[tcol], offsets, kind == "window")
-    if kind == "requests":
-        duration = max(float(offsets[-1]), 1.0)
-        return Trace(p, "requests", offsets, None, None, duration)
-    starts = offsets
+
+def _window_trace(
+    p: str,
+    hline: int,
+    starts: npt.NDArray[np.float64],
+    rows: _Rows,
+    load_col: str | None,
+    factor: float,
+    divisor_is_width: bool,
+) -> Trace:
+    """A window trace from its starts (seconds from the first) and loads: rates, gaps bridged."""
+    lines, loads = rows.lines, rows.loads
     if len(starts) == 1:
         raise _fail(
             p,
@@ -406,7 +449,7 @@ def _parse(p: str, reader: _Reader) -> Trace:
             f"check that {WINDOW_TIME} is in seconds and {load_col!r} in its unit "
             "(docs/traces.md); scale a trace with --rate-scale, not in the file",
         )
-    gaps = (raw == 0) & np.asarray(has_empty, dtype=bool)
+    gaps = (raw == 0) & np.asarray(rows.has_empty, dtype=bool)
     if gaps.all():
         raise _fail(
             p,

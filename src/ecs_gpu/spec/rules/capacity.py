@@ -1,0 +1,157 @@
+"""[capacity]: the root volume holds the model, gp3's ratios, the warm pool."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ecs_gpu.spec.messages import Problem
+from ecs_gpu.spec.rules.placement import _task_fits
+from ecs_gpu.spec.rules.service import _weights_room_mib
+from ecs_gpu.spec.sections.capacity import (
+    GP3_BASELINE_IOPS,
+    GP3_IOPS_PER_MIBPS,
+    GP3_MAX_IOPS_PER_GIB,
+)
+
+if TYPE_CHECKING:
+    from ecs_gpu.spec.model import Spec
+
+
+# The root volume holds, besides the weights (downloaded into the container),
+# the OS with the NVIDIA driver and the ECS and CloudWatch agents, and the
+# serving image, extracted. Both are named guesses: the ECS GPU AMI's root
+# snapshot is 30 GiB (aws/amazon-ecs-ami block_device_size_gb) and holds the
+# OS; deep-learning serving images are 15-20 GB (aws-semantics.md §4).
+ROOT_OS_GIB = 30
+ROOT_IMAGE_GIB = 20
+
+
+def root_volume_needed_gib(spec: Spec) -> int:
+    """Root volume an instance needs at least: OS + image + every placed task's model."""
+    size = spec.service.model_size_gib or 0.0
+    return ROOT_OS_GIB + ROOT_IMAGE_GIB + math.ceil(size * max(1, spec.tasks_per_instance))
+
+
+def _root_volume_holds_the_model(spec: Spec) -> Iterator[Problem]:
+    cap, svc = spec.capacity, spec.service
+    if svc.model_size_gib is None or not _task_fits(spec):
+        return
+    if svc.model_size_gib * 1024 > _weights_room_mib(spec):
+        return  # it never loads (_model_fits_gpu_memory): the disk is not the problem
+    need = root_volume_needed_gib(spec)
+    if cap.root_volume_gib >= need:
+        return
+    per = spec.tasks_per_instance
+    yield Problem(
+        "capacity.root_volume_gib",
+        cap.root_volume_gib,
+        f"each instance downloads the {svc.model_size_gib:g}-GiB model once per task "
+        f"({per} per instance) beside the OS (about {ROOT_OS_GIB} GiB) and the image "
+        f"(about {ROOT_IMAGE_GIB} GiB): {need} GiB at least, so the download fills the disk "
+        "and the task never serves",
+        f"set root_volume_gib to at least {need} (more leaves room for a redeploy: ECS keeps "
+        "a stopped container's files for 3 hours)",
+    )
+
+
+def _gp3_ratios(spec: Spec) -> Iterator[Problem]:
+    # The launch template takes a broken ratio and EC2 refuses it only when
+    # the group launches an instance, so the fleet never starts. CDK's synth
+    # catches the throughput ratio only when root_volume_iops is set.
+    cap = spec.capacity
+    iops = cap.root_volume_iops or GP3_BASELINE_IOPS
+    iops_from = (
+        "root_volume_iops" if cap.root_volume_iops else "gp3's baseline without root_volume_iops"
+    )
+    thr = cap.root_volume_throughput_mibps
+    if thr is not None and thr * GP3_IOPS_PER_MIBPS > iops:
+        yield Problem(
+            "capacity.root_volume_throughput_mibps",
+            thr,
+            f"gp3 allows at most 0.25 MiB/s per IOPS, so {iops} IOPS ({iops_from}) carry at "
+            f"most {iops // GP3_IOPS_PER_MIBPS} MiB/s; EC2 refuses to launch the instances",
+            f"set root_volume_iops to at least {thr * GP3_IOPS_PER_MIBPS} (4 x throughput), "
+            f"or lower root_volume_throughput_mibps to at most {iops // GP3_IOPS_PER_MIBPS}",
+        )
+    most = GP3_MAX_IOPS_PER_GIB * cap.root_volume_gib
+    if iops > most:
+        need = -(-iops // GP3_MAX_IOPS_PER_GIB)
+        yield Problem(
+            "capacity.root_volume_iops",
+            iops,
+            f"gp3 allows at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB, so a "
+            f"{cap.root_volume_gib}-GiB root volume takes at most {most}; EC2 refuses to "
+            "launch the instances",
+            f"raise root_volume_gib to at least {need}, or lower root_volume_iops to at most "
+            f"{most}",
+        )
+
+
+def _warm_pool(spec: Spec) -> Iterator[Problem]:
+    cap = spec.capacity
+    wp = cap.warm_pool
+    if wp is None:
+        return
+    if wp.min_size > cap.max_instances:
+        yield Problem(
+            "capacity.warm_pool.min_size",
+            wp.min_size,
+            f"greater than capacity.max_instances ({cap.max_instances}): the group can never "
+            "take in that many, and each waiting instance's volume is paid for",
+            f"set min_size to at most {cap.max_instances}",
+        )
+    if wp.max_prepared is not None and wp.max_prepared > cap.max_instances:
+        # The pool holds max_prepared - desired instances (PutWarmPool), so at
+        # max_instances the ones beyond it wait for a group that never grows.
+        yield Problem(
+            "capacity.warm_pool.max_prepared",
+            wp.max_prepared,
+            f"greater than capacity.max_instances ({cap.max_instances}): the group never "
+            f"holds more than {cap.max_instances}, so {wp.max_prepared - cap.max_instances} "
+            "prepared instance(s) can never join it, yet each boots, pulls the image and "
+            "is billed",
+            f"set max_prepared to at most {cap.max_instances}, or remove it "
+            "(default: max_instances)",
+        )
+    if wp.max_prepared is not None and wp.max_prepared < wp.min_size:
+        yield Problem(
+            "capacity.warm_pool.max_prepared",
+            wp.max_prepared,
+            f"less than warm_pool.min_size ({wp.min_size}); max_prepared counts the group's "
+            "instances and the pool's together",
+            f"set max_prepared to at least {wp.min_size}, or remove it (default: max_instances)",
+        )
+    if wp.pool_state == "Hibernated":
+        # EC2's hibernation prerequisites list no accelerated-computing (G, P)
+        # family, and the catalog holds only those.
+        yield Problem(
+            "capacity.warm_pool.pool_state",
+            "Hibernated",
+            f"{spec.instance.name} cannot hibernate: EC2 supports hibernation on no GPU "
+            "instance family",
+            'use pool_state = "Stopped" (only the volume is paid for while waiting)',
+        )
+    if wp.reuse_on_scale_in:
+        # awsdocs/amazon-ecs-developer-guide#216: with a capacity provider the
+        # scale-in of reused instances breaks; ECS documents the option as unsupported.
+        yield Problem(
+            "capacity.warm_pool.reuse_on_scale_in",
+            True,
+            "Amazon ECS capacity providers do not support returning instances to the warm "
+            "pool on scale-in (ECS developer guide, capacity providers with warm pools)",
+            "remove reuse_on_scale_in",
+        )
+
+
+def _running_warm_pool(spec: Spec) -> Iterator[Problem]:
+    wp = spec.capacity.warm_pool
+    if wp is not None and wp.pool_state == "Running":
+        yield Problem(
+            "capacity.warm_pool.pool_state",
+            "Running",
+            "a running pool instance costs as much as a serving one, for a start about a "
+            "minute faster than a stopped one",
+            'use pool_state = "Stopped" unless that minute matters more than the price',
+        )

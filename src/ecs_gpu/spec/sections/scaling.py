@@ -1,0 +1,74 @@
+"""[scaling]: the task bounds, the signal and its targets, cooldowns and the fast path."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
+
+from ecs_gpu.signals import GpuSeries, Signal
+from ecs_gpu.spec.messages import RuleError
+from ecs_gpu.spec.sections.base import _Section
+
+
+class ScalingSpec(_Section):
+    # min_tasks >= 1: with no task there is no GPU or CPU datapoint, the
+    # alarms sit in INSUFFICIENT_DATA and target tracking never scales out
+    # again (aws-semantics.md §1 "Rounding / missing data").
+    min_tasks: Annotated[int, Field(ge=1)] = 1
+    max_tasks: Annotated[int, Field(ge=1)]
+    # At least 1 %: below that any noise is above target (scale to max_tasks),
+    # and the simulator divides each task's capacity by the target.
+    gpu_target_percent: Annotated[float, Field(ge=1, le=100)] = 70.0
+    cpu_target_percent: Annotated[float, Field(ge=1, le=100)] = 70.0
+    scale_in_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 300
+    scale_out_cooldown_s: Annotated[int, Field(ge=0, le=3600)] = 60
+    # What the service scales on. "concurrency": in-flight + waiting requests
+    # per task, scraped from the server's Prometheus metrics (demand_metric.py;
+    # the default when [service.metrics] is present). "task-gpus": utilization
+    # of the GPUs tasks hold, by metric math over the agent's ASG average and
+    # ECS's GPUReservation (gpu_metric.py; the default otherwise);
+    # "asg-average": the agent's ASG-wide average, which counts idle, unreserved
+    # GPUs as 0 % (the reference module's design). The old key `gpu_metric` is
+    # read as this one.
+    signal: Signal = "task-gpus"
+    # Requests in flight or waiting per task that target tracking holds. At
+    # least 0.1 (desired tasks = concurrency / target must stay finite); at
+    # most 100,000, far above any server's batch (vLLM's max_num_seqs: 256-1024).
+    target_concurrency_per_task: Annotated[float, Field(ge=0.1, le=100000)] | None = None
+    # With "concurrency": also track GPU utilization (gpu_target_percent) as a
+    # guard. Off by default: continuous batching keeps NVML utilization near
+    # 100 % with a single request, which would hold the fleet at max_tasks.
+    gpu_guard: bool = False
+    # The fast path: a step-scaling policy on a 10-second alarm. Default on with
+    # "concurrency"; the GPU signals have no 10-second series.
+    fast_scale_out: bool | None = None
+    # The fast path fires when per-task concurrency exceeds this percentage of
+    # the target (Knative's panic threshold, 200 % by default).
+    panic_threshold_percent: Annotated[float, Field(ge=110, le=1000)] = 200.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_key(cls, data: Any) -> Any:
+        # `gpu_metric` was the key before `signal` took the concurrency option.
+        if isinstance(data, dict) and "gpu_metric" in data:
+            data = dict(data)
+            old = data.pop("gpu_metric")
+            if "signal" in data:
+                raise RuleError(
+                    "gpu_metric and signal are both set; gpu_metric is the old name of signal",
+                    "remove gpu_metric",
+                )
+            data["signal"] = old
+        return data
+
+    @property
+    def gpu_metric(self) -> GpuSeries:
+        """The GPU series the GPU policy (or the GPU guard) tracks."""
+        return "asg-average" if self.signal == "asg-average" else "task-gpus"
+
+    @property
+    def fast_scale_out_enabled(self) -> bool:
+        if self.fast_scale_out is None:
+            return self.signal == "concurrency"
+        return self.fast_scale_out

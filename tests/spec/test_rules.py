@@ -1,0 +1,158 @@
+"""The rule registry (spec/rules/__init__.py): one bad spec per rule and one valid spec per note,
+all problems at once, and the one-line Problem form (spec/messages.py)."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from ecs_gpu.spec import (
+    NOTES,
+    RULES,
+    Problem,
+    Spec,
+    cross_field_problems,
+    parse_spec,
+    spec_warnings,
+)
+
+from .specdata import (
+    CONC,
+    FULL,
+    PATH,
+    dumps,
+    edited,
+    problems,
+    with_,
+)
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    text = with_("scaling", min_tasks=5, max_tasks=4).replace(
+        "gpus_per_task = 1", "gpus_per_task = 2"
+    )
+    found = problems(text)
+    keys = {line.split(" = ")[0].removeprefix(f"{PATH}: ") for line in found}
+    assert {"service.gpus_per_task", "scaling.min_tasks"} <= keys
+
+
+def test_problem_formats_to_the_one_line_shape() -> None:
+    p = Problem("scaling.max_tasks", 5, "too many", "lower it")
+    assert p.format("a.toml") == "a.toml: scaling.max_tasks = 5: too many. Fix: lower it."
+
+
+def test_full_and_concurrency_baselines_are_valid_without_notes() -> None:
+    for base in (FULL, CONC):
+        spec = parse_spec(dumps(base), PATH)
+        assert spec.warnings(PATH) == []
+        assert spec_warnings(spec, PATH) == []
+    assert parse_spec(dumps(CONC), PATH).scaling.fast_scale_out_enabled
+
+
+# One spec per rule that breaks exactly that rule: the registry cannot grow a rule
+# without a bad-spec case here (test_every_rule_has_a_bad_spec).
+RULE_CASES: dict[str, str] = {
+    "_task_gpus": with_("service", gpus_per_task=2),
+    "_task_cpu": with_("service", cpu_units=4097),
+    "_task_memory": with_("service", memory_mib=16384),
+    "_instance_bounds": with_(
+        "capacity", min_instances=5, capacity_reservation_id=..., reserved_instances=...
+    ),
+    "_task_bounds": with_("scaling", min_tasks=4, max_tasks=3),
+    "_reservation_pair": with_("capacity", reserved_instances=...),
+    "_reservation_floor": with_("capacity", min_instances=1, reserved_instances=2),
+    "_max_tasks_reachable": with_("scaling", max_tasks=5),
+    "_min_tasks_reachable": with_("scaling", min_tasks=5, max_tasks=5),
+    "_signal_needs_metrics": edited(CONC, service={"metrics": ...}),
+    "_signal_needs_target": edited(CONC, scaling={"target_concurrency_per_task": ...}),
+    "_fast_path_needs_concurrency": with_("scaling", fast_scale_out=True),
+    "_guard_needs_concurrency": with_("scaling", gpu_guard=True),
+    "_shm_fits_memory": with_("service", shared_memory_mib=9217),
+    # 128 units are the sidecar's, leaving the server none.
+    "_sidecar_room": edited(CONC, service={"cpu_units": 128}),
+    # 500 GiB of weights on one A10G (22,888 MiB usable).
+    "_model_fits_gpu_memory": with_("service", model_size_gib=500.0),
+    # 200 GiB of weights on the smallest root volume.
+    "_root_volume_holds_the_model": edited(
+        FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 30}
+    ),
+    "_ingress_rules_quota": with_(
+        "load_balancer", ingress_cidrs=[f"10.0.{i}.0/24" for i in range(61)]
+    ),
+    "_control_characters": with_("service", environment={"A": "x\0y"}),
+    "_cdk_tokens": with_("service", environment={"A": "${Token[TOKEN.1]}"}),
+    # 70 KB of environment: over ECS's 64 KiB task definition.
+    "_task_definition_size": with_("service", environment={"BIG": "x" * 70_000}),
+    "_secret_not_also_plain": with_(
+        "service",
+        secrets={"HF_HOME": "arn:aws:ssm:us-east-1:123456789012:parameter/hf-home"},
+    ),
+    "_metrics_port": edited(CONC, service={"metrics": {"preset": "triton"}}),
+    # gp3's baseline 3,000 IOPS carry at most 750 MiB/s.
+    "_gp3_ratios": with_("capacity", root_volume_throughput_mibps=1000),
+    "_warm_pool": with_("capacity", warm_pool={"min_size": 5}),
+    "_duplicate_subnets": with_(
+        "network", subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef0"]
+    ),
+    "_load_balancer_subnets": with_("network", subnet_ids=["subnet-0123456789abcdef0"]),
+    "_public_listener_needs_cidrs": with_(
+        "load_balancer", scheme="internet-facing", ingress_cidrs=...
+    ),
+    "_alerts": with_("alerts", sns_topic_arn=...),
+}
+
+NOTE_CASES: dict[str, str] = {
+    "_open_to_the_internet": with_(
+        "load_balancer", scheme="internet-facing", ingress_cidrs=["0.0.0.0/0"]
+    ),
+    "_plain_http_on_the_internet": with_(
+        "load_balancer", scheme="internet-facing", certificate_arn=..., ingress_cidrs=["10.0.0.0/8"]
+    ),
+    "_unused_concurrency_target": with_("scaling", target_concurrency_per_task=8.0),
+    "_running_warm_pool": with_("capacity", warm_pool={"pool_state": "Running"}),
+    "_unused_gpu_target": edited(CONC, scaling={"gpu_target_percent": 70.0}),
+    "_unused_panic_threshold": with_("scaling", panic_threshold_percent=150.0),
+    # 2 req/s x 8 s per request (the simulation defaults): a task holds 16.
+    "_target_above_simulated_capacity": edited(CONC, scaling={"target_concurrency_per_task": 17.0}),
+}
+
+
+def _unchecked(text: str) -> Spec:
+    """A spec that passes field validation, before the cross-field rules run."""
+    return Spec.model_validate(tomllib.loads(text))
+
+
+def test_every_rule_has_a_bad_spec() -> None:
+    assert set(RULE_CASES) == {r.__name__ for r in RULES}
+    assert set(NOTE_CASES) == {n.__name__ for n in NOTES}
+
+
+@pytest.mark.parametrize("name", sorted(RULE_CASES))
+def test_each_rule_refuses_its_bad_spec(name: str) -> None:
+    (rule,) = [r for r in RULES if r.__name__ == name]
+    text = RULE_CASES[name]
+    mine = [p.format(PATH) for p in rule(_unchecked(text))]
+    assert mine, name
+    found = problems(text)
+    # The rule's own lines are what the loader reports (others may add theirs).
+    assert set(mine) <= set(found), (mine, found)
+    for p in rule(_unchecked(text)):
+        assert p.key and p.what and p.fix and not p.fix.endswith(".")
+
+
+@pytest.mark.parametrize("name", sorted(NOTE_CASES))
+def test_each_note_is_raised_on_a_valid_spec(name: str) -> None:
+    (note,) = [n for n in NOTES if n.__name__ == name]
+    spec = parse_spec(NOTE_CASES[name], PATH)  # notes never refuse a spec
+    mine = [p.format(PATH) for p in note(spec)]
+    assert mine and set(mine) <= set(spec.warnings(PATH))
+    for line in mine:
+        assert line.startswith(f"{PATH}: ") and ". Fix: " in line
+
+
+def test_cross_field_problems_keeps_its_signature_for_validate() -> None:
+    spec = _unchecked(with_("scaling", max_tasks=5))
+    (line,) = cross_field_problems(spec, PATH)
+    assert line.startswith(f"{PATH}: scaling.max_tasks = 5: ")
+    assert cross_field_problems(parse_spec(dumps(FULL), PATH)) == []

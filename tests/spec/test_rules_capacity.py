@@ -1,0 +1,124 @@
+"""Capacity rules (spec/rules/capacity.py): the warm pool, gp3's ratios, the root volume."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ecs_gpu.spec import (
+    parse_spec,
+)
+
+from .specdata import (
+    FULL,
+    PATH,
+    edited,
+    one_problem,
+    problems,
+    with_,
+)
+
+
+def test_warm_pool_defaults_and_a_reservation_together() -> None:
+    # Allowed with an ODCR: a stopped pool instance holds no reserved capacity and
+    # starts On-Demand like any launch beyond the reservation (docs/spec.md).
+    spec = parse_spec(with_("capacity", warm_pool={}), PATH)
+    wp = spec.capacity.warm_pool
+    assert wp is not None and spec.capacity.capacity_reservation_id is not None
+    assert (wp.min_size, wp.max_prepared, wp.pool_state) == (1, None, "Stopped")
+    assert spec.warnings(PATH) == []
+
+
+@pytest.mark.parametrize(
+    ("pool", "key", "what", "fix"),
+    [
+        ({"min_size": 5}, "min_size", "greater than capacity.max_instances (4)", "at most 4"),
+        ({"min_size": 2, "max_prepared": 1}, "max_prepared", "less than", "at least 2"),
+        (
+            {"max_prepared": 5},
+            "max_prepared",
+            "greater than capacity.max_instances (4): the group never holds more than 4, "
+            "so 1 prepared instance(s) can never join it",
+            "set max_prepared to at most 4, or remove it",
+        ),
+        ({"pool_state": "Hibernated"}, "pool_state", "cannot hibernate", '"Stopped"'),
+        ({"reuse_on_scale_in": True}, "reuse_on_scale_in", "capacity providers", "remove"),
+    ],
+)
+def test_warm_pool_rules(pool: dict[str, Any], key: str, what: str, fix: str) -> None:
+    line = one_problem(with_("capacity", warm_pool=pool), f"capacity.warm_pool.{key}")
+    assert what in line and fix in line.split("Fix:")[1]
+
+
+def test_warm_pool_min_size_equal_to_max_instances_is_fine() -> None:
+    spec = parse_spec(with_("capacity", warm_pool={"min_size": 4, "max_prepared": 4}), PATH)
+    assert spec.capacity.warm_pool is not None
+
+
+@pytest.mark.parametrize(
+    ("capacity", "shown", "what", "fix"),
+    [
+        # No IOPS set: gp3's baseline 3,000 IOPS carry 750 MiB/s at most.
+        (
+            {"root_volume_throughput_mibps": 1000},
+            "1000",
+            "3000 IOPS (gp3's baseline without root_volume_iops) carry at most 750 MiB/s",
+            "set root_volume_iops to at least 4000 (4 x throughput), or lower "
+            "root_volume_throughput_mibps to at most 750",
+        ),
+        (
+            {"root_volume_iops": 3000, "root_volume_throughput_mibps": 2000},
+            "2000",
+            "3000 IOPS (root_volume_iops) carry at most 750 MiB/s",
+            "set root_volume_iops to at least 8000",
+        ),
+    ],
+)
+def test_gp3_throughput_needs_four_iops_per_mibps(
+    capacity: dict[str, Any], shown: str, what: str, fix: str
+) -> None:
+    line = one_problem(
+        with_("capacity", **capacity), "capacity.root_volume_throughput_mibps", shown
+    )
+    assert what in line and "EC2 refuses" in line and fix in line.split("Fix:")[1]
+
+
+def test_gp3_iops_need_a_gib_per_500() -> None:
+    text = with_("capacity", root_volume_gib=30, root_volume_iops=80000)
+    line = one_problem(text, "capacity.root_volume_iops", "80000")
+    assert "at most 500 IOPS per GiB, so a 30-GiB root volume takes at most 15000" in line
+    fix = line.split("Fix:")[1]
+    assert "raise root_volume_gib to at least 160" in fix and "at most 15000" in fix
+
+
+@pytest.mark.parametrize(
+    "capacity",
+    [
+        {"root_volume_iops": 4000, "root_volume_throughput_mibps": 1000},  # exactly 0.25
+        {"root_volume_throughput_mibps": 750},  # the baseline's 3,000 IOPS / 4
+        {"root_volume_gib": 30, "root_volume_iops": 15000},  # exactly 500 per GiB
+        {"root_volume_gib": 160, "root_volume_iops": 80000, "root_volume_throughput_mibps": 2000},
+        {"root_volume_gib": 65536},  # the largest gp3 volume
+    ],
+)
+def test_gp3_limits_are_inclusive(capacity: dict[str, Any]) -> None:
+    spec = parse_spec(with_("capacity", **capacity), PATH)
+    for key, value in capacity.items():
+        assert getattr(spec.capacity, key) == value
+
+
+def test_root_volume_must_hold_os_image_and_each_tasks_model() -> None:
+    text = edited(FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 30})
+    line = one_problem(text, "capacity.root_volume_gib", "30")
+    # 30 (OS) + 20 (image) + 20 x 1 task per instance.
+    assert "70 GiB at least" in line and "Fix: set root_volume_gib to at least 70" in line
+    ok = edited(FULL, service={"model_size_gib": 20.0}, capacity={"root_volume_gib": 70})
+    assert parse_spec(ok, PATH).capacity.root_volume_gib == 70
+    # Four one-GPU tasks on a g5.12xlarge download the model four times.
+    four = edited(
+        FULL,
+        service={"model_size_gib": 20.0, "cpu_units": ..., "memory_mib": ...},
+        capacity={"instance_type": "g5.12xlarge", "root_volume_gib": 100},
+    )
+    assert any("130 GiB at least" in line for line in problems(four))
