@@ -13,10 +13,13 @@ compare_designs.py. Designs:
   load: 2 req/s x mean_request_s 8 s) plus the fast path (panic threshold
   200 %) from ecs_gpu.fast_path
 * concurrency + warm pool: the same with [capacity.warm_pool] min_size 2
-  (prepared capacity up to max_instances, Stopped); managed scaling's
+  and max_prepared 64 (prepared capacity up to max_instances, Stopped;
+  what AWS keeps with the value unset); managed scaling's
   instance warm-up and the fast-path cooldown are the pooled start
   (ecs_gpu.managed_scaling: 60 s warm start + 60 s model load = 120 s)
-* the same pool with the cold warm-up (480 s) the template set before
+* the default-size pool: min_size 2 without max_prepared, so 2 stopped
+  instances (WarmPoolSpec.prepared_capacity) and the cold warm-up
+* the covering pool with the cold warm-up (480 s) the template set before
 * what-if, not deployable: the pooled design whose fast-path alarm also
   invokes a step policy on the ASG (sim.controllers.AsgFastPath). The ECS
   developer guide says a capacity provider's group must not be scaled by
@@ -54,7 +57,13 @@ SEED = 0
 REFERENCE = "reference (asg-average, GPU 60, CPU 60, 300/300)"
 METRICS = '[service.metrics]\npreset = "vllm"\n'
 CONCURRENCY = "target_concurrency_per_task = 11.2"
-POOL = "\n[capacity.warm_pool]\nmin_size = 2\n"
+# A pool that covers the fleet: max_prepared = max_instances (64), what AWS
+# keeps prepared when MaxGroupPreparedCapacity is unset (max - desired).
+POOL = "\n[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 64\n"
+# The pool a spec gets without max_prepared: min_size (2) instances, and the
+# cold warm-up, since it does not cover the fleet (ecs_gpu.managed_scaling).
+DEFAULT_POOL = "\n[capacity.warm_pool]\nmin_size = 2\n"
+DEFAULT_SIZE = "concurrency + fast path + default-size pool (min_size 2)"
 COLD_WARMUP = "warm pool with the cold warm-up 480 s (before)"
 WHAT_IF = "what-if: + instance step policy on the fast-path alarm (not deployable)"
 
@@ -70,6 +79,7 @@ DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     "task-gpus (default before)": ("", "", "", {}),
     "concurrency + fast path": (METRICS, CONCURRENCY, "", {}),
     "concurrency + fast path + warm pool": (METRICS, CONCURRENCY, POOL, {}),
+    DEFAULT_SIZE: (METRICS, CONCURRENCY, DEFAULT_POOL, {}),
     # The same pool with the cold instance warm-up and fast-path cooldown
     # (boot + pull + load, 480 s) that the template deployed before
     # ecs_gpu.managed_scaling took the pooled start (120 s) for pools.
