@@ -29,13 +29,15 @@ compare_designs.py. Designs:
 Run:
 
     .venv/bin/python benchmarks/compare_signals.py [--goals] [--steps] [--frontier] [--variants]
+        [--pool-costs]
 
 It prints a Markdown table (docs/benchmarks.md "Issue 8 designs on every
 trace"); --goals also prints the issue's goals, measured; --steps when each
 stage of a scale-out happens after a load step; --frontier the smallest
 fixed fleet that meets the overload goal on each trace; --variants the
 concurrency designs with a smaller fast-path step table, none, or a capped
-tracked series.
+tracked series; --pool-costs what each warm pool costs (its stopped
+volumes at the gp3 price and its warming instances) on every trace.
 """
 
 from __future__ import annotations
@@ -295,6 +297,25 @@ def static_frontier(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> 
                   f"| none up to {p.max_tasks} tasks | - | - |")  # fmt: skip
 
 
+def pool_costs(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> None:
+    """What each pool costs (stopped volumes at the gp3 price, warming instances)
+    against the design without one, on every trace."""
+    print(
+        "| trace | design | cost USD | warm pool USD | stopped pool instance-hours "
+        "| running pool instance-hours | overload s |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
+    labels = (GOAL_DESIGNS[0], GOAL_DESIGNS[1], DEFAULT_SIZE)
+    for name, (scale, rows) in res.items():
+        for label in labels:
+            s = rows[label]
+            print(
+                f"| {name} x{scale:.3g} | {label} | {s['cost_usd']:,.2f} "
+                f"| {s['warm_pool_cost_usd']:,.2f} | {s['warm_pool_stopped_instance_hours']:,.1f} "
+                f"| {s['warm_pool_running_instance_hours']:,.1f} | {s['overload_seconds']:.0f} |"
+            )
+
+
 def _yes(ok: bool) -> str:
     return "yes" if ok else "no"
 
@@ -330,6 +351,9 @@ def main() -> int:
     if "--frontier" in sys.argv:
         print()
         static_frontier(res)
+    if "--pool-costs" in sys.argv:
+        print()
+        pool_costs(res)
     return 0
 
 
