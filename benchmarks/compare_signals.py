@@ -13,10 +13,13 @@ compare_designs.py. Designs:
   load: 2 req/s x mean_request_s 8 s) plus the fast path (panic threshold
   200 %) from ecs_gpu.fast_path
 * concurrency + warm pool: the same with [capacity.warm_pool] min_size 2
-  (prepared capacity up to max_instances, Stopped); managed scaling's
+  and max_prepared 64 (prepared capacity up to max_instances, Stopped;
+  what AWS keeps with the value unset); managed scaling's
   instance warm-up and the fast-path cooldown are the pooled start
   (ecs_gpu.managed_scaling: 60 s warm start + 60 s model load = 120 s)
-* the same pool with the cold warm-up (480 s) the template set before
+* the default-size pool: min_size 2 without max_prepared, so 2 stopped
+  instances (WarmPoolSpec.prepared_capacity) and the cold warm-up
+* the covering pool with the cold warm-up (480 s) the template set before
 * what-if, not deployable: the pooled design whose fast-path alarm also
   invokes a step policy on the ASG (sim.controllers.AsgFastPath). The ECS
   developer guide says a capacity provider's group must not be scaled by
@@ -26,13 +29,15 @@ compare_designs.py. Designs:
 Run:
 
     .venv/bin/python benchmarks/compare_signals.py [--goals] [--steps] [--frontier] [--variants]
+        [--pool-costs]
 
 It prints a Markdown table (docs/benchmarks.md "Issue 8 designs on every
 trace"); --goals also prints the issue's goals, measured; --steps when each
 stage of a scale-out happens after a load step; --frontier the smallest
 fixed fleet that meets the overload goal on each trace; --variants the
 concurrency designs with a smaller fast-path step table, none, or a capped
-tracked series.
+tracked series; --pool-costs what each warm pool costs (its stopped
+volumes at the gp3 price and its warming instances) on every trace.
 """
 
 from __future__ import annotations
@@ -54,7 +59,13 @@ SEED = 0
 REFERENCE = "reference (asg-average, GPU 60, CPU 60, 300/300)"
 METRICS = '[service.metrics]\npreset = "vllm"\n'
 CONCURRENCY = "target_concurrency_per_task = 11.2"
-POOL = "\n[capacity.warm_pool]\nmin_size = 2\n"
+# A pool that covers the fleet: max_prepared = max_instances (64), what AWS
+# keeps prepared when MaxGroupPreparedCapacity is unset (max - desired).
+POOL = "\n[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 64\n"
+# The pool a spec gets without max_prepared: min_size (2) instances, and the
+# cold warm-up, since it does not cover the fleet (ecs_gpu.managed_scaling).
+DEFAULT_POOL = "\n[capacity.warm_pool]\nmin_size = 2\n"
+DEFAULT_SIZE = "concurrency + fast path + default-size pool (min_size 2)"
 COLD_WARMUP = "warm pool with the cold warm-up 480 s (before)"
 WHAT_IF = "what-if: + instance step policy on the fast-path alarm (not deployable)"
 
@@ -70,6 +81,7 @@ DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     "task-gpus (default before)": ("", "", "", {}),
     "concurrency + fast path": (METRICS, CONCURRENCY, "", {}),
     "concurrency + fast path + warm pool": (METRICS, CONCURRENCY, POOL, {}),
+    DEFAULT_SIZE: (METRICS, CONCURRENCY, DEFAULT_POOL, {}),
     # The same pool with the cold instance warm-up and fast-path cooldown
     # (boot + pull + load, 480 s) that the template deployed before
     # ecs_gpu.managed_scaling took the pooled start (120 s) for pools.
@@ -285,6 +297,25 @@ def static_frontier(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> 
                   f"| none up to {p.max_tasks} tasks | - | - |")  # fmt: skip
 
 
+def pool_costs(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> None:
+    """What each pool costs (stopped volumes at the gp3 price, warming instances)
+    against the design without one, on every trace."""
+    print(
+        "| trace | design | cost USD | warm pool USD | stopped pool instance-hours "
+        "| running pool instance-hours | overload s |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|")
+    labels = (GOAL_DESIGNS[0], GOAL_DESIGNS[1], DEFAULT_SIZE)
+    for name, (scale, rows) in res.items():
+        for label in labels:
+            s = rows[label]
+            print(
+                f"| {name} x{scale:.3g} | {label} | {s['cost_usd']:,.2f} "
+                f"| {s['warm_pool_cost_usd']:,.2f} | {s['warm_pool_stopped_instance_hours']:,.1f} "
+                f"| {s['warm_pool_running_instance_hours']:,.1f} | {s['overload_seconds']:.0f} |"
+            )
+
+
 def _yes(ok: bool) -> str:
     return "yes" if ok else "no"
 
@@ -320,6 +351,9 @@ def main() -> int:
     if "--frontier" in sys.argv:
         print()
         static_frontier(res)
+    if "--pool-costs" in sys.argv:
+        print()
+        pool_costs(res)
     return 0
 
 

@@ -27,6 +27,30 @@ from typing import Any, Final
 PRICE_DATE: Final = "2026-09-24"
 PRICE_REGION: Final = "us-east-1"
 
+# gp3 volume prices in PRICE_REGION (docs/aws-semantics.md §4 "gp3 price"):
+# storage per GB-month provisioned, and IOPS and throughput only above the
+# free baseline of 3,000 IOPS and 125 MB/s that every gp3 volume includes.
+# Billed per second; AWS's pricing example prorates by a 30-day month.
+GP3_PRICE_DATE: Final = "2026-12-01"
+GP3_USD_PER_GB_MONTH: Final = 0.08
+GP3_USD_PER_IOPS_MONTH: Final = 0.005
+GP3_USD_PER_MBPS_MONTH: Final = 0.04
+GP3_FREE_IOPS: Final = 3000
+GP3_FREE_MBPS: Final = 125
+BILLING_MONTH_S: Final = 30 * 86_400
+
+
+def gp3_usd_per_hour(gib: int, iops: int | None = None, mibps: int | None = None) -> float:
+    """What one gp3 volume costs an hour: its size, plus IOPS and throughput above
+    the free baseline (None: the baseline, as the template leaves it)."""
+    month = (
+        gib * GP3_USD_PER_GB_MONTH
+        + max(0, (iops or GP3_FREE_IOPS) - GP3_FREE_IOPS) * GP3_USD_PER_IOPS_MONTH
+        + max(0, (mibps or GP3_FREE_MBPS) - GP3_FREE_MBPS) * GP3_USD_PER_MBPS_MONTH
+    )
+    return month * 3600 / BILLING_MONTH_S
+
+
 # Memory ECS keeps back for the host: we set ECS_RESERVED_MEMORY in
 # /etc/ecs/ecs.config (infra/host.py) so the host CloudWatch agent, the SSM
 # agent and the ECS agent itself never compete with tasks for RAM.

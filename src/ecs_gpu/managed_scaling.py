@@ -47,17 +47,34 @@ def pooled_start_s(spec: Spec) -> float:
     return warm_register_s(spec) + startup.model_ready_s(spec)
 
 
+def pool_size(min_size: int, prepared_capacity: int, in_service: int) -> int:
+    """Instances the warm pool holds beside ``in_service`` ones (PutWarmPool, aws-semantics §4).
+
+    max(MinSize, MaxGroupPreparedCapacity - desired capacity): the pool
+    refills to it, and "the capacity of the warm pool is 0, unless you
+    specify a value for MinSize" once the group holds more.
+    """
+    return max(min_size, prepared_capacity - in_service, 0)
+
+
 def pool_covers_scale_out(spec: Spec) -> bool:
     """Whether every scale-out up to max_instances can be served from the pool.
 
-    The pool refills to MaxGroupPreparedCapacity minus the in-service
-    instances (aws-semantics §4); unset, that is the group's max size. Then
-    only a launch while the pool is still refilling starts cold.
+    At each in-service count n from min_instances up, the pool (pool_size)
+    must hold the max_instances - n the group may still add: a prepared
+    capacity of max_instances, or a min_size as large as the whole range.
+    The default (WarmPoolSpec.prepared_capacity, min_size) covers only that
+    second case. Then only a launch while the pool is still refilling starts
+    cold.
     """
     wp = spec.capacity.warm_pool
     if wp is None:
         return False
-    return wp.max_prepared is None or wp.max_prepared >= spec.capacity.max_instances
+    cap = spec.capacity
+    return all(
+        pool_size(wp.min_size, wp.prepared_capacity, n) >= cap.max_instances - n
+        for n in range(cap.min_instances, cap.max_instances)
+    )
 
 
 def instance_warmup_s(spec: Spec) -> int:

@@ -454,7 +454,8 @@ def test_warm_pool_is_collected_with_its_hooks_and_checks_pass(session: boto3.Se
     want = snap[facts.COLLECTION_KEY]["target"]["warm_pool"]
     assert want == {
         "min_size": 1,
-        "max_prepared": None,
+        # Unset in the spec: the default the template deploys, min_size.
+        "max_prepared": 1,
         "pool_state": "Stopped",
         "hook_name": f"{world.NAMES.asg}-launch",
         "hook_timeout_s": 2015,

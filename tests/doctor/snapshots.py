@@ -820,7 +820,11 @@ def as_warm_pool(s: dict[str, Any]) -> None:
     target = Target.from_spec(warm_pool_spec(), NAMES).as_dict()
     s[COLLECTION_KEY]["target"] = target
     want = target["warm_pool"]
-    config = {"MinSize": want["min_size"], "PoolState": want["pool_state"]}
+    config = {
+        "MinSize": want["min_size"],
+        "PoolState": want["pool_state"],
+        "MaxGroupPreparedCapacity": want["max_prepared"],
+    }
     group = s["auto_scaling_groups"][0]
     group["WarmPoolConfiguration"] = dict(config)
     group["WarmPoolSize"] = 1

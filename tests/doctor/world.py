@@ -388,9 +388,12 @@ def add_warm_pool(
     )
     asg = session.client("autoscaling")
     if pool:
-        extra = {} if wp.max_prepared is None else {"MaxGroupPreparedCapacity": wp.max_prepared}
+        # What the template sets: max_prepared or its default (min_size).
         asg.put_warm_pool(
-            AutoScalingGroupName=names.asg, MinSize=wp.min_size, PoolState=wp.pool_state, **extra
+            AutoScalingGroupName=names.asg,
+            MinSize=wp.min_size,
+            PoolState=wp.pool_state,
+            MaxGroupPreparedCapacity=wp.prepared_capacity,
         )
     if hook:
         asg.put_lifecycle_hook(

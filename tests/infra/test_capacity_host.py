@@ -104,7 +104,9 @@ def test_warm_pool_on_the_gpu_group(
     assert "InstanceReusePolicy" not in pool
     running = props(warm_reports["warm-public"][1].template, "AWS::AutoScaling::WarmPool")
     assert running["PoolState"] == "Running"
-    assert "MaxGroupPreparedCapacity" not in running
+    # max_prepared unset: the default, min_size (1), never AWS's max - desired.
+    assert running["MinSize"] == 1
+    assert running["MaxGroupPreparedCapacity"] == 1
 
 
 def test_warm_pool_is_created_after_the_release_resource(

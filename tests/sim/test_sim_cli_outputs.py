@@ -346,7 +346,7 @@ def test_plan_help_names_the_target_the_trace_is_scaled_at(
 
 
 @pytest.mark.parametrize(("text", "pool"), [(POOL_SPEC, True), (CONC_SPEC, False)])
-def test_cost_says_ebs_and_the_warm_pools_volumes_are_not_priced(
+def test_cost_says_what_it_prices_and_the_pool_has_its_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, pool: bool
 ) -> None:
     screen = _wide_console(monkeypatch)
@@ -358,17 +358,42 @@ def test_cost_says_ebs_and_the_warm_pools_volumes_are_not_priced(
     assert main(["simulate", str(spec), "--trace", str(trace), "--plot", str(plot)]) == 0
     out = screen.getvalue()
     (cost,) = [line for line in out.splitlines() if "cost USD" in line]
-    # The summary's meaning column always says what the cost leaves out.
-    assert "on-demand instance-hours x price; EBS volumes not priced" in cost
-    assert ("the warm pool's included" in cost) == pool
+    # The summary's meaning column always says what the cost counts and leaves out.
+    assert "on-demand instance-hours x price" in cost
+    priced = "+ the pool's stopped volumes at the gp3 price (us-east-1, 2026-12-01)"
+    assert (priced in cost) == pool
+    assert ("in-service EBS volumes not priced" if pool else "EBS volumes not priced") in cost
+    # With a pool its cost has its own line, and it adds up.
+    pool_lines = [line for line in out.splitlines() if "warm pool USD" in line]
+    assert len(pool_lines) == int(pool)
+    if pool:
+        assert "stopped instance-hours x $0.0222/h of volume" in pool_lines[0]
     # The plot's footer and compare's table say it only with a pool.
     footer = " ".join(t.get_text() for t in drawn[0].texts)
-    assert ("EBS volumes not priced, the warm pool's included" in footer) == pool
+    assert (priced in footer) == pool
     screen.truncate(0)
     screen.seek(0)
     assert main(["compare", str(spec), str(other), "--trace", str(trace)]) == 0
-    caption = "USD: on-demand instance-hours x price; EBS volumes not priced, the warm pool's"
-    assert (caption in screen.getvalue()) == pool
+    caption = "USD: on-demand instance-hours x price (the warm pool's running ones included)"
+    assert (caption in " ".join(screen.getvalue().split())) == pool
+
+
+def test_simulate_json_carries_the_pool_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = _write(tmp_path, "spec.toml", POOL_SPEC)
+    trace = _trace(tmp_path, 1200)
+    assert main(["simulate", str(spec), "--trace", str(trace), "--json", "-"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    keys = ("warm_pool_cost_usd", "warm_pool_running_instance_hours",
+            "warm_pool_stopped_instance_hours")  # fmt: skip
+    assert all(isinstance(s[k], float) for k in keys)
+    # The default pool (1 instance) waited stopped the whole run: its volume
+    # (200 GiB x $0.08 a 720-h month) is the pool's cost, inside the total.
+    assert s["warm_pool_stopped_instance_hours"] == pytest.approx(s["duration_s"] / 3600)
+    volume = s["warm_pool_stopped_instance_hours"] * 16 / 720
+    assert s["warm_pool_cost_usd"] == pytest.approx(volume, abs=0.01)
+    assert s["cost_usd"] == pytest.approx(s["instance_hours"] * 1.006 + volume, abs=0.01)
 
 
 def test_comparison_table_never_cuts_a_figure_at_80_columns() -> None:

@@ -131,8 +131,9 @@ def test_warm_pool_refills_and_stopped_instances_bill_only_while_warming() -> No
     quiet = load((6 * 3600.0, BEFORE))
     base = simulate(_p(), quiet, step_s=STEP).summary
     stopped = simulate(_p(capacity=POOL), quiet, step_s=STEP).summary
-    running = simulate(_p(capacity=POOL.replace("max_prepared = 4", 'pool_state = "Running"')),
-                       quiet, step_s=STEP).summary  # fmt: skip
+    # max_prepared = max_instances (8): AWS's old default, which it stood for.
+    running_pool = POOL.replace("max_prepared = 4", 'max_prepared = 8\npool_state = "Running"')
+    running = simulate(_p(capacity=running_pool), quiet, step_s=STEP).summary
     # A prepared Stopped pool costs no instance-hours at steady load.
     assert stopped["instance_hours"] == base["instance_hours"]
     # A Running pool of max(2, 8 - 2) = 6 instances bills all the time.

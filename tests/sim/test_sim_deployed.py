@@ -26,7 +26,8 @@ def test_sim_uses_the_template_managed_scaling(simulation: str, warmup: float) -
     assert p.min_scaling_step == 1
 
 
-POOL = "[capacity.warm_pool]\nmin_size = 1"
+# A pool that covers the fleet: prepared capacity up to max_instances (4).
+POOL = "[capacity.warm_pool]\nmin_size = 1\nmax_prepared = 4"
 
 
 @pytest.mark.parametrize(
@@ -41,8 +42,13 @@ POOL = "[capacity.warm_pool]\nmin_size = 1"
         # Below AWS's 60-s advice: the pooled floor (120 s), not the cold 300 s.
         (POOL, "warm_start_s = 10\nmodel_load_s = 10", 120.0),
         # A pool smaller than max_instances (4): launches past it start cold.
-        (POOL + "\nmax_prepared = 2", "", 480.0),
-        (POOL + "\nmax_prepared = 4", "", 120.0),
+        ("[capacity.warm_pool]\nmin_size = 1\nmax_prepared = 2", "", 480.0),
+        # The default prepared capacity (min_size): one pooled instance, so
+        # scale-outs past it start cold.
+        ("[capacity.warm_pool]\nmin_size = 1", "", 480.0),
+        # ... unless min_size alone covers min_instances (1) to max_instances (4).
+        ("[capacity.warm_pool]\nmin_size = 3", "", 120.0),
+        ("[capacity.warm_pool]\nmin_size = 2", "", 480.0),
     ],
 )
 def test_a_warm_pool_that_covers_the_fleet_warms_up_as_a_pooled_start(

@@ -97,8 +97,9 @@ def test_warm_pool_size_refill_take_and_billing() -> None:
     # Preparing: billed as running, and not yet ready to take.
     assert pool.billed(100.0) == 3
     assert not pool.take(100.0)
-    # Prepared and stopped: free, and taken first.
-    assert pool.billed(390.0) == 0
+    # Prepared and stopped: only the volumes bill, and taken first.
+    assert pool.billed(390.0) == 0 and pool.stopped(390.0) == 3
+    assert pool.stopped(100.0) == 0
     assert pool.take(390.0) and pool.take(390.0)
     # Two more in service: the pool refills to max(1, 5 - 4) = 1, which it has.
     pool.fill(400.0, 4)
@@ -108,4 +109,4 @@ def test_warm_pool_size_refill_take_and_billing() -> None:
     assert pool.billed(402.0) == 1 and pool.starts == 3
     running = WarmPool(1, 3, 390.0, 60.0, billed_running=True)
     running.fill(0.0, 0, ready_at=-1.0)
-    assert running.billed(0.0) == 3
+    assert running.billed(0.0) == 3 and running.stopped(0.0) == 0

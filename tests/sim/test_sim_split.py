@@ -14,8 +14,16 @@ from split_cases import RECORD, cases, outcome
 
 RECORDED: dict[str, Any] = json.loads(RECORD.read_text(encoding="utf-8"))
 # What issue 8 added after the recording: the signal, the fast path's and the
-# warm pool's counts (0 for these designs), and the concurrency column (NaN).
-NEW_SUMMARY = {"signal": "task-gpus", "fast_path_scale_outs": 0, "warm_pool_starts": 0}
+# warm pool's counts (0 for these designs), and the concurrency column (NaN);
+# issue 15: the warm pool's cost and instance-hours (0 without a pool).
+NEW_SUMMARY = {
+    "signal": "task-gpus",
+    "fast_path_scale_outs": 0,
+    "warm_pool_starts": 0,
+    "warm_pool_cost_usd": 0.0,
+    "warm_pool_running_instance_hours": 0.0,
+    "warm_pool_stopped_instance_hours": 0.0,
+}
 NEW_COLUMNS = {"concurrency_per_task": 0.0}
 
 

@@ -31,6 +31,24 @@ def test_warm_pool_defaults_and_a_reservation_together() -> None:
 
 
 @pytest.mark.parametrize(
+    ("pool", "prepared"),
+    [
+        # Unset: min_size, so the pool holds exactly min_size instances ...
+        ({}, 1),
+        ({"min_size": 3}, 3),
+        # ... and at least one, which waits while the group has none.
+        ({"min_size": 0}, 1),
+        # Set: what the spec says.
+        ({"min_size": 1, "max_prepared": 4}, 4),
+        ({"min_size": 0, "max_prepared": 0}, 0),
+    ],
+)
+def test_warm_pool_prepared_capacity(pool: dict[str, Any], prepared: int) -> None:
+    wp = parse_spec(with_("capacity", warm_pool=pool), PATH).capacity.warm_pool
+    assert wp is not None and wp.prepared_capacity == prepared
+
+
+@pytest.mark.parametrize(
     ("pool", "key", "what", "fix"),
     [
         ({"min_size": 5}, "min_size", "greater than capacity.max_instances (4)", "at most 4"),

@@ -113,7 +113,8 @@ class WarmPool(WarmPoolTarget):
         )
         return cls(
             min_size=wp.min_size,
-            max_prepared=wp.max_prepared,
+            # What the template sets: the spec's value or its default.
+            max_prepared=wp.prepared_capacity,
             pool_state=wp.pool_state,
             hook_name=host.warm_pool_hook_name(deployed),
             hook_timeout_s=host.hook_timeout_s(deployed),

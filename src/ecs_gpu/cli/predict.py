@@ -189,7 +189,7 @@ def _check_sweepable(p: SimParams, spec: Path, text: str) -> None:
 
 
 def _cost_caption(loaded: list[SimParams]) -> str | None:
-    """The USD column's caveat, when a design has a warm pool (its volumes are not priced)."""
+    """The USD column's caveat, when a design has a warm pool (its stopped volumes are priced)."""
     if all(p.warm_pool_min_size is None for p in loaded):
         return None
     return f"USD: {rp.cost_meaning(warm_pool=True)}"

@@ -407,7 +407,9 @@ def _warm_pool(
     ]
     pool = asg.add_warm_pool(
         min_size=wp.min_size,
-        max_group_prepared_capacity=wp.max_prepared,
+        # Always set: AWS's default (max size - desired) keeps a stopped GPU
+        # instance for every one the group could add (WarmPoolSpec.prepared_capacity).
+        max_group_prepared_capacity=wp.prepared_capacity,
         pool_state=autoscaling.PoolState[wp.pool_state.upper()],
         # Left out unless asked for: the ECS docs say a warm pool of an ECS
         # group cannot return instances on scale-in (docs/host.md).

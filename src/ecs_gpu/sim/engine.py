@@ -258,6 +258,8 @@ def simulate(
     cap_rps = p.task_capacity_rps
     nan = math.nan
     progress_every = max(1, nsteps // 200)
+    # Pool instance time: running (warming, or a Running pool) and stopped.
+    pool_running_s = pool_stopped_s = 0.0
 
     # Bound methods: the loop runs once per step (120,960 times for 14 days).
     serve, sample, account, row = queue.serve, metrics.sample, rec.account, rec.rows.append
@@ -306,7 +308,13 @@ def simulate(
             # every RUNNING task: a loading task's sidecar publishes 0.
             total = served / step_s * mean_request_s + queue.queue
             conc = demand.sample(i, t + step_s, total, running)
-        billed = ninst if pool is None else ninst + pool.billed(t)
+        if pool is None:
+            billed = ninst
+        else:
+            in_pool = pool.billed(t)
+            billed = ninst + in_pool
+            pool_running_s += in_pool * step_s
+            pool_stopped_s += pool.stopped(t) * step_s
         account(t, rate, cap, u, ready, billed)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)
         hist = gpu_series.history
@@ -341,8 +349,28 @@ def simulate(
         "fast_path_scale_outs": 0 if fast is None else fast.actions,
         "warm_pool_starts": 0 if pool is None else pool.starts,
     }
-    summary = _summary(p, step_s, seed, start, offered, queue, rec)
+    cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s)
+    summary = _summary(p, step_s, seed, start, offered, queue, rec, cost)
     return SimResult(p, step_s, seed, rec.rows, {**summary, **extra})
+
+
+def _cost(
+    p: SimParams, instance_s: float, pool_running_s: float, pool_stopped_s: float
+) -> dict[str, float]:
+    """The warm pool's cost as its own figure, and the total cost that includes it.
+
+    Running pool instances (warming, or a Running pool) are instance time,
+    already in instance_s and GPU-hours; stopped ones bill their volume only
+    (p.pool_volume_usd_per_hour) and serve nothing, so GPU-hours leave them out.
+    """
+    running_usd = pool_running_s / 3600.0 * p.price_usd_per_hour
+    volume_usd = pool_stopped_s / 3600.0 * p.pool_volume_usd_per_hour
+    return {
+        "cost_usd": round(instance_s / 3600.0 * p.price_usd_per_hour + volume_usd, 2),
+        "warm_pool_cost_usd": round(running_usd + volume_usd, 2),
+        "warm_pool_running_instance_hours": round(pool_running_s / 3600.0, 4),
+        "warm_pool_stopped_instance_hours": round(pool_stopped_s / 3600.0, 4),
+    }
 
 
 def _demand(p: SimParams, step_s: float) -> tuple[DemandPipeline | None, FastPathLayer | None]:
@@ -379,6 +407,7 @@ def _summary(
     offered: list[float],
     queue: RequestQueue,
     rec: Recorder,
+    cost: dict[str, float],
 ) -> dict[str, Any]:
     rows = rec.rows
     latencies = rec.latencies
@@ -398,7 +427,7 @@ def _summary(
         "oracle_gpu_hours": round(oracle, 4),
         "gpu_hours_ratio_to_oracle": round(gpu_hours / oracle, 4) if oracle else None,
         "instance_hours": round(rec.instance_s / 3600.0, 4),
-        "cost_usd": round(rec.instance_s / 3600.0 * p.price_usd_per_hour, 2),
+        **cost,
         "overload_seconds": rec.overload_s,
         "offered_requests": round(queue.offered, 1),
         "served_requests": round(queue.served, 1),

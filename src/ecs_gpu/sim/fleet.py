@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ecs_gpu import managed_scaling
+
 
 @dataclass(slots=True, eq=False)
 class Task:
@@ -241,7 +243,7 @@ class WarmPool:
         self.starts = 0
 
     def size(self, in_service: int) -> int:
-        return max(self.min_size, self.max_prepared - in_service, 0)
+        return managed_scaling.pool_size(self.min_size, self.max_prepared, in_service)
 
     def fill(self, t: float, in_service: int, ready_at: float | None = None) -> None:
         """Launch instances into the pool up to its size; they are ready after preparing."""
@@ -263,3 +265,9 @@ class WarmPool:
         if self.billed_running:
             return len(self._prepared)
         return sum(1 for ready in self._prepared if ready > t)
+
+    def stopped(self, t: float) -> int:
+        """Pool instances prepared and stopped (or hibernated) at ``t``: only their volume bills."""
+        if self.billed_running:
+            return 0
+        return sum(1 for ready in self._prepared if ready <= t)

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, managed_scaling, startup
+from ecs_gpu import catalog, demand_metric, fast_path, gpu_metric, managed_scaling, startup
 from ecs_gpu.fast_path import FastPath
 from ecs_gpu.signals import GpuSeries, Signal, SignalPlan
 from ecs_gpu.spec import Spec
@@ -190,9 +190,14 @@ class SimParams:
     demand_metric_delay_s: float = 5.0
     # [capacity.warm_pool]: None without a pool.
     warm_pool_min_size: int | None = None
-    # MaxGroupPreparedCapacity; None: the ASG's max size (AWS default).
+    # MaxGroupPreparedCapacity; from_spec sets what the template deploys
+    # (WarmPoolSpec.prepared_capacity). None, a what-if only: AWS's default,
+    # the ASG's max size.
     warm_pool_max_prepared: int | None = None
     warm_pool_state: Literal["Stopped", "Hibernated", "Running"] = "Stopped"
+    # A Stopped or Hibernated pool instance bills only its root volume:
+    # catalog.gp3_usd_per_hour of [capacity] root_volume_* (dated gp3 price).
+    pool_volume_usd_per_hour: float = 0.0
     # [simulation] warm_start_s: a Stopped pool instance, start to ECS
     # registration (a guess: AWS publishes no figure).
     warm_start_s: float = 60.0
@@ -304,7 +309,10 @@ def from_spec(spec: Spec) -> SimParams:
         # The step table and alarm the template deploys (one source).
         fast_path=fast_path.fast_path(spec),
         warm_pool_min_size=None if cap.warm_pool is None else cap.warm_pool.min_size,
-        warm_pool_max_prepared=None if cap.warm_pool is None else cap.warm_pool.max_prepared,
+        warm_pool_max_prepared=None if cap.warm_pool is None else cap.warm_pool.prepared_capacity,
         warm_pool_state="Stopped" if cap.warm_pool is None else cap.warm_pool.pool_state,
+        pool_volume_usd_per_hour=catalog.gp3_usd_per_hour(
+            cap.root_volume_gib, cap.root_volume_iops, cap.root_volume_throughput_mibps
+        ),
         warm_start_s=float(sim.warm_start_s),
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.table import Table
 
-from ecs_gpu import outputs
+from ecs_gpu import catalog, outputs
 from ecs_gpu.sim.engine import TIMELINE_COLUMNS, SimResult
 from ecs_gpu.sim.params import SimParams
 
@@ -217,10 +217,28 @@ def worst_latency(summary: dict[str, Any]) -> str:
 
 
 def cost_meaning(warm_pool: bool) -> str:
-    """What cost_usd counts. EBS is never priced; a warm pool's stopped instances
-    bill only their volumes, so with a pool the cost is short by those too."""
-    text = "on-demand instance-hours x price; EBS volumes not priced"
-    return text + (", the warm pool's included" if warm_pool else "")
+    """What cost_usd counts: instance-hours at the on-demand price and, with a
+    pool, its stopped instances' volumes at the gp3 price; in-service
+    instances' volumes are not priced."""
+    if not warm_pool:
+        return "on-demand instance-hours x price; EBS volumes not priced"
+    return (
+        "on-demand instance-hours x price (the warm pool's running ones included) + the "
+        f"pool's stopped volumes at the gp3 price ({catalog.PRICE_REGION}, "
+        f"{catalog.GP3_PRICE_DATE}); in-service EBS volumes not priced"
+    )
+
+
+def pool_cost_meaning(summary: dict[str, Any], p: SimParams) -> str:
+    """How warm_pool_cost_usd adds up, with the run's own figures."""
+    stopped = summary.get("warm_pool_stopped_instance_hours", 0.0)
+    running = summary.get("warm_pool_running_instance_hours", 0.0)
+    why = "a Running pool" if p.warm_pool_state == "Running" else "warming"
+    return (
+        f"{stopped:,.1f} stopped instance-hours x ${p.pool_volume_usd_per_hour:.4f}/h of "
+        f"volume + {running:,.1f} running ({why}) instance-hours x "
+        f"${p.price_usd_per_hour:g}/h; part of the cost above"
+    )
 
 
 def comparison_table(
@@ -264,6 +282,11 @@ def summary_table(result: SimResult, title: str) -> Table:
             + ("" if ratio is None else f" (ratio {ratio:.2f})"),
         ),
         ("cost USD", f"{s['cost_usd']:.2f}", cost_meaning(p.warm_pool_min_size is not None)),
+        *(
+            []
+            if p.warm_pool_min_size is None
+            else [("warm pool USD", f"{s['warm_pool_cost_usd']:.2f}", pool_cost_meaning(s, p))]
+        ),
         ("overload s", f"{s['overload_seconds']:.0f}", "seconds with load > ready capacity"),
         ("unserved requests", f"{s['unserved_requests']:.0f}", "beyond the queue bound"),
         (

@@ -81,11 +81,15 @@ def test_pool_off_the_spec_is_an_asg005_warning(healthy: Callable[[], Snap]) -> 
         "WarmPoolConfiguration.MinSize": 0,
         "WarmPoolConfiguration.MaxGroupPreparedCapacity": 2,
     }
-    assert "max_prepared unset" in f.fix and "ecs-gpu deploy" in f.fix
+    # The spec leaves max_prepared unset: the template deploys its default, min_size (1).
+    assert "has max_prepared = 1 (set, or its default: min_size)" in f.fix
+    assert "ecs-gpu deploy" in f.fix
 
 
 def test_unset_max_prepared_may_read_back_as_minus_one(healthy: Callable[[], Snap]) -> None:
+    # A snapshot collected before the default (its target's max_prepared null).
     s = _warm(healthy())
+    s[COLLECTION_KEY]["target"]["warm_pool"]["max_prepared"] = None
     s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["MaxGroupPreparedCapacity"] = -1
     assert _found(s, "ASG005") == []
 

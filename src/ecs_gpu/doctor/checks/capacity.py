@@ -322,7 +322,7 @@ def _pool_differences(cfg: dict[str, Any], want: dict[str, Any]) -> list[tuple[s
         spec = (
             "leaves max_prepared unset (the group's MaxSize)"
             if want["max_prepared"] is None
-            else f"has max_prepared = {want['max_prepared']}"
+            else f"has max_prepared = {want['max_prepared']} (set, or its default: min_size)"
         )
         what = f"MaxGroupPreparedCapacity {shown} where the spec {spec}"
         out.append(("MaxGroupPreparedCapacity", got, what))

@@ -113,7 +113,7 @@ def _warm_pool(spec: Spec) -> Iterator[Problem]:
             "prepared instance(s) can never join it, yet each boots, pulls the image and "
             "is billed",
             f"set max_prepared to at most {cap.max_instances}, or remove it "
-            "(default: max_instances)",
+            "(default: min_size, at least 1)",
         )
     if wp.max_prepared is not None and wp.max_prepared < wp.min_size:
         yield Problem(
@@ -121,7 +121,7 @@ def _warm_pool(spec: Spec) -> Iterator[Problem]:
             wp.max_prepared,
             f"less than warm_pool.min_size ({wp.min_size}); max_prepared counts the group's "
             "instances and the pool's together",
-            f"set max_prepared to at least {wp.min_size}, or remove it (default: max_instances)",
+            f"set max_prepared to at least {wp.min_size}, or remove it (default: min_size)",
         )
     if wp.pool_state == "Hibernated":
         # EC2's hibernation prerequisites list no accelerated-computing (G, P)

@@ -16,11 +16,26 @@ class WarmPoolSpec(_Section):
     """[capacity.warm_pool]: an EC2 Auto Scaling warm pool for the GPU ASG."""
 
     min_size: Annotated[int, Field(ge=0)] = 1
-    # MaxGroupPreparedCapacity; None: the ASG's max size.
+    # MaxGroupPreparedCapacity: the group's instances and the pool's together.
+    # None: prepared_capacity's default, never AWS's (the group's max size).
     max_prepared: Annotated[int, Field(ge=0)] | None = None
     # Stopped: pay only for the EBS volume while waiting (AWS::AutoScaling::WarmPool).
     pool_state: Literal["Stopped", "Hibernated", "Running"] = "Stopped"
     reuse_on_scale_in: bool = False
+
+    @property
+    def prepared_capacity(self) -> int:
+        """The MaxGroupPreparedCapacity the template deploys and the simulator runs.
+
+        Unset, AWS keeps max size - desired instances prepared (PutWarmPool):
+        a stopped GPU instance and its volume for every one the group could
+        still add, and each scale-in boots one more. The default, min_size
+        (at least 1), gives the pool an absolute size: PutWarmPool sizes it
+        max(MinSize, MaxGroupPreparedCapacity - desired), which is min_size
+        whatever the group runs; with min_size 0, one instance waits while
+        the group has none (aws-semantics §4 "Pool size").
+        """
+        return self.max_prepared if self.max_prepared is not None else max(1, self.min_size)
 
 
 # gp3 limits, from the EC2 API (botocore 1.44's ec2 model, CreateVolume and
