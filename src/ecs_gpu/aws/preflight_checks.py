@@ -798,6 +798,11 @@ class Result:
     def has_error(self) -> bool:
         return self.report.has_error
 
+    @property
+    def checked_in_aws(self) -> int:
+        """Checks that decided from an AWS answer (a non-ECR image's note reads none)."""
+        return sum(1 for r in self.report.results if r.status != "unknown" and r.check.requires)
+
     def as_dict(self, needs: Needs) -> dict[str, Any]:
         return {
             "needs": needs.as_dict(),

@@ -34,7 +34,7 @@ def exit_code(result: Result) -> int:
     """1 on an error finding; 3 when no check could decide (every call denied); else 0."""
     if result.has_error:
         return EXIT_PROBLEMS
-    if result.report.checked == 0:
+    if result.checked_in_aws == 0:
         return EXIT_AWS
     return EXIT_OK
 
@@ -81,7 +81,7 @@ def summary(result: Result) -> str:
         f"preflight: {len(report.results)} checks: {ok} ok, {counts['error']} errors, "
         f"{counts['warning']} warnings, {counts['info']} info, {len(report.unknown)} unknown."
     )
-    if report.checked == 0:
+    if result.checked_in_aws == 0:
         line += (
             " Nothing could be checked (exit 3): grant the permissions docs/operate.md lists "
             "('Before your first deploy')."
