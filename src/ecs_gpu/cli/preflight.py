@@ -135,7 +135,7 @@ def preflight_cmd(
     max_instances (plus the warm pool), the instance type's offering in the
     Region and each subnet's AZ, the GPU AMI, the capacity reservation, the
     container secrets, the ECR image tag, ECS's service-linked role and, with
-    [network], the subnets' way out (NAT or VPC endpoints). A denied call
+    \\[network], the subnets' way out (NAT or VPC endpoints). A denied call
     makes only its checks unknown and names the permission. deploy runs
     these first.
 
