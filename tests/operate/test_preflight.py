@@ -297,3 +297,17 @@ def test_deploy_refuses_on_a_preflight_error_and_skip_preflight_goes_ahead(
     assert cfn.describe_stacks(StackName="vllm-g5")["Stacks"][0]["StackStatus"] == (
         "CREATE_COMPLETE"
     )
+
+
+def test_json_to_a_path_writes_the_report_and_still_prints_the_table(
+    aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "preflight.json"
+    assert main(["preflight", str(G5), "--json", str(report)]) == EXIT_OK
+    out = " ".join(capsys.readouterr().out.split())
+    assert "ecs-gpu preflight: stack vllm-g5" in out and f"findings JSON: {report}" in out
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    assert doc["stack"] == "vllm-g5" and {f["id"] for f in doc["findings"]} >= {"PRE008"}
+    # The output path is checked before any AWS call: SPEC itself is refused as --json.
+    assert main(["preflight", str(G5), "--json", str(G5)]) == EXIT_BAD_INPUT
+    assert "--json" in capsys.readouterr().err
