@@ -726,6 +726,14 @@ def deploy_cmd(
     json_out: Annotated[
         Path | None, json_option("the change list, the final status and the stack outputs")
     ] = None,
+    skip_preflight: Annotated[
+        bool,
+        typer.Option(
+            "--skip-preflight",
+            help="Deploy without `ecs-gpu preflight`'s checks (quota, offerings, AMI, "
+            "reservation, secrets, image, network), which otherwise refuse on an error.",
+        ),
+    ] = False,
 ) -> None:
     """Deploy SPEC: show the diff, ask, execute the change set, follow it live.
 
@@ -758,6 +766,9 @@ def deploy_cmd(
 
     with _json_first(spec, json_out):
         pre = _prelude(spec, stack, profile, region, bucket, prefix, update_ami)
+        from ecs_gpu.cli.preflight import gate  # imports this module: imported here
+
+        gate(pre.spec, pre.aws, skip=skip_preflight, spec_path=spec)
         run_deploy(
             pre.aws("cloudformation"),
             pre.stack,

@@ -1,0 +1,362 @@
+"""Preflight: read what decides whether this account and Region can run a spec.
+
+Read-only calls, before anything is paid for: the family's vCPU quota and
+the vCPUs in use, the instance type's offerings, the subnets, route tables
+and endpoints of ``[network]``, the GPU AMI, the capacity reservation, the
+container secrets, the ECR image and ECS's service-linked role. The answers
+form a snapshot of raw API items (as doctor's facts do); the checks are
+pure functions in :mod:`ecs_gpu.aws.preflight_checks`.
+
+A call AWS denies (or fails) leaves its kinds absent and is recorded with
+the IAM permission it needs, so only its checks are unknown; an endpoint
+that cannot be reached, or no credentials, ends the run (exit 3) at once,
+since every other call would wait out the same timeouts.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import boto3
+from botocore import exceptions as bx
+from botocore.config import Config
+from botocore.parsers import ResponseParserError
+
+from ecs_gpu import ami, quotas
+from ecs_gpu.aws import ami as aws_ami
+from ecs_gpu.aws.clients import client
+from ecs_gpu.aws.errors import AccessDenied, Unreachable, error_code, translate
+from ecs_gpu.aws.preflight_checks import ECS_SERVICE_LINKED_ROLE, Needs, Result, evaluate
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot, to_json_safe
+from ecs_gpu.errors import EcsGpuError
+
+# Every IAM action preflight may call (docs/operate.md "Before your first deploy").
+PERMISSIONS: Final = (
+    "servicequotas:GetServiceQuota",
+    "servicequotas:GetAWSDefaultServiceQuota",
+    "ec2:DescribeInstances",
+    "ec2:DescribeInstanceTypeOfferings",
+    "ec2:DescribeAvailabilityZones",
+    "ec2:DescribeSubnets",
+    "ec2:DescribeRouteTables",
+    "ec2:DescribeVpcEndpoints",
+    "ec2:DescribeImages",
+    "ec2:DescribeCapacityReservations",
+    "ssm:GetParameter",
+    "secretsmanager:DescribeSecret",
+    "ecr:DescribeImages",
+    "iam:GetRole",
+)
+# boto3's service name -> IAM's prefix where they differ.
+_IAM_PREFIX: Final = {"service-quotas": "servicequotas"}
+# The answers EC2, ECR, SSM and Secrets Manager give for a thing that is not there.
+_NOT_FOUND: Final = frozenset(
+    {
+        "ResourceNotFoundException",
+        "ParameterNotFound",
+        "ImageNotFoundException",
+        "RepositoryNotFoundException",
+        "NoSuchEntity",
+    }
+)
+
+
+@dataclass
+class Collector:
+    """One read of the account for ``needs``; :func:`collect` is the entry point."""
+
+    session: boto3.Session
+    needs: Needs
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    snapshot: Snapshot = field(default_factory=dict)
+    denied: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def client(self, service: str, region: str | None = None) -> Any:
+        # A quota read is looked at once: a quota API that fails (moto lacks
+        # GetAWSDefaultServiceQuota and answers 500) is reported unknown after
+        # two tries, not waited on for eight.
+        cfg = None if region in (None, self.needs.region) else Config(region_name=region)
+        return client(self.session, service, config=cfg, fail_fast=service == "service-quotas")
+
+    def read(
+        self, kinds: tuple[str, ...], service: str, operation: str, fn: Callable[[], Any]
+    ) -> None:
+        """Run ``fn`` and store its answer under ``kinds[0]``; a refusal is recorded instead."""
+        try:
+            value = fn()
+        except ResponseParserError as e:
+            # A 5xx page botocore cannot parse (moto's answer to a call it lacks).
+            message = " ".join(str(e).split())[:300]
+            self.errors.append(
+                {"call": f"{service} {operation}", "message": message, "kinds": list(kinds)}
+            )
+            return
+        except (bx.ClientError, bx.BotoCoreError, EcsGpuError) as e:
+            err = e if isinstance(e, EcsGpuError) else translate(e, service, operation)
+            call = f"{service} {operation}"
+            if isinstance(err, AccessDenied):
+                # The call that was denied (GetAWSDefaultServiceQuota after GetServiceQuota).
+                permission = f"{_IAM_PREFIX.get(service, service)}:{err.operation or operation}"
+                self.denied.append({"call": call, "permission": permission, "kinds": list(kinds)})
+                return
+            if isinstance(err, Unreachable) or (
+                isinstance(e, bx.NoCredentialsError | bx.PartialCredentialsError)
+            ):
+                raise err from None
+            message = err.message if isinstance(err, EcsGpuError) else str(err)
+            self.errors.append({"call": call, "message": message, "kinds": list(kinds)})
+            return
+        self.snapshot[kinds[0]] = value
+
+    def run(self) -> Snapshot:
+        n = self.needs
+        self.read(("vcpu_quota",), "service-quotas", "GetServiceQuota", self._quota)
+        self.read(("vcpu_usage",), "ec2", "DescribeInstances", self._usage)
+        ec2 = self.client("ec2")
+        self.read(
+            ("offerings_region",),
+            "ec2",
+            "DescribeInstanceTypeOfferings",
+            lambda: _offerings(ec2, "region", n.instance_type),
+        )
+        self.read(
+            ("offerings_az",),
+            "ec2",
+            "DescribeInstanceTypeOfferings",
+            lambda: _offerings(ec2, "availability-zone", n.instance_type),
+        )
+        if n.vpc_id is None:
+            self.read(
+                ("availability_zones",),
+                "ec2",
+                "DescribeAvailabilityZones",
+                lambda: ec2.describe_availability_zones()["AvailabilityZones"],
+            )
+        else:
+            vpc = [{"Name": "vpc-id", "Values": [n.vpc_id]}]
+            self.read(
+                ("subnets",),
+                "ec2",
+                "DescribeSubnets",
+                # By filter: a missing id is left out instead of failing the call.
+                lambda: _pages(
+                    ec2,
+                    "describe_subnets",
+                    "Subnets",
+                    Filters=[{"Name": "subnet-id", "Values": list(n.subnet_ids)}],
+                ),
+            )
+            self.read(
+                ("route_tables",),
+                "ec2",
+                "DescribeRouteTables",
+                lambda: _pages(ec2, "describe_route_tables", "RouteTables", Filters=vpc),
+            )
+            self.read(
+                ("vpc_endpoints",),
+                "ec2",
+                "DescribeVpcEndpoints",
+                lambda: _pages(ec2, "describe_vpc_endpoints", "VpcEndpoints", Filters=vpc),
+            )
+        if n.ami_id is not None:
+            pinned = n.ami_id
+            self.read(
+                ("ami",),
+                "ec2",
+                "DescribeImages",
+                lambda: {"image_id": pinned, "found": pinned in aws_ami.describe(ec2, [pinned])},
+            )
+        else:
+            ssm = self.client("ssm")
+            self.read(
+                ("ami",),
+                "ssm",
+                "GetParameter",
+                lambda: {
+                    "parameter": ami.RECOMMENDED_SSM_PARAMETER,
+                    "value": aws_ami.recommended_id(ssm),
+                },
+            )
+        if n.reservation_id is not None:
+            rid = n.reservation_id
+            self.read(
+                ("capacity_reservations",),
+                "ec2",
+                "DescribeCapacityReservations",
+                lambda: _reservations(ec2, rid),
+            )
+        self._secrets()
+        if n.ecr is not None:
+            self.read(("ecr_image",), "ecr", "DescribeImages", self._ecr_image)
+        self.read(("service_linked_role",), "iam", "GetRole", self._slr)
+        self.snapshot[COLLECTION_KEY] = {
+            "target": n.as_dict(),
+            "now": self.now.isoformat(),
+            "denied": self.denied,
+            "errors": self.errors,
+        }
+        return to_json_safe(self.snapshot)  # type: ignore[no-any-return]
+
+    def _quota(self) -> dict[str, Any]:
+        sq = self.client("service-quotas")
+        code = self.needs.quota.code
+        try:
+            q = sq.get_service_quota(ServiceCode=quotas.SERVICE_CODE, QuotaCode=code)["Quota"]
+            return {"Quota": q, "source": "applied"}
+        except bx.ClientError as e:
+            # No value applied to this account: the AWS default is what holds.
+            if error_code(e) != "NoSuchResourceException":
+                raise
+        try:
+            q = sq.get_aws_default_service_quota(ServiceCode=quotas.SERVICE_CODE, QuotaCode=code)
+        except (bx.ClientError, bx.BotoCoreError) as e:
+            raise translate(e, "service-quotas", "GetAWSDefaultServiceQuota") from None
+        return {"Quota": q["Quota"], "source": "AWS default"}
+
+    def _usage(self) -> list[dict[str, Any]]:
+        """The running and pending On-Demand instances this quota counts (Spot has its own)."""
+        ec2 = self.client("ec2")
+        filters = [
+            {"Name": "instance-type", "Values": list(self.needs.quota.type_patterns)},
+            {"Name": "instance-state-name", "Values": ["pending", "running"]},
+        ]
+        out = []
+        for r in _pages(ec2, "describe_instances", "Reservations", Filters=filters):
+            for i in r.get("Instances", []):
+                if i.get("InstanceLifecycle") in ("spot", "scheduled"):
+                    continue
+                out.append(
+                    {
+                        "InstanceId": i.get("InstanceId"),
+                        "InstanceType": i.get("InstanceType"),
+                        "CpuOptions": i.get("CpuOptions", {}),
+                    }
+                )
+        return out
+
+    def _secrets(self) -> None:
+        by_service: dict[str, dict[str, Any]] = {"secretsmanager": {}, "ssm": {}}
+        done = {"secretsmanager": True, "ssm": True}
+        for g in self.needs.secrets:
+            parts = g.arn.split(":")
+            service, region = parts[2], parts[3]
+            c = self.client(service, region)
+            kind = f"{service}_secrets"
+            before = len(self.denied) + len(self.errors)
+            if service == "secretsmanager":
+                # The ARN without ECS's :json-key:version-stage:version-id tail.
+                secret = ":".join(parts[:7])
+                self.read(
+                    (kind,),
+                    service,
+                    "DescribeSecret",
+                    functools.partial(_describe_secret, c, secret),
+                )
+            else:
+                self.read(
+                    (kind,), service, "GetParameter", functools.partial(_get_parameter, c, g.arn)
+                )
+            if len(self.denied) + len(self.errors) > before:
+                done[service] = False
+                continue
+            by_service[service][g.arn] = self.snapshot.pop(kind)
+        for service, answers in by_service.items():
+            if done[service] and answers:
+                self.snapshot[f"{service}_secrets"] = answers
+
+    def _ecr_image(self) -> dict[str, Any]:
+        e = self.needs.ecr
+        assert e is not None
+        c = self.client("ecr", e.region)
+        image_id = {"imageDigest": e.digest} if e.digest else {"imageTag": e.tag or "latest"}
+        try:
+            c.describe_images(
+                registryId=e.registry_id, repositoryName=e.repository, imageIds=[image_id]
+            )
+        except bx.ClientError as err:
+            if error_code(err) in _NOT_FOUND:
+                return {"found": False, "error": error_code(err)}
+            raise
+        return {"found": True}
+
+    def _slr(self) -> dict[str, Any]:
+        try:
+            self.client("iam").get_role(RoleName=ECS_SERVICE_LINKED_ROLE)
+        except bx.ClientError as e:
+            if error_code(e) in _NOT_FOUND:
+                return {"exists": False}
+            raise
+        return {"exists": True}
+
+
+def _pages(c: Any, method: str, key: str, **kwargs: Any) -> list[Any]:
+    out: list[Any] = []
+    for page in c.get_paginator(method).paginate(**kwargs):
+        out += page.get(key, [])
+    return out
+
+
+def _offerings(ec2: Any, location_type: str, instance_type: str) -> list[Any]:
+    return _pages(
+        ec2,
+        "describe_instance_type_offerings",
+        "InstanceTypeOfferings",
+        LocationType=location_type,
+        Filters=[{"Name": "instance-type", "Values": [instance_type]}],
+    )
+
+
+def _reservations(ec2: Any, rid: str) -> list[Any]:
+    try:
+        return list(
+            ec2.describe_capacity_reservations(CapacityReservationIds=[rid])["CapacityReservations"]
+        )
+    except bx.ClientError as e:
+        if error_code(e) in (
+            "InvalidCapacityReservationId.NotFound",
+            "InvalidCapacityReservationId.Malformed",
+        ):
+            return []
+        raise
+
+
+def _describe_secret(c: Any, secret: str) -> dict[str, Any]:
+    try:
+        got = c.describe_secret(SecretId=secret)
+    except bx.ClientError as e:
+        if error_code(e) in _NOT_FOUND:
+            return {"found": False}
+        raise
+    return {
+        "found": True,
+        "DeletedDate": got.get("DeletedDate"),
+        "KmsKeyId": got.get("KmsKeyId"),
+    }
+
+
+def _get_parameter(c: Any, arn: str) -> dict[str, Any]:
+    # By ARN (GetParameter's Name takes one): the ARN cannot say whether the
+    # name began with "/". WithDecryption=False: the value is never read.
+    try:
+        c.get_parameter(Name=arn, WithDecryption=False)
+    except bx.ClientError as e:
+        if error_code(e) in _NOT_FOUND:
+            return {"found": False}
+        raise
+    return {"found": True}
+
+
+def collect(session: boto3.Session, needs: Needs, *, now: datetime | None = None) -> Snapshot:
+    """The snapshot of every answer preflight's checks read."""
+    collector = Collector(session, needs) if now is None else Collector(session, needs, now=now)
+    return collector.run()
+
+
+def preflight(session: boto3.Session, needs: Needs, *, now: datetime | None = None) -> Result:
+    """Read the account, then run the checks."""
+    return evaluate(collect(session, needs, now=now), needs)

@@ -1,0 +1,420 @@
+"""Preflight's checks: pure functions over what aws/preflight.py read (no AWS call here).
+
+The answers form a snapshot like doctor's (``dict`` of kinds, each the raw
+API items; a kind that could not be read is absent, and ``_collection``
+records the denied and failed calls), so preflight reuses doctor's finding
+shape, runner and report: a check whose kinds are absent is "unknown" with
+the missing permission, never "ok". :class:`Needs` (preflight_needs.py) is
+what the spec asks of the account; the placement and network checks are in
+preflight_network.py.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ecs_gpu import quotas
+from ecs_gpu.aws.preflight_needs import CheckBody, EcrImage, Needs, SecretGrant, pool_instances
+from ecs_gpu.aws.preflight_needs import ev as _ev
+from ecs_gpu.aws.preflight_network import (
+    az_offering,
+    private_egress,
+    reservation,
+    subnets_exist,
+)
+from ecs_gpu.doctor.checks.model import Check, Finding, Report, Severity, Unknown
+from ecs_gpu.doctor.checks.runner import run_checks
+from ecs_gpu.doctor.snapshot import Snapshot
+
+ECS_SERVICE_LINKED_ROLE: Final = "AWSServiceRoleForECS"
+
+__all__ = [
+    "ECS_SERVICE_LINKED_ROLE",
+    "EcrImage",
+    "Needs",
+    "Result",
+    "SecretGrant",
+    "evaluate",
+    "pool_instances",
+]
+
+
+@dataclass(frozen=True)
+class Definition:
+    id: str
+    severity: Severity
+    title: str
+    requires: tuple[str, ...]
+    body: CheckBody
+    # None: always applies; else why it does not apply to these needs (or None when it does).
+    applies: Callable[[Needs], str | None] | None = None
+
+
+def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
+    q = s["vcpu_quota"]
+    value = int(float(q["Quota"]["Value"]))
+    source = q["source"]
+    need = n.vcpus_needed
+    pool = f" + {n.pool_instances} warm pool" if n.pool_instances else ""
+    ev = [
+        _ev("vcpu_quota", n.quota.code, "Value", value),
+        _ev("vcpu_quota", n.quota.code, "source", source),
+        _ev(
+            "spec",
+            "capacity",
+            "vcpus_needed",
+            f"{need} = ({n.max_instances} max_instances{pool}) x {n.vcpus} vCPUs "
+            f"({n.instance_type})",
+        ),
+    ]
+    used = _usage(s, n)
+    if used is not None:
+        ev.append(_ev("vcpu_usage", n.quota.code, "running_vcpus", used))
+    # What to ask for: the fleet plus what other instances hold now.
+    desired = need + (used or 0)
+    how = (
+        f"raise it in the Service Quotas console (Amazon EC2, '{n.quota.name}') or run "
+        f"`{quotas.increase_command(n.quota, desired, n.region)}`"
+    )
+    if value < need:
+        fits = value // n.vcpus
+        return [
+            c.finding(
+                ev,
+                f"{how}; or lower [capacity] max_instances to {max(fits - n.pool_instances, 0)} "
+                f"(the quota holds {fits} {n.instance_type}).",
+                title=f"'{n.quota.name}' ({n.quota.code}) is {value} vCPUs in {n.region}; the "
+                f"fleet at max_instances needs {need}: launches past {fits} instance(s) fail "
+                "with VcpuLimitExceeded and tasks stay PROVISIONING",
+            )
+        ]
+    if used is not None and used + need > value:
+        return [
+            c.finding(
+                ev,
+                f"{how}, or free the vCPUs other instances of this quota hold (this stack's own "
+                "instances count too when it is deployed).",
+                title=f"'{n.quota.name}' has room for the fleet, but {used} of its {value} vCPUs "
+                "are in use now: the fleet cannot reach max_instances until they are freed",
+                severity="warning",
+            )
+        ]
+    usage = "usage not read" if used is None else f"{used} in use now"
+    return [
+        c.finding(
+            ev,
+            "nothing to do.",
+            title=f"'{n.quota.name}' covers the fleet: {value} vCPUs ({source}) against {need} "
+            f"needed, {usage}",
+            severity="info",
+        )
+    ]
+
+
+def _usage(s: Snapshot, n: Needs) -> int | None:
+    """vCPUs of the running or pending On-Demand instances of this quota; None if not read."""
+    if "vcpu_usage" not in s:
+        return None
+    from ecs_gpu import catalog
+
+    total = 0
+    for inst in s["vcpu_usage"]:
+        cpu = inst.get("CpuOptions") or {}
+        if cpu.get("CoreCount"):
+            total += int(cpu["CoreCount"]) * int(cpu.get("ThreadsPerCore") or 1)
+        elif inst.get("InstanceType") in catalog.CATALOG:
+            total += catalog.CATALOG[inst["InstanceType"]].vcpus
+    return total
+
+
+def region_offering(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
+    if any(o.get("InstanceType") == n.instance_type for o in s["offerings_region"]):
+        return []
+    return [
+        c.finding(
+            [_ev("offerings_region", n.region, "InstanceType", None)],
+            f"deploy to a Region that offers {n.instance_type} (`aws ec2 "
+            "describe-instance-type-offerings --filters Name=instance-type,Values="
+            f"{n.instance_type} --region REGION`), or pick another [capacity] instance_type.",
+            title=f"{n.instance_type} is not offered in {n.region}",
+        )
+    ]
+
+
+def gpu_ami(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
+    a = s["ami"]
+    if n.ami_id is not None:
+        if a.get("found"):
+            return []
+        return [
+            c.finding(
+                [_ev("ami", n.ami_id, "ImageId", None)],
+                f"pin an AMI that exists in {n.region} ([capacity] ami_id; AMIs are per "
+                "Region), or drop ami_id to take the recommended ECS GPU AMI.",
+                title=f"[capacity] ami_id {n.ami_id} does not exist in {n.region} (or is not "
+                "shared with this account)",
+            )
+        ]
+    if a.get("value"):
+        return []
+    return [
+        c.finding(
+            [_ev("ami", a.get("parameter", "?"), "Value", None)],
+            "deploy to a Region that publishes the ECS GPU AMI, or pin one with [capacity] ami_id.",
+            title=f"the recommended ECS GPU AMI parameter does not resolve in {n.region}",
+        )
+    ]
+
+
+def _secret_grant_text(grants: list[SecretGrant]) -> str:
+    return "; ".join(f"{g.action} on {', '.join(g.resources)}" for g in grants)
+
+
+def secrets_exist(kind: str, service: str) -> CheckBody:
+    def body(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
+        grants = [g for g in n.secrets if f":{service}:" in g.arn]
+        out: list[Finding] = []
+        for g in grants:
+            got = s[kind].get(g.arn)
+            if got is None:
+                raise Unknown(f"{g.arn} was not read")
+            if not got.get("found"):
+                out.append(
+                    c.finding(
+                        [_ev(kind, g.arn, "found", False)],
+                        "create it (docs/spec.md, [service] secrets), or correct the ARN in "
+                        "[service] secrets; a task whose secret is missing never starts.",
+                        title=f"secret {g.arn} does not exist",
+                    )
+                )
+            elif got.get("DeletedDate"):
+                out.append(
+                    c.finding(
+                        [_ev(kind, g.arn, "DeletedDate", got["DeletedDate"])],
+                        "restore it (`aws secretsmanager restore-secret`) or use another.",
+                        title=f"secret {g.arn} is scheduled for deletion",
+                    )
+                )
+            elif got.get("KmsKeyId"):
+                out.append(
+                    c.finding(
+                        [_ev(kind, g.arn, "KmsKeyId", got["KmsKeyId"])],
+                        "allow kms:Decrypt to the stack's task execution role in that key's "
+                        "policy; the template grants only the secret read.",
+                        title=f"secret {g.arn} is encrypted with a customer managed KMS key",
+                        severity="warning",
+                    )
+                )
+        if out:
+            return out
+        return [
+            c.finding(
+                [_ev(kind, g.arn, "found", True) for g in grants],
+                "nothing to do: the template grants its task execution role "
+                f"{_secret_grant_text(grants)}.",
+                title=f"every {service} secret of [service] secrets exists",
+                severity="info",
+            )
+        ]
+
+    return body
+
+
+def ecr_image(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
+    if n.ecr is None:
+        return [
+            c.finding(
+                [_ev("spec", "service", "image", n.image)],
+                "make sure the tag exists and the instances can reach that registry (a NAT "
+                "gateway, or its own endpoint).",
+                title=f"image {n.image} is not in ECR: its tag is not checked",
+                severity="info",
+            )
+        ]
+    got = s["ecr_image"]
+    if got.get("found"):
+        return []
+    ref = n.ecr.tag or n.ecr.digest
+    return [
+        c.finding(
+            [
+                _ev("ecr_image", n.ecr.repository, "imageTag", ref),
+                _ev("ecr_image", ref or "?", "error", got.get("error")),
+            ],
+            f"push it (`docker push {n.image}`), or correct [service] image.",
+            title=f"image {n.image} is not in ECR ({got.get('error')}): tasks fail with "
+            "CannotPullContainerError",
+        )
+    ]
+
+
+def service_linked_role(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
+    if s["service_linked_role"].get("exists"):
+        return []
+    return [
+        c.finding(
+            [_ev("service_linked_role", ECS_SERVICE_LINKED_ROLE, "exists", False)],
+            "nothing to do if you deploy with ecs-gpu: deploy creates it for a new stack "
+            "(needs iam:CreateServiceLinkedRole); otherwise run `aws iam "
+            "create-service-linked-role --aws-service-name ecs.amazonaws.com` once.",
+            title=f"this account has no {ECS_SERVICE_LINKED_ROLE} yet",
+            severity="info",
+        )
+    ]
+
+
+def _needs_network(n: Needs) -> str | None:
+    return (
+        None
+        if n.vpc_id is not None
+        else "the stack creates its own VPC with a NAT gateway (no [network] in the spec)"
+    )
+
+
+def _needs_reservation(n: Needs) -> str | None:
+    return None if n.reservation_id else "the spec has no capacity_reservation_id"
+
+
+def _needs_secrets(service: str) -> Callable[[Needs], str | None]:
+    def applies(n: Needs) -> str | None:
+        if any(f":{service}:" in g.arn for g in n.secrets):
+            return None
+        return f"the spec has no {service} secret"
+
+    return applies
+
+
+DEFINITIONS: Final[tuple[Definition, ...]] = (
+    Definition(
+        "PRE001",
+        "error",
+        "the On-Demand vCPU quota covers the fleet at max_instances",
+        ("vcpu_quota",),
+        vcpu_quota,
+    ),
+    Definition(
+        "PRE002",
+        "error",
+        "the instance type is offered in the Region",
+        ("offerings_region",),
+        region_offering,
+    ),
+    Definition(
+        "PRE003",
+        "error",
+        "the instance type is offered in each subnet's Availability Zone",
+        ("offerings_az",),
+        az_offering,
+    ),
+    Definition("PRE004", "error", "the GPU AMI exists in the Region", ("ami",), gpu_ami),
+    Definition(
+        "PRE005",
+        "error",
+        "the capacity reservation fits the spec",
+        ("capacity_reservations",),
+        reservation,
+        _needs_reservation,
+    ),
+    Definition(
+        "PRE006",
+        "error",
+        "every Secrets Manager secret exists",
+        ("secretsmanager_secrets",),
+        secrets_exist("secretsmanager_secrets", "secretsmanager"),
+        _needs_secrets("secretsmanager"),
+    ),
+    Definition(
+        "PRE007",
+        "error",
+        "every SSM parameter secret exists",
+        ("ssm_secrets",),
+        secrets_exist("ssm_secrets", "ssm"),
+        _needs_secrets("ssm"),
+    ),
+    Definition("PRE008", "error", "the ECR image tag exists", (), ecr_image),
+    Definition(
+        "PRE009",
+        "info",
+        "ECS's service-linked role exists",
+        ("service_linked_role",),
+        service_linked_role,
+    ),
+    Definition(
+        "PRE010",
+        "error",
+        "the [network] subnets exist in its VPC",
+        ("subnets",),
+        subnets_exist,
+        _needs_network,
+    ),
+    Definition(
+        "PRE011",
+        "error",
+        "private subnets reach ECS, ECR, CloudWatch and SSM (NAT or endpoints)",
+        ("subnets", "route_tables", "vpc_endpoints"),
+        private_egress,
+        _needs_network,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    """The report, and the checks that do not apply to this spec (with why)."""
+
+    report: Report
+    not_applicable: tuple[tuple[str, str, str], ...]  # (id, title, why)
+
+    @property
+    def has_error(self) -> bool:
+        return self.report.has_error
+
+    @property
+    def checked_in_aws(self) -> int:
+        """Checks that decided from an AWS answer (a non-ECR image's note reads none)."""
+        return sum(1 for r in self.report.results if r.status != "unknown" and r.check.requires)
+
+    def as_dict(self, needs: Needs) -> dict[str, Any]:
+        return {
+            "needs": needs.as_dict(),
+            **self.report.as_dict(),
+            "not_applicable": [{"id": i, "title": t, "why": w} for i, t, w in self.not_applicable],
+        }
+
+
+def checks_for(needs: Needs) -> tuple[list[Check], list[tuple[str, str, str]]]:
+    """The checks that apply to ``needs``, bound to them; and those that do not, with why."""
+    run: list[Check] = []
+    skipped: list[tuple[str, str, str]] = []
+    for d in DEFINITIONS:
+        why = None if d.applies is None else d.applies(needs)
+        if why is not None:
+            skipped.append((d.id, d.title, why))
+            continue
+        requires = d.requires + (("ecr_image",) if d.id == "PRE008" and needs.ecr else ())
+        if d.id == "PRE003":
+            requires += ("subnets",) if needs.vpc_id else ()
+        run.append(
+            Check(
+                d.id,
+                "preflight",
+                d.severity,
+                d.title,
+                requires,
+                functools.partial(_bound, d.body, needs),
+            )
+        )
+    return run, skipped
+
+
+def _bound(body: CheckBody, needs: Needs, s: Snapshot, c: Check) -> list[Finding]:
+    return body(s, c, needs)
+
+
+def evaluate(snapshot: Snapshot, needs: Needs) -> Result:
+    """Every applicable check over what was read, in id order."""
+    checks, skipped = checks_for(needs)
+    return Result(run_checks(snapshot, checks), tuple(skipped))

@@ -1,0 +1,138 @@
+"""What a spec asks of the account, as plain data: preflight's input (no AWS call here).
+
+:class:`Needs` is built from the spec once; the checks in
+:mod:`ecs_gpu.aws.preflight_checks` and :mod:`ecs_gpu.aws.preflight_network`
+read it with the answers :mod:`ecs_gpu.aws.preflight` collected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ecs_gpu import quotas
+from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
+from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.spec import Spec
+
+
+@dataclass(frozen=True)
+class EcrImage:
+    registry_id: str
+    region: str
+    repository: str
+    tag: str | None
+    digest: str | None
+
+
+@dataclass(frozen=True)
+class SecretGrant:
+    """One container secret and what the template's execution role is granted on it."""
+
+    arn: str
+    action: str
+    resources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the spec asks of the account, in plain data."""
+
+    region: str
+    instance_type: str
+    vcpus: int
+    quota: quotas.VcpuQuota
+    max_instances: int
+    pool_instances: int
+    pool_state: str | None
+    vpc_id: str | None
+    subnet_ids: tuple[str, ...]
+    reservation_id: str | None
+    reserved_instances: int | None
+    ami_id: str | None
+    image: str
+    ecr: EcrImage | None
+    secrets: tuple[SecretGrant, ...] = field(default=())
+
+    @property
+    def instances(self) -> int:
+        return self.max_instances + self.pool_instances
+
+    @property
+    def vcpus_needed(self) -> int:
+        return self.instances * self.vcpus
+
+    @classmethod
+    def from_spec(cls, spec: Spec, region: str) -> Needs:
+        # infra.task holds the image and secret rules the template uses; it
+        # imports CDK, so it is read only here.
+        from ecs_gpu.infra.task import ecr_repository, secret_resources
+
+        cap = spec.capacity
+        net = spec.network
+        ecr = None
+        found = ecr_repository(spec.service.image)
+        if found is not None:
+            arn, ref = found
+            # arn:aws:ecr:REGION:ACCOUNT:repository/NAME
+            parts = arn.split(":", 5)
+            digest = ref if ref.startswith("sha256:") else None
+            ecr = EcrImage(
+                registry_id=parts[4],
+                region=parts[3],
+                repository=parts[5].split("/", 1)[1],
+                tag=None if digest else ref,
+                digest=digest,
+            )
+        grants = []
+        for value_from in sorted(spec.service.secrets.values()):
+            action, resources = secret_resources(value_from)
+            grants.append(SecretGrant(value_from, action, tuple(resources)))
+        wp = cap.warm_pool
+        return cls(
+            region=region,
+            instance_type=cap.instance_type,
+            vcpus=cap.instance.vcpus,
+            quota=quotas.on_demand(cap.instance_type),
+            max_instances=cap.max_instances,
+            pool_instances=pool_instances(spec),
+            pool_state=None if wp is None else wp.pool_state,
+            vpc_id=None if net is None else net.vpc_id,
+            subnet_ids=() if net is None else tuple(net.subnet_ids),
+            reservation_id=cap.capacity_reservation_id,
+            reserved_instances=cap.reserved_instances,
+            ami_id=cap.ami_id,
+            image=spec.service.image,
+            ecr=ecr,
+            secrets=tuple(grants),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["vcpus_needed"] = self.vcpus_needed
+        return doc
+
+
+def pool_instances(spec: Spec) -> int:
+    """Warm-pool instances beside a group scaled to max_instances.
+
+    The pool holds MaxGroupPreparedCapacity - desired (max - desired without
+    it), never fewer than min_size (aws-semantics.md, warm pools): at full
+    scale that is max(min_size, max_prepared - max_instances). They count
+    against the running vCPU quota while they start and run their user data
+    before they stop (all the time in a Running pool).
+    """
+    wp = spec.capacity.warm_pool
+    if wp is None:
+        return 0
+    if wp.max_prepared is None:
+        return wp.min_size
+    return max(wp.min_size, wp.max_prepared - spec.capacity.max_instances)
+
+
+CheckBody = Callable[[Snapshot, Check, Needs], list[Finding]]
+
+
+def ev(kind: str, id: str, fld: str, value: Any) -> Evidence:
+    return Evidence(kind, id, fld, value)

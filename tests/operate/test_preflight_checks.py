@@ -1,0 +1,388 @@
+"""Preflight's pure checks over plain answers: no AWS, no mocks.
+
+Every answer fed to a check is shaped as AWS's and checked with botocore's
+own response validator (the one Stubber uses: tests/doctor/snapshots.py),
+so a made-up field fails the test. DescribeCapacityReservations and the EC2
+quota codes are answered here because moto lacks them (moto 5.2: no
+DescribeCapacityReservations; Service Quotas knows only the "vpc" service).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import botocore.session
+import pytest
+from botocore.validate import ParamValidator
+
+from ecs_gpu import quotas
+from ecs_gpu.aws.preflight_checks import Needs, Result, evaluate
+from ecs_gpu.doctor.checks.model import Finding
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY
+from ecs_gpu.spec import load_spec
+
+_BOTOCORE = botocore.session.get_session()
+
+
+def validate_response(service: str, operation: str, response: dict[str, Any]) -> None:
+    """Raise unless ``response`` is a valid output of the operation (Stubber's own check)."""
+    shape = _BOTOCORE.get_service_model(service).operation_model(operation).output_shape
+    report = ParamValidator().validate(response, shape)
+    assert not report.has_errors(), f"{service} {operation}: {report.generate_report()}"
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+RID = "cr-0123456789abcdef0"
+
+
+@pytest.fixture(scope="module")
+def g5() -> Needs:
+    return Needs.from_spec(load_spec(EXAMPLES / "g5-vllm.toml"), "us-east-1")
+
+
+@pytest.fixture(scope="module")
+def g6e() -> Needs:
+    """A [network] spec with a reservation of 2 g6e.12xlarge."""
+    return Needs.from_spec(load_spec(EXAMPLES / "g6e-alb-odcr.toml"), "us-east-1")
+
+
+def quota(value: float) -> dict[str, Any]:
+    q = {
+        "ServiceCode": "ec2",
+        "ServiceName": "Amazon Elastic Compute Cloud (Amazon EC2)",
+        "QuotaArn": "arn:aws:servicequotas:us-east-1:123456789012:ec2/L-DB2E81BA",
+        "QuotaCode": "L-DB2E81BA",
+        "QuotaName": "Running On-Demand G and VT instances",
+        "Value": value,
+        "Unit": "None",
+        "Adjustable": True,
+        "GlobalQuota": False,
+    }
+    validate_response("service-quotas", "GetServiceQuota", {"Quota": q})
+    return q
+
+
+def instance(itype: str, cores: int, threads: int = 2) -> dict[str, Any]:
+    i = {
+        "InstanceId": "i-0123456789abcdef0",
+        "InstanceType": itype,
+        "CpuOptions": {"CoreCount": cores, "ThreadsPerCore": threads},
+    }
+    validate_response("ec2", "DescribeInstances", {"Reservations": [{"Instances": [i]}]})
+    return i
+
+
+def offerings(itype: str, location_type: str, locations: list[str]) -> list[dict[str, Any]]:
+    items = [
+        {"InstanceType": itype, "LocationType": location_type, "Location": loc} for loc in locations
+    ]
+    validate_response("ec2", "DescribeInstanceTypeOfferings", {"InstanceTypeOfferings": items})
+    return items
+
+
+def reservation(**over: Any) -> dict[str, Any]:
+    r = {
+        "CapacityReservationId": RID,
+        "OwnerId": "123456789012",
+        "InstanceType": "g6e.12xlarge",
+        "InstancePlatform": "Linux/UNIX",
+        "AvailabilityZone": "us-east-1a",
+        "Tenancy": "default",
+        "TotalInstanceCount": 2,
+        "AvailableInstanceCount": 2,
+        "EbsOptimized": True,
+        "EphemeralStorage": False,
+        "State": "active",
+        "EndDateType": "unlimited",
+        "InstanceMatchCriteria": "targeted",
+        "CreateDate": NOW - timedelta(days=30),
+        **over,
+    }
+    validate_response("ec2", "DescribeCapacityReservations", {"CapacityReservations": [r]})
+    return r
+
+
+def subnets(vpc: str, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    items = [{"SubnetId": sid, "VpcId": vpc, "AvailabilityZone": az} for sid, az in pairs]
+    validate_response("ec2", "DescribeSubnets", {"Subnets": items})
+    return items
+
+
+def snap(denied: list[dict[str, Any]] | None = None, **kinds: Any) -> dict[str, Any]:
+    return {
+        **kinds,
+        COLLECTION_KEY: {"now": NOW.isoformat(), "denied": denied or [], "errors": []},
+    }
+
+
+def healthy_g5(**over: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "vcpu_quota": {"Quota": quota(64.0), "source": "applied"},
+        "vcpu_usage": [],
+        "offerings_region": offerings("g5.xlarge", "region", ["us-east-1"]),
+        "offerings_az": offerings(
+            "g5.xlarge", "availability-zone", ["us-east-1a", "us-east-1b", "us-east-1c"]
+        ),
+        "availability_zones": [
+            {"ZoneName": z, "State": "available", "ZoneType": "availability-zone"}
+            for z in ("us-east-1a", "us-east-1b", "us-east-1c")
+        ],
+        "ami": {"parameter": "/aws/service/...", "value": "ami-0123456789abcdef0"},
+        "service_linked_role": {"exists": True},
+    }
+    validate_response(
+        "ec2", "DescribeAvailabilityZones", {"AvailabilityZones": base["availability_zones"]}
+    )
+    return snap(**{**base, **over})
+
+
+def of(result: Result, check_id: str) -> list[Finding]:
+    return [f for f in result.report.findings if f.id == check_id]
+
+
+def status(result: Result, check_id: str) -> str:
+    (r,) = [r for r in result.report.results if r.check.id == check_id]
+    return r.status
+
+
+def test_a_healthy_account_has_no_error_and_says_why_the_network_checks_are_not_needed(
+    g5: Needs,
+) -> None:
+    result = evaluate(healthy_g5(), g5)
+    assert not result.has_error
+    assert [f.severity for f in of(result, "PRE001")] == ["info"]
+    assert "covers the fleet: 64 vCPUs (applied) against 16 needed, 0 in use now" in (
+        of(result, "PRE001")[0].title
+    )
+    skipped = {i: why for i, _, why in result.not_applicable}
+    assert "creates its own VPC" in skipped["PRE011"] and "PRE005" in skipped
+    # The image is on Docker Hub: reported, not checked.
+    (img,) = of(result, "PRE008")
+    assert img.severity == "info" and "not checked" in img.title
+
+
+def test_a_quota_below_the_fleet_is_an_error_naming_quota_value_need_and_how_to_raise_it(
+    g5: Needs,
+) -> None:
+    # g5.xlarge has 4 vCPUs; max_instances 4 needs 16.
+    result = evaluate(healthy_g5(vcpu_quota={"Quota": quota(8.0), "source": "applied"}), g5)
+    (f,) = of(result, "PRE001")
+    assert f.severity == "error" and result.has_error
+    assert "'Running On-Demand G and VT instances' (L-DB2E81BA) is 8 vCPUs in us-east-1" in f.title
+    assert "needs 16" in f.title and "VcpuLimitExceeded" in f.title
+    assert "Service Quotas console" in f.fix
+    assert (
+        "aws service-quotas request-service-quota-increase --service-code ec2 --quota-code "
+        "L-DB2E81BA --desired-value 16 --region us-east-1"
+    ) in f.fix
+    assert "lower [capacity] max_instances to 2" in f.fix
+
+
+def test_the_aws_default_is_named_as_the_source_when_no_value_is_applied(g5: Needs) -> None:
+    result = evaluate(healthy_g5(vcpu_quota={"Quota": quota(0.0), "source": "AWS default"}), g5)
+    (f,) = of(result, "PRE001")
+    assert f.severity == "error"
+    assert ("vcpu_quota", "L-DB2E81BA", "source", "AWS default") in [
+        (e.kind, e.id, e.field, e.value) for e in f.evidence
+    ]
+
+
+def test_vcpus_other_instances_hold_make_a_warning(g5: Needs) -> None:
+    # 24 vCPUs: room for the fleet's 16, but 16 are held by two g5.2xlarge now.
+    usage = [instance("g5.2xlarge", 4), instance("g5.2xlarge", 4)]
+    result = evaluate(
+        healthy_g5(vcpu_quota={"Quota": quota(24.0), "source": "applied"}, vcpu_usage=usage), g5
+    )
+    (f,) = of(result, "PRE001")
+    assert f.severity == "warning" and "16 of its 24 vCPUs are in use" in f.title
+    assert "--desired-value 32" in f.fix
+
+
+def test_the_warm_pool_counts_against_the_quota(g5: Needs) -> None:
+    pooled = dataclasses.replace(g5, pool_instances=1)
+    result = evaluate(healthy_g5(vcpu_quota={"Quota": quota(16.0), "source": "applied"}), pooled)
+    (f,) = of(result, "PRE001")
+    assert f.severity == "error" and "needs 20" in f.title
+    assert "(4 max_instances + 1 warm pool) x 4 vCPUs" in str([e.value for e in f.evidence])
+
+
+def test_a_denied_quota_read_makes_only_the_quota_check_unknown(g5: Needs) -> None:
+    s = healthy_g5()
+    del s["vcpu_quota"]
+    s[COLLECTION_KEY]["denied"] = [
+        {
+            "call": "service-quotas GetServiceQuota",
+            "permission": "servicequotas:GetServiceQuota",
+            "kinds": ["vcpu_quota"],
+        }
+    ]
+    result = evaluate(s, g5)
+    assert status(result, "PRE001") == "unknown"
+    (unknown,) = result.report.unknown
+    assert "servicequotas:GetServiceQuota" in unknown.reason
+    assert all(status(result, i) != "unknown" for i in ("PRE002", "PRE003", "PRE004", "PRE009"))
+    assert result.report.checked > 0
+
+
+def test_a_type_not_offered_in_a_subnets_az_is_an_error(g6e: Needs) -> None:
+    vpc = str(g6e.vpc_id)
+    a, b = g6e.subnet_ids
+    s = snap(
+        offerings_az=offerings("g6e.12xlarge", "availability-zone", ["us-east-1a"]),
+        subnets=subnets(vpc, [(a, "us-east-1a"), (b, "us-east-1e")]),
+    )
+    (f,) = of(evaluate(s, g6e), "PRE003")
+    assert f.severity == "error"
+    assert f.title == (
+        f"g6e.12xlarge is not offered in us-east-1e, the AZ of subnet {b}: the group cannot "
+        "launch there"
+    )
+
+
+def test_a_type_not_offered_in_the_region_is_an_error(g5: Needs) -> None:
+    result = evaluate(healthy_g5(offerings_region=[]), g5)
+    (f,) = of(result, "PRE002")
+    assert f.severity == "error" and f.title == "g5.xlarge is not offered in us-east-1"
+
+
+def _odcr(g6e: Needs, r: dict[str, Any] | None) -> list[Finding]:
+    vpc = str(g6e.vpc_id)
+    a, b = g6e.subnet_ids
+    s = snap(
+        capacity_reservations=[] if r is None else [r],
+        subnets=subnets(vpc, [(a, "us-east-1a"), (b, "us-east-1b")]),
+    )
+    return of(evaluate(s, g6e), "PRE005")
+
+
+def test_a_fitting_reservation_passes(g6e: Needs) -> None:
+    assert _odcr(g6e, reservation()) == []
+
+
+@pytest.mark.parametrize(
+    ("over", "field", "words"),
+    [
+        ({"InstanceType": "g6e.2xlarge"}, "InstanceType", "is for g6e.2xlarge"),
+        ({"AvailabilityZone": "us-east-1d"}, "AvailabilityZone", "no instance can use it"),
+        ({"TotalInstanceCount": 1, "AvailableInstanceCount": 1}, "TotalInstanceCount", "holds 1"),
+        ({"State": "expired"}, "State", "is expired, not active"),
+        ({"InstancePlatform": "Windows"}, "InstancePlatform", "Linux/UNIX"),
+    ],
+)
+def test_a_reservation_that_does_not_fit_is_an_error(
+    g6e: Needs, over: dict[str, Any], field: str, words: str
+) -> None:
+    found = _odcr(g6e, reservation(**over))
+    errors = [f for f in found if f.severity == "error"]
+    assert [f.evidence[0].field for f in errors] == [field]
+    assert words in errors[0].title
+
+
+def test_a_missing_reservation_is_an_error(g6e: Needs) -> None:
+    (f,) = _odcr(g6e, None)
+    assert (
+        f.severity == "error"
+        and f.title == f"capacity reservation {RID} does not exist in us-east-1"
+    )
+
+
+def test_a_reservation_ending_soon_or_open_or_partly_used_is_a_warning_or_note(
+    g6e: Needs,
+) -> None:
+    found = _odcr(
+        g6e,
+        reservation(
+            EndDateType="limited",
+            EndDate=NOW + timedelta(days=2),
+            InstanceMatchCriteria="open",
+            AvailableInstanceCount=1,
+        ),
+    )
+    assert {(f.evidence[0].field, f.severity) for f in found} == {
+        ("EndDate", "warning"),
+        ("InstanceMatchCriteria", "info"),
+        ("AvailableInstanceCount", "warning"),
+    }
+
+
+def test_secrets_missing_scheduled_for_deletion_or_present(g5: Needs) -> None:
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hf-token-AbC123"
+    with_secret = dataclasses.replace(
+        g5,
+        secrets=(*Needs.from_spec(load_spec(EXAMPLES / "p5-8gpu.toml"), "us-east-1").secrets,),
+    )
+    assert [g.arn for g in with_secret.secrets] == [arn]
+    (missing,) = of(
+        evaluate(healthy_g5(secretsmanager_secrets={arn: {"found": False}}), with_secret), "PRE006"
+    )
+    assert missing.severity == "error" and missing.title == f"secret {arn} does not exist"
+    (ok,) = of(
+        evaluate(healthy_g5(secretsmanager_secrets={arn: {"found": True}}), with_secret), "PRE006"
+    )
+    # The template's execution role reads it (infra/task.py secret_resources).
+    assert ok.severity == "info" and "secretsmanager:GetSecretValue on " + arn in ok.fix
+    (kms,) = of(
+        evaluate(
+            healthy_g5(secretsmanager_secrets={arn: {"found": True, "KmsKeyId": "alias/mine"}}),
+            with_secret,
+        ),
+        "PRE006",
+    )
+    assert kms.severity == "warning" and "kms:Decrypt" in kms.fix
+
+
+def test_a_missing_ecr_tag_is_an_error(g5: Needs) -> None:
+    from ecs_gpu.aws.preflight_checks import EcrImage
+
+    image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:v2"
+    n = dataclasses.replace(
+        g5, image=image, ecr=EcrImage("123456789012", "us-east-1", "llm", "v2", None)
+    )
+    s = healthy_g5(ecr_image={"found": False, "error": "ImageNotFoundException"})
+    (f,) = of(evaluate(s, n), "PRE008")
+    assert f.severity == "error" and "ImageNotFoundException" in f.title and image in f.title
+    assert of(evaluate(healthy_g5(ecr_image={"found": True}), n), "PRE008") == []
+
+
+def test_private_subnets_without_nat_need_the_endpoints(g6e: Needs) -> None:
+    vpc = str(g6e.vpc_id)
+    a, b = g6e.subnet_ids
+    tables = [
+        {
+            "RouteTableId": "rtb-0123456789abcdef0",
+            "VpcId": vpc,
+            "Associations": [{"Main": True, "RouteTableId": "rtb-0123456789abcdef0"}],
+            "Routes": [{"DestinationCidrBlock": "10.0.0.0/16", "GatewayId": "local"}],
+        },
+        {
+            "RouteTableId": "rtb-0123456789abcdef1",
+            "VpcId": vpc,
+            "Associations": [{"SubnetId": b, "RouteTableId": "rtb-0123456789abcdef1"}],
+            "Routes": [
+                {"DestinationCidrBlock": "0.0.0.0/0", "NatGatewayId": "nat-0123456789abcdef0"}
+            ],
+        },
+    ]
+    validate_response("ec2", "DescribeRouteTables", {"RouteTables": tables})
+    s = snap(
+        subnets=subnets(vpc, [(a, "us-east-1a"), (b, "us-east-1b")]),
+        route_tables=tables,
+        vpc_endpoints=[],
+    )
+    (f,) = of(evaluate(s, g6e), "PRE011")
+    assert f.severity == "error" and f"subnet {a} has no route out" in f.title
+    missing = next(e.value for e in f.evidence if e.field == "missing")
+    assert {"ecr.api", "ecr.dkr", "ecs", "ecs-agent", "ecs-telemetry", "logs", "ssm"} <= set(
+        missing
+    )
+    assert "s3 (gateway)" in missing
+
+
+def test_quota_codes_follow_the_family() -> None:
+    assert quotas.on_demand("g6e.12xlarge").code == "L-DB2E81BA"
+    assert quotas.on_demand("p5.48xlarge").code == "L-417A185B"
+    assert quotas.SPOT["G"].code == "L-3819A6DF" and quotas.SPOT["P"].code == "L-7212CCBC"
