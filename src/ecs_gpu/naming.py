@@ -63,8 +63,10 @@ def check_stack_name(name: str, option: str = "--stack") -> str:
 
 
 def stack_name_of(spec: Spec, stack: str | None = None) -> str:
-    """The stack's name: ``--stack`` (checked against CloudFormation's rule) when given,
-    else the one derived from the spec."""
+    """The stack's name: ``--stack`` when given (checked: exit 2), else the spec's own.
+
+    The one rule synth, deploy, verify and doctor name a stack by.
+    """
     return check_stack_name(stack) if stack is not None else Names(spec.service.name).stack
 
 
