@@ -262,7 +262,7 @@ def test_editable_install_gets_the_pth_and_the_readme_app_runs_from_any_folder(
         cwd=elsewhere,
         capture_output=True,
         text=True,
-        env=_node_env(),
+        env=env,
         timeout=300,
         check=False,
     )
