@@ -31,9 +31,9 @@ from tests.infra.test_template_size import (  # noqa: E402
 )
 
 from ecs_gpu import demand_metric  # noqa: E402
-from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES, minified  # noqa: E402
 from ecs_gpu.spec import parse_spec  # noqa: E402
 from ecs_gpu.synth import synth_template  # noqa: E402
+from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES, minified  # noqa: E402
 
 ONE_EMAIL = '\n[alerts]\nemail = ["oncall@example.com"]\n'
 # Any names: the script's size does not depend on them.

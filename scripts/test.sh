@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install everything the tests need, then run every check: ruff, mypy, pytest.
+# Install everything the tests need, then run every check: ruff, mypy, the import
+# contracts (lint-imports, pyproject.toml [tool.importlinter]), pytest.
 # This is the README's test command; .ci/run calls it. Safe to rerun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,4 +26,5 @@ PY=${PYTHON:-python3}
 .venv/bin/ruff check src tests benchmarks
 .venv/bin/ruff format --check src tests benchmarks
 .venv/bin/mypy
+.venv/bin/lint-imports
 .venv/bin/pytest -n "${PYTEST_WORKERS:-2}" "$@"

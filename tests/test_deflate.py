@@ -9,8 +9,8 @@ import zlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ecs_gpu import host
 from ecs_gpu.deflate import _lengths, deflate, gzip_bytes
-from ecs_gpu.infra import host
 from ecs_gpu.spec import parse_spec
 from example_specs import G5_GPU
 

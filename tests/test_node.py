@@ -139,6 +139,42 @@ def test_hook_steps_aside_and_never_runs_twice() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300, env=_node_env())
 
 
+@pytest.mark.parametrize("module", ["ecs_gpu.infra.capacity", "ecs_gpu.infra.nag"])
+def test_any_infra_module_imported_first_runs_on_the_bundled_node(module: str) -> None:
+    """infra/__init__ points jsii at the bundled Node before any infra module imports aws_cdk."""
+    code = (
+        "import os, sys\n"
+        "from ecs_gpu.node import uninstall_import_hook\n"
+        "uninstall_import_hook()  # the .pth's hook would set it too: prove infra does\n"
+        "assert 'JSII_NODE' not in os.environ and 'aws_cdk' not in sys.modules\n"
+        f"import {module}\n"
+        "print(os.environ['JSII_NODE'])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=_node_env(),
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(bundled_node())
+
+
+def test_node_is_started_once_by_the_infra_package() -> None:
+    """No module but infra/__init__ calls ensure_node at import, so no import waits below it."""
+    src = ROOT / "src" / "ecs_gpu"
+    at_import = [
+        str(p.relative_to(src))
+        for p in sorted(src.rglob("*.py"))
+        if re.search(r"^ensure_node\(\)", p.read_text(encoding="utf-8"), re.MULTILINE)
+    ]
+    assert at_import == ["infra/__init__.py"]
+    noqa = [str(p) for p in src.rglob("*.py") if "noqa: E402" in p.read_text(encoding="utf-8")]
+    assert noqa == []
+
+
 def test_wheel_build_puts_the_pth_at_site_packages_root(tmp_path: Path) -> None:
     """setup.py's build_py copies the .pth beside the package, where a wheel installs it."""
     import shutil
@@ -160,6 +196,8 @@ def test_wheel_build_puts_the_pth_at_site_packages_root(tmp_path: Path) -> None:
     )
     assert (out / PTH_NAME).read_text() == (ROOT / "src/ecs_gpu/data" / PTH_NAME).read_text()
     assert (out / "ecs_gpu" / "node.py").exists()
+    # Package data beside the code: doctor's probe, sent to instances as it is.
+    assert (out / "ecs_gpu" / "host" / "probe.sh").exists()
 
 
 def _readme_cdk_app() -> str:

@@ -52,7 +52,7 @@ def gp3_usd_per_hour(gib: int, iops: int | None = None, mibps: int | None = None
 
 
 # Memory ECS keeps back for the host: we set ECS_RESERVED_MEMORY in
-# /etc/ecs/ecs.config (infra/host.py) so the host CloudWatch agent, the SSM
+# /etc/ecs/ecs.config (host/agent.py) so the host CloudWatch agent, the SSM
 # agent and the ECS agent itself never compete with tasks for RAM.
 ECS_RESERVED_MEMORY_MIB: Final = 512
 # ECS registers the MemTotal the kernel reports, minus ECS_RESERVED_MEMORY, not

@@ -65,6 +65,12 @@ class ProblemsFound(EcsGpuError):
     exit_code = EXIT_PROBLEMS
 
 
+class StackInterrupted(EcsGpuError):
+    """Ctrl-C while following a stack: CloudFormation carries on without us."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
 class AwsRefused(ProblemsFound):
     """AWS answered and refused a call for what it asked: the operation failed (exit 1).
 

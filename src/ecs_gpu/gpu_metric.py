@@ -90,6 +90,28 @@ def reservation_dimensions(cluster_name: str) -> list[dict[str, str]]:
     return [{"Name": RESERVATION_DIMENSION, "Value": cluster_name}]
 
 
+def reservation_query(cluster: str) -> dict[str, Any]:
+    """The GetMetricData query for AWS/ECS GPUReservation of ``cluster``.
+
+    Labelled with the metric name, as the contract's series are; Average, the
+    statistic the task-gpus policy divides by (infra/scaling.py).
+    """
+    return {
+        "Id": RESERVATION_ID,
+        "Label": RESERVATION_METRIC,
+        "MetricStat": {
+            "Metric": {
+                "Namespace": RESERVATION_NAMESPACE,
+                "MetricName": RESERVATION_METRIC,
+                "Dimensions": reservation_dimensions(cluster),
+            },
+            "Period": PERIOD_S,
+            "Stat": "Average",
+        },
+        "ReturnData": True,
+    }
+
+
 def metric_data_queries(asg_name: str) -> list[dict[str, Any]]:
     """GetMetricData queries for every series of the contract, ids ``m0``, ``m1``, ...
 

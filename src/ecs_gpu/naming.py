@@ -9,8 +9,19 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from ecs_gpu.errors import BadInputError
+
+if TYPE_CHECKING:
+    from ecs_gpu.spec import Spec
+
+# The construct id GpuService gets in the standalone stack. A user's app that
+# uses the same id gets the same logical ids (README).
+CONSTRUCT_ID: Final = "GpuService"
+# CreateStack's StackName rule (botocore cloudformation model, CreateStack.StackName).
+STACK_NAME_RE: Final = re.compile(r"[a-zA-Z][-a-zA-Z0-9]*")
+STACK_NAME_MAX: Final = 128
 # A service name (spec NAME_RE): every name below is built to fit AWS's
 # limits for a base of at most 32 characters.
 _BASE_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
@@ -45,11 +56,43 @@ def scalable_target_id(cluster: str, service: str) -> str:
     return f"service/{cluster}/{service}"
 
 
+def check_stack_name(name: str, option: str = "--stack") -> str:
+    """Refuse a name CloudFormation would refuse, before any call (exit 2)."""
+    if len(name) > STACK_NAME_MAX or not STACK_NAME_RE.fullmatch(name):
+        raise BadInputError(
+            f"{option} {name!r}: not a CloudFormation stack name. A stack name has 1 to "
+            f"{STACK_NAME_MAX} characters, letters, digits and hyphens only, and starts with "
+            "a letter. Fix: e.g. vllm-g5-staging."
+        )
+    return name
+
+
+def stack_name_of(spec: Spec, stack: str | None = None) -> str:
+    """The stack's name: ``--stack`` when given (checked: exit 2), else the spec's own.
+
+    The one rule synth, deploy, verify and doctor name a stack by.
+    """
+    return check_stack_name(stack) if stack is not None else Names(spec.service.name).stack
+
+
 @dataclass(frozen=True)
 class Names:
     """Every physical name derived from ``service.name``."""
 
     service_name: str
+
+    @classmethod
+    def for_deployment(cls, spec: Spec, stack: str | None = None) -> Names:
+        """The physical names of ``spec`` deployed as stack ``stack`` (the spec's own by default).
+
+        The same derivation the construct uses (:func:`deployment_base`), so
+        deploy, verify and doctor find the ASG and cluster of a ``--stack``
+        deployment.
+        """
+        base = deployment_base(
+            spec.service.name, stack_name_of(spec, stack), CONSTRUCT_ID, standalone_id=CONSTRUCT_ID
+        )
+        return cls(base)
 
     @property
     def stack(self) -> str:

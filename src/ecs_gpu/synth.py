@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.naming import Names
+from ecs_gpu.naming import CONSTRUCT_ID, stack_name_of
 from ecs_gpu.node import ensure_node
 from ecs_gpu.outputs import check_distinct, is_stdout, write_text
 from ecs_gpu.spec import Spec
+from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES, minified
 
 if TYPE_CHECKING:
     from aws_cdk import App, Stack
@@ -29,9 +30,6 @@ if TYPE_CHECKING:
 # a terminal can show where the seconds go; the library itself prints nothing.
 StageFn = Callable[[str], None]
 
-# The construct id GpuService gets in the standalone stack. A user's app that
-# uses the same id gets the same logical ids (README).
-CONSTRUCT_ID: Final = "GpuService"
 TEMPLATE_SUFFIX: Final = ".template.json"
 
 
@@ -40,11 +38,6 @@ class Synthesized:
     app: App
     stack: Stack
     service: GpuService
-
-
-def stack_name_of(spec: Spec, stack_name: str | None = None) -> str:
-    """The stack's name: ``--stack`` when given, else the one derived from the spec."""
-    return stack_name if stack_name is not None else Names(spec.service.name).stack
 
 
 def build(spec: Spec, *, outdir: str, stack_name: str | None = None) -> Synthesized:
@@ -98,8 +91,6 @@ def template_json(template: dict[str, Any]) -> str:
     checks the file's size on disk, aws-cli customizations/cloudformation/
     deploy.py), so a template that fits only minified is written minified.
     """
-    from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES, minified
-
     pretty = json.dumps(template, indent=1, sort_keys=False) + "\n"
     if len(pretty.encode()) <= MAX_TEMPLATE_BODY_BYTES:
         return pretty

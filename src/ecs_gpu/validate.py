@@ -25,13 +25,12 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from ecs_gpu import startup
-from ecs_gpu.aws.deploy import minified, template_size_problem
+from ecs_gpu import host, startup
 from ecs_gpu.errors import SpecError
-from ecs_gpu.infra import host
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import NOTES, Spec, cross_field_problems
 from ecs_gpu.spec import image_problem as spec_image_problem
+from ecs_gpu.template import minified, template_size_problem
 
 if TYPE_CHECKING:
     from ecs_gpu.synth import StageFn

@@ -124,7 +124,7 @@ def nvidia_smi_section(xml_name: str = "a10g.xml") -> str:
 
 
 def healthy_agent_config() -> dict[str, Any]:
-    from ecs_gpu.infra.host import agent_config
+    from ecs_gpu.host import agent_config
     from ecs_gpu.spec import load_spec
 
     return agent_config(load_spec(Path(__file__).resolve().parents[2] / "examples/g5-vllm.toml"))

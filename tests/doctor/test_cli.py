@@ -517,8 +517,7 @@ def test_stack_name_outside_the_name_pattern_keeps_its_own_name(
 ) -> None:
     # A stack name that is not a valid service name: the resources take the hashed
     # base the construct gives them; the stack is still looked up by the name given.
-    from ecs_gpu.naming import deployment_base
-    from ecs_gpu.synth import CONSTRUCT_ID
+    from ecs_gpu.naming import CONSTRUCT_ID, deployment_base
 
     got: list[Any] = []
 

@@ -378,7 +378,7 @@ def add_warm_pool(
     host.warm_pool_hook_name with heartbeat host.hook_timeout_s, for the spec
     deployed under ``names``; ``hook``/``pool`` False leave one out.
     """
-    from ecs_gpu.infra import host
+    from ecs_gpu import host
     from ecs_gpu.infra.capacity import LAUNCHING
 
     wp = spec.capacity.warm_pool

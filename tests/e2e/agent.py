@@ -57,7 +57,7 @@ from typing import Any, Final
 import boto3
 import yaml
 
-from ecs_gpu.doctor.host import Gpu
+from ecs_gpu.host.probe import Gpu
 
 DEFAULT_NAMESPACE: Final = "CWAgent"
 DEFAULT_INTERVAL_S: Final = 60

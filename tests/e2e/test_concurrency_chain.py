@@ -53,8 +53,8 @@ import pytest
 
 from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.cli import main, operate
-from ecs_gpu.doctor.host import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
+from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import load_spec
 from example_specs import G5, G5_PATH

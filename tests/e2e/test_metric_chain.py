@@ -22,7 +22,7 @@ agent process itself:
 
 What this cannot prove: that the real agent binary behaves as documented
 (the emulator encodes docs/aws-semantics.md §5), that nvidia-smi runs on a
-real GPU, or that cloud-init runs the file (tests/test_host.py validates the user
+real GPU, or that cloud-init runs the file (tests/host/test_user_data.py validates the user
 data with ``cloud-init schema``).
 """
 
@@ -44,8 +44,8 @@ import pytest
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws.deploy import Waits
 from ecs_gpu.cli import main, operate
-from ecs_gpu.doctor.host import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
+from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import load_spec, parse_spec
 from example_specs import G5_GPU, write_g5_gpu

@@ -22,9 +22,10 @@ import pytest
 import yaml
 from botocore.stub import Stubber
 
-from ecs_gpu.infra import capacity, cleanup, host
+from ecs_gpu import host
+from ecs_gpu.infra import capacity, cleanup
 from ecs_gpu.naming import Names
-from ecs_gpu.spec import SimulationSpec, Spec, parse_spec
+from ecs_gpu.spec import Spec, parse_spec
 
 from .conftest import ECR_IMAGE, G5
 from .tpl import as_list, one, props, render, resources
@@ -137,49 +138,10 @@ def test_launch_hook_is_on_the_group_itself(
     ]
     assert resources(report.template, "AWS::AutoScaling::LifecycleHook") == {}
     # One source: the heartbeat is the function the warm-pool script's budget
-    # is checked against (below), for every variant.
+    # is checked against (tests/host/test_scripts.py), for every variant.
     for variant, (vspec, vreport) in warm_reports.items():
         (hook,) = _asg(vreport.template)[1]["Properties"]["LifecycleHookSpecificationList"]
         assert hook["HeartbeatTimeout"] == host.hook_timeout_s(vspec), variant
-
-
-def _check_hook_covers_every_pull(spec: Spec) -> None:
-    """Every pull attempt, the retry delays between them and a margin fit in the
-    heartbeat, which EC2 Auto Scaling accepts (30-7200 s)."""
-    pull, hook = host.pull_timeout_s(spec), host.hook_timeout_s(spec)
-    delays = sum(host.SETUP_FIRST_DELAY_S * 2**i for i in range(host.SETUP_ATTEMPTS - 1))
-    assert delays == host.RETRY_DELAYS_S == 5 + 10 + 20
-    # The margin covers the boot the hook's wait also holds.
-    assert host.HOOK_MARGIN_S >= SimulationSpec().instance_boot_s
-    assert host.SETUP_ATTEMPTS * pull + delays + host.HOOK_MARGIN_S <= hook
-    assert host.HOOK_MIN_S <= hook <= host.HOOK_MAX_S
-    assert pull >= host.PULL_MARGIN_S
-
-
-def test_hook_outlasts_every_pull_attempt_of_every_example(specs: dict[str, Spec]) -> None:
-    for name, spec in specs.items():
-        _check_hook_covers_every_pull(spec)
-        # At the examples' own pull times one attempt covers the expected pull.
-        assert host.pull_timeout_s(spec) >= 1.5 * spec.simulation.image_pull_s, name
-
-
-@pytest.mark.parametrize("image_pull_s", [0, 1, 240, 1104, 1105, 3600, 86400])
-def test_hook_outlasts_every_pull_attempt_at_extremes(image_pull_s: float) -> None:
-    assert WARM.count("[simulation]\n") == 1
-    text = WARM.replace("[simulation]\n", f"[simulation]\nimage_pull_s = {image_pull_s}\n")
-    spec = parse_spec(text, "x.toml")
-    assert spec.simulation.image_pull_s == image_pull_s
-    _check_hook_covers_every_pull(spec)
-    if image_pull_s > 1104:
-        # Capped: the attempts shrink to fit the longest heartbeat.
-        assert host.hook_timeout_s(spec) > host.HOOK_MAX_S - host.SETUP_ATTEMPTS
-
-
-def test_default_pull_attempt_covers_the_default_pull() -> None:
-    spec = parse_spec(WARM, "warm.toml")
-    assert spec.simulation.image_pull_s == 240
-    assert host.pull_timeout_s(spec) == 1.5 * 240 + 60
-    assert host.hook_timeout_s(spec) == 4 * 420 + 35 + 300
 
 
 def test_user_data_installs_the_warm_pool_unit_and_flags(

@@ -9,9 +9,9 @@ import pytest
 
 from ecs_gpu import ami
 from ecs_gpu.errors import BadInputError, SpecError
+from ecs_gpu.naming import CONSTRUCT_ID
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
-from ecs_gpu.synth import CONSTRUCT_ID
 
 # What the default synthesizer adds and the standalone one leaves out.
 BOOTSTRAP_ONLY = {"BootstrapVersion"}

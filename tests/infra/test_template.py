@@ -6,8 +6,8 @@ from typing import Any
 
 import yaml
 
-from ecs_gpu import ami, demand_metric, gpu_metric
-from ecs_gpu.infra import host, loadbalancer
+from ecs_gpu import ami, demand_metric, gpu_metric, host
+from ecs_gpu.infra import loadbalancer
 from ecs_gpu.managed_scaling import instance_warmup_s, max_scaling_step
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec

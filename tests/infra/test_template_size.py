@@ -1,7 +1,7 @@
 """What deploy sends must fit CloudFormation's limits with every feature on.
 
 ``deploy`` sends the template inline (minified JSON, at most 51,200 bytes as
-TemplateBody; ``aws.deploy.template_size_problem``), or through a bucket the
+TemplateBody; ``template.template_size_problem``), or through a bucket the
 user names with ``--template-bucket`` (TemplateURL, at most 1 MB). The
 examples, even with a warm pool and the GPU guard, fit inline; the largest
 realistic spec (every feature on) needs the bucket and fits it many times
@@ -18,15 +18,14 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import catalog
-from ecs_gpu.aws.deploy import (
+from ecs_gpu import catalog, host
+from ecs_gpu.spec import Spec, parse_spec
+from ecs_gpu.synth import synth_template, template_json
+from ecs_gpu.template import (
     MAX_TEMPLATE_BODY_BYTES,
     MAX_TEMPLATE_URL_BYTES,
     template_size_problem,
 )
-from ecs_gpu.infra import host
-from ecs_gpu.spec import Spec, parse_spec
-from ecs_gpu.synth import synth_template, template_json
 
 from .conftest import EXAMPLES, EXAMPLES_DIR
 

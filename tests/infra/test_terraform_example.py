@@ -12,8 +12,9 @@ import pytest
 from ecs_gpu import ami
 from ecs_gpu.aws.deploy import TAG_SPEC
 from ecs_gpu.aws.stack_events import required_capabilities
+from ecs_gpu.naming import stack_name_of
 from ecs_gpu.spec import Spec
-from ecs_gpu.synth import stack_name_of, template_path
+from ecs_gpu.synth import template_path
 
 from .conftest import EXAMPLES_DIR
 
@@ -88,8 +89,8 @@ def test_it_names_the_stack_and_file_synth_makes(
     assert config["variable"]["template_file"]["default"] == file_name
     assert "file(" in stack["template_body"] and "var.template_file" in stack["template_body"]
     # Inline is enough for this template (within the TemplateBody limit synth writes for).
-    from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES
     from ecs_gpu.synth import template_json
+    from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES
 
     assert len(template_json(templates[SPEC]).encode()) <= MAX_TEMPLATE_BODY_BYTES
 

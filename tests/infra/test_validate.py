@@ -141,12 +141,13 @@ def test_cdk_advice_is_hidden_and_the_rest_kept(built_with_a_bad_construct: Synt
 def test_validate_notes_a_template_that_needs_a_template_bucket(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from ecs_gpu import template as limits
     from ecs_gpu.aws import deploy as dp
 
     assert size_findings({"Resources": {}}) == []
     # The same function deploy refuses with, at a TemplateBody limit the example exceeds:
     # deploy can still send it through --template-bucket, so it is a note, not a finding.
-    monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
+    monkeypatch.setattr(limits, "MAX_TEMPLATE_BODY_BYTES", 1_000)
     report = validate(specs["g5-vllm.toml"], path="g5.toml")
     assert report.ok and not [f for f in report.findings if f.source == "deploy"]
     sized = [n for n in report.notes if n.source == "deploy"]
@@ -160,12 +161,12 @@ def test_validate_notes_a_template_that_needs_a_template_bucket(
 def test_validate_cli_prints_the_note_and_exits_0(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ecs_gpu.aws import deploy as dp
+    from ecs_gpu import template as limits
     from ecs_gpu.cli import main
 
     from .conftest import EXAMPLES_DIR
 
-    monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
+    monkeypatch.setattr(limits, "MAX_TEMPLATE_BODY_BYTES", 1_000)
     code = main(["validate", str(EXAMPLES_DIR / "g6e-alb-odcr.toml")])
     out = " ".join(capsys.readouterr().out.split())
     assert code == 0
@@ -175,11 +176,12 @@ def test_validate_cli_prints_the_note_and_exits_0(
 def test_validate_fails_a_template_over_the_template_url_limit(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from ecs_gpu import template as limits
     from ecs_gpu.aws import deploy as dp
 
     # Over TemplateURL's limit no bucket helps: a finding, and no note besides.
-    monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
-    monkeypatch.setattr(dp, "MAX_TEMPLATE_URL_BYTES", 2_000)
+    monkeypatch.setattr(limits, "MAX_TEMPLATE_BODY_BYTES", 1_000)
+    monkeypatch.setattr(limits, "MAX_TEMPLATE_URL_BYTES", 2_000)
     report = validate(specs["g5-vllm.toml"], path="g5.toml")
     sized = [f for f in report.findings if f.source == "deploy"]
     assert [(f.id, f.severity) for f in sized] == [("template-size", "error")]

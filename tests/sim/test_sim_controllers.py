@@ -8,13 +8,13 @@ import pytest
 
 from ecs_gpu.sim.controllers import (
     AsgScaler,
-    MetricSeries,
     ServiceScaler,
     Vote,
     capacity_provider_reservation,
     scale_in_capacity,
     target_tracking_vote,
 )
+from ecs_gpu.sim.metrics import MetricSeries
 
 
 def _hist(*values: float | None) -> deque[float | None]:

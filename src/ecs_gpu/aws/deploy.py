@@ -21,8 +21,6 @@ Rules this module keeps:
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -54,7 +52,16 @@ from ecs_gpu.aws.stack_events import (
     parse_event,
     required_capabilities,
 )
-from ecs_gpu.errors import AwsRefused, BadInputError, EcsGpuError, ProblemsFound
+
+# The `X as X` imports re-export names that live in errors, naming and
+# template for callers that still read them here (cli/operate.py, tests/operate).
+from ecs_gpu.errors import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from ecs_gpu.errors import AwsRefused, BadInputError, ProblemsFound
+from ecs_gpu.errors import StackInterrupted as StackInterrupted
+from ecs_gpu.naming import check_stack_name as check_stack_name
+from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES as MAX_TEMPLATE_BODY_BYTES
+from ecs_gpu.template import MAX_TEMPLATE_URL_BYTES as MAX_TEMPLATE_URL_BYTES
+from ecs_gpu.template import minified, template_size_problem
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
@@ -64,17 +71,11 @@ if TYPE_CHECKING:
     from mypy_boto3_iam import IAMClient
     from mypy_boto3_s3 import S3Client
 
-# CreateChangeSet's TemplateBody limit (CloudFormation quotas page).
-MAX_TEMPLATE_BODY_BYTES = 51_200
-# TemplateURL's limit: "max size: 1 MB" (botocore's CreateChangeSet.TemplateURL
-# doc); read as 1,000,000 bytes, the smaller of the two meanings of MB.
-MAX_TEMPLATE_URL_BYTES = 1_000_000
 DEFAULT_TEMPLATE_PREFIX: Final = "ecs-gpu/"
 # SetInstanceProtection takes at most 50 instance ids per call.
 PROTECTION_BATCH = 50
 DESCRIBE_TASKS_BATCH = 100
 _PENDING_CHANGE_SET = frozenset({"CREATE_PENDING", "CREATE_IN_PROGRESS"})
-EXIT_INTERRUPTED = 130
 # Stack tags deploy sets; destroy (and deploy onto an existing stack) only
 # touch a stack that carries them, so a typo in --stack cannot delete or
 # overwrite someone else's stack.
@@ -82,9 +83,6 @@ TAG_SPEC: Final = "ecs-gpu:spec"
 TAG_VERSION: Final = "ecs-gpu:version"
 # Stacks deployed before the tags existed are known by the template's Description.
 DESCRIPTION_PREFIX: Final = "ecs-gpu:"
-# CreateStack's StackName rule (botocore cloudformation model, CreateStack.StackName).
-STACK_NAME_RE: Final = re.compile(r"[a-zA-Z][-a-zA-Z0-9]*")
-STACK_NAME_MAX: Final = 128
 ECS_SERVICE_PRINCIPAL: Final = "ecs.amazonaws.com"
 
 
@@ -98,23 +96,12 @@ class Waits:
     clock: Callable[[], float] = time.monotonic
 
 
-class StackInterrupted(EcsGpuError):
-    """Ctrl-C while following a stack: CloudFormation carries on without us."""
-
-    exit_code = EXIT_INTERRUPTED
-
-
 def follow_hint(stack: str, region: str | None) -> str:
     reg = f" --region {region}" if region else ""
     return (
         f"follow it with `aws cloudformation describe-stack-events --stack-name {stack}{reg}` "
         f"or `aws cloudformation describe-stacks --stack-name {stack}{reg}`"
     )
-
-
-def minified(template: Mapping[str, Any]) -> str:
-    """The template as the minified JSON deploy sends (inline or staged in S3)."""
-    return json.dumps(template, separators=(",", ":"))
 
 
 def template_body(template: Mapping[str, Any]) -> str:
@@ -124,44 +111,6 @@ def template_body(template: Mapping[str, Any]) -> str:
     if problem is not None:
         raise BadInputError(problem)
     return body
-
-
-def template_size_problem(body: str, *, bucket: bool = False) -> str | None:
-    """Why CreateChangeSet would refuse ``body`` (minified JSON), or None.
-
-    Without ``bucket`` the limit is TemplateBody's; with it, TemplateURL's.
-    ``validate`` reports the same sentence (over TemplateBody's limit as a
-    warning, over TemplateURL's as a finding).
-    """
-    size = len(body.encode("utf-8"))
-    if size > MAX_TEMPLATE_URL_BYTES:
-        return (
-            f"the synthesized template is {size:,} bytes even minified; CloudFormation "
-            f"accepts at most {MAX_TEMPLATE_URL_BYTES:,} bytes even from S3 (TemplateURL). "
-            "Fix: shorten the spec's [service] environment/command."
-        )
-    if bucket or size <= MAX_TEMPLATE_BODY_BYTES:
-        return None
-    return (
-        f"the synthesized template is {size:,} bytes even minified; CloudFormation "
-        f"accepts at most {MAX_TEMPLATE_BODY_BYTES:,} bytes inline (TemplateBody), and "
-        "ecs-gpu does not create an S3 bucket behind your back. Fix: name a bucket of "
-        "yours in the stack's Region with --template-bucket BUCKET (deploy and diff stage "
-        "the template there and delete it afterwards), or leave out a feature the service "
-        "does not need ([capacity.warm_pool], [alerts] email, [scaling] gpu_guard each "
-        "add 1-5 KB)."
-    )
-
-
-def check_stack_name(name: str, option: str = "--stack") -> str:
-    """Refuse a name CloudFormation would refuse, before any call (exit 2)."""
-    if len(name) > STACK_NAME_MAX or not STACK_NAME_RE.fullmatch(name):
-        raise BadInputError(
-            f"{option} {name!r}: not a CloudFormation stack name. A stack name has 1 to "
-            f"{STACK_NAME_MAX} characters, letters, digits and hyphens only, and starts with "
-            "a letter. Fix: e.g. vllm-g5-staging."
-        )
-    return name
 
 
 def ecs_gpu_version() -> str:

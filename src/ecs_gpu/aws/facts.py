@@ -15,12 +15,10 @@ by tenacity, so a throttled API is never reported as broken.
 
 from __future__ import annotations
 
-import shlex
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from importlib import resources
 from typing import Any, Final, TypeVar
 
 import boto3
@@ -32,7 +30,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric, host
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import (
     AccessDenied,
@@ -55,7 +53,7 @@ from ecs_gpu.doctor.snapshot import (
     to_json_safe,
 )
 from ecs_gpu.errors import AwsError, AwsRefused, BadInputError
-from ecs_gpu.infra import host
+from ecs_gpu.host.probe import probe_commands
 from ecs_gpu.naming import Names, scalable_target_id
 from ecs_gpu.signals import Signal
 from ecs_gpu.spec import Spec
@@ -89,10 +87,6 @@ SCALING_ACTIVITY_RECORDS: Final = 50
 METRIC_WINDOW: Final = timedelta(minutes=30)
 PROBE_TIMEOUT_S: Final = 60
 PROBE_POLL_S: Final = 2.0
-# Environment variable the probe reads the host agent's config path from, so
-# the path is spelled once, in gpu_metric.
-PROBE_CONFIG_ENV: Final = "ECS_GPU_AGENT_CONFIG"
-_PROBE_EOF: Final = "__ECS_GPU_PROBE_EOF__"
 _SSM_DONE: Final = frozenset(
     {"Success", "Cancelled", "TimedOut", "Failed", "Cancelling", "Undeliverable", "Terminated"}
 )
@@ -174,48 +168,6 @@ def chunks(items: Sequence[T], size: int) -> Iterator[list[T]]:
     """Consecutive slices of at most ``size`` items."""
     for i in range(0, len(items), size):
         yield list(items[i : i + size])
-
-
-def probe_script() -> str:
-    """The read-only host probe shipped with the package (doctor/probe.sh)."""
-    return resources.files("ecs_gpu.doctor").joinpath("probe.sh").read_text(encoding="utf-8")
-
-
-def probe_commands() -> list[str]:
-    """AWS-RunShellScript ``commands``: the probe fed to bash through a heredoc.
-
-    RunShellScript runs its lines with ``sh``, which is not bash everywhere, so
-    the probe goes to bash on stdin; the agent config path comes from
-    gpu_metric, never re-spelled in the script.
-    """
-    return [
-        f"export {PROBE_CONFIG_ENV}={shlex.quote(gpu_metric.AGENT_CONFIG_PATH)}",
-        f"bash -s <<'{_PROBE_EOF}'",
-        *probe_script().splitlines(),
-        _PROBE_EOF,
-    ]
-
-
-def reservation_query(cluster: str) -> dict[str, Any]:
-    """The GetMetricData query for AWS/ECS GPUReservation of ``cluster``.
-
-    Labelled with the metric name, as the contract's series are; Average, the
-    statistic the task-gpus policy divides by (infra/scaling.py).
-    """
-    return {
-        "Id": gpu_metric.RESERVATION_ID,
-        "Label": gpu_metric.RESERVATION_METRIC,
-        "MetricStat": {
-            "Metric": {
-                "Namespace": gpu_metric.RESERVATION_NAMESPACE,
-                "MetricName": gpu_metric.RESERVATION_METRIC,
-                "Dimensions": gpu_metric.reservation_dimensions(cluster),
-            },
-            "Period": gpu_metric.PERIOD_S,
-            "Stat": "Average",
-        },
-        "ReturnData": True,
-    }
 
 
 class _Skip(Exception):
@@ -707,7 +659,7 @@ class Collector:
         # and the sidecars' concurrency series (MET005), which costs no extra call.
         queries = [
             *gpu_metric.metric_data_queries(asg),
-            reservation_query(self.target.cluster),
+            gpu_metric.reservation_query(self.target.cluster),
             *demand_metric.metric_data_queries(self.target.cluster, self.target.service),
         ]
         start, end = self.now - METRIC_WINDOW, self.now
@@ -840,5 +792,4 @@ __all__ = [
     "chunks",
     "collect",
     "probe_commands",
-    "reservation_query",
 ]

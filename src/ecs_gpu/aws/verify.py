@@ -35,7 +35,6 @@ from tenacity import (
 from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws.errors import error_code, mapped, translate
-from ecs_gpu.aws.facts import reservation_query
 from ecs_gpu.errors import ProblemsFound
 
 if TYPE_CHECKING:
@@ -166,7 +165,7 @@ def fetch_reservation(
     now: datetime | None = None,
 ) -> Series:
     """AWS/ECS GPUReservation of ``cluster``: the divisor of the task-gpus policy."""
-    return _fetch(cw, [reservation_query(cluster)], window_s=window_s, now=now)[0]
+    return _fetch(cw, [gpu_metric.reservation_query(cluster)], window_s=window_s, now=now)[0]
 
 
 def fetch_concurrency(

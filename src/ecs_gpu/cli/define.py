@@ -126,7 +126,7 @@ def synth_cmd(
 
         ecs-gpu synth examples/g5-vllm.toml -o out
     """
-    from ecs_gpu.aws.deploy import check_stack_name
+    from ecs_gpu.naming import check_stack_name
     from ecs_gpu.outputs import is_stdout
     from ecs_gpu.synth import write_template
 

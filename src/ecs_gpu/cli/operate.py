@@ -36,7 +36,7 @@ from ecs_gpu.cli import ami as ami_cli
 from ecs_gpu.cli import app, err_console, json_option, print_notes
 from ecs_gpu.cli.ami import UpdateAmiOpt
 from ecs_gpu.errors import BadInputError, EcsGpuError, ProblemsFound
-from ecs_gpu.naming import Names, deployment_base, scalable_target_id
+from ecs_gpu.naming import Names, scalable_target_id, stack_name_of
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
 from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec, load_spec
@@ -184,21 +184,12 @@ def owned_by_caller(aws: Aws, staging: dp.TemplateBucket | None) -> dp.TemplateB
 
 def stack_of(spec: Spec, stack: str | None) -> str:
     """``--stack`` (checked against CloudFormation's name rule), else the spec's stack name."""
-    return dp.check_stack_name(stack) if stack is not None else Names(spec.service.name).stack
+    return stack_name_of(spec, stack)
 
 
 def names_of(spec: Spec, stack: str | None) -> Names:
-    """The physical names of ``spec`` deployed as stack ``stack`` (the spec's own by default).
-
-    The same derivation the construct uses (:func:`ecs_gpu.naming.deployment_base`),
-    so verify finds the ASG and cluster of a ``--stack`` deployment.
-    """
-    from ecs_gpu.synth import CONSTRUCT_ID
-
-    base = deployment_base(
-        spec.service.name, stack_of(spec, stack), CONSTRUCT_ID, standalone_id=CONSTRUCT_ID
-    )
-    return Names(base)
+    """The physical names of ``spec`` deployed as stack ``stack`` (the spec's own by default)."""
+    return Names.for_deployment(spec, stack)
 
 
 @dataclass

@@ -1,7 +1,13 @@
-"""CDK constructs and the on-instance configuration they embed.
+"""CDK constructs, one module per part of the GPU service.
 
-Kept import-light on purpose: importing ``ecs_gpu.infra`` must not start
-jsii/Node, so pure modules such as :mod:`ecs_gpu.infra.host` stay usable by
-``validate`` and ``doctor`` without CDK. Modules that need CDK import it
-themselves, after :func:`ecs_gpu.node.ensure_node`.
+Every module here imports ``aws_cdk`` at its top, and Python runs this file
+before any of them, so jsii is pointed at the Node that pip installed
+(:func:`ecs_gpu.node.ensure_node`) once, before the first ``aws_cdk`` import,
+whichever module is imported first. What runs on an instance (no CDK) is
+:mod:`ecs_gpu.host`, so ``validate``, ``aws`` and ``doctor`` never import
+this package to read it.
 """
+
+from ecs_gpu.node import ensure_node
+
+ensure_node()

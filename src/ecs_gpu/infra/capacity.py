@@ -13,33 +13,29 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu import ami
+import jsii
+from aws_cdk import Aws, CfnParameter, CustomResource, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_autoscaling as autoscaling
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct
+
+from ecs_gpu import ami, host
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.infra import cleanup, host
-from ecs_gpu.naming import Names
-from ecs_gpu.node import ensure_node
-from ecs_gpu.spec import Spec
-
-ensure_node()
-
-import jsii  # noqa: E402
-from aws_cdk import Aws, CfnParameter, CustomResource, Duration, RemovalPolicy, Stack  # noqa: E402
-from aws_cdk import aws_autoscaling as autoscaling  # noqa: E402
-from aws_cdk import aws_ec2 as ec2  # noqa: E402
-from aws_cdk import aws_ecs as ecs  # noqa: E402
-from aws_cdk import aws_iam as iam  # noqa: E402
-from aws_cdk import aws_lambda as lambda_  # noqa: E402
-from aws_cdk import aws_logs as logs  # noqa: E402
-from aws_cdk import aws_ssm as ssm  # noqa: E402
-from constructs import Construct  # noqa: E402
-
-from ecs_gpu.infra.network import Network, retention  # noqa: E402
-from ecs_gpu.infra.task import ecr_repository  # noqa: E402
-from ecs_gpu.managed_scaling import (  # noqa: E402
+from ecs_gpu.infra import cleanup
+from ecs_gpu.infra.network import Network, retention
+from ecs_gpu.infra.task import ecr_repository
+from ecs_gpu.managed_scaling import (
     MIN_SCALING_STEP,
     instance_warmup_s,
     max_scaling_step,
 )
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec
 
 # The AL2023 ECS GPU AMI's root device. Its size is [capacity] root_volume_gib.
 ROOT_DEVICE: Final = "/dev/xvda"

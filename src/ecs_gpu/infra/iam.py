@@ -15,16 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecs_gpu import gpu_metric
-from ecs_gpu.infra import host
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from ecs_gpu import gpu_metric, host
 from ecs_gpu.naming import Names
-from ecs_gpu.node import ensure_node
-
-ensure_node()
-
-from aws_cdk import aws_iam as iam  # noqa: E402
-from aws_cdk import aws_logs as logs  # noqa: E402
-from constructs import Construct  # noqa: E402
 
 SSM_CORE_POLICY = "AmazonSSMManagedInstanceCore"
 # Sids are public: tests and `doctor` find statements by them.

@@ -5,19 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from aws_cdk import Duration
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_elasticloadbalancingv2 as elbv2
+from constructs import Construct
+
 from ecs_gpu.errors import BadInputError
+from ecs_gpu.infra.network import Network
 from ecs_gpu.naming import Names
-from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import LoadBalancerSpec, Spec
-
-ensure_node()
-
-from aws_cdk import Duration  # noqa: E402
-from aws_cdk import aws_ec2 as ec2  # noqa: E402
-from aws_cdk import aws_elasticloadbalancingv2 as elbv2  # noqa: E402
-from constructs import Construct  # noqa: E402
-
-from ecs_gpu.infra.network import Network  # noqa: E402
 
 HTTP_PORT: Final = 80
 HTTPS_PORT: Final = 443

@@ -12,13 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
+from aws_cdk import Acknowledgment, Validations
+from constructs import IConstruct
+
 from ecs_gpu.infra.task import is_ecr
-from ecs_gpu.node import ensure_node
-
-ensure_node()
-
-from aws_cdk import Acknowledgment, Validations  # noqa: E402
-from constructs import IConstruct  # noqa: E402
 
 if TYPE_CHECKING:
     # The parts, never infra.service: service imports this module, and this

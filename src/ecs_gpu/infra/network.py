@@ -12,15 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu.node import ensure_node
+from aws_cdk import Annotations, RemovalPolicy
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
 from ecs_gpu.spec import Spec
-
-ensure_node()
-
-from aws_cdk import Annotations, RemovalPolicy  # noqa: E402
-from aws_cdk import aws_ec2 as ec2  # noqa: E402
-from aws_cdk import aws_logs as logs  # noqa: E402
-from constructs import Construct  # noqa: E402
 
 # Any private /16 serves; [network] is the way to use a VPC that must fit an
 # existing address plan (peering, VPN).

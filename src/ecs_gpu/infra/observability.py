@@ -17,24 +17,20 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, managed_scaling
-from ecs_gpu.infra import host
+from aws_cdk import Aws, Duration, RemovalPolicy
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subs
+from constructs import Construct
+
+from ecs_gpu import demand_metric, fast_path, gpu_metric, host, managed_scaling
 from ecs_gpu.infra.scaling import concurrency_metric
 from ecs_gpu.naming import Names
-from ecs_gpu.node import ensure_node
 from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec
-
-ensure_node()
-
-from aws_cdk import Aws, Duration, RemovalPolicy  # noqa: E402
-from aws_cdk import aws_cloudwatch as cw  # noqa: E402
-from aws_cdk import aws_cloudwatch_actions as cw_actions  # noqa: E402
-from aws_cdk import aws_iam as iam  # noqa: E402
-from aws_cdk import aws_kms as kms  # noqa: E402
-from aws_cdk import aws_sns as sns  # noqa: E402
-from aws_cdk import aws_sns_subscriptions as subs  # noqa: E402
-from constructs import Construct  # noqa: E402
 
 ECS_NAMESPACE: Final = "AWS/ECS"
 CONTAINER_INSIGHTS_NAMESPACE: Final = "ECS/ContainerInsights"

@@ -26,20 +26,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from aws_cdk import Duration
+from aws_cdk import aws_applicationautoscaling as appscaling
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_elasticloadbalancingv2 as elbv2
+
 from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.naming import Names
-from ecs_gpu.node import ensure_node
 from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec
-
-ensure_node()
-
-from aws_cdk import Duration  # noqa: E402
-from aws_cdk import aws_applicationautoscaling as appscaling  # noqa: E402
-from aws_cdk import aws_cloudwatch as cw  # noqa: E402
-from aws_cdk import aws_cloudwatch_actions as cw_actions  # noqa: E402
-from aws_cdk import aws_ecs as ecs  # noqa: E402
-from aws_cdk import aws_elasticloadbalancingv2 as elbv2  # noqa: E402
 
 # Construct ids: the policies' logical ids derive from them, and tests and
 # `doctor` find the policies by them.

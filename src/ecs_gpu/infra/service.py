@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from typing import Final
 
+from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack, Token
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
 from ecs_gpu import startup
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import deployment, nag
@@ -19,18 +25,8 @@ from ecs_gpu.infra.network import build_network, retention
 from ecs_gpu.infra.observability import add_observability
 from ecs_gpu.infra.scaling import build_scaling
 from ecs_gpu.infra.task import build_task
-from ecs_gpu.naming import Names, deployment_base
-from ecs_gpu.node import ensure_node
+from ecs_gpu.naming import CONSTRUCT_ID, Names, deployment_base
 from ecs_gpu.spec import Spec, cross_field_problems
-from ecs_gpu.synth import CONSTRUCT_ID
-
-ensure_node()
-
-from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack, Token  # noqa: E402
-from aws_cdk import aws_ec2 as ec2  # noqa: E402
-from aws_cdk import aws_ecs as ecs  # noqa: E402
-from aws_cdk import aws_logs as logs  # noqa: E402
-from constructs import Construct  # noqa: E402
 
 # The construct id `ecs-gpu synth` gives GpuService in its standalone stack;
 # there the outputs keep fixed logical ids.

@@ -14,20 +14,17 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
 from ecs_gpu import demand_metric, startup
 from ecs_gpu.infra.network import retention
 from ecs_gpu.naming import Names
-from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec, server_share
-
-ensure_node()
-
-from aws_cdk import Aws, Duration, RemovalPolicy, Stack  # noqa: E402
-from aws_cdk import aws_ecr as ecr  # noqa: E402
-from aws_cdk import aws_ecs as ecs  # noqa: E402
-from aws_cdk import aws_iam as iam  # noqa: E402
-from aws_cdk import aws_logs as logs  # noqa: E402
-from constructs import Construct  # noqa: E402
 
 CONTAINER_NAME: Final = "app"
 LOG_STREAM_PREFIX: Final = "app"

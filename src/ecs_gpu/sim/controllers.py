@@ -23,34 +23,8 @@ from dataclasses import dataclass
 from ecs_gpu.fast_path import FastPath
 from ecs_gpu.sim import params as P
 from ecs_gpu.sim.fleet import Fleet, WarmPool
+from ecs_gpu.sim.metrics import MetricSeries
 from ecs_gpu.sim.params import SimParams
-
-
-class MetricSeries:
-    """One CloudWatch series as an alarm sees it: datapoints appear after a delay.
-
-    ``publish`` queues a one-minute datapoint (None when no instance reported
-    one) with the time CloudWatch has it; ``visible`` moves due datapoints into
-    the evaluation window. Missing datapoints break an alarm's run of breaching
-    datapoints (target-tracking alarms go to INSUFFICIENT_DATA, aws-semantics §1).
-    """
-
-    __slots__ = ("_pending", "history")
-
-    def __init__(self, window: int = max(P.TT_LOW_DATAPOINTS, P.CPR_LOW_DATAPOINTS)) -> None:
-        self._pending: deque[tuple[float, float | None]] = deque()
-        self.history: deque[float | None] = deque(maxlen=window)
-
-    def publish(self, visible_at: float, value: float | None) -> None:
-        self._pending.append((visible_at, value))
-
-    def visible(self, t: float) -> None:
-        while self._pending and self._pending[0][0] <= t:
-            self.history.append(self._pending.popleft()[1])
-
-    @property
-    def latest(self) -> float | None:
-        return self.history[-1] if self.history else None
 
 
 def breaching_high(history: deque[float | None], n: int, threshold: float) -> bool:

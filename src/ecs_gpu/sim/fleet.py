@@ -211,7 +211,7 @@ class Fleet:
 class WarmPool:
     """An EC2 Auto Scaling warm pool: instances prepared ahead, taken before new launches.
 
-    A pool instance boots, pre-pulls the service image (infra/host.py's warm
+    A pool instance boots, pre-pulls the service image (host/scripts.py's warm
     unit) and stops; that takes ``prepare_s`` (boot + pull) and is billed as
     running time. A scale-out takes a prepared instance first: it reaches
     ECS registration in ``register_s`` with the image on disk. The pool

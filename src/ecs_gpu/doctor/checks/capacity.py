@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from ecs_gpu import host
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     ODCR_FIRST,
@@ -15,7 +16,6 @@ from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
-from ecs_gpu.infra import host
 from ecs_gpu.naming import Names
 
 

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ecs_gpu import demand_metric, gpu_metric
-from ecs_gpu.doctor import host as probe
 from ecs_gpu.doctor.checks.model import Evidence, Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
+from ecs_gpu.host import probe
 from ecs_gpu.signals import SignalPlan
 
 

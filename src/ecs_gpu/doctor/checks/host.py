@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Final
 
 from ecs_gpu import gpu_metric
-from ecs_gpu.doctor import host as probe
 from ecs_gpu.doctor.checks.common import (
     collection_target,
     probe_sections,
@@ -15,7 +14,8 @@ from ecs_gpu.doctor.checks.common import (
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import Snapshot
-from ecs_gpu.infra.host import validate_agent_config
+from ecs_gpu.host import probe
+from ecs_gpu.host.agent import validate_agent_config
 
 
 @check(

@@ -1,4 +1,7 @@
-"""Parse the output of the read-only host probe (probe.sh) into plain data.
+"""The read-only host probe (probe.sh, run through SSM by doctor) and its parser.
+
+:func:`probe_commands` is what the collector sends; the parsers below turn
+what it prints into plain data.
 
 The probe prints sections framed by ``@@ecs-gpu-probe begin NAME`` and
 ``@@ecs-gpu-probe end NAME rc=N``. Each parser here takes the text of one
@@ -13,10 +16,40 @@ import base64
 import binascii
 import json
 import re
+import shlex
 import xml.etree.ElementTree as ET
 import zlib
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, Final
+
+from ecs_gpu import gpu_metric
+
+# Environment variable the probe reads the host agent's config path from, so
+# the path is spelled once, in gpu_metric.
+PROBE_CONFIG_ENV: Final = "ECS_GPU_AGENT_CONFIG"
+_PROBE_EOF: Final = "__ECS_GPU_PROBE_EOF__"
+
+
+def probe_script() -> str:
+    """The read-only host probe shipped with the package (host/probe.sh)."""
+    return resources.files("ecs_gpu.host").joinpath("probe.sh").read_text(encoding="utf-8")
+
+
+def probe_commands() -> list[str]:
+    """AWS-RunShellScript ``commands``: the probe fed to bash through a heredoc.
+
+    RunShellScript runs its lines with ``sh``, which is not bash everywhere, so
+    the probe goes to bash on stdin; the agent config path comes from
+    gpu_metric, never re-spelled in the script.
+    """
+    return [
+        f"export {PROBE_CONFIG_ENV}={shlex.quote(gpu_metric.AGENT_CONFIG_PATH)}",
+        f"bash -s <<'{_PROBE_EOF}'",
+        *probe_script().splitlines(),
+        _PROBE_EOF,
+    ]
+
 
 MARK: Final = "@@ecs-gpu-probe"
 _BEGIN = re.compile(rf"^{MARK} begin (\w+)$")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ecs-gpu doctor host probe: READ-ONLY. Runs through SSM Run Command
 # (AWS-RunShellScript) on a GPU container instance and prints sections that
-# ecs_gpu/doctor/host.py parses. It changes nothing: no restarts, no writes.
+# ecs_gpu/host/probe.py parses. It changes nothing: no restarts, no writes.
 # Output stays well under SSM's 24,000-character StandardOutputContent limit:
 # the nvidia-smi XML is gzip+base64 encoded, logs and lists are tailed.
 set -u

@@ -1,186 +1,46 @@
-"""The host layer: cloud-config user data, ecs.config, the setup script, the agent config.
-
-Checked with the real tools a user's instance and CI would trust: Debian's
-``cloud-init schema``, ``shellcheck``, the CloudWatch agent's own JSON schema,
-and bash itself running the setup script against stand-in system commands.
-"""
+"""host.scripts: the setup and warm-pool scripts (shellcheck, then bash against stand-in
+system commands), their systemd units, and the warm-pool timing budget."""
 
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
-from ecs_gpu import catalog, gpu_metric
-from ecs_gpu.infra import host
+from ecs_gpu import gpu_metric, host
 from ecs_gpu.naming import Names
-from ecs_gpu.spec import Spec, load_spec, parse_spec
+from ecs_gpu.spec import SimulationSpec, Spec, parse_spec
+from example_specs import G5_GPU
 
-ROOT = Path(__file__).resolve().parents[1]
-
-BUILT_SPEC = """
-[service]
-name = "llm-4gpu"
-image = "example/llm:1"
-gpus_per_task = 2
-cpu_units = 8192
-memory_mib = 65536
-
-[capacity]
-instance_type = "g6.12xlarge"
-max_instances = 3
-
-[scaling]
-max_tasks = 6
-gpu_target_percent = 55.5
-cpu_target_percent = 80
-"""
-
-
-# The built spec with a warm pool and a private ECR image: the warm-pool unit,
-# its script and the registry login are rendered and checked like the rest.
-ECR_IMAGE = "123456789012.dkr.ecr.us-west-2.amazonaws.com/team/llm:1"
-WARM_SPEC = (
-    BUILT_SPEC.replace('image = "example/llm:1"', f'image = "{ECR_IMAGE}"')
-    + "\n[capacity.warm_pool]\nmin_size = 1\n"
+from .conftest import (
+    BUILT_SPEC,
+    ECR_IMAGE,
+    WARM_SPEC,
+    _shellcheck,
+    _tool,
+    _write_files,
 )
 
-# Every example (the host contract holds on each) plus the specs built here.
-EXAMPLES = sorted(p.name for p in (ROOT / "examples").glob("*.toml"))
-
-
-@pytest.fixture(params=[*EXAMPLES, "built", "warm"])
-def spec(request: pytest.FixtureRequest) -> Spec:
-    if request.param == "built":
-        return parse_spec(BUILT_SPEC, "built.toml")
-    if request.param == "warm":
-        return parse_spec(WARM_SPEC, "warm.toml")
-    return load_spec(ROOT / "examples" / request.param)
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(
-            f"{name} is not installed; scripts/test.sh installs it (apt-get install {name}). "
-            "These checks run the real tool and are never skipped."
-        )
-    return path
-
-
-def _write_files(user_data: str) -> dict[str, dict[str, Any]]:
-    """path -> write_files entry, its content decoded as cloud-init writes it (gz+b64)."""
-    doc = yaml.safe_load(user_data)
-    return {f["path"]: {**f, "content": host.file_content(f)} for f in doc["write_files"]}
-
-
-def _decoded_user_data(spec: Spec) -> str:
-    """The user data with every file's decoded text appended: what the rule checks read."""
-    user_data = host.cloud_config(spec)
-    return "\n".join([user_data, *(f["content"] for f in _write_files(user_data).values())])
-
-
-# --- cloud-init ------------------------------------------------------------------------
-
-
-def _cloud_init_schema(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [_tool("cloud-init"), "schema", "--config-file", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+# The g5 example with a private ECR image, gp3 tuning and a warm pool (as in
+# tests/infra/test_capacity_host.py): the warm-pool timing cases below.
+WARM = (
+    G5_GPU.replace(
+        'image = "vllm/vllm-openai:v0.11.0"',
+        'image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1"',
+    ).replace(
+        "[capacity]\n",
+        "[capacity]\nroot_volume_iops = 6000\nroot_volume_throughput_mibps = 500\n",
     )
-
-
-def test_user_data_is_cloud_config_accepted_by_cloud_init(spec: Spec, tmp_path: Path) -> None:
-    user_data = host.cloud_config(spec)
-    assert user_data.startswith("#cloud-config\n")
-    path = tmp_path / "user-data.yaml"
-    path.write_text(user_data)
-    result = _cloud_init_schema(path)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output
-    assert "error" not in output.lower(), output
-    assert "Valid" in result.stdout, output
-
-
-def test_cloud_init_schema_check_rejects_a_broken_config(tmp_path: Path) -> None:
-    # Proves the check above can fail: a wrong type in write_files and runcmd.
-    path = tmp_path / "broken.yaml"
-    path.write_text(
-        "#cloud-config\nwrite_files:\n  - path: /etc/x\n    content: x\n    permissions: 420\n"
-        "runcmd: 3\n"
-    )
-    result = _cloud_init_schema(path)
-    output = result.stdout + result.stderr
-    assert result.returncode != 0
-    assert "runcmd" in output and "permissions" in output
-
-
-def test_user_data_fits_the_ec2_limit(spec: Spec) -> None:
-    # EC2 refuses user data over 16 KB (before base64).
-    assert len(host.cloud_config(spec).encode()) < 16 * 1024
-
-
-def test_user_data_round_trips_to_the_rendered_files(spec: Spec) -> None:
-    user_data = host.cloud_config(spec)
-    files = _write_files(user_data)
-    warm = spec.capacity.warm_pool is not None
-    units = [host.SETUP_UNIT, *([host.WARM_UNIT] if warm else [])]
-    assert set(files) == {
-        host.ECS_CONFIG_PATH,
-        gpu_metric.AGENT_CONFIG_PATH,
-        host.SETUP_SCRIPT_PATH,
-        *([host.WARM_SCRIPT_PATH] if warm else []),
-        *(f"{host.SYSTEMD_DIR}/{u}" for u in units),
-    }
-    assert files[host.ECS_CONFIG_PATH]["content"] == host.ecs_config(spec)
-    assert json.loads(files[gpu_metric.AGENT_CONFIG_PATH]["content"]) == host.agent_config(spec)
-    assert files[host.SETUP_SCRIPT_PATH]["content"] == host.setup_script(spec)
-    assert files[host.SETUP_SCRIPT_PATH]["permissions"] == "0755"
-    if warm:
-        assert files[host.WARM_SCRIPT_PATH]["content"] == host.warm_pool_script(spec)
-        assert files[host.WARM_SCRIPT_PATH]["permissions"] == "0755"
-    for u in units:
-        assert files[f"{host.SYSTEMD_DIR}/{u}"]["content"] == host.units(spec)[u]
-    # Everything else takes cloud-init's defaults: root:root, 0644.
-    assert not any("owner" in f for f in files.values())
-    assert {p for p, f in files.items() if "permissions" in f} == {
-        host.SETUP_SCRIPT_PATH,
-        *([host.WARM_SCRIPT_PATH] if warm else []),
-    }
-    # Exec form, so there is no other shell to lint; the units are only enqueued.
-    assert yaml.safe_load(user_data)["runcmd"] == [
-        ["systemctl", "daemon-reload"],
-        ["systemctl", "enable", "--now", "--no-block", *units],
-    ]
+    + "\n[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 4\n"
+)
 
 
 # --- shellcheck ------------------------------------------------------------------------
-
-
-def _shellcheck(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    path = tmp_path / "script.sh"
-    path.write_text(script)
-    return subprocess.run(
-        [_tool("shellcheck"), "--severity=style", "--shell=bash", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 def test_every_script_in_user_data_passes_shellcheck(spec: Spec, tmp_path: Path) -> None:
@@ -191,17 +51,6 @@ def test_every_script_in_user_data_passes_shellcheck(spec: Spec, tmp_path: Path)
     for f in scripts:
         result = _shellcheck(f["content"], tmp_path)
         assert result.returncode == 0, f["path"] + "\n" + result.stdout + result.stderr
-
-
-def test_every_runcmd_shell_string_passes_shellcheck(spec: Spec, tmp_path: Path) -> None:
-    runcmd = yaml.safe_load(host.cloud_config(spec))["runcmd"]
-    assert runcmd, "the setup script must be run"
-    for entry in runcmd:
-        if isinstance(entry, str):  # a string entry runs under sh -c
-            result = _shellcheck("#!/bin/sh\n" + entry + "\n", tmp_path)
-            assert result.returncode == 0, result.stdout
-        else:
-            assert all(isinstance(arg, str) for arg in entry)
 
 
 def test_shellcheck_check_rejects_a_broken_script(tmp_path: Path) -> None:
@@ -301,220 +150,6 @@ def test_setup_script_refuses_a_host_without_nvidia_smi(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "not on the ECS GPU-optimized AMI" in result.stderr
     assert calls == []
-
-
-# --- the agent config ------------------------------------------------------------------
-
-
-def test_agent_config_validates_against_the_agent_schema(spec: Spec) -> None:
-    assert host.validate_agent_config(host.agent_config(spec)) == []
-
-
-def test_agent_schema_is_the_copied_upstream_file() -> None:
-    schema = host.agent_schema()
-    assert schema["$schema"].startswith("http://json-schema.org/draft-04")
-    notice = ROOT / "src" / "ecs_gpu" / "data" / "cloudwatch-agent" / "NOTICE"
-    text = notice.read_text()
-    assert "aws/amazon-cloudwatch-agent" in text and "ab55b8daa" in text
-    assert "MIT License" in text
-
-
-@pytest.mark.parametrize(
-    ("mutate", "path", "words"),
-    [
-        (lambda c: c["metrics"].__setitem__("namespace", 5), "$.metrics.namespace", "string"),
-        (
-            lambda c: c["logs"]["logs_collected"]["files"]["collect_list"][0].__setitem__(
-                "file", "/var/log/x"
-            ),
-            "$.logs.logs_collected.files.collect_list[0]",
-            "additional properties",
-        ),
-        (
-            lambda c: c["metrics"]["metrics_collected"]["nvidia_gpu"].pop("measurement"),
-            "$.metrics.metrics_collected.nvidia_gpu",
-            "required",
-        ),
-        (
-            lambda c: c["metrics"]["metrics_collected"]["nvidia_gpu"]["measurement"].append(
-                "utilisation_gpu"
-            ),
-            "$.metrics.metrics_collected.nvidia_gpu.measurement[3]",
-            "utilization_gpu",
-        ),
-    ],
-    ids=["wrong-type", "unknown-key", "missing-required", "misspelt-measurement"],
-)
-def test_broken_agent_config_is_rejected(mutate: Any, path: str, words: str) -> None:
-    cfg = host.agent_config(parse_spec(BUILT_SPEC, "built.toml"))
-    mutate(cfg)
-    problems = host.validate_agent_config(cfg, source="agent.json")
-    assert len(problems) == 1, problems
-    assert problems[0].startswith(f"agent.json: {path}")
-    assert words.lower() in problems[0].lower()
-    assert "Fix:" in problems[0]
-
-
-def test_agent_config_follows_the_metric_contract(spec: Spec) -> None:
-    cfg = host.agent_config(spec)
-    metrics = cfg["metrics"]
-    assert metrics["namespace"] == gpu_metric.NAMESPACE
-    assert metrics["append_dimensions"] == {gpu_metric.DIMENSION: gpu_metric.APPEND_DIMENSION_VALUE}
-    assert metrics["aggregation_dimensions"] == [[gpu_metric.DIMENSION]]
-    assert metrics["force_flush_interval"] == gpu_metric.FORCE_FLUSH_INTERVAL_S
-    assert list(metrics["metrics_collected"]) == ["nvidia_gpu"]
-    nvidia = metrics["metrics_collected"]["nvidia_gpu"]
-    assert tuple(nvidia["measurement"]) == gpu_metric.MEASUREMENTS
-    assert nvidia["metrics_collection_interval"] == gpu_metric.COLLECTION_INTERVAL_S
-    emitted = tuple(gpu_metric.metric_name(m) for m in nvidia["measurement"])
-    assert emitted == gpu_metric.METRIC_NAMES
-    assert cfg["agent"]["run_as_user"] == "root"
-
-
-def test_agent_ships_the_host_logs_to_the_host_log_group(spec: Spec) -> None:
-    collect = host.agent_config(spec)["logs"]["logs_collected"]["files"]["collect_list"]
-    paths = {c["file_path"] for c in collect}
-    assert {
-        "/var/log/ecs/ecs-agent.log*",
-        "/var/log/ecs/ecs-init.log",
-        "/var/log/cloud-init-output.log",
-        host.AGENT_LOG,
-    } <= paths
-    assert {c["log_group_name"] for c in collect} == {Names(spec.service.name).host_log_group}
-    streams = [c["log_stream_name"] for c in collect]
-    assert len(set(streams)) == len(streams)
-    assert all(s.startswith("{instance_id}/") for s in streams)
-    # The stack owns the group and its retention: the agent needs no
-    # CreateLogGroup or PutRetentionPolicy, only the calls GpuService grants.
-    assert all("retention_in_days" not in c and "log_group_class" not in c for c in collect)
-    assert "logs:CreateLogGroup" not in host.AGENT_LOG_ACTIONS
-
-
-# --- ecs.config ------------------------------------------------------------------------
-
-
-def test_ecs_config_registers_gpus_in_the_named_cluster(spec: Spec) -> None:
-    text = host.ecs_config(spec)
-    lines = text.splitlines()
-    # A systemd EnvironmentFile: plain KEY=value lines only.
-    assert all(re.fullmatch(r"ECS_[A-Z_]+=\S+", line) for line in lines), lines
-    env = dict(line.split("=", 1) for line in lines)
-    assert len(env) == len(lines)
-    assert env["ECS_CLUSTER"] == Names(spec.service.name).cluster
-    assert env["ECS_ENABLE_GPU_SUPPORT"] == "true"
-    assert env["ECS_RESERVED_MEMORY"] == str(catalog.ECS_RESERVED_MEMORY_MIB)
-    if spec.capacity.warm_pool is None:
-        # Without a warm pool the flag only delays registration, and
-        # prefer-cached would run a stale image for a moved tag.
-        assert "ECS_WARM_POOLS_CHECK" not in env
-        assert "ECS_IMAGE_PULL_BEHAVIOR" not in env
-    else:
-        # The ECS docs' requirement; and a warm start pulls nothing.
-        assert env["ECS_WARM_POOLS_CHECK"] == "true"
-        assert env["ECS_IMAGE_PULL_BEHAVIOR"] == "prefer-cached"
-
-
-# --- the field reports' hard rules ------------------------------------------------------
-
-_PARTOF_DOCKER = r"(docker|containerd|ecs)(\.service|\.socket)?"
-_FORBIDDEN = {
-    "restarts or stops docker, containerd or ecs (ecs.service is PartOf=docker.service)": (
-        r"systemctl\s+(?:--\S+\s+)*(?:restart|stop|reload|try-restart|reload-or-restart|"
-        r"try-reload-or-restart|kill|disable|mask)\s+(?:\S+\s+)*?" + _PARTOF_DOCKER + r"\b"
-    ),
-    "uses the SysV service wrapper on docker or ecs": r"\bservice\s+" + _PARTOF_DOCKER + r"\s",
-    "edits docker's daemon.json": r"daemon\.json|/etc/docker/",
-    "runs a container (a GPU needs an ECS GPU reservation)": (
-        # One command line: the warm-pool script's `docker pull` is followed,
-        # lines later, by prose about a warm "start".
-        r"\b(?:docker|podman|nerdctl|ctr)[ \t]+(?:\S+[ \t]+)*?(?:run|create|start)\b"
-    ),
-    "writes into the directory fetch-config owns": re.escape(host.AGENT_OWNED_DIR),
-    "appends a second agent config": r"append-config",
-}
-
-
-def _forbidden_host_actions(user_data: str) -> list[str]:
-    return [why for why, pattern in _FORBIDDEN.items() if re.search(pattern, user_data)]
-
-
-def test_user_data_breaks_none_of_the_field_report_rules(spec: Spec) -> None:
-    assert _forbidden_host_actions(_decoded_user_data(spec)) == []
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        "systemctl restart docker",
-        "systemctl --no-block try-restart docker.service",
-        "service docker restart",
-        "systemctl stop ecs",
-        "cat > /etc/docker/daemon.json <<EOF",
-        "docker run -d public.ecr.aws/cloudwatch-agent/cloudwatch-agent",
-        "cp x /opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.json",
-        "amazon-cloudwatch-agent-ctl -a append-config -c file:/etc/other.json",
-    ],
-)
-def test_rule_check_catches_each_forbidden_action(spec: Spec, bad: str) -> None:
-    # Proves the rule check above can fail.
-    assert _forbidden_host_actions(_decoded_user_data(spec) + "\n" + bad + "\n") != []
-
-
-def test_one_agent_config_outside_the_fetch_config_directory(spec: Spec) -> None:
-    assert not gpu_metric.AGENT_CONFIG_PATH.startswith(host.AGENT_OWNED_DIR)
-    files = _write_files(host.cloud_config(spec))
-    agent_files = [
-        path
-        for path, f in files.items()
-        if path.endswith(".json") and {"metrics", "logs"} & set(json.loads(f["content"]))
-    ]
-    assert agent_files == [gpu_metric.AGENT_CONFIG_PATH]
-    assert not any(p.startswith("/opt/aws/") for p in files)
-    script = host.setup_script(spec)
-    assert f"readonly AGENT_CONFIG={gpu_metric.AGENT_CONFIG_PATH}\n" in script
-    ctl_calls = [line for line in script.splitlines() if line.startswith('"$AGENT_CTL"')]
-    assert ctl_calls == ['"$AGENT_CTL" -a fetch-config -m ec2 -s -c "file:$AGENT_CONFIG"']
-
-
-def test_gpu_collection_runs_on_the_host_not_in_a_container(spec: Spec) -> None:
-    script = host.setup_script(spec)
-    assert "dnf install -y amazon-cloudwatch-agent" in script
-    assert not re.search(r"\b(docker|podman|nerdctl|ctr)\b", script.split("set -euo", 1)[1])
-
-
-# --- nothing in user data holds back ECS registration (issue 9 item 9) -------------------
-
-
-def _unit_lines(text: str) -> dict[str, list[str]]:
-    """key -> values of a unit file, every section together (keys do not repeat across ours)."""
-    out: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        if "=" in line and not line.startswith(("#", "[")):
-            k, v = line.split("=", 1)
-            out.setdefault(k, []).append(v)
-    return out
-
-
-def test_setup_runs_beside_the_ecs_agent_not_before_it(spec: Spec) -> None:
-    doc = yaml.safe_load(host.cloud_config(spec))
-    # cloud-final (which ecs.service is ordered after) only enqueues the units:
-    # no runcmd entry runs a script or waits for a unit.
-    for entry in doc["runcmd"]:
-        assert entry[0] == "systemctl"
-        assert not any(arg.startswith("/") for arg in entry)
-        if "start" in entry or "--now" in entry:
-            assert "--no-block" in entry
-    for name, text in host.units(spec).items():
-        keys = _unit_lines(text)
-        # exec: the unit counts as started once the script runs, so no target
-        # (nor what is ordered after one) waits for it to finish.
-        assert keys["Type"] == ["exec"], name
-        # Nothing is ordered after our units, ecs.service least of all.
-        assert "Before" not in keys and "RequiredBy" not in keys, name
-        assert not any(host.ECS_UNIT in v for vs in keys.values() for v in vs), name
-        assert keys["WantedBy"] == ["multi-user.target"], name
-    # ecs.config is a write_files entry: on disk before the ECS agent first starts.
-    assert host.ECS_CONFIG_PATH in _write_files(host.cloud_config(spec))
 
 
 def _systemd_verify(unit: str, tmp_path: Path) -> str:
@@ -871,33 +506,6 @@ def test_missing_aws_cli_is_installed_first(tmp_path: Path) -> None:
     assert calls.index("dnf install -y awscli-2") < calls.index(_complete_call(spec))
 
 
-# --- size: what travels compressed (docs/host.md "Size") ---------------------------------
-
-
-def test_scripts_and_units_travel_gz_b64_and_decode_to_the_rendered_text(spec: Spec) -> None:
-    doc = yaml.safe_load(host.cloud_config(spec))
-    by_path = {f["path"]: f for f in doc["write_files"]}
-    plain = {host.ECS_CONFIG_PATH, gpu_metric.AGENT_CONFIG_PATH}
-    for path, f in by_path.items():
-        if path in plain:
-            assert "encoding" not in f, path
-            continue
-        assert f["encoding"] == host.GZ_B64, path
-        raw = base64.b64decode(f["content"], validate=True)
-        # gzip's MTIME field (bytes 4-8) is zero: the same spec gives the same
-        # user data at every synth, so no launch template version for nothing.
-        assert raw[:2] == b"\x1f\x8b" and raw[4:8] == b"\0\0\0\0", path
-        assert gzip.decompress(raw).decode() == host.file_content(f), path
-    assert host.file_content(by_path[host.SETUP_SCRIPT_PATH]) == host.setup_script(spec)
-
-
-def test_file_content_rejects_what_cloud_init_would_not_write() -> None:
-    with pytest.raises(ValueError, match="b64"):
-        host.file_content({"path": "/x", "encoding": "b64", "content": "eA=="})
-    with pytest.raises(ValueError, match="not gz\\+b64"):
-        host.file_content({"path": "/x", "encoding": host.GZ_B64, "content": "eA=="})
-
-
 def test_shipped_scripts_keep_the_header_and_drop_the_other_comments(spec: Spec) -> None:
     scripts = [host.setup_script(spec), host.warm_pool_script(spec)]
     for script in scripts:
@@ -912,43 +520,44 @@ def test_shipped_scripts_keep_the_header_and_drop_the_other_comments(spec: Spec)
 
 # cloud-init's own write_files module, run by the interpreter cloud-init runs
 # under: writes each entry below a root directory, as the instance would.
-_CLOUD_INIT_WRITE = """
-import json, os, pwd, grp, sys
-from cloudinit.config.cc_write_files import write_files
-root, entries = sys.argv[1], json.load(sys.stdin)
-for e in entries:
-    e["path"] = root + e["path"]
-    os.makedirs(os.path.dirname(e["path"]), exist_ok=True)
-owner = pwd.getpwuid(os.getuid()).pw_name + ":" + grp.getgrgid(os.getgid()).gr_name
-write_files("write_files", entries, owner)
-"""
+
+# --- the warm-pool timing budget ------------------------------------------------------
 
 
-def test_cloud_init_writes_the_rendered_files(spec: Spec, tmp_path: Path) -> None:
-    # cloud-init itself decodes gz+b64 and applies the permissions, not our helper.
-    shebang = Path(_tool("cloud-init")).read_text().splitlines()[0]
-    python = shebang.removeprefix("#!").split()
-    entries = yaml.safe_load(host.cloud_config(spec))["write_files"]
-    root = tmp_path / "root"
-    result = subprocess.run(
-        [*python, "-c", _CLOUD_INIT_WRITE, str(root)],
-        input=json.dumps(entries),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    expected = {
-        host.ECS_CONFIG_PATH: (host.ecs_config(spec), 0o644),
-        gpu_metric.AGENT_CONFIG_PATH: (host.agent_config_json(spec), 0o644),
-        host.SETUP_SCRIPT_PATH: (host.setup_script(spec), 0o755),
-        **{f"{host.SYSTEMD_DIR}/{u}": (text, 0o644) for u, text in host.units(spec).items()},
-    }
-    if spec.capacity.warm_pool is not None:
-        expected[host.WARM_SCRIPT_PATH] = (host.warm_pool_script(spec), 0o755)
-    assert {e["path"] for e in entries} == set(expected)
-    for path, (text, mode) in expected.items():
-        written = root / path.lstrip("/")
-        assert written.read_text() == text, path
-        assert stat.S_IMODE(written.stat().st_mode) == mode, path
+def _check_hook_covers_every_pull(spec: Spec) -> None:
+    """Every pull attempt, the retry delays between them and a margin fit in the
+    heartbeat, which EC2 Auto Scaling accepts (30-7200 s)."""
+    pull, hook = host.pull_timeout_s(spec), host.hook_timeout_s(spec)
+    delays = sum(host.SETUP_FIRST_DELAY_S * 2**i for i in range(host.SETUP_ATTEMPTS - 1))
+    assert delays == host.RETRY_DELAYS_S == 5 + 10 + 20
+    # The margin covers the boot the hook's wait also holds.
+    assert host.HOOK_MARGIN_S >= SimulationSpec().instance_boot_s
+    assert host.SETUP_ATTEMPTS * pull + delays + host.HOOK_MARGIN_S <= hook
+    assert host.HOOK_MIN_S <= hook <= host.HOOK_MAX_S
+    assert pull >= host.PULL_MARGIN_S
+
+
+def test_hook_outlasts_every_pull_attempt_of_every_example(specs: dict[str, Spec]) -> None:
+    for name, spec in specs.items():
+        _check_hook_covers_every_pull(spec)
+        # At the examples' own pull times one attempt covers the expected pull.
+        assert host.pull_timeout_s(spec) >= 1.5 * spec.simulation.image_pull_s, name
+
+
+@pytest.mark.parametrize("image_pull_s", [0, 1, 240, 1104, 1105, 3600, 86400])
+def test_hook_outlasts_every_pull_attempt_at_extremes(image_pull_s: float) -> None:
+    assert WARM.count("[simulation]\n") == 1
+    text = WARM.replace("[simulation]\n", f"[simulation]\nimage_pull_s = {image_pull_s}\n")
+    spec = parse_spec(text, "x.toml")
+    assert spec.simulation.image_pull_s == image_pull_s
+    _check_hook_covers_every_pull(spec)
+    if image_pull_s > 1104:
+        # Capped: the attempts shrink to fit the longest heartbeat.
+        assert host.hook_timeout_s(spec) > host.HOOK_MAX_S - host.SETUP_ATTEMPTS
+
+
+def test_default_pull_attempt_covers_the_default_pull() -> None:
+    spec = parse_spec(WARM, "warm.toml")
+    assert spec.simulation.image_pull_s == 240
+    assert host.pull_timeout_s(spec) == 1.5 * 240 + 60
+    assert host.hook_timeout_s(spec) == 4 * 420 + 35 + 300
