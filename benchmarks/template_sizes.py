@@ -31,7 +31,7 @@ from tests.infra.test_template_size import (  # noqa: E402
 )
 
 from ecs_gpu import demand_metric  # noqa: E402
-from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES, minified  # noqa: E402
+from ecs_gpu.aws.staging import MAX_TEMPLATE_BODY_BYTES, minified  # noqa: E402
 from ecs_gpu.spec import parse_spec  # noqa: E402
 from ecs_gpu.synth import synth_template  # noqa: E402
 

@@ -153,6 +153,15 @@ def sidecar_environment(
     }
 
 
+def verify_levels(target: float) -> tuple[float, float]:
+    """The high and low concurrency ``verify scaling`` publishes for target tracking alone.
+
+    Target tracking adds ceil(tasks x value / target) - tasks, so twice the
+    target adds a task; 0 is below it.
+    """
+    return 2 * target, 0.0
+
+
 def metric_data_queries(cluster_name: str, service_name: str) -> list[dict[str, Any]]:
     """GetMetricData queries for the series: ``c0`` the 10-s mean per task, ``c1`` the busiest.
 

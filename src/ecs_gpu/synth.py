@@ -98,7 +98,7 @@ def template_json(template: dict[str, Any]) -> str:
     checks the file's size on disk, aws-cli customizations/cloudformation/
     deploy.py), so a template that fits only minified is written minified.
     """
-    from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES, minified
+    from ecs_gpu.aws.staging import MAX_TEMPLATE_BODY_BYTES, minified
 
     pretty = json.dumps(template, indent=1, sort_keys=False) + "\n"
     if len(pretty.encode()) <= MAX_TEMPLATE_BODY_BYTES:

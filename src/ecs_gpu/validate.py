@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ecs_gpu import startup
-from ecs_gpu.aws.deploy import minified, template_size_problem
+from ecs_gpu.aws.staging import minified, template_size_problem
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import host
 from ecs_gpu.node import ensure_node

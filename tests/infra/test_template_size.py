@@ -1,7 +1,7 @@
 """What deploy sends must fit CloudFormation's limits with every feature on.
 
 ``deploy`` sends the template inline (minified JSON, at most 51,200 bytes as
-TemplateBody; ``aws.deploy.template_size_problem``), or through a bucket the
+TemplateBody; ``aws.staging.template_size_problem``), or through a bucket the
 user names with ``--template-bucket`` (TemplateURL, at most 1 MB). The
 examples, even with a warm pool and the GPU guard, fit inline; the largest
 realistic spec (every feature on) needs the bucket and fits it many times
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ecs_gpu import catalog
-from ecs_gpu.aws.deploy import (
+from ecs_gpu.aws.staging import (
     MAX_TEMPLATE_BODY_BYTES,
     MAX_TEMPLATE_URL_BYTES,
     template_size_problem,
@@ -58,7 +58,7 @@ def _subnets(prefix: int) -> str:
 
 
 def _body(spec: Spec) -> str:
-    """What deploy sends as TemplateBody (aws.deploy.template_body's serialization)."""
+    """What deploy sends as TemplateBody (aws.staging.template_body's serialization)."""
     return json.dumps(synth_template(spec), separators=(",", ":"))
 
 

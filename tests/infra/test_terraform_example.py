@@ -88,7 +88,7 @@ def test_it_names_the_stack_and_file_synth_makes(
     assert config["variable"]["template_file"]["default"] == file_name
     assert "file(" in stack["template_body"] and "var.template_file" in stack["template_body"]
     # Inline is enough for this template (within the TemplateBody limit synth writes for).
-    from ecs_gpu.aws.deploy import MAX_TEMPLATE_BODY_BYTES
+    from ecs_gpu.aws.staging import MAX_TEMPLATE_BODY_BYTES
     from ecs_gpu.synth import template_json
 
     assert len(template_json(templates[SPEC]).encode()) <= MAX_TEMPLATE_BODY_BYTES

@@ -141,7 +141,7 @@ def test_cdk_advice_is_hidden_and_the_rest_kept(built_with_a_bad_construct: Synt
 def test_validate_notes_a_template_that_needs_a_template_bucket(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecs_gpu.aws import deploy as dp
+    from ecs_gpu.aws import staging as dp
 
     assert size_findings({"Resources": {}}) == []
     # The same function deploy refuses with, at a TemplateBody limit the example exceeds:
@@ -160,7 +160,7 @@ def test_validate_notes_a_template_that_needs_a_template_bucket(
 def test_validate_cli_prints_the_note_and_exits_0(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ecs_gpu.aws import deploy as dp
+    from ecs_gpu.aws import staging as dp
     from ecs_gpu.cli import main
 
     from .conftest import EXAMPLES_DIR
@@ -175,7 +175,7 @@ def test_validate_cli_prints_the_note_and_exits_0(
 def test_validate_fails_a_template_over_the_template_url_limit(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecs_gpu.aws import deploy as dp
+    from ecs_gpu.aws import staging as dp
 
     # Over TemplateURL's limit no bucket helps: a finding, and no note besides.
     monkeypatch.setattr(dp, "MAX_TEMPLATE_BODY_BYTES", 1_000)
