@@ -221,3 +221,51 @@ def check_spec_or_asg(spec: Path | None, asg: str | None, stack: str | None) -> 
             "describe-auto-scaling-groups --query 'AutoScalingGroups[].AutoScalingGroupName'`), "
             "or the spec instead."
         )
+
+
+# --- simulate, compare, plan ------------------------------------------------------
+
+TraceOpt = Annotated[
+    str,
+    typer.Option(
+        "--trace",
+        help="A bundled trace's name (`ecs-gpu traces`, e.g. servegen-m-mid) or a request "
+        "trace CSV: one row per request (TIMESTAMP) or per window (timestamp_s with "
+        "requests, rate_rps or req_per_min_mid).",
+        show_default=False,
+    ),
+]
+RateOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--rate-scale",
+        help="Multiply the trace's request rate by this. Default: a bundled trace is sized "
+        "as plan sizes it (peak at 80 % of max_tasks at the design's target; the factor is "
+        "printed); a trace file is used as it is.",
+        show_default=False,
+    ),
+]
+StepOpt = Annotated[
+    float,
+    typer.Option("--step", help="Simulation step in seconds (at least 1; must divide 60)."),
+]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", min=0, help="Seed for arrivals and boot times (0 or more).")
+]
+ColdOpt = Annotated[
+    bool,
+    typer.Option(
+        "--cold-start",
+        help="Start with only the ASG floor booting and min_tasks waiting, "
+        "instead of a fleet already sized for the first minute's load.",
+    ),
+]
+HostCpuOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--host-cpu-policy",
+        help="Add the anti-pattern: an ASG target-tracking policy on host CPU at this "
+        "percent (overrides \\[simulation] host_cpu_policy_target_percent).",
+        show_default=False,
+    ),
+]
