@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -477,6 +477,14 @@ def plan(
         tags=tags,
         parameters=params,
     )
+
+
+def deploy_document(p: Plan, status: str | None, outs: Sequence[StackOutput]) -> dict[str, Any]:
+    """What ``deploy --json`` writes: the change list, the final status and the outputs.
+
+    ``status`` is None when nothing was executed (cancelled at the question).
+    """
+    return {**p.as_dict(), "status": status, "outputs": {o.key: o.value for o in outs}}
 
 
 def discard(cfn: CloudFormationClient, p: Plan) -> None:

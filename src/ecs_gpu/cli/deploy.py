@@ -8,7 +8,7 @@ without going through argv.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,16 +108,6 @@ def _staged(
             terminal.console(stderr=True).print(f"[yellow]warning:[/] {escape(warning)}")
 
 
-def deploy_document(
-    p: dp.Plan, status: str | None, outs: Sequence[dp.StackOutput]
-) -> dict[str, Any]:
-    """What ``deploy --json`` writes: the change list, the final status and the outputs.
-
-    ``status`` is None when nothing was executed (cancelled at the question).
-    """
-    return {**p.as_dict(), "status": status, "outputs": {o.key: o.value for o in outs}}
-
-
 def run_deploy(
     cfn: CloudFormationClient,
     stack: str,
@@ -142,7 +132,8 @@ def run_deploy(
     template is staged there (``s3``) and the object is deleted once the
     change set has been executed or deleted, whichever way this ends
     (Ctrl-C included: CloudFormation keeps its own copy of the template).
-    ``report`` gets :func:`deploy_document` once the deploy ends, failed included.
+    ``report`` gets :func:`ecs_gpu.aws.deploy.deploy_document` once the deploy ends,
+    failed included.
     """
     with _staged(cfn, template, stack, bucket, s3) as source:
         return _deploy(
@@ -193,7 +184,7 @@ def _deploy(
         status, outs = (None, []) if p.stack_id is None else dp.stack_outputs(cfn, p.stack_id)
         render_outputs(stack, outs)
         if report is not None:
-            report(deploy_document(p, status, outs))
+            report(dp.deploy_document(p, status, outs))
         return None
     try:
         go = ask(f"Deploy these changes to {stack}?", yes=yes, action="deploy")
@@ -204,7 +195,7 @@ def _deploy(
         dp.discard(cfn, p)
         console.print("Cancelled: nothing was changed.")
         if report is not None:
-            report(deploy_document(p, None, []))
+            report(dp.deploy_document(p, None, []))
         return None
     if p.new_stack and iam is not None:
         ensure_service_linked_role(iam)
@@ -216,12 +207,12 @@ def _deploy(
     except ProblemsFound:
         if report is not None:
             # A failed deploy still says how it ended (ROLLBACK_COMPLETE, ...).
-            report(deploy_document(p, dp.stack_status(cfn, stack_id), []))
+            report(dp.deploy_document(p, dp.stack_status(cfn, stack_id), []))
         raise
     _, result.outputs = dp.stack_outputs(cfn, stack_id)
     render_outputs(stack, result.outputs)
     if report is not None:
-        report(deploy_document(p, result.status, result.outputs))
+        report(dp.deploy_document(p, result.status, result.outputs))
     return result
 
 
