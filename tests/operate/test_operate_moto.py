@@ -19,7 +19,6 @@ because moto cannot delete the VPC the real stack creates.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ from rich.console import Console
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
-from ecs_gpu.aws import staging
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.cli import main, options, render
@@ -343,75 +341,6 @@ def test_destroy_of_a_missing_stack_is_a_no_op(clients: Clients) -> None:
         is None
     )
     assert calls == ["DescribeStacks"]
-
-
-def test_unprotect_handles_more_than_one_batch(clients: Clients) -> None:
-    ec2 = boto3.Session().client("ec2")
-    lt = ec2.create_launch_template(
-        LaunchTemplateName="lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
-    )["LaunchTemplate"]["LaunchTemplateId"]
-    clients.autoscaling.create_auto_scaling_group(
-        AutoScalingGroupName="big",
-        LaunchTemplate={"LaunchTemplateId": lt},
-        MinSize=0,
-        MaxSize=60,
-        DesiredCapacity=60,
-        AvailabilityZones=["us-east-1a"],
-        NewInstancesProtectedFromScaleIn=True,
-    )
-    calls = record_calls(clients.autoscaling)
-    ids = ds.unprotect_instances(clients.autoscaling, "big")
-    assert len(ids) == 60
-    assert calls.count("SetInstanceProtection") == 2  # 50 + 10: the API takes 50 at most
-    group = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=["big"])[
-        "AutoScalingGroups"
-    ][0]
-    assert not any(i["ProtectedFromScaleIn"] for i in group["Instances"])
-    assert group["NewInstancesProtectedFromScaleIn"] is False
-
-
-def test_wait_for_tasks_is_bounded_and_sees_them_stop(clients: Clients) -> None:
-    """moto's ListTasks ignores serviceName (it never starts service tasks), so the
-    task here is started with RunTask on a registered container instance."""
-    ecs = clients.ecs
-    ecs.create_cluster(clusterName="c")
-    ec2 = boto3.Session().client("ec2")
-    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)["Instances"][0]
-    doc = json.dumps({"instanceId": instance["InstanceId"]})
-    ecs.register_container_instance(cluster="c", instanceIdentityDocument=doc)
-    ecs.register_task_definition(
-        family="t", containerDefinitions=[{"name": "a", "image": "x", "memory": 128}]
-    )
-    task = ecs.run_task(cluster="c", taskDefinition="t", count=1)["tasks"][0]["taskArn"]
-    ticks = iter(range(0, 1000, 10))
-    waits = dp.Waits(poll_s=0, sleep=lambda s: None, clock=lambda: float(next(ticks)))
-    polls: list[int] = []
-    alive = ds.wait_tasks_stopped(
-        ecs, "c", "svc", timeout_s=30, waits=waits, on_poll=lambda n, t: polls.append(n)
-    )
-    assert alive == [task] and polls == [1, 1, 1]  # polled at 10, 20, 30 s, then gave up
-    ecs.stop_task(cluster="c", task=task)
-    assert ds.wait_tasks_stopped(ecs, "c", "svc", timeout_s=30, waits=waits) == []
-
-
-def test_busy_or_failed_stacks_are_refused_with_the_way_out() -> None:
-    busy = dp.StackState("id", STACK, "UPDATE_IN_PROGRESS", "")
-    with pytest.raises(ProblemsFound, match="describe-stack-events"):
-        dp._refuse_busy(busy, "us-east-1")
-    failed = dp.StackState("id", STACK, "ROLLBACK_COMPLETE", "")
-    with pytest.raises(ProblemsFound, match="ecs-gpu destroy"):
-        dp._refuse_busy(failed, None)
-    dp._refuse_busy(dp.StackState("id", STACK, "UPDATE_ROLLBACK_COMPLETE", ""), None)
-
-
-def test_template_over_the_body_limit_is_refused_with_exit_2() -> None:
-    big = {"Resources": {f"R{i}": {"Type": "AWS::SNS::Topic"} for i in range(2000)}}
-    with pytest.raises(Exception) as exc:
-        staging.template_body(big)
-    assert getattr(exc.value, "exit_code", None) == 2
-    assert "51,200" in str(exc.value) and "S3 bucket" in str(exc.value)
-    small: Callable[[], str] = lambda: staging.template_body({"Resources": {}})  # noqa: E731
-    assert small() == '{"Resources":{}}'  # minified: no spaces
 
 
 def test_deploy_of_a_change_updates_the_stack_and_shows_only_new_events(

@@ -287,16 +287,6 @@ def test_destroy_refuses_a_stack_deployed_from_another_spec(
     )
 
 
-def test_a_stack_from_before_the_tags_is_known_by_its_description() -> None:
-    old = dp.StackState(
-        "id", "vllm-g5", "CREATE_COMPLETE", "", description="ecs-gpu: GPU inference service x"
-    )
-    dp.check_owned(old, "vllm-g5", action="delete")  # no error
-    foreign = dp.StackState("id", "x", "CREATE_COMPLETE", "", description="payments")
-    with pytest.raises(BadInputError):
-        dp.check_owned(foreign, "vllm-g5", action="delete")
-
-
 @pytest.mark.parametrize("name", ["9lives", "has_underscore", "a" * 129, "", "spaces here"])
 def test_a_bad_stack_name_is_exit_2_before_any_call(
     name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

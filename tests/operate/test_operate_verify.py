@@ -26,7 +26,6 @@ from botocore.validate import ParamValidator
 
 from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu import fast_path as fp
-from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import main
 from ecs_gpu.cli import verify as verify_cli
@@ -86,45 +85,6 @@ def test_verify_metrics_fails_naming_the_missing_series(
     assert f"{gpu_metric.MEMORY_TOTAL}: nothing publishes" in err
     assert "PutMetricData" in err and "agent is not running" in err
     assert gpu_metric.UTILIZATION + ":" not in err  # present series are not blamed
-
-
-def test_a_series_under_another_dimension_is_reported_as_wrong_dimension(
-    clients: Clients,
-) -> None:
-    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
-    put(clients.cw, gpu_metric.MEMORY_USED, 1.0, [{"Name": "InstanceId", "Value": "i-0abc"}])
-    put(clients.cw, gpu_metric.MEMORY_TOTAL, 2.0, gpu_metric.dimensions("other-gpu-asg"))
-    report = vf.verify_metrics(clients.cw, ASG, timeout_s=0, sleep=lambda s: None)
-    assert report.missing == [gpu_metric.MEMORY_USED, gpu_metric.MEMORY_TOTAL]
-    used = " ".join(report.causes[gpu_metric.MEMORY_USED])
-    total = " ".join(report.causes[gpu_metric.MEMORY_TOTAL])
-    assert "wrong dimension:" in used and "InstanceId=i-0abc" in used
-    assert "aggregation_dimensions" in used
-    assert "wrong dimension value" in total and "other-gpu-asg" in total
-
-
-def test_verify_metrics_waits_until_the_last_series_lands(clients: Clients) -> None:
-    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
-    put(clients.cw, gpu_metric.MEMORY_USED, 20480.0)
-    sleeps: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        # The agent's next flush arrives while verify waits.
-        sleeps.append(seconds)
-        put(clients.cw, gpu_metric.MEMORY_TOTAL, 23028.0)
-
-    attempts: list[int] = []
-    report = vf.verify_metrics(
-        clients.cw,
-        ASG,
-        timeout_s=120,
-        interval_s=30,
-        sleep=sleep,
-        on_attempt=lambda n, s: attempts.append(sum(x.present for x in s)),
-    )
-    assert report.ok and attempts == [2, 3] and sleeps == [30]
-    total = next(s for s in report.series if s.metric == gpu_metric.MEMORY_TOTAL)
-    assert total.datapoints == 1 and total.latest == 23028.0
 
 
 def test_verify_metrics_needs_exactly_one_of_spec_or_asg(
@@ -273,34 +233,6 @@ def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> N
     assert len(sent) == 3, "PutMetricData continued after Ctrl-C"
     assert not pub.running
     assert not any(t.name == "ecs-gpu-publisher" and t.is_alive() for t in threading.enumerate())
-
-
-def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -> None:
-    make_service(clients, desired=1)
-    now = [0.0]
-    pace = Lockstep()
-    pub = vs.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
-
-    def tick(_: float) -> None:
-        now[0] += 15.0
-        pace.tick()
-
-    with pytest.raises(ProblemsFound) as exc:
-        vs.run_scaling_test(
-            clients.cw,
-            clients.ecs,
-            cluster=NAMES.cluster,
-            service=NAMES.service,
-            asg=ASG,
-            poll_s=15,
-            scale_out_timeout_s=60,
-            sleep=tick,
-            clock=lambda: now[0],
-            publisher=pub,
-        )
-    assert "never rose above 1 within 60 s" in exc.value.message
-    assert "target-tracking policy" in exc.value.message
-    assert not pub.running
 
 
 def test_verify_scaling_refuses_a_test_that_cannot_pass(clients: Clients) -> None:
