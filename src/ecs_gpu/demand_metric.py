@@ -87,7 +87,7 @@ def sidecar_script() -> str:
 def embedded_script() -> str:
     """The script as the task carries it: comments and indentation left out.
 
-    CloudFormation takes at most 51,200 bytes of template inline (aws/deploy.py),
+    CloudFormation takes at most 51,200 bytes of template inline (aws/staging.py),
     and the script rides base64-encoded in the task definition. Full-line
     comments and leading blanks mean nothing to bash here (the script has no
     heredoc or multi-line string); tests run and lint this form too.
