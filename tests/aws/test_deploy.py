@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from botocore.stub import Stubber
 
 from ecs_gpu.aws import deploy as dp
-from ecs_gpu.errors import BadInputError, ProblemsFound
-from operate.conftest import NAMES
+from ecs_gpu.aws.stack_events import StackEvent
+from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
+from operate.conftest import NAMES, NO_WAIT
+from operate.test_operate_events import ROLLBACK, STACK_ID, describe_stack
 
 STACK = NAMES.stack
 
@@ -29,3 +34,27 @@ def test_busy_or_failed_stacks_are_refused_with_the_way_out() -> None:
     with pytest.raises(ProblemsFound, match="ecs-gpu destroy"):
         dp._refuse_busy(failed, None)
     dp._refuse_busy(dp.StackState("id", STACK, "UPDATE_ROLLBACK_COMPLETE", ""), None)
+
+
+def test_follow_a_rollback_reports_the_first_failure_and_never_deletes(cfn: Any) -> None:
+    with Stubber(cfn) as stub:
+        stub.add_response(
+            "describe_stacks", describe_stack("ROLLBACK_COMPLETE"), {"StackName": STACK_ID}
+        )
+        stub.add_response(
+            "describe_stack_events",
+            {"StackEvents": list(reversed(ROLLBACK))},
+            {"StackName": STACK_ID},
+        )
+        seen: set[str] = {ROLLBACK[0]["EventId"]}  # predates the operation
+        shown: list[StackEvent] = []
+        result = dp.follow(cfn, STACK_ID, seen, on_event=shown.append, waits=NO_WAIT)
+        stub.assert_no_pending_responses()
+    assert result.status == "ROLLBACK_COMPLETE" and not result.ok
+    assert [e.event_id for e in shown] == [e["EventId"] for e in ROLLBACK[1:]]
+    assert result.failure is not None and result.failure.logical_id == "Asg"
+    problem = dp.report_failure(result, STACK, "us-east-1")
+    assert problem.exit_code == EXIT_PROBLEMS
+    assert "first failure: Asg" in problem.message and "instance limit" in problem.message
+    assert "Resource creation cancelled" not in problem.message
+    assert "describe-stack-events --stack-name vllm-g5 --region us-east-1" in problem.message

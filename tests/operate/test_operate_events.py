@@ -30,7 +30,7 @@ from ecs_gpu.aws.stack_events import (
 )
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
-from ecs_gpu.errors import EXIT_PROBLEMS, ProblemsFound
+from ecs_gpu.errors import ProblemsFound
 
 from .conftest import NAMES, NO_WAIT
 
@@ -195,30 +195,6 @@ def test_event_line_carries_status_type_and_reason() -> None:
 
 
 # --- through a Stubber (responses validated against botocore's model) ---------------
-
-
-def test_follow_a_rollback_reports_the_first_failure_and_never_deletes(cfn: Any) -> None:
-    with Stubber(cfn) as stub:
-        stub.add_response(
-            "describe_stacks", describe_stack("ROLLBACK_COMPLETE"), {"StackName": STACK_ID}
-        )
-        stub.add_response(
-            "describe_stack_events",
-            {"StackEvents": list(reversed(ROLLBACK))},
-            {"StackName": STACK_ID},
-        )
-        seen: set[str] = {ROLLBACK[0]["EventId"]}  # predates the operation
-        shown: list[StackEvent] = []
-        result = dp.follow(cfn, STACK_ID, seen, on_event=shown.append, waits=NO_WAIT)
-        stub.assert_no_pending_responses()
-    assert result.status == "ROLLBACK_COMPLETE" and not result.ok
-    assert [e.event_id for e in shown] == [e["EventId"] for e in ROLLBACK[1:]]
-    assert result.failure is not None and result.failure.logical_id == "Asg"
-    problem = dp.report_failure(result, STACK, "us-east-1")
-    assert problem.exit_code == EXIT_PROBLEMS
-    assert "first failure: Asg" in problem.message and "instance limit" in problem.message
-    assert "Resource creation cancelled" not in problem.message
-    assert "describe-stack-events --stack-name vllm-g5 --region us-east-1" in problem.message
 
 
 def test_deploy_rollback_exits_1_and_leaves_the_stack(cfn: Any, template: dict[str, Any]) -> None:
