@@ -71,12 +71,12 @@ def test_diff_and_deploy_print_each_note_before_any_aws_call(
     name: str,
     command: str,
 ) -> None:
-    import ecs_gpu.cli.operate as operate
+    from ecs_gpu.cli import deploy as deploy_cli
 
     def no_aws(*_: Any) -> Any:
         raise AwsError("stopped before AWS (test)")
 
-    monkeypatch.setattr(operate, "_aws", no_aws)
+    monkeypatch.setattr(deploy_cli, "_aws", no_aws)
     path, notes = _spec_file(tmp_path, name)
     extra = ["--yes"] if command == "deploy" else []
     assert main([command, str(path), *extra]) == EXIT_AWS

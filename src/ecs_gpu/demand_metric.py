@@ -87,7 +87,7 @@ def sidecar_script() -> str:
 def embedded_script() -> str:
     """The script as the task carries it: comments and indentation left out.
 
-    CloudFormation takes at most 51,200 bytes of template inline (aws/deploy.py),
+    CloudFormation takes at most 51,200 bytes of template inline (aws/staging.py),
     and the script rides base64-encoded in the task definition. Full-line
     comments and leading blanks mean nothing to bash here (the script has no
     heredoc or multi-line string); tests run and lint this form too.
@@ -151,6 +151,15 @@ def sidecar_environment(
         "AWS_REGION": region,
         SCRIPT_ENV: base64.b64encode(embedded_script().encode()).decode(),
     }
+
+
+def verify_levels(target: float) -> tuple[float, float]:
+    """The high and low concurrency ``verify scaling`` publishes for target tracking alone.
+
+    Target tracking adds ceil(tasks x value / target) - tasks, so twice the
+    target adds a task; 0 is below it.
+    """
+    return 2 * target, 0.0
 
 
 def metric_data_queries(cluster_name: str, service_name: str) -> list[dict[str, Any]]:

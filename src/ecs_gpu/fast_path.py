@@ -158,6 +158,17 @@ def fast_path(spec: Spec) -> FastPath | None:
     )
 
 
+def verify_levels(fast: FastPath) -> tuple[float, float]:
+    """The high and low concurrency ``verify scaling`` publishes to prove the fast path.
+
+    High is the middle of the first step: the alarm breaches and the smallest
+    step fires. Low is 0, below the target.
+    """
+    first = fast.steps[0]
+    upper = first.upper if first.upper is not None else fast.threshold
+    return fast.threshold + upper / 2, 0.0
+
+
 def _target(spec: Spec) -> float:
     target = spec.scaling.target_concurrency_per_task
     if target is None:

@@ -481,7 +481,7 @@ def test_stack_finds_the_spec_deployed_as_that_stack(
     hooked_sessions: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # One spec deployed twice: the default stack and --stack vllm-g5-staging, whose
-    # cluster, service and ASG are named after the stack (operate.names_of).
+    # cluster, service and ASG are named after the stack (options.names_of).
     session = clients.make_session(None, "us-east-1")
     world.build_world(session, instances=3, tasks=1)
     staging = Names("vllm-g5-staging")

@@ -52,7 +52,8 @@ import boto3
 import pytest
 
 from ecs_gpu import demand_metric, gpu_metric
-from ecs_gpu.cli import main, operate
+from ecs_gpu.cli import deploy as deploy_cli
+from ecs_gpu.cli import main
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.naming import Names
@@ -146,7 +147,7 @@ class Task:
 
 def deploy(template: dict[str, Any]) -> Task:
     session = boto3.Session()
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         session.client("cloudformation"),
         NAMES.stack,
         template,

@@ -6,7 +6,7 @@ agent process itself:
 1. examples/g5-vllm.toml on the GPU signal (tests/example_specs.py: the
    example less its concurrency settings; test_concurrency_chain.py runs the
    example itself) is synthesized (once per module) and deployed with
-   the project's own deploy code (``operate.run_deploy``), as tests/operate
+   the project's own deploy code (``deploy_cli.run_deploy``), as tests/operate
    does (the one GetAtt on an alarm moto skips becomes a literal ARN).
 2. The agent config is read back FROM THE DEPLOYED launch template's user
    data, and the instance role's policies from the deployed IAM role
@@ -43,7 +43,8 @@ import pytest
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws.deploy import Waits
-from ecs_gpu.cli import main, operate
+from ecs_gpu.cli import deploy as deploy_cli
+from ecs_gpu.cli import main
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.naming import Names
@@ -96,7 +97,7 @@ class Deployed:
 def deployed(aws: str, g5_template: dict[str, Any]) -> Iterator[Deployed]:
     """The g5 stack deployed into a fresh moto account, and what its instances would read."""
     session = boto3.Session()
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         session.client("cloudformation"),
         NAMES.stack,
         g5_template,

@@ -57,7 +57,7 @@ def _subnets(prefix: int) -> str:
 
 
 def _body(spec: Spec) -> str:
-    """What deploy sends as TemplateBody (aws.deploy.template_body's serialization)."""
+    """What deploy sends as TemplateBody (aws.staging.template_body's serialization)."""
     return json.dumps(synth_template(spec), separators=(",", ":"))
 
 

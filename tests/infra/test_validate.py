@@ -142,7 +142,7 @@ def test_validate_notes_a_template_that_needs_a_template_bucket(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ecs_gpu import template as limits
-    from ecs_gpu.aws import deploy as dp
+    from ecs_gpu.aws import staging as dp
 
     assert size_findings({"Resources": {}}) == []
     # The same function deploy refuses with, at a TemplateBody limit the example exceeds:
@@ -177,7 +177,7 @@ def test_validate_fails_a_template_over_the_template_url_limit(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ecs_gpu import template as limits
-    from ecs_gpu.aws import deploy as dp
+    from ecs_gpu.aws import staging as dp
 
     # Over TemplateURL's limit no bucket helps: a finding, and no note besides.
     monkeypatch.setattr(limits, "MAX_TEMPLATE_BODY_BYTES", 1_000)

@@ -32,7 +32,7 @@ SETTLE_S = 60.0
 
 
 class Lockstep:
-    """Paces a verify Publisher by a test's fake clock (verify.Pace).
+    """Paces a verify Publisher by a test's fake clock (verify_scaling.Pace).
 
     The publisher puts one datapoint when it starts and one per :meth:`tick`,
     so how many datapoints reach moto is the number of ticks, whatever the

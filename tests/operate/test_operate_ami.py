@@ -26,11 +26,14 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from ecs_gpu import ami
+from ecs_gpu import ami, template
 from ecs_gpu.aws import ami as aws_ami
+from ecs_gpu.aws import deploy as dp
+from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import ami as ami_cli
-from ecs_gpu.cli import main, operate
+from ecs_gpu.cli import deploy as deploy_cli
+from ecs_gpu.cli import main, options
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients
@@ -164,7 +167,7 @@ def published(
     (:class:`ParameterOnlyChanges`).
     """
     pub = Published(images[0])
-    real = operate.client
+    real = options.client
     changes = ParameterOnlyChanges(g5_for_moto)
 
     def hooked(session: Any, service: str, **kw: Any) -> Any:
@@ -179,9 +182,9 @@ def published(
             c.meta.events.register("after-call.cloudformation.DescribeStacks", pub.resolve)
         return c
 
-    monkeypatch.setattr(operate, "client", hooked)
+    monkeypatch.setattr(options, "client", hooked)
     # The template `ecs-gpu deploy` synthesizes for this spec and stack, made once.
-    monkeypatch.setattr(operate, "synth_template", lambda spec, stack=None: g5_for_moto)
+    monkeypatch.setattr(deploy_cli, "synth_template", lambda spec, stack=None: g5_for_moto)
     return pub
 
 
@@ -201,7 +204,7 @@ def _launch_template(clients: Clients) -> tuple[str, int]:
     ec2 = boto3.Session().client("ec2")
     (lt,) = [
         r.physical_id
-        for r in operate.dp.stack_resources(clients.cfn, STACK)
+        for r in ds.stack_resources(clients.cfn, STACK)
         if r.resource_type == "AWS::EC2::LaunchTemplate"
     ]
     versions = ec2.describe_launch_template_versions(LaunchTemplateId=lt)["LaunchTemplateVersions"]
@@ -316,7 +319,7 @@ def test_an_older_ecs_gpu_stacks_running_ami_is_kept(
         },
         "Resources": {"Logs": {"Type": "AWS::Logs::LogGroup"}},
     }
-    clients.cfn.create_stack(StackName=STACK, TemplateBody=operate.dp.minified(legacy))
+    clients.cfn.create_stack(StackName=STACK, TemplateBody=template.minified(legacy))
 
     def resolved(parsed: dict[str, Any], model: Any, **_: Any) -> None:
         for s in parsed.get("Stacks", []):
@@ -347,7 +350,7 @@ def test_an_existing_stack_deploys_when_the_recommended_ami_may_not_be_read(
         "Parameters": {ami.PARAMETER: {"Type": "AWS::EC2::Image::Id", "Default": old}},
         "Resources": {"Logs": {"Type": "AWS::Logs::LogGroup"}},
     }
-    clients.cfn.create_stack(StackName=STACK, TemplateBody=operate.dp.minified(stack))
+    clients.cfn.create_stack(StackName=STACK, TemplateBody=template.minified(stack))
 
     def denied(**_: Any) -> None:
         raise ClientError(
@@ -398,9 +401,9 @@ def test_the_first_deploy_over_an_older_ecs_gpus_stack_keeps_its_running_ami(
     resources[lt_id]["Properties"]["LaunchTemplateData"]["ImageId"] = {"Ref": ami.LEGACY_PARAMETER}
     clients.cfn.create_stack(
         StackName=STACK,
-        TemplateBody=operate.dp.minified(legacy),
+        TemplateBody=template.minified(legacy),
         Capabilities=["CAPABILITY_IAM"],
-        Tags=[{"Key": operate.dp.TAG_SPEC, "Value": NAMES.service_name}],
+        Tags=[{"Key": dp.TAG_SPEC, "Value": NAMES.service_name}],
     )
     running, _ = _launch_template(clients)
     published.legacy_resolved = running

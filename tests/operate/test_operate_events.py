@@ -28,8 +28,9 @@ from ecs_gpu.aws.stack_events import (
     parse_event,
     required_capabilities,
 )
-from ecs_gpu.cli import operate
-from ecs_gpu.errors import EXIT_PROBLEMS, ProblemsFound
+from ecs_gpu.cli import deploy as deploy_cli
+from ecs_gpu.cli import destroy as destroy_cli
+from ecs_gpu.errors import ProblemsFound
 
 from .conftest import NAMES, NO_WAIT
 
@@ -196,30 +197,6 @@ def test_event_line_carries_status_type_and_reason() -> None:
 # --- through a Stubber (responses validated against botocore's model) ---------------
 
 
-def test_follow_a_rollback_reports_the_first_failure_and_never_deletes(cfn: Any) -> None:
-    with Stubber(cfn) as stub:
-        stub.add_response(
-            "describe_stacks", describe_stack("ROLLBACK_COMPLETE"), {"StackName": STACK_ID}
-        )
-        stub.add_response(
-            "describe_stack_events",
-            {"StackEvents": list(reversed(ROLLBACK))},
-            {"StackName": STACK_ID},
-        )
-        seen: set[str] = {ROLLBACK[0]["EventId"]}  # predates the operation
-        shown: list[StackEvent] = []
-        result = dp.follow(cfn, STACK_ID, seen, on_event=shown.append, waits=NO_WAIT)
-        stub.assert_no_pending_responses()
-    assert result.status == "ROLLBACK_COMPLETE" and not result.ok
-    assert [e.event_id for e in shown] == [e["EventId"] for e in ROLLBACK[1:]]
-    assert result.failure is not None and result.failure.logical_id == "Asg"
-    problem = operate._report_failure(result, STACK, "us-east-1")
-    assert problem.exit_code == EXIT_PROBLEMS
-    assert "first failure: Asg" in problem.message and "instance limit" in problem.message
-    assert "Resource creation cancelled" not in problem.message
-    assert "describe-stack-events --stack-name vllm-g5 --region us-east-1" in problem.message
-
-
 def test_deploy_rollback_exits_1_and_leaves_the_stack(cfn: Any, template: dict[str, Any]) -> None:
     """The whole deploy of a new stack that rolls back; no DeleteStack is ever sent.
 
@@ -267,7 +244,7 @@ def test_deploy_rollback_exits_1_and_leaves_the_stack(cfn: Any, template: dict[s
         )
         docs: list[dict[str, Any]] = []
         with pytest.raises(ProblemsFound) as exc:
-            operate.run_deploy(
+            deploy_cli.run_deploy(
                 cfn,
                 STACK,
                 template,
@@ -381,7 +358,9 @@ def test_asg_replacement_is_called_out_loudly(
         _existing_stack_change_set(stub, page)
         stub.add_response("describe_change_set", page, {"ChangeSetName": CS_ID})
         stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
-        p = operate.run_diff(cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name)
+        p = deploy_cli.run_diff(
+            cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name
+        )
         stub.assert_no_pending_responses()
     assert p.summary.counts() == {"Modify": 2, "Add": 1}
     assert [c.logical_id for c in p.summary.loud_replacements] == ["Asg"]
@@ -462,7 +441,7 @@ def test_a_stuck_delete_is_explained_not_waited_on_forever(cfn: Any) -> None:
         with pytest.raises(ProblemsFound) as exc:
             # No DeleteStack, UpdateService or SetInstanceProtection: a delete is
             # already running, so destroy only follows it (other clients unused).
-            operate.run_destroy(
+            destroy_cli.run_destroy(
                 cfn,
                 None,
                 None,

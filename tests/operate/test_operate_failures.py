@@ -21,7 +21,10 @@ from botocore.awsrequest import AWSResponse
 from conftest import CAPTIVE_PORTAL, JUNK, FakeEndpoint, http_200
 from ecs_gpu.aws import clients
 from ecs_gpu.aws.errors import AccessDenied
-from ecs_gpu.cli import main, operate
+from ecs_gpu.cli import deploy as deploy_cli
+from ecs_gpu.cli import destroy as destroy_cli
+from ecs_gpu.cli import main, options
+from ecs_gpu.cli import verify as verify_cli
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS
 
 from .conftest import NAMES, NO_WAIT
@@ -86,7 +89,7 @@ def test_deploy_denied_create_change_set_names_it(
     as_user(monkeypatch, env)
     cfn = boto3.Session().client("cloudformation")  # a fresh session reads the new keys
     with pytest.raises(AccessDenied) as exc:
-        operate.run_deploy(
+        deploy_cli.run_deploy(
             cfn, NAMES.stack, template, yes=True, waits=NO_WAIT, service_name=NAMES.service_name
         )
     assert exc.value.exit_code == EXIT_AWS
@@ -174,7 +177,7 @@ def test_destroy_denied_midway_exits_3_naming_the_permission_and_what_is_left(
     aws: str, template: dict[str, Any], request: pytest.FixtureRequest
 ) -> None:
     admin = boto3.Session().client("cloudformation")
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         admin, NAMES.stack, template, yes=True, waits=NO_WAIT, service_name=NAMES.service_name
     )
     assert result is not None and result.ok
@@ -182,7 +185,7 @@ def test_destroy_denied_midway_exits_3_naming_the_permission_and_what_is_left(
     request.getfixturevalue("iam_enforced")
     c = _session_clients(env)
     with pytest.raises(AccessDenied) as exc:
-        operate.run_destroy(
+        destroy_cli.run_destroy(
             c["cloudformation"],
             c["ecs"],
             c["autoscaling"],
@@ -204,7 +207,7 @@ def test_destroy_denied_midway_exits_3_naming_the_permission_and_what_is_left(
 def _deploy_as_admin(template: dict[str, Any]) -> None:
     """Deploy the stack with full rights, plus the scalable target moto's CFN skips."""
     admin = boto3.Session()
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         admin.client("cloudformation"),
         NAMES.stack,
         template,
@@ -233,7 +236,7 @@ def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
     request.getfixturevalue("iam_enforced")
     c = _session_clients(env)
     with pytest.raises(AccessDenied) as exc:
-        operate.run_verify_scaling(
+        verify_cli.run_verify_scaling(
             c["cloudwatch"],
             c["ecs"],
             c["application-autoscaling"],
@@ -259,7 +262,7 @@ def test_destroy_needs_no_more_than_the_documented_permissions(
     env = restricted_user(DESTROY_ACTIONS)
     request.getfixturevalue("iam_enforced")
     c = _session_clients(env)
-    done = operate.run_destroy(
+    done = destroy_cli.run_destroy(
         c["cloudformation"],
         c["ecs"],
         c["autoscaling"],
@@ -357,7 +360,7 @@ def _cloudformation_answers(
         f"<Error><Type>Sender</Type><Code>{code}</Code><Message>{message}</Message></Error>"
         "<RequestId>injected</RequestId></ErrorResponse>"
     ).encode()
-    real = operate.make_session
+    real = options.make_session
 
     def answer(**_: Any) -> AWSResponse:
         return AWSResponse(
@@ -369,7 +372,7 @@ def _cloudformation_answers(
         s.events.register(f"before-send.cloudformation.{operation}", answer)
         return s
 
-    monkeypatch.setattr(operate, "make_session", make)
+    monkeypatch.setattr(options, "make_session", make)
 
 
 GONE = f"Stack with id {NAMES.stack} does not exist"

@@ -19,7 +19,6 @@ because moto cannot delete the VPC the real stack creates.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,11 @@ import pytest
 from rich.console import Console
 
 from ecs_gpu.aws import deploy as dp
-from ecs_gpu.cli import main, operate
-from ecs_gpu.errors import ProblemsFound
+from ecs_gpu.aws import destroy as ds
+from ecs_gpu.cli import deploy as deploy_cli
+from ecs_gpu.cli import destroy as destroy_cli
+from ecs_gpu.cli import main, options, render
+from ecs_gpu.errors import EXIT_INTERRUPTED, ProblemsFound, StackInterrupted
 from moto_cfn import ami_parameters
 
 from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, moto_skips
@@ -50,7 +52,7 @@ def record_calls(*clients: Any) -> list[str]:
 
 
 def deploy(c: Clients, template: dict[str, Any]) -> dp.FollowResult:
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         c.cfn,
         STACK,
         template,
@@ -91,7 +93,7 @@ def test_deploy_creates_the_stack_and_reports_success(
     assert group["Instances"] and group["Instances"][0]["InstanceType"] == "g5.xlarge"
     svc = clients.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
     assert svc["services"][0]["status"] == "ACTIVE"
-    resources = {r.resource_type for r in dp.stack_resources(clients.cfn, STACK)}
+    resources = {r.resource_type for r in ds.stack_resources(clients.cfn, STACK)}
     assert {"AWS::ECS::Service", "AWS::EC2::LaunchTemplate", "AWS::CloudWatch::Dashboard"} <= (
         resources
     )
@@ -105,7 +107,7 @@ def test_diff_on_unchanged_spec_reports_no_changes(
 ) -> None:
     deploy(clients, g5_for_moto)
     capsys.readouterr()
-    p = operate.run_diff(
+    p = deploy_cli.run_diff(
         clients.cfn,
         STACK,
         g5_for_moto,
@@ -127,7 +129,7 @@ def test_cli_diff_of_a_new_stack_lists_the_synthesized_resources(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A pipe or CI log: 80 columns, not a terminal.
-    monkeypatch.setattr(operate, "console", Console(width=80))
+    monkeypatch.setattr(render, "console", Console(width=80))
     code = main(["diff", str(EXAMPLE_SPEC)])
     out = capsys.readouterr().out
     assert code == 0
@@ -154,7 +156,7 @@ def test_destroy_of_the_real_stack_unprotects_its_instances_first(
     before = clients.autoscaling.describe_auto_scaling_instances()["AutoScalingInstances"]
     assert [i["ProtectedFromScaleIn"] for i in before] == [True]
     with pytest.raises(ProblemsFound) as exc:
-        operate.run_destroy(
+        destroy_cli.run_destroy(
             clients.cfn,
             clients.ecs,
             clients.autoscaling,
@@ -201,7 +203,7 @@ def test_deploy_declined_changes_nothing(
     deploy(clients, template)
     fresh_template["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] = 7
     calls = record_calls(clients.cfn)
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         clients.cfn,
         STACK,
         fresh_template,
@@ -222,7 +224,7 @@ def test_deploy_without_tty_or_yes_refuses_with_exit_2(
 ) -> None:
     # pytest's stdin is not a terminal: confirm() must refuse rather than hang.
     with pytest.raises(Exception) as exc:
-        operate.run_deploy(
+        deploy_cli.run_deploy(
             clients.cfn, STACK, template, yes=False, waits=NO_WAIT, service_name=NAMES.service_name
         )
     assert getattr(exc.value, "exit_code", None) == 2
@@ -247,8 +249,8 @@ def test_ctrl_c_while_following_leaves_the_stack_and_says_how_to_follow(
     clients.cfn.meta.events.register("after-call.cloudformation.ExecuteChangeSet", mark)
     clients.cfn.meta.events.register("after-call.cloudformation.DescribeStacks", interrupt)
     calls = record_calls(clients.cfn)
-    with pytest.raises(dp.StackInterrupted) as exc:
-        operate.run_deploy(
+    with pytest.raises(StackInterrupted) as exc:
+        deploy_cli.run_deploy(
             clients.cfn,
             STACK,
             template,
@@ -273,8 +275,8 @@ def test_destroy_scales_to_zero_unprotects_then_deletes_the_stack(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     deploy(clients, template)
-    physical = [r.physical_id for r in dp.stack_resources(clients.cfn, STACK)]
-    monkeypatch.setattr(operate, "console", Console(width=80))  # a pipe or CI log
+    physical = [r.physical_id for r in ds.stack_resources(clients.cfn, STACK)]
+    monkeypatch.setattr(render, "console", Console(width=80))  # a pipe or CI log
     # moto's CloudFormation skips ApplicationAutoScaling::ScalableTarget, so
     # the test registers the target the stack would have, with the API.
     clients.appscaling.register_scalable_target(
@@ -287,7 +289,7 @@ def test_destroy_scales_to_zero_unprotects_then_deletes_the_stack(
     protected = clients.autoscaling.describe_auto_scaling_instances()["AutoScalingInstances"]
     assert protected and all(i["ProtectedFromScaleIn"] for i in protected)
     calls = record_calls(clients.cfn, clients.ecs, clients.autoscaling, clients.appscaling)
-    result = operate.run_destroy(
+    result = destroy_cli.run_destroy(
         clients.cfn,
         clients.ecs,
         clients.autoscaling,
@@ -325,7 +327,7 @@ def test_destroy_scales_to_zero_unprotects_then_deletes_the_stack(
 def test_destroy_of_a_missing_stack_is_a_no_op(clients: Clients) -> None:
     calls = record_calls(clients.cfn, clients.ecs)
     assert (
-        operate.run_destroy(
+        destroy_cli.run_destroy(
             clients.cfn,
             clients.ecs,
             clients.autoscaling,
@@ -339,75 +341,6 @@ def test_destroy_of_a_missing_stack_is_a_no_op(clients: Clients) -> None:
         is None
     )
     assert calls == ["DescribeStacks"]
-
-
-def test_unprotect_handles_more_than_one_batch(clients: Clients) -> None:
-    ec2 = boto3.Session().client("ec2")
-    lt = ec2.create_launch_template(
-        LaunchTemplateName="lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
-    )["LaunchTemplate"]["LaunchTemplateId"]
-    clients.autoscaling.create_auto_scaling_group(
-        AutoScalingGroupName="big",
-        LaunchTemplate={"LaunchTemplateId": lt},
-        MinSize=0,
-        MaxSize=60,
-        DesiredCapacity=60,
-        AvailabilityZones=["us-east-1a"],
-        NewInstancesProtectedFromScaleIn=True,
-    )
-    calls = record_calls(clients.autoscaling)
-    ids = dp.unprotect_instances(clients.autoscaling, "big")
-    assert len(ids) == 60
-    assert calls.count("SetInstanceProtection") == 2  # 50 + 10: the API takes 50 at most
-    group = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=["big"])[
-        "AutoScalingGroups"
-    ][0]
-    assert not any(i["ProtectedFromScaleIn"] for i in group["Instances"])
-    assert group["NewInstancesProtectedFromScaleIn"] is False
-
-
-def test_wait_for_tasks_is_bounded_and_sees_them_stop(clients: Clients) -> None:
-    """moto's ListTasks ignores serviceName (it never starts service tasks), so the
-    task here is started with RunTask on a registered container instance."""
-    ecs = clients.ecs
-    ecs.create_cluster(clusterName="c")
-    ec2 = boto3.Session().client("ec2")
-    instance = ec2.run_instances(ImageId="ami-12c6146b", MinCount=1, MaxCount=1)["Instances"][0]
-    doc = json.dumps({"instanceId": instance["InstanceId"]})
-    ecs.register_container_instance(cluster="c", instanceIdentityDocument=doc)
-    ecs.register_task_definition(
-        family="t", containerDefinitions=[{"name": "a", "image": "x", "memory": 128}]
-    )
-    task = ecs.run_task(cluster="c", taskDefinition="t", count=1)["tasks"][0]["taskArn"]
-    ticks = iter(range(0, 1000, 10))
-    waits = dp.Waits(poll_s=0, sleep=lambda s: None, clock=lambda: float(next(ticks)))
-    polls: list[int] = []
-    alive = dp.wait_tasks_stopped(
-        ecs, "c", "svc", timeout_s=30, waits=waits, on_poll=lambda n, t: polls.append(n)
-    )
-    assert alive == [task] and polls == [1, 1, 1]  # polled at 10, 20, 30 s, then gave up
-    ecs.stop_task(cluster="c", task=task)
-    assert dp.wait_tasks_stopped(ecs, "c", "svc", timeout_s=30, waits=waits) == []
-
-
-def test_busy_or_failed_stacks_are_refused_with_the_way_out() -> None:
-    busy = dp.StackState("id", STACK, "UPDATE_IN_PROGRESS", "")
-    with pytest.raises(ProblemsFound, match="describe-stack-events"):
-        dp._refuse_busy(busy, "us-east-1")
-    failed = dp.StackState("id", STACK, "ROLLBACK_COMPLETE", "")
-    with pytest.raises(ProblemsFound, match="ecs-gpu destroy"):
-        dp._refuse_busy(failed, None)
-    dp._refuse_busy(dp.StackState("id", STACK, "UPDATE_ROLLBACK_COMPLETE", ""), None)
-
-
-def test_template_over_the_body_limit_is_refused_with_exit_2() -> None:
-    big = {"Resources": {f"R{i}": {"Type": "AWS::SNS::Topic"} for i in range(2000)}}
-    with pytest.raises(Exception) as exc:
-        dp.template_body(big)
-    assert getattr(exc.value, "exit_code", None) == 2
-    assert "51,200" in str(exc.value) and "S3 bucket" in str(exc.value)
-    small: Callable[[], str] = lambda: dp.template_body({"Resources": {}})  # noqa: E731
-    assert small() == '{"Resources":{}}'  # minified: no spaces
 
 
 def test_deploy_of_a_change_updates_the_stack_and_shows_only_new_events(
@@ -427,7 +360,7 @@ def test_deploy_of_a_change_updates_the_stack_and_shows_only_new_events(
 
 
 def _destroy(c: Clients, **kw: Any) -> dp.FollowResult | None:
-    return operate.run_destroy(
+    return destroy_cli.run_destroy(
         c.cfn,
         c.ecs,
         c.autoscaling,
@@ -476,13 +409,13 @@ def test_ctrl_c_at_the_question_is_an_interruption_not_a_problem(
     def ctrl_c(*_: Any, **__: Any) -> bool:
         raise typer.Abort()  # what typer.confirm raises on Ctrl-C or Ctrl-D
 
-    monkeypatch.setattr(operate.sys.stdin, "isatty", lambda: True)
-    monkeypatch.setattr(operate.typer, "confirm", ctrl_c)
+    monkeypatch.setattr(options.sys.stdin, "isatty", lambda: True)
+    monkeypatch.setattr(options.typer, "confirm", ctrl_c)
     deploy(clients, template)
     calls = record_calls(clients.cfn, clients.ecs, clients.autoscaling, clients.appscaling)
     with pytest.raises(Exception) as exc:
         _destroy(clients, yes=False)
-    assert getattr(exc.value, "exit_code", None) == dp.EXIT_INTERRUPTED
+    assert getattr(exc.value, "exit_code", None) == EXIT_INTERRUPTED
     assert "nothing was changed" in str(exc.value)
     _untouched(clients, calls)
 
@@ -495,10 +428,10 @@ def test_ctrl_c_while_tasks_stop_says_what_destroy_already_changed(
     def ctrl_c(*_: Any, **__: Any) -> list[str]:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(dp, "wait_tasks_stopped", ctrl_c)
+    monkeypatch.setattr(ds, "wait_tasks_stopped", ctrl_c)
     with pytest.raises(Exception) as exc:
         _destroy(clients, yes=True)
-    assert getattr(exc.value, "exit_code", None) == dp.EXIT_INTERRUPTED
+    assert getattr(exc.value, "exit_code", None) == EXIT_INTERRUPTED
     assert "before the stack delete started" in str(exc.value)
     assert f"--service {NAMES.service} --desired-count" in str(exc.value)
     # Nothing was deleted: the stack is still there.
@@ -535,15 +468,15 @@ def test_cli_deploy_prints_the_outputs_and_json_has_changes_status_and_outputs(
 ) -> None:
     """The real command; synth gives the stand-in, DescribeStacks lists its outputs."""
     tpl = template
-    monkeypatch.setattr(operate, "synth_template", lambda *_: tpl)
-    real = operate.make_session
+    monkeypatch.setattr(deploy_cli, "synth_template", lambda *_: tpl)
+    real = options.make_session
 
     def make(profile: str | None = None, region: str | None = None) -> boto3.Session:
         s = real(profile, region)
         _answer_outputs(s.events)
         return s
 
-    monkeypatch.setattr(operate, "make_session", make)
+    monkeypatch.setattr(options, "make_session", make)
     code = main(["deploy", str(EXAMPLE_SPEC), "--yes", "--json"])
     out, err = capsys.readouterr()
     assert code == 0
@@ -566,7 +499,7 @@ def test_deploy_prints_the_outputs_when_it_finishes(
     tpl = template
     _answer_outputs(clients.cfn.meta.events)
     docs: list[dict[str, Any]] = []
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         clients.cfn,
         STACK,
         tpl,
@@ -580,7 +513,7 @@ def test_deploy_prints_the_outputs_when_it_finishes(
     assert out.index(f"Stack {STACK} is CREATE_COMPLETE") < out.index("Outputs of stack")
     assert f"ClusterName = {NAMES.cluster}" in out
     # Unchanged: nothing to deploy, and the outputs and status are still reported.
-    again = operate.run_deploy(
+    again = deploy_cli.run_deploy(
         clients.cfn,
         STACK,
         tpl,

@@ -19,7 +19,8 @@ from botocore.stub import Stubber
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws.errors import AccessDenied
-from ecs_gpu.cli import main, operate
+from ecs_gpu.cli import deploy as deploy_cli
+from ecs_gpu.cli import main, options
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, BadInputError
 
 from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, for_moto
@@ -59,7 +60,7 @@ def test_deploy_of_a_new_stack_creates_the_ecs_service_linked_role_first(
     # A fresh moto account, like a fresh AWS account, has no ECS service-linked role.
     assert _ecs_linked_roles(clients) == []
     calls = _ordered_calls(clients.iam, clients.cfn)
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         clients.cfn,
         NAMES.stack,
         template,
@@ -108,7 +109,7 @@ def test_an_existing_service_linked_role_is_success_under_moto_and_aws(
         with pytest.raises(Exception, match="Invalid service name"):
             dp.ensure_ecs_service_linked_role(iam)
     # And the deploy goes on with the role already there.
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         clients.cfn,
         NAMES.stack,
         template,
@@ -134,7 +135,7 @@ def test_denied_service_linked_role_exits_3_naming_the_permission_and_creates_no
             http_status_code=403,
         )
         with pytest.raises(AccessDenied) as exc:
-            operate.run_deploy(
+            deploy_cli.run_deploy(
                 clients.cfn,
                 NAMES.stack,
                 template,
@@ -153,14 +154,17 @@ def test_denied_service_linked_role_exits_3_naming_the_permission_and_creates_no
         clients.cfn.describe_stacks(StackName=NAMES.stack)
 
 
-def test_an_update_does_not_touch_iam(clients: Clients, template: dict[str, Any]) -> None:
-    operate.run_deploy(
+def test_an_update_does_not_touch_iam(clients: Clients, fresh_template: dict[str, Any]) -> None:
+    # fresh_template: the session's `template` is shared; changing it here changed
+    # what later tests deployed (the diff test then saw no Modify).
+    template = fresh_template
+    deploy_cli.run_deploy(
         clients.cfn, NAMES.stack, template, service_name=NAMES.service_name, yes=True, waits=NO_WAIT
     )
     template["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] = 7
     iam = boto3.client("iam", region_name="us-east-1")
     with Stubber(iam) as stub:  # no response queued: any IAM call fails the test
-        result = operate.run_deploy(
+        result = deploy_cli.run_deploy(
             clients.cfn,
             NAMES.stack,
             template,
@@ -179,7 +183,7 @@ def test_an_update_does_not_touch_iam(clients: Clients, template: dict[str, Any]
 def test_deploy_tags_the_stack_with_the_spec_and_the_version(
     clients: Clients, template: dict[str, Any]
 ) -> None:
-    operate.run_deploy(
+    deploy_cli.run_deploy(
         clients.cfn,
         "other-name",
         template,
@@ -198,7 +202,7 @@ def test_deploy_tags_the_stack_with_the_spec_and_the_version(
 def test_destroy_with_stack_deletes_that_stack_and_only_it(
     clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    operate.run_deploy(
+    deploy_cli.run_deploy(
         clients.cfn,
         "vllm-g5-staging",
         template,
@@ -260,7 +264,7 @@ def test_deploy_refuses_to_overwrite_a_stack_ecs_gpu_did_not_make(
     with pytest.raises(
         BadInputError, match=r"stack payments: not made by ecs-gpu .* will not update it"
     ):
-        operate.run_deploy(
+        deploy_cli.run_deploy(
             clients.cfn,
             "payments",
             template,
@@ -274,7 +278,7 @@ def test_deploy_refuses_to_overwrite_a_stack_ecs_gpu_did_not_make(
 def test_destroy_refuses_a_stack_deployed_from_another_spec(
     clients: Clients, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    operate.run_deploy(
+    deploy_cli.run_deploy(
         clients.cfn, "llama-70b", template, service_name="llama-70b", yes=True, waits=NO_WAIT
     )
     capsys.readouterr()
@@ -284,16 +288,6 @@ def test_destroy_refuses_a_stack_deployed_from_another_spec(
     assert clients.cfn.describe_stacks(StackName="llama-70b")["Stacks"][0]["StackStatus"] == (
         "CREATE_COMPLETE"
     )
-
-
-def test_a_stack_from_before_the_tags_is_known_by_its_description() -> None:
-    old = dp.StackState(
-        "id", "vllm-g5", "CREATE_COMPLETE", "", description="ecs-gpu: GPU inference service x"
-    )
-    dp.check_owned(old, "vllm-g5", action="delete")  # no error
-    foreign = dp.StackState("id", "x", "CREATE_COMPLETE", "", description="payments")
-    with pytest.raises(BadInputError):
-        dp.check_owned(foreign, "vllm-g5", action="delete")
 
 
 @pytest.mark.parametrize("name", ["9lives", "has_underscore", "a" * 129, "", "spaces here"])
@@ -392,13 +386,13 @@ def test_one_spec_deploys_as_two_stacks_that_do_not_collide(
     from ecs_gpu.spec import load_spec
 
     made: list[str | None] = []
-    real = operate.synth_template
+    real = deploy_cli.synth_template
 
     def synth_for_moto(spec: Any, stack: str | None = None) -> dict[str, Any]:
         made.append(stack)
         return for_moto(real(spec, stack))
 
-    monkeypatch.setattr(operate, "synth_template", synth_for_moto)
+    monkeypatch.setattr(deploy_cli, "synth_template", synth_for_moto)
     assert main(["deploy", SPEC, "--yes", "--poll-interval", "0.01"]) == EXIT_OK
     assert main(["deploy", SPEC, "--yes", "--stack", "vllm-g5-b", "--poll-interval", "0.01"]) == (
         EXIT_OK
@@ -411,12 +405,12 @@ def test_one_spec_deploys_as_two_stacks_that_do_not_collide(
             "CREATE_COMPLETE"
         )
         # verify and destroy find each stack's fleet by the same names the construct used.
-        asg = operate.names_of(spec, stack).asg
+        asg = options.names_of(spec, stack).asg
         found = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[asg])
         assert [g["AutoScalingGroupName"] for g in found["AutoScalingGroups"]] == [asg]
         groups[stack] = asg
     assert groups["vllm-g5"] != groups["vllm-g5-b"]
-    assert operate.names_of(spec, None) == NAMES  # the default stays the spec's names
+    assert options.names_of(spec, None) == NAMES  # the default stays the spec's names
 
 
 def test_verify_metrics_stack_needs_a_spec_not_an_asg(
@@ -445,7 +439,7 @@ def _no_aws_config(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
         synthesized.append(stack)
         return {}
 
-    monkeypatch.setattr(operate, "synth_template", synth)
+    monkeypatch.setattr(deploy_cli, "synth_template", synth)
     return synthesized
 
 

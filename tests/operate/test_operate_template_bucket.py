@@ -16,12 +16,11 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.stub import ANY, Stubber
 
-from ecs_gpu.aws import deploy as dp
-from ecs_gpu.aws.errors import AccessDenied
-from ecs_gpu.cli import main, operate
-from ecs_gpu.errors import EXIT_AWS, BadInputError, EcsGpuError
+from ecs_gpu.aws import staging as st
+from ecs_gpu.cli import deploy as deploy_cli
+from ecs_gpu.cli import main, options, render
+from ecs_gpu.errors import EXIT_AWS, EXIT_INTERRUPTED, BadInputError, EcsGpuError
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.synth import synth_template
 from infra.test_template_size import largest_spec_text
@@ -32,7 +31,7 @@ from .test_operate_failures import as_user, restricted_user
 
 BUCKET = "team-cfn-templates"
 ACCOUNT = "123456789012"  # moto's default account
-BUCKET_OPT = dp.TemplateBucket(BUCKET, owner=ACCOUNT)
+BUCKET_OPT = st.TemplateBucket(BUCKET, owner=ACCOUNT)
 
 
 EXAMPLE = "g5-vllm.toml"
@@ -75,7 +74,7 @@ def largest(aws: str, largest_synth: tuple[str, dict[str, Any]]) -> tuple[str, s
 
 
 def size(template: dict[str, Any]) -> int:
-    return len(dp.minified(template).encode())
+    return len(st.minified(template).encode())
 
 
 def s3() -> Any:
@@ -105,44 +104,16 @@ def record_params(client: Any) -> list[tuple[str, dict[str, Any]]]:
     return calls
 
 
-def test_key_and_url_forms() -> None:
-    a = dp.template_key("ecs-gpu/", "svc", '{"a":1}')
-    assert a.startswith("ecs-gpu/svc-") and a.endswith(".json")
-    # docs/operate.md: PREFIX + STACK + "-" + 16 hex of the body's SHA-256 + ".json"
-    # (sha256 of '{"a":1}' begins 015abd7f5cc57a2d).
-    assert a == "ecs-gpu/svc-015abd7f5cc57a2d.json"
-    # Another template or another stack never shares an object.
-    assert a != dp.template_key("ecs-gpu/", "svc", '{"a":2}')
-    assert a != dp.template_key("ecs-gpu/", "svc2", '{"a":1}')
-    assert dp.template_url("b", "k/x.json", "eu-west-1") == (
-        "https://b.s3.eu-west-1.amazonaws.com/k/x.json"
-    )
-    # A dotted name would not match S3's certificate as a host name: path-style.
-    assert dp.template_url("a.b", "k", "us-east-1") == "https://s3.us-east-1.amazonaws.com/a.b/k"
-    assert dp.template_url("b", "k", "cn-north-1", "aws-cn").endswith(".amazonaws.com.cn/k")
-
-
-def test_size_limits_inline_and_through_s3() -> None:
-    over_body = "x" * (dp.MAX_TEMPLATE_BODY_BYTES + 1)
-    inline = dp.template_size_problem(over_body)
-    assert inline is not None and "--template-bucket" in inline
-    assert dp.template_size_problem(over_body, bucket=True) is None
-    over_url = "x" * (dp.MAX_TEMPLATE_URL_BYTES + 1)
-    for bucket in (False, True):
-        problem = dp.template_size_problem(over_url, bucket=bucket)
-        assert problem is not None and "TemplateURL" in problem
-
-
 def test_largest_spec_deploys_through_the_bucket_and_the_object_is_gone(
     clients: Clients, largest: tuple[str, str, dict[str, Any]]
 ) -> None:
     stack, service, template = largest
-    assert size(template) > dp.MAX_TEMPLATE_BODY_BYTES  # the case this option exists for
+    assert size(template) > template.MAX_TEMPLATE_BODY_BYTES  # the case this option exists for
     make_bucket()
     s3c = s3()
     cfn_calls = record_params(clients.cfn)
     s3_calls = record_params(s3c)
-    result = operate.run_deploy(
+    result = deploy_cli.run_deploy(
         clients.cfn,
         stack,
         template,
@@ -156,7 +127,7 @@ def test_largest_spec_deploys_through_the_bucket_and_the_object_is_gone(
     assert result is not None and result.status == "CREATE_COMPLETE"
     create = [p for op, p in cfn_calls if op == "CreateChangeSet"]
     assert len(create) == 1 and "TemplateBody" not in create[0]
-    key = dp.template_key("ecs-gpu/", stack, dp.minified(template))
+    key = st.template_key("ecs-gpu/", stack, st.minified(template))
     assert create[0]["TemplateURL"] == f"https://{BUCKET}.s3.us-east-1.amazonaws.com/{key}"
     ops = [op for op, _ in s3_calls]
     assert ops == ["HeadBucket", "PutObject", "DeleteObject"]
@@ -183,9 +154,9 @@ def test_diff_of_the_deployed_stack_stages_and_removes_the_template(
         "bucket": BUCKET_OPT,
         "parameters": ami_parameters(template),
     }
-    operate.run_deploy(clients.cfn, stack, template, yes=True, s3=s3c, **kw)
+    deploy_cli.run_deploy(clients.cfn, stack, template, yes=True, s3=s3c, **kw)
     cfn_calls = record_params(clients.cfn)
-    p = operate.run_diff(clients.cfn, stack, template, s3=s3c, **kw)
+    p = deploy_cli.run_diff(clients.cfn, stack, template, s3=s3c, **kw)
     assert not p.new_stack and p.change_set_id is None
     assert [("TemplateURL" in b) for op, b in cfn_calls if op == "CreateChangeSet"] == [True]
     assert objects() == []
@@ -197,7 +168,7 @@ def test_over_the_limit_without_a_bucket_is_refused_before_any_call(
     stack, service, template = largest
     calls = record_params(clients.cfn)
     with pytest.raises(BadInputError) as exc:
-        operate.run_deploy(
+        deploy_cli.run_deploy(
             clients.cfn, stack, template, yes=True, waits=NO_WAIT, service_name=service
         )
     assert exc.value.exit_code == 2
@@ -216,9 +187,9 @@ def test_ctrl_c_while_following_still_deletes_the_object(
     def interrupted(*_: Any, **__: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(operate, "follow_with_progress", interrupted)
+    monkeypatch.setattr(render, "follow_with_progress", interrupted)
     with pytest.raises(EcsGpuError) as exc:
-        operate.run_deploy(
+        deploy_cli.run_deploy(
             clients.cfn,
             stack,
             template,
@@ -229,43 +200,16 @@ def test_ctrl_c_while_following_still_deletes_the_object(
             s3=s3(),
             parameters=ami_parameters(template),
         )
-    assert exc.value.exit_code == dp.EXIT_INTERRUPTED
+    assert exc.value.exit_code == EXIT_INTERRUPTED
     assert objects() == []
 
 
 def test_the_cli_expects_the_callers_own_account_to_own_the_bucket(aws: str) -> None:
-    staging = operate.owned_by_caller(
-        operate._aws(None, "us-east-1"), operate.template_bucket(BUCKET, "t/")
+    staging = options.owned_by_caller(
+        options._aws(None, "us-east-1"), options.template_bucket(BUCKET, "t/")
     )
-    assert staging == dp.TemplateBucket(BUCKET, "t/", owner=ACCOUNT)
-    assert operate.owned_by_caller(operate._aws(None, "us-east-1"), None) is None
-
-
-def test_a_bucket_of_another_account_is_refused_as_denied() -> None:
-    """moto ignores ExpectedBucketOwner (moto/s3 never reads it), so S3's documented
-    answer to a mismatch, 403 AccessDenied, comes from a Stubber here."""
-    client = boto3.Session(
-        aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1"
-    ).client("s3")
-    body = dp.minified({"Resources": {}})
-    key = dp.template_key("ecs-gpu/", "svc", body)
-    owner = {"Bucket": BUCKET, "ExpectedBucketOwner": ACCOUNT}
-    with Stubber(client) as stub:
-        stub.add_client_error("head_bucket", "403", http_status_code=403, expected_params=owner)
-        stub.add_client_error(
-            "put_object",
-            "AccessDenied",
-            "Access Denied",
-            http_status_code=403,
-            expected_params={**owner, "Key": key, "Body": ANY, "ContentType": "application/json"},
-        )
-        source = dp.TemplateSource({"Resources": {}}, "svc", bucket=BUCKET_OPT, s3=client)
-        with pytest.raises(AccessDenied) as exc:
-            source.stage("us-east-1")
-        stub.assert_no_pending_responses()
-    assert exc.value.exit_code == EXIT_AWS and exc.value.permission == "s3:PutObject"
-    assert f"not owned by your account {ACCOUNT}" in exc.value.message
-    assert source.remove() is None  # nothing was staged, nothing to delete
+    assert staging == st.TemplateBucket(BUCKET, "t/", owner=ACCOUNT)
+    assert options.owned_by_caller(options._aws(None, "us-east-1"), None) is None
 
 
 def write_spec(tmp_path: Path, text: str) -> Path:

@@ -26,8 +26,9 @@ from botocore.validate import ParamValidator
 
 from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu import fast_path as fp
-from ecs_gpu.aws import verify as vf
-from ecs_gpu.cli import main, operate
+from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.cli import main
+from ecs_gpu.cli import verify as verify_cli
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
 from ecs_gpu.spec import load_spec
 from example_specs import write_g5_gpu
@@ -86,45 +87,6 @@ def test_verify_metrics_fails_naming_the_missing_series(
     assert gpu_metric.UTILIZATION + ":" not in err  # present series are not blamed
 
 
-def test_a_series_under_another_dimension_is_reported_as_wrong_dimension(
-    clients: Clients,
-) -> None:
-    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
-    put(clients.cw, gpu_metric.MEMORY_USED, 1.0, [{"Name": "InstanceId", "Value": "i-0abc"}])
-    put(clients.cw, gpu_metric.MEMORY_TOTAL, 2.0, gpu_metric.dimensions("other-gpu-asg"))
-    report = vf.verify_metrics(clients.cw, ASG, timeout_s=0, sleep=lambda s: None)
-    assert report.missing == [gpu_metric.MEMORY_USED, gpu_metric.MEMORY_TOTAL]
-    used = " ".join(report.causes[gpu_metric.MEMORY_USED])
-    total = " ".join(report.causes[gpu_metric.MEMORY_TOTAL])
-    assert "wrong dimension:" in used and "InstanceId=i-0abc" in used
-    assert "aggregation_dimensions" in used
-    assert "wrong dimension value" in total and "other-gpu-asg" in total
-
-
-def test_verify_metrics_waits_until_the_last_series_lands(clients: Clients) -> None:
-    put(clients.cw, gpu_metric.UTILIZATION, 37.0)
-    put(clients.cw, gpu_metric.MEMORY_USED, 20480.0)
-    sleeps: list[float] = []
-
-    def sleep(seconds: float) -> None:
-        # The agent's next flush arrives while verify waits.
-        sleeps.append(seconds)
-        put(clients.cw, gpu_metric.MEMORY_TOTAL, 23028.0)
-
-    attempts: list[int] = []
-    report = vf.verify_metrics(
-        clients.cw,
-        ASG,
-        timeout_s=120,
-        interval_s=30,
-        sleep=sleep,
-        on_attempt=lambda n, s: attempts.append(sum(x.present for x in s)),
-    )
-    assert report.ok and attempts == [2, 3] and sleeps == [30]
-    total = next(s for s in report.series if s.metric == gpu_metric.MEMORY_TOTAL)
-    assert total.datapoints == 1 and total.latest == 23028.0
-
-
 def test_verify_metrics_needs_exactly_one_of_spec_or_asg(
     aws: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -179,7 +141,7 @@ def test_verify_scaling_refuses_without_yes_before_touching_aws(
 ) -> None:
     sent = count_puts(clients.cw)
     with pytest.raises(EcsGpuError) as exc:
-        operate.run_verify_scaling(
+        verify_cli.run_verify_scaling(
             clients.cw,
             clients.ecs,
             clients.appscaling,
@@ -200,7 +162,7 @@ def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> Non
     sent = count_puts(clients.cw)
     now = [0.0]
     pace = Lockstep()
-    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
+    pub = vs.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
 
     def sleep(_: float) -> None:
         # Stand-in for Application Auto Scaling, which moto does not run: once
@@ -212,7 +174,7 @@ def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> Non
         elif pub.value < 70 and desired(clients) == 2 and now[0] >= 150:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
-    result = operate.run_verify_scaling(
+    result = verify_cli.run_verify_scaling(
         clients.cw,
         clients.ecs,
         clients.appscaling,
@@ -243,7 +205,7 @@ def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> N
     make_service(clients, desired=1)
     sent = count_puts(clients.cw)
     pace = Lockstep()
-    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
+    pub = vs.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
 
     def ctrl_c(_: float) -> None:
         pace.tick()
@@ -251,7 +213,7 @@ def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> N
         raise KeyboardInterrupt
 
     with pytest.raises(EcsGpuError) as exc:
-        operate.run_verify_scaling(
+        verify_cli.run_verify_scaling(
             clients.cw,
             clients.ecs,
             clients.appscaling,
@@ -273,38 +235,10 @@ def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> N
     assert not any(t.name == "ecs-gpu-publisher" and t.is_alive() for t in threading.enumerate())
 
 
-def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -> None:
-    make_service(clients, desired=1)
-    now = [0.0]
-    pace = Lockstep()
-    pub = vf.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
-
-    def tick(_: float) -> None:
-        now[0] += 15.0
-        pace.tick()
-
-    with pytest.raises(ProblemsFound) as exc:
-        vf.run_scaling_test(
-            clients.cw,
-            clients.ecs,
-            cluster=NAMES.cluster,
-            service=NAMES.service,
-            asg=ASG,
-            poll_s=15,
-            scale_out_timeout_s=60,
-            sleep=tick,
-            clock=lambda: now[0],
-            publisher=pub,
-        )
-    assert "never rose above 1 within 60 s" in exc.value.message
-    assert "target-tracking policy" in exc.value.message
-    assert not pub.running
-
-
 def test_verify_scaling_refuses_a_test_that_cannot_pass(clients: Clients) -> None:
     make_service(clients, desired=4, max_tasks=4)
     with pytest.raises(ProblemsFound, match="its maximum"):
-        operate.run_verify_scaling(
+        verify_cli.run_verify_scaling(
             clients.cw,
             clients.ecs,
             clients.appscaling,
@@ -316,7 +250,7 @@ def test_verify_scaling_refuses_a_test_that_cannot_pass(clients: Clients) -> Non
             scale_in_timeout_s=1,
         )
     with pytest.raises(ProblemsFound, match="no Application Auto Scaling target"):
-        vf.check_can_scale(None, NAMES.scalable_target_resource_id, 1)
+        vs.check_can_scale(None, NAMES.scalable_target_resource_id, 1)
 
 
 def test_an_unknown_profile_is_bad_input(aws: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -611,7 +545,7 @@ def drive(
     *,
     policies: list[dict[str, Any]] | None = None,
     alarm_threshold: float | None = None,
-) -> tuple[vf.ScalingResult, list[dict[str, Any]], str, fp.FastPath]:
+) -> tuple[vs.ScalingResult, list[dict[str, Any]], str, fp.FastPath]:
     """Run verify scaling on the example's fast path; by default the service has it deployed.
 
     ``policies``: what DescribeScalingPolicies lists instead of the fast
@@ -627,7 +561,7 @@ def drive(
     sent = count_puts(clients.cw)
     now = [0.0]
     pace = Lockstep()
-    pub = vf.ConcurrencyPublisher(
+    pub = vs.ConcurrencyPublisher(
         clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01, pace=pace
     )
 
@@ -641,7 +575,7 @@ def drive(
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
     try:
-        result = operate.run_verify_scaling(
+        result = verify_cli.run_verify_scaling(
             clients.cw,
             clients.ecs,
             clients.appscaling,
@@ -747,7 +681,9 @@ def test_the_first_decision_names_a_missing_step_policy(capsys: pytest.CaptureFi
         st.add_response("describe_scaling_activities", {"ScalingActivities": [tracking]})
         fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
         assert fast is not None
-        d = operate.report_first_decision(c, NAMES.scalable_target_resource_id, since=T0, fast=fast)
+        d = verify_cli.report_first_decision(
+            c, NAMES.scalable_target_resource_id, since=T0, fast=fast
+        )
     assert d is not None and d.fast_path_policy is None and d.step_policies == ()
     out = " ".join(capsys.readouterr().out.split())
     assert f"{NAMES.scalable_target_resource_id} has no StepScaling policy" in out
@@ -776,9 +712,9 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
     make_service(clients, desired=1)
     target = load_spec(nofast_spec).scaling.target_concurrency_per_task
     assert target is not None
-    made: list[vf.Publisher] = []
+    made: list[vs.Publisher] = []
     values: list[float] = []
-    concurrency_publisher = vf.ConcurrencyPublisher
+    concurrency_publisher = vs.ConcurrencyPublisher
 
     class Recording(concurrency_publisher):  # type: ignore[valid-type,misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -789,13 +725,13 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
             values.append(value)
             super().put(value)
 
-    class RecordingGpu(vf.Publisher):
+    class RecordingGpu(vs.Publisher):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    monkeypatch.setattr(vf, "ConcurrencyPublisher", Recording)
-    monkeypatch.setattr(vf, "Publisher", RecordingGpu)
+    monkeypatch.setattr(vs, "ConcurrencyPublisher", Recording)
+    monkeypatch.setattr(vs, "Publisher", RecordingGpu)
     now = [0.0]
     pace = Lockstep()
 
@@ -810,13 +746,13 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
         elif pub.value < target and desired(clients) == 2:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
-    real = operate.run_verify_scaling
+    real = verify_cli.run_verify_scaling
 
-    def quick(*args: Any, **kwargs: Any) -> vf.ScalingResult:
+    def quick(*args: Any, **kwargs: Any) -> vs.ScalingResult:
         kwargs.update(sleep=sleep, clock=lambda: now[0], publish_interval_s=0.01, pace=pace)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(operate, "run_verify_scaling", quick)
+    monkeypatch.setattr(verify_cli, "run_verify_scaling", quick)
     code = main(["verify", "scaling", str(nofast_spec), "--yes"])
     out = " ".join(capsys.readouterr().out.split())
     assert code == 0, out

@@ -1,9 +1,11 @@
-"""Deploy, diff and destroy a stack through CloudFormation change sets.
+"""Deploy and diff a stack through CloudFormation change sets; follow and delete it.
 
 I/O only: every decision about what a change set or an event stream means
 lives in :mod:`ecs_gpu.aws.stack_events`. Clients are passed in (tests
 point them at moto, or wrap them in a botocore Stubber); waits go through a
-:class:`Waits` so tests never sleep.
+:class:`Waits` so tests never sleep. Where CreateChangeSet reads the
+template (inline or the user's bucket) is :mod:`ecs_gpu.aws.staging`; the
+steps before a delete are :mod:`ecs_gpu.aws.destroy`.
 
 Rules this module keeps:
 - It never deletes a stack on its own. A failed create is left as
@@ -11,18 +13,13 @@ Rules this module keeps:
 - A new stack is previewed from the template itself, so ``diff`` and a
   declined ``deploy`` leave nothing behind (a CREATE change set would leave
   an empty stack in REVIEW_IN_PROGRESS).
-- No S3 bucket is created behind the user's back: a template over the
-  TemplateBody limit is refused with the way out, unless the user names a
-  bucket (``--template-bucket``); then the template is staged there as one
-  object, passed as TemplateURL, and deleted once the change set has been
-  executed or deleted (:class:`TemplateSource`).
+- No S3 bucket is created behind the user's back (:mod:`ecs_gpu.aws.staging`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,7 +31,6 @@ from botocore import exceptions as bx
 from ecs_gpu.aws.errors import (
     AccessDenied,
     error_code,
-    is_access_denied,
     mapped,
     translate,
 )
@@ -52,29 +48,13 @@ from ecs_gpu.aws.stack_events import (
     parse_event,
     required_capabilities,
 )
-
-# The `X as X` imports re-export names that live in errors, naming and
-# template for callers that still read them here (cli/operate.py, tests/operate).
-from ecs_gpu.errors import EXIT_INTERRUPTED as EXIT_INTERRUPTED
-from ecs_gpu.errors import AwsRefused, BadInputError, ProblemsFound
-from ecs_gpu.errors import StackInterrupted as StackInterrupted
-from ecs_gpu.naming import check_stack_name as check_stack_name
-from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES as MAX_TEMPLATE_BODY_BYTES
-from ecs_gpu.template import MAX_TEMPLATE_URL_BYTES as MAX_TEMPLATE_URL_BYTES
-from ecs_gpu.template import minified, template_size_problem
+from ecs_gpu.aws.staging import TemplateSource
+from ecs_gpu.errors import AwsRefused, BadInputError, ProblemsFound, StackInterrupted
 
 if TYPE_CHECKING:
-    from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
-    from mypy_boto3_autoscaling import AutoScalingClient
     from mypy_boto3_cloudformation import CloudFormationClient
-    from mypy_boto3_ecs import ECSClient
     from mypy_boto3_iam import IAMClient
-    from mypy_boto3_s3 import S3Client
 
-DEFAULT_TEMPLATE_PREFIX: Final = "ecs-gpu/"
-# SetInstanceProtection takes at most 50 instance ids per call.
-PROTECTION_BATCH = 50
-DESCRIBE_TASKS_BATCH = 100
 _PENDING_CHANGE_SET = frozenset({"CREATE_PENDING", "CREATE_IN_PROGRESS"})
 # Stack tags deploy sets; destroy (and deploy onto an existing stack) only
 # touch a stack that carries them, so a typo in --stack cannot delete or
@@ -102,15 +82,6 @@ def follow_hint(stack: str, region: str | None) -> str:
         f"follow it with `aws cloudformation describe-stack-events --stack-name {stack}{reg}` "
         f"or `aws cloudformation describe-stacks --stack-name {stack}{reg}`"
     )
-
-
-def template_body(template: Mapping[str, Any]) -> str:
-    """The template as minified JSON, refused if over CloudFormation's body limit."""
-    body = minified(template)
-    problem = template_size_problem(body)
-    if problem is not None:
-        raise BadInputError(problem)
-    return body
 
 
 def ecs_gpu_version() -> str:
@@ -287,200 +258,6 @@ def _refuse_busy(state: StackState, region: str | None) -> None:
             f"stack {state.name} is DELETE_FAILED ({state.reason or 'no reason given'}). "
             "Fix: run `ecs-gpu destroy SPEC` again, which unprotects the instances first."
         )
-
-
-# --- where CreateChangeSet reads the template -------------------------------------
-
-
-@dataclass(frozen=True)
-class TemplateBucket:
-    """A bucket the user named (``--template-bucket``) and the key prefix to stage under.
-
-    ``owner``: the account that must own the bucket (S3's ExpectedBucketOwner,
-    the caller's own account from the CLI), so a mistyped name never puts the
-    template, with its secret ARNs and network layout, in a stranger's bucket.
-    """
-
-    name: str
-    prefix: str = DEFAULT_TEMPLATE_PREFIX
-    owner: str | None = None
-
-    def owner_args(self) -> dict[str, Any]:
-        return {"ExpectedBucketOwner": self.owner} if self.owner else {}
-
-
-# S3 answers these for a bucket in another Region when the request names this one.
-_WRONG_REGION_CODES = frozenset(
-    {"PermanentRedirect", "AuthorizationHeaderMalformed", "IllegalLocationConstraintException"}
-)
-_DNS_SUFFIX = {"aws-cn": "amazonaws.com.cn"}
-
-
-def template_key(prefix: str, stack: str, body: str) -> str:
-    """The object key: prefix, stack and content hash, so no two templates share one."""
-    digest = hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
-    return f"{prefix}{stack}-{digest}.json"
-
-
-def template_url(bucket: str, key: str, region: str, partition: str = "aws") -> str:
-    """The regional https URL CloudFormation reads TemplateURL from.
-
-    Virtual-hosted (``https://BUCKET.s3.REGION.amazonaws.com/KEY``), the form S3
-    documents; path-style for a bucket name with dots, which would not match
-    S3's TLS certificate as a host name.
-    """
-    host = f"s3.{region}.{_DNS_SUFFIX.get(partition, 'amazonaws.com')}"
-    if "." in bucket:
-        return f"https://{host}/{bucket}/{key}"
-    return f"https://{bucket}.{host}/{key}"
-
-
-def _bucket_missing(bucket: str) -> BadInputError:
-    return BadInputError(
-        f"--template-bucket {bucket}: no such bucket (S3 NoSuchBucket). ecs-gpu does not "
-        "create buckets. Fix: check the name, or create one in the stack's Region "
-        f"(`aws s3 mb s3://{bucket}`) and rerun."
-    )
-
-
-def _bucket_elsewhere(bucket: str, bucket_region: str, region: str) -> BadInputError:
-    return BadInputError(
-        f"--template-bucket {bucket} is in {bucket_region}, the stack in {region}. ecs-gpu "
-        f"stages the template under the stack's Region's S3 URL, and S3 answers a bucket in "
-        'another Region with a redirect that CloudFormation does not follow ("must be '
-        'addressed using the specified endpoint"). Fix: name a bucket in '
-        f"{region} (e.g. `aws s3 mb s3://NAME --region {region}`), or deploy to "
-        f"{bucket_region} with --region {bucket_region}."
-    )
-
-
-class TemplateSource:
-    """The template as CreateChangeSet takes it: inline, or staged in the user's bucket.
-
-    The size limit is checked here, before any call. With a bucket the
-    object is uploaded by :meth:`stage` (the CLI calls it first, so a bad
-    bucket fails before the question) or else by the first change set that
-    needs it, and :meth:`remove` deletes it; the caller runs that once the
-    change set has been executed or deleted.
-    """
-
-    def __init__(
-        self,
-        template: Mapping[str, Any],
-        stack: str,
-        *,
-        bucket: TemplateBucket | None = None,
-        s3: S3Client | None = None,
-    ) -> None:
-        self.body = minified(template)
-        problem = template_size_problem(self.body, bucket=bucket is not None)
-        if problem is not None:
-            raise BadInputError(problem)
-        if bucket is not None and s3 is None:
-            raise ValueError("a TemplateBucket needs an S3 client")
-        self.stack = stack
-        self.bucket = bucket
-        self.s3 = s3
-        self.key = template_key(bucket.prefix, stack, self.body) if bucket else None
-        self.staged = False
-
-    def stage(self, region: str) -> None:
-        """Upload now (no-op inline or once done), so a bad bucket fails before any question."""
-        if self.bucket is None or self.s3 is None or self.key is None or self.staged:
-            return
-        self._upload(self.bucket.name, self.key, region)
-        self.staged = True
-
-    def change_set_args(self, region: str) -> dict[str, str]:
-        """TemplateBody, or TemplateURL once the template is in the bucket."""
-        if self.bucket is None or self.s3 is None or self.key is None:
-            return {"TemplateBody": self.body}
-        self.stage(region)
-        return {"TemplateURL": template_url(self.bucket.name, self.key, region, _partition(region))}
-
-    def _upload(self, bucket: str, key: str, region: str) -> None:
-        assert self.s3 is not None
-        assert self.bucket is not None
-        owner = self.bucket.owner_args()
-        where = bucket_region(self.s3, bucket, owner)
-        if where is not None and where != region:
-            raise _bucket_elsewhere(bucket, where, region)
-        try:
-            # No ACL (the object stays private to the bucket's owner) and no
-            # encryption settings: the bucket's default encryption applies.
-            self.s3.put_object(
-                Bucket=bucket,
-                Key=key,
-                Body=self.body.encode("utf-8"),
-                ContentType="application/json",
-                **owner,
-            )
-        except bx.ClientError as e:
-            code = error_code(e)
-            if code == "NoSuchBucket":
-                raise _bucket_missing(bucket) from None
-            if code in _WRONG_REGION_CODES:
-                raise _bucket_elsewhere(bucket, "another Region", region) from None
-            if is_access_denied(e):
-                also = (
-                    f", or the bucket is not owned by your account {self.bucket.owner} "
-                    "(ecs-gpu writes only to a bucket your account owns)"
-                    if self.bucket.owner
-                    else ""
-                )
-                raise AccessDenied(
-                    "s3",
-                    "PutObject",
-                    f"{code}: {e.response.get('Error', {}).get('Message', '')} (on "
-                    f"arn:aws:s3:::{bucket}/{key}, for --template-bucket {bucket}{also}). "
-                    "Nothing was deployed",
-                ) from None
-            raise translate(e, "s3", "PutObject") from None
-        except bx.BotoCoreError as e:
-            raise translate(e, "s3", "PutObject") from None
-
-    def remove(self) -> str | None:
-        """Delete the staged object; a sentence for the user if that failed, else None."""
-        if not self.staged or self.bucket is None or self.s3 is None or self.key is None:
-            return None
-        try:
-            self.s3.delete_object(Bucket=self.bucket.name, Key=self.key, **self.bucket.owner_args())
-        except (bx.ClientError, bx.BotoCoreError) as e:
-            why = error_code(e) or type(e).__name__
-            return (
-                f"could not delete the staged template s3://{self.bucket.name}/{self.key} "
-                f"({why}); the deployment is unaffected. Fix: grant s3:DeleteObject on it, "
-                f"or delete it by hand: `aws s3 rm s3://{self.bucket.name}/{self.key}`."
-            )
-        self.staged = False
-        return None
-
-
-def _partition(region: str) -> str:
-    return "aws-cn" if region.startswith("cn-") else "aws"
-
-
-def bucket_region(s3: S3Client, bucket: str, owner: Mapping[str, str] | None = None) -> str | None:
-    """The bucket's Region from HeadBucket's x-amz-bucket-region, or None if S3 did not say.
-
-    S3 sends that header on a 403 too, so a caller without s3:ListBucket still
-    learns the Region; NoSuchBucket (404) is refused here, before any upload.
-    """
-    try:
-        resp = s3.head_bucket(Bucket=bucket, **(owner or {}))
-        if resp.get("BucketRegion"):
-            return resp["BucketRegion"]
-        headers: Mapping[str, str] = resp.get("ResponseMetadata", {}).get("HTTPHeaders", {})
-    except bx.ClientError as e:
-        status = int(e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
-        if status == 404 or error_code(e) in ("404", "NoSuchBucket"):
-            raise _bucket_missing(bucket) from None
-        if not (is_access_denied(e) or status in (301, 400, 403)):
-            raise translate(e, "s3", "HeadBucket") from None
-        headers = e.response.get("ResponseMetadata", {}).get("HTTPHeaders", {})
-    except bx.BotoCoreError as e:
-        raise translate(e, "s3", "HeadBucket") from None
-    return headers.get("x-amz-bucket-region")
 
 
 # --- change sets ------------------------------------------------------------------
@@ -680,6 +457,14 @@ def plan(
     )
 
 
+def deploy_document(p: Plan, status: str | None, outs: Sequence[StackOutput]) -> dict[str, Any]:
+    """What ``deploy --json`` writes: the change list, the final status and the outputs.
+
+    ``status`` is None when nothing was executed (cancelled at the question).
+    """
+    return {**p.as_dict(), "status": status, "outputs": {o.key: o.value for o in outs}}
+
+
 def discard(cfn: CloudFormationClient, p: Plan) -> None:
     """Delete the plan's change set, if it made one. The stack is untouched."""
     if p.change_set_id:
@@ -783,6 +568,20 @@ def ensure_ecs_service_linked_role(iam: IAMClient) -> bool:
     return True
 
 
+def ensure_service_linked_role(iam: IAMClient) -> bool:
+    """:func:`ensure_ecs_service_linked_role`; a denial says who can do it instead."""
+    try:
+        return ensure_ecs_service_linked_role(iam)
+    except AccessDenied as e:
+        e.message += (
+            " Or have an administrator create the role once for the account: `aws iam "
+            f"create-service-linked-role --aws-service-name {ECS_SERVICE_PRINCIPAL}`. "
+            "Nothing was deployed."
+        )
+        e.args = (e.message,)
+        raise
+
+
 # --- following a stack ------------------------------------------------------------
 
 
@@ -863,165 +662,46 @@ def follow(
         w.sleep(w.poll_s)
 
 
-# --- destroy ----------------------------------------------------------------------
+def interrupted(stack: str, region: str | None, what: str) -> StackInterrupted:
+    """Ctrl-C while following ``what`` (a deployment, a delete): the stack is left alone."""
+    return StackInterrupted(
+        f"stopped following stack {stack} (Ctrl-C). {what} carries on in CloudFormation, and "
+        "ecs-gpu leaves the stack as CloudFormation has it (nothing is cancelled or deleted). "
+        + follow_hint(stack, region).capitalize()
+        + ", or run ecs-gpu again once it has finished."
+    )
 
 
-@dataclass(frozen=True)
-class StackResource:
-    logical_id: str
-    resource_type: str
-    physical_id: str
-    status: str
+def report_failure(result: FollowResult, stack: str, region: str | None) -> ProblemsFound:
+    """A stack that ended in failure, named by its first failing resource."""
+    f = result.failure
+    cause = (
+        f"first failure: {f.logical_id} ({f.resource_type}) {f.status}: "
+        f"{f.reason or 'no reason given'}"
+        if f
+        else "CloudFormation reported no failing resource"
+    )
+    return ProblemsFound(
+        f"stack {stack} ended {result.status}; {cause}. The stack is left as CloudFormation "
+        f"left it; ecs-gpu does not delete it. See every event: " + follow_hint(stack, region) + "."
+    )
 
 
-def stack_resources(cfn: CloudFormationClient, stack: str) -> list[StackResource]:
-    out: list[StackResource] = []
-    with mapped("cloudformation", "ListStackResources"):
-        for page in cfn.get_paginator("list_stack_resources").paginate(StackName=stack):
-            for r in page.get("StackResourceSummaries", []):
-                if not r.get("LogicalResourceId"):
-                    continue  # moto lists resource types it skipped with no id
-                out.append(
-                    StackResource(
-                        logical_id=r["LogicalResourceId"],
-                        resource_type=r["ResourceType"],
-                        physical_id=r.get("PhysicalResourceId", ""),
-                        status=r.get("ResourceStatus", ""),
-                    )
-                )
-    return out
+def stuck_delete(
+    result: FollowResult, stack: str, region: str | None, after_s: float
+) -> ProblemsFound:
+    """A delete given up on after ``after_s``: what it waits on (``result.stuck``)."""
+    return ProblemsFound(
+        f"stack {stack} is still DELETE_IN_PROGRESS after {after_s:.0f} s; "
+        "ecs-gpu stops waiting here (CloudFormation carries on):\n  - "
+        + "\n  - ".join(result.stuck)
+        + "\n"
+        + follow_hint(stack, region).capitalize()
+        + "."
+    )
 
 
-def physical_of(resources: list[StackResource], rtype: str) -> str | None:
-    for r in resources:
-        if r.resource_type == rtype and r.physical_id:
-            return r.physical_id
-    return None
-
-
-_ECS_GONE = frozenset({"ServiceNotFoundException", "ClusterNotFoundException"})
-_ECS_SCALABLE_DIMENSION: Final = "ecs:service:DesiredCount"
-
-
-def hold_scaling_at_zero(appscaling: ApplicationAutoScalingClient, resource_id: str) -> bool:
-    """Suspend the service's autoscaling and let it reach 0, so nothing puts tasks back.
-
-    Only touches a scalable target that exists (RegisterScalableTarget would
-    otherwise create one). Returns whether there was one.
-    """
-    with mapped("application-autoscaling", "DescribeScalableTargets"):
-        found = appscaling.describe_scalable_targets(
-            ServiceNamespace="ecs",
-            ResourceIds=[resource_id],
-            ScalableDimension=_ECS_SCALABLE_DIMENSION,
-        ).get("ScalableTargets", [])
-    if not found:
-        return False
-    with mapped("application-autoscaling", "RegisterScalableTarget"):
-        appscaling.register_scalable_target(
-            ServiceNamespace="ecs",
-            ResourceId=resource_id,
-            ScalableDimension=_ECS_SCALABLE_DIMENSION,
-            MinCapacity=0,
-            SuspendedState={
-                "DynamicScalingInSuspended": True,
-                "DynamicScalingOutSuspended": True,
-                "ScheduledScalingSuspended": True,
-            },
-        )
-    return True
-
-
-def scale_service_to_zero(ecs: ECSClient, cluster: str, service: str) -> bool:
-    """Set desiredCount 0. Returns False when the service (or cluster) is gone."""
-    with mapped("ecs", "UpdateService"):
-        try:
-            ecs.update_service(cluster=cluster, service=service, desiredCount=0)
-        except bx.ClientError as e:
-            if error_code(e) in _ECS_GONE or "INACTIVE" in str(e):
-                return False
-            raise
-    return True
-
-
-def _chunks(items: list[str], n: int) -> Iterator[list[str]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]
-
-
-def live_tasks(ecs: ECSClient, cluster: str, service: str) -> list[str]:
-    """Task ARNs of the service that have not reached STOPPED yet."""
-    arns: list[str] = []
-    with mapped("ecs", "ListTasks"):
-        try:
-            for desired in ("RUNNING", "STOPPED"):
-                pages = ecs.get_paginator("list_tasks").paginate(
-                    cluster=cluster, serviceName=service, desiredStatus=desired
-                )
-                for page in pages:
-                    arns.extend(page.get("taskArns", []))
-        except bx.ClientError as e:
-            if error_code(e) in _ECS_GONE:
-                return []
-            raise
-    alive: list[str] = []
-    for batch in _chunks(arns, DESCRIBE_TASKS_BATCH):
-        with mapped("ecs", "DescribeTasks"):
-            tasks = ecs.describe_tasks(cluster=cluster, tasks=batch).get("tasks", [])
-        alive.extend(t["taskArn"] for t in tasks if t.get("lastStatus") != "STOPPED")
-    return alive
-
-
-def wait_tasks_stopped(
-    ecs: ECSClient,
-    cluster: str,
-    service: str,
-    *,
-    timeout_s: float,
-    waits: Waits | None = None,
-    on_poll: Callable[[int, float], None] = lambda n, t: None,
-) -> list[str]:
-    """Wait (bounded) until the service has no live task; return those still alive."""
-    w = waits or Waits()
-    start = w.clock()
-    while True:
-        alive = live_tasks(ecs, cluster, service)
-        elapsed = w.clock() - start
-        on_poll(len(alive), elapsed)
-        if not alive or elapsed >= timeout_s:
-            return alive
-        w.sleep(w.poll_s)
-
-
-def unprotect_instances(autoscaling: AutoScalingClient, asg: str) -> list[str]:
-    """Remove scale-in protection from every instance of ``asg``; return their ids.
-
-    CloudFormation will not terminate protected instances, so an ASG under
-    managed termination protection hangs the delete (aws-cdk #18179).
-    New instances are unprotected too, in case the ASG launches one while
-    the stack is being deleted.
-    """
-    with mapped("autoscaling", "DescribeAutoScalingGroups"):
-        groups = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[asg]).get(
-            "AutoScalingGroups", []
-        )
-    if not groups:
-        return []
-    group = groups[0]
-    protected = [
-        i["InstanceId"] for i in group.get("Instances", []) if i.get("ProtectedFromScaleIn")
-    ]
-    if group.get("NewInstancesProtectedFromScaleIn"):
-        with mapped("autoscaling", "UpdateAutoScalingGroup"):
-            autoscaling.update_auto_scaling_group(
-                AutoScalingGroupName=asg, NewInstancesProtectedFromScaleIn=False
-            )
-    for batch in _chunks(protected, PROTECTION_BATCH):
-        with mapped("autoscaling", "SetInstanceProtection"):
-            autoscaling.set_instance_protection(
-                InstanceIds=batch, AutoScalingGroupName=asg, ProtectedFromScaleIn=False
-            )
-    return protected
+# --- deleting the stack -----------------------------------------------------------
 
 
 def delete_stack(cfn: CloudFormationClient, stack_id: str) -> set[str]:

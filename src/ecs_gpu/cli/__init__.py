@@ -299,5 +299,5 @@ def main(argv: list[str] | None = None) -> int:
 
 # Command modules register themselves on `app` when imported; the order here
 # is the order of `ecs-gpu --help`: define, predict, operate, diagnose.
-for _module in ("define", "predict", "operate", "preflight", "doctor"):
+for _module in ("define", "predict", "deploy", "destroy", "preflight", "doctor", "verify"):
     importlib.import_module(f"ecs_gpu.cli.{_module}")

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ecs_gpu import outputs, terminal
 from ecs_gpu.aws import facts
-from ecs_gpu.cli.operate import StackOpt, names_of, stack_of
+from ecs_gpu.cli.options import StackOpt, names_of, stack_of
 from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import Report, run_checks
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, BadInputError

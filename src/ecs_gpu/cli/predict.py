@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ecs_gpu import terminal
 from ecs_gpu.cli import app, err_console, json_option, print_notes
+from ecs_gpu.cli.options import ColdOpt, HostCpuOpt, RateOpt, SeedOpt, StepOpt, TraceOpt
+from ecs_gpu.cli.predict_render import progress, render_validation, traces_table
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
@@ -25,10 +23,11 @@ from ecs_gpu.sim import (
     plan_rate_scale,
     plan_scale_note,
     run,
+    runs,
 )
 from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import Start, check_step
-from ecs_gpu.sim.workload import Trace, TraceShape, bundled_traces, load_trace
+from ecs_gpu.sim.workload import Trace, bundled_traces, load_trace
 from ecs_gpu.spec import Spec, load_spec
 from ecs_gpu.terminal import print_table
 
@@ -36,76 +35,8 @@ console = terminal.console()
 
 # Three days show the daily cycle of the bundled trace in a readable plot.
 PLAN_DAYS = 3.0
-# Runs shorter than this many steps finish before a bar would be readable.
-_PROGRESS_MIN_STEPS = 20_000
 
 SpecArg = Annotated[Path, typer.Argument(help="The TOML spec.", show_default=False)]
-TraceOpt = Annotated[
-    str,
-    typer.Option(
-        "--trace",
-        help="A bundled trace's name (`ecs-gpu traces`, e.g. servegen-m-mid) or a request "
-        "trace CSV: one row per request (TIMESTAMP) or per window (timestamp_s with "
-        "requests, rate_rps or req_per_min_mid).",
-        show_default=False,
-    ),
-]
-RateOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--rate-scale",
-        help="Multiply the trace's request rate by this. Default: a bundled trace is sized "
-        "as plan sizes it (peak at 80 % of max_tasks at the design's target; the factor is "
-        "printed); a trace file is used as it is.",
-        show_default=False,
-    ),
-]
-StepOpt = Annotated[
-    float,
-    typer.Option("--step", help="Simulation step in seconds (at least 1; must divide 60)."),
-]
-SeedOpt = Annotated[
-    int, typer.Option("--seed", min=0, help="Seed for arrivals and boot times (0 or more).")
-]
-ColdOpt = Annotated[
-    bool,
-    typer.Option(
-        "--cold-start",
-        help="Start with only the ASG floor booting and min_tasks waiting, "
-        "instead of a fleet already sized for the first minute's load.",
-    ),
-]
-HostCpuOpt = Annotated[
-    float | None,
-    typer.Option(
-        "--host-cpu-policy",
-        help="Add the anti-pattern: an ASG target-tracking policy on host CPU at this "
-        "percent (overrides \\[simulation] host_cpu_policy_target_percent).",
-        show_default=False,
-    ),
-]
-
-
-@contextmanager
-def _progress(label: str, steps: int) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar on a terminal for long runs; nothing otherwise."""
-    if not console.is_terminal or steps < _PROGRESS_MIN_STEPS:
-        yield None
-        return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.percentage:>3.0f}%"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(label, total=steps)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
 
 
 def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
@@ -126,73 +57,8 @@ def _run(
     p: SimParams, trace: Trace, label: str, rate: float, step: float, seed: int, start: Start
 ) -> SimResult:
     steps = math.ceil(trace.duration_s / step) if step > 0 else 0
-    with _progress(f"simulating {label}", steps) as prog:
+    with progress(console, f"simulating {label}", steps) as prog:
         return run(p, trace, rate_scale=rate, step_s=step, seed=seed, start=start, progress=prog)
-
-
-def _target(p: SimParams) -> str:
-    """What the design's policies hold: the concurrency target (and the guard's) or the GPU's."""
-    if p.signal_plan.tracks_concurrency and p.target_concurrency is not None:
-        text = f"concurrency {p.target_concurrency:g}/task"
-        if p.gpu_guard:
-            text += f" + GPU guard {p.gpu_target_percent:g}%"
-        return text
-    return f"GPU {p.gpu_target_percent:g}%"
-
-
-def _label(p: SimParams, spec_path: Path, *, full: bool = False) -> str:
-    return f"{spec_path if full else spec_path.name} {_target(p)}"
-
-
-def _check_rate_scale(rate_scale: float | None) -> None:
-    if rate_scale is not None and not (rate_scale > 0 and math.isfinite(rate_scale)):
-        raise BadInputError(
-            f"--rate-scale = {rate_scale!r}: must be a positive finite number. Fix: e.g. 2.5."
-        )
-
-
-def _parse_targets(text: str) -> list[float]:
-    out: list[float] = []
-    for part in text.split(","):
-        try:
-            v = float(part)
-        except ValueError:
-            raise BadInputError(
-                f"--sweep-gpu-target = {text!r}: {part.strip()!r} is not a number. "
-                "Fix: give percents separated by commas, e.g. 50,60,70,80."
-            ) from None
-        if not 0 < v <= 100:
-            raise BadInputError(
-                f"--sweep-gpu-target = {text!r}: {v:g} is not in (0, 100]. "
-                "Fix: give percents between 1 and 100."
-            )
-        if v in out:
-            # Two rows with one label: the JSON object would keep only one.
-            raise BadInputError(
-                f"--sweep-gpu-target = {text!r}: {v:g} appears twice. Fix: give each target once."
-            )
-        out.append(v)
-    return out
-
-
-def _check_sweepable(p: SimParams, spec: Path, text: str) -> None:
-    """A sweep changes gpu_target_percent: without a GPU policy every row would be one run."""
-    if p.gpu_policy:
-        return
-    raise BadInputError(
-        f"--sweep-gpu-target = {text!r}: {spec} scales on concurrency "
-        f"(target_concurrency_per_task = {p.target_concurrency:g}) and runs no GPU policy, "
-        "so every GPU target gives the same run. Fix: compare specs that differ in "
-        "target_concurrency_per_task (`ecs-gpu compare a.toml b.toml --trace ...`), or set "
-        "gpu_guard = true in [scaling] to sweep the guard's target."
-    )
-
-
-def _cost_caption(loaded: list[SimParams]) -> str | None:
-    """The USD column's caveat, when a design has a warm pool (its stopped volumes are priced)."""
-    if all(p.warm_pool_min_size is None for p in loaded):
-        return None
-    return f"USD: {rp.cost_meaning(warm_pool=True)}"
 
 
 def _check_outputs(
@@ -215,13 +81,6 @@ def _check_outputs(
     check_distinct(inputs, {"--json": json_out, "--timeline": timeline, plot_option: plot})
 
 
-def _trace_input(trace: str) -> Path | None:
-    """The trace's file, when --trace names one (bundled names are not paths here)."""
-    if trace in bundled_traces():
-        return None
-    return Path(trace)
-
-
 def _rate_scale(
     given: float | None, trace: str, p: SimParams, tr: Trace, step: float, sized_to: str
 ) -> float:
@@ -233,7 +92,7 @@ def _rate_scale(
     """
     if given is not None:
         return given
-    if _trace_input(trace) is not None:
+    if runs.trace_input(trace) is not None:
         return 1.0
     scale = plan_rate_scale(p, tr, step)
     origin = f"bundled, sized to {sized_to}; --rate-scale sets the factor"
@@ -283,20 +142,6 @@ def _write_outputs(
         _saved("plot", plot)
 
 
-def _span(seconds: float) -> str:
-    if seconds < 86400:
-        return f"{seconds / 60:.0f} min"
-    days = f"{seconds / 86400:.1f}".removesuffix(".0")
-    return f"{days} day" + ("" if days == "1" else "s")
-
-
-def _step(shape: TraceShape) -> str:
-    if shape.step_min_s is None or shape.step_max_s is None:
-        return "-"
-    lo, hi = f"{shape.step_min_s:g}", f"{shape.step_max_s:g}"
-    return f"{lo} s" if lo == hi else f"{lo}-{hi} s"
-
-
 @app.command("traces")
 def traces_cmd(
     json_out: Annotated[
@@ -315,9 +160,6 @@ def traces_cmd(
 
         ecs-gpu simulate spec.toml --trace servegen-m-mid --rate-scale 0.01
     """
-    from rich import box
-    from rich.table import Table
-
     from ecs_gpu.outputs import write_text
 
     bundled = bundled_traces()
@@ -326,28 +168,7 @@ def traces_cmd(
         docs = [t.as_dict() for t in bundled.values()]
         write_text(json_out, json.dumps(docs, indent=2) + "\n", "--json")
         return
-    table = Table(
-        title="Bundled traces (--trace NAME)",
-        caption="requests/s; peak: the highest 1-minute mean. Sources: docs/traces.md",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        collapse_padding=True,
-    )
-    for col in ("name", "shape", "span", "step", "mean", "peak", "license"):
-        numeric = col in ("mean", "peak")
-        table.add_column(col, justify="right" if numeric else "left", no_wrap=True)
-    for t in bundled.values():
-        shape = t.shape()
-        table.add_row(
-            t.name,
-            shape.shape,
-            _span(shape.span_s),
-            _step(shape),
-            f"{shape.mean_rps:.4g}",
-            f"{shape.peak_rps:.4g}",
-            t.spdx,
-        )
-    print_table(console, table)
+    print_table(console, traces_table(bundled))
 
 
 @app.command("simulate")
@@ -391,8 +212,8 @@ def simulate_cmd(
         ecs-gpu simulate spec.toml --trace requests.csv --sweep-gpu-target 50,60,70,80
     """
     check_step(step)
-    _check_rate_scale(rate_scale)
-    inputs = {"SPEC": spec, "--trace": _trace_input(trace)}
+    runs.check_rate_scale(rate_scale)
+    inputs = {"SPEC": spec, "--trace": runs.trace_input(trace)}
     _use_stderr_if_stdout(json_out, timeline)
     start: Start = "cold" if cold_start else "warm"
     if sweep_gpu_target is not None:
@@ -401,14 +222,14 @@ def simulate_cmd(
                 "--sweep-gpu-target writes one table, not one plot per run. "
                 "Fix: drop --plot/--timeline, or run once per target."
             )
-        targets = _parse_targets(sweep_gpu_target)
+        targets = runs.parse_targets(sweep_gpu_target)
         _check_outputs(inputs, json_out, None, None)
         p = _params(spec, host_cpu_policy)
         check_step(step, p)
-        _check_sweepable(p, spec, sweep_gpu_target)
+        runs.check_sweepable(p, spec, sweep_gpu_target)
         tr = load_trace(trace)
         # One load for every row: sized at the spec's own target, not each row's.
-        scale = _rate_scale(rate_scale, trace, p, tr, step, f"{spec.name} {_target(p)}")
+        scale = _rate_scale(rate_scale, trace, p, tr, step, f"{spec.name} {runs.target_text(p)}")
         rows: list[tuple[str, dict[str, Any]]] = []
         results: list[tuple[SimParams, SimResult]] = []
         for target in targets:
@@ -417,7 +238,7 @@ def simulate_cmd(
             rows.append((f"GPU target {target:g} %", r.summary))
             results.append((q, r))
         title = f"{spec.name} on {tr.name} x{scale:.4g}"
-        print_table(console, rp.comparison_table(rows, title, _cost_caption([p])))
+        print_table(console, rp.comparison_table(rows, title, runs.cost_caption([p])))
         # The largest fleet of the sweep (lowest target) decides whether the load fits.
         _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), scale)
         if json_out is not None:
@@ -428,11 +249,11 @@ def simulate_cmd(
     p = _params(spec, host_cpu_policy)
     check_step(step, p)
     tr = load_trace(trace)
-    scale = _rate_scale(rate_scale, trace, p, tr, step, _label(p, spec))
+    scale = _rate_scale(rate_scale, trace, p, tr, step, runs.label(p, spec))
     result = _run(p, tr, spec.name, scale, step, seed, start)
-    console.print(rp.summary_table(result, f"{_label(p, spec)} on {tr.name} x{scale:.4g}"))
+    console.print(rp.summary_table(result, f"{runs.label(p, spec)} on {tr.name} x{scale:.4g}"))
     _hint(p, result, scale)
-    title = f"{spec.name}: {p.instance_type}, {_target(p)} — {tr.name}"
+    title = f"{spec.name}: {p.instance_type}, {runs.target_text(p)} — {tr.name}"
     _write_outputs(result, title, json_out, plot, timeline)
 
 
@@ -470,19 +291,19 @@ def compare_cmd(
         dup = next(s for s in specs if specs.count(s) > 1)
         raise BadInputError(f"compare: {dup} is given twice. Fix: give each spec once.")
     check_step(step)
-    _check_rate_scale(rate_scale)
+    runs.check_rate_scale(rate_scale)
     _use_stderr_if_stdout(json_out)
     inputs: dict[str, Path | None] = {f"SPEC {path}": path for path in specs}
-    inputs["--trace"] = _trace_input(trace)
+    inputs["--trace"] = runs.trace_input(trace)
     _check_outputs(inputs, json_out, None, None)
     loaded = [_params(path, None) for path in specs]
     for p in loaded:
         check_step(step, p)  # before any design runs
     tr = load_trace(trace)
-    labels = [_label(p, path) for p, path in zip(loaded, specs, strict=True)]
+    labels = [runs.label(p, path) for p, path in zip(loaded, specs, strict=True)]
     if len(set(labels)) != len(labels):
         # Same file name and target in two folders: the path tells them apart.
-        labels = [_label(p, path, full=True) for p, path in zip(loaded, specs, strict=True)]
+        labels = [runs.label(p, path, full=True) for p, path in zip(loaded, specs, strict=True)]
     start: Start = "cold" if cold_start else "warm"
     # Every design sees the same load, sized to the first spec (the reference).
     scale = _rate_scale(rate_scale, trace, loaded[0], tr, step, f"the first spec, {labels[0]}")
@@ -493,7 +314,7 @@ def compare_cmd(
         rows.append((label, r.summary))
         results.append((p, r))
     print_table(
-        console, rp.comparison_table(rows, f"{tr.name} x{scale:.4g}", _cost_caption(loaded))
+        console, rp.comparison_table(rows, f"{tr.name} x{scale:.4g}", runs.cost_caption(loaded))
     )
     # The design with the most capacity decides whether the load fits at all.
     _hint(*max(results, key=lambda pr: pr[0].max_tasks * pr[0].task_capacity_rps), scale)
@@ -554,9 +375,9 @@ def plan_cmd(
     origin = f"bundled, first {tr.duration_s / 86400:g} days"
     console.print(plan_scale_note(p, tr, scale, step, origin), soft_wrap=True)
     result = _run(p, tr, spec.name, scale, step, seed, "warm")
-    console.print(rp.summary_table(result, f"plan: {_label(p, spec)}"))
+    console.print(rp.summary_table(result, f"plan: {runs.label(p, spec)}"))
     _hint(p, result, scale)
-    title = f"{loaded.service.name}: {p.instance_type}, {_target(p)} — {tr.name}"
+    title = f"{loaded.service.name}: {p.instance_type}, {runs.target_text(p)} — {tr.name}"
     _write_outputs(result, title, json_out, out, None, plot_option="-o/--output")
     if problems:
         raise typer.Exit(EXIT_PROBLEMS)
@@ -570,15 +391,4 @@ def _validate(spec: Spec, path: Path) -> int:
 
     with stage_status(err_console) as stage:
         report = validate(spec, path=str(path), stage=stage)
-    for n in report.notes:
-        console.print(f"[yellow]note:[/] {escape(n.message)}", soft_wrap=True)
-    if report.ok:
-        resources = len(report.template.get("Resources", {}))
-        console.print(f"template: synthesized, {resources} resources, no findings")
-        return 0
-    console.print(f"[red]template: {len(report.findings)} finding(s)[/]")
-    for f in report.findings:
-        console.print(
-            f"  {f.source} {f.id} ({f.severity}) {f.resource}: {f.message}", soft_wrap=True
-        )
-    return len(report.findings)
+    return render_validation(console, report)

@@ -18,7 +18,7 @@ from rich.table import Table
 from ecs_gpu import outputs, terminal
 from ecs_gpu.aws import preflight as pf
 from ecs_gpu.aws.preflight_checks import Needs, Result
-from ecs_gpu.cli.operate import Aws, ProfileOpt, RegionOpt, SpecArg, StackOpt, _aws, stack_of
+from ecs_gpu.cli.options import Aws, ProfileOpt, RegionOpt, SpecArg, StackOpt, _aws, stack_of
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, ProblemsFound
 from ecs_gpu.spec import Spec, load_spec
 
@@ -92,6 +92,16 @@ def summary(result: Result) -> str:
 def run(spec: Spec, aws: Aws) -> tuple[Needs, Result]:
     needs = Needs.from_spec(spec, str(aws.region))
     return needs, pf.preflight(aws.session, needs)
+
+
+SkipPreflightOpt = Annotated[
+    bool,
+    typer.Option(
+        "--skip-preflight",
+        help="Deploy without `ecs-gpu preflight`'s checks (quota, offerings, AMI, "
+        "reservation, secrets, image, network), which otherwise refuse on an error.",
+    ),
+]
 
 
 def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path) -> None:

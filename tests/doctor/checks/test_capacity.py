@@ -189,7 +189,8 @@ def test_denied_warm_pool_is_unknown_naming_the_permission(healthy: Callable[[],
 def test_doctor_expects_what_the_template_deploys() -> None:
     """The hook name, heartbeat and pool doctor records are the template's, --stack included."""
     from ecs_gpu.aws.facts import Target
-    from ecs_gpu.cli.operate import names_of, synth_template
+    from ecs_gpu.cli.deploy import synth_template
+    from ecs_gpu.cli.options import names_of
     from ecs_gpu.doctor.checks.capacity import LAUNCHING
     from ecs_gpu.infra import capacity
 

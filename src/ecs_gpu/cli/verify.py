@@ -1,0 +1,394 @@
+"""``ecs-gpu verify metrics`` and ``ecs-gpu verify scaling``: prove a deployed service works.
+
+Thin: the checks, the test and their verdicts are :mod:`ecs_gpu.aws.verify`
+and :mod:`ecs_gpu.aws.verify_scaling`; this module parses, shows progress
+and renders. The ``run_*`` functions take clients, so tests drive them
+against moto (or a Stubber) without going through argv.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import fast_path as fp
+from ecs_gpu.aws import verify as vf
+from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.cli import app
+from ecs_gpu.cli.options import (
+    PollOpt,
+    ProfileOpt,
+    RegionOpt,
+    SpecArg,
+    StackOpt,
+    _aws,
+    check_spec_or_asg,
+    names_of,
+    optional_seconds,
+    seconds,
+)
+from ecs_gpu.cli.render import (
+    attempts_progress,
+    console,
+    note_fast_path_off,
+    render_divisor,
+    render_metrics_ok,
+    render_no_decision,
+    render_series,
+    render_verdict,
+    scaling_progress,
+    warn_fast_path_missing,
+)
+from ecs_gpu.errors import EcsGpuError, ProblemsFound
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import load_spec
+
+if TYPE_CHECKING:
+    from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
+    from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_ecs import ECSClient
+
+verify_app = typer.Typer(
+    name="verify",
+    help=(
+        "Prove a deployed service works: the GPU metric (and, for a spec that scales on "
+        "concurrency, the sidecars' concurrency metric) lands (verify metrics) and the "
+        "scaling loop moves (verify scaling).\n\n"
+        "Examples:\n\n"
+        "    ecs-gpu verify metrics examples/g5-vllm.toml --timeout 900\n\n"
+        "    ecs-gpu verify scaling examples/g5-vllm.toml --yes"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+app.add_typer(verify_app, name="verify")
+
+
+def run_verify_metrics(
+    cw: CloudWatchClient,
+    asg: str,
+    *,
+    timeout_s: float,
+    interval_s: float,
+    window_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+    concurrency: vf.ConcurrencySource | None = None,
+) -> vf.MetricsReport:
+    total = len(gpu_metric.METRIC_NAMES)
+    what = f"{total} GPU series of {asg}"
+    if concurrency is not None:
+        what += f" and {demand_metric.METRIC_NAME} of {concurrency.service}"
+    with attempts_progress(what, timeout_s) as on_attempt:
+        report = vf.verify_metrics(
+            cw,
+            asg,
+            timeout_s=timeout_s,
+            interval_s=interval_s,
+            window_s=window_s,
+            on_attempt=on_attempt,
+            sleep=sleep,
+            concurrency=concurrency,
+        )
+    render_series(report)
+    if not report.ok:
+        raise vf.missing_problem(report, asg, timeout_s=timeout_s, concurrency=concurrency)
+    render_metrics_ok(report, asg, concurrency)
+    return report
+
+
+@verify_app.command("metrics")
+def verify_metrics_cmd(
+    spec: Annotated[
+        Path | None, typer.Argument(help="The spec TOML file (or give --asg).", show_default=False)
+    ] = None,
+    asg: Annotated[
+        str | None, typer.Option("--asg", help="The Auto Scaling group name, instead of a spec.")
+    ] = None,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout",
+            callback=seconds(0, inclusive=True),
+            help="Seconds to wait for every series (0: check once).",
+        ),
+    ] = 600.0,
+    interval: Annotated[
+        float,
+        typer.Option("--interval", callback=seconds(0), help="Seconds between checks (> 0)."),
+    ] = 30.0,
+    window: Annotated[
+        float,
+        typer.Option(
+            "--window",
+            callback=seconds(60, inclusive=True),
+            help="How recent a datapoint must be, seconds (at least 60).",
+        ),
+    ] = float(vf.DEFAULT_WINDOW_S),
+    stack: StackOpt = None,
+    region: RegionOpt = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Wait until every GPU series of the metric contract has recent datapoints.
+
+    Checks nvidia_smi_utilization_gpu, nvidia_smi_memory_used and
+    nvidia_smi_memory_total in CWAgent by AutoScalingGroupName. With a SPEC
+    that scales on concurrency, also the sidecars' EcsGpu/Serving
+    ConcurrentRequestsPerTask by ClusterName and ServiceName. Exit 0 when
+    all are present; 1 naming each missing series with its likely cause
+    (agent or sidecar not publishing, PutMetricData denied, wrong
+    dimension). With a task-gpus SPEC it also reports AWS/ECS GPUReservation
+    of the cluster, the policy's divisor (a warning when it has no data; not
+    the exit code).
+
+    Example:
+
+        ecs-gpu verify metrics examples/g5-vllm.toml --timeout 900
+    """
+    check_spec_or_asg(spec, asg, stack)
+    loaded = None if spec is None else load_spec(spec)
+    names = None if loaded is None else names_of(loaded, stack)
+    group = asg if names is None else names.asg
+    assert group is not None  # exactly one of the two was given
+    aws = _aws(profile, region)
+    # --timeout 0 checks once: an endpoint that never answers must not hold it for minutes.
+    cw = aws("cloudwatch", fail_fast=timeout == 0)
+    divisor = loaded is not None and vf.needs_divisor(loaded)
+    source = None if loaded is None or names is None else vf.concurrency_source(loaded, names)
+    try:
+        run_verify_metrics(
+            cw,
+            group,
+            timeout_s=timeout,
+            interval_s=interval,
+            window_s=window,
+            concurrency=source,
+        )
+    except ProblemsFound:
+        # The series were read (only an AWS error ends the wait otherwise).
+        if names is not None and divisor:
+            report_divisor(cw, names.cluster, window_s=window)
+        raise
+    if names is not None and divisor:
+        report_divisor(cw, names.cluster, window_s=window)
+
+
+def report_divisor(cw: CloudWatchClient, cluster: str, *, window_s: float) -> None:
+    """Say whether the task-gpus divisor has data; informational, never the exit code.
+
+    The contract's three series are what the agent owes; GPUReservation is
+    ECS's, and ECS writes it only while a task runs, so its absence is a
+    state of the service to report, not a broken agent.
+    """
+    try:
+        r = vf.fetch_reservation(cw, cluster, window_s=window_s)
+    except EcsGpuError as e:
+        render_divisor(cluster, None, e.message)
+        return
+    render_divisor(cluster, r)
+
+
+def run_verify_scaling(
+    cw: CloudWatchClient,
+    ecs: ECSClient,
+    appscaling: ApplicationAutoScalingClient,
+    names: Names,
+    *,
+    yes: bool,
+    publish_interval_s: float,
+    poll_s: float,
+    scale_out_timeout_s: float,
+    scale_in_timeout_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+    publisher: vs.Publisher | None = None,
+    fast: fp.FastPath | None = None,
+    concurrency_target: float | None = None,
+    wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    pace: vs.Pace | None = None,
+) -> vs.ScalingResult:
+    """With ``fast`` or ``concurrency_target`` (a spec on the concurrency signal), drive
+    the sidecars' series.
+
+    With ``fast`` high is inside the fast path's first step (above its
+    threshold); it first checks that the service has the fast path (missing:
+    a warning, and exit 1 after the test), and after the scale-out the first
+    scaling activity says whether the fast path decided it. With
+    ``concurrency_target`` alone (the fast path off) high is twice the
+    target, for target tracking. Low is 0 (below the target).
+    """
+    target = fast.target if fast is not None else concurrency_target
+    concurrency = target is not None
+    vs.check_consent(yes, names, concurrency=concurrency)
+    initial = vs.check_scalable(ecs, appscaling, names)
+    missing = _check_fast_path(cw, appscaling, names, fast, target)
+    since = wall_clock()
+    with scaling_progress(initial) as on_progress:
+        try:
+            result = vs.run_scaling_test(
+                cw,
+                ecs,
+                cluster=names.cluster,
+                service=names.service,
+                asg=names.asg,
+                concurrency=concurrency,
+                fast_path=fast is not None,
+                **vs.levels(fast, target),
+                publish_interval_s=publish_interval_s,
+                poll_s=poll_s,
+                scale_out_timeout_s=scale_out_timeout_s,
+                scale_in_timeout_s=scale_in_timeout_s,
+                on_progress=on_progress,
+                sleep=sleep,
+                clock=clock,
+                publisher=publisher,
+                pace=pace,
+            )
+        except KeyboardInterrupt:
+            raise vs.interrupted(concurrency=concurrency) from None
+    if fast is not None:
+        report_first_decision(
+            appscaling,
+            names.scalable_target_resource_id,
+            since=since,
+            fast=fast,
+            missing=missing,
+        )
+    console.print(
+        f"[green]Scaling loop works:[/] desiredCount {result.initial} -> {result.peak} in "
+        f"{result.scale_out_s:.0f} s (scale-out), back to {result.final} in "
+        f"{result.scale_in_s:.0f} s (scale-in); {result.published} datapoint(s) published, "
+        "publishing stopped."
+    )
+    if missing is not None:
+        raise vs.missing_fast_path(missing)
+    return result
+
+
+def _check_fast_path(
+    cw: CloudWatchClient,
+    appscaling: ApplicationAutoScalingClient,
+    names: Names,
+    fast: fp.FastPath | None,
+    target: float | None,
+) -> str | None:
+    """Before the test: what of the fast path the service lacks (a warning), or the
+    note that the spec has none; the first for :func:`report_first_decision`."""
+    if fast is not None:
+        missing = vs.check_fast_path(
+            appscaling,
+            cw,
+            fast,
+            resource_id=names.scalable_target_resource_id,
+            cluster=names.cluster,
+            service=names.service,
+        )
+        if missing is not None:
+            warn_fast_path_missing(missing)
+        return missing
+    if target is not None:
+        note_fast_path_off(vs.levels(None, target)["high"])
+    return None
+
+
+def report_first_decision(
+    appscaling: ApplicationAutoScalingClient,
+    resource_id: str,
+    *,
+    since: datetime,
+    fast: fp.FastPath,
+    missing: str | None = None,
+) -> vs.Decision | None:
+    """Say which policy made the first scale-out decision, and how fast; never the exit code.
+
+    The scale-out happened (desiredCount rose); whether the fast path or
+    target tracking moved it first is what a concurrency deployment wants to
+    know (docs/operate.md). ``missing``: what of the fast path the service
+    lacks (:func:`ecs_gpu.aws.verify_scaling.check_fast_path`), the reason it did not.
+    """
+    try:
+        d = vs.first_decision(appscaling, resource_id, since=since)
+    except EcsGpuError as e:
+        render_no_decision(resource_id, e.message)
+        return None
+    if d is None:
+        render_no_decision(resource_id)
+        return d
+    v = vs.judge(d, since=since, missing=missing)
+    render_verdict(v, resource_id, fast)
+    return d
+
+
+@verify_app.command("scaling")
+def verify_scaling_cmd(
+    spec: SpecArg,
+    yes: Annotated[
+        bool,
+        typer.Option("--yes", "-y", help="Required: this changes the live service's task count."),
+    ] = False,
+    scale_out_timeout: Annotated[
+        float,
+        typer.Option(
+            "--scale-out-timeout", callback=seconds(0), help="Seconds to wait for scale-out."
+        ),
+    ] = 1200.0,
+    scale_in_timeout: Annotated[
+        float,
+        typer.Option(
+            "--scale-in-timeout", callback=seconds(0), help="Seconds to wait for scale-in."
+        ),
+    ] = 1800.0,
+    publish_interval: Annotated[
+        float | None,
+        typer.Option(
+            "--publish-interval",
+            callback=optional_seconds(1, example=10),
+            help="Seconds between datapoints, at least 1 (default: 30 for a GPU signal, "
+            f"{demand_metric.PUBLISH_INTERVAL_S} for concurrency, as the sidecars publish).",
+            show_default=False,
+        ),
+    ] = None,
+    poll_interval: PollOpt = 15.0,
+    stack: StackOpt = None,
+    region: RegionOpt = None,
+    profile: ProfileOpt = None,
+) -> None:
+    """Prove the scaling loop moves: force the scaling signal high, then low, and time it.
+
+    Publishes high nvidia_smi_utilization_gpu for the stack's ASG (with a
+    SPEC on the concurrency signal: high-resolution ConcurrentRequestsPerTask
+    above the fast path's threshold, or twice the target with the fast path
+    off) until the service's desiredCount rises by one, then low until it
+    returns. With the fast path it first checks the service has it (exit 1
+    after the test when not), and reports the first scaling decision: the
+    fast path's step policy, or not. Refuses without --yes. Always stops
+    publishing on exit, Ctrl-C included, and reports the measured scale-out
+    and scale-in times.
+
+    Example:
+
+        ecs-gpu verify scaling examples/g5-vllm.toml --yes
+    """
+    s = load_spec(spec)
+    target, fast = vs.signal_inputs(s)
+    if publish_interval is None:
+        publish_interval = vs.default_publish_interval_s(target)
+    aws = _aws(profile, region)
+    run_verify_scaling(
+        aws("cloudwatch"),
+        aws("ecs"),
+        aws("application-autoscaling"),
+        names_of(s, stack),
+        yes=yes,
+        fast=fast,
+        concurrency_target=target,
+        publish_interval_s=publish_interval,
+        poll_s=poll_interval,
+        scale_out_timeout_s=scale_out_timeout,
+        scale_in_timeout_s=scale_in_timeout,
+    )

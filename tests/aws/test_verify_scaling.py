@@ -1,0 +1,70 @@
+"""aws/verify_scaling: the scaling test itself, against moto."""
+
+from __future__ import annotations
+
+import pytest
+
+from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.errors import ProblemsFound
+from operate.conftest import NAMES, Clients, Lockstep
+from operate.test_operate_verify import ASG, make_service
+
+
+def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -> None:
+    make_service(clients, desired=1)
+    now = [0.0]
+    pace = Lockstep()
+    pub = vs.Publisher(clients.cw, ASG, 0.0, interval_s=0.01, pace=pace)
+
+    def tick(_: float) -> None:
+        now[0] += 15.0
+        pace.tick()
+
+    with pytest.raises(ProblemsFound) as exc:
+        vs.run_scaling_test(
+            clients.cw,
+            clients.ecs,
+            cluster=NAMES.cluster,
+            service=NAMES.service,
+            asg=ASG,
+            poll_s=15,
+            scale_out_timeout_s=60,
+            sleep=tick,
+            clock=lambda: now[0],
+            publisher=pub,
+        )
+    assert "never rose above 1 within 60 s" in exc.value.message
+    assert "target-tracking policy" in exc.value.message
+    assert not pub.running
+
+
+def test_the_levels_follow_the_specs_signal() -> None:
+    from ecs_gpu import fast_path as fp
+    from ecs_gpu.spec import load_spec
+    from operate.conftest import EXAMPLE_SPEC
+
+    fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
+    assert fast is not None
+    first = fast.steps[0]
+    upper = first.upper if first.upper is not None else fast.threshold
+    # Inside the fast path's first step: the alarm breaches and the smallest step fires.
+    assert vs.levels(fast, fast.target) == {"high": fast.threshold + upper / 2, "low": 0.0}
+    assert fast.step_for(vs.levels(fast, fast.target)["high"]) == first
+    # Target tracking alone: twice the target adds a task; a GPU signal keeps the defaults.
+    assert vs.levels(None, 11.0) == {"high": 22.0, "low": 0.0}
+    assert vs.levels(None, None) == {}
+
+
+def test_the_verdict_on_the_first_decision() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def decision(policy: str | None, steps: tuple[str, ...]) -> vs.Decision:
+        return vs.Decision(t0 + timedelta(seconds=25), "cause", "", "Successful", policy, steps)
+
+    v = vs.judge(decision("fast", ("fast",)), since=t0)
+    assert (v.by, v.after_s) == ("fast_path", 25.0)
+    assert vs.judge(decision(None, ()), since=t0, missing="no policy").by == "lacking"
+    assert vs.judge(decision(None, ()), since=t0).by == "not_deployed"
+    assert vs.judge(decision(None, ("fast",)), since=t0).by == "too_slow"
