@@ -11,7 +11,9 @@ Run:
 
 It prints each engine's best and median time, the ratio current / baseline,
 simulated days per second, and whether both engines gave the same summary.
-Pass --no-baseline to time the current engine alone (no git needed).
+Pass --no-baseline to time the current engine alone (no git needed), or
+--baseline COMMIT to time against another commit's engine (e.g. the commit
+before a refactor, whose ratio must stay within 1.05).
 """
 
 from __future__ import annotations
@@ -63,10 +65,17 @@ print(json.dumps({"times": times, "summary": [s["gpu_hours"], s["overload_second
 """
 
 
-def _extract_baseline(dest: Path) -> Path:
+def _baseline_commit() -> str:
+    """``--baseline COMMIT`` when given, else BASELINE_COMMIT."""
+    if "--baseline" in sys.argv:
+        return sys.argv[sys.argv.index("--baseline") + 1]
+    return BASELINE_COMMIT
+
+
+def _extract_baseline(dest: Path, commit: str) -> Path:
     """The baseline commit's src/ folder, from git, without touching the working tree."""
     data = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", BASELINE_COMMIT, "src/ecs_gpu"],
+        ["git", "-C", str(ROOT), "archive", commit, "src/ecs_gpu"],
         check=True,
         capture_output=True,
     ).stdout
@@ -99,7 +108,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         np.save(Path(tmp) / "rates.npy", rates)
         if "--no-baseline" not in sys.argv:
-            engines[f"baseline {BASELINE_COMMIT}"] = _extract_baseline(Path(tmp))
+            commit = _baseline_commit()
+            engines[f"baseline {commit}"] = _extract_baseline(Path(tmp), commit)
         times: dict[str, list[float]] = {k: [] for k in engines}
         summaries: dict[str, object] = {}
         t0 = time.perf_counter()

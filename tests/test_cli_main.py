@@ -109,6 +109,8 @@ def test_error_text_in_brackets_reaches_the_user(
     st.text(alphabet=st.characters(categories=("L", "N", "P", "S", "Zs")), min_size=1, max_size=120)
 )
 @example("Fix: add a [service] section; image 'repo:warning:' [/]")
+# rich's escape leaves "\\[" as is and the markup then dropped the backslash.
+@example("C:\\\\models\\\\[")
 def test_any_error_text_reaches_the_user_verbatim(text: str) -> None:
     # Messages quote user values ("[service]", ":tag:", ARNs); the terminal
     # must show them as written, not as rich markup or emoji codes.

@@ -386,3 +386,27 @@ def test_quota_codes_follow_the_family() -> None:
     assert quotas.on_demand("g6e.12xlarge").code == "L-DB2E81BA"
     assert quotas.on_demand("p5.48xlarge").code == "L-417A185B"
     assert quotas.SPOT["G"].code == "L-3819A6DF" and quotas.SPOT["P"].code == "L-7212CCBC"
+
+
+@pytest.mark.parametrize(
+    ("pool", "instances"),
+    [
+        # The default prepared capacity (min_size, at least 1): the pool holds min_size.
+        ("", 1),
+        ("min_size = 3", 3),
+        ("min_size = 0", 0),
+        # max_prepared = max_instances (4): nothing beside a full group but min_size.
+        ("min_size = 1\nmax_prepared = 4", 1),
+        ("min_size = 0\nmax_prepared = 4", 0),
+    ],
+)
+def test_the_quota_counts_the_pool_the_template_deploys(
+    tmp_path: Path, pool: str, instances: int
+) -> None:
+    """Needs' pool is PutWarmPool's size beside a group at max_instances (managed_scaling)."""
+    text = (EXAMPLES / "g5-vllm.toml").read_text()
+    spec = tmp_path / "pool.toml"
+    spec.write_text(f"{text}\n[capacity.warm_pool]\n{pool}\n")
+    needs = Needs.from_spec(load_spec(spec), "us-east-1")
+    assert needs.max_instances == 4
+    assert needs.pool_instances == instances

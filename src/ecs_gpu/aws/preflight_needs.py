@@ -14,6 +14,7 @@ from typing import Any
 from ecs_gpu import quotas
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
 from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.managed_scaling import pool_size
 from ecs_gpu.spec import Spec
 
 
@@ -117,18 +118,15 @@ class Needs:
 def pool_instances(spec: Spec) -> int:
     """Warm-pool instances beside a group scaled to max_instances.
 
-    The pool holds MaxGroupPreparedCapacity - desired (max - desired without
-    it), never fewer than min_size (aws-semantics.md, warm pools): at full
-    scale that is max(min_size, max_prepared - max_instances). They count
+    PutWarmPool's rule (managed_scaling.pool_size) at a desired capacity of
+    max_instances, with the prepared capacity the template deploys. They count
     against the running vCPU quota while they start and run their user data
     before they stop (all the time in a Running pool).
     """
     wp = spec.capacity.warm_pool
     if wp is None:
         return 0
-    if wp.max_prepared is None:
-        return wp.min_size
-    return max(wp.min_size, wp.max_prepared - spec.capacity.max_instances)
+    return pool_size(wp.min_size, wp.prepared_capacity, spec.capacity.max_instances)
 
 
 CheckBody = Callable[[Snapshot, Check, Needs], list[Finding]]

@@ -22,7 +22,7 @@ from types import FrameType
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from ecs_gpu import terminal
 from ecs_gpu.errors import (
@@ -52,10 +52,20 @@ app = typer.Typer(
 err_console = terminal.console(stderr=True)
 
 
+def say(label: str, style: str, message: str) -> None:
+    """``label message`` on stderr, the message as plain text, never read as markup.
+
+    Messages quote user values ("[capacity]", ARNs, a path ending in a
+    backslash before "["): markup escaping misses some of them (rich's escape
+    leaves "\\[" alone, and the markup then drops the backslash), a Text never does.
+    """
+    err_console.print(Text.assemble((label, style), " ", message), soft_wrap=True)
+
+
 def print_notes(lines: list[str]) -> None:
     """Each note on stderr: it never changes standard output (a template, JSON) or the exit code."""
     for line in lines:
-        err_console.print(f"[yellow]note:[/] {escape(line)}", soft_wrap=True)
+        say("note:", "yellow", line)
 
 
 def _print_version(value: bool) -> None:
@@ -98,7 +108,7 @@ def _aws_exit(exc: BaseException) -> int | None:
     err = translate(exc)
     if not isinstance(err, EcsGpuError):  # pragma: no cover - translate maps every botocore error
         return None
-    err_console.print(f"[red]error:[/] {escape(err.message)}", soft_wrap=True)
+    say("error:", "red", err.message)
     return err.exit_code
 
 
@@ -262,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
             err_console.print("[yellow]interrupted.[/]")
             _ExitState.reported = True
     except EcsGpuError as e:
-        # Messages name spec sections as "[capacity]": escaped, or rich would
+        # Messages name spec sections as "[capacity]": plain text, or rich would
         # read them as markup tags and print nothing in their place.
-        err_console.print(f"[red]error:[/] {escape(e.message)}", soft_wrap=True)
+        say("error:", "red", e.message)
         code = e.exit_code
     except KeyboardInterrupt:
         err_console.print("[yellow]interrupted.[/]")
@@ -279,10 +289,11 @@ def main(argv: list[str] | None = None) -> int:
         elif aws is not None:
             code = aws
         else:
-            err_console.print(
-                f"[red]internal error:[/] {type(e).__name__}: {escape(str(e))}\n"
-                "This is a bug in ecs-gpu. Rerun with ECS_GPU_DEBUG=1 for the traceback and "
-                "report it."
+            say(
+                "internal error:",
+                "red",
+                f"{type(e).__name__}: {e}\nThis is a bug in ecs-gpu. Rerun with "
+                "ECS_GPU_DEBUG=1 for the traceback and report it.",
             )
             code = EXIT_PROBLEMS
     # What print() left buffered is written now, while a broken pipe can still
