@@ -160,9 +160,9 @@ def test_cooldown_is_a_new_instances_time_to_serve() -> None:
     assert fp.cooldown_s >= sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
 
 
-def test_with_a_warm_pool_the_cooldown_is_a_pooled_instances_time_to_serve() -> None:
-    pooled = parse_spec(
-        G5.replace("[scaling]\n", "[capacity.warm_pool]\nmin_size = 1\n\n[scaling]\n").replace(
+def _with_pool(pool: str) -> Spec:
+    return parse_spec(
+        G5.replace("[scaling]\n", f"[capacity.warm_pool]\n{pool}\n\n[scaling]\n").replace(
             "[scaling]\n",
             '[scaling]\nsignal = "concurrency"\ntarget_concurrency_per_task = 16\n',
             1,
@@ -170,6 +170,12 @@ def test_with_a_warm_pool_the_cooldown_is_a_pooled_instances_time_to_serve() -> 
         + '\n[service.metrics]\npreset = "vllm"\n',
         "pool.toml",
     )
+
+
+def test_with_a_warm_pool_the_cooldown_is_a_pooled_instances_time_to_serve() -> None:
+    # A pool that covers every scale-out (max_prepared = max_instances, 4); the
+    # default pool (min_size instances) does not, and keeps the cold cooldown.
+    pooled = _with_pool("min_size = 1\nmax_prepared = 4")
     fp = fast_path.fast_path(pooled)
     assert fp is not None
     sim = pooled.simulation
@@ -232,3 +238,22 @@ def test_load_below_the_threshold_never_fires() -> None:
     assert fp is not None
     with pytest.raises(AssertionError, match="never fired"):
         _alarm_fires_at(600.0, 1.0, before=10.0, after=fp.threshold * 0.99, thr=fp.threshold)
+
+
+def test_the_default_pool_does_not_cover_scale_out_so_the_cooldown_stays_cold() -> None:
+    # max_prepared unset: the pool holds min_size (1) instances, not every one
+    # the group can add (managed_scaling.pool_covers_scale_out).
+    fp = fast_path.fast_path(_with_pool("min_size = 1"))
+    assert fp is not None
+    cold = fast_path.fast_path(
+        parse_spec(
+            G5.replace(
+                "[scaling]\n",
+                '[scaling]\nsignal = "concurrency"\ntarget_concurrency_per_task = 16\n',
+                1,
+            )
+            + '\n[service.metrics]\npreset = "vllm"\n',
+            "cold.toml",
+        )
+    )
+    assert cold is not None and fp.cooldown_s == cold.cooldown_s == 480
