@@ -63,6 +63,25 @@ def test_a_refusal_is_a_failed_operation_not_an_outage(
     assert "cloudformation DeleteStack" in err.message and "Fix:" in err.message
 
 
+def test_an_html_error_page_is_one_short_line() -> None:
+    # What moto's server (or a proxy) answers a call it cannot serve: botocore
+    # puts the whole page in the message; the user sees one line of it.
+    page = "<!doctype html>\n<html lang=en>\n<title>500 Internal Server Error</title>\n" + (
+        "<p>" + "x" * 500 + "</p>\n"
+    )
+    exc = bx.ClientError(
+        {"Error": {"Code": "500", "Message": page}, "ResponseMetadata": {"HTTPStatusCode": 500}},
+        "GetAWSDefaultServiceQuota",
+    )
+    err = translate(exc, "service-quotas", "GetAWSDefaultServiceQuota")
+    assert isinstance(err, AwsError) and err.exit_code == EXIT_AWS
+    assert "\n" not in err.message
+    assert "500: <!doctype html> <html lang=en> <title>500 Internal Server Error</title>" in (
+        err.message
+    )
+    assert "x" * 400 not in err.message and "Fix: AWS is not answering" in err.message
+
+
 def test_session_region_from_aws_region(monkeypatch: pytest.MonkeyPatch) -> None:
     # botocore itself reads only AWS_DEFAULT_REGION; the messages tell users
     # to set AWS_REGION, so make_session must honour it (and --region first).

@@ -108,6 +108,11 @@ def is_throttling(exc: BaseException) -> bool:
     return error_code(exc) in THROTTLING_CODES
 
 
+def _one_line(msg: str) -> str:
+    """A body that is no AWS message (a proxy's or emulator's HTML page) as one short line."""
+    return " ".join(msg.split())[:300]
+
+
 def translate(exc: BaseException, service: str | None = None, operation: str = "") -> Exception:
     """The ecs-gpu error for a botocore exception raised by ``service.operation``.
 
@@ -123,14 +128,14 @@ def translate(exc: BaseException, service: str | None = None, operation: str = "
         code = error_code(exc)
         msg = str(exc.response.get("Error", {}).get("Message", "")) or code
         if code == "403":
-            return AccessDenied(service, operation, f"HTTP 403: {' '.join(msg.split())[:300]}")
+            return AccessDenied(service, operation, f"HTTP 403: {_one_line(msg)}")
         if is_access_denied(exc):
             return AccessDenied(service, operation, f"{code}: {msg}")
         if is_throttling(exc) or http_status(exc) >= 500:
             # Still throttled after the retries, or AWS failing: unavailable now (exit 3).
             return AwsError(
-                f"AWS {_call(service, operation)} failed: {code}: {msg}. Fix: AWS is not "
-                "answering this call now; run the command again in a few minutes."
+                f"AWS {_call(service, operation)} failed: {code}: {_one_line(msg)}. Fix: AWS is "
+                "not answering this call now; run the command again in a few minutes."
             )
         # AWS answered and refused what was asked: the operation failed (exit 1).
         return AwsRefused(
