@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from ecs_gpu import outputs, terminal
 from ecs_gpu.aws import facts
+from ecs_gpu.cli.findings import findings_table, unknown_table
 from ecs_gpu.cli.options import StackOpt, names_of, stack_of
 from ecs_gpu.doctor import snapshot as snapshots
 from ecs_gpu.doctor.checks import Report, run_checks
@@ -22,8 +22,6 @@ from ecs_gpu.cli import app, json_option  # isort: skip
 
 console = terminal.console()
 err_console = terminal.console(stderr=True)
-
-_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def exit_code(report: Report) -> int:
@@ -45,11 +43,6 @@ def nothing_checked(report: Report) -> str:
     )
 
 
-def _value(v: Any) -> str:
-    text = v if isinstance(v, str) else json.dumps(v, default=str)
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
 def assumptions(report: Report) -> str:
     """What doctor assumed for a snapshot of raw AWS output, one line each ('' if nothing)."""
     if not report.assumed:
@@ -63,30 +56,12 @@ def render(report: Report, out: Console) -> None:
     if report.assumed:
         out.print(f"[yellow]{escape(assumptions(report))}[/]", soft_wrap=True)
     if findings:
-        # Three columns stay readable at 80 characters; the finding cell holds
-        # the title, the evidence lines and the fix.
-        table = Table(title="ecs-gpu doctor: findings, first broken link first", show_lines=True)
-        table.add_column("id", no_wrap=True)
-        table.add_column("severity", no_wrap=True)
-        # Wraps between words only (terminal.print_table): an id or ARN stays whole.
-        table.add_column("finding")
-        for f in findings:
-            # A bullet, not an indent: rich sizes a column by its longest word, and
-            # leading spaces would push that word past the edge (cut with "…").
-            ev = "\n".join(f"- {e.kind}[{e.id}].{e.field} = {_value(e.value)}" for e in f.evidence)
-            cell = f"[bold]{escape(f.title)}[/]\n{escape(ev)}\n[green]Fix:[/] {escape(f.fix)}"
-            table.add_row(f.id, f"[{_STYLE[f.severity]}]{f.severity}[/]", cell)
-        terminal.print_table(out, table)
+        title = "ecs-gpu doctor: findings, first broken link first"
+        terminal.print_table(out, findings_table(title, findings))
     else:
         out.print("[green]No finding.[/]")
     if report.unknown:
-        t = Table(title="Not checked (unknown)")
-        t.add_column("id", no_wrap=True)
-        for col in ("check", "why"):
-            t.add_column(col)
-        for r in report.unknown:
-            t.add_row(r.check.id, escape(r.check.title), escape(r.reason or ", ".join(r.missing)))
-        terminal.print_table(out, t)
+        terminal.print_table(out, unknown_table(report.unknown))
     if report.missing_permissions:
         out.print("[yellow]Missing permissions[/] (grant them for a complete diagnosis):")
         for d in report.missing_permissions:

@@ -13,11 +13,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from ecs_gpu import outputs, terminal
 from ecs_gpu.aws import preflight as pf
 from ecs_gpu.aws.preflight_checks import Needs, Result
+from ecs_gpu.cli.findings import SEVERITY_STYLE, findings_table, unknown_table
 from ecs_gpu.cli.options import Aws, ProfileOpt, RegionOpt, SpecArg, StackOpt, _aws, stack_of
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, ProblemsFound
 from ecs_gpu.spec import Spec, load_spec
@@ -26,8 +26,6 @@ from ecs_gpu.cli import app, json_option, print_notes  # isort: skip
 
 console = terminal.console()
 err_console = terminal.console(stderr=True)
-
-_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def exit_code(result: Result) -> int:
@@ -39,31 +37,14 @@ def exit_code(result: Result) -> int:
     return EXIT_OK
 
 
-def _value(v: object) -> str:
-    text = v if isinstance(v, str) else json.dumps(v, default=str)
-    return text if len(text) <= 160 else text[:157] + "..."
-
-
 def render(result: Result, stack: str, region: str | None, out: Console) -> None:
     report = result.report
     findings = report.findings
     if findings:
-        table = Table(title=f"ecs-gpu preflight: stack {stack} in {region}", show_lines=True)
-        table.add_column("id", no_wrap=True)
-        table.add_column("severity", no_wrap=True)
-        table.add_column("finding")
-        for f in findings:
-            ev = "\n".join(f"- {e.kind}[{e.id}].{e.field} = {_value(e.value)}" for e in f.evidence)
-            cell = f"[bold]{escape(f.title)}[/]\n{escape(ev)}\n[green]Fix:[/] {escape(f.fix)}"
-            table.add_row(f.id, f"[{_STYLE[f.severity]}]{f.severity}[/]", cell)
-        terminal.print_table(out, table)
+        title = f"ecs-gpu preflight: stack {stack} in {region}"
+        terminal.print_table(out, findings_table(title, findings))
     if report.unknown:
-        t = Table(title="Not checked (unknown)")
-        for col in ("id", "check", "why"):
-            t.add_column(col, no_wrap=col == "id")
-        for r in report.unknown:
-            t.add_row(r.check.id, escape(r.check.title), escape(r.reason or ", ".join(r.missing)))
-        terminal.print_table(out, t)
+        terminal.print_table(out, unknown_table(report.unknown))
     for i, title, why in result.not_applicable:
         out.print(f"[dim]{i} not needed:[/] {escape(title)}: {escape(why)}.", soft_wrap=True)
     if report.missing_permissions:
@@ -76,7 +57,7 @@ def render(result: Result, stack: str, region: str | None, out: Console) -> None
 def summary(result: Result) -> str:
     report = result.report
     ok = sum(1 for r in report.results if r.status == "ok")
-    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in _STYLE}
+    counts = {s: sum(1 for f in report.findings if f.severity == s) for s in SEVERITY_STYLE}
     line = (
         f"preflight: {len(report.results)} checks: {ok} ok, {counts['error']} errors, "
         f"{counts['warning']} warnings, {counts['info']} info, {len(report.unknown)} unknown."
