@@ -1,6 +1,6 @@
 """What moto's CloudFormation cannot do, and the one substitution tests make for it.
 
-Shared by tests/operate and tests/e2e (both deploy the real synthesized
+Shared by tests/cli and tests/e2e (both deploy the real synthesized
 template into a moto server).
 """
 

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
+from cli.conftest import NAMES, NO_WAIT
+from cli.test_events import ROLLBACK, STACK_ID, describe_stack
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws.stack_events import StackEvent
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
-from operate.conftest import NAMES, NO_WAIT
-from operate.test_operate_events import ROLLBACK, STACK_ID, describe_stack
 
 STACK = NAMES.stack
 

@@ -6,10 +6,10 @@ import json
 
 import boto3
 
+from cli.conftest import Clients
+from cli.test_deploy import record_calls
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
-from operate.conftest import Clients
-from operate.test_operate_moto import record_calls
 
 
 def test_unprotect_handles_more_than_one_batch(clients: Clients) -> None:

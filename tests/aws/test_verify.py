@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from cli.conftest import Clients
+from cli.test_verify import ASG, put
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws import verify as vf
-from operate.conftest import Clients
-from operate.test_operate_verify import ASG, put
 
 
 def test_a_series_under_another_dimension_is_reported_as_wrong_dimension(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from cli.conftest import NAMES, Clients, Lockstep
+from cli.test_verify import ASG, make_service
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.errors import ProblemsFound
-from operate.conftest import NAMES, Clients, Lockstep
-from operate.test_operate_verify import ASG, make_service
 
 
 def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -> None:
@@ -39,9 +39,9 @@ def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -
 
 
 def test_the_levels_follow_the_specs_signal() -> None:
+    from cli.conftest import EXAMPLE_SPEC
     from ecs_gpu import fast_path as fp
     from ecs_gpu.spec import load_spec
-    from operate.conftest import EXAMPLE_SPEC
 
     fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
     assert fast is not None

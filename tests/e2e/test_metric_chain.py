@@ -6,7 +6,7 @@ agent process itself:
 1. examples/g5-vllm.toml on the GPU signal (tests/example_specs.py: the
    example less its concurrency settings; test_concurrency_chain.py runs the
    example itself) is synthesized (once per module) and deployed with
-   the project's own deploy code (``deploy_cli.run_deploy``), as tests/operate
+   the project's own deploy code (``deploy_cli.run_deploy``), as tests/cli
    does (the one GetAtt on an alarm moto skips becomes a literal ARN).
 2. The agent config is read back FROM THE DEPLOYED launch template's user
    data, and the instance role's policies from the deployed IAM role

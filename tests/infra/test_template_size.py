@@ -204,7 +204,7 @@ def test_largest_realistic_spec_fits_through_the_template_bucket(
 ) -> None:
     """54,122 to 54,282 bytes (2026-12-01): over TemplateBody's 51,200, so deploy needs
     --template-bucket (TemplateURL, 1 MB), where it fits ten times over.
-    tests/operate/test_operate_template_bucket.py deploys it that way into moto."""
+    tests/cli/test_template_bucket.py deploys it that way into moto."""
     _, body = largest[example]
     size = len(body.encode())
     assert template_size_problem(body, bucket=True) is None, f"{example}: {size:,} bytes"

@@ -14,7 +14,7 @@ from ecs_gpu.cli.stages import STAGE_TEXT, stage_status
 from ecs_gpu.synth import StageFn
 from ecs_gpu.validate import STAGES, ValidationReport
 
-G5 = Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml"
+G5 = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
 
 
 def _console(*, terminal: bool) -> tuple[Console, io.StringIO]:

@@ -28,7 +28,7 @@ from ecs_gpu.cli import main
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
 
-from .test_operate_failures import as_user, restricted_user
+from .test_failures import as_user, restricted_user
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 G5 = EXAMPLES / "g5-vllm.toml"

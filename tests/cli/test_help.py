@@ -72,7 +72,7 @@ def test_the_short_form_confirms(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """verify scaling refuses without --yes; with -y it goes on to AWS (here: unreachable)."""
-    spec = str(Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml")
+    spec = str(Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml")
     for var, value in {
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
         "AWS_ACCESS_KEY_ID": "testing",

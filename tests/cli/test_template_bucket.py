@@ -28,7 +28,7 @@ from infra.test_template_size import largest_spec_text
 from moto_cfn import ami_parameters, for_moto
 
 from .conftest import NO_WAIT, Clients
-from .test_operate_failures import as_user, restricted_user
+from .test_failures import as_user, restricted_user
 
 BUCKET = "team-cfn-templates"
 ACCOUNT = "123456789012"  # moto's default account

@@ -37,7 +37,7 @@ from ecs_gpu.cli import main, options
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients
-from .test_operate_failures import restricted_user
+from .test_failures import restricted_user
 
 SPEC = str(EXAMPLE_SPEC)
 STACK = NAMES.stack

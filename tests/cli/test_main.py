@@ -152,7 +152,7 @@ def test_ctrl_c_while_jsii_shuts_down_exits_130_without_a_traceback(tmp_path: Pa
     import subprocess
     import sys
 
-    spec = Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml"
+    spec = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
     out = tmp_path / "out"
     proc = subprocess.run(
         [sys.executable, "-c", _CTRL_C_AT_EXIT, "synth", str(spec), "-o", str(out)],
@@ -255,7 +255,7 @@ def test_bare_json_before_another_option_simulates_to_stdout(
 ) -> None:
     import json
 
-    spec = Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml"
+    spec = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
     trace = tmp_path / "trace.csv"
     trace.write_text("timestamp_s,requests\n" + "".join(f"{60 * i},30\n" for i in range(10)))
     assert cli.main(["simulate", str(spec), "--trace", str(trace), "--json", "--seed", "3"]) == 0
