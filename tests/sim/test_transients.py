@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from simhelp import CONCURRENCY, METRICS, params
 
+from ecs_gpu.sim import read_trace, run
 from ecs_gpu.sim.transients import (
     LoadDrop,
     drop_stats,
@@ -120,3 +123,20 @@ def test_drop_stats_take_worst_and_median_of_the_settled() -> None:
     assert (s.drops, s.unsettled, s.worst_s, s.median_s) == (4, 1, 300.0, 120.0)
     none = drop_stats([])
     assert (none.drops, none.unsettled, none.worst_s, none.median_s) == (0, 0, None, None)
+
+
+def test_run_adds_the_measures_to_the_summary(tmp_path: Path) -> None:
+    # 20 minutes at 14 req/s (10 tasks at the target), then 20 at 4.2 (3 tasks).
+    trace = tmp_path / "drop.csv"
+    trace.write_text("timestamp_s,rate_rps\n0,14\n1200,4.2\n2400,4.2\n", encoding="utf-8")
+    result = run(P, read_trace(trace), step_s=10.0)
+    s, tl = result.summary, result.timeline
+    (d,) = drops_to_need(P, tl["offered_rps"], tl["desired_tasks"], 10.0)
+    assert d.at_s == 1200.0
+    assert s["peak_offered_rps_1min"] == 14.0
+    assert s["peak_need_tasks"] == 10
+    assert s["peak_desired_to_need"] == s["max_desired_tasks"] / 10
+    assert (s["load_drops"], s["load_drops_not_within_need"]) == (1, 0 if d.to_need_s else 1)
+    assert s["drop_to_need_worst_s"] == s["drop_to_need_median_s"] == d.to_need_s
+    # Target tracking's 15 low datapoints: not within 10 % of need for 15 minutes.
+    assert d.to_need_s is not None and d.to_need_s > 900

@@ -29,6 +29,7 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -132,15 +133,16 @@ def drops_to_need(
     loads = minute_means(offered_rps, step_s)
     per = round(MINUTE_S / step_s)
     within, hold = round(within_s / MINUTE_S), round(hold_s / MINUTE_S)
-    need = [p.tasks_for_rate(float(v)) for v in loads]
+    # p.tasks_for_rate for every minute at once, then for every step.
+    raw = np.where(loads > 0, np.ceil(loads / p.rps_per_task_at_target - 1e-9), 0.0)
+    need = np.repeat(np.clip(raw, p.min_tasks, p.max_tasks), per)
+    want = np.asarray(desired, dtype=np.float64)[: len(need)]
+    ok = np.abs(want - need) <= band * need + 1e-9
     out: list[LoadDrop] = []
     for k, end, before in find_drops(loads, fall=fall, within_min=within, hold_min=hold):
-        settle: float | None = None
-        for i in range(k * per, end * per):
-            n = need[i // per]
-            if abs(desired[i] - n) <= band * n + 1e-9:
-                settle = (i - k * per) * step_s
-                break
+        window = ok[k * per : end * per]
+        hit = int(np.argmax(window)) if window.any() else None
+        settle = None if hit is None else hit * step_s
         out.append(LoadDrop(k * MINUTE_S, before, (end - k) * MINUTE_S, settle))
     return out
 
@@ -164,3 +166,20 @@ def drop_stats(drops: Sequence[LoadDrop]) -> DropStats:
         max(done) if done else None,
         statistics.median(done) if done else None,
     )
+
+
+def summary_keys(
+    p: SimParams, offered_rps: Sequence[float], desired: Sequence[float], step_s: float
+) -> dict[str, Any]:
+    """The run summary's transient keys (docs/simulator.md "Outputs")."""
+    peak = peak_vs_need(p, offered_rps, desired, step_s)
+    stats = drop_stats(drops_to_need(p, offered_rps, desired, step_s))
+    return {
+        "peak_offered_rps_1min": round(peak.peak_rps, 4),
+        "peak_need_tasks": peak.need_tasks,
+        "peak_desired_to_need": None if peak.ratio is None else round(peak.ratio, 4),
+        "load_drops": stats.drops,
+        "load_drops_not_within_need": stats.unsettled,
+        "drop_to_need_worst_s": stats.worst_s,
+        "drop_to_need_median_s": stats.median_s,
+    }
