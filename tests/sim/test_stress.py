@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim import stress
@@ -95,3 +97,22 @@ def test_bad_knots_and_steps_are_refused(
 def test_an_unknown_shape_names_the_known_ones() -> None:
     with pytest.raises(BadInputError, match="flash-crowd, periodic-bursts, plateau-drop"):
         stress.shape_rates("flash", 10.0)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    factor=st.floats(1.0, 10.0),
+    rise=st.integers(0, 600),
+    hold=st.integers(1, 3600),
+    step=st.sampled_from([1.0, 5.0, 10.0, 30.0, 60.0]),
+)
+def test_the_steps_carry_the_curves_area(factor: float, rise: int, hold: int, step: float) -> None:
+    knots = stress.flash_crowd(factor=factor, rise_s=rise, hold_s=hold, fall_s=rise)
+    r = stress.rates(knots, step)
+    # The curve's exact area: base before and after, the peak held, each ramp
+    # a trapezoid; less the base over a last partial step, which is dropped.
+    total = 1800 + 2 * rise + hold + 2760
+    area = 1.0 * (1800 + 2760) + factor * hold + (1.0 + factor) / 2 * (2 * rise)
+    area -= 1.0 * (total - len(r) * step)
+    assert float(r.sum() * step) == pytest.approx(area, rel=1e-9)
+    assert r.min() >= 1.0 - 1e-12 and r.max() <= factor + 1e-12
