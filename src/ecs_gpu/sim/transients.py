@@ -15,10 +15,11 @@ least ``fall`` (30 %) below the highest of the ``within_s`` (5 minutes)
 before it, and counts when the load then stays at or below that lowered
 level for ``hold_s`` (10 minutes) or more: a dip the load climbs back from
 sooner is no drop a scale-in should follow. A fall in stages while the load
-stays below that level is one drop (a ramp's minutes, 10 -> 6 -> 3). Its **time to need** is the
-time from the start of that minute until the desired count is first within
-``band`` (10 %) of the need (the tasks for that minute's load at the target,
-clipped to min_tasks..max_tasks, which desired cannot leave). A drop whose
+stays below that level is one drop (a ramp's minutes, 10 -> 6 -> 3). Its
+**time to need** is the time from the start of that minute until the
+desired count is first within ``band`` (10 %) of the need (the tasks for
+that minute's load at the target, clipped to min_tasks..max_tasks, which
+desired cannot leave). A drop whose
 desired count never gets there while the load stays down is unsettled: its
 time is ``None`` and ``down_s`` says how long it had.
 """
@@ -37,6 +38,9 @@ import numpy.typing as npt
 from ecs_gpu.sim.params import SimParams
 
 MINUTE_S = 60.0
+# Issue 16's definitions: a fall of 30 % within 5 minutes that lasts; the
+# hold (10 minutes) is ours, long enough to tell a drop from a dip and
+# shorter than target tracking's 15-minute scale-in, so slow scale-ins show.
 DROP_FALL = 0.3
 DROP_WITHIN_S = 300.0
 DROP_HOLD_S = 600.0
