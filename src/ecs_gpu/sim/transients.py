@@ -19,9 +19,9 @@ stays below that level is one drop (a ramp's minutes, 10 -> 6 -> 3). Its
 **time to need** is the time from the start of that minute until the
 desired count is first within ``band`` (10 %) of the need (the tasks for
 that minute's load at the target, clipped to min_tasks..max_tasks, which
-desired cannot leave). A drop whose
-desired count never gets there while the load stays down is unsettled: its
-time is ``None`` and ``down_s`` says how long it had.
+desired cannot leave). A drop whose desired count never gets there while
+the load stays down is unsettled: its time is ``None`` and ``down_s`` says
+how long it had.
 """
 
 from __future__ import annotations
