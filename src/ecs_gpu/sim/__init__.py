@@ -18,6 +18,7 @@ from pathlib import Path
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.engine import (
     MAX_OFFERED_RPS,
+    TIMELINE_COLUMNS,
     ProgressFn,
     SimResult,
     Start,
@@ -25,6 +26,7 @@ from ecs_gpu.sim.engine import (
     simulate,
 )
 from ecs_gpu.sim.params import SimParams, from_spec
+from ecs_gpu.sim.transients import summary_keys
 from ecs_gpu.sim.workload import Trace, TraceError, read_trace
 from ecs_gpu.spec import Spec
 
@@ -119,4 +121,9 @@ def run(
     result.summary["trace"] = trace.name
     result.summary["trace_gap_windows"] = trace.gap_windows
     result.summary["rate_scale"] = rate_scale
+    # Two columns read off the rows: building the whole timeline costs more.
+    off, want = TIMELINE_COLUMNS.index("offered_rps"), TIMELINE_COLUMNS.index("desired_tasks")
+    offered = [r[off] for r in result.rows]
+    desired = [r[want] for r in result.rows]
+    result.summary.update(summary_keys(p, offered, desired, step_s))
     return result
