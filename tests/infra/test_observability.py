@@ -16,7 +16,7 @@ from ecs_gpu import gpu_metric, startup
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, load_spec, parse_spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 BUILT_SPEC = """
 [service]
