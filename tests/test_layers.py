@@ -55,16 +55,43 @@ def test_every_contract_is_kept(tmp_path: Path) -> None:
         assert f"{contract['name']} KEPT" in proc.stdout
 
 
-@pytest.mark.parametrize("contract", CONTRACTS, ids=[c["name"] for c in CONTRACTS])
+FORBIDDEN = [c for c in CONTRACTS if c["type"] == "forbidden"]
+ACYCLIC = [c for c in CONTRACTS if c["type"] == "acyclic_siblings"]
+
+
+def test_every_contract_is_one_of_the_kinds_tested_here() -> None:
+    assert len(FORBIDDEN) + len(ACYCLIC) == len(CONTRACTS) and ACYCLIC
+
+
+@pytest.mark.parametrize("contract", FORBIDDEN, ids=[c["name"] for c in FORBIDDEN])
 def test_each_contract_catches_an_offending_import(
     contract: dict[str, Any], tmp_path: Path
 ) -> None:
-    assert contract["type"] == "forbidden"
     tree = _copy(tmp_path)
     source = _file_of(tree, contract["source_modules"][-1])
     forbidden = contract["forbidden_modules"][-1]
     with source.open("a", encoding="utf-8") as f:
         f.write(f"\nimport {forbidden}\n")
+    proc = _lint_imports(tree)
+    assert proc.returncode != 0
+    assert f"{contract['name']} BROKEN" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("importer", "imported"),
+    [
+        # Two siblings that would import each other at run time.
+        ("ecs_gpu.doctor.kinds", "ecs_gpu.doctor.snapshot"),
+        # A top-level module and package: the instance catalog reaching up to
+        # the spec that reads it.
+        ("ecs_gpu.catalog", "ecs_gpu.spec"),
+    ],
+)
+def test_the_cycle_contract_catches_a_cycle(importer: str, imported: str, tmp_path: Path) -> None:
+    (contract,) = ACYCLIC
+    tree = _copy(tmp_path)
+    with _file_of(tree, importer).open("a", encoding="utf-8") as f:
+        f.write(f"\nimport {imported}\n")
     proc = _lint_imports(tree)
     assert proc.returncode != 0
     assert f"{contract['name']} BROKEN" in proc.stdout, proc.stdout

@@ -17,7 +17,7 @@ import re
 from datetime import datetime
 from typing import Any, Final
 
-from ecs_gpu.doctor.snapshot import (
+from ecs_gpu.doctor.kinds import (
     COLLECTION_KEY,
     KIND_SOURCES,
     OBJECT_KINDS,
