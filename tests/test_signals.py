@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ecs_gpu import signals
+from ecs_gpu import demand_metric, gpu_metric, signals
 from ecs_gpu.doctor.snapshot import TargetNames
+from ecs_gpu.naming import Names
 from ecs_gpu.signals import SIGNALS, SignalPlan
 from ecs_gpu.sim.params import GPU_METRIC_SCOPE, SimParams, from_spec
 from ecs_gpu.spec import ScalingSpec, load_spec
@@ -90,3 +91,48 @@ def test_sim_params_read_the_plan() -> None:
     assert not guarded.signal_plan.fast_path
     assert base.with_(gpu_guard=False).gpu_policy is False
     assert base.with_(signal="asg-average").gpu_policy is True
+
+
+# --- the per-signal registry (signals.SERIES) --------------------------------------
+
+
+def test_every_signal_has_its_series() -> None:
+    assert set(signals.SERIES) == set(SIGNALS)
+    for name, series in signals.SERIES.items():
+        assert series.signal == name
+        # Each signal's own query ids are unique, so the collector's union can key on them.
+        ids = [q["Id"] for q in series.queries(signals.SeriesAt("asg", "cluster", "service"))]
+        assert len(ids) == len(set(ids))
+    with pytest.raises(TypeError):
+        signals.SERIES["concurrency"] = signals.SERIES["task-gpus"]  # type: ignore[index]
+
+
+def test_the_series_come_from_their_contract_modules() -> None:
+    names = Names("svc")
+    conc = signals.SERIES["concurrency"]
+    assert conc.queries(names) == demand_metric.metric_data_queries("svc", "svc")
+    assert conc.watched.dimensions(names) == demand_metric.dimensions("svc", "svc")
+    assert (conc.watched.namespace, conc.watched.metric_name) == (
+        demand_metric.NAMESPACE,
+        demand_metric.METRIC_NAME,
+    )
+    for gpu in ("task-gpus", "asg-average"):
+        w = signals.SERIES[gpu].watched
+        assert (w.namespace, w.metric_name, w.statistic, w.period_s) == (
+            gpu_metric.NAMESPACE,
+            gpu_metric.UTILIZATION,
+            gpu_metric.STATISTIC,
+            gpu_metric.PERIOD_S,
+        )
+        assert w.dimensions_map(names) == {gpu_metric.DIMENSION: names.asg}
+    assert signals.SERIES["task-gpus"].queries(names)[-1] == gpu_metric.reservation_query("svc")
+
+
+def test_the_collector_reads_every_series_once_in_a_stable_order() -> None:
+    names = Names("svc")
+    # The order snapshots have always had: the agent's series, GPUReservation, concurrency.
+    assert signals.metric_data_queries(names) == [
+        *gpu_metric.metric_data_queries(names.asg),
+        gpu_metric.reservation_query(names.cluster),
+        *demand_metric.metric_data_queries(names.cluster, names.service),
+    ]
