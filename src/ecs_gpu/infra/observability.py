@@ -27,7 +27,7 @@ from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
 from ecs_gpu import demand_metric, fast_path, gpu_metric, host, managed_scaling
-from ecs_gpu.infra.scaling import concurrency_metric
+from ecs_gpu.infra.scaling import concurrency_metric, series_metric
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import SERIES, SignalPlan
 from ecs_gpu.spec import Spec
@@ -307,13 +307,7 @@ def _missing_alarms(
             f"{names.host_log_group} log group (amazon-cloudwatch-agent and "
             "ecs-gpu-host-setup streams) or run `ecs-gpu doctor`."
         ),
-        metric=cw.Metric(
-            namespace=gpu_metric.NAMESPACE,
-            metric_name=gpu_metric.UTILIZATION,
-            dimensions_map=_gpu_dims(names),
-            statistic=gpu_metric.STATISTIC,
-            period=Duration.seconds(gpu_metric.PERIOD_S),
-        ),
+        metric=series_metric(SERIES[plan.gpu_series].watched, names),
         periods=missing_alarm_evaluation_periods(spec),
     )
     if not plan.tracks_concurrency:

@@ -35,7 +35,7 @@ from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 
 from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.naming import Names
-from ecs_gpu.signals import SignalPlan
+from ecs_gpu.signals import CONCURRENCY, SERIES, SeriesNames, SignalPlan, Watched
 from ecs_gpu.spec import Spec
 
 # Construct ids: the policies' logical ids derive from them, and tests and
@@ -68,15 +68,30 @@ class Scaling:
     fast_path_policy: appscaling.StepScalingAction | None
 
 
+def series_metric(
+    watched: Watched,
+    names: SeriesNames,
+    *,
+    period_s: int | None = None,
+    statistic: str | None = None,
+    label: str | None = None,
+) -> cw.Metric:
+    """A signal's watched series (signals.SERIES) as a CDK metric, at its own period and
+    statistic unless told; the policies, the dashboard and the missing-metric alarms use it."""
+    return cw.Metric(
+        namespace=watched.namespace,
+        metric_name=watched.metric_name,
+        dimensions_map=watched.dimensions_map(names),
+        statistic=watched.statistic if statistic is None else statistic,
+        period=Duration.seconds(watched.period_s if period_s is None else period_s),
+        label=label,
+    )
+
+
 def gpu_metric_for(spec: Spec) -> cw.Metric:
     """The agent's ASG-average GPU utilization series (what the host agent writes)."""
-    return cw.Metric(
-        namespace=gpu_metric.NAMESPACE,
-        metric_name=gpu_metric.UTILIZATION,
-        dimensions_map={gpu_metric.DIMENSION: Names(spec.service.name).asg},
-        statistic=gpu_metric.STATISTIC,
-        period=Duration.seconds(gpu_metric.PERIOD_S),
-    )
+    plan = SignalPlan.of(spec.scaling)
+    return series_metric(SERIES[plan.gpu_series].watched, Names(spec.service.name))
 
 
 def task_gpu_metrics(spec: Spec) -> list[dict[str, Any]]:
@@ -146,15 +161,11 @@ def concurrency_metric(
 ) -> cw.Metric:
     """The sidecar's per-task concurrency series (Average over all tasks' datapoints is the
     mean per task); the policies, the dashboard and the missing-metric alarm all use it."""
-    names = Names(spec.service.name)
-    return cw.Metric(
-        namespace=demand_metric.NAMESPACE,
-        metric_name=demand_metric.METRIC_NAME,
-        dimensions_map={
-            d["Name"]: d["Value"] for d in demand_metric.dimensions(names.cluster, names.service)
-        },
+    return series_metric(
+        SERIES[CONCURRENCY].watched,
+        Names(spec.service.name),
+        period_s=period_s,
         statistic=statistic,
-        period=Duration.seconds(period_s),
         label=label,
     )
 
