@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import typing
 from pathlib import Path
@@ -136,3 +137,59 @@ def test_the_collector_reads_every_series_once_in_a_stable_order() -> None:
         gpu_metric.reservation_query(names.cluster),
         *demand_metric.metric_data_queries(names.cluster, names.service),
     ]
+
+
+# --- no consumer branches on a signal's name --------------------------------------
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ecs_gpu"
+# Where a signal's name may be spelled in a comparison: the names themselves,
+# the metric contracts, and spec/ (its rules say which keys go with which signal).
+NAME_OWNERS = ("signals.py", "gpu_metric.py", "demand_metric.py", "spec/")
+
+
+def _is_signal(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in SIGNALS
+
+
+def _names_a_signal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_is_signal(e) for e in node.elts)
+    return _is_signal(node)
+
+
+def _spells_a_signal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Compare):
+        return any(_names_a_signal(n) for n in (node.left, *node.comparators))
+    if isinstance(node, ast.Dict):
+        return any(k is not None and _is_signal(k) for k in node.keys)
+    return isinstance(node, ast.MatchValue) and _is_signal(node.value)
+
+
+def signal_name_uses(source: str) -> list[int]:
+    """Lines that compare with a signal's name, match on it, or key a dict by it."""
+    return sorted(
+        getattr(node, "lineno", 0) for node in ast.walk(ast.parse(source)) if _spells_a_signal(node)
+    )
+
+
+def test_the_scanner_sees_each_form() -> None:
+    source = (
+        'a = s == "concurrency"\n'
+        'b = s in ("task-gpus", "x")\n'
+        'c = {"asg-average": 1}\n'
+        'match s:\n    case "concurrency":\n        pass\n'
+        'd = "concurrency" if s else "gpu"\n'
+    )
+    assert signal_name_uses(source) == [1, 2, 3, 5]
+
+
+def test_no_consumer_compares_a_signal_by_name() -> None:
+    # A consumer looks the signal up (signals.SERIES) or reads the plan
+    # (SignalPlan), so a new signal is a registry row, not edits across the tree.
+    found = {
+        f"{path.relative_to(SRC)}:{line}"
+        for path in sorted(SRC.rglob("*.py"))
+        if not str(path.relative_to(SRC).as_posix()).startswith(NAME_OWNERS)
+        for line in signal_name_uses(path.read_text(encoding="utf-8"))
+    }
+    assert not found, f"compare with signals.SERIES or SignalPlan instead: {sorted(found)}"
