@@ -193,3 +193,15 @@ def test_no_consumer_compares_a_signal_by_name() -> None:
         for line in signal_name_uses(path.read_text(encoding="utf-8"))
     }
     assert not found, f"compare with signals.SERIES or SignalPlan instead: {sorted(found)}"
+
+
+def test_each_policy_target_is_a_scaling_key() -> None:
+    sc = ScalingSpec(max_tasks=2, target_concurrency_per_task=5.0)
+    for series in signals.SERIES.values():
+        assert series.target_key in ScalingSpec.model_fields
+    assert signals.SERIES["concurrency"].target(sc) == 5.0
+    assert signals.SERIES["task-gpus"].target(sc) == sc.gpu_target_percent
+    # Concurrency first, then the GPU policy: the template's resource order.
+    assert SignalPlan.from_parts("concurrency", True).tracked == ("concurrency", "task-gpus")
+    assert SignalPlan.from_parts("asg-average", False).tracked == ("asg-average",)
+    assert SignalPlan.from_parts("concurrency", False).tracked == ("concurrency",)

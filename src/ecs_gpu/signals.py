@@ -90,12 +90,25 @@ class SignalPlan:
         )
 
     @property
+    def tracked(self) -> tuple[Signal, ...]:
+        """The signals a target-tracking policy holds, in the template's order."""
+        return ((CONCURRENCY,) if self.tracks_concurrency else ()) + (
+            (self.gpu_series,) if self.tracks_gpu else ()
+        )
+
+    @property
     def divides_by_reservation(self) -> bool:
         """Whether a policy divides by ECS's GPUReservation (the task-gpus expression)."""
         return self.tracks_gpu and SERIES[self.gpu_series].divides_by_reservation
 
 
 # --- each signal's series, as every consumer reads it ---------------------------------
+
+# Construct ids of the target-tracking policies: their logical ids derive
+# from them, and tests and doctor find the policies by them. Both GPU series
+# deploy the one GPU policy.
+GPU_POLICY_ID: Final = "GpuUtilization"
+CONCURRENCY_POLICY_ID: Final = "ConcurrencyPerTask"
 
 
 class SeriesNames(Protocol):
@@ -143,6 +156,10 @@ class SignalSeries:
 
     signal: Signal
     watched: Watched
+    # Its target-tracking policy: the construct id, and the [scaling] key
+    # of the value it holds.
+    policy_id: str
+    target_key: str
     # GetMetricData queries of what its policy reads (doctor's collector,
     # verify), each Id unique within the signal and across signals.
     queries: Callable[[SeriesNames], list[dict[str, Any]]]
@@ -151,6 +168,11 @@ class SignalSeries:
     # The simulator's GPU policy scope ("tasks": the task-gpus expression,
     # "asg": the agent's ASG average); None: not a GPU series.
     sim_gpu_scope: Literal["asg", "tasks"] | None
+
+    def target(self, scaling: object) -> float | None:
+        """The value its policy holds, from a ``[scaling]`` section (None: not set)."""
+        value: float | None = getattr(scaling, self.target_key)
+        return value
 
 
 _GPU_WATCHED: Final = Watched(
@@ -168,6 +190,8 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
         "task-gpus": SignalSeries(
             signal="task-gpus",
             watched=_GPU_WATCHED,
+            policy_id=GPU_POLICY_ID,
+            target_key="gpu_target_percent",
             queries=lambda n: [
                 *gpu_metric.metric_data_queries(n.asg),
                 gpu_metric.reservation_query(n.cluster),
@@ -178,6 +202,8 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
         "asg-average": SignalSeries(
             signal="asg-average",
             watched=_GPU_WATCHED,
+            policy_id=GPU_POLICY_ID,
+            target_key="gpu_target_percent",
             queries=lambda n: gpu_metric.metric_data_queries(n.asg),
             divides_by_reservation=False,
             sim_gpu_scope="asg",
@@ -191,6 +217,8 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
                 period_s=demand_metric.TRACKING_PERIOD_S,
                 dimensions=lambda n: demand_metric.dimensions(n.cluster, n.service),
             ),
+            policy_id=CONCURRENCY_POLICY_ID,
+            target_key="target_concurrency_per_task",
             queries=lambda n: demand_metric.metric_data_queries(n.cluster, n.service),
             divides_by_reservation=False,
             sim_gpu_scope=None,
