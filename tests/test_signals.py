@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import typing
 from pathlib import Path
 
 import pytest
 
-from ecs_gpu import signals
+from ecs_gpu import demand_metric, gpu_metric, signals
 from ecs_gpu.doctor.snapshot import TargetNames
+from ecs_gpu.naming import Names
 from ecs_gpu.signals import SIGNALS, SignalPlan
 from ecs_gpu.sim.params import GPU_METRIC_SCOPE, SimParams, from_spec
 from ecs_gpu.spec import ScalingSpec, load_spec
@@ -90,3 +92,116 @@ def test_sim_params_read_the_plan() -> None:
     assert not guarded.signal_plan.fast_path
     assert base.with_(gpu_guard=False).gpu_policy is False
     assert base.with_(signal="asg-average").gpu_policy is True
+
+
+# --- the per-signal registry (signals.SERIES) --------------------------------------
+
+
+def test_every_signal_has_its_series() -> None:
+    assert set(signals.SERIES) == set(SIGNALS)
+    for name, series in signals.SERIES.items():
+        assert series.signal == name
+        # Each signal's own query ids are unique, so the collector's union can key on them.
+        ids = [q["Id"] for q in series.queries(signals.SeriesAt("asg", "cluster", "service"))]
+        assert len(ids) == len(set(ids))
+    with pytest.raises(TypeError):
+        signals.SERIES["concurrency"] = signals.SERIES["task-gpus"]  # type: ignore[index]
+
+
+def test_the_series_come_from_their_contract_modules() -> None:
+    names = Names("svc")
+    conc = signals.SERIES["concurrency"]
+    assert conc.queries(names) == demand_metric.metric_data_queries("svc", "svc")
+    assert conc.watched.dimensions(names) == demand_metric.dimensions("svc", "svc")
+    assert (conc.watched.namespace, conc.watched.metric_name) == (
+        demand_metric.NAMESPACE,
+        demand_metric.METRIC_NAME,
+    )
+    for gpu in ("task-gpus", "asg-average"):
+        w = signals.SERIES[gpu].watched
+        assert (w.namespace, w.metric_name, w.statistic, w.period_s) == (
+            gpu_metric.NAMESPACE,
+            gpu_metric.UTILIZATION,
+            gpu_metric.STATISTIC,
+            gpu_metric.PERIOD_S,
+        )
+        assert w.dimensions_map(names) == {gpu_metric.DIMENSION: names.asg}
+    assert signals.SERIES["task-gpus"].queries(names)[-1] == gpu_metric.reservation_query("svc")
+
+
+def test_the_collector_reads_every_series_once_in_a_stable_order() -> None:
+    names = Names("svc")
+    # The order snapshots have always had: the agent's series, GPUReservation, concurrency.
+    assert signals.metric_data_queries(names) == [
+        *gpu_metric.metric_data_queries(names.asg),
+        gpu_metric.reservation_query(names.cluster),
+        *demand_metric.metric_data_queries(names.cluster, names.service),
+    ]
+
+
+# --- no consumer branches on a signal's name --------------------------------------
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "ecs_gpu"
+# Where a signal's name may be spelled in a comparison: the names themselves,
+# the metric contracts, and spec/ (its rules say which keys go with which signal).
+NAME_OWNERS = ("signals.py", "gpu_metric.py", "demand_metric.py", "spec/")
+
+
+def _is_signal(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value in SIGNALS
+
+
+def _names_a_signal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_is_signal(e) for e in node.elts)
+    return _is_signal(node)
+
+
+def _spells_a_signal(node: ast.AST) -> bool:
+    if isinstance(node, ast.Compare):
+        return any(_names_a_signal(n) for n in (node.left, *node.comparators))
+    if isinstance(node, ast.Dict):
+        return any(k is not None and _is_signal(k) for k in node.keys)
+    return isinstance(node, ast.MatchValue) and _is_signal(node.value)
+
+
+def signal_name_uses(source: str) -> list[int]:
+    """Lines that compare with a signal's name, match on it, or key a dict by it."""
+    return sorted(
+        getattr(node, "lineno", 0) for node in ast.walk(ast.parse(source)) if _spells_a_signal(node)
+    )
+
+
+def test_the_scanner_sees_each_form() -> None:
+    source = (
+        'a = s == "concurrency"\n'
+        'b = s in ("task-gpus", "x")\n'
+        'c = {"asg-average": 1}\n'
+        'match s:\n    case "concurrency":\n        pass\n'
+        'd = "concurrency" if s else "gpu"\n'
+    )
+    assert signal_name_uses(source) == [1, 2, 3, 5]
+
+
+def test_no_consumer_compares_a_signal_by_name() -> None:
+    # A consumer looks the signal up (signals.SERIES) or reads the plan
+    # (SignalPlan), so a new signal is a registry row, not edits across the tree.
+    found = {
+        f"{path.relative_to(SRC)}:{line}"
+        for path in sorted(SRC.rglob("*.py"))
+        if not str(path.relative_to(SRC).as_posix()).startswith(NAME_OWNERS)
+        for line in signal_name_uses(path.read_text(encoding="utf-8"))
+    }
+    assert not found, f"compare with signals.SERIES or SignalPlan instead: {sorted(found)}"
+
+
+def test_each_policy_target_is_a_scaling_key() -> None:
+    sc = ScalingSpec(max_tasks=2, target_concurrency_per_task=5.0)
+    for series in signals.SERIES.values():
+        assert series.target_key in ScalingSpec.model_fields
+    assert signals.SERIES["concurrency"].target(sc) == 5.0
+    assert signals.SERIES["task-gpus"].target(sc) == sc.gpu_target_percent
+    # Concurrency first, then the GPU policy: the template's resource order.
+    assert SignalPlan.from_parts("concurrency", True).tracked == ("concurrency", "task-gpus")
+    assert SignalPlan.from_parts("asg-average", False).tracked == ("asg-average",)
+    assert SignalPlan.from_parts("concurrency", False).tracked == ("concurrency",)

@@ -8,14 +8,25 @@ concurrency one, the fast path) used to be worked out again by the
 template, the simulator, verify and doctor; :class:`SignalPlan` says it
 once and they all read it.
 
-Pure: imports nothing from infra, aws, cli, doctor or sim, so every layer
-can read it.
+:data:`SERIES` is the other half: per signal, the series it scales on as
+every consumer reads it (the series that must arrive, the GetMetricData
+queries, whether the policy divides by GPUReservation, the simulator's GPU
+scope). The template, the collector, verify, doctor and the simulator look
+a signal up there instead of comparing its name, so a new signal is a name
+here, a row in :data:`SERIES` and its contract module.
+
+Pure: imports nothing from infra, aws, cli, doctor or sim (only the metric
+contracts beside it), so every layer can read it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol, get_args
+from types import MappingProxyType
+from typing import Any, Final, Literal, Protocol, get_args
+
+from ecs_gpu import demand_metric, gpu_metric
 
 # The [scaling] signal values, in the order docs/spec.md lists them.
 Signal = Literal["concurrency", "task-gpus", "asg-average"]
@@ -79,6 +90,151 @@ class SignalPlan:
         )
 
     @property
+    def tracked(self) -> tuple[Signal, ...]:
+        """The signals a target-tracking policy holds, in the template's order."""
+        return ((CONCURRENCY,) if self.tracks_concurrency else ()) + (
+            (self.gpu_series,) if self.tracks_gpu else ()
+        )
+
+    @property
     def divides_by_reservation(self) -> bool:
         """Whether a policy divides by ECS's GPUReservation (the task-gpus expression)."""
-        return self.tracks_gpu and self.gpu_series == "task-gpus"
+        return self.tracks_gpu and SERIES[self.gpu_series].divides_by_reservation
+
+
+# --- each signal's series, as every consumer reads it ---------------------------------
+
+# Construct ids of the target-tracking policies: their logical ids derive
+# from them, and tests and doctor find the policies by them. Both GPU series
+# deploy the one GPU policy.
+GPU_POLICY_ID: Final = "GpuUtilization"
+CONCURRENCY_POLICY_ID: Final = "ConcurrencyPerTask"
+
+
+class SeriesNames(Protocol):
+    """The physical names a series' dimensions come from (naming.Names has these)."""
+
+    @property
+    def asg(self) -> str: ...
+
+    @property
+    def cluster(self) -> str: ...
+
+    @property
+    def service(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesAt:
+    """Names read off a deployment rather than derived (doctor's collector)."""
+
+    asg: str
+    cluster: str
+    service: str
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    """The series that must arrive: what the missing-metric alarm watches and doctor expects."""
+
+    namespace: str
+    metric_name: str
+    statistic: str
+    # The alarm's period: the tracking period (target tracking evaluates
+    # one-minute datapoints).
+    period_s: int
+    dimensions: Callable[[SeriesNames], list[dict[str, str]]]
+
+    def dimensions_map(self, names: SeriesNames) -> dict[str, str]:
+        """The dimensions as a name -> value map (CDK's ``dimensions_map``)."""
+        return {d["Name"]: d["Value"] for d in self.dimensions(names)}
+
+
+@dataclass(frozen=True, slots=True)
+class SignalSeries:
+    """One signal's series: the contract module's facts that every consumer reads."""
+
+    signal: Signal
+    watched: Watched
+    # Its target-tracking policy: the construct id, and the [scaling] key
+    # of the value it holds.
+    policy_id: str
+    target_key: str
+    # GetMetricData queries of what its policy reads (doctor's collector,
+    # verify), each Id unique within the signal and across signals.
+    queries: Callable[[SeriesNames], list[dict[str, Any]]]
+    # Its policy divides the series by AWS/ECS GPUReservation (metric math).
+    divides_by_reservation: bool
+    # The simulator's GPU policy scope ("tasks": the task-gpus expression,
+    # "asg": the agent's ASG average); None: not a GPU series.
+    sim_gpu_scope: Literal["asg", "tasks"] | None
+
+    def target(self, scaling: object) -> float | None:
+        """The value its policy holds, from a ``[scaling]`` section (None: not set)."""
+        value: float | None = getattr(scaling, self.target_key)
+        return value
+
+
+_GPU_WATCHED: Final = Watched(
+    namespace=gpu_metric.NAMESPACE,
+    metric_name=gpu_metric.UTILIZATION,
+    statistic=gpu_metric.STATISTIC,
+    period_s=gpu_metric.PERIOD_S,
+    dimensions=lambda n: gpu_metric.dimensions(n.asg),
+)
+
+# In the order doctor's collector asks for the queries (a snapshot's
+# metric_queries keep it): the GPU series, GPUReservation, concurrency.
+SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
+    {
+        "task-gpus": SignalSeries(
+            signal="task-gpus",
+            watched=_GPU_WATCHED,
+            policy_id=GPU_POLICY_ID,
+            target_key="gpu_target_percent",
+            queries=lambda n: [
+                *gpu_metric.metric_data_queries(n.asg),
+                gpu_metric.reservation_query(n.cluster),
+            ],
+            divides_by_reservation=True,
+            sim_gpu_scope="tasks",
+        ),
+        "asg-average": SignalSeries(
+            signal="asg-average",
+            watched=_GPU_WATCHED,
+            policy_id=GPU_POLICY_ID,
+            target_key="gpu_target_percent",
+            queries=lambda n: gpu_metric.metric_data_queries(n.asg),
+            divides_by_reservation=False,
+            sim_gpu_scope="asg",
+        ),
+        "concurrency": SignalSeries(
+            signal="concurrency",
+            watched=Watched(
+                namespace=demand_metric.NAMESPACE,
+                metric_name=demand_metric.METRIC_NAME,
+                statistic=demand_metric.STATISTIC,
+                period_s=demand_metric.TRACKING_PERIOD_S,
+                dimensions=lambda n: demand_metric.dimensions(n.cluster, n.service),
+            ),
+            policy_id=CONCURRENCY_POLICY_ID,
+            target_key="target_concurrency_per_task",
+            queries=lambda n: demand_metric.metric_data_queries(n.cluster, n.service),
+            divides_by_reservation=False,
+            sim_gpu_scope=None,
+        ),
+    }
+)
+
+
+def metric_data_queries(names: SeriesNames) -> list[dict[str, Any]]:
+    """Every signal's queries, each Id once, in :data:`SERIES` order.
+
+    Doctor's collector reads them all: a snapshot may be checked without
+    the spec, so it cannot know which signal the service scales on.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for series in SERIES.values():
+        for q in series.queries(names):
+            out.setdefault(q["Id"], q)
+    return list(out.values())

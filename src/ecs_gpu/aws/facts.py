@@ -30,7 +30,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, host
+from ecs_gpu import fast_path, host, signals
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import (
     AccessDenied,
@@ -653,15 +653,14 @@ class Collector:
         asg = names[0] if names else self.target.asg
         if not asg:
             raise _Skip("no GPU Auto Scaling group is known, so there is no series to read")
-        # The contract's agent series, and ECS's GPUReservation of the cluster:
-        # the divisor of the task-gpus expression, so MET004 can tell "the agent
-        # writes, but the tracked signal is empty" from "nothing is written";
-        # and the sidecars' concurrency series (MET005), which costs no extra call.
-        queries = [
-            *gpu_metric.metric_data_queries(asg),
-            gpu_metric.reservation_query(self.target.cluster),
-            *demand_metric.metric_data_queries(self.target.cluster, self.target.service),
-        ]
+        # Every signal's series (signals.SERIES): the contract's agent series,
+        # and ECS's GPUReservation of the cluster: the divisor of the task-gpus
+        # expression, so MET004 can tell "the agent writes, but the tracked
+        # signal is empty" from "nothing is written"; and the sidecars'
+        # concurrency series (MET005). One call: whichever the service scales on.
+        queries = signals.metric_data_queries(
+            signals.SeriesAt(asg=asg, cluster=self.target.cluster, service=self.target.service)
+        )
         start, end = self.now - METRIC_WINDOW, self.now
         self._collection()["metric_queries"] = queries
         self._collection()["metric_window"] = {"start": start.isoformat(), "end": end.isoformat()}

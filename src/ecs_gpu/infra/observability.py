@@ -27,9 +27,9 @@ from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
 from ecs_gpu import demand_metric, fast_path, gpu_metric, host, managed_scaling
-from ecs_gpu.infra.scaling import concurrency_metric
+from ecs_gpu.infra.scaling import concurrency_metric, series_metric
 from ecs_gpu.naming import Names
-from ecs_gpu.signals import SignalPlan
+from ecs_gpu.signals import SERIES, SignalPlan
 from ecs_gpu.spec import Spec
 
 ECS_NAMESPACE: Final = "AWS/ECS"
@@ -307,13 +307,7 @@ def _missing_alarms(
             f"{names.host_log_group} log group (amazon-cloudwatch-agent and "
             "ecs-gpu-host-setup streams) or run `ecs-gpu doctor`."
         ),
-        metric=cw.Metric(
-            namespace=gpu_metric.NAMESPACE,
-            metric_name=gpu_metric.UTILIZATION,
-            dimensions_map=_gpu_dims(names),
-            statistic=gpu_metric.STATISTIC,
-            period=Duration.seconds(gpu_metric.PERIOD_S),
-        ),
+        metric=series_metric(SERIES[plan.gpu_series].watched, names),
         periods=missing_alarm_evaluation_periods(spec),
     )
     if not plan.tracks_concurrency:
@@ -360,7 +354,7 @@ def _gpu_panel(
     utilization = _gpu(names, gpu_metric.UTILIZATION, "GPU utilization (ASG average)")
     gpu_target = spec.scaling.gpu_target_percent
     what = "GPU guard" if plan.tracks_concurrency else "GPU target"
-    if plan.gpu_series == "task-gpus":
+    if SERIES[plan.gpu_series].divides_by_reservation:
         # The policy tracks this expression, so the target line belongs to
         # it; the raw ASG average stays beside it (it is what the agent
         # writes and what the missing-metric alarm watches).

@@ -35,15 +35,20 @@ from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 
 from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.naming import Names
-from ecs_gpu.signals import SignalPlan
+from ecs_gpu.signals import (
+    CONCURRENCY,
+    SERIES,
+    SeriesNames,
+    Signal,
+    SignalPlan,
+    Watched,
+)
 from ecs_gpu.spec import Spec
 
 # Construct ids: the policies' logical ids derive from them, and tests and
-# `doctor` find the policies by them.
-GPU_POLICY_ID = "GpuUtilization"
+# `doctor` find the policies by them (the tracked signals' in signals.py).
 CPU_POLICY_ID = "CpuUtilization"
 REQUESTS_POLICY_ID = "RequestsPerTarget"
-CONCURRENCY_POLICY_ID = "ConcurrencyPerTask"
 FAST_PATH_POLICY_ID = "FastScaleOut"
 FAST_PATH_ALARM_ID = "FastScaleOutAlarm"
 
@@ -68,14 +73,23 @@ class Scaling:
     fast_path_policy: appscaling.StepScalingAction | None
 
 
-def gpu_metric_for(spec: Spec) -> cw.Metric:
-    """The agent's ASG-average GPU utilization series (what the host agent writes)."""
+def series_metric(
+    watched: Watched,
+    names: SeriesNames,
+    *,
+    period_s: int | None = None,
+    statistic: str | None = None,
+    label: str | None = None,
+) -> cw.Metric:
+    """A signal's watched series (signals.SERIES) as a CDK metric, at its own period and
+    statistic unless told; the policies, the dashboard and the missing-metric alarms use it."""
     return cw.Metric(
-        namespace=gpu_metric.NAMESPACE,
-        metric_name=gpu_metric.UTILIZATION,
-        dimensions_map={gpu_metric.DIMENSION: Names(spec.service.name).asg},
-        statistic=gpu_metric.STATISTIC,
-        period=Duration.seconds(gpu_metric.PERIOD_S),
+        namespace=watched.namespace,
+        metric_name=watched.metric_name,
+        dimensions_map=watched.dimensions_map(names),
+        statistic=watched.statistic if statistic is None else statistic,
+        period=Duration.seconds(watched.period_s if period_s is None else period_s),
+        label=label,
     )
 
 
@@ -146,15 +160,11 @@ def concurrency_metric(
 ) -> cw.Metric:
     """The sidecar's per-task concurrency series (Average over all tasks' datapoints is the
     mean per task); the policies, the dashboard and the missing-metric alarm all use it."""
-    names = Names(spec.service.name)
-    return cw.Metric(
-        namespace=demand_metric.NAMESPACE,
-        metric_name=demand_metric.METRIC_NAME,
-        dimensions_map={
-            d["Name"]: d["Value"] for d in demand_metric.dimensions(names.cluster, names.service)
-        },
+    return series_metric(
+        SERIES[CONCURRENCY].watched,
+        Names(spec.service.name),
+        period_s=period_s,
         statistic=statistic,
-        period=Duration.seconds(period_s),
         label=label,
     )
 
@@ -270,34 +280,30 @@ def build_scaling(
     scale_out = Duration.seconds(sc.scale_out_cooldown_s)
     target = service.auto_scale_task_count(min_capacity=sc.min_tasks, max_capacity=sc.max_tasks)
 
-    concurrency_policy = None
-    if plan.tracks_concurrency:
-        if sc.target_concurrency_per_task is None:
-            raise ValueError("signal concurrency needs [scaling] target_concurrency_per_task")
-        # Application Auto Scaling has no Period for a custom metric: the
-        # policy's alarms read one-minute datapoints, each the mean of the
-        # tasks' 10-second ones (aws-semantics.md §1 "High resolution").
+    # One target-tracking policy per tracked signal, each on its watched
+    # series (signals.SERIES). Application Auto Scaling has no Period for a
+    # custom metric: the policy's alarms read one-minute datapoints (for
+    # concurrency each the mean of the tasks' 10-second ones; aws-semantics.md
+    # §1 "High resolution").
+    names = Names(spec.service.name)
+    policies: dict[Signal, appscaling.TargetTrackingScalingPolicy] = {}
+    for signal in plan.tracked:
+        series = SERIES[signal]
+        value = series.target(sc)
+        if value is None:
+            raise ValueError(f"signal {signal} needs [scaling] {series.target_key}")
         target.scale_to_track_custom_metric(
-            CONCURRENCY_POLICY_ID,
-            metric=concurrency_metric(spec, demand_metric.TRACKING_PERIOD_S),
-            target_value=sc.target_concurrency_per_task,
+            series.policy_id,
+            metric=series_metric(series.watched, names),
+            target_value=value,
             scale_in_cooldown=scale_in,
             scale_out_cooldown=scale_out,
         )
-        concurrency_policy = _child_policy(target, CONCURRENCY_POLICY_ID)
-
-    gpu_policy = None
-    if plan.tracks_gpu:
-        target.scale_to_track_custom_metric(
-            GPU_POLICY_ID,
-            metric=gpu_metric_for(spec),
-            target_value=sc.gpu_target_percent,
-            scale_in_cooldown=scale_in,
-            scale_out_cooldown=scale_out,
-        )
-        gpu_policy = _child_policy(target, GPU_POLICY_ID)
-        if plan.divides_by_reservation:
-            _use_task_gpu_metrics(gpu_policy, spec)
+        policies[signal] = _child_policy(target, series.policy_id)
+        if series.divides_by_reservation:
+            _use_task_gpu_metrics(policies[signal], spec)
+    concurrency_policy = policies.get(CONCURRENCY)
+    gpu_policy = policies.get(plan.gpu_series)
 
     target.scale_on_cpu_utilization(
         CPU_POLICY_ID,

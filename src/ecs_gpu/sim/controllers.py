@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ecs_gpu.fast_path import FastPath
@@ -237,8 +237,10 @@ class AsgScaler:
 class ServiceLayer:
     """The service's target-tracking policies, applied to the fleet once a minute.
 
-    Policies: GPU (with a GPU signal, or the concurrency signal's guard),
-    concurrency (signal "concurrency") and CPU, each on its own series.
+    Policies: one per tracked signal, each a (series, target) pair the
+    engine builds with the signal's pipeline (concurrency, then GPU: the
+    template's order), and CPU, each on its own series. Nothing here names
+    a signal, so a new one adds a pair, not a branch.
     """
 
     __slots__ = ("_basis", "_policies", "desired", "scaler")
@@ -247,20 +249,13 @@ class ServiceLayer:
         self,
         p: SimParams,
         desired: int,
-        gpu: MetricSeries,
+        tracked: Sequence[tuple[MetricSeries, float]],
         cpu: MetricSeries,
-        concurrency: MetricSeries | None = None,
     ) -> None:
         self.scaler = ServiceScaler(p.min_tasks, p.max_tasks, p.scale_in_cooldown_s)
         self.desired = desired
         self._basis = p.scale_in_basis
-        policies: list[tuple[MetricSeries, float]] = []
-        if concurrency is not None and p.target_concurrency is not None:
-            policies.append((concurrency, p.target_concurrency))
-        if p.gpu_policy:
-            policies.append((gpu, p.gpu_target_percent))
-        policies.append((cpu, p.cpu_target_percent))
-        self._policies = tuple(policies)
+        self._policies = (*tracked, (cpu, p.cpu_target_percent))
 
     def decide(self, t: float, fleet: Fleet, hold_in: bool = False) -> None:
         """Vote on this minute's datapoints, set the desired count, start or stop tasks.

@@ -31,7 +31,7 @@ from ecs_gpu.sim.controllers import (
     apply_desired,
 )
 from ecs_gpu.sim.fleet import Fleet, WarmPool
-from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline
+from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline, MetricSeries
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.serving import RequestQueue
 
@@ -241,9 +241,13 @@ def simulate(
 
     metrics = MetricPipeline(p, step_s)
     demand, fast = _demand(p, step_s)
-    service = ServiceLayer(
-        p, desired, metrics.gpu, metrics.cpu, None if demand is None else demand.tracking
-    )
+    # Each tracked signal's series and target (signals.SignalPlan.tracked's order).
+    tracked: list[tuple[MetricSeries, float]] = []
+    if demand is not None and p.target_concurrency is not None:
+        tracked.append((demand.tracking, p.target_concurrency))
+    if p.gpu_policy:
+        tracked.append((metrics.gpu, p.gpu_target_percent))
+    service = ServiceLayer(p, desired, tracked, metrics.cpu)
     pool = _warm_pool(p, fleet, start)
     instances = InstanceLayer(p, boot_time, pool)
     asg_fast = (

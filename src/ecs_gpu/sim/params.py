@@ -14,7 +14,7 @@ from typing import Final, Literal
 
 from ecs_gpu import catalog, demand_metric, fast_path, gpu_metric, managed_scaling, startup
 from ecs_gpu.fast_path import FastPath
-from ecs_gpu.signals import GpuSeries, Signal, SignalPlan
+from ecs_gpu.signals import SERIES, Signal, SignalPlan
 from ecs_gpu.spec import Spec
 
 # --- Application Auto Scaling target tracking (aws-semantics §1) -------------------
@@ -69,10 +69,12 @@ WARM_RUNNING_REGISTER_S: Final = managed_scaling.WARM_RUNNING_REGISTER_S
 # Which datapoints a target-tracking scale-in reads (SimParams.scale_in_basis).
 ScaleInBasis = Literal["window-max", "latest"]
 
-# [scaling] gpu_metric -> the series the simulated GPU policy averages.
-GPU_METRIC_SCOPE: Final[dict[GpuSeries, Literal["asg", "tasks"]]] = {
-    "task-gpus": "tasks",
-    "asg-average": "asg",
+# [scaling] gpu_metric -> the series the simulated GPU policy averages (each
+# GPU signal's sim_gpu_scope in signals.SERIES).
+GPU_METRIC_SCOPE: Final[dict[Signal, Literal["asg", "tasks"]]] = {
+    series.signal: scope
+    for series in SERIES.values()
+    if (scope := series.sim_gpu_scope) is not None
 }
 GPU_METRIC_NAME: Final[dict[str, str]] = {v: k for k, v in GPU_METRIC_SCOPE.items()}
 
