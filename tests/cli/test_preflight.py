@@ -281,11 +281,19 @@ def test_deploy_refuses_on_a_preflight_error_and_skip_preflight_goes_ahead(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """moto: the secret is missing from Secrets Manager; the template is the stand-in."""
-    monkeypatch.setattr(deploy_cli, "synth_template", lambda *_: template)
+    synthesized: list[object] = []
+
+    def synth(*_: object) -> dict[str, Any]:
+        synthesized.append(_)
+        return template
+
+    monkeypatch.setattr(deploy_cli, "synth_template", synth)
     arn = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:hf-token-AbC123"
     spec = _spec(tmp_path, f'\n[service.secrets]\nHF_TOKEN = "{arn}"\n')
     args = ["deploy", str(spec), "--yes", "--poll-interval", "0.01"]
     assert main(args) == EXIT_PROBLEMS
+    # The refusal comes before the template is synthesized (its seconds are not spent).
+    assert synthesized == []
     err = " ".join(capsys.readouterr().err.split())
     assert "preflight found 1 error(s); nothing was deployed" in err
     assert f"PRE006: secret {arn} does not exist" in err and "--skip-preflight" in err

@@ -287,9 +287,11 @@ def _prelude(
     bucket: str | None,
     prefix: str,
     update_ami: bool,
+    before_synth: Callable[[Spec, Aws], None] | None = None,
 ) -> _Prelude:
     """The spec, its notes, the session (checked before the seconds of synth), the
-    template bucket, the AMI to pass, then the template."""
+    template bucket, the AMI to pass, ``before_synth`` (deploy's preflight: a refusal
+    costs no synth), then the template."""
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
     print_notes(s.warnings(str(spec)))
@@ -304,6 +306,8 @@ def _prelude(
         spec_ami=s.capacity.ami_id,
         update_ami=update_ami,
     )
+    if before_synth is not None:
+        before_synth(s, aws)
     return _Prelude(s, name, aws, staging, image.parameters, synth_template(s, name))
 
 
@@ -374,8 +378,10 @@ def deploy_cmd(
             _write_json(json_out, doc, "deploy JSON")
 
     with _json_first(spec, json_out):
-        pre = _prelude(spec, stack, profile, region, bucket, prefix, update_ami)
-        gate(pre.spec, pre.aws, skip=skip_preflight, spec_path=spec)
+        pre = _prelude(
+            spec, stack, profile, region, bucket, prefix, update_ami,
+            lambda s, aws: gate(s, aws, skip=skip_preflight, spec_path=spec),
+        )  # fmt: skip
         run_deploy(
             pre.aws("cloudformation"),
             pre.stack,
