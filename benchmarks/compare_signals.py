@@ -90,9 +90,15 @@ DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
 }
 # Only on the step load: the concurrency policy without the fast path.
 TT_ONLY = "concurrency, target tracking only (`fast_scale_out = false`)"
+# The fast scale-in (issue 16, `fast_scale_in = true`; off by default), for
+# benchmarks/stress.py.
+FAST_SCALE_IN = "concurrency + fast path + fast scale-in"
+FAST_SCALE_IN_POOL = "concurrency + fast path + warm pool + fast scale-in"
 STEP_DESIGNS = {
     **DESIGNS,
     TT_ONLY: (METRICS, CONCURRENCY + "\nfast_scale_out = false", "", {}),
+    FAST_SCALE_IN: (METRICS, CONCURRENCY + "\nfast_scale_in = true", "", {}),
+    FAST_SCALE_IN_POOL: (METRICS, CONCURRENCY + "\nfast_scale_in = true", POOL, {}),
 }
 # The designs the goals judge: the concurrency design with and without a pool.
 GOAL_DESIGNS = (

@@ -6,9 +6,10 @@ plateau-drop) is scaled so its mean load needs MEAN_TASKS (20) single-GPU
 g5.xlarge tasks at a 70 % GPU target; seed 0, 10-second steps, warm start.
 A stress shape is a mean rate per step, so it gets Poisson arrivals inside
 each step, as a window trace does. Designs, from compare_signals.DESIGNS:
-the reference module's, and today's default with [service.metrics]
+the reference module's, today's default with [service.metrics]
 (concurrency + fast path), without and with the covering warm pool (the
-design issue 16 measured).
+design issue 16 measured), and the same with the fast scale-in
+(``fast_scale_in = true``, ecs_gpu.fast_scale_in), without and with the pool.
 
 Per run: GPU-hours, x the reference's, x the oracle's (the run's own
 target), overload seconds, the worst overload episode, the peak desired
@@ -34,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from compare_designs import MEAN_TASKS, STEP_S, mean_scale
-from compare_signals import SEED, design, worst
+from compare_signals import FAST_SCALE_IN, FAST_SCALE_IN_POOL, SEED, design, worst
 
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
@@ -47,6 +48,8 @@ LABELS = {
     "reference": "reference",
     "concurrency + fast path": "concurrency + fast path",
     "concurrency + fast path + warm pool": "concurrency + fast path + warm pool",
+    FAST_SCALE_IN: "+ fast scale-in",
+    FAST_SCALE_IN_POOL: "+ fast scale-in + warm pool",
 }
 
 

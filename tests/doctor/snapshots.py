@@ -635,14 +635,17 @@ def build_healthy() -> dict[str, Any]:
 
 
 def concurrency_spec() -> Spec:
-    """The world's spec scaling on concurrency: target 8 per task, fast path on (the default)."""
+    """The world's spec scaling on concurrency: target 8 per task, fast path on (the default),
+    fast scale-in on."""
     text = SPEC_TOML.replace(
-        'signal = "task-gpus"', 'signal = "concurrency"\ntarget_concurrency_per_task = 8'
+        'signal = "task-gpus"',
+        'signal = "concurrency"\ntarget_concurrency_per_task = 8\nfast_scale_in = true',
     )
     return parse_spec(text + '\n[service.metrics]\npreset = "vllm"\n')
 
 
 FAST_ALARM = f"{NAMES.service}-FastScaleOutAlarm-1A2B3C4D5E6F"
+SCALE_IN_ALARM = f"{NAMES.service}-FastScaleInAlarm-6F5E4D3C2B1A"
 
 
 def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
@@ -654,16 +657,19 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
     the fast path's step policy and its 10-s alarm (fast_path.py), and the
     series itself. ``signal_in_target``: the collection had the spec.
     """
-    from ecs_gpu import demand_metric, fast_path
+    from ecs_gpu import demand_metric, fast_path, fast_scale_in
 
     spec = concurrency_spec()
     fp = fast_path.fast_path(spec)
+    fsi = fast_scale_in.fast_scale_in(spec)
     assert fp is not None and spec.scaling.target_concurrency_per_task is not None
+    assert fsi is not None
     if signal_in_target:
         target = s[COLLECTION_KEY]["target"]
         target["signal"] = spec.scaling.signal
         target["gpu_guard"] = spec.scaling.gpu_guard
         target["fast_path_threshold"] = fp.threshold
+        target["fast_scale_in_threshold"] = fsi.threshold
     env = demand_metric.sidecar_environment(
         metrics_port=8000,
         metrics_path="/metrics",
@@ -779,6 +785,74 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
             "DatapointsToAlarm": fp.datapoints_to_alarm,
             "Threshold": fp.threshold,
             "ComparisonOperator": fast_path.COMPARISON,
+            "TreatMissingData": "notBreaching",
+        }
+    )
+    in_arn = f"arn:aws:autoscaling:{REGION}:{ACCOUNT}:scalingPolicy:4:resource/ecs/{svc_id}:policyName/fast-scale-in"
+    in_alarm_arn = f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{SCALE_IN_ALARM}"
+    s["scaling_policies"].append(
+        {
+            "PolicyARN": in_arn,
+            "PolicyName": "fast-scale-in",
+            "ServiceNamespace": "ecs",
+            "ResourceId": svc_id,
+            "ScalableDimension": "ecs:service:DesiredCount",
+            "PolicyType": "StepScaling",
+            "StepScalingPolicyConfiguration": {
+                "AdjustmentType": fast_scale_in.ADJUSTMENT_TYPE,
+                "StepAdjustments": [
+                    {
+                        **({} if st.lower is None else {"MetricIntervalLowerBound": st.lower}),
+                        "MetricIntervalUpperBound": st.upper,
+                        "ScalingAdjustment": -st.percent,
+                    }
+                    for st in fsi.steps
+                ],
+                "MinAdjustmentMagnitude": fsi.min_adjustment,
+                "Cooldown": fsi.cooldown_s,
+                "MetricAggregationType": fast_scale_in.METRIC_AGGREGATION,
+            },
+            "Alarms": [{"AlarmName": SCALE_IN_ALARM, "AlarmARN": in_alarm_arn}],
+            "CreationTime": T0,
+        }
+    )
+    series = {
+        "Namespace": demand_metric.NAMESPACE,
+        "MetricName": demand_metric.METRIC_NAME,
+        "Dimensions": demand_metric.dimensions(NAMES.cluster, NAMES.service),
+    }
+    s["alarms"].append(
+        {
+            "AlarmName": SCALE_IN_ALARM,
+            "AlarmArn": in_alarm_arn,
+            "ActionsEnabled": True,
+            "AlarmActions": [in_arn],
+            "StateValue": "OK",
+            "StateReason": "Threshold Crossed: 12 datapoints were not less than the threshold",
+            "StateUpdatedTimestamp": T1,
+            "Metrics": [
+                {
+                    "Id": "expr_1",
+                    "Expression": fast_scale_in.expression(fsi.threshold),
+                    "Label": fast_scale_in.EXPRESSION_LABEL,
+                    "ReturnData": True,
+                },
+                *(
+                    {
+                        "Id": qid,
+                        "MetricStat": {"Metric": series, "Period": fsi.period_s, "Stat": stat},
+                        "ReturnData": False,
+                    }
+                    for qid, stat in (
+                        (fast_scale_in.SUM_ID, "Sum"),
+                        (fast_scale_in.COUNT_ID, "SampleCount"),
+                    )
+                ),
+            ],
+            "EvaluationPeriods": fsi.evaluation_periods,
+            "DatapointsToAlarm": fsi.datapoints_to_alarm,
+            "Threshold": fsi.threshold,
+            "ComparisonOperator": fast_scale_in.COMPARISON,
             "TreatMissingData": "notBreaching",
         }
     )

@@ -15,8 +15,9 @@ import pytest
 from botocore.model import StructureShape
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, startup
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, startup
 from ecs_gpu.infra import observability
+from ecs_gpu.infra.scaling import FAST_PATH_POLICY_ID, FAST_SCALE_IN_POLICY_ID
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.validate import ValidationReport
@@ -42,6 +43,9 @@ SPECS = {
     + ALERT_EMAILS,
     "concurrency-no-fast-path": _scaling(
         "target_concurrency_per_task = 16\nfast_scale_out = false\n"
+    ),
+    "concurrency-fast-scale-in": _scaling(
+        "target_concurrency_per_task = 16\nfast_scale_in = true\n"
     ),
 }
 NAMES = Names("vllm-g5")
@@ -101,6 +105,14 @@ def _concurrency_plain() -> dict[str, Any]:
         "MetricName": demand_metric.METRIC_NAME,
         "Dimensions": demand_metric.dimensions(NAMES.cluster, NAMES.service),
     }
+
+
+def _fast_out_policies(t: T) -> dict[str, dict[str, Any]]:
+    return {k: p for k, p in _policies(t, STEP_POLICY).items() if FAST_PATH_POLICY_ID in k}
+
+
+def _fast_in_policies(t: T) -> dict[str, dict[str, Any]]:
+    return {k: p for k, p in _policies(t, STEP_POLICY).items() if FAST_SCALE_IN_POLICY_ID in k}
 
 
 def _fast_alarm(t: T) -> tuple[str, dict[str, Any]]:
@@ -168,6 +180,9 @@ def test_alarms_match_the_cloudwatch_api(case: tuple[Spec, T]) -> None:
         _valid("cloudwatch", "PutMetricAlarm", params)
         # CloudWatch's own period rule (PutMetricAlarm.Period): 10, 20, 30 or n x 60,
         # and under an hour the whole window stays within a day.
+        if "Metrics" in a:  # the fast scale-in's metric math: each query carries its period
+            (period,) = {m["MetricStat"]["Period"] for m in a["Metrics"] if "MetricStat" in m}
+            a = {**a, "Period": period}
         assert a["Period"] in (10, 20, 30) or a["Period"] % 60 == 0
         assert a["Period"] * a["EvaluationPeriods"] <= 86_400
 
@@ -239,10 +254,11 @@ def test_fast_path_alarm_fires_within_30_seconds_at_the_panic_threshold(
 ) -> None:
     spec, t = case
     if not spec.scaling.fast_scale_out_enabled:
-        assert not _policies(t, STEP_POLICY)
-        assert all(a["Period"] == gpu_metric.PERIOD_S for a in _alarms(t).values())
+        assert not _fast_out_policies(t)
+        periods = {a.get("Period", gpu_metric.PERIOD_S) for a in _alarms(t).values()}
+        assert periods == {gpu_metric.PERIOD_S}
         return
-    (step_id,) = _policies(t, STEP_POLICY)
+    (step_id,) = _fast_out_policies(t)
     _, alarm = _fast_alarm(t)
     assert {k: alarm[k] for k in ("Namespace", "MetricName", "Dimensions")} == (
         _concurrency_plain()
@@ -268,7 +284,7 @@ def test_fast_path_alarm_fires_within_30_seconds_at_the_panic_threshold(
 def test_fast_path_policy_adds_in_proportion_to_the_excess(case: tuple[Spec, T]) -> None:
     spec, t = case
     fp = fast_path.fast_path(spec)
-    steps = _policies(t, STEP_POLICY)
+    steps = _fast_out_policies(t)
     if fp is None:
         assert not steps
         return
@@ -296,6 +312,62 @@ def test_fast_path_policy_adds_in_proportion_to_the_excess(case: tuple[Spec, T])
     for lower, _, percent in got:
         needed = (alarm_threshold(t) + lower) / target * 100 - 100
         assert needed - 1 < percent <= max(needed, 1)
+
+
+# --- the fast scale-in -------------------------------------------------------------------------
+
+
+def test_fast_scale_in_alarm_reads_per_task_concurrency_on_one_task_fewer(
+    case: tuple[Spec, T],
+) -> None:
+    spec, t = case
+    fsi = fast_scale_in.fast_scale_in(spec)
+    policies = _fast_in_policies(t)
+    low = {k: a for k, a in _alarms(t).items() if "Metrics" in a}
+    if fsi is None:
+        assert not policies and not low
+        return
+    (policy_id,) = policies
+    ((_, alarm),) = low.items()
+    assert alarm["AlarmActions"] == [{"Ref": policy_id}]
+    assert alarm["ComparisonOperator"] == fast_scale_in.COMPARISON == "LessThanThreshold"
+    # Target tracking's scale-in guard: one task fewer must still read below the target.
+    assert alarm["Threshold"] == fsi.threshold == fsi.target
+    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == 12
+    assert alarm["TreatMissingData"] == "notBreaching"
+    by_id = {m["Id"]: m for m in alarm["Metrics"]}
+    (expr,) = [m for m in alarm["Metrics"] if m.get("ReturnData")]
+    assert expr["Expression"] == fast_scale_in.expression(fsi.threshold, fsi.period_s)
+    k = fsi.period_s // demand_metric.PUBLISH_INTERVAL_S
+    assert expr["Expression"] == f"IF(n > {k}, s / (n - {k}), {fsi.threshold:g})"
+    for qid, stat in ((fast_scale_in.SUM_ID, "Sum"), (fast_scale_in.COUNT_ID, "SampleCount")):
+        ms = by_id[qid]["MetricStat"]
+        assert ms["Metric"] == _concurrency_plain()
+        assert ms["Period"] == fast_scale_in.ALARM_PERIOD_S == 10
+        assert ms["Stat"] == stat
+
+
+def test_fast_scale_in_policy_removes_a_bounded_fraction(case: tuple[Spec, T]) -> None:
+    spec, t = case
+    fsi = fast_scale_in.fast_scale_in(spec)
+    if fsi is None:
+        assert spec.scaling.fast_scale_in is not True  # off unless asked for
+        return
+    ((_, policy),) = _fast_in_policies(t).items()
+    cfg = policy["StepScalingPolicyConfiguration"]
+    assert cfg["AdjustmentType"] == fast_scale_in.ADJUSTMENT_TYPE == "PercentChangeInCapacity"
+    assert cfg["MetricAggregationType"] == fast_scale_in.METRIC_AGGREGATION == "Maximum"
+    assert cfg["MinAdjustmentMagnitude"] == 1
+    assert cfg["Cooldown"] == fsi.cooldown_s == 60
+    got = [
+        (s.get("MetricIntervalLowerBound"), s["MetricIntervalUpperBound"], s["ScalingAdjustment"])
+        for s in cfg["StepAdjustments"]
+    ]
+    assert got == [(s.lower, s.upper, -s.percent) for s in fsi.steps]
+    thr = fsi.threshold
+    assert got == [(-0.1 * thr, 0, -1), (-0.25 * thr, -0.1 * thr, -10), (None, -0.25 * thr, -25)]
+    # Target tracking keeps its scale-in: the 15-minute path stays as the backstop.
+    assert all(not c.get("DisableScaleIn", False) for c in _tracking(t))
 
 
 def alarm_threshold(t: T) -> float:

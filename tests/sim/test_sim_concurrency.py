@@ -92,8 +92,8 @@ def test_concurrency_does_not_saturate_like_gpu_utilization() -> None:
     assert max(conc["concurrency_per_task"][i_conc - 6 : i_conc]) > 2 * 16
 
 
-def test_scale_in_is_left_to_target_tracking() -> None:
-    p = _p()
+def test_without_the_fast_scale_in_scale_in_is_left_to_target_tracking() -> None:
+    p = _p(CONCURRENCY + "\nfast_scale_in = false")
     rates = load((ONSET, BEFORE), (1800.0, AFTER), (3600.0, 1.0))
     res = simulate(p, rates, step_s=STEP)
     tl = res.timeline
@@ -214,6 +214,7 @@ def test_cli_reports_the_concurrency_design(
     assert s["signal"] == "concurrency"
     assert s["fast_path_scale_outs"] >= 1 and s["warm_pool_starts"] >= 1
     assert "concurrency 11.2/task" in err and "fast-path scale-outs" in err
+    assert "scale-ins" in err
     with tl.open() as fh:
         col = [r["concurrency_per_task"] for r in csv.DictReader(fh)]
     assert max(float(v) for v in col if v) > 2 * 11.2
@@ -309,7 +310,7 @@ def test_cooldown_same_step_adds_nothing_after_running_grew() -> None:
 def test_no_scale_in_in_the_step_the_fast_alarm_enters_alarm() -> None:
     # Eight tasks idle long enough for target tracking to scale in at t=1020,
     # the step the fast alarm enters ALARM on a burst: the scale-in is held.
-    p = _p()
+    p = _p(CONCURRENCY + "\nfast_scale_in = false")
     rates = np.concatenate([np.full(6, 11.2), np.full(360, 2.0)])
     rates[99:111] = 30.0
     tl = simulate(p, rates, step_s=STEP, noisy_arrivals=False).timeline

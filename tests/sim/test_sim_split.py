@@ -15,10 +15,12 @@ from split_cases import RECORD, cases, outcome
 RECORDED: dict[str, Any] = json.loads(RECORD.read_text(encoding="utf-8"))
 # What issue 8 added after the recording: the signal, the fast path's and the
 # warm pool's counts (0 for these designs), and the concurrency column (NaN);
-# issue 15: the warm pool's cost and instance-hours (0 without a pool).
+# issue 15: the warm pool's cost and instance-hours (0 without a pool); issue 16:
+# the fast scale-in's count (0: these designs have none).
 NEW_SUMMARY = {
     "signal": "task-gpus",
     "fast_path_scale_outs": 0,
+    "fast_scale_ins": 0,
     "warm_pool_starts": 0,
     "warm_pool_cost_usd": 0.0,
     "warm_pool_running_instance_hours": 0.0,

@@ -67,6 +67,7 @@ RULE_CASES: dict[str, str] = {
     "_signal_needs_metrics": edited(CONC, service={"metrics": ...}),
     "_signal_needs_target": edited(CONC, scaling={"target_concurrency_per_task": ...}),
     "_fast_path_needs_concurrency": with_("scaling", fast_scale_out=True),
+    "_fast_scale_in_needs_concurrency": with_("scaling", fast_scale_in=True),
     "_guard_needs_concurrency": with_("scaling", gpu_guard=True),
     "_shm_fits_memory": with_("service", shared_memory_mib=9217),
     # 128 units are the sidecar's, leaving the server none.

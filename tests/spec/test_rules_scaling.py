@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from ecs_gpu import fast_scale_in
 from ecs_gpu.spec import (
     parse_spec,
 )
@@ -51,6 +52,19 @@ def test_fast_scale_out_needs_the_concurrency_signal() -> None:
     assert parse_spec(with_("scaling", fast_scale_out=False), PATH).scaling.fast_scale_out is False
     spec = parse_spec(edited(CONC, scaling={"fast_scale_out": False}), PATH)
     assert not spec.scaling.fast_scale_out_enabled
+
+
+def test_fast_scale_in_needs_the_concurrency_signal() -> None:
+    line = one_problem(with_("scaling", fast_scale_in=True), "scaling.fast_scale_in", "True")
+    assert "'task-gpus'" in line and "10-second" in line
+    assert parse_spec(with_("scaling", fast_scale_in=False), PATH).scaling.fast_scale_in is False
+    # Off unless asked for.
+    assert not fast_scale_in.enabled(parse_spec(dumps(CONC), PATH))
+    spec = parse_spec(edited(CONC, scaling={"fast_scale_in": False}), PATH)
+    assert not fast_scale_in.enabled(spec)
+    assert fast_scale_in.fast_scale_in(spec) is None
+    on = parse_spec(edited(CONC, scaling={"fast_scale_in": True}), PATH)
+    assert fast_scale_in.enabled(on) and fast_scale_in.fast_scale_in(on) is not None
 
 
 @pytest.mark.parametrize("signal", ["task-gpus", "asg-average"])

@@ -30,7 +30,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from ecs_gpu import fast_path, host, signals
+from ecs_gpu import fast_path, fast_scale_in, host, signals
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import (
     AccessDenied,
@@ -126,6 +126,7 @@ class Target(TargetNames):
         *,
         gpu_guard: bool | None = None,
         fast_path_threshold: float | None = None,
+        fast_scale_in_threshold: float | None = None,
         warm_pool: WarmPoolTarget | None = None,
     ) -> Target:
         return cls(
@@ -138,6 +139,7 @@ class Target(TargetNames):
             signal=signal,
             gpu_guard=gpu_guard,
             fast_path_threshold=fast_path_threshold,
+            fast_scale_in_threshold=fast_scale_in_threshold,
             warm_pool=warm_pool,
         )
 
@@ -145,11 +147,13 @@ class Target(TargetNames):
     def from_spec(cls, spec: Spec, names: Names) -> Target:
         """``names`` plus what the spec's [scaling] and warm pool deploy, for the checks."""
         fp = fast_path.fast_path(spec)
+        fsi = fast_scale_in.fast_scale_in(spec)
         return cls.from_names(
             names,
             signal=spec.scaling.signal,
             gpu_guard=spec.scaling.gpu_guard,
             fast_path_threshold=None if fp is None else fp.threshold,
+            fast_scale_in_threshold=None if fsi is None else fsi.threshold,
             warm_pool=WarmPool.from_spec(spec, names),
         )
 

@@ -1,8 +1,10 @@
 """The task layer: one scalable target and the policies on it.
 
-Application Auto Scaling scales out when any policy asks and in only when all
-agree (aws-semantics.md §1), so every signal below can add tasks and the
-service shrinks only when all are slack. Each series is named from its
+Application Auto Scaling scales out when any policy asks and, among target
+tracking policies, in only when all agree (aws-semantics.md §1), so every
+signal below can add tasks and target tracking shrinks the service only when
+all are slack. A step policy's scale-in is not part of that vote (§9): the
+fast scale-in carries its own guard (:mod:`ecs_gpu.fast_scale_in`). Each series is named from its
 contract (:mod:`ecs_gpu.gpu_metric`, :mod:`ecs_gpu.demand_metric`) and the
 ASG, cluster and service from :class:`Names`: the strings the host agent, the
 metrics sidecar and ECS publish under.
@@ -12,7 +14,10 @@ metrics sidecar and ECS publish under.
 * ``"concurrency"``: target tracking on requests in flight or waiting per
   task (the sidecar's series, Average over all tasks' datapoints = the mean
   per task), plus the fast path (:mod:`ecs_gpu.fast_path`: a 10-second alarm
-  and a step policy that only adds) and, with ``gpu_guard``, the GPU policy.
+  and a step policy that only adds), the fast scale-in
+  (:mod:`ecs_gpu.fast_scale_in`, with ``fast_scale_in = true``: a 10-second
+  low alarm and a step policy that only removes, a bounded fraction) and,
+  with ``gpu_guard``, the GPU policy.
 * ``"task-gpus"``: the GPU policy tracks metric math, the agent's ASG
   average scaled by ECS's GPUReservation, i.e. the utilization of the GPUs
   tasks hold (gpu_metric.py says why).
@@ -33,7 +38,7 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import (
     CONCURRENCY,
@@ -51,6 +56,8 @@ CPU_POLICY_ID = "CpuUtilization"
 REQUESTS_POLICY_ID = "RequestsPerTarget"
 FAST_PATH_POLICY_ID = "FastScaleOut"
 FAST_PATH_ALARM_ID = "FastScaleOutAlarm"
+FAST_SCALE_IN_POLICY_ID = "FastScaleIn"
+FAST_SCALE_IN_ALARM_ID = "FastScaleInAlarm"
 
 # ECS's 20-second service CPU series and the target-tracking type that reads
 # it (botocore application-autoscaling MetricType; cfn-lint's schema has it).
@@ -71,6 +78,9 @@ class Scaling:
     # Set when spec.scaling.fast_scale_out_enabled.
     fast_path_alarm: cw.Alarm | None
     fast_path_policy: appscaling.StepScalingAction | None
+    # Set when fast_scale_in.enabled(spec).
+    fast_scale_in_alarm: cw.Alarm | None = None
+    fast_scale_in_policy: appscaling.StepScalingAction | None = None
 
 
 def series_metric(
@@ -268,6 +278,65 @@ def _add_fast_path(
     return alarm, policy
 
 
+def scale_in_expression(spec: Spec, fsi: fast_scale_in.FastScaleIn) -> cw.MathExpression:
+    """``s / (n - 1)`` over the sidecars' 10-second series: per-task concurrency with one
+    task fewer (Sum over SampleCount - 1; each task publishes one datapoint per 10 s)."""
+    return cw.MathExpression(
+        expression=fast_scale_in.expression(fsi.threshold, fsi.period_s),
+        using_metrics={
+            fast_scale_in.SUM_ID: concurrency_metric(spec, fsi.period_s, "Sum"),
+            fast_scale_in.COUNT_ID: concurrency_metric(spec, fsi.period_s, "SampleCount"),
+        },
+        label=fast_scale_in.EXPRESSION_LABEL,
+        period=Duration.seconds(fsi.period_s),
+    )
+
+
+def _add_fast_scale_in(
+    scope: ecs.ScalableTaskCount, spec: Spec, fsi: fast_scale_in.FastScaleIn
+) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
+    """The 10-second low alarm and the step policy that removes a bounded fraction.
+
+    Numbers from :mod:`ecs_gpu.fast_scale_in`, which says why it cannot take
+    what the load needs: target tracking does not block a step scale-in
+    (aws-semantics.md §9), so the guard is the alarm's expression and the
+    step sizes. Target tracking keeps its own scale-in as the backstop.
+    """
+    policy = appscaling.StepScalingAction(
+        scope,
+        FAST_SCALE_IN_POLICY_ID,
+        scaling_target=_scalable_target(scope),
+        adjustment_type=appscaling.AdjustmentType.PERCENT_CHANGE_IN_CAPACITY,
+        cooldown=Duration.seconds(fsi.cooldown_s),
+        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
+        min_adjustment_magnitude=fsi.min_adjustment,
+    )
+    for step in fsi.steps:
+        policy.add_adjustment(
+            adjustment=-step.percent, lower_bound=step.lower, upper_bound=step.upper
+        )
+    alarm = cw.Alarm(
+        scope,
+        FAST_SCALE_IN_ALARM_ID,
+        alarm_description=(
+            f"Requests in flight or waiting per task, counted on one task fewer, below "
+            f"{fsi.threshold:g} (the target {fsi.target:g}) for {fsi.datapoints_to_alarm} x "
+            f"{fsi.period_s} s: the step policy removes at most "
+            f"{fast_scale_in.MAX_STEP_PERCENT} % of the tasks, never below what the load "
+            "needs at the target (ecs-gpu fast scale-in)."
+        ),
+        metric=scale_in_expression(spec, fsi),
+        comparison_operator=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
+        threshold=fsi.threshold,
+        evaluation_periods=fsi.evaluation_periods,
+        datapoints_to_alarm=fsi.datapoints_to_alarm,
+        # No data (the sidecars stopped) is no evidence of low load.
+        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+    )
+    alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
+    return alarm, policy
+
+
 def build_scaling(
     service: ecs.Ec2Service,
     spec: Spec,
@@ -327,10 +396,16 @@ def build_scaling(
     fp = fast_path.fast_path(spec)
     if fp is not None:
         alarm, step_policy = _add_fast_path(target, spec, fp)
+    in_alarm = in_policy = None
+    fsi = fast_scale_in.fast_scale_in(spec)
+    if fsi is not None:
+        in_alarm, in_policy = _add_fast_scale_in(target, spec, fsi)
     return Scaling(
         target=target,
         gpu_policy=gpu_policy,
         concurrency_policy=concurrency_policy,
         fast_path_alarm=alarm,
         fast_path_policy=step_policy,
+        fast_scale_in_alarm=in_alarm,
+        fast_scale_in_policy=in_policy,
     )

@@ -4,6 +4,9 @@
   desired count, one policy per metric (GPU on the series [scaling]
   gpu_metric names, CPU on the service average), combined "out if any, in
   only if all", each scale-in held by the documented scale-in guard.
+* The fast path and the fast scale-in: step policies on 10-second alarms
+  over the concurrency series, beside target tracking; when policies fire
+  together the largest capacity wins (:func:`largest_capacity`).
 * Instance layer: ECS managed scaling, an EC2 Auto Scaling target-tracking
   policy on CapacityProviderReservation, optionally fought by a host-CPU
   target-tracking policy on the same ASG (the anti-pattern).
@@ -21,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ecs_gpu.fast_path import FastPath
+from ecs_gpu.fast_scale_in import FastScaleIn
 from ecs_gpu.sim import params as P
 from ecs_gpu.sim.fleet import Fleet, WarmPool
 from ecs_gpu.sim.metrics import MetricSeries
@@ -376,6 +380,85 @@ class FastPathLayer:
             return desired
         self.cooldown.took(t, add)
         return new
+
+
+def largest_capacity(fired: list[int]) -> int | None:
+    """The capacity Application Auto Scaling sets when these policies fire at once.
+
+    "Application Auto Scaling gives precedence to the policy that provides
+    the largest capacity for both scale out and scale in" (aws-semantics §9
+    "Policies that fire together", PutScalingPolicy): a step scale-in beside
+    a target-tracking scale-out gives the scale-out; two scale-ins, the
+    smaller cut. None when none fired.
+    """
+    return max(fired) if fired else None
+
+
+class FastScaleInLayer:
+    """The fast scale-in: a 10-second low alarm and a step policy that removes a bounded part.
+
+    The alarm is in ALARM while the last ``evaluation_periods`` datapoints of
+    its expression (per-task concurrency with one task fewer, the
+    DemandPipeline's ``scale_in`` series) all exist and are below the
+    threshold (ecs_gpu.fast_scale_in); a missing datapoint is not breaching.
+    It invokes the policy when it enters ALARM, then once a minute while it
+    stays (params.ALARM_REINVOKE_S). The policy reads the Maximum of the
+    window, removes its step's percentage of the RUNNING count (at least one
+    task, rounded toward zero; aws-semantics §1 "Base for the computation")
+    and blocks later scale-ins for its cooldown; a scale-out by another
+    policy is never blocked by it (§9 "Step policy cooldown, scale-in").
+    Target tracking does not block it either (§9 "A step scale-in while
+    target tracking is not ready"): the engine only lets a larger capacity
+    fired at the same instant win (:func:`largest_capacity`).
+    """
+
+    __slots__ = ("_fsi", "_min_tasks", "actions", "in_alarm", "last_action", "last_invoke")
+
+    def __init__(self, fsi: FastScaleIn, min_tasks: int) -> None:
+        self._fsi = fsi
+        self._min_tasks = min_tasks
+        self.in_alarm = False
+        self.last_invoke = -math.inf
+        self.last_action = -math.inf
+        self.actions = 0
+
+    def alarm_value(self, history: deque[float | None]) -> float | None:
+        """The Maximum of the evaluated datapoints when all breach, else None."""
+        fsi = self._fsi
+        n = fsi.evaluation_periods
+        if len(history) < n:
+            return None
+        window = list(history)[-n:]
+        low = [v for v in window if v is not None and v < fsi.threshold]
+        if len(low) < fsi.datapoints_to_alarm:
+            return None
+        return max(low)
+
+    def proposal(
+        self, t: float, running: int, desired: int, history: deque[float | None]
+    ) -> int | None:
+        """The capacity this step's invocation sets, or None when it sets none.
+
+        None: the alarm is not in ALARM, it already invoked within the minute,
+        the cooldown holds it, or the cut would not lower ``desired``.
+        """
+        value = self.alarm_value(history)
+        if value is None:
+            self.in_alarm = False
+            return None
+        if self.in_alarm and t < self.last_invoke + P.ALARM_REINVOKE_S:
+            return None
+        self.in_alarm = True
+        self.last_invoke = t
+        if t < self.last_action + self._fsi.cooldown_s:
+            return None
+        new = max(running - self._fsi.tasks_to_remove(value, running), self._min_tasks)
+        return new if new < desired else None
+
+    def took(self, t: float) -> None:
+        """The proposal was applied: the cooldown starts."""
+        self.last_action = t
+        self.actions += 1
 
 
 class AsgFastPath:

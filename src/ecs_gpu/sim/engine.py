@@ -26,9 +26,11 @@ from ecs_gpu.sim import params as P
 from ecs_gpu.sim.controllers import (
     AsgFastPath,
     FastPathLayer,
+    FastScaleInLayer,
     InstanceLayer,
     ServiceLayer,
     apply_desired,
+    largest_capacity,
 )
 from ecs_gpu.sim.fleet import Fleet, WarmPool
 from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline, MetricSeries
@@ -105,7 +107,9 @@ def check_step(step_s: float, p: SimParams | None = None) -> None:
             f"--step = {step_s!r} s: must be at least {MIN_STEP_S:g} s and divide the "
             f"{P.ALARM_PERIOD_S:g}-second alarm period. Fix: use 1, 2, 5, 10, 15, 20, 30 or 60."
         )
-    if p is None or (p.target_concurrency is None and p.fast_path is None):
+    if p is None or (
+        p.target_concurrency is None and p.fast_path is None and p.fast_scale_in is None
+    ):
         return
     interval = p.demand_publish_interval_s
     per = interval / step_s if step_s <= interval else step_s / interval
@@ -241,6 +245,11 @@ def simulate(
 
     metrics = MetricPipeline(p, step_s)
     demand, fast = _demand(p, step_s)
+    scale_in = (
+        None
+        if p.fast_scale_in is None or demand is None
+        else FastScaleInLayer(p.fast_scale_in, p.min_tasks)
+    )
     # Each tracked signal's series and target (signals.SignalPlan.tracked's order).
     tracked: list[tuple[MetricSeries, float]] = []
     if demand is not None and p.target_concurrency is not None:
@@ -274,6 +283,9 @@ def simulate(
             fleet.advance(t)
         if fleet.provisioning:
             fleet.place(t)
+        # The desired count before this instant's policies: one that changes
+        # it fired now (target tracking at a minute, the fast path).
+        before = service.desired
         if i and i % steps_per_min == 0:
             # Close the minute that just ended and let the alarms look.
             metrics.close_minute(t)
@@ -297,6 +309,8 @@ def simulate(
             if asg_fast is not None and fast.invoked is not None:
                 for _ in range(asg_fast.instances_to_add(t, fast.invoked, len(fleet.instances))):
                     instances.launch(t, fleet)
+        if scale_in is not None and demand is not None:
+            _fast_scale_in(p, t, fleet, service, scale_in, demand, before)
 
         ready = fleet.ready
         cap = ready * cap_rps
@@ -351,11 +365,48 @@ def simulate(
     extra = {
         "signal": p.signal,
         "fast_path_scale_outs": 0 if fast is None else fast.actions,
+        "fast_scale_ins": 0 if scale_in is None else scale_in.actions,
         "warm_pool_starts": 0 if pool is None else pool.starts,
     }
     cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s)
     summary = _summary(p, step_s, seed, start, offered, queue, rec, cost)
     return SimResult(p, step_s, seed, rec.rows, {**summary, **extra})
+
+
+def _fast_scale_in(
+    p: SimParams,
+    t: float,
+    fleet: Fleet,
+    service: ServiceLayer,
+    scale_in: FastScaleInLayer,
+    demand: DemandPipeline,
+    before: int,
+) -> None:
+    """The fast scale-in's 10-second evaluation, beside what fired at the same instant.
+
+    Target tracking does not block it (aws-semantics §9); a policy that
+    fired at the same instant (target tracking at the minute, the fast path)
+    is combined with it by :func:`largest_capacity`. With
+    ``p.shared_scale_in_cooldown`` (the [gap] of §9) target tracking's
+    scale-in cooldown also holds it, and its scale-in starts target
+    tracking's.
+    """
+    demand.scale_in.visible(t)
+    scaler = service.scaler
+    if p.shared_scale_in_cooldown and t < scaler.last_scale_in + scaler.scale_in_cooldown_s:
+        return
+    want = scale_in.proposal(t, fleet.running, before, demand.scale_in.history)
+    if want is None:
+        return
+    others = [service.desired] if service.desired != before else []
+    if largest_capacity([want, *others]) != want:
+        return  # a larger capacity fired at the same instant
+    scale_in.took(t)
+    if p.shared_scale_in_cooldown:
+        scaler.last_scale_in = t
+    if want != service.desired:
+        service.desired = want
+        apply_desired(t, fleet, want)
 
 
 def _cost(
@@ -380,7 +431,7 @@ def _cost(
 def _demand(p: SimParams, step_s: float) -> tuple[DemandPipeline | None, FastPathLayer | None]:
     """The concurrency series and the fast path, when the spec has them."""
     fp = p.fast_path
-    if p.target_concurrency is None and fp is None:
+    if p.target_concurrency is None and fp is None and p.fast_scale_in is None:
         return None, None
     demand = DemandPipeline(p, step_s, 1 if fp is None else fp.evaluation_periods)
     return demand, None if fp is None else FastPathLayer(fp, p.max_tasks)

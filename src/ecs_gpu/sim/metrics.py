@@ -159,17 +159,28 @@ class DemandPipeline:
     * ``fast``: one datapoint per publish interval, for the fast-path alarm
       (10-second period), visible ``delay_s`` after the interval ends;
     * ``tracking``: one-minute datapoints for target tracking (Application
-      Auto Scaling has no Period for custom metrics, aws-semantics.md §1).
+      Auto Scaling has no Period for custom metrics, aws-semantics.md §1);
+    * ``scale_in``: the fast scale-in alarm's metric math over the same
+      10-second datapoints (ecs_gpu.fast_scale_in): their Sum over their
+      SampleCount - 1, the RUNNING tasks (loading ones publish 0) with one
+      fewer; the threshold with one task; visible ``delay_s`` after the period.
     """
 
     __slots__ = (
         "_cap",
         "_delay",
+        "_in_k",
+        "_in_n",
+        "_in_pubs",
+        "_in_s",
+        "_in_seen",
         "_min_n",
         "_min_sum",
+        "_one_task",
         "_per_step",
         "_steps_per_pub",
         "fast",
+        "scale_in",
         "tracking",
     )
 
@@ -185,19 +196,47 @@ class DemandPipeline:
         self._cap = math.inf if ratio is None or target is None else ratio * target
         self.fast = MetricSeries(window=max(1, fast_window))
         self.tracking = MetricSeries()
+        fsi = p.fast_scale_in
+        self.scale_in = MetricSeries(window=1 if fsi is None else fsi.evaluation_periods)
+        # What the expression reads with one task (never low), None without it.
+        self._one_task = None if fsi is None else fsi.threshold
+        # Its period's Sum and SampleCount so far, the publishes a period holds,
+        # and k, one task's datapoints in a period (fast_scale_in.samples_per_task).
+        self._in_s = self._in_n = 0.0
+        self._in_seen = 0
+        self._in_k = 1 if fsi is None else max(1, round(fsi.period_s / interval))
+        self._in_pubs = self._in_k
         self._min_sum = self._min_n = 0.0
 
     def sample(self, i: int, t_end: float, total: float, running: int) -> float:
         """Publish step ``i``'s datapoints (ending at ``t_end``); return the per-task value."""
+        publishes = (i + 1) % self._steps_per_pub == 0
+        if self._one_task is not None and publishes:
+            for _ in range(self._per_step):
+                self._scale_in_sample(t_end, total if running else 0.0, running)
         if not running:
             return math.nan
         value = total / running
-        if (i + 1) % self._steps_per_pub == 0:
+        if publishes:
             for _ in range(self._per_step):
                 self.fast.publish(t_end + self._delay, value)
                 self._min_sum += total
                 self._min_n += running
         return value
+
+    def _scale_in_sample(self, t_end: float, total: float, running: int) -> None:
+        """One publish interval into the fast scale-in's period: ``s / (n - k)`` at its end."""
+        self._in_s += total
+        self._in_n += running
+        self._in_seen += 1
+        if self._in_seen < self._in_pubs:
+            return
+        s, n, k = self._in_s, self._in_n, self._in_k
+        # No datapoint at all (no task published): missing, not breaching.
+        value = None if n == 0 else (s / (n - k) if n > k else self._one_task)
+        self.scale_in.publish(t_end + self._delay, value)
+        self._in_s = self._in_n = 0.0
+        self._in_seen = 0
 
     def close_minute(self, t: float) -> None:
         """Publish the minute that ended at ``t``: the mean of its tasks' datapoints."""

@@ -12,8 +12,17 @@ import math
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from ecs_gpu import catalog, demand_metric, fast_path, gpu_metric, managed_scaling, startup
+from ecs_gpu import (
+    catalog,
+    demand_metric,
+    fast_path,
+    fast_scale_in,
+    gpu_metric,
+    managed_scaling,
+    startup,
+)
 from ecs_gpu.fast_path import FastPath
+from ecs_gpu.fast_scale_in import FastScaleIn
 from ecs_gpu.signals import SERIES, Signal, SignalPlan
 from ecs_gpu.spec import Spec
 
@@ -176,6 +185,12 @@ class SimParams:
     mean_request_s: float = 8.0
     # The fast path the template deploys (ecs_gpu.fast_path), None when off.
     fast_path: FastPath | None = None
+    # The fast scale-in the template deploys (ecs_gpu.fast_scale_in), None when off.
+    fast_scale_in: FastScaleIn | None = None
+    # Whether target tracking's ScaleInCooldown and the step policy's Cooldown
+    # hold each other's scale-ins: not documented (aws-semantics §9 "Step
+    # policy cooldown, scale-in" [gap]). False: each policy has its own.
+    shared_scale_in_cooldown: bool = False
     # What-if, never from a spec: the fast-path alarm also adds instances
     # through an ASG step policy, which AWS says a capacity provider's group
     # must not have (controllers.AsgFastPath).
@@ -310,6 +325,7 @@ def from_spec(spec: Spec) -> SimParams:
         mean_request_s=float(sim.mean_request_s),
         # The step table and alarm the template deploys (one source).
         fast_path=fast_path.fast_path(spec),
+        fast_scale_in=fast_scale_in.fast_scale_in(spec),
         warm_pool_min_size=None if cap.warm_pool is None else cap.warm_pool.min_size,
         warm_pool_max_prepared=None if cap.warm_pool is None else cap.warm_pool.prepared_capacity,
         warm_pool_state="Stopped" if cap.warm_pool is None else cap.warm_pool.pool_state,

@@ -299,6 +299,7 @@ def summary_table(result: SimResult, title: str) -> Table:
             "signal",
             str(s.get("signal", "-")),
             f"fast-path scale-outs {s.get('fast_path_scale_outs', 0)}, "
+            f"fast scale-ins {s.get('fast_scale_ins', 0)}, "
             f"warm-pool starts {s.get('warm_pool_starts', 0)}",
         ),
         (

@@ -18,6 +18,7 @@ from ..snapshots import (
     FAST_ALARM,
     IID,
     NAMES,
+    SCALE_IN_ALARM,
     WARM_IID,
     as_concurrency,
     as_warm_pool,
@@ -395,6 +396,12 @@ def fast_alarm_other_threshold(s: Snap) -> None:
     _fast_alarm(s)["Threshold"] = 24.0
 
 
+def scale_in_alarm_other_threshold(s: Snap) -> None:
+    as_concurrency(s)
+    alarm = next(a for a in s["alarms"] if a["AlarmName"] == SCALE_IN_ALARM)
+    alarm["Threshold"] = 2.0
+
+
 def _hook(s: Snap) -> dict[str, Any]:
     hook: dict[str, Any] = s["lifecycle_hooks"][0]
     return hook
@@ -460,6 +467,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SCL004", concurrency_policy_other_series, "scaling_policies", "CustomizedMetricSpecification", "'Value': 'other'", "ecs-gpu deploy"),
     ("SCL005", fast_alarm_other_threshold, "alarms", "Threshold", "24.0", "ecs-gpu deploy"),
     ("SCL006", host_cpu_policy, "asg_policies", "PredefinedMetricType", "ASGAverageCPUUtilization", "delete-policy"),
+    ("SCL007", scale_in_alarm_other_threshold, "alarms", "Threshold", "2.0", "ecs-gpu deploy"),
     ("LT002", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
     ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),
     ("HOST000", probe_undeliverable, "host_probes", "Status", "Undeliverable", "AmazonSSMManagedInstanceCore"),

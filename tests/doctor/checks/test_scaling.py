@@ -13,6 +13,7 @@ from ecs_gpu.doctor.checks import run_checks
 from ..snapshots import (
     FAST_ALARM,
     NAMES,
+    SCALE_IN_ALARM,
     as_concurrency,
     concurrency_spec,
     validate_snapshot,
@@ -117,7 +118,7 @@ def test_missing_concurrency_policy_is_scl004_not_gpu_advice(healthy: Callable[[
     findings = [f for f in run_checks(s).findings if f.id in ("SCL001", "SCL004")]
     assert [(f.id, f.severity) for f in findings] == [("SCL004", "error")]
     assert findings[0].title == "No target-tracking policy scales the service on concurrency"
-    assert findings[0].evidence[0].value == ["cpu", "fast-scale-out"]
+    assert findings[0].evidence[0].value == ["cpu", "fast-scale-out", "fast-scale-in"]
     assert demand_metric.METRIC_NAME in findings[0].fix and "ecs-gpu deploy" in findings[0].fix
 
 
@@ -143,6 +144,7 @@ def test_spec_without_the_fast_path_step_policy_is_scl005(healthy: Callable[[], 
     assert f.evidence[0].value == {
         "concurrency": "TargetTrackingScaling",
         "cpu": "TargetTrackingScaling",
+        "fast-scale-in": "StepScaling",  # only removes: SCL007's, not the fast path
     }
     assert f"threshold {fp.threshold:g}" in f.fix and "ecs-gpu deploy" in f.fix
     # A spec with fast_scale_out = false deploys none: quiet.
@@ -226,3 +228,53 @@ def test_fast_path_needs_the_alarms_only_on_concurrency(healthy: Callable[[], Sn
     del s["alarms"]
     scl005 = next(r for r in run_checks(s).results if r.check.id == "SCL005")
     assert scl005.status == "unknown" and "alarms" in scl005.reason
+
+
+# --- SCL007: the fast scale-in ------------------------------------------------------------------
+
+
+def test_healthy_fast_scale_in_is_ok_and_a_missing_one_is_scl007(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    as_concurrency(s)
+    assert next(r for r in run_checks(s).results if r.check.id == "SCL007").status == "ok"
+    _drop_policy(s, "fast-scale-in")
+    f = next(f for f in run_checks(s).findings if f.id == "SCL007")
+    assert f.severity == "error"
+    assert f.title == "The fast scale-in's StepScaling policy is missing"
+    assert "15 low minutes" in f.fix and "ecs-gpu deploy" in f.fix
+    # A spec with fast_scale_in = false deploys none: quiet.
+    s[COLLECTION_KEY]["target"]["fast_scale_in_threshold"] = None
+    assert "SCL007" not in _ids(s)
+
+
+def test_fast_scale_in_unknown_without_the_spec(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    as_concurrency(s, signal_in_target=False)
+    _drop_policy(s, "fast-scale-in")
+    scl007 = next(r for r in run_checks(s).results if r.check.id == "SCL007")
+    assert scl007.status == "unknown" and "ecs-gpu doctor SPEC" in scl007.reason
+
+
+def test_fast_scale_in_alarm_on_a_plain_series_or_another_threshold_is_scl007(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    as_concurrency(s)
+    alarm = next(a for a in s["alarms"] if a["AlarmName"] == SCALE_IN_ALARM)
+    alarm["Threshold"] = 4.0
+    alarm["Metrics"][1]["MetricStat"]["Period"] = 60
+    f = next(f for f in run_checks(s).findings if f.id == "SCL007")
+    assert "threshold 4 (want 8)" in f.fix and "period 60 s (want 10 s)" in f.fix
+    assert {(e.kind, e.id) for e in f.evidence} == {("alarms", SCALE_IN_ALARM)}
+    # Without the spec the threshold and expression are not compared: the period still is.
+    s[COLLECTION_KEY]["target"].pop("fast_scale_in_threshold")
+    f = next(f for f in run_checks(s).findings if f.id == "SCL007")
+    assert "threshold" not in f.fix and "period 60 s" in f.fix
+
+
+def test_fast_scale_in_is_quiet_on_a_gpu_signal(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    assert "SCL007" not in _ids(s)
+    assert next(r for r in run_checks(s).results if r.check.id == "SCL007").status == "ok"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     collection_target,
@@ -271,7 +271,12 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
         raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
     cluster, service = demand_names(s)
     want = _fast_path_wanted(cluster, service, threshold)
-    steps = [p for p in s["scaling_policies"] if p.get("PolicyType") == "StepScaling"]
+    # The fast scale-in's step policy only removes: SCL007 checks it.
+    steps = [
+        p
+        for p in s["scaling_policies"]
+        if p.get("PolicyType") == "StepScaling" and not fast_scale_in.is_scale_in_policy(p)
+    ]
     if not steps:
         if not from_spec:
             raise Unknown(
@@ -455,3 +460,95 @@ def _host_cpu_policy(s: Snapshot, c: Check) -> list[Finding]:
             )
         )
     return out
+
+
+@check(
+    "SCL007",
+    link="scaling",
+    severity="error",
+    title="Fast scale-in differs from the spec",
+    requires=("scaling_policies",),
+    doc="The spec deploys the fast scale-in, but the service has no StepScaling policy that "
+    "removes tasks, no alarm invokes it, or the alarm's metric math, period, comparison or "
+    "threshold differ from fast_scale_in's.",
+)
+def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
+    if not scales_on_concurrency(s):
+        return []  # the GPU signals have no 10-second series, hence no fast scale-in
+    target = collection_target(s)
+    from_spec = target.get("signal") is not None and "fast_scale_in_threshold" in target
+    threshold = target.get("fast_scale_in_threshold") if from_spec else None
+    if from_spec and threshold is None:
+        return []
+    if "alarms" not in s:
+        raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
+    cluster, service = demand_names(s)
+    removers = [
+        p
+        for p in s["scaling_policies"]
+        if p.get("PolicyType") == "StepScaling" and fast_scale_in.is_scale_in_policy(p)
+    ]
+    if not removers:
+        if not from_spec:
+            raise Unknown(
+                "the service has no StepScaling policy that removes tasks, and without the "
+                "spec doctor cannot tell whether it should ([scaling] fast_scale_in): run "
+                "`ecs-gpu doctor SPEC`"
+            )
+        return [
+            c.finding(
+                [
+                    Evidence(
+                        "scaling_policies",
+                        target.get("service") or "?",
+                        "PolicyType",
+                        {
+                            p.get("PolicyName", "?"): p.get("PolicyType")
+                            for p in s["scaling_policies"]
+                        },
+                    ),
+                    Evidence("_collection", "target", "fast_scale_in_threshold", threshold),
+                ],
+                "The spec deploys the fast scale-in (a StepScaling policy that removes at most "
+                f"{fast_scale_in.MAX_STEP_PERCENT} % of the tasks, invoked by a 10-second alarm "
+                "on the concurrency per task with one task fewer), but the service has no "
+                "StepScaling policy that removes tasks: after a load drop the service keeps "
+                "its tasks for target tracking's 15 low minutes. " + _REDEPLOY_FAST_SCALE_IN,
+                title="The fast scale-in's StepScaling policy is missing",
+            )
+        ]
+    bad: list[Finding] = []
+    for p in removers:
+        pname = p.get("PolicyName", "?")
+        _, alarms = policy_alarms(s, p)
+        if not alarms:
+            bad.append(
+                c.finding(
+                    [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
+                    f"No collected alarm invokes the step policy {pname}, so the fast "
+                    "scale-in never runs. " + _REDEPLOY_FAST_SCALE_IN,
+                    title="No alarm invokes the fast scale-in's step policy",
+                )
+            )
+            continue
+        for a in alarms:
+            diffs = fast_scale_in.alarm_differences(a, cluster, service, threshold)
+            if not diffs:
+                return []
+            name = a.get("AlarmName", "?")
+            bad.append(
+                c.finding(
+                    [Evidence("alarms", name, field, value) for field, value, _ in diffs],
+                    f"The alarm {name} that invokes the step policy {pname} has "
+                    f"{'; '.join(d[2] for d in diffs)}. The fast scale-in needs the "
+                    "concurrency per task on one task fewer below the target over 10-s "
+                    "periods: otherwise it never fires, or removes tasks the load "
+                    "needs. " + _REDEPLOY_FAST_SCALE_IN,
+                )
+            )
+    return bad
+
+
+_REDEPLOY_FAST_SCALE_IN: Final = (
+    "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
+)

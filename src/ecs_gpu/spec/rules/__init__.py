@@ -43,6 +43,7 @@ from ecs_gpu.spec.rules.placement import (
 )
 from ecs_gpu.spec.rules.scaling import (
     _fast_path_needs_concurrency,
+    _fast_scale_in_needs_concurrency,
     _guard_needs_concurrency,
     _signal_needs_metrics,
     _signal_needs_target,
@@ -83,6 +84,7 @@ RULES: list[Rule] = [
     _signal_needs_metrics,
     _signal_needs_target,
     _fast_path_needs_concurrency,
+    _fast_scale_in_needs_concurrency,
     _guard_needs_concurrency,
     _shm_fits_memory,
     _model_fits_gpu_memory,

@@ -56,6 +56,18 @@ def _fast_path_needs_concurrency(spec: Spec) -> Iterator[Problem]:
         )
 
 
+def _fast_scale_in_needs_concurrency(spec: Spec) -> Iterator[Problem]:
+    sc = spec.scaling
+    if sc.fast_scale_in is True and sc.signal != "concurrency":
+        yield Problem(
+            "scaling.fast_scale_in",
+            True,
+            f"the fast scale-in reads a 10-second concurrency series, and signal = {sc.signal!r} "
+            "has none (GPU metrics arrive once a minute)",
+            'remove fast_scale_in, or set signal = "concurrency" with a [service.metrics] table',
+        )
+
+
 def _guard_needs_concurrency(spec: Spec) -> Iterator[Problem]:
     sc = spec.scaling
     if sc.gpu_guard and sc.signal != "concurrency":

@@ -46,6 +46,11 @@ class ScalingSpec(_Section):
     # The fast path fires when per-task concurrency exceeds this percentage of
     # the target (Knative's panic threshold, 200 % by default).
     panic_threshold_percent: Annotated[float, Field(ge=110, le=1000)] = 200.0
+    # The fast scale-in: a step-scaling policy on a 10-second low alarm that
+    # removes at most a quarter of the tasks a minute (fast_scale_in.py).
+    # Off unless true, and only with "concurrency": the GPU signals have no
+    # 10-second series. None (unset) is off.
+    fast_scale_in: bool | None = None
 
     @model_validator(mode="before")
     @classmethod
