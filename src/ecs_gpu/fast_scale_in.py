@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ecs_gpu import demand_metric
+from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec
 
 # 10-s periods need the series at StorageResolution 1, which the sidecar
@@ -200,7 +201,7 @@ def enabled(spec: Spec) -> bool:
     """Whether the spec deploys it: ``[scaling] fast_scale_in = true`` (the concurrency
     signal only, a spec rule). Off by default: see the module docstring."""
     sc = spec.scaling
-    return sc.fast_scale_in is True and sc.signal == "concurrency"
+    return sc.fast_scale_in is True and SignalPlan.of(sc).tracks_concurrency
 
 
 def fast_scale_in(spec: Spec) -> FastScaleIn | None:

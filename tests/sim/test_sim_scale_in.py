@@ -112,7 +112,7 @@ def _instant(p: SimParams, desired_now: int) -> tuple[int, int]:
     inst = fleet.launch(0.0, 0.0, 0.0)
     for _ in range(8):
         fleet.add_ready_task(inst, 0.0)
-    service = ServiceLayer(p, desired_now, MetricSeries(), MetricSeries(), MetricSeries())
+    service = ServiceLayer(p, desired_now, [], MetricSeries())
     demand = DemandPipeline(p, STEP, 2)
     for k in range(12):
         demand.scale_in.publish(k * 10.0, 2.0)  # 25 % band
