@@ -27,6 +27,14 @@ def test_cloudwatch_permission_prefix() -> None:
     assert iam_action("cloudwatch", "PutMetricData") == "cloudwatch:PutMetricData"
 
 
+def test_service_quotas_permission_prefix() -> None:
+    # boto3 calls it "service-quotas"; IAM's actions are "servicequotas:...".
+    err = translate(_client_error("AccessDeniedException"), "service-quotas", "GetServiceQuota")
+    assert isinstance(err, AccessDenied)
+    assert err.permission == "servicequotas:GetServiceQuota"
+    assert "grant servicequotas:GetServiceQuota" in err.message
+
+
 def test_unreachable_endpoint() -> None:
     err = translate(bx.EndpointConnectionError(endpoint_url="http://x"), "ecs", "ListClusters")
     assert isinstance(err, Unreachable)

@@ -43,7 +43,7 @@ TARGET = facts.Target.from_names(world.NAMES)
 
 
 def test_every_kind_has_its_collector_step() -> None:
-    # A kind is a row of snapshot.KIND_TABLE and a Collector._collect_<kind> method.
+    # A kind is a row of doctor/kinds.KIND_TABLE and a Collector._collect_<kind> method.
     for kind in snapshots.KINDS:
         assert callable(getattr(facts.Collector, f"_collect_{kind}", None)), kind
 

@@ -410,3 +410,24 @@ def test_the_quota_counts_the_pool_the_template_deploys(
     needs = Needs.from_spec(load_spec(spec), "us-east-1")
     assert needs.max_instances == 4
     assert needs.pool_instances == instances
+
+
+def test_the_documented_policy_is_the_permissions_preflight_calls() -> None:
+    """docs/operate.md's pasteable policy lists exactly preflight.PERMISSIONS."""
+    import json
+    import re
+
+    from ecs_gpu.aws.preflight import PERMISSIONS
+
+    doc = (EXAMPLES.parent / "docs" / "operate.md").read_text(encoding="utf-8")
+    section = doc[doc.index("**The permissions preflight needs**") :]
+    policy = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))  # type: ignore[union-attr]
+    assert policy["Statement"][0]["Action"] == list(PERMISSIONS)
+
+
+def test_the_documented_quota_request_is_the_g6e_examples_fleet() -> None:
+    """docs/operate.md's --desired-value: the g6e example's fleet at max_instances."""
+    needs = Needs.from_spec(load_spec(EXAMPLES / "g6e-alb-odcr.toml"), "us-east-1")
+    assert (needs.max_instances, needs.vcpus, needs.vcpus_needed) == (6, 48, 288)
+    doc = (EXAMPLES.parent / "docs" / "operate.md").read_text(encoding="utf-8")
+    assert f"--desired-value {needs.vcpus_needed}" in doc

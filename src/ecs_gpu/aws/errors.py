@@ -44,7 +44,11 @@ THROTTLING_CODES = frozenset(
 )
 
 # boto3 service name -> IAM action prefix where they differ.
-_IAM_PREFIX = {"monitoring": "cloudwatch", "cloudwatch": "cloudwatch"}
+_IAM_PREFIX = {
+    "monitoring": "cloudwatch",
+    "cloudwatch": "cloudwatch",
+    "service-quotas": "servicequotas",
+}
 
 
 def iam_action(service: str, operation: str) -> str:

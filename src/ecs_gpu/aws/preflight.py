@@ -51,8 +51,6 @@ PERMISSIONS: Final = (
     "ecr:DescribeImages",
     "iam:GetRole",
 )
-# boto3's service name -> IAM's prefix where they differ.
-_IAM_PREFIX: Final = {"service-quotas": "servicequotas"}
 # The answers EC2, ECR, SSM and Secrets Manager give for a thing that is not there.
 _NOT_FOUND: Final = frozenset(
     {
@@ -101,8 +99,8 @@ class Collector:
             call = f"{service} {operation}"
             if isinstance(err, AccessDenied):
                 # The call that was denied (GetAWSDefaultServiceQuota after GetServiceQuota).
-                permission = f"{_IAM_PREFIX.get(service, service)}:{err.operation or operation}"
-                self.denied.append({"call": call, "permission": permission, "kinds": list(kinds)})
+                perm = err.permission
+                self.denied.append({"call": call, "permission": perm, "kinds": list(kinds)})
                 return
             if isinstance(err, Unreachable) or (
                 isinstance(e, bx.NoCredentialsError | bx.PartialCredentialsError)

@@ -11,7 +11,7 @@ from ecs_gpu.aws.preflight_needs import Needs
 from ecs_gpu.aws.preflight_needs import ev as _ev
 from ecs_gpu.doctor.checks.common import parse_time
 from ecs_gpu.doctor.checks.model import Check, Finding, Severity, Unknown
-from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 
 # A reservation ending within this many days is warned about: a deploy today
 # would lose its floor within the week (a choice, not an AWS figure).
@@ -209,7 +209,7 @@ def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             "info",
         )
     end = parse_time(r.get("EndDate")) if r.get("EndDateType") == "limited" else None
-    now = s.get("_collection", {}).get("now")
+    now = s.get(COLLECTION_KEY, {}).get("now")
     when = parse_time(now) or datetime.now(UTC)
     if end is not None and end <= when + RESERVATION_ENDS_SOON:
         bad(

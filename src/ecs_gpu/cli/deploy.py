@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from rich.markup import escape
 
-from ecs_gpu import terminal
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import staging
 from ecs_gpu.cli import ami as ami_cli
@@ -106,7 +105,7 @@ def _staged(
         # A failure to delete it is a warning, not the command's fate.
         warning = source.remove()
         if warning is not None:
-            terminal.console(stderr=True).print(f"[yellow]warning:[/] {escape(warning)}")
+            err_console.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def run_deploy(

@@ -75,7 +75,7 @@ class Scaling:
     gpu_policy: appscaling.TargetTrackingScalingPolicy | None
     # Set with signal "concurrency".
     concurrency_policy: appscaling.TargetTrackingScalingPolicy | None
-    # Set when spec.scaling.fast_scale_out_enabled.
+    # Set when the signal plan deploys the fast path (plan.fast_path).
     fast_path_alarm: cw.Alarm | None
     fast_path_policy: appscaling.StepScalingAction | None
     # Set when fast_scale_in.enabled(spec).
@@ -104,7 +104,7 @@ def series_metric(
 
 
 def task_gpu_metrics(spec: Spec) -> list[dict[str, Any]]:
-    """The policy's ``CustomizedMetricSpecification.Metrics`` for ``gpu_metric = "task-gpus"``.
+    """The policy's ``CustomizedMetricSpecification.Metrics`` for ``signal = "task-gpus"``.
 
     Two hidden queries (the agent's ASG average, ECS's GPUReservation of the
     cluster) and the expression over them that target tracking follows.

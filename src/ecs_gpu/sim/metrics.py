@@ -171,7 +171,6 @@ class DemandPipeline:
         "_delay",
         "_in_k",
         "_in_n",
-        "_in_pubs",
         "_in_s",
         "_in_seen",
         "_min_n",
@@ -205,7 +204,6 @@ class DemandPipeline:
         self._in_s = self._in_n = 0.0
         self._in_seen = 0
         self._in_k = 1 if fsi is None else max(1, round(fsi.period_s / interval))
-        self._in_pubs = self._in_k
         self._min_sum = self._min_n = 0.0
 
     def sample(self, i: int, t_end: float, total: float, running: int) -> float:
@@ -229,7 +227,7 @@ class DemandPipeline:
         self._in_s += total
         self._in_n += running
         self._in_seen += 1
-        if self._in_seen < self._in_pubs:
+        if self._in_seen < self._in_k:
             return
         s, n, k = self._in_s, self._in_n, self._in_k
         # No datapoint at all (no task published): missing, not breaching.

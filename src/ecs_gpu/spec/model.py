@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from ecs_gpu import catalog
+from ecs_gpu.signals import CONCURRENCY, DEFAULT_GPU_SIGNAL
 from ecs_gpu.spec.rules import spec_warnings
 from ecs_gpu.spec.sections.alerts import AlertsSpec
 from ecs_gpu.spec.sections.base import _Section
@@ -37,7 +38,7 @@ class Spec(_Section):
             data["service"] = _default_task_size(svc, cap)
         if isinstance(sc, dict) and "signal" not in sc and "gpu_metric" not in sc:
             has_metrics = isinstance(svc, dict) and svc.get("metrics") is not None
-            data["scaling"] = {**sc, "signal": "concurrency" if has_metrics else "task-gpus"}
+            data["scaling"] = {**sc, "signal": CONCURRENCY if has_metrics else DEFAULT_GPU_SIGNAL}
         return data
 
     @property

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
-from ecs_gpu.signals import GpuSeries, Signal
+from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, GpuSeries, Signal, SignalPlan
 from ecs_gpu.spec.messages import RuleError
 from ecs_gpu.spec.sections.base import _Section
 
@@ -31,7 +31,7 @@ class ScalingSpec(_Section):
     # "asg-average": the agent's ASG-wide average, which counts idle, unreserved
     # GPUs as 0 % (the reference module's design). The old key `gpu_metric` is
     # read as this one.
-    signal: Signal = "task-gpus"
+    signal: Signal = DEFAULT_GPU_SIGNAL
     # Requests in flight or waiting per task that target tracking holds. At
     # least 0.1 (desired tasks = concurrency / target must stay finite); at
     # most 100,000, far above any server's batch (vLLM's max_num_seqs: 256-1024).
@@ -69,11 +69,10 @@ class ScalingSpec(_Section):
 
     @property
     def gpu_metric(self) -> GpuSeries:
-        """The GPU series the GPU policy (or the GPU guard) tracks."""
-        return "asg-average" if self.signal == "asg-average" else "task-gpus"
+        """The GPU series the GPU policy (or the GPU guard) tracks (the signal plan's)."""
+        return SignalPlan.of(self).gpu_series
 
     @property
     def fast_scale_out_enabled(self) -> bool:
-        if self.fast_scale_out is None:
-            return self.signal == "concurrency"
-        return self.fast_scale_out
+        """Whether the fast path is deployed (the signal plan's: on by default with concurrency)."""
+        return SignalPlan.of(self).fast_path
