@@ -183,6 +183,41 @@ def metric_data_queries(cluster_name: str, service_name: str) -> list[dict[str, 
     ]
 
 
+# --- what the missing-metric alarm and the dashboard say (infra/observability.py) ---
+# The alarm's construct id (CloudFormation names the alarm) and the first
+# datapoint's wait once the server answers: one publish interval.
+MISSING_ALARM_ID: Final = "ConcurrencyMetricMissing"
+FIRST_DATAPOINT_DELAY_S: Final = PUBLISH_INTERVAL_S
+PANEL_TITLE: Final = "Requests in flight or waiting, per task"
+
+
+def missing_alarm_description(cluster_name: str, service_name: str, task_log_group: str) -> str:
+    """The missing-metric alarm's description: the sidecars stopped, the policies are blind."""
+    return (
+        f"No {NAMESPACE}/{METRIC_NAME} datapoints for "
+        f"ClusterName={cluster_name}, ServiceName={service_name}: the tasks' "
+        "metrics sidecar is not publishing, so concurrency target tracking and "
+        "the fast path are blind. Check the sidecar's stream in the "
+        f"{task_log_group} log group or run `ecs-gpu doctor`."
+    )
+
+
+def panel_lines() -> tuple[tuple[int, str, str], ...]:
+    """The dashboard panel's lines, (period, statistic, label): what the fast path sees
+    (10 s), what target tracking sees (1 min), and the busiest task the mean hides."""
+    p = PUBLISH_INTERVAL_S
+    return (
+        (p, STATISTIC, f"mean per task ({p} s)"),
+        (TRACKING_PERIOD_S, STATISTIC, "mean per task (1 min, tracked)"),
+        (p, "Maximum", f"busiest task ({p} s)"),
+    )
+
+
+def target_label(target: float) -> str:
+    """The panel's target line."""
+    return f"target {target:g} per task"
+
+
 # --- reading a deployed policy or alarm back (doctor, verify) ------------------------
 
 

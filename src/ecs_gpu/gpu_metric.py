@@ -135,3 +135,26 @@ def metric_data_queries(asg_name: str) -> list[dict[str, Any]]:
         }
         for i, name in enumerate(METRIC_NAMES)
     ]
+
+
+# --- what the missing-metric alarm and the dashboard say (infra/observability.py) ---
+# The alarm's construct id (its logical id derives from it) and the first
+# datapoint's wait after the host setup: one collection interval, one flush.
+MISSING_ALARM_ID: Final = "GpuMetricMissing"
+FIRST_DATAPOINT_DELAY_S: Final = COLLECTION_INTERVAL_S + FORCE_FLUSH_INTERVAL_S
+
+
+def missing_alarm_description(asg_name: str, host_log_group: str, *, tracked: bool) -> str:
+    """The missing-metric alarm's description: who stops publishing, what goes blind."""
+    blind = (
+        "GPU target tracking is blind"
+        if tracked
+        else "the dashboard's GPU panels are empty (the service scales on concurrency)"
+    )
+    return (
+        f"No {NAMESPACE}/{UTILIZATION} datapoints for "
+        f"{DIMENSION}={asg_name}: the host CloudWatch agent is not "
+        f"publishing, so {blind}. Check the instances' "
+        f"{host_log_group} log group (amazon-cloudwatch-agent and "
+        "ecs-gpu-host-setup streams) or run `ecs-gpu doctor`."
+    )

@@ -97,6 +97,17 @@ class SignalPlan:
         )
 
     @property
+    def arriving(self) -> tuple[Signal, ...]:
+        """The signals whose series must arrive: the GPU series first, then the tracked ones.
+
+        The host agent's GPU series always must (the dashboard's GPU panels
+        and its missing-metric alarm read it even when no GPU policy runs);
+        a tracked signal's own series too. The missing-metric alarms,
+        ``verify metrics`` and doctor's "does it arrive" check read this.
+        """
+        return tuple(dict.fromkeys((self.gpu_series, *self.tracked)))
+
+    @property
     def divides_by_reservation(self) -> bool:
         """Whether a policy divides by ECS's GPUReservation (the task-gpus expression)."""
         return self.tracks_gpu and SERIES[self.gpu_series].divides_by_reservation
@@ -122,6 +133,19 @@ class SeriesNames(Protocol):
 
     @property
     def service(self) -> str: ...
+
+
+class DeploymentNames(SeriesNames, Protocol):
+    """The names the missing-metric alarms read besides the series' (naming.Names has these)."""
+
+    @property
+    def host_log_group(self) -> str: ...
+
+    @property
+    def task_log_group(self) -> str: ...
+
+    @property
+    def gpu_metric_missing_alarm(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +175,32 @@ class Watched:
 
 
 @dataclass(frozen=True, slots=True)
+class MissingAlarm:
+    """The alarm that goes to ALARM while a series that must arrive has no datapoint."""
+
+    construct_id: str
+    # Its AlarmName; None: CloudFormation names it.
+    name: Callable[[DeploymentNames], str | None]
+    # (names, whether a policy tracks the series) -> the alarm's description.
+    description: Callable[[DeploymentNames, bool], str]
+    # When its first datapoint can come: after the host's setup ("host"), or
+    # once a task's model serves ("task"); then delay_s to its publish.
+    first_after: Literal["host", "task"]
+    delay_s: int
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    """A tracked series' own dashboard row (None for the GPU series: the dashboard always
+    draws the agent's panels, with the tracked one's expression and target)."""
+
+    title: str
+    # (period, statistic, label) of each line of the watched series.
+    lines: tuple[tuple[int, str, str], ...]
+    target_label: Callable[[float], str]
+
+
+@dataclass(frozen=True, slots=True)
 class SignalSeries:
     """One signal's series: the contract module's facts that every consumer reads."""
 
@@ -168,6 +218,11 @@ class SignalSeries:
     # The simulator's GPU policy scope ("tasks": the task-gpus expression,
     # "asg": the agent's ASG average); None: not a GPU series.
     sim_gpu_scope: Literal["asg", "tasks"] | None
+    # The missing-metric alarm on its watched series, and its dashboard row.
+    alarm: MissingAlarm
+    panel: Panel | None
+    # Its 10-s series is the one the fast path's alarm watches (fast_path.py).
+    drives_fast_path: bool
 
     def target(self, scaling: object) -> float | None:
         """The value its policy holds, from a ``[scaling]`` section (None: not set)."""
@@ -181,6 +236,16 @@ _GPU_WATCHED: Final = Watched(
     statistic=gpu_metric.STATISTIC,
     period_s=gpu_metric.PERIOD_S,
     dimensions=lambda n: gpu_metric.dimensions(n.asg),
+)
+
+_GPU_ALARM: Final = MissingAlarm(
+    construct_id=gpu_metric.MISSING_ALARM_ID,
+    name=lambda n: n.gpu_metric_missing_alarm,
+    description=lambda n, tracked: gpu_metric.missing_alarm_description(
+        n.asg, n.host_log_group, tracked=tracked
+    ),
+    first_after="host",
+    delay_s=gpu_metric.FIRST_DATAPOINT_DELAY_S,
 )
 
 # In the order doctor's collector asks for the queries (a snapshot's
@@ -198,6 +263,9 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             ],
             divides_by_reservation=True,
             sim_gpu_scope="tasks",
+            alarm=_GPU_ALARM,
+            panel=None,
+            drives_fast_path=False,
         ),
         "asg-average": SignalSeries(
             signal="asg-average",
@@ -207,6 +275,9 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             queries=lambda n: gpu_metric.metric_data_queries(n.asg),
             divides_by_reservation=False,
             sim_gpu_scope="asg",
+            alarm=_GPU_ALARM,
+            panel=None,
+            drives_fast_path=False,
         ),
         "concurrency": SignalSeries(
             signal="concurrency",
@@ -222,6 +293,21 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             queries=lambda n: demand_metric.metric_data_queries(n.cluster, n.service),
             divides_by_reservation=False,
             sim_gpu_scope=None,
+            alarm=MissingAlarm(
+                construct_id=demand_metric.MISSING_ALARM_ID,
+                name=lambda n: None,
+                description=lambda n, tracked: demand_metric.missing_alarm_description(
+                    n.cluster, n.service, n.task_log_group
+                ),
+                first_after="task",
+                delay_s=demand_metric.FIRST_DATAPOINT_DELAY_S,
+            ),
+            panel=Panel(
+                title=demand_metric.PANEL_TITLE,
+                lines=demand_metric.panel_lines(),
+                target_label=demand_metric.target_label,
+            ),
+            drives_fast_path=True,
         ),
     }
 )
