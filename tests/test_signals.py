@@ -94,6 +94,23 @@ def test_sim_params_read_the_plan() -> None:
     assert base.with_(signal="asg-average").gpu_policy is True
 
 
+def test_the_simulator_has_a_series_and_a_target_for_every_signal() -> None:
+    from ecs_gpu.sim.metrics import TRACKED, DemandPipeline, MetricPipeline, tracked_series
+
+    assert set(TRACKED) == set(SIGNALS)
+    base = from_spec(load_spec(EXAMPLES / "g5-vllm.toml")).with_(gpu_guard=True)
+    metrics, demand = MetricPipeline(base, 10.0), DemandPipeline(base, 10.0, 1)
+    # The plan's order (the template's), each with its own target.
+    assert tracked_series(base, metrics, demand) == [
+        (demand.tracking, base.target_concurrency),
+        (metrics.gpu, base.gpu_target_percent),
+    ]
+    # A design that sets a target its signal does not track runs no policy on it.
+    gpu = base.with_(signal="task-gpus")
+    assert tracked_series(gpu, metrics, demand) == [(metrics.gpu, base.gpu_target_percent)]
+    assert base.with_(target_concurrency=None).target("concurrency") is None
+
+
 # --- the per-signal registry (signals.SERIES) --------------------------------------
 
 
