@@ -24,7 +24,7 @@ period needs a high-resolution metric (botocore cloudwatch
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.resources import files
 from typing import Any, Final
 
@@ -216,6 +216,99 @@ def panel_lines() -> tuple[tuple[int, str, str], ...]:
 def target_label(target: float) -> str:
     """The panel's target line."""
     return f"target {target:g} per task"
+
+
+# --- what verify metrics says of the sidecars' series (aws/verify.py) --------------
+
+
+def where(cluster_name: str, service_name: str) -> str:
+    """The series in words: namespace, name and dimensions."""
+    return f"{NAMESPACE} {METRIC_NAME} ({cli_dimensions(cluster_name, service_name)})"
+
+
+def verify_title(cluster_name: str, service_name: str) -> str:
+    """The title of verify's table of the series' queries."""
+    return f"{where(cluster_name, service_name)}, {ALARM_PERIOD_S}-s periods"
+
+
+def verify_waiting(service_name: str) -> str:
+    """What verify waits for, on its status line."""
+    return f"{METRIC_NAME} of {service_name}"
+
+
+def verify_present(
+    cluster_name: str, service_name: str, series: Sequence[tuple[int, float | None]]
+) -> str:
+    """The series has datapoints: how many periods, and the latest mean per task."""
+    periods, latest = series[0]
+    return (
+        f"The concurrency series {where(cluster_name, service_name)} has datapoints: "
+        f"{periods} {ALARM_PERIOD_S}-s period(s), latest mean per task {latest:g}."
+    )
+
+
+def verify_missing(cluster_name: str, service_name: str, timeout_s: float) -> str:
+    """The head of verify's error: the series has no datapoint."""
+    return (
+        f"The concurrency series {where(cluster_name, service_name)} has no datapoint after "
+        f"{timeout_s:.0f} s."
+    )
+
+
+def explain_missing(
+    cluster_name: str,
+    service_name: str,
+    dimension_sets: Sequence[Sequence[Mapping[str, str]]],
+    scraped: tuple[tuple[str, ...], int, str] | None,
+) -> list[str]:
+    """Likely causes for the series with no recent datapoint.
+
+    ``dimension_sets`` from ListMetrics of the contract's name in its
+    namespace; ``scraped``: the Prometheus series each sidecar sums, the port
+    and path it reads them on ([service.metrics]). Tells "never published"
+    (the sidecars cannot scrape, sum or publish) from "published under other
+    dimensions" and from "published once, not lately".
+    """
+    at = where(cluster_name, service_name)
+    ours = sorted(dimensions(cluster_name, service_name), key=lambda d: d["Name"])
+    sets = [sorted((dict(d) for d in ds), key=lambda d: d["Name"]) for ds in dimension_sets]
+    sidecar = f"{SIDECAR_NAME!r} container"
+    if ours in sets:
+        return [
+            f"{at} exists but has no datapoint in the window: the sidecars stopped "
+            f"publishing (no task runs, or every scrape fails now). Read the {sidecar}'s log in "
+            "the task log group, or run `ecs-gpu doctor` (MET005)."
+        ]
+    if sets:
+        shown = "; ".join(
+            ",".join(f"{d['Name']}={d['Value']}" for d in s) or "(no dimensions)" for s in sets[:3]
+        )
+        return [
+            f"datapoints under other dimensions: {METRIC_NAME} exists in {NAMESPACE} "
+            f"only as [{shown}], not "
+            f"{cli_dimensions(cluster_name, service_name)}. The sidecar's "
+            "DIMENSIONS come from the task definition: check --stack / the spec's service "
+            "name, and redeploy the task definition (`ecs-gpu deploy`; doctor TD001 "
+            "compares it)."
+        ]
+    if scraped is None:
+        # Only a caller without the spec: a concurrency spec has [service.metrics].
+        reads, logged = "the server's Prometheus series ([service.metrics])", "'GET ...'"
+    else:
+        series, port, path = scraped
+        reads = f"{' + '.join(series)} from http://127.0.0.1:{port}{path}"
+        logged = f"'GET {path} on port {port}: ...'"
+    return [
+        f"no datapoint at all: no sidecar has ever published {at}. The {sidecar} "
+        f"publishes only after it reads {reads}. Likely causes: the image serves no "
+        "Prometheus metrics there (wrong [service.metrics] preset, port or path, or SGLang "
+        f"without --enable-metrics; its log says {logged} or 'no answer on port'); none of "
+        "those series is in "
+        'the answer (its log says "none of ..."; set [service.metrics] running_metric / '
+        "waiting_metric to the names the server uses); the task role is denied "
+        f"cloudwatch:PutMetricData in {NAMESPACE} (its log shows "
+        "AccessDenied); or no task runs."
+    ]
 
 
 # --- reading a deployed policy or alarm back (doctor, verify) ------------------------

@@ -10,6 +10,7 @@ asserts that every consumer agrees.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 # CloudWatch agent default namespace for nvidia_gpu metrics
@@ -158,3 +159,85 @@ def missing_alarm_description(asg_name: str, host_log_group: str, *, tracked: bo
         f"{host_log_group} log group (amazon-cloudwatch-agent and "
         "ecs-gpu-host-setup streams) or run `ecs-gpu doctor`."
     )
+
+
+# --- what verify metrics says of the agent's series (aws/verify.py) ----------------
+
+
+def verify_title(asg_name: str) -> str:
+    """The title of verify's table of the contract's series."""
+    return f"{NAMESPACE} by {DIMENSION}={asg_name}"
+
+
+def verify_waiting(asg_name: str) -> str:
+    """What verify waits for, on its status line."""
+    return f"{len(METRIC_NAMES)} GPU series of {asg_name}"
+
+
+def verify_present(asg_name: str) -> str:
+    """Every series of the contract has datapoints."""
+    return f"All {len(METRIC_NAMES)} GPU series of {asg_name} have datapoints."
+
+
+def verify_missing(asg_name: str, missing: Sequence[str], timeout_s: float) -> str:
+    """The head of verify's error: which series are missing."""
+    return (
+        f"{len(missing)} of {len(METRIC_NAMES)} GPU series missing for ASG {asg_name} after "
+        f"{timeout_s:.0f} s: {', '.join(missing)}."
+    )
+
+
+def _dimension_sets_text(sets: Sequence[Sequence[Mapping[str, str]]]) -> str:
+    """Up to three dimension sets as `Name=Value,...`, for "published under other dimensions"."""
+    return "; ".join(
+        ",".join(f"{d['Name']}={d['Value']}" for d in s) or "(no dimensions)" for s in sets[:3]
+    )
+
+
+def explain_missing(
+    metric: str, asg: str, dimension_sets: Sequence[Sequence[Mapping[str, str]]]
+) -> list[str]:
+    """Likely causes for a series with no recent datapoint.
+
+    ``dimension_sets`` are the dimension lists ListMetrics returns for the
+    same metric name in the namespace (any dimensions, last two weeks).
+    """
+    ours = [{"Name": DIMENSION, "Value": asg}]
+    sets = [[dict(d) for d in ds] for ds in dimension_sets]
+    if any(sorted(s, key=lambda d: d["Name"]) == ours for s in sets):
+        return [
+            f"{metric} by {DIMENSION}={asg} exists but has no datapoint in the "
+            "window: the agent stopped publishing (instances terminated or replaced, agent "
+            "crashed). Check `systemctl status amazon-cloudwatch-agent` on an instance, or run "
+            "`ecs-gpu doctor`."
+        ]
+    other_asgs = sorted(
+        {
+            d["Value"]
+            for s in sets
+            if len(s) == 1
+            for d in s
+            if d["Name"] == DIMENSION and d["Value"] != asg
+        }
+    )
+    if other_asgs:
+        return [
+            f"wrong dimension value: {metric} is published for {DIMENSION}="
+            f"{', '.join(other_asgs)} but not {asg}. Check --asg / the spec's service name, "
+            "and the agent's append_dimensions."
+        ]
+    if sets:
+        shown = _dimension_sets_text(sets)
+        return [
+            f"wrong dimension: {metric} exists in {NAMESPACE} only as [{shown}], "
+            f"not rolled up by {DIMENSION} alone. The agent config needs "
+            f'append_dimensions {{"{DIMENSION}": '
+            f'"{APPEND_DIMENSION_VALUE}"}} and aggregation_dimensions '
+            f'[["{DIMENSION}"]].'
+        ]
+    return [
+        f"nothing publishes {metric} in {NAMESPACE}. Likely causes: the host "
+        "CloudWatch agent is not running or not collecting nvidia_gpu (a containerized agent "
+        "cannot see the GPU); the instance role is denied cloudwatch:PutMetricData (the "
+        "agent log shows AccessDenied); or the ASG has no running instance.",
+    ]

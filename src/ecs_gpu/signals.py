@@ -21,7 +21,7 @@ contracts beside it), so every layer can read it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, get_args
@@ -201,6 +201,38 @@ class Panel:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerMetrics:
+    """Where the service's server exposes Prometheus metrics ([service.metrics]): what a
+    series a task publishes from them reads (verify's causes of a missing one)."""
+
+    series: tuple[str, ...]
+    port: int
+    path: str
+
+
+# ListMetrics' dimension lists of one metric name (any dimensions, last two weeks).
+DimensionSets = Sequence[Sequence[Mapping[str, str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+    """What ``verify metrics`` waits for on a series that must arrive, and what it says."""
+
+    # The GetMetricData queries that must each have datapoints, each labelled.
+    queries: Callable[[SeriesNames], list[dict[str, Any]]]
+    # Its status line's words, its table's title and what the count counts.
+    waiting: Callable[[SeriesNames], str]
+    title: Callable[[SeriesNames], str]
+    count_label: str
+    # The line when every query has data, from each query's (count, latest).
+    present: Callable[[SeriesNames, Sequence[tuple[int, float | None]]], str]
+    # The error's head, from the metric names missing and the timeout.
+    missing: Callable[[SeriesNames, Sequence[str], float], str]
+    # Likely causes for one missing metric name, from ListMetrics' dimension sets.
+    explain: Callable[[str, SeriesNames, DimensionSets, ServerMetrics | None], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
 class SignalSeries:
     """One signal's series: the contract module's facts that every consumer reads."""
 
@@ -223,6 +255,8 @@ class SignalSeries:
     panel: Panel | None
     # Its 10-s series is the one the fast path's alarm watches (fast_path.py).
     drives_fast_path: bool
+    # What verify metrics reads and says of it.
+    verified: Verified
 
     def target(self, scaling: object) -> float | None:
         """The value its policy holds, from a ``[scaling]`` section (None: not set)."""
@@ -248,6 +282,16 @@ _GPU_ALARM: Final = MissingAlarm(
     delay_s=gpu_metric.FIRST_DATAPOINT_DELAY_S,
 )
 
+_GPU_VERIFIED: Final = Verified(
+    queries=lambda n: gpu_metric.metric_data_queries(n.asg),
+    waiting=lambda n: gpu_metric.verify_waiting(n.asg),
+    title=lambda n: gpu_metric.verify_title(n.asg),
+    count_label="datapoints",
+    present=lambda n, series: gpu_metric.verify_present(n.asg),
+    missing=lambda n, missing, timeout_s: gpu_metric.verify_missing(n.asg, missing, timeout_s),
+    explain=lambda metric, n, sets, server: gpu_metric.explain_missing(metric, n.asg, sets),
+)
+
 # In the order doctor's collector asks for the queries (a snapshot's
 # metric_queries keep it): the GPU series, GPUReservation, concurrency.
 SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
@@ -266,6 +310,7 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             alarm=_GPU_ALARM,
             panel=None,
             drives_fast_path=False,
+            verified=_GPU_VERIFIED,
         ),
         "asg-average": SignalSeries(
             signal="asg-average",
@@ -278,6 +323,7 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             alarm=_GPU_ALARM,
             panel=None,
             drives_fast_path=False,
+            verified=_GPU_VERIFIED,
         ),
         "concurrency": SignalSeries(
             signal="concurrency",
@@ -308,6 +354,24 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
                 target_label=demand_metric.target_label,
             ),
             drives_fast_path=True,
+            verified=Verified(
+                queries=lambda n: demand_metric.metric_data_queries(n.cluster, n.service),
+                waiting=lambda n: demand_metric.verify_waiting(n.service),
+                title=lambda n: demand_metric.verify_title(n.cluster, n.service),
+                count_label="periods",
+                present=lambda n, series: demand_metric.verify_present(
+                    n.cluster, n.service, series
+                ),
+                missing=lambda n, missing, timeout_s: demand_metric.verify_missing(
+                    n.cluster, n.service, timeout_s
+                ),
+                explain=lambda metric, n, sets, server: demand_metric.explain_missing(
+                    n.cluster,
+                    n.service,
+                    sets,
+                    None if server is None else (server.series, server.port, server.path),
+                ),
+            ),
         ),
     }
 )
