@@ -311,6 +311,37 @@ def explain_missing(
     ]
 
 
+# --- what doctor says of the sidecars' series (doctor/checks/metric.py) ------------
+
+ARRIVES_CHECK_ID: Final = "MET005"
+ARRIVES_TITLE: Final = "The concurrency metric is not published"
+ARRIVES_DOC: Final = (
+    "The service scales on concurrency, but GetMetricData returns no datapoint of the "
+    "sidecars' per-task concurrency series (warning while the desired count is 0)."
+)
+FOLLOWERS: Final = "the concurrency policy and the fast path track"
+IN_WORDS: Final = "concurrency"
+# The publisher in a task, in "no task runs, so no sidecar publishes".
+PUBLISHER: Final = "sidecar"
+
+
+def doctor_remedy(running: int) -> str:
+    """Tasks run, yet none published: what to read, and what the task role must allow."""
+    return (
+        f"{running} task(s) run, yet none published in the window. Read the "
+        f"{SIDECAR_NAME} container's log: it must reach the server's metrics "
+        "endpoint ([service.metrics] port and path, the preset's series names) and the task "
+        "role must allow cloudwatch:PutMetricData with "
+        f"{NAMESPACE_CONDITION_KEY}={NAMESPACE} (TD001 checks "
+        "the sidecar is there)."
+    )
+
+
+def meant_as(metric: Mapping[str, Any]) -> bool:
+    """Meant as the concurrency series: its namespace or its name (SCL004 says what differs)."""
+    return metric.get("Namespace") == NAMESPACE or metric.get("MetricName") == METRIC_NAME
+
+
 # --- reading a deployed policy or alarm back (doctor, verify) ------------------------
 
 

@@ -241,3 +241,38 @@ def explain_missing(
         "cannot see the GPU); the instance role is denied cloudwatch:PutMetricData (the "
         "agent log shows AccessDenied); or the ASG has no running instance.",
     ]
+
+
+# --- what doctor says of the agent's series (doctor/checks/metric.py) --------------
+
+# "Does it arrive": the check's id, its title and its docs/doctor.md row's words.
+ARRIVES_CHECK_ID: Final = "MET001"
+ARRIVES_TITLE: Final = "The GPU metric is not published"
+ARRIVES_DOC: Final = (
+    "GetMetricData returns no datapoint for a series of the GPU metric contract (warning "
+    "when no scaling policy reads it: concurrency without gpu_guard)."
+)
+# Who follows the series, in a finding; the signal in words.
+FOLLOWERS: Final = "the scaling policy tracks"
+IN_WORDS: Final = "a GPU series"
+DOCTOR_REMEDY: Final = (
+    "Run `ecs-gpu doctor --probe-hosts` to see the host agent: is "
+    "amazon-cloudwatch-agent active, does its config collect nvidia_gpu, can it run "
+    "nvidia-smi, and is cloudwatch:PutMetricData allowed on the instance role."
+)
+UNTRACKED_TITLE: Final = "The GPU metric is not published (no policy reads it)"
+
+
+def untracked_readers(missing_alarm: str | None) -> str:
+    """What still reads the series when no scaling policy does."""
+    alarm = missing_alarm or "the GPU missing-metric alarm"
+    return (
+        f"only the dashboard's GPU panels (empty) and the missing-metric alarm {alarm} "
+        "(ALM002 once it fires) read it"
+    )
+
+
+def meant_as(metric: Mapping[str, Any]) -> bool:
+    """Meant as a GPU series: the agent's prefix, or "gpu" in the name (GPUReservation too)."""
+    name = str(metric.get("MetricName", ""))
+    return name.startswith(METRIC_PREFIX) or "gpu" in name.lower()

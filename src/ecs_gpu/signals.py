@@ -183,9 +183,8 @@ class MissingAlarm:
     name: Callable[[DeploymentNames], str | None]
     # (names, whether a policy tracks the series) -> the alarm's description.
     description: Callable[[DeploymentNames, bool], str]
-    # When its first datapoint can come: after the host's setup ("host"), or
-    # once a task's model serves ("task"); then delay_s to its publish.
-    first_after: Literal["host", "task"]
+    # From when its publisher can first publish (SignalSeries.published_by:
+    # the host's setup done, or a task's model serving) to its first datapoint.
     delay_s: int
 
 
@@ -233,6 +232,42 @@ class Verified:
 
 
 @dataclass(frozen=True, slots=True)
+class CheckText:
+    """A doctor check's registration: its id (stable: docs/doctor.md links to it), severity,
+    title, the kinds it reads and its docs row's words."""
+
+    id: str
+    severity: Literal["error", "warning"]
+    title: str
+    requires: tuple[str, ...]
+    doc: str
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What doctor checks of a signal's series and what its findings say (doctor/checks)."""
+
+    # "Does it arrive" (doctor/checks/metric.py); the signals sharing a
+    # watched series share the check.
+    arrives: CheckText
+    # Who follows the series, in a finding ("the scaling policy tracks");
+    # the signal in words ("a GPU series", "concurrency").
+    followers: str
+    in_words: str
+    # A task's publisher's name ("sidecar"); what to look at when the series
+    # does not arrive, from the tasks running (a host's ignores it).
+    publisher: str
+    remedy: Callable[[int], str]
+    # When no policy tracks it (a host's series): the finding's title, and
+    # what still reads it, from the snapshot's missing-metric alarm name.
+    untracked_title: str
+    untracked_readers: Callable[[str | None], str]
+    # Is a policy's or an alarm's metric meant as this series (its namespace
+    # besides counts too): the policies decide without a spec.
+    meant_as: Callable[[Mapping[str, Any]], bool]
+
+
+@dataclass(frozen=True, slots=True)
 class SignalSeries:
     """One signal's series: the contract module's facts that every consumer reads."""
 
@@ -257,6 +292,12 @@ class SignalSeries:
     drives_fast_path: bool
     # What verify metrics reads and says of it.
     verified: Verified
+    # Who writes it: the host's agent ("host": every instance, whatever the
+    # signal), or a publisher in each task ("task": only where the signal
+    # deploys one, and only while a task runs, once its model serves).
+    published_by: Literal["host", "task"]
+    # What doctor checks of it and says.
+    checked: Checked
 
     def target(self, scaling: object) -> float | None:
         """The value its policy holds, from a ``[scaling]`` section (None: not set)."""
@@ -278,8 +319,24 @@ _GPU_ALARM: Final = MissingAlarm(
     description=lambda n, tracked: gpu_metric.missing_alarm_description(
         n.asg, n.host_log_group, tracked=tracked
     ),
-    first_after="host",
     delay_s=gpu_metric.FIRST_DATAPOINT_DELAY_S,
+)
+
+_GPU_CHECKED: Final = Checked(
+    arrives=CheckText(
+        id=gpu_metric.ARRIVES_CHECK_ID,
+        severity="error",
+        title=gpu_metric.ARRIVES_TITLE,
+        requires=("metric_data",),
+        doc=gpu_metric.ARRIVES_DOC,
+    ),
+    followers=gpu_metric.FOLLOWERS,
+    in_words=gpu_metric.IN_WORDS,
+    publisher="host CloudWatch agent",
+    remedy=lambda running: gpu_metric.DOCTOR_REMEDY,
+    untracked_title=gpu_metric.UNTRACKED_TITLE,
+    untracked_readers=gpu_metric.untracked_readers,
+    meant_as=lambda m: m.get("Namespace") == gpu_metric.NAMESPACE or gpu_metric.meant_as(m),
 )
 
 _GPU_VERIFIED: Final = Verified(
@@ -311,6 +368,8 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             panel=None,
             drives_fast_path=False,
             verified=_GPU_VERIFIED,
+            published_by="host",
+            checked=_GPU_CHECKED,
         ),
         "asg-average": SignalSeries(
             signal="asg-average",
@@ -324,6 +383,8 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             panel=None,
             drives_fast_path=False,
             verified=_GPU_VERIFIED,
+            published_by="host",
+            checked=_GPU_CHECKED,
         ),
         "concurrency": SignalSeries(
             signal="concurrency",
@@ -345,7 +406,6 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
                 description=lambda n, tracked: demand_metric.missing_alarm_description(
                     n.cluster, n.service, n.task_log_group
                 ),
-                first_after="task",
                 delay_s=demand_metric.FIRST_DATAPOINT_DELAY_S,
             ),
             panel=Panel(
@@ -371,6 +431,24 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
                     sets,
                     None if server is None else (server.series, server.port, server.path),
                 ),
+            ),
+            published_by="task",
+            checked=Checked(
+                arrives=CheckText(
+                    id=demand_metric.ARRIVES_CHECK_ID,
+                    severity="error",
+                    title=demand_metric.ARRIVES_TITLE,
+                    requires=("metric_data", "services"),
+                    doc=demand_metric.ARRIVES_DOC,
+                ),
+                followers=demand_metric.FOLLOWERS,
+                in_words=demand_metric.IN_WORDS,
+                publisher=demand_metric.PUBLISHER,
+                remedy=demand_metric.doctor_remedy,
+                # A task's series is expected only where a policy tracks it.
+                untracked_title=demand_metric.ARRIVES_TITLE,
+                untracked_readers=lambda alarm: "",
+                meant_as=lambda m: demand_metric.meant_as(m),
             ),
         ),
     }

@@ -135,7 +135,7 @@ def series_first_datapoint_s(spec: Spec, series: SignalSeries) -> float:
     """
     start = (
         spec.simulation.instance_boot_s + host.SETUP_TYPICAL_S
-        if series.alarm.first_after == "host"
+        if series.published_by == "host"
         else managed_scaling.cold_start_s(spec)
     )
     return start + series.alarm.delay_s + INGESTION_DELAY_S

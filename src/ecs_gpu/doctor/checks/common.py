@@ -9,7 +9,7 @@ from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.doctor.checks.model import Evidence, Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.host import probe
-from ecs_gpu.signals import SignalPlan
+from ecs_gpu.signals import SERIES, SeriesAt, Signal, SignalPlan
 
 
 def collection_target(s: Snapshot) -> dict[str, Any]:
@@ -293,3 +293,42 @@ def demand_names(s: Snapshot) -> tuple[str, str]:
     clusters = [c.get("clusterName") for c in s.get("clusters", []) if c.get("clusterName")]
     cluster = target.get("cluster") or (clusters[0] if clusters else "?")
     return str(cluster), str(target.get("service") or "?")
+
+
+def series_at(s: Snapshot) -> SeriesAt:
+    """The names this service's series are written under ("?" where nothing says)."""
+    cluster, service = demand_names(s)
+    return SeriesAt(
+        asg=str(collection_target(s).get("asg") or "?"), cluster=cluster, service=service
+    )
+
+
+def tracks(s: Snapshot, signals: tuple[Signal, ...]) -> bool | None:
+    """Whether a scaling policy tracks the series of one of ``signals``; None when nothing says.
+
+    The spec's plan decides when the snapshot records what it turns on (an
+    older snapshot without ``gpu_guard`` cannot say whether the guard tracks
+    a GPU series); else the policies: a target-tracking policy's metric, or
+    a step policy's alarm's, meant as the series (``SignalSeries.checked``).
+    """
+    target = collection_target(s)
+    signal = target.get("signal")
+    if signal is not None:
+        guard = target.get("gpu_guard")
+        by_guard = [
+            any(x in SignalPlan.from_parts(signal, g).tracked for x in signals)
+            for g in (False, True)
+        ]
+        if by_guard[0] == by_guard[1] or guard is not None:
+            return by_guard[bool(guard)]
+    if "scaling_policies" not in s:
+        return None
+    meant = [SERIES[x].checked.meant_as for x in signals]
+    return any(
+        any(f(m) for f in meant for _, m in policy_metrics(p))
+        or (
+            p.get("PolicyType") == "StepScaling"
+            and any(f(a) for f in meant for a in policy_alarms(s, p)[1])
+        )
+        for p in s["scaling_policies"]
+    )
