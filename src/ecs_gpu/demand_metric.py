@@ -375,3 +375,48 @@ def series_differences(
     if statistic != STATISTIC:
         out.append(("Statistic", statistic, f"statistic {statistic} (want {STATISTIC})"))
     return out
+
+
+# --- what doctor says of a policy on the series (doctor/checks/scaling.py) ----------
+
+TRACKED_CHECK_ID: Final = "SCL004"
+TRACKED_TITLE: Final = "Concurrency policy tracks a series nobody writes"
+TRACKED_DOC: Final = (
+    "The service scales on concurrency, but no target-tracking policy reads the sidecars' "
+    "series with exactly its namespace, name, dimensions and statistic Average."
+)
+
+
+def wanted(cluster: str, service: str) -> str:
+    """The series a policy must read, in words."""
+    return f"{NAMESPACE}/{METRIC_NAME} ({cli_dimensions(cluster, service)}, statistic {STATISTIC})"
+
+
+def policy_problems(
+    metric: Mapping[str, Any], statistic: Any, cluster: str, service: str
+) -> list[str] | None:
+    """What is wrong with a policy's metric meant as the series: None, it is not meant as
+    it; empty, it reads the series; else the fix naming each difference."""
+    if not meant_as(metric):
+        return None
+    diffs = series_differences(metric, statistic, cluster, service)
+    if not diffs:
+        return []
+    return [
+        f"The policy tracks {'; '.join(d[2] for d in diffs)}. The sidecars "
+        f"write {wanted(cluster, service)}, the mean per task that target tracking holds at "
+        "the target: this policy follows a series nobody writes (the reference "
+        "module's 8.3.0 bug), so load never changes the task count. Redeploy the "
+        "policy from the spec (`ecs-gpu deploy`)."
+    ]
+
+
+def missing_policy(cluster: str, service: str) -> tuple[str, str]:
+    """(title, fix) when no target-tracking policy tracks the series."""
+    return (
+        "No target-tracking policy scales the service on concurrency",
+        "The service scales on concurrency, but no target-tracking policy tracks "
+        f"{wanted(cluster, service)}: load does not change the task count (only the CPU "
+        "policy does, and the fast path, where deployed, only adds). Deploy the spec's "
+        "scaling policies (`ecs-gpu deploy`).",
+    )

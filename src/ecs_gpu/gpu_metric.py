@@ -276,3 +276,68 @@ def meant_as(metric: Mapping[str, Any]) -> bool:
     """Meant as a GPU series: the agent's prefix, or "gpu" in the name (GPUReservation too)."""
     name = str(metric.get("MetricName", ""))
     return name.startswith(METRIC_PREFIX) or "gpu" in name.lower()
+
+
+# --- what doctor says of a policy on the agent's series (doctor/checks/scaling.py) ---
+
+TRACKED_CHECK_ID: Final = "SCL001"
+TRACKED_TITLE: Final = "GPU policy tracks a metric nobody writes"
+TRACKED_DOC: Final = (
+    "A GPU target-tracking policy's metric differs from the contract (plain or metric-math "
+    "form, GPUReservation divisor included), or none exists."
+)
+_REDEPLOY: Final = "Redeploy the policy from the spec (`ecs-gpu deploy`)."
+
+
+def policy_problems(
+    metric: Mapping[str, Any], asgs: Sequence[str], clusters: Sequence[str]
+) -> list[str] | None:
+    """What is wrong with a policy's metric meant as a GPU series: None, it is not meant as
+    one; empty, it reads the contract's series (or the task-gpus divisor, by ClusterName of
+    one of ``clusters``); else the fix. ``asgs`` and ``clusters``: the deployment's (any
+    value when empty)."""
+    name = metric.get("MetricName", "")
+    dims = {d.get("Name"): d.get("Value") for d in metric.get("Dimensions", [])}
+    if (metric.get("Namespace"), name) == (RESERVATION_NAMESPACE, RESERVATION_METRIC):
+        # The task-gpus divisor: ECS writes it per cluster, by ClusterName only.
+        if set(dims) == {RESERVATION_DIMENSION} and (
+            not clusters or dims.get(RESERVATION_DIMENSION) in clusters
+        ):
+            return []
+        return [
+            f"The policy divides by {RESERVATION_NAMESPACE}/{name} "
+            f"{dims}, but ECS writes it for this service's cluster only as "
+            f"{RESERVATION_DIMENSION}={clusters[0] if clusters else '<cluster>'}: the tracked "
+            f"expression reads a series nobody writes. {_REDEPLOY}"
+        ]
+    if not meant_as(metric):
+        return None
+    if (
+        name == UTILIZATION
+        and metric.get("Namespace") == NAMESPACE
+        and set(dims) == {DIMENSION}
+        and (not asgs or dims.get(DIMENSION) in asgs)
+    ):
+        return []
+    return [
+        f"The policy tracks {metric.get('Namespace')}/{name} {dims}, but the host agent "
+        f"writes {NAMESPACE}/{UTILIZATION} with only "
+        f"{DIMENSION}={asgs[0] if asgs else '<asg>'}: the policy follows a series nobody "
+        f"writes. {_REDEPLOY}"
+    ]
+
+
+def missing_policy(*, guard: bool) -> tuple[str, str]:
+    """(title, fix) when no policy tracks the series: the signal's own, or the guard."""
+    if guard:
+        return (
+            "No GPU guard policy on the service",
+            "The spec sets [scaling] gpu_guard = true, but no target-tracking policy tracks "
+            "GPU utilization: the guard is off, and tasks follow concurrency and CPU only. "
+            "Deploy the spec's scaling policies (`ecs-gpu deploy`).",
+        )
+    return (
+        "No GPU target-tracking policy on the service",
+        "No target-tracking policy scales the service on GPU utilization: tasks follow "
+        "CPU only. Deploy the spec's scaling policies (`ecs-gpu deploy`).",
+    )

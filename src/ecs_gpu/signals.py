@@ -244,6 +244,17 @@ class CheckText:
 
 
 @dataclass(frozen=True, slots=True)
+class Deployed:
+    """What doctor knows of a deployment when it judges a policy's metric: the ASGs and
+    clusters the snapshot holds (any when empty) and the names of the service's series."""
+
+    asgs: tuple[str, ...]
+    clusters: tuple[str, ...]
+    cluster: str
+    service: str
+
+
+@dataclass(frozen=True, slots=True)
 class Checked:
     """What doctor checks of a signal's series and what its findings say (doctor/checks)."""
 
@@ -265,6 +276,13 @@ class Checked:
     # Is a policy's or an alarm's metric meant as this series (its namespace
     # besides counts too): the policies decide without a spec.
     meant_as: Callable[[Mapping[str, Any]], bool]
+    # "Does a policy track it" (doctor/checks/scaling.py): a target-tracking
+    # policy's metric and statistic judged (None: not meant as this series;
+    # empty: it reads it; else the fix), and the (title, severity, fix) when
+    # no policy does, as the signal's own policy or as the GPU guard.
+    tracked: CheckText
+    judge: Callable[[Mapping[str, Any], Any, Deployed], list[str] | None]
+    missing_policy: Callable[[Deployed, bool], tuple[str, Literal["error", "warning"], str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +355,20 @@ _GPU_CHECKED: Final = Checked(
     untracked_title=gpu_metric.UNTRACKED_TITLE,
     untracked_readers=gpu_metric.untracked_readers,
     meant_as=lambda m: m.get("Namespace") == gpu_metric.NAMESPACE or gpu_metric.meant_as(m),
+    tracked=CheckText(
+        id=gpu_metric.TRACKED_CHECK_ID,
+        severity="error",
+        title=gpu_metric.TRACKED_TITLE,
+        requires=("scaling_policies",),
+        doc=gpu_metric.TRACKED_DOC,
+    ),
+    judge=lambda m, stat, at: gpu_metric.policy_problems(m, at.asgs, at.clusters),
+    # Without its policy tasks still follow CPU: a warning.
+    missing_policy=lambda at, guard: (
+        gpu_metric.missing_policy(guard=guard)[0],
+        "warning",
+        gpu_metric.missing_policy(guard=guard)[1],
+    ),
 )
 
 _GPU_VERIFIED: Final = Verified(
@@ -449,6 +481,21 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
                 untracked_title=demand_metric.ARRIVES_TITLE,
                 untracked_readers=lambda alarm: "",
                 meant_as=lambda m: demand_metric.meant_as(m),
+                tracked=CheckText(
+                    id=demand_metric.TRACKED_CHECK_ID,
+                    severity="error",
+                    title=demand_metric.TRACKED_TITLE,
+                    requires=("scaling_policies",),
+                    doc=demand_metric.TRACKED_DOC,
+                ),
+                judge=lambda m, stat, at: demand_metric.policy_problems(
+                    m, stat, at.cluster, at.service
+                ),
+                missing_policy=lambda at, guard: (
+                    demand_metric.missing_policy(at.cluster, at.service)[0],
+                    "error",
+                    demand_metric.missing_policy(at.cluster, at.service)[1],
+                ),
             ),
         ),
     }
