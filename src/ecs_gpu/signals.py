@@ -11,9 +11,12 @@ once and they all read it.
 :data:`SERIES` is the other half: per signal, the series it scales on as
 every consumer reads it (the series that must arrive, the GetMetricData
 queries, whether the policy divides by GPUReservation, the simulator's GPU
-scope). The template, the collector, verify, doctor and the simulator look
-a signal up there instead of comparing its name, so a new signal is a name
-here, a row in :data:`SERIES` and its contract module.
+scope, who publishes it, its missing-metric alarm and dashboard panel, what
+verify metrics and doctor's checks read and say of it, in its contract
+module's words). The template, the collector, verify, doctor and the
+simulator look a signal up there instead of comparing its name, so a new
+signal is a name here, a row in :data:`SERIES` and its contract module
+(docs/architecture.md "Add a scaling signal").
 
 Pure: imports nothing from infra, aws, cli, doctor or sim (only the metric
 contracts beside it), so every layer can read it.

@@ -130,8 +130,8 @@ def series_first_datapoint_s(spec: Spec, series: SignalSeries) -> float:
     From the host's setup (boot to cloud-final, the setup script: dnf
     install, fetch-config) or from a task's model serving (boot, image pull
     and model, managed_scaling.cold_start_s, as the health check and the
-    simulator read it), then the series' own delay to its publish
-    (signals.MissingAlarm), then ingestion.
+    simulator read it), as ``series.published_by`` says, then the series'
+    own delay to its first datapoint (signals.MissingAlarm), then ingestion.
     """
     start = (
         spec.simulation.instance_boot_s + host.SETUP_TYPICAL_S
