@@ -420,3 +420,19 @@ def missing_policy(cluster: str, service: str) -> tuple[str, str]:
         "policy does, and the fast path, where deployed, only adds). Deploy the spec's "
         "scaling policies (`ecs-gpu deploy`).",
     )
+
+
+# --- what doctor says of a target-tracking alarm on the series (doctor/checks/alarm.py) ---
+
+
+def alarm_no_data(alarm_name: str, cluster: str, service: str) -> tuple[str, str]:
+    """(title, fix) of the concurrency policy's alarm in INSUFFICIENT_DATA."""
+    return (
+        "Concurrency scaling alarm has no data",
+        f"Target tracking on concurrency does nothing while its alarm {alarm_name} has "
+        f"no data: the sidecars' series {where(cluster, service)} is not arriving. Fix the "
+        "series first: MET005 says whether it arrives and why not (no task running, or the "
+        f"{SIDECAR_NAME} container's log and the task role's "
+        "cloudwatch:PutMetricData), TD001 whether the task definition has the sidecar, "
+        "and SCL004 whether the policy reads the series the sidecars write.",
+    )

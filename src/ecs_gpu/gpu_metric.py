@@ -341,3 +341,18 @@ def missing_policy(*, guard: bool) -> tuple[str, str]:
         "No target-tracking policy scales the service on GPU utilization: tasks follow "
         "CPU only. Deploy the spec's scaling policies (`ecs-gpu deploy`).",
     )
+
+
+# --- what doctor says of a target-tracking alarm on the series (doctor/checks/alarm.py) ---
+
+ALARM_NO_DATA_TITLE: Final = "GPU scaling alarm has no data"
+
+
+def alarm_no_data() -> tuple[str, str]:
+    """(title, fix) of a GPU target-tracking alarm in INSUFFICIENT_DATA."""
+    return (
+        ALARM_NO_DATA_TITLE,
+        "Target tracking does nothing while its alarm has no data: the GPU series is not "
+        "arriving, or (task-gpus) ECS's GPUReservation divisor is not. Fix the metric "
+        "first (MET001, MET004 and the HOST checks).",
+    )

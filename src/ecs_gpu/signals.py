@@ -286,6 +286,9 @@ class Checked:
     tracked: CheckText
     judge: Callable[[Mapping[str, Any], Any, Deployed], list[str] | None]
     missing_policy: Callable[[Deployed, bool], tuple[str, Literal["error", "warning"], str]]
+    # (title, fix) of one of its target-tracking alarms without data
+    # (doctor/checks/alarm.py), from the alarm's name and the series' names.
+    alarm_no_data: Callable[[str, SeriesNames], tuple[str, str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -372,6 +375,7 @@ _GPU_CHECKED: Final = Checked(
         "warning",
         gpu_metric.missing_policy(guard=guard)[1],
     ),
+    alarm_no_data=lambda alarm, n: gpu_metric.alarm_no_data(),
 )
 
 _GPU_VERIFIED: Final = Verified(
@@ -498,6 +502,9 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
                     demand_metric.missing_policy(at.cluster, at.service)[0],
                     "error",
                     demand_metric.missing_policy(at.cluster, at.service)[1],
+                ),
+                alarm_no_data=lambda alarm, n: demand_metric.alarm_no_data(
+                    alarm, n.cluster, n.service
                 ),
             ),
         ),

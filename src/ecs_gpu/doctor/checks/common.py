@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric
 from ecs_gpu.doctor.checks.model import Evidence, Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.host import probe
@@ -247,14 +247,6 @@ def scales_on_concurrency(s: Snapshot) -> bool:
             and any(is_demand_series(a) for a in policy_alarms(s, p)[1])
         )
         for p in s["scaling_policies"]
-    )
-
-
-def reads_gpu_metric(p: dict[str, Any]) -> bool:
-    """Does this target-tracking policy read a GPU series (the agent's, or GPUReservation)?"""
-    return any(
-        m.get("Namespace") == gpu_metric.NAMESPACE or gpu_metric.meant_as(m)
-        for _, m in policy_metrics(p)
     )
 
 
