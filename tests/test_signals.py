@@ -109,6 +109,23 @@ def test_the_simulator_has_a_series_and_a_target_for_every_signal() -> None:
     gpu = base.with_(signal="task-gpus")
     assert tracked_series(gpu, metrics, demand) == [(metrics.gpu, base.gpu_target_percent)]
     assert base.with_(target_concurrency=None).target("concurrency") is None
+    assert base.targets == [("concurrency", base.target_concurrency), ("task-gpus", 70.0)]
+
+
+def test_the_simulators_words_for_each_target() -> None:
+    from ecs_gpu.sim import report, runs
+
+    conc = from_spec(load_spec(EXAMPLES / "g5-vllm.toml"))
+    assert report.target_text(conc) == f"target concurrency {conc.target_concurrency:g}"
+    assert runs.target_text(conc.with_(gpu_guard=True)) == (
+        f"concurrency {conc.target_concurrency:g}/task + GPU guard {conc.gpu_target_percent:g}%"
+    )
+    gpu = conc.with_(signal="asg-average", target_concurrency=None)
+    assert report.target_text(gpu) == f"GPU target {gpu.gpu_target_percent:g} %"
+    assert runs.target_text(gpu) == f"GPU {gpu.gpu_target_percent:g}%"
+    # A concurrency design without its target falls back to the GPU target's words.
+    bare = conc.with_(target_concurrency=None)
+    assert runs.target_text(bare) == f"GPU {bare.gpu_target_percent:g}%"
 
 
 # --- the per-signal registry (signals.SERIES) --------------------------------------
@@ -238,6 +255,8 @@ SIGNAL_FREE = (
     "doctor/checks/metric.py",
     "infra/observability.py",
     "sim/engine.py",
+    "sim/report.py",
+    "sim/runs.py",
 )
 
 

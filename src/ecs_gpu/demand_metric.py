@@ -436,3 +436,15 @@ def alarm_no_data(alarm_name: str, cluster: str, service: str) -> tuple[str, str
         "cloudwatch:PutMetricData), TD001 whether the task definition has the sidecar, "
         "and SCL004 whether the policy reads the series the sidecars write.",
     )
+
+
+# --- the simulator's words for the policy's target (sim/report.py, sim/runs.py) -----
+
+
+def sim_target_words(target: float) -> tuple[str, str, str]:
+    """(the design's target, its short label, as a second policy beside another signal)."""
+    return (
+        f"target concurrency {target:g}",
+        f"concurrency {target:g}/task",
+        f"concurrency {target:g}/task",
+    )

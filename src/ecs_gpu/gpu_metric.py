@@ -356,3 +356,11 @@ def alarm_no_data() -> tuple[str, str]:
         "arriving, or (task-gpus) ECS's GPUReservation divisor is not. Fix the metric "
         "first (MET001, MET004 and the HOST checks).",
     )
+
+
+# --- the simulator's words for a GPU policy's target (sim/report.py, sim/runs.py) ---
+
+
+def sim_target_words(target: float) -> tuple[str, str, str]:
+    """(the design's target, its short label, as a guard beside another signal)."""
+    return f"GPU target {target:g} %", f"GPU {target:g}%", f"GPU guard {target:g}%"

@@ -322,6 +322,9 @@ class SignalSeries:
     published_by: Literal["host", "task"]
     # What doctor checks of it and says.
     checked: Checked
+    # The simulator's words for its policy's target value: (the design's
+    # target, its short label, as a second policy beside another signal's).
+    sim_target_words: Callable[[float], tuple[str, str, str]]
 
     def target(self, scaling: object) -> float | None:
         """The value its policy holds, from a ``[scaling]`` section (None: not set)."""
@@ -409,6 +412,7 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             verified=_GPU_VERIFIED,
             published_by="host",
             checked=_GPU_CHECKED,
+            sim_target_words=gpu_metric.sim_target_words,
         ),
         "asg-average": SignalSeries(
             signal="asg-average",
@@ -424,6 +428,7 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             verified=_GPU_VERIFIED,
             published_by="host",
             checked=_GPU_CHECKED,
+            sim_target_words=gpu_metric.sim_target_words,
         ),
         "concurrency": SignalSeries(
             signal="concurrency",
@@ -472,6 +477,7 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
                 ),
             ),
             published_by="task",
+            sim_target_words=demand_metric.sim_target_words,
             checked=Checked(
                 arrives=CheckText(
                     id=demand_metric.ARRIVES_CHECK_ID,

@@ -283,8 +283,4 @@ def tracked_series(
     The order is the template's; a signal whose target the design leaves
     unset runs no policy (the spec's rules require one where it deploys).
     """
-    return [
-        (TRACKED[signal](metrics, demand), target)
-        for signal in p.signal_plan.tracked
-        if (target := p.target(signal)) is not None
-    ]
+    return [(TRACKED[signal](metrics, demand), target) for signal, target in p.targets]

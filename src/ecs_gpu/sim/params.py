@@ -237,6 +237,11 @@ class SimParams:
         return value
 
     @property
+    def targets(self) -> list[tuple[Signal, float]]:
+        """Each policy this design runs and its target, in signals.SignalPlan.tracked's order."""
+        return [(s, t) for s in self.signal_plan.tracked if (t := self.target(s)) is not None]
+
+    @property
     def gpu_policy(self) -> bool:
         """Whether a GPU target-tracking policy runs: the GPU signals, or the guard."""
         return self.signal_plan.tracks_gpu
