@@ -272,10 +272,10 @@ class Checked:
     # does not arrive, from the tasks running (a host's ignores it).
     publisher: str
     remedy: Callable[[int], str]
-    # When no policy tracks it (a host's series): the finding's title, and
-    # what still reads it, from the snapshot's missing-metric alarm name.
-    untracked_title: str
-    untracked_readers: Callable[[str | None], str]
+    # When no policy tracks it (a host's series, which arrives anyway): the
+    # finding's title, and what still reads it, from the snapshot's
+    # missing-metric alarm name. None: it arrives only where it is tracked.
+    untracked: tuple[str, Callable[[str | None], str]] | None
     # Is a policy's or an alarm's metric meant as this series (its namespace
     # besides counts too): the policies decide without a spec.
     meant_as: Callable[[Mapping[str, Any]], bool]
@@ -361,8 +361,7 @@ _GPU_CHECKED: Final = Checked(
     in_words=gpu_metric.IN_WORDS,
     publisher="host CloudWatch agent",
     remedy=lambda running: gpu_metric.DOCTOR_REMEDY,
-    untracked_title=gpu_metric.UNTRACKED_TITLE,
-    untracked_readers=gpu_metric.untracked_readers,
+    untracked=(gpu_metric.UNTRACKED_TITLE, gpu_metric.untracked_readers),
     meant_as=lambda m: m.get("Namespace") == gpu_metric.NAMESPACE or gpu_metric.meant_as(m),
     tracked=CheckText(
         id=gpu_metric.TRACKED_CHECK_ID,
@@ -490,9 +489,8 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
                 in_words=demand_metric.IN_WORDS,
                 publisher=demand_metric.PUBLISHER,
                 remedy=demand_metric.doctor_remedy,
-                # A task's series is expected only where a policy tracks it.
-                untracked_title=demand_metric.ARRIVES_TITLE,
-                untracked_readers=lambda alarm: "",
+                # A task's series arrives only where a policy tracks it.
+                untracked=None,
                 meant_as=lambda m: demand_metric.meant_as(m),
                 tracked=CheckText(
                     id=demand_metric.TRACKED_CHECK_ID,

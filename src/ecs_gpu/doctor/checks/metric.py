@@ -107,7 +107,8 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
             ]
         evidence.append(window)
         remedy = checked.remedy(0)
-        if tracked is False:
+        if tracked is False and checked.untracked is not None:
+            untracked_title, untracked_readers = checked.untracked
             target = collection_target(s)
             if target.get("signal") is not None:
                 why = f"the spec scales on {target.get('signal')} without [scaling] gpu_guard"
@@ -118,13 +119,13 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
             else:
                 why = f"none of the service's scaling policies reads {checked.in_words}"
                 evidence.append(policy_names_evidence(s))
-            readers = checked.untracked_readers(target.get("missing_metric_alarm"))
+            readers = untracked_readers(target.get("missing_metric_alarm"))
             return [
                 c.finding(
                     evidence,
                     f"{missing}. No scaling policy reads it ({why}), so the task count does not "
                     f"depend on it: {readers}. {remedy}",
-                    title=checked.untracked_title,
+                    title=untracked_title,
                     severity="warning",
                 )
             ]
