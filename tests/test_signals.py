@@ -94,6 +94,40 @@ def test_sim_params_read_the_plan() -> None:
     assert base.with_(signal="asg-average").gpu_policy is True
 
 
+def test_the_simulator_has_a_series_and_a_target_for_every_signal() -> None:
+    from ecs_gpu.sim.metrics import TRACKED, DemandPipeline, MetricPipeline, tracked_series
+
+    assert set(TRACKED) == set(SIGNALS)
+    base = from_spec(load_spec(EXAMPLES / "g5-vllm.toml")).with_(gpu_guard=True)
+    metrics, demand = MetricPipeline(base, 10.0), DemandPipeline(base, 10.0, 1)
+    # The plan's order (the template's), each with its own target.
+    assert tracked_series(base, metrics, demand) == [
+        (demand.tracking, base.target_concurrency),
+        (metrics.gpu, base.gpu_target_percent),
+    ]
+    # A design that sets a target its signal does not track runs no policy on it.
+    gpu = base.with_(signal="task-gpus")
+    assert tracked_series(gpu, metrics, demand) == [(metrics.gpu, base.gpu_target_percent)]
+    assert base.with_(target_concurrency=None).target("concurrency") is None
+    assert base.targets == [("concurrency", base.target_concurrency), ("task-gpus", 70.0)]
+
+
+def test_the_simulators_words_for_each_target() -> None:
+    from ecs_gpu.sim import report, runs
+
+    conc = from_spec(load_spec(EXAMPLES / "g5-vllm.toml"))
+    assert report.target_text(conc) == f"target concurrency {conc.target_concurrency:g}"
+    assert runs.target_text(conc.with_(gpu_guard=True)) == (
+        f"concurrency {conc.target_concurrency:g}/task + GPU guard {conc.gpu_target_percent:g}%"
+    )
+    gpu = conc.with_(signal="asg-average", target_concurrency=None)
+    assert report.target_text(gpu) == f"GPU target {gpu.gpu_target_percent:g} %"
+    assert runs.target_text(gpu) == f"GPU {gpu.gpu_target_percent:g}%"
+    # A concurrency design without its target falls back to the GPU target's words.
+    bare = conc.with_(target_concurrency=None)
+    assert runs.target_text(bare) == f"GPU {bare.gpu_target_percent:g}%"
+
+
 # --- the per-signal registry (signals.SERIES) --------------------------------------
 
 
@@ -205,3 +239,93 @@ def test_each_policy_target_is_a_scaling_key() -> None:
     assert SignalPlan.from_parts("concurrency", True).tracked == ("concurrency", "task-gpus")
     assert SignalPlan.from_parts("asg-average", False).tracked == ("asg-average",)
     assert SignalPlan.from_parts("concurrency", False).tracked == ("concurrency",)
+
+
+# --- the consumers hold nothing of a signal's own -----------------------------------
+
+# What these modules read and say of a series is its SERIES row (built from its
+# contract module): none imports the concurrency contract, names the
+# concurrency signal or reads its plan flag. (doctor/checks/scaling.py still
+# reads demand_metric for the fast path's step policies, SCL005 and SCL007;
+# its "does a policy track it" check is the rows', below.)
+SIGNAL_FREE = (
+    "aws/verify.py",
+    "cli/render.py",
+    "doctor/checks/alarm.py",
+    "doctor/checks/metric.py",
+    "infra/observability.py",
+    "sim/engine.py",
+    "sim/report.py",
+    "sim/runs.py",
+)
+
+
+def _signal_own(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return any(a.name in ("demand_metric", "CONCURRENCY") for a in node.names)
+    if isinstance(node, ast.Import):
+        return any("demand_metric" in a.name for a in node.names)
+    if isinstance(node, ast.Name):
+        return node.id in ("CONCURRENCY", "demand_metric")
+    return isinstance(node, ast.Attribute) and node.attr in ("tracks_concurrency", "CONCURRENCY")
+
+
+def signal_own_uses(source: str) -> list[int]:
+    """Lines that import the concurrency contract or name the concurrency signal or flag."""
+    return sorted(
+        getattr(node, "lineno", 0) for node in ast.walk(ast.parse(source)) if _signal_own(node)
+    )
+
+
+def test_the_signal_own_scanner_sees_each_form() -> None:
+    source = (
+        "from ecs_gpu import demand_metric\n"
+        "from ecs_gpu.signals import CONCURRENCY\n"
+        "a = plan.tracks_concurrency\n"
+        "b = signals.CONCURRENCY\n"
+        "import ecs_gpu.demand_metric\n"
+        "c = plan.tracked\n"
+    )
+    assert signal_own_uses(source) == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("module", SIGNAL_FREE)
+def test_the_consumers_read_the_signal_off_its_row(module: str) -> None:
+    found = signal_own_uses((SRC / module).read_text(encoding="utf-8"))
+    assert not found, f"{module}:{found}: read signals.SERIES[s] or SignalPlan instead"
+
+
+def test_doctor_checks_each_series_from_its_row() -> None:
+    # "Does it arrive" and "does a policy track it" are registered from each row,
+    # so a new signal's series gets both checks (their ids stable for docs/doctor.md).
+    from ecs_gpu.doctor.checks import CHECKS_BY_ID
+
+    for series in signals.SERIES.values():
+        for t, link in ((series.checked.arrives, "metric"), (series.checked.tracked, "scaling")):
+            c = CHECKS_BY_ID[t.id]
+            assert (c.link, c.severity, c.title, c.requires, c.doc) == (
+                link,
+                t.severity,
+                t.title,
+                t.requires,
+                t.doc,
+            )
+    ids = {s.checked.arrives.id for s in signals.SERIES.values()}
+    assert ids == {"MET001", "MET005"}
+    assert {s.checked.tracked.id for s in signals.SERIES.values()} == {"SCL001", "SCL004"}
+
+
+def test_every_series_that_must_arrive_has_its_alarm_and_verify_queries() -> None:
+    names = Names("svc")
+    for signal in SIGNALS:
+        plan = SignalPlan.from_parts(signal, True)
+        # The GPU series first: the host agent writes it whatever the signal.
+        assert plan.arriving[0] == plan.gpu_series
+        assert set(plan.tracked) <= set(plan.arriving)
+    alarm_ids = {s.alarm.construct_id for s in signals.SERIES.values()}
+    assert alarm_ids == {gpu_metric.MISSING_ALARM_ID, demand_metric.MISSING_ALARM_ID}
+    conc = signals.SERIES["concurrency"]
+    assert conc.verified.queries(names) == demand_metric.metric_data_queries("svc", "svc")
+    assert signals.SERIES["task-gpus"].verified.queries(names) == gpu_metric.metric_data_queries(
+        names.asg
+    )

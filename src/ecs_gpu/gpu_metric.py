@@ -10,6 +10,7 @@ asserts that every consumer agrees.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 # CloudWatch agent default namespace for nvidia_gpu metrics
@@ -135,3 +136,231 @@ def metric_data_queries(asg_name: str) -> list[dict[str, Any]]:
         }
         for i, name in enumerate(METRIC_NAMES)
     ]
+
+
+# --- what the missing-metric alarm and the dashboard say (infra/observability.py) ---
+# The alarm's construct id (its logical id derives from it) and the first
+# datapoint's wait after the host setup: one collection interval, one flush.
+MISSING_ALARM_ID: Final = "GpuMetricMissing"
+FIRST_DATAPOINT_DELAY_S: Final = COLLECTION_INTERVAL_S + FORCE_FLUSH_INTERVAL_S
+
+
+def missing_alarm_description(asg_name: str, host_log_group: str, *, tracked: bool) -> str:
+    """The missing-metric alarm's description: who stops publishing, what goes blind."""
+    blind = (
+        "GPU target tracking is blind"
+        if tracked
+        else "the dashboard's GPU panels are empty (the service scales on concurrency)"
+    )
+    return (
+        f"No {NAMESPACE}/{UTILIZATION} datapoints for "
+        f"{DIMENSION}={asg_name}: the host CloudWatch agent is not "
+        f"publishing, so {blind}. Check the instances' "
+        f"{host_log_group} log group (amazon-cloudwatch-agent and "
+        "ecs-gpu-host-setup streams) or run `ecs-gpu doctor`."
+    )
+
+
+# --- what verify metrics says of the agent's series (aws/verify.py) ----------------
+
+
+def verify_title(asg_name: str) -> str:
+    """The title of verify's table of the contract's series."""
+    return f"{NAMESPACE} by {DIMENSION}={asg_name}"
+
+
+def verify_waiting(asg_name: str) -> str:
+    """What verify waits for, on its status line."""
+    return f"{len(METRIC_NAMES)} GPU series of {asg_name}"
+
+
+def verify_present(asg_name: str) -> str:
+    """Every series of the contract has datapoints."""
+    return f"All {len(METRIC_NAMES)} GPU series of {asg_name} have datapoints."
+
+
+def verify_missing(asg_name: str, missing: Sequence[str], timeout_s: float) -> str:
+    """The head of verify's error: which series are missing."""
+    return (
+        f"{len(missing)} of {len(METRIC_NAMES)} GPU series missing for ASG {asg_name} after "
+        f"{timeout_s:.0f} s: {', '.join(missing)}."
+    )
+
+
+def _dimension_sets_text(sets: Sequence[Sequence[Mapping[str, str]]]) -> str:
+    """Up to three dimension sets as `Name=Value,...`, for "published under other dimensions"."""
+    return "; ".join(
+        ",".join(f"{d['Name']}={d['Value']}" for d in s) or "(no dimensions)" for s in sets[:3]
+    )
+
+
+def explain_missing(
+    metric: str, asg: str, dimension_sets: Sequence[Sequence[Mapping[str, str]]]
+) -> list[str]:
+    """Likely causes for a series with no recent datapoint.
+
+    ``dimension_sets`` are the dimension lists ListMetrics returns for the
+    same metric name in the namespace (any dimensions, last two weeks).
+    """
+    ours = [{"Name": DIMENSION, "Value": asg}]
+    sets = [[dict(d) for d in ds] for ds in dimension_sets]
+    if any(sorted(s, key=lambda d: d["Name"]) == ours for s in sets):
+        return [
+            f"{metric} by {DIMENSION}={asg} exists but has no datapoint in the "
+            "window: the agent stopped publishing (instances terminated or replaced, agent "
+            "crashed). Check `systemctl status amazon-cloudwatch-agent` on an instance, or run "
+            "`ecs-gpu doctor`."
+        ]
+    other_asgs = sorted(
+        {
+            d["Value"]
+            for s in sets
+            if len(s) == 1
+            for d in s
+            if d["Name"] == DIMENSION and d["Value"] != asg
+        }
+    )
+    if other_asgs:
+        return [
+            f"wrong dimension value: {metric} is published for {DIMENSION}="
+            f"{', '.join(other_asgs)} but not {asg}. Check --asg / the spec's service name, "
+            "and the agent's append_dimensions."
+        ]
+    if sets:
+        shown = _dimension_sets_text(sets)
+        return [
+            f"wrong dimension: {metric} exists in {NAMESPACE} only as [{shown}], "
+            f"not rolled up by {DIMENSION} alone. The agent config needs "
+            f'append_dimensions {{"{DIMENSION}": '
+            f'"{APPEND_DIMENSION_VALUE}"}} and aggregation_dimensions '
+            f'[["{DIMENSION}"]].'
+        ]
+    return [
+        f"nothing publishes {metric} in {NAMESPACE}. Likely causes: the host "
+        "CloudWatch agent is not running or not collecting nvidia_gpu (a containerized agent "
+        "cannot see the GPU); the instance role is denied cloudwatch:PutMetricData (the "
+        "agent log shows AccessDenied); or the ASG has no running instance.",
+    ]
+
+
+# --- what doctor says of the agent's series (doctor/checks/metric.py) --------------
+
+# "Does it arrive": the check's id, its title and its docs/doctor.md row's words.
+ARRIVES_CHECK_ID: Final = "MET001"
+ARRIVES_TITLE: Final = "The GPU metric is not published"
+ARRIVES_DOC: Final = (
+    "GetMetricData returns no datapoint for a series of the GPU metric contract (warning "
+    "when no scaling policy reads it: concurrency without gpu_guard)."
+)
+# Who follows the series, in a finding; the signal in words.
+FOLLOWERS: Final = "the scaling policy tracks"
+IN_WORDS: Final = "a GPU series"
+DOCTOR_REMEDY: Final = (
+    "Run `ecs-gpu doctor --probe-hosts` to see the host agent: is "
+    "amazon-cloudwatch-agent active, does its config collect nvidia_gpu, can it run "
+    "nvidia-smi, and is cloudwatch:PutMetricData allowed on the instance role."
+)
+UNTRACKED_TITLE: Final = "The GPU metric is not published (no policy reads it)"
+
+
+def untracked_readers(missing_alarm: str | None) -> str:
+    """What still reads the series when no scaling policy does."""
+    alarm = missing_alarm or "the GPU missing-metric alarm"
+    return (
+        f"only the dashboard's GPU panels (empty) and the missing-metric alarm {alarm} "
+        "(ALM002 once it fires) read it"
+    )
+
+
+def meant_as(metric: Mapping[str, Any]) -> bool:
+    """Meant as a GPU series: the agent's prefix, or "gpu" in the name (GPUReservation too)."""
+    name = str(metric.get("MetricName", ""))
+    return name.startswith(METRIC_PREFIX) or "gpu" in name.lower()
+
+
+# --- what doctor says of a policy on the agent's series (doctor/checks/scaling.py) ---
+
+TRACKED_CHECK_ID: Final = "SCL001"
+TRACKED_TITLE: Final = "GPU policy tracks a metric nobody writes"
+TRACKED_DOC: Final = (
+    "A GPU target-tracking policy's metric differs from the contract (plain or metric-math "
+    "form, GPUReservation divisor included), or none exists."
+)
+_REDEPLOY: Final = "Redeploy the policy from the spec (`ecs-gpu deploy`)."
+
+
+def policy_problems(
+    metric: Mapping[str, Any], asgs: Sequence[str], clusters: Sequence[str]
+) -> list[str] | None:
+    """What is wrong with a policy's metric meant as a GPU series: None, it is not meant as
+    one; empty, it reads the contract's series (or the task-gpus divisor, by ClusterName of
+    one of ``clusters``); else the fix. ``asgs`` and ``clusters``: the deployment's (any
+    value when empty)."""
+    name = metric.get("MetricName", "")
+    dims = {d.get("Name"): d.get("Value") for d in metric.get("Dimensions", [])}
+    if (metric.get("Namespace"), name) == (RESERVATION_NAMESPACE, RESERVATION_METRIC):
+        # The task-gpus divisor: ECS writes it per cluster, by ClusterName only.
+        if set(dims) == {RESERVATION_DIMENSION} and (
+            not clusters or dims.get(RESERVATION_DIMENSION) in clusters
+        ):
+            return []
+        return [
+            f"The policy divides by {RESERVATION_NAMESPACE}/{name} "
+            f"{dims}, but ECS writes it for this service's cluster only as "
+            f"{RESERVATION_DIMENSION}={clusters[0] if clusters else '<cluster>'}: the tracked "
+            f"expression reads a series nobody writes. {_REDEPLOY}"
+        ]
+    if not meant_as(metric):
+        return None
+    if (
+        name == UTILIZATION
+        and metric.get("Namespace") == NAMESPACE
+        and set(dims) == {DIMENSION}
+        and (not asgs or dims.get(DIMENSION) in asgs)
+    ):
+        return []
+    return [
+        f"The policy tracks {metric.get('Namespace')}/{name} {dims}, but the host agent "
+        f"writes {NAMESPACE}/{UTILIZATION} with only "
+        f"{DIMENSION}={asgs[0] if asgs else '<asg>'}: the policy follows a series nobody "
+        f"writes. {_REDEPLOY}"
+    ]
+
+
+def missing_policy(*, guard: bool) -> tuple[str, str]:
+    """(title, fix) when no policy tracks the series: the signal's own, or the guard."""
+    if guard:
+        return (
+            "No GPU guard policy on the service",
+            "The spec sets [scaling] gpu_guard = true, but no target-tracking policy tracks "
+            "GPU utilization: the guard is off, and tasks follow concurrency and CPU only. "
+            "Deploy the spec's scaling policies (`ecs-gpu deploy`).",
+        )
+    return (
+        "No GPU target-tracking policy on the service",
+        "No target-tracking policy scales the service on GPU utilization: tasks follow "
+        "CPU only. Deploy the spec's scaling policies (`ecs-gpu deploy`).",
+    )
+
+
+# --- what doctor says of a target-tracking alarm on the series (doctor/checks/alarm.py) ---
+
+ALARM_NO_DATA_TITLE: Final = "GPU scaling alarm has no data"
+
+
+def alarm_no_data() -> tuple[str, str]:
+    """(title, fix) of a GPU target-tracking alarm in INSUFFICIENT_DATA."""
+    return (
+        ALARM_NO_DATA_TITLE,
+        "Target tracking does nothing while its alarm has no data: the GPU series is not "
+        "arriving, or (task-gpus) ECS's GPUReservation divisor is not. Fix the metric "
+        "first (MET001, MET004 and the HOST checks).",
+    )
+
+
+# --- the simulator's words for a GPU policy's target (sim/report.py, sim/runs.py) ---
+
+
+def sim_target_words(target: float) -> tuple[str, str, str]:
+    """(the design's target, its short label, as a guard beside another signal)."""
+    return f"GPU target {target:g} %", f"GPU {target:g}%", f"GPU guard {target:g}%"

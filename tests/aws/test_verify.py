@@ -6,6 +6,10 @@ from cli.conftest import Clients
 from cli.test_verify import ASG, put
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws import verify as vf
+from ecs_gpu.signals import SeriesAt
+
+# verify metrics --asg: the agent's series alone, no service.
+AT = SeriesAt(asg=ASG, cluster="", service="")
 
 
 def test_a_series_under_another_dimension_is_reported_as_wrong_dimension(
@@ -14,7 +18,7 @@ def test_a_series_under_another_dimension_is_reported_as_wrong_dimension(
     put(clients.cw, gpu_metric.UTILIZATION, 37.0)
     put(clients.cw, gpu_metric.MEMORY_USED, 1.0, [{"Name": "InstanceId", "Value": "i-0abc"}])
     put(clients.cw, gpu_metric.MEMORY_TOTAL, 2.0, gpu_metric.dimensions("other-gpu-asg"))
-    report = vf.verify_metrics(clients.cw, ASG, timeout_s=0, sleep=lambda s: None)
+    report = vf.verify_metrics(clients.cw, AT, timeout_s=0, sleep=lambda s: None)
     assert report.missing == [gpu_metric.MEMORY_USED, gpu_metric.MEMORY_TOTAL]
     used = " ".join(report.causes[gpu_metric.MEMORY_USED])
     total = " ".join(report.causes[gpu_metric.MEMORY_TOTAL])
@@ -36,7 +40,7 @@ def test_verify_metrics_waits_until_the_last_series_lands(clients: Clients) -> N
     attempts: list[int] = []
     report = vf.verify_metrics(
         clients.cw,
-        ASG,
+        AT,
         timeout_s=120,
         interval_s=30,
         sleep=sleep,

@@ -14,6 +14,7 @@ import pytest
 
 from ecs_gpu import gpu_metric, startup
 from ecs_gpu.naming import Names
+from ecs_gpu.signals import CONCURRENCY, DEFAULT_GPU_SIGNAL, SERIES
 from ecs_gpu.spec import Spec, load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -229,7 +230,18 @@ def test_missing_metric_alarm_fires_only_on_missing_data(
 
 
 def test_missing_metric_alarm_tolerates_a_gpu_boot(case: tuple[Spec, dict[str, Any]]) -> None:
-    from ecs_gpu.infra.observability import first_datapoint_s, missing_alarm_evaluation_periods
+    from ecs_gpu.infra.observability import (
+        series_first_datapoint_s,
+        series_missing_alarm_evaluation_periods,
+    )
+
+    gpu = SERIES[DEFAULT_GPU_SIGNAL]
+
+    def first_datapoint_s(spec: Spec) -> float:
+        return series_first_datapoint_s(spec, gpu)
+
+    def missing_alarm_evaluation_periods(spec: Spec) -> int:
+        return series_missing_alarm_evaluation_periods(spec, gpu)
 
     spec, template = case
     alarm = _one(template, "AWS::CloudWatch::Alarm")
@@ -243,7 +255,10 @@ def test_missing_metric_alarm_tolerates_a_gpu_boot(case: tuple[Spec, dict[str, A
 
 
 def test_evaluation_window_grows_with_the_spec_boot_time() -> None:
-    from ecs_gpu.infra.observability import missing_alarm_evaluation_periods
+    from ecs_gpu.infra.observability import series_missing_alarm_evaluation_periods
+
+    def missing_alarm_evaluation_periods(spec: Spec) -> int:
+        return series_missing_alarm_evaluation_periods(spec, SERIES[DEFAULT_GPU_SIGNAL])
 
     # The example uses the default 150 s boot, the built spec 600 s.
     assert missing_alarm_evaluation_periods(SPECS["built"]) > missing_alarm_evaluation_periods(
@@ -256,7 +271,7 @@ def test_evaluation_window_grows_with_the_spec_boot_time() -> None:
 
 
 def test_concurrency_missing_window_waits_for_a_large_model() -> None:
-    from ecs_gpu.infra.observability import concurrency_missing_alarm_evaluation_periods
+    from ecs_gpu.infra.observability import series_missing_alarm_evaluation_periods
 
     # The server answers /metrics only after the model: with model_size_gib
     # the load is derived from the size (startup.model_ready_s), not
@@ -272,7 +287,7 @@ def test_concurrency_missing_window_waits_for_a_large_model() -> None:
     sim = big.simulation
     first_task_serving = sim.instance_boot_s + sim.image_pull_s + startup.model_ready_s(big)
     assert first_task_serving > 2_000
-    periods = concurrency_missing_alarm_evaluation_periods(big)
+    periods = series_missing_alarm_evaluation_periods(big, SERIES[CONCURRENCY])
     assert periods * 60 >= 2 * first_task_serving
     # Still no longer than that with a few minutes' margin.
     assert periods * 60 <= 2 * first_task_serving + 300

@@ -19,6 +19,7 @@ from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, startup
 from ecs_gpu.infra import observability
 from ecs_gpu.infra.scaling import FAST_PATH_POLICY_ID, FAST_SCALE_IN_POLICY_ID
 from ecs_gpu.naming import Names
+from ecs_gpu.signals import CONCURRENCY, SERIES
 from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.validate import ValidationReport
 
@@ -388,7 +389,7 @@ def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -
     assert {k: conc[k] for k in ("Namespace", "MetricName", "Dimensions")} == (_concurrency_plain())
     assert conc["ComparisonOperator"] == "LessThanThreshold" and conc["Threshold"] == 0
     assert conc["Period"] == gpu_metric.PERIOD_S
-    periods = observability.concurrency_missing_alarm_evaluation_periods(spec)
+    periods = observability.series_missing_alarm_evaluation_periods(spec, SERIES[CONCURRENCY])
     assert conc["EvaluationPeriods"] == conc["DatapointsToAlarm"] == periods
     # A healthy first task (boot, pull, model load) reports well inside the window.
     sim = spec.simulation

@@ -15,8 +15,8 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ecs_gpu import demand_metric, gpu_metric, terminal
 from ecs_gpu import fast_path as fp
+from ecs_gpu import gpu_metric, terminal
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws import verify as vf
@@ -249,27 +249,17 @@ def _series_table(title: str, count_label: str, series: Sequence[vf.Series]) -> 
 
 
 def render_series(report: vf.MetricsReport) -> None:
-    title = f"{gpu_metric.NAMESPACE} by {gpu_metric.DIMENSION}={report.asg}"
-    terminal.print_table(console, _series_table(title, "datapoints", report.series))
-    if report.source is not None:
-        title = f"{report.source.where}, {demand_metric.ALARM_PERIOD_S}-s periods"
-        terminal.print_table(console, _series_table(title, "periods", report.concurrency))
+    for a in report.arrivals:
+        v = a.verified
+        table = _series_table(v.title(report.names), v.count_label, a.series)
+        terminal.print_table(console, table)
 
 
-def render_metrics_ok(
-    report: vf.MetricsReport, asg: str, concurrency: vf.ConcurrencySource | None
-) -> None:
+def render_metrics_ok(report: vf.MetricsReport) -> None:
     """Every series verify metrics waited for has datapoints."""
-    total = len(gpu_metric.METRIC_NAMES)
-    console.print(f"[green]All {total} GPU series of {escape(asg)} have datapoints.[/]")
-    if concurrency is not None:
-        mean = report.concurrency[0]
-        console.print(
-            f"[green]The concurrency series {escape(concurrency.where)} has datapoints:[/] "
-            f"{mean.datapoints} {demand_metric.ALARM_PERIOD_S}-s period(s), latest mean per "
-            f"task {mean.latest:g}.",
-            soft_wrap=True,
-        )
+    for a in report.arrivals:
+        line = a.verified.present(report.names, [(s.datapoints, s.latest) for s in a.series])
+        console.print(f"[green]{escape(line)}[/]", soft_wrap=True)
 
 
 def render_divisor(cluster: str, r: vf.Series | None, error: str | None = None) -> None:

@@ -9,14 +9,14 @@ against moto (or a Stubber) without going through argv.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_scaling as vs
@@ -47,6 +47,15 @@ from ecs_gpu.cli.render import (
 )
 from ecs_gpu.errors import EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names
+from ecs_gpu.signals import (
+    DEFAULT_GPU_SIGNAL,
+    SERIES,
+    SeriesAt,
+    SeriesNames,
+    ServerMetrics,
+    Signal,
+    SignalPlan,
+)
 from ecs_gpu.spec import load_spec
 
 if TYPE_CHECKING:
@@ -72,33 +81,32 @@ app.add_typer(verify_app, name="verify")
 
 def run_verify_metrics(
     cw: CloudWatchClient,
-    asg: str,
+    names: SeriesNames,
     *,
+    signals: Sequence[Signal] = (DEFAULT_GPU_SIGNAL,),
     timeout_s: float,
     interval_s: float,
     window_s: float,
     sleep: Callable[[float], None] = time.sleep,
-    concurrency: vf.ConcurrencySource | None = None,
+    server: ServerMetrics | None = None,
 ) -> vf.MetricsReport:
-    total = len(gpu_metric.METRIC_NAMES)
-    what = f"{total} GPU series of {asg}"
-    if concurrency is not None:
-        what += f" and {demand_metric.METRIC_NAME} of {concurrency.service}"
+    what = " and ".join(SERIES[s].verified.waiting(names) for s in signals)
     with attempts_progress(what, timeout_s) as on_attempt:
         report = vf.verify_metrics(
             cw,
-            asg,
+            names,
+            signals=signals,
             timeout_s=timeout_s,
             interval_s=interval_s,
             window_s=window_s,
             on_attempt=on_attempt,
             sleep=sleep,
-            concurrency=concurrency,
+            server=server,
         )
     render_series(report)
     if not report.ok:
-        raise vf.missing_problem(report, asg, timeout_s=timeout_s, concurrency=concurrency)
-    render_metrics_ok(report, asg, concurrency)
+        raise vf.missing_problem(report, timeout_s=timeout_s)
+    render_metrics_ok(report)
     return report
 
 
@@ -153,21 +161,29 @@ def verify_metrics_cmd(
     check_spec_or_asg(spec, asg, stack)
     loaded = None if spec is None else load_spec(spec)
     names = None if loaded is None else names_of(loaded, stack)
-    group = asg if names is None else names.asg
-    assert group is not None  # exactly one of the two was given
     aws = _aws(profile, region)
     # --timeout 0 checks once: an endpoint that never answers must not hold it for minutes.
     cw = aws("cloudwatch", fail_fast=timeout == 0)
     divisor = loaded is not None and vf.needs_divisor(loaded)
-    source = None if loaded is None or names is None else vf.concurrency_source(loaded, names)
+    if loaded is None or names is None:
+        # --asg alone: no spec, so no service and no signal but the agent's series.
+        assert asg is not None  # exactly one of the two was given
+        series_names: SeriesNames = SeriesAt(asg=asg, cluster="", service="")
+        signals: tuple[Signal, ...] = (DEFAULT_GPU_SIGNAL,)
+        server = None
+    else:
+        series_names = names
+        signals = SignalPlan.of(loaded.scaling).arriving
+        server = vf.server_metrics(loaded)
     try:
         run_verify_metrics(
             cw,
-            group,
+            series_names,
+            signals=signals,
             timeout_s=timeout,
             interval_s=interval,
             window_s=window,
-            concurrency=source,
+            server=server,
         )
     except ProblemsFound:
         # The series were read (only an AWS error ends the wait otherwise).

@@ -2,13 +2,14 @@
 
 The reference module's 8.3.0 release scaled on a metric nobody wrote, and
 its dashboard showed "No data available" without anyone being told. Here
-every series is named from :mod:`ecs_gpu.gpu_metric`,
-:mod:`ecs_gpu.demand_metric` and :class:`ecs_gpu.naming.Names`.
-:data:`Names.gpu_metric_missing_alarm` goes to ALARM when the GPU series is
-absent, not when it is high; with ``[scaling] signal = "concurrency"`` a
-second alarm does the same for the per-task concurrency series, the one the
-service then scales on. With ``[alerts]`` both tell a person, on ALARM and
-again on OK.
+every series is named from its signal's row (:data:`ecs_gpu.signals.SERIES`,
+built from :mod:`ecs_gpu.gpu_metric` and :mod:`ecs_gpu.demand_metric`) and
+:class:`ecs_gpu.naming.Names`. Each series that must arrive
+(``SignalPlan.arriving``: the GPU series, and a tracked signal's own) has a
+missing-metric alarm, in ALARM when the series is absent, not when it is
+high; its construct id, name and description are the row's. A tracked
+series with a panel of its own (the concurrency series) gets a dashboard
+row. With ``[alerts]`` the alarms tell a person, on ALARM and again on OK.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, host, managed_scaling
-from ecs_gpu.infra.scaling import concurrency_metric, series_metric
+from ecs_gpu import fast_path, gpu_metric, host, managed_scaling
+from ecs_gpu.infra.scaling import series_metric
 from ecs_gpu.naming import Names
-from ecs_gpu.signals import SERIES, SignalPlan
+from ecs_gpu.signals import SERIES, Panel, SignalPlan, SignalSeries
 from ecs_gpu.spec import Spec
 
 ECS_NAMESPACE: Final = "AWS/ECS"
@@ -56,9 +57,9 @@ class Observability:
     """What :func:`add_observability` created."""
 
     dashboard: cw.Dashboard
-    gpu_metric_missing_alarm: cw.Alarm
-    # Set with [scaling] signal = "concurrency".
-    concurrency_metric_missing_alarm: cw.Alarm | None
+    # One per series that must arrive, in SignalPlan.arriving's order (the
+    # GPU series' first).
+    missing_alarms: tuple[cw.Alarm, ...]
     # Where the alarm publishes: the spec's topic, the stack's own, or None.
     alert_topic: sns.ITopic | None
     # Set only when the stack created the topic (``[alerts] email``).
@@ -123,52 +124,35 @@ def _own_topic(
     return topic, key
 
 
-def first_datapoint_s(spec: Spec) -> float:
-    """Expected seconds from instance launch to the first GPU datapoint CloudWatch can read.
+def series_first_datapoint_s(spec: Spec, series: SignalSeries) -> float:
+    """Expected seconds from instance launch to a series' first datapoint CloudWatch can read.
 
-    Boot to cloud-final, the setup script (dnf install, fetch-config), one
-    collection interval, one agent flush, then ingestion.
+    From the host's setup (boot to cloud-final, the setup script: dnf
+    install, fetch-config) or from a task's model serving (boot, image pull
+    and model, managed_scaling.cold_start_s, as the health check and the
+    simulator read it), as ``series.published_by`` says, then the series'
+    own delay to its first datapoint (signals.MissingAlarm), then ingestion.
     """
-    return (
-        spec.simulation.instance_boot_s
-        + host.SETUP_TYPICAL_S
-        + gpu_metric.COLLECTION_INTERVAL_S
-        + gpu_metric.FORCE_FLUSH_INTERVAL_S
-        + INGESTION_DELAY_S
+    start = (
+        spec.simulation.instance_boot_s + host.SETUP_TYPICAL_S
+        if series.published_by == "host"
+        else managed_scaling.cold_start_s(spec)
     )
+    return start + series.alarm.delay_s + INGESTION_DELAY_S
 
 
-def concurrency_first_datapoint_s(spec: Spec) -> float:
-    """Expected seconds from instance launch to the first concurrency datapoint CloudWatch can read.
+def series_missing_alarm_evaluation_periods(spec: Spec, series: SignalSeries) -> int:
+    """How many empty periods in a row make a series "missing".
 
-    The server answers /metrics only once its model is loaded: boot, image
-    pull and model (managed_scaling.cold_start_s, from ``model_size_gib``
-    when set, as the health check and the simulator read it), one publish
-    interval of the sidecar, then ingestion.
-    """
-    return managed_scaling.cold_start_s(spec) + demand_metric.PUBLISH_INTERVAL_S + INGESTION_DELAY_S
-
-
-def _evaluation_periods(first_s: float, period_s: int) -> int:
-    periods = math.ceil(BOOT_MARGIN_FACTOR * first_s / period_s)
-    return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // period_s)
-
-
-def missing_alarm_evaluation_periods(spec: Spec) -> int:
-    """How many empty one-minute periods in a row make the GPU metric "missing".
-
-    The series is empty only while no GPU instance reports: at the first
+    The series is empty only while nothing publishes it: at the first
     deployment, or when the whole fleet is replaced. Twice the expected
     launch-to-first-datapoint time (and never under 10 minutes) lets a slow
-    but healthy GPU boot pass without an alarm, while a metric that never
+    but healthy boot pass without an alarm, while a metric that never
     arrives (the 8.3.0 failure) is reported within about a quarter of an hour.
     """
-    return _evaluation_periods(first_datapoint_s(spec), gpu_metric.PERIOD_S)
-
-
-def concurrency_missing_alarm_evaluation_periods(spec: Spec) -> int:
-    """The same rule for the concurrency series, whose first datapoint waits for the model."""
-    return _evaluation_periods(concurrency_first_datapoint_s(spec), demand_metric.TRACKING_PERIOD_S)
+    period_s = series.watched.period_s
+    periods = math.ceil(BOOT_MARGIN_FACTOR * series_first_datapoint_s(spec, series) / period_s)
+    return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // period_s)
 
 
 def _metric(
@@ -224,30 +208,32 @@ def add_observability(
 
     The task-count panel needs Container Insights on the cluster and the
     instance panel needs ASG group metrics; ``GpuService`` turns both on.
-    ``fast_path_alarm`` (infra/scaling.py) is drawn beside the concurrency
-    it watches.
+    ``fast_path_alarm`` (infra/scaling.py) is drawn beside the series it
+    watches.
     """
     names = Names(spec.service.name)
     plan = SignalPlan.of(spec.scaling)
     node = Construct(scope, "Observability")
     # Construct order (the alarms, the topic, the dashboard) is the
     # template's resource order: keep it.
-    alarm, concurrency_alarm = _missing_alarms(node, spec, names, plan)
-    missing_alarms = [alarm] if concurrency_alarm is None else [alarm, concurrency_alarm]
-    topic, key = _alert_topic(node, spec, names, concurrency_alarm)
+    missing_alarms = _missing_alarms(node, spec, names, plan)
+    topic, key = _alert_topic(node, spec, names, missing_alarms)
     if topic is not None:
         # OK too: the person told "metric missing" is told when it is back.
         for a in missing_alarms:
             a.add_alarm_action(cw_actions.SnsAction(topic))
             a.add_ok_action(cw_actions.SnsAction(topic))
 
-    widgets: list[list[cw.IWidget]] = []
-    if plan.tracks_concurrency:
-        widgets.append(_concurrency_row(spec, fast_path_alarm, _COUNT_AXIS))
+    # A tracked series' own row first (the GPU series' panels follow).
+    widgets: list[list[cw.IWidget]] = [
+        _panel_row(spec, names, series, panel, fast_path_alarm)
+        for series in (SERIES[signal] for signal in plan.tracked)
+        if (panel := series.panel) is not None
+    ]
     widgets += [
         _utilization_row(spec, names, plan),
         _memory_and_tasks_row(names),
-        _capacity_row(spec, names, plan, missing_alarms),
+        _capacity_row(spec, names, missing_alarms),
     ]
     # Each graph keeps its own period: the 10-s concurrency lines would
     # otherwise be averaged up with the time range ("auto"). (The 20-s CPU
@@ -261,8 +247,7 @@ def add_observability(
     )
     return Observability(
         dashboard=dashboard,
-        gpu_metric_missing_alarm=alarm,
-        concurrency_metric_missing_alarm=concurrency_alarm,
+        missing_alarms=tuple(missing_alarms),
         alert_topic=topic,
         alert_key=key,
     )
@@ -284,65 +269,45 @@ def _gpu(names: Names, name: str, label: str) -> cw.Metric:
     return _metric(gpu_metric.NAMESPACE, name, _gpu_dims(names), label, gpu_metric.STATISTIC)
 
 
-def _missing_alarms(
-    node: Construct, spec: Spec, names: Names, plan: SignalPlan
-) -> tuple[cw.Alarm, cw.Alarm | None]:
-    """The GPU series' missing-metric alarm and, on the concurrency signal, the concurrency one."""
-    blind = (
-        "GPU target tracking is blind"
-        if plan.tracks_gpu
-        else "the dashboard's GPU panels are empty (the service scales on concurrency)"
-    )
-    # No label on either alarm's metric: a labelled metric makes CDK write the
+def _missing_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) -> list[cw.Alarm]:
+    """One missing-metric alarm per series that must arrive (``plan.arriving``).
+
+    A tracked series' alarm matters most: when it stops, target tracking
+    sits in INSUFFICIENT_DATA (and the fast path never fires), so load grows
+    with no task added (the outage the field reports describe).
+    """
+    # No label on an alarm's metric: a labelled metric makes CDK write the
     # Metrics[] (metric math) form; plain MetricName/Namespace/Dimensions is
     # what describe_alarms readers such as doctor expect.
-    alarm = _missing_alarm(
-        node,
-        "GpuMetricMissing",
-        alarm_name=names.gpu_metric_missing_alarm,
-        alarm_description=(
-            f"No {gpu_metric.NAMESPACE}/{gpu_metric.UTILIZATION} datapoints for "
-            f"{gpu_metric.DIMENSION}={names.asg}: the host CloudWatch agent is not "
-            f"publishing, so {blind}. Check the instances' "
-            f"{names.host_log_group} log group (amazon-cloudwatch-agent and "
-            "ecs-gpu-host-setup streams) or run `ecs-gpu doctor`."
-        ),
-        metric=series_metric(SERIES[plan.gpu_series].watched, names),
-        periods=missing_alarm_evaluation_periods(spec),
-    )
-    if not plan.tracks_concurrency:
-        return alarm, None
-    # The series the service scales on: when it stops, target tracking
-    # sits in INSUFFICIENT_DATA and the fast path never fires, so load
-    # grows with no task added (the outage the field reports describe).
-    # CloudFormation names it: Names holds no name for it.
-    concurrency_alarm = _missing_alarm(
-        node,
-        "ConcurrencyMetricMissing",
-        alarm_description=(
-            f"No {demand_metric.NAMESPACE}/{demand_metric.METRIC_NAME} datapoints for "
-            f"ClusterName={names.cluster}, ServiceName={names.service}: the tasks' "
-            "metrics sidecar is not publishing, so concurrency target tracking and "
-            "the fast path are blind. Check the sidecar's stream in the "
-            f"{names.task_log_group} log group or run `ecs-gpu doctor`."
-        ),
-        metric=concurrency_metric(spec, demand_metric.TRACKING_PERIOD_S),
-        periods=concurrency_missing_alarm_evaluation_periods(spec),
-    )
-    return alarm, concurrency_alarm
+    return [
+        _missing_alarm(
+            node,
+            series.alarm.construct_id,
+            alarm_name=series.alarm.name(names),
+            alarm_description=series.alarm.description(names, signal in plan.tracked),
+            metric=series_metric(series.watched, names),
+            periods=series_missing_alarm_evaluation_periods(spec, series),
+        )
+        for signal in plan.arriving
+        for series in (SERIES[signal],)
+    ]
 
 
 def _alert_topic(
-    node: Construct, spec: Spec, names: Names, concurrency_alarm: cw.Alarm | None
+    node: Construct, spec: Spec, names: Names, missing_alarms: list[cw.Alarm]
 ) -> tuple[sns.ITopic | None, kms.Key | None]:
     """Where the missing-metric alarms publish: the spec's topic, the stack's own, or None."""
     alerts = spec.alerts
     if alerts is not None and alerts.sns_topic_arn is not None:
         return sns.Topic.from_topic_arn(node, "AlertTopicRef", alerts.sns_topic_arn), None
     if alerts is not None and alerts.email is not None:
-        arns = [_alarm_arn(names.gpu_metric_missing_alarm)]
-        if concurrency_alarm is not None:
-            arns.append(concurrency_alarm.alarm_arn)
+        # A named alarm's ARN is known before the alarm exists (no reference
+        # from the topic's policy back to it); CloudFormation names the rest.
+        plan = SignalPlan.of(spec.scaling)
+        arns = [
+            alarm.alarm_arn if (name := SERIES[s].alarm.name(names)) is None else _alarm_arn(name)
+            for s, alarm in zip(plan.arriving, missing_alarms, strict=True)
+        ]
         return _own_topic(node, names.gpu_metric_missing_alarm, arns, alerts.email)
     return None, None
 
@@ -353,7 +318,8 @@ def _gpu_panel(
     """The GPU utilization panel's series and, when a GPU policy runs, its target line."""
     utilization = _gpu(names, gpu_metric.UTILIZATION, "GPU utilization (ASG average)")
     gpu_target = spec.scaling.gpu_target_percent
-    what = "GPU guard" if plan.tracks_concurrency else "GPU target"
+    # The GPU policy is the signal itself, or a guard beside another signal.
+    what = "GPU target" if plan.signal == plan.gpu_series else "GPU guard"
     if SERIES[plan.gpu_series].divides_by_reservation:
         # The policy tracks this expression, so the target line belongs to
         # it; the raw ASG average stays beside it (it is what the agent
@@ -440,9 +406,7 @@ def _memory_and_tasks_row(names: Names) -> list[cw.IWidget]:
     ]
 
 
-def _capacity_row(
-    spec: Spec, names: Names, plan: SignalPlan, missing_alarms: list[cw.Alarm]
-) -> list[cw.IWidget]:
+def _capacity_row(spec: Spec, names: Names, missing_alarms: list[cw.Alarm]) -> list[cw.IWidget]:
     """GPU instances, the capacity provider's reservation and whether the metrics arrive."""
     return [
         cw.GraphWidget(
@@ -488,62 +452,60 @@ def _capacity_row(
             width=8,
         ),
         cw.AlarmStatusWidget(
-            title="Metrics arriving?" if plan.tracks_concurrency else "GPU metric arriving?",
+            # The GPU series' alarm alone, or it and a tracked series' own.
+            title="Metrics arriving?" if len(missing_alarms) > 1 else "GPU metric arriving?",
             alarms=list(missing_alarms),
             width=8,
         ),
     ]
 
 
-def _concurrency_row(
-    spec: Spec, fast_path_alarm: cw.IAlarm | None, count_axis: cw.YAxisProps
+def _panel_row(
+    spec: Spec,
+    names: Names,
+    series: SignalSeries,
+    panel: Panel,
+    fast_path_alarm: cw.IAlarm | None,
 ) -> list[cw.IWidget]:
-    """Per-task concurrency against its target and, with the fast path, its alarm.
+    """A tracked series' lines against its target and, on the fast path's series, its alarm.
 
-    The 10-second mean is what the fast path sees, the one-minute mean what
-    target tracking sees, and the busiest task (Maximum over the tasks'
-    datapoints) shows load the mean hides.
+    For the concurrency series: the 10-second mean is what the fast path
+    sees, the one-minute mean what target tracking sees, and the busiest
+    task (Maximum over the tasks' datapoints) shows load the mean hides.
     """
-    sc = spec.scaling
-    fp = fast_path.fast_path(spec)
+    target = series.target(spec.scaling)
     annotations = []
-    if sc.target_concurrency_per_task is not None:
-        annotations.append(
-            cw.HorizontalAnnotation(
-                value=sc.target_concurrency_per_task,
-                label=f"target {sc.target_concurrency_per_task:g} per task",
-            )
-        )
+    if target is not None:
+        annotations.append(cw.HorizontalAnnotation(value=target, label=panel.target_label(target)))
+    fp = fast_path.fast_path(spec) if series.drives_fast_path else None
     if fp is not None:
         annotations.append(
             cw.HorizontalAnnotation(
                 value=fp.threshold,
-                label=f"fast path {fp.threshold:g} ({sc.panic_threshold_percent:g} % of target)",
+                label=f"fast path {fp.threshold:g} "
+                f"({spec.scaling.panic_threshold_percent:g} % of target)",
                 color=cw.Color.RED,
             )
         )
-    period = demand_metric.PUBLISH_INTERVAL_S
+    alarm = fast_path_alarm if series.drives_fast_path else None
     graph = cw.GraphWidget(
-        title="Requests in flight or waiting, per task",
+        title=panel.title,
         left=[
-            concurrency_metric(spec, period, "Average", f"mean per task ({period} s)"),
-            concurrency_metric(
-                spec, demand_metric.TRACKING_PERIOD_S, "Average", "mean per task (1 min, tracked)"
-            ),
-            concurrency_metric(spec, period, "Maximum", f"busiest task ({period} s)"),
+            series_metric(series.watched, names, period_s=period, statistic=stat, label=label)
+            for period, stat, label in panel.lines
         ],
         left_annotations=annotations,
-        left_y_axis=count_axis,
-        width=12 if fast_path_alarm is not None else 24,
+        left_y_axis=_COUNT_AXIS,
+        width=12 if alarm is not None else 24,
     )
-    if fast_path_alarm is None:
+    if alarm is None:
         return [graph]
     return [
         graph,
         cw.AlarmWidget(
             title="Fast path: 10-second alarm",
-            alarm=fast_path_alarm,
-            left_y_axis=count_axis,
+            alarm=alarm,
+            left_y_axis=_COUNT_AXIS,
             width=12,
         ),
     ]

@@ -33,7 +33,7 @@ from ecs_gpu.sim.controllers import (
     largest_capacity,
 )
 from ecs_gpu.sim.fleet import Fleet, WarmPool
-from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline, MetricSeries
+from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline, tracked_series
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.serving import RequestQueue
 
@@ -250,13 +250,7 @@ def simulate(
         if p.fast_scale_in is None or demand is None
         else FastScaleInLayer(p.fast_scale_in, p.min_tasks)
     )
-    # Each tracked signal's series and target (signals.SignalPlan.tracked's order).
-    tracked: list[tuple[MetricSeries, float]] = []
-    if demand is not None and p.target_concurrency is not None:
-        tracked.append((demand.tracking, p.target_concurrency))
-    if p.gpu_policy:
-        tracked.append((metrics.gpu, p.gpu_target_percent))
-    service = ServiceLayer(p, desired, tracked, metrics.cpu)
+    service = ServiceLayer(p, desired, tracked_series(p, metrics, demand), metrics.cpu)
     pool = _warm_pool(p, fleet, start)
     instances = InstanceLayer(p, boot_time, pool)
     asg_fast = (

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Final
 
+from ecs_gpu.signals import CONCURRENCY, SERIES, Signal
 from ecs_gpu.sim import params as P
 from ecs_gpu.sim.params import SimParams
 
@@ -242,3 +246,41 @@ class DemandPipeline:
         self.tracking.publish(t + self._delay, min(self._min_sum / n, self._cap) if n else None)
         self._min_sum = self._min_n = 0.0
         self.tracking.visible(t)
+
+
+# --- each signal's simulated series -----------------------------------------------
+
+Tracked = Callable[[MetricPipeline, DemandPipeline | None], MetricSeries]
+
+
+def _demand_tracking(metrics: MetricPipeline, demand: DemandPipeline | None) -> MetricSeries:
+    if demand is None:
+        raise ValueError("the design tracks concurrency but runs no sidecars' pipeline")
+    return demand.tracking
+
+
+# The one-minute series each signal's policy tracks, in a run's pipelines:
+# the GPU signals read the agent's series (MetricPipeline.gpu, at the
+# signal's sim_gpu_scope), concurrency the sidecars' (DemandPipeline). A new
+# signal's simulated series is a row here.
+TRACKED: Final[Mapping[Signal, Tracked]] = MappingProxyType(
+    {
+        **{
+            series.signal: (lambda metrics, demand: metrics.gpu)
+            for series in SERIES.values()
+            if series.sim_gpu_scope is not None
+        },
+        CONCURRENCY: _demand_tracking,
+    }
+)
+
+
+def tracked_series(
+    p: SimParams, metrics: MetricPipeline, demand: DemandPipeline | None
+) -> list[tuple[MetricSeries, float]]:
+    """Each tracked signal's series and target, in signals.SignalPlan.tracked's order.
+
+    The order is the template's; a signal whose target the design leaves
+    unset runs no policy (the spec's rules require one where it deploys).
+    """
+    return [(TRACKED[signal](metrics, demand), target) for signal, target in p.targets]

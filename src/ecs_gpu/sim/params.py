@@ -87,6 +87,13 @@ GPU_METRIC_SCOPE: Final[dict[Signal, Literal["asg", "tasks"]]] = {
 }
 GPU_METRIC_NAME: Final[dict[str, str]] = {v: k for k, v in GPU_METRIC_SCOPE.items()}
 
+# The SimParams field that holds each policy's target, by its [scaling] key
+# (signals.SignalSeries.target_key): a new signal's target is a field and a row here.
+TARGET_FIELD: Final[dict[str, str]] = {
+    "gpu_target_percent": "gpu_target_percent",
+    "target_concurrency_per_task": "target_concurrency",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class SimParams:
@@ -223,6 +230,16 @@ class SimParams:
     def signal_plan(self) -> SignalPlan:
         """The policies this design runs (signals.py), from its signal, guard and fast path."""
         return SignalPlan.from_parts(self.signal, self.gpu_guard, self.fast_path is not None)
+
+    def target(self, signal: Signal) -> float | None:
+        """The value ``signal``'s target-tracking policy holds (None: the design sets none)."""
+        value: float | None = getattr(self, TARGET_FIELD[SERIES[signal].target_key])
+        return value
+
+    @property
+    def targets(self) -> list[tuple[Signal, float]]:
+        """Each policy this design runs and its target, in signals.SignalPlan.tracked's order."""
+        return [(s, t) for s in self.signal_plan.tracked if (t := self.target(s)) is not None]
 
     @property
     def gpu_policy(self) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 from rich.table import Table
 
 from ecs_gpu import catalog, outputs
+from ecs_gpu.signals import SERIES
 from ecs_gpu.sim.engine import TIMELINE_COLUMNS, SimResult
 from ecs_gpu.sim.params import SimParams
 
@@ -337,9 +338,12 @@ HINT_OVERLOAD_FRACTION = 0.5
 
 def target_text(p: SimParams) -> str:
     """The design's target in words: what `plan` and the hint size the load against."""
-    if p.signal_plan.tracks_concurrency and p.target_concurrency is not None:
-        return f"target concurrency {p.target_concurrency:g}"
-    return f"GPU target {p.gpu_target_percent:g} %"
+    # The first tracked signal with a target is the design's own (SignalPlan.tracked).
+    targets = p.targets
+    if not targets:
+        return SERIES[p.signal_plan.gpu_series].sim_target_words(p.gpu_target_percent)[0]
+    signal, target = targets[0]
+    return SERIES[signal].sim_target_words(target)[0]
 
 
 def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str | None:

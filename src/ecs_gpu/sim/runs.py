@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 from ecs_gpu.errors import BadInputError
+from ecs_gpu.signals import SERIES
 from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.workload import bundled_traces
@@ -17,12 +18,14 @@ from ecs_gpu.sim.workload import bundled_traces
 
 def target_text(p: SimParams) -> str:
     """What the design's policies hold: the concurrency target (and the guard's) or the GPU's."""
-    if p.signal_plan.tracks_concurrency and p.target_concurrency is not None:
-        text = f"concurrency {p.target_concurrency:g}/task"
-        if p.gpu_guard:
-            text += f" + GPU guard {p.gpu_target_percent:g}%"
-        return text
-    return f"GPU {p.gpu_target_percent:g}%"
+    targets = p.targets
+    if not targets:
+        return SERIES[p.signal_plan.gpu_series].sim_target_words(p.gpu_target_percent)[1]
+    (signal, target), *others = targets
+    text = SERIES[signal].sim_target_words(target)[1]
+    for other, value in others:
+        text += f" + {SERIES[other].sim_target_words(value)[2]}"
+    return text
 
 
 def label(p: SimParams, spec_path: Path, *, full: bool = False) -> str:
@@ -64,11 +67,13 @@ def check_sweepable(p: SimParams, spec: Path, text: str) -> None:
     """A sweep changes gpu_target_percent: without a GPU policy every row would be one run."""
     if p.gpu_policy:
         return
+    key = SERIES[p.signal].target_key
+    target = p.target(p.signal)
+    shown = "" if target is None else f" ({key} = {target:g})"
     raise BadInputError(
-        f"--sweep-gpu-target = {text!r}: {spec} scales on concurrency "
-        f"(target_concurrency_per_task = {p.target_concurrency:g}) and runs no GPU policy, "
-        "so every GPU target gives the same run. Fix: compare specs that differ in "
-        "target_concurrency_per_task (`ecs-gpu compare a.toml b.toml --trace ...`), or set "
+        f"--sweep-gpu-target = {text!r}: {spec} scales on {p.signal}{shown} and runs no GPU "
+        "policy, so every GPU target gives the same run. Fix: compare specs that differ in "
+        f"{key} (`ecs-gpu compare a.toml b.toml --trace ...`), or set "
         "gpu_guard = true in [scaling] to sweep the guard's target."
     )
 

@@ -4,39 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.doctor.checks.common import (
     collection_target,
-    demand_names,
+    plan_tracks,
     policy_alarms,
-    reads_demand_metric,
-    reads_gpu_metric,
-    spec_plan,
+    policy_metrics,
+    series_at,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.signals import SERIES, Signal, SignalSeries
 
 
-def _is_gpu_alarm(a: dict[str, Any]) -> bool:
-    if (
-        a.get("Namespace") == gpu_metric.NAMESPACE
-        and a.get("MetricName") in gpu_metric.METRIC_NAMES
-    ):
-        return True
-    for q in a.get("Metrics", []):
-        m = q.get("MetricStat", {}).get("Metric", {})
-        if (
-            m.get("Namespace") == gpu_metric.NAMESPACE
-            and m.get("MetricName") in gpu_metric.METRIC_NAMES
-        ):
-            return True
-    return False
+def _reads(a: dict[str, Any], metrics: set[tuple[str, str]]) -> bool:
+    """Does the alarm (plain, or metric math) read one of ``metrics``, (namespace, name)?"""
+    found = [a] + [q.get("MetricStat", {}).get("Metric", {}) for q in a.get("Metrics", [])]
+    return any((m.get("Namespace"), m.get("MetricName")) in metrics for m in found)
 
 
-def _concurrency_alarms(s: Snapshot) -> list[dict[str, Any]] | None:
-    """The alarms of the target-tracking policies on the sidecars' series; None: unknown.
+def _meant_as_a_signal(p: dict[str, Any]) -> bool:
+    """Does this target-tracking policy read a metric meant as some signal's series?"""
+    return any(
+        series.checked.meant_as(m) for series in SERIES.values() for _, m in policy_metrics(p)
+    )
+
+
+def _tracking_alarms(s: Snapshot, series: SignalSeries) -> list[dict[str, Any]] | None:
+    """The alarms of the target-tracking policies meant as ``series``; None: unknown.
 
     Application Auto Scaling makes them (TargetTracking-...-AlarmHigh/-AlarmLow)
     and lists them in the policy's Alarms; the fast path's alarm watches the
@@ -48,7 +44,7 @@ def _concurrency_alarms(s: Snapshot) -> list[dict[str, Any]] | None:
         a
         for p in s["scaling_policies"]
         if p.get("PolicyType", "TargetTrackingScaling") == "TargetTrackingScaling"
-        and reads_demand_metric(p)
+        and any(series.checked.meant_as(m) for _, m in policy_metrics(p))
         for a in policy_alarms(s, p)[1]
     ]
 
@@ -70,7 +66,7 @@ def _missing_policy_alarms(s: Snapshot, c: Check) -> list[Finding]:
     for p in s.get("scaling_policies", []):
         if p.get("PolicyType", "TargetTrackingScaling") != "TargetTrackingScaling":
             continue  # the fast path's step policy: SCL005
-        if not (reads_gpu_metric(p) or reads_demand_metric(p)):
+        if not _meant_as_a_signal(p):
             continue
         names = [a["AlarmName"] for a in p.get("Alarms", []) if a.get("AlarmName")]
         gone = [n for n in names if n not in collected]
@@ -104,46 +100,40 @@ def _missing_policy_alarms(s: Snapshot, c: Check) -> list[Finding]:
 )
 def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
     missing_alarm = collection_target(s).get("missing_metric_alarm")
-    out = _missing_policy_alarms(s, c) + [
-        c.finding(
-            _no_data_evidence(a),
-            "Target tracking does nothing while its alarm has no data: the GPU series is not "
-            "arriving, or (task-gpus) ECS's GPUReservation divisor is not. Fix the metric "
-            "first (MET001, MET004 and the HOST checks).",
-        )
-        for a in s["alarms"]
-        if _is_gpu_alarm(a)
-        and a.get("AlarmName") != missing_alarm
-        and a.get("StateValue") == "INSUFFICIENT_DATA"
-    ]
-    concurrency = _concurrency_alarms(s)
-    if concurrency is None:
-        # Those alarms are found through the policies; without them, say so.
-        if not out and (plan := spec_plan(s)) is not None and plan.tracks_concurrency:
-            raise Unknown(
-                "the concurrency policy's alarms are found through scaling_policies, which is "
-                f"missing: {why_missing(s, ('scaling_policies',))}"
-            )
-        return out
-    cluster, service = demand_names(s)
-    series = (
-        f"{demand_metric.NAMESPACE} {demand_metric.METRIC_NAME} "
-        f"({demand_metric.cli_dimensions(cluster, service)})"
-    )
-    return out + [
-        c.finding(
-            _no_data_evidence(a),
-            f"Target tracking on concurrency does nothing while its alarm {a['AlarmName']} has "
-            f"no data: the sidecars' series {series} is not arriving. Fix the series first: "
-            "MET005 says whether it arrives and why not (no task running, or the "
-            f"{demand_metric.SIDECAR_NAME} container's log and the task role's "
-            "cloudwatch:PutMetricData), TD001 whether the task definition has the sidecar, "
-            "and SCL004 whether the policy reads the series the sidecars write.",
-            title="Concurrency scaling alarm has no data",
-        )
-        for a in concurrency
-        if a.get("StateValue") == "INSUFFICIENT_DATA"
-    ]
+    names = series_at(s)
+    out = _missing_policy_alarms(s, c)
+    shared: dict[str, list[Signal]] = {}
+    for signal, row in SERIES.items():
+        shared.setdefault(row.checked.arrives.id, []).append(signal)
+    for signals in shared.values():
+        series = SERIES[signals[0]]
+        if series.drives_fast_path:
+            # Its series has step alarms besides: its policies' alarms only.
+            found = _tracking_alarms(s, series)
+            if found is None:
+                # Those alarms are found through the policies; without them, say so.
+                if not out and plan_tracks(s, tuple(signals)):
+                    raise Unknown(
+                        f"the {series.checked.in_words} policy's alarms are found through "
+                        "scaling_policies, which is missing: "
+                        f"{why_missing(s, ('scaling_policies',))}"
+                    )
+                continue
+        else:
+            # Any alarm on the series but its missing-metric alarm.
+            metrics = {
+                (q["MetricStat"]["Metric"]["Namespace"], q["MetricStat"]["Metric"]["MetricName"])
+                for q in series.verified.queries(names)
+            }
+            found = [
+                a for a in s["alarms"] if _reads(a, metrics) and a.get("AlarmName") != missing_alarm
+            ]
+        for a in found:
+            if a.get("StateValue") != "INSUFFICIENT_DATA":
+                continue
+            title, fix = series.checked.alarm_no_data(a["AlarmName"], names)
+            out.append(c.finding(_no_data_evidence(a), fix, title=title))
+    return out
 
 
 @check(

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric
 from ecs_gpu.doctor.checks.model import Evidence, Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.host import probe
-from ecs_gpu.signals import SignalPlan
+from ecs_gpu.signals import SERIES, SeriesAt, Signal, SignalPlan
 
 
 def collection_target(s: Snapshot) -> dict[str, Any]:
@@ -179,20 +179,6 @@ def is_demand_series(m: dict[str, Any]) -> bool:
     )
 
 
-def demand_like(m: dict[str, Any]) -> bool:
-    """Meant as the concurrency series: its namespace or its name (SCL004 says what differs)."""
-    return (
-        m.get("Namespace") == demand_metric.NAMESPACE
-        or m.get("MetricName") == demand_metric.METRIC_NAME
-    )
-
-
-def gpu_like(m: dict[str, Any]) -> bool:
-    """Meant as a GPU series: the agent's prefix, or "gpu" in the name (GPUReservation too)."""
-    name = m.get("MetricName", "")
-    return name.startswith(gpu_metric.METRIC_PREFIX) or "gpu" in name.lower()
-
-
 def policy_names_evidence(s: Snapshot) -> Evidence:
     """The service's scaling policies by name: the evidence of a missing policy."""
     return Evidence(
@@ -264,32 +250,64 @@ def scales_on_concurrency(s: Snapshot) -> bool:
     )
 
 
-def reads_gpu_metric(p: dict[str, Any]) -> bool:
-    """Does this target-tracking policy read a GPU series (the agent's, or GPUReservation)?"""
-    return any(
-        m.get("Namespace") == gpu_metric.NAMESPACE or gpu_like(m) for _, m in policy_metrics(p)
-    )
-
-
-def scales_on_gpu(s: Snapshot) -> bool | None:
-    """Whether a scaling policy reads the GPU series; None when nothing says.
-
-    The spec decides when the snapshot records it (a GPU signal, or
-    concurrency with ``gpu_guard``); else the policies do.
-    """
-    target = collection_target(s)
-    plan = spec_plan(s)
-    # On the concurrency signal the guard decides, when the snapshot has it.
-    if plan is not None and (plan.tracks_gpu or target.get("gpu_guard") is not None):
-        return plan.tracks_gpu
-    if "scaling_policies" not in s:
-        return None
-    return any(reads_gpu_metric(p) for p in s["scaling_policies"])
-
-
 def demand_names(s: Snapshot) -> tuple[str, str]:
     """(cluster, service) the concurrency series of this service is written under."""
     target = collection_target(s)
     clusters = [c.get("clusterName") for c in s.get("clusters", []) if c.get("clusterName")]
     cluster = target.get("cluster") or (clusters[0] if clusters else "?")
     return str(cluster), str(target.get("service") or "?")
+
+
+def series_at(s: Snapshot) -> SeriesAt:
+    """The names this service's series are written under ("?" where nothing says)."""
+    cluster, service = demand_names(s)
+    return SeriesAt(
+        asg=str(collection_target(s).get("asg") or "?"), cluster=cluster, service=service
+    )
+
+
+def plan_tracks(s: Snapshot, signals: tuple[Signal, ...]) -> bool | None:
+    """Whether the spec's plan tracks the series of one of ``signals``; None when it cannot say.
+
+    None without a signal in the snapshot, or when only ``gpu_guard``, which
+    an older snapshot lacks, would tell (whether the guard tracks a GPU series).
+    """
+    target = collection_target(s)
+    signal = target.get("signal")
+    if signal is None:
+        return None
+    guard = target.get("gpu_guard")
+    by_guard = [
+        any(x in SignalPlan.from_parts(signal, g).tracked for x in signals) for g in (False, True)
+    ]
+    if by_guard[0] != by_guard[1] and guard is None:
+        return None
+    return by_guard[bool(guard)]
+
+
+def policies_track(s: Snapshot, signals: tuple[Signal, ...]) -> bool | None:
+    """Whether a policy is meant as the series of one of ``signals``; None without the policies.
+
+    A target-tracking policy's metric, or a step policy's alarm's, meant as
+    the series (``SignalSeries.checked.meant_as``).
+    """
+    if "scaling_policies" not in s:
+        return None
+    meant = [SERIES[x].checked.meant_as for x in signals]
+    return any(
+        any(f(m) for f in meant for _, m in policy_metrics(p))
+        or (
+            p.get("PolicyType") == "StepScaling"
+            and any(f(a) for f in meant for a in policy_alarms(s, p)[1])
+        )
+        for p in s["scaling_policies"]
+    )
+
+
+def tracks(s: Snapshot, signals: tuple[Signal, ...]) -> bool | None:
+    """Whether a scaling policy tracks the series of one of ``signals``; None when nothing says.
+
+    The spec's plan decides when the snapshot records what it turns on; else the policies.
+    """
+    by_plan = plan_tracks(s, signals)
+    return policies_track(s, signals) if by_plan is None else by_plan

@@ -1,80 +1,154 @@
-"""Link 6, metric: the scaling signal arrives in CloudWatch."""
+"""Link 6, metric: the scaling signal arrives in CloudWatch.
+
+"Does it arrive" is one check per watched series (MET001 the agent's GPU
+series, MET005 the sidecars' concurrency series), its id, words and who
+publishes it from the signal's row (``signals.SERIES[s].checked``), so a new
+signal adds no code here. MET004 is the task-gpus policy's divisor.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import gpu_metric
 from ecs_gpu.doctor.checks.common import (
     collection_target,
-    demand_names,
     metric_series,
     policy_metrics,
     policy_names_evidence,
-    scales_on_concurrency,
-    scales_on_gpu,
+    series_at,
     service_items,
+    tracks,
 )
-from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
+from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
+from ecs_gpu.signals import SERIES, Signal
 
 
-@check(
-    "MET001",
-    link="metric",
-    severity="error",
-    title="The GPU metric is not published",
-    requires=("metric_data",),
-    doc="GetMetricData returns no datapoint for a series of the GPU metric contract (warning "
-    "when no scaling policy reads it: concurrency without gpu_guard).",
-)
-def _metric_published(s: Snapshot, c: Check) -> list[Finding]:
-    series = metric_series(s)
-    empty = [n for n in gpu_metric.METRIC_NAMES if not series.get(n, {}).get("Values")]
-    if not empty:
-        return []
-    target = collection_target(s)
-    asg = target.get("asg") or "?"
-    window = (s.get(COLLECTION_KEY) or {}).get("metric_window", {})
-    evidence = [
-        Evidence("metric_data", n, "Values", series.get(n, {}).get("Values", "no series"))
-        for n in empty
-    ] + [Evidence("_collection", "metric_window", "start/end", window)]
-    agent = (
-        "Run `ecs-gpu doctor --probe-hosts` to see the host agent: is "
-        "amazon-cloudwatch-agent active, does its config collect nvidia_gpu, can it run "
-        "nvidia-smi, and is cloudwatch:PutMetricData allowed on the instance role."
-    )
-    missing = (
-        f"No datapoint of {gpu_metric.NAMESPACE} {', '.join(empty)} "
-        f"({gpu_metric.DIMENSION}={asg}) in the window"
-    )
-    if scales_on_gpu(s) is False:
-        # Concurrency without gpu_guard: no policy waits on this series.
-        if target.get("signal") is not None:
-            why = "the spec scales on concurrency without [scaling] gpu_guard"
-            evidence += [
-                Evidence("_collection", "target", "signal", target.get("signal")),
-                Evidence("_collection", "target", "gpu_guard", target.get("gpu_guard")),
-            ]
-        else:
-            why = "none of the service's scaling policies reads a GPU series"
-            evidence.append(policy_names_evidence(s))
-        alarm = target.get("missing_metric_alarm") or "the GPU missing-metric alarm"
-        return [
-            c.finding(
-                evidence,
-                f"{missing}. No scaling policy reads it ({why}), so the task count does not "
-                "depend on it: only the dashboard's GPU panels (empty) and the missing-metric "
-                f"alarm {alarm} (ALM002 once it fires) read it. {agent}",
-                title="The GPU metric is not published (no policy reads it)",
-                severity="warning",
+def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
+    """The "does it arrive" check of the series ``signals`` share (their row says what to say).
+
+    A host's series (the agent's) must always arrive: an error while a policy
+    tracks it, a warning when none does. A task's series (the sidecars')
+    must only where a policy tracks it, since only then is its publisher
+    deployed; with no task running none publishes, a warning while the
+    desired count is 0.
+    """
+    series = SERIES[signals[0]]
+    checked = series.checked
+    by_task = series.published_by == "task"
+
+    def arrives(s: Snapshot, c: Check) -> list[Finding]:
+        tracked = tracks(s, signals)
+        if by_task and tracked is None:
+            raise Unknown(
+                f"cannot tell whether the service scales on {checked.in_words}: the snapshot "
+                "names no [scaling] signal (run doctor with the spec) and scaling_policies was "
+                "not collected"
             )
+        if by_task and not tracked:
+            return []
+        names = series_at(s)
+        results = {r.get("Id"): r for r in s["metric_data"]}
+        queries = series.verified.queries(names)
+        if not any(q["Id"] in results for q in queries):
+            raise Unknown(
+                f"metric_data has no {series.watched.metric_name} series (a snapshot from an "
+                "ecs-gpu that did not collect it); collect it again"
+            )
+        empty = [q for q in queries if not results.get(q["Id"], {}).get("Values")]
+        if not empty:
+            return []
+        metrics = dict.fromkeys(q["MetricStat"]["Metric"]["MetricName"] for q in empty)
+        dims = ",".join(f"{d['Name']}={d['Value']}" for d in series.watched.dimensions(names))
+        missing = (
+            f"No datapoint of {series.watched.namespace} {', '.join(metrics)} ({dims}) in the "
+            "window"
+        )
+        evidence = [
+            Evidence(
+                "metric_data",
+                q["Label"],
+                "Values",
+                results.get(q["Id"], {}).get("Values", "no series"),
+            )
+            for q in empty
         ]
-    return [
-        c.finding(evidence, f"{missing}: the scaling policy tracks a series nobody writes. {agent}")
-    ]
+        window = Evidence(
+            "_collection",
+            "metric_window",
+            "start/end",
+            (s.get(COLLECTION_KEY) or {}).get("metric_window", {}),
+        )
+        if by_task:
+            svc = next(iter(service_items(s)), {})
+            running, desired = svc.get("runningCount"), svc.get("desiredCount")
+            if not running:
+                why = f"no task runs, so no {checked.publisher} publishes" + (
+                    ": fix why the tasks do not start first (PLC002, SVC001, SVC002)."
+                    if desired
+                    else " (the service is scaled to 0; its first task will bring the series)."
+                )
+            else:
+                why = checked.remedy(running)
+            evidence += [
+                Evidence(
+                    "services", svc.get("serviceName", names.service), "runningCount", running
+                ),
+                window,
+            ]
+            return [
+                c.finding(
+                    evidence,
+                    f"{missing}: {checked.followers} a series nobody writes. Cause: {why}",
+                    severity="error" if desired else "warning",
+                )
+            ]
+        evidence.append(window)
+        remedy = checked.remedy(0)
+        if tracked is False and checked.untracked is not None:
+            untracked_title, untracked_readers = checked.untracked
+            target = collection_target(s)
+            if target.get("signal") is not None:
+                why = f"the spec scales on {target.get('signal')} without [scaling] gpu_guard"
+                evidence += [
+                    Evidence("_collection", "target", "signal", target.get("signal")),
+                    Evidence("_collection", "target", "gpu_guard", target.get("gpu_guard")),
+                ]
+            else:
+                why = f"none of the service's scaling policies reads {checked.in_words}"
+                evidence.append(policy_names_evidence(s))
+            readers = untracked_readers(target.get("missing_metric_alarm"))
+            return [
+                c.finding(
+                    evidence,
+                    f"{missing}. No scaling policy reads it ({why}), so the task count does not "
+                    f"depend on it: {readers}. {remedy}",
+                    title=untracked_title,
+                    severity="warning",
+                )
+            ]
+        return [
+            c.finding(evidence, f"{missing}: {checked.followers} a series nobody writes. {remedy}")
+        ]
+
+    return arrives
+
+
+def _register_arrival_checks() -> None:
+    """One "does it arrive" check per watched series, its id and words from the signal's row."""
+    shared: dict[str, list[Signal]] = {}
+    for signal, series in SERIES.items():
+        shared.setdefault(series.checked.arrives.id, []).append(signal)
+    for signals in shared.values():
+        t = SERIES[signals[0]].checked.arrives
+        check(
+            t.id, link="metric", severity=t.severity, title=t.title, requires=t.requires, doc=t.doc
+        )(_arrives(tuple(signals)))
+
+
+_register_arrival_checks()
 
 
 def _reads_reservation(p: dict[str, Any]) -> bool:
@@ -163,64 +237,6 @@ def _tracked_signal_empty(s: Snapshot, c: Check) -> list[Finding]:
             f"expression divides it by {gpu_metric.RESERVATION_METRIC} of cluster {cluster}, "
             "which has no datapoint: the expression has none either, so target tracking is "
             f"blind (its alarms go INSUFFICIENT_DATA). Cause: {why}",
-            severity="error" if desired else "warning",
-        )
-    ]
-
-
-# Id of the mean-per-task concurrency query (demand_metric.metric_data_queries's first).
-_CONCURRENCY_ID: Final = demand_metric.metric_data_queries("cluster", "service")[0]["Id"]
-
-
-@check(
-    "MET005",
-    link="metric",
-    severity="error",
-    title="The concurrency metric is not published",
-    requires=("metric_data", "services"),
-    doc="The service scales on concurrency, but GetMetricData returns no datapoint of the "
-    "sidecars' per-task concurrency series (warning while the desired count is 0).",
-)
-def _concurrency_published(s: Snapshot, c: Check) -> list[Finding]:
-    if not scales_on_concurrency(s):
-        return []
-    found = [r for r in s["metric_data"] if r.get("Id") == _CONCURRENCY_ID]
-    if not found:
-        raise Unknown(
-            f"metric_data has no {demand_metric.METRIC_NAME} series (a snapshot from an "
-            "ecs-gpu that did not collect it); collect it again"
-        )
-    if found[0].get("Values"):
-        return []
-    cluster, service = demand_names(s)
-    svc = next(iter(service_items(s)), {})
-    running, desired = svc.get("runningCount"), svc.get("desiredCount")
-    if not running:
-        why = "no task runs, so no sidecar publishes" + (
-            ": fix why the tasks do not start first (PLC002, SVC001, SVC002)."
-            if desired
-            else " (the service is scaled to 0; its first task will bring the series)."
-        )
-    else:
-        why = (
-            f"{running} task(s) run, yet none published in the window. Read the "
-            f"{demand_metric.SIDECAR_NAME} container's log: it must reach the server's metrics "
-            "endpoint ([service.metrics] port and path, the preset's series names) and the task "
-            "role must allow cloudwatch:PutMetricData with "
-            f"{demand_metric.NAMESPACE_CONDITION_KEY}={demand_metric.NAMESPACE} (TD001 checks "
-            "the sidecar is there)."
-        )
-    window = (s.get(COLLECTION_KEY) or {}).get("metric_window", {})
-    return [
-        c.finding(
-            [
-                Evidence("metric_data", _CONCURRENCY_ID, "Values", found[0].get("Values", [])),
-                Evidence("services", svc.get("serviceName", service), "runningCount", running),
-                Evidence("_collection", "metric_window", "start/end", window),
-            ],
-            f"No datapoint of {demand_metric.NAMESPACE} {demand_metric.METRIC_NAME} "
-            f"({demand_metric.cli_dimensions(cluster, service)}) in the window: the "
-            f"concurrency policy and the fast path track a series nobody writes. Cause: {why}",
             severity="error" if desired else "warning",
         )
     ]

@@ -1,125 +1,123 @@
-"""Link 8, scaling: the service's and the ASG's scaling policies."""
+"""Link 8, scaling: the service's and the ASG's scaling policies.
+
+"Does a policy track it" is one check per watched series (SCL001 the GPU
+series, SCL004 the concurrency series), its id, its judgement of a policy's
+metric and its missing-policy finding from the signal's row
+(``signals.SERIES[s].checked``), so a new signal adds no code here. The
+fast path's and fast scale-in's step policies (SCL005, SCL007) are theirs.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric
+from ecs_gpu import demand_metric, fast_path, fast_scale_in
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     collection_target,
-    demand_like,
     demand_names,
-    gpu_like,
     parse_time,
+    plan_tracks,
+    policies_track,
     policy_alarms,
     policy_metric_stats,
-    policy_metrics,
     policy_names_evidence,
     scales_on_concurrency,
 )
-from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
+from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, SERIES, Deployed, Signal
 
 
-@check(
-    "SCL001",
-    link="scaling",
-    severity="error",
-    title="GPU policy tracks a metric nobody writes",
-    requires=("scaling_policies",),
-    doc="A GPU target-tracking policy's metric differs from the contract (plain or metric-math "
-    "form, GPUReservation divisor included), or none exists.",
-)
-def _gpu_policy(s: Snapshot, c: Check) -> list[Finding]:
+def _deployed(s: Snapshot) -> Deployed:
+    """The snapshot's ASGs and clusters (the target's when none was collected) and series names."""
     target = collection_target(s)
-    asg = target.get("asg")
-    asgs = [
+    asg, cluster = target.get("asg"), target.get("cluster")
+    asgs = tuple(
         g["AutoScalingGroupName"]
         for g in s.get("auto_scaling_groups", [])
         if g.get("AutoScalingGroupName")
-    ] or ([asg] if asg else [])
-    cluster = target.get("cluster")
-    clusters = [cl["clusterName"] for cl in s.get("clusters", []) if cl.get("clusterName")] or (
-        [cluster] if cluster else []
-    )
-    out = []
-    tracks_contract = False
-    for p in s["scaling_policies"]:
-        for path, m in policy_metrics(p):
-            name = m.get("MetricName", "")
-            dims = {d.get("Name"): d.get("Value") for d in m.get("Dimensions", [])}
-            evidence = [Evidence("scaling_policies", p.get("PolicyName", "?"), path, m)]
-            if (m.get("Namespace"), name) == (
-                gpu_metric.RESERVATION_NAMESPACE,
-                gpu_metric.RESERVATION_METRIC,
-            ):
-                # The task-gpus divisor: ECS writes it per cluster, by ClusterName only.
-                if set(dims) == {gpu_metric.RESERVATION_DIMENSION} and (
-                    not clusters or dims.get(gpu_metric.RESERVATION_DIMENSION) in clusters
-                ):
+    ) or ((asg,) if asg else ())
+    clusters = tuple(
+        cl["clusterName"] for cl in s.get("clusters", []) if cl.get("clusterName")
+    ) or ((cluster,) if cluster else ())
+    series_cluster, service = demand_names(s)
+    return Deployed(asgs=asgs, clusters=clusters, cluster=series_cluster, service=service)
+
+
+def _expects(s: Snapshot, signals: tuple[Signal, ...]) -> tuple[bool, bool]:
+    """(a policy must track the series of ``signals``, as the GPU guard beside another signal).
+
+    The spec's plan decides (an older snapshot without gpu_guard expects no
+    guard); without a spec, the policies: the default signal's series when
+    no policy is meant as another signal's.
+    """
+    signal = collection_target(s).get("signal")
+    if signal is not None:
+        by_plan = plan_tracks(s, signals)
+        return bool(by_plan), bool(by_plan) and signal not in signals
+    others = tuple(x for x in SERIES if x not in signals)
+    default = DEFAULT_GPU_SIGNAL in signals and not policies_track(s, others)
+    return bool(policies_track(s, signals)) or default, False
+
+
+def _tracked(signals: tuple[Signal, ...]) -> CheckFn:
+    """The "does a policy track it" check of the series ``signals`` share.
+
+    Every target-tracking policy's metric meant as the series must read it
+    exactly (the row's ``judge``, from its contract module); where the spec
+    (or, without one, the policies) expects a policy and none reads it, the
+    row's missing-policy finding.
+    """
+    checked = SERIES[signals[0]].checked
+
+    def tracked(s: Snapshot, c: Check) -> list[Finding]:
+        at = _deployed(s)
+        out: list[Finding] = []
+        reads = False
+        for p in s["scaling_policies"]:
+            if p.get("PolicyType", "TargetTrackingScaling") != "TargetTrackingScaling":
+                continue
+            for path, m, stat in policy_metric_stats(p):
+                problems = checked.judge(m, stat, at)
+                if problems is None:
                     continue
-                out.append(
-                    c.finding(
-                        evidence,
-                        f"The policy divides by {gpu_metric.RESERVATION_NAMESPACE}/{name} "
-                        f"{dims}, but ECS writes it for this service's cluster only as "
-                        f"{gpu_metric.RESERVATION_DIMENSION}="
-                        f"{clusters[0] if clusters else '<cluster>'}: the tracked expression "
-                        "reads a series nobody writes. Redeploy the policy from the spec "
-                        "(`ecs-gpu deploy`).",
-                    )
-                )
-                continue
-            if not gpu_like(m):
-                continue
-            ok = (
-                name == gpu_metric.UTILIZATION
-                and m.get("Namespace") == gpu_metric.NAMESPACE
-                and set(dims) == {gpu_metric.DIMENSION}
-                and (not asgs or dims.get(gpu_metric.DIMENSION) in asgs)
-            )
-            if ok:
-                tracks_contract = True
-                continue
-            out.append(
-                c.finding(
-                    evidence,
-                    f"The policy tracks {m.get('Namespace')}/{name} {dims}, but the host agent "
-                    f"writes {gpu_metric.NAMESPACE}/{gpu_metric.UTILIZATION} with only "
-                    f"{gpu_metric.DIMENSION}={asgs[0] if asgs else '<asg>'}: the policy follows a "
-                    "series nobody writes. Redeploy the policy from the spec (`ecs-gpu deploy`).",
-                )
-            )
-    if tracks_contract or out:
-        return out
-    names = policy_names_evidence(s)
-    # Decided by the spec's signal (else the policies): a concurrency service has
-    # a GPU policy only as its gpu_guard; its own missing policy is SCL004's.
-    if not scales_on_concurrency(s):
-        out.append(
-            c.finding(
-                [names],
-                "No target-tracking policy scales the service on GPU utilization: tasks follow "
-                "CPU only. Deploy the spec's scaling policies (`ecs-gpu deploy`).",
-                title="No GPU target-tracking policy on the service",
-                severity="warning",
-            )
-        )
-    elif target.get("gpu_guard"):
-        out.append(
-            c.finding(
-                [names, Evidence("_collection", "target", "gpu_guard", True)],
-                "The spec sets [scaling] gpu_guard = true, but no target-tracking policy tracks "
-                "GPU utilization: the guard is off, and tasks follow concurrency and CPU only. "
-                "Deploy the spec's scaling policies (`ecs-gpu deploy`).",
-                title="No GPU guard policy on the service",
-                severity="warning",
-            )
-        )
-    return out
+                reads = reads or not problems
+                evidence = [Evidence("scaling_policies", p.get("PolicyName", "?"), path, m)]
+                out += [c.finding(evidence, fix) for fix in problems]
+        if reads or out:
+            return out
+        expected, guard = _expects(s, signals)
+        if not expected:
+            return []
+        target = collection_target(s)
+        title, severity, fix = checked.missing_policy(at, guard)
+        evidence = [
+            policy_names_evidence(s),
+            Evidence("_collection", "target", "signal", target.get("signal")),
+        ]
+        if guard:
+            evidence.append(Evidence("_collection", "target", "gpu_guard", True))
+        return [c.finding(evidence, fix, title=title, severity=severity)]
+
+    return tracked
+
+
+def _register_tracked_checks() -> None:
+    """One "does a policy track it" check per watched series, from the signal's row."""
+    shared: dict[str, list[Signal]] = {}
+    for signal, series in SERIES.items():
+        shared.setdefault(series.checked.tracked.id, []).append(signal)
+    for signals in shared.values():
+        t = SERIES[signals[0]].checked.tracked
+        check(
+            t.id, link="scaling", severity=t.severity, title=t.title, requires=t.requires, doc=t.doc
+        )(_tracked(tuple(signals)))
+
+
+_register_tracked_checks()
 
 
 @check(
@@ -187,62 +185,6 @@ def _service_scaling_failed(s: Snapshot, c: Check) -> list[Finding]:
             ],
             "Application Auto Scaling could not change the task count: fix what StatusMessage "
             "names (usually IAM of the scaling role or a deleted service).",
-        )
-    ]
-
-
-@check(
-    "SCL004",
-    link="scaling",
-    severity="error",
-    title="Concurrency policy tracks a series nobody writes",
-    requires=("scaling_policies",),
-    doc="The service scales on concurrency, but no target-tracking policy reads the sidecars' "
-    "series with exactly its namespace, name, dimensions and statistic Average.",
-)
-def _concurrency_policy(s: Snapshot, c: Check) -> list[Finding]:
-    if not scales_on_concurrency(s):
-        return []
-    cluster, service = demand_names(s)
-    want = (
-        f"{demand_metric.NAMESPACE}/{demand_metric.METRIC_NAME} "
-        f"({demand_metric.cli_dimensions(cluster, service)}, statistic "
-        f"{demand_metric.STATISTIC})"
-    )
-    out = []
-    for p in s["scaling_policies"]:
-        if p.get("PolicyType", "TargetTrackingScaling") != "TargetTrackingScaling":
-            continue
-        for path, m, stat in policy_metric_stats(p):
-            if not demand_like(m):
-                continue
-            diffs = demand_metric.series_differences(m, stat, cluster, service)
-            if not diffs:
-                return []  # one policy tracks the series: the signal works
-            out.append(
-                c.finding(
-                    [Evidence("scaling_policies", p.get("PolicyName", "?"), path, m)],
-                    f"The policy tracks {'; '.join(d[2] for d in diffs)}. The sidecars "
-                    f"write {want}, the mean per task that target tracking holds at the "
-                    "target: this policy follows a series nobody writes (the reference "
-                    "module's 8.3.0 bug), so load never changes the task count. Redeploy the "
-                    "policy from the spec (`ecs-gpu deploy`).",
-                )
-            )
-    if out:
-        return out
-    target = collection_target(s)
-    return [
-        c.finding(
-            [
-                policy_names_evidence(s),
-                Evidence("_collection", "target", "signal", target.get("signal")),
-            ],
-            f"The service scales on concurrency, but no target-tracking policy tracks {want}: "
-            "load does not change the task count (only the CPU policy does, and the fast "
-            "path, where deployed, only adds). Deploy the spec's scaling policies "
-            "(`ecs-gpu deploy`).",
-            title="No target-tracking policy scales the service on concurrency",
         )
     ]
 
