@@ -69,7 +69,7 @@ def _run(
 def _sum(script: Path, series: tuple[str, ...], text: str) -> tuple[int, int]:
     result = _run(script, "sum", {"SERIES": " ".join(series)}, text)
     assert result.returncode == 0, result.stderr
-    total, samples = result.stdout.split()
+    total, samples, *_ = result.stdout.split()
     return int(total), int(samples)
 
 
@@ -115,13 +115,76 @@ def test_labels_with_spaces_and_braces_crlf_and_fractions(script: Path) -> None:
     assert _sum(script, VLLM, text) == (4250, 3)
 
 
-@pytest.mark.parametrize("value", ["NaN", "+Inf", "-1.0", "1e3"])
+@pytest.mark.parametrize("value", ["NaN", "+Inf", "-1.0", "1e99", "0x10"])
 def test_unreadable_value_fails_rather_than_publish_a_wrong_number(
     script: Path, value: str
 ) -> None:
     result = _run(script, "sum", {"SERIES": VLLM[0]}, f"{VLLM[0]} {value}\n")
     assert result.returncode == 1
     assert value in result.stderr
+
+
+def test_exponent_values_as_python_prometheus_client_writes_them(script: Path) -> None:
+    # prometheus_client's floatToGoString (vLLM, SGLang) writes a value of a
+    # million or more in Go's form, and repr() a tiny one with a negative exponent.
+    text = (
+        f'{VLLM[0]}{{i="0"}} 8.128902e+06\n'
+        f'{VLLM[0]}{{i="1"}} 1.2345675e+06\n'
+        f'{VLLM[0]}{{i="2"}} 1.5e-03\n'
+        f'{VLLM[0]}{{i="3"}} 3.0\n'
+    )
+    assert _sum(script, (VLLM[0],), text) == (8128902000 + 1234567500 + 1 + 3000, 4)
+
+
+def _estimates(
+    script: Path, drain_s: int, scrapes: list[tuple[float, float, float, int]]
+) -> list[float]:
+    """The sidecar's estimate after each scrape (running, waiting, completed, dt s)."""
+    lines = "".join(
+        f"{round(r * 1000)} {round(q * 1000)} {round(c * 1000)} {dt}\n" for r, q, c, dt in scrapes
+    )
+    result = _run(script, "estimate", {"DRAIN_S": str(drain_s)}, lines)
+    assert result.returncode == 0, result.stderr
+    return [int(v) / 1000 for v in result.stdout.split()]
+
+
+def test_estimate_is_little_s_law_in_steady_state(script: Path) -> None:
+    # 11 running, 1.4 completions a second, nothing waiting: W = 11 / 1.4 s and
+    # arrivals = completions, so the estimate is the running count.
+    scrapes = [(11.0, 0.0, 100.0 + 14 * i, 10) for i in range(8)]
+    got = _estimates(script, 120, scrapes)
+    assert got[0] == 11.0  # first scrape: no rate yet, the in-flight sum
+    assert got[1:] == pytest.approx([11.0] * 7, abs=0.01)
+
+
+def test_estimate_sizes_for_the_arrivals_not_the_backlog(script: Path) -> None:
+    # Overload: the server runs 11 at capacity (1.4 done/s) while 4.2 arrive a
+    # second, so 28 more wait each 10 s. In flight reads 11 + waiting (39,
+    # 67, ...: the backlog counted as standing load); the estimate reads the
+    # arrival rate x W (33) plus the backlog drained over DRAIN_S.
+    scrapes = [(11.0, 0.0, 100.0, 10)] + [(11.0, 28.0 * i, 100.0 + 14 * i, 10) for i in range(1, 5)]
+    got = _estimates(script, 120, scrapes)
+    w = 11 / 1.4
+    for i, value in enumerate(got[1:], start=1):
+        assert value == pytest.approx(w * (4.2 + 28.0 * i / 120), abs=0.01)
+    assert got[4] < 11.0 + 28 * 4  # far below in flight (123)
+
+
+def test_estimate_falls_back_to_in_flight_without_completions_or_after_a_reset(
+    script: Path,
+) -> None:
+    # No completion in the window: W unknown, so the in-flight sum; a counter
+    # that went down (the server restarted) starts the window again.
+    scrapes = [
+        (3.0, 1.0, 50.0, 10),
+        (3.0, 2.0, 50.0, 10),
+        (3.0, 2.0, 60.0, 10),
+        (2.0, 0.0, 5.0, 10),
+    ]
+    got = _estimates(script, 120, scrapes)
+    assert got[0] == 4.0 and got[1] == 5.0
+    assert got[2] > 0 and got[2] != 5.0
+    assert got[3] == 2.0
 
 
 # --- one publish, end to end over HTTP --------------------------------------------------

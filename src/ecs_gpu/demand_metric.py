@@ -78,6 +78,24 @@ SIDECAR_CPU_UNITS: Final = 128
 SIDECAR_MEMORY_MIB: Final = 256
 SIDECAR_SCRIPT_RESOURCE: Final = "data/demand-sidecar.sh"
 
+# --- the estimate ---
+# What each datapoint is, by default (``[scaling] demand_estimate =
+# "arrival-rate"``): ``W x (A / dt + Q / T)``, the requests that arrived since
+# the last scrape (A: the completed-requests counter's increase plus the change
+# in running + waiting) over the interval, times W, the mean time a request
+# runs (Little's law: the running count's time-integral over the completions
+# of the last ESTIMATE_WINDOW scrapes), plus the Q waiting requests drained
+# over T = ``backlog_drain_s``. In steady state arrivals equal completions and
+# the value is the running count, the in-flight value's; under a backlog the
+# in-flight value (running + waiting) grows by every queued request, which
+# target tracking and the fast path read as standing load (issue 16: 26-46
+# per task against a target of 11 in a flash crowd). The estimate counts the
+# backlog as the extra rate that clears it within T. 120 s: measured on the
+# bundled and stress traces (docs/benchmarks.md "Pay for what you serve"),
+# 30-300 s give about the same overload, longer ones less overshoot.
+DEFAULT_BACKLOG_DRAIN_S: Final = 120
+ESTIMATE_WINDOW: Final = 6
+
 
 def sidecar_script() -> str:
     """The sidecar's bash program (shellcheck-clean; tests run it)."""
@@ -127,15 +145,31 @@ def sidecar_environment(
     region: str,
     starting_max_s: int,
     absent_is_zero: bool = False,
+    waiting: str = "",
+    completed: str = "",
+    drain_s: int | None = None,
 ) -> dict[str, str]:
     """Everything the sidecar script reads from its environment.
 
     ``starting_max_s``: how long after the start a server that does not
     answer yet counts as loading (0 published); ``absent_is_zero``: the
     server leaves a series out until its first use, so a 200 without any of
-    ``series`` means 0.
+    ``series`` means 0. With ``drain_s`` (and ``completed``, the finished
+    requests' counter; ``waiting``, the part of ``series`` that waits) the
+    datapoint is the arrival-rate estimate; without, the in-flight sum.
     """
+    estimate = (
+        {
+            "WAITING": waiting,
+            "COMPLETED": completed,
+            "DRAIN_S": str(drain_s),
+            "WINDOW": str(ESTIMATE_WINDOW),
+        }
+        if drain_s is not None and completed
+        else {}
+    )
     return {
+        **estimate,
         "METRICS_PORT": str(metrics_port),
         "METRICS_PATH": metrics_path,
         "SERIES": " ".join(series),
@@ -180,6 +214,46 @@ def metric_data_queries(cluster_name: str, service_name: str) -> list[dict[str, 
             "ReturnData": True,
         }
         for i, stat in enumerate((STATISTIC, "Maximum"))
+    ]
+
+
+# Target tracking's capped datapoint (fast_path.TRACKING_CAP_RATIO): the series
+# hidden, an expression that returns it at most the cap.
+CAPPED_SERIES_ID: Final = "c"
+CAPPED_EXPRESSION_ID: Final = "capped_concurrency"
+CAPPED_LABEL: Final = "Requests per task, at most the target (the fast path scales out)"
+
+
+def capped_expression(cap: float) -> str:
+    """The series at most ``cap``: CloudWatch metric math's IF takes a scalar branch."""
+    return f"IF({CAPPED_SERIES_ID} > {cap:g}, {cap:g}, {CAPPED_SERIES_ID})"
+
+
+def capped_tracking_metrics(cluster_name: str, service_name: str, cap: float) -> list[dict[str, Any]]:
+    """A target-tracking policy's ``CustomizedMetricSpecification.Metrics`` for the capped series.
+
+    Application Auto Scaling evaluates each query per minute (no Period), the
+    one-minute Average of the tasks' 10-second datapoints, as the plain series.
+    """
+    return [
+        {
+            "Id": CAPPED_SERIES_ID,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": NAMESPACE,
+                    "MetricName": METRIC_NAME,
+                    "Dimensions": dimensions(cluster_name, service_name),
+                },
+                "Stat": STATISTIC,
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": CAPPED_EXPRESSION_ID,
+            "Expression": capped_expression(cap),
+            "Label": CAPPED_LABEL,
+            "ReturnData": True,
+        },
     ]
 
 

@@ -228,6 +228,13 @@ def _add_sidecar(
             # A server still silent when ECS stops ignoring health checks is misconfigured.
             starting_max_s=startup.health_timings(spec).grace_period_s,
             absent_is_zero=metrics.absent_is_zero,
+            waiting=metrics.waiting_name,
+            completed=metrics.completed_name,
+            drain_s=(
+                spec.scaling.backlog_drain_s
+                if spec.scaling.demand_estimate == "arrival-rate"
+                else None
+            ),
         ),
         logging=ecs.LogDrivers.aws_logs(
             stream_prefix=demand_metric.SIDECAR_NAME, log_group=log_group

@@ -265,6 +265,7 @@ def simulate(
         else None
     )
     mean_request_s = p.mean_request_s
+    drain_s = p.backlog_drain_s
     host_policy = metrics.host if p.host_cpu_policy_target_percent is not None else None
     queue = RequestQueue(p.max_queue_s)
     rec = Recorder(step_s)
@@ -322,9 +323,16 @@ def simulate(
         running = fleet.running
         conc = nan
         if demand is not None:
-            # Little's law for the requests in service, plus the queue, over
-            # every RUNNING task: a loading task's sidecar publishes 0.
-            total = served / step_s * mean_request_s + queue.queue
+            # Over every RUNNING task (a loading task's sidecar publishes 0):
+            # in flight, Little's law for the requests in service plus the
+            # queue; the arrival-rate estimate, the rate requests arrive x
+            # their mean time plus the queue drained over backlog_drain_s
+            # (demand_metric.py "The estimate": in steady state both are the
+            # requests in service).
+            if drain_s is None:
+                total = served / step_s * mean_request_s + queue.queue
+            else:
+                total = mean_request_s * (arrivals / step_s + queue.queue / drain_s)
             conc = demand.sample(i, t + step_s, total, running)
         if pool is None:
             billed = ninst
