@@ -113,9 +113,13 @@ STEP_DESIGNS = {
     FAST_SCALE_IN_POOL: (METRICS, CONCURRENCY + "\nfast_scale_in = true", POOL, {}),
 }
 # The designs the goals judge: the concurrency design with and without a pool.
+NEW_FSI = "issue 16 default + fast scale-in"
+NEW_FSI_POOL = "issue 16 default + warm pool + fast scale-in"
 STEP_DESIGNS[NEW_DEFAULT] = (METRICS, CONCURRENCY, "", {})
 STEP_DESIGNS[NEW_DEFAULT_POOL] = (METRICS, CONCURRENCY, POOL, {})
-NEW_DESIGNS = (NEW_DEFAULT, NEW_DEFAULT_POOL)
+STEP_DESIGNS[NEW_FSI] = (METRICS, CONCURRENCY + "\nfast_scale_in = true", "", {})
+STEP_DESIGNS[NEW_FSI_POOL] = (METRICS, CONCURRENCY + "\nfast_scale_in = true", POOL, {})
+NEW_DESIGNS = (NEW_DEFAULT, NEW_DEFAULT_POOL, NEW_FSI, NEW_FSI_POOL)
 GOAL_DESIGNS = (
     "concurrency + fast path",
     "concurrency + fast path + warm pool",

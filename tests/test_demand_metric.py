@@ -545,6 +545,38 @@ def test_environment_covers_every_variable_the_script_requires() -> None:
     assert env["INTERVAL_S"] == str(demand_metric.PUBLISH_INTERVAL_S)
     assert env["STORAGE_RESOLUTION"] == "1"
     assert env["DIMENSIONS"] == "ClusterName=c,ServiceName=s"
+    # Without a drain window the estimate's variables are absent: in flight.
+    assert not {"WAITING", "COMPLETED", "DRAIN_S", "WINDOW"} & set(env)
+
+
+def test_the_estimate_travels_in_the_environment_and_the_task_of_the_example() -> None:
+    env = demand_metric.sidecar_environment(
+        metrics_port=8000,
+        metrics_path="/metrics",
+        series=VLLM,
+        cluster_name="c",
+        service_name="s",
+        region="eu-west-1",
+        starting_max_s=600,
+        waiting=VLLM[1],
+        completed="vllm:request_success_total",
+        drain_s=120,
+    )
+    assert env["WAITING"] == "vllm:num_requests_waiting"
+    assert env["COMPLETED"] == "vllm:request_success_total"
+    assert env["DRAIN_S"] == "120" and env["WINDOW"] == str(demand_metric.ESTIMATE_WINDOW)
+    # Each is a variable the script reads.
+    text = demand_metric.sidecar_script()
+    for name in ("WAITING", "COMPLETED", "DRAIN_S", "WINDOW"):
+        assert f"{name}=${{{name}:-" in text
+    # The example (vLLM, defaults) deploys the estimate with the spec's window.
+    from ecs_gpu.spec import load_spec
+
+    spec = load_spec(Path(__file__).parents[1] / "examples" / "g5-vllm.toml")
+    assert spec.scaling.demand_estimate == "arrival-rate"
+    assert spec.scaling.backlog_drain_s == demand_metric.DEFAULT_BACKLOG_DRAIN_S == 120
+    metrics = spec.service.metrics
+    assert metrics is not None and metrics.completed_name == "vllm:request_success_total"
 
 
 # --- the contract's numbers -------------------------------------------------------------

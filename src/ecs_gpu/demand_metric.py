@@ -229,7 +229,9 @@ def capped_expression(cap: float) -> str:
     return f"IF({CAPPED_SERIES_ID} > {cap:g}, {cap:g}, {CAPPED_SERIES_ID})"
 
 
-def capped_tracking_metrics(cluster_name: str, service_name: str, cap: float) -> list[dict[str, Any]]:
+def capped_tracking_metrics(
+    cluster_name: str, service_name: str, cap: float
+) -> list[dict[str, Any]]:
     """A target-tracking policy's ``CustomizedMetricSpecification.Metrics`` for the capped series.
 
     Application Auto Scaling evaluates each query per minute (no Period), the

@@ -336,3 +336,47 @@ def test_a_concurrency_target_on_a_gpu_signal_runs_no_policy() -> None:
 def test_a_step_that_splits_the_10_s_publish_is_refused(step_s: float) -> None:
     with pytest.raises(BadInputError, match=rf"--step = {step_s:g} s: the concurrency signal"):
         simulate(_p(), load((600.0, BEFORE)), step_s=step_s)
+
+
+# --- issue 16: the arrival-rate estimate, capped tracking, reuse what-if -------------------
+
+
+def test_arrival_rate_estimate_reads_the_load_where_in_flight_reads_the_backlog() -> None:
+    # Target tracking only, so both runs scale the same way for the first
+    # minutes: the step's backlog inflates the in-flight value, while the
+    # estimate reads arrivals x mean_request_s (plus the queue over 120 s).
+    old = _p(ISSUE8 + "\nfast_scale_out = false")
+    new = _p(CONCURRENCY + "\nfast_scale_out = false")
+    assert old.backlog_drain_s is None and new.backlog_drain_s == 120.0
+    window = slice(round((ONSET + 60) / STEP), round((ONSET + 170) / STEP))
+    peaks = {}
+    for name, p in (("old", old), ("new", new)):
+        tl = _step_run(p.with_(poisson_arrivals=False))
+        peaks[name] = max(tl["concurrency_per_task"][window])
+        queue = max(tl["queued_requests"][window])
+        assert queue > 0  # the step built a backlog in both runs
+    # 2 RUNNING tasks: arrivals 9 req/s x 8 s / 2 = 36 per task, plus the queue's share.
+    assert 36.0 <= peaks["new"] < peaks["old"]
+    assert peaks["new"] <= 36.0 + queue * p.mean_request_s / 120.0 / 2 + 1e-6
+
+
+def test_with_the_fast_path_target_tracking_reads_the_series_capped_at_the_target() -> None:
+    assert _p(CONCURRENCY).tracking_cap_ratio == fast_path.TRACKING_CAP_RATIO == 1.0
+    assert _p(CONCURRENCY + "\nfast_scale_out = false").tracking_cap_ratio is None
+    # Capped, target tracking never proposes more than the running count: the
+    # fast path's step is the whole scale-out.
+    tl = _step_run(_p(CONCURRENCY).with_(fast_path=None), after_s=900.0)
+    assert max(tl["desired_tasks"]) == 2
+
+
+def test_reuse_on_scale_in_what_if_returns_instances_to_the_pool() -> None:
+    from ecs_gpu.sim.fleet import WarmPool
+
+    for reuse in (False, True):
+        pool = WarmPool(1, 4, prepare_s=300.0, register_s=60.0, billed_running=False,
+                        reuse_on_scale_in=reuse)  # fmt: skip
+        pool.fill(0.0, in_service=2)  # max(1, 4 - 2) = 2, prepared at 300 s
+        pool.give_back(10.0, 3, in_service=1)  # room for one more: max(1, 4 - 1) = 3
+        assert pool.returned == (1 if reuse else 0)
+        # The returned instance is prepared at once; the refills only at 300 s.
+        assert pool.take(10.0) is reuse

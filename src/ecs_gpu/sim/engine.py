@@ -375,6 +375,7 @@ def simulate(
         "fast_path_scale_outs": 0 if fast is None else fast.actions,
         "fast_scale_ins": 0 if scale_in is None else scale_in.actions,
         "warm_pool_starts": 0 if pool is None else pool.starts,
+        "warm_pool_returned": 0 if pool is None else pool.returned,
     }
     cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s)
     summary = _summary(p, step_s, seed, start, offered, queue, rec, cost)
@@ -457,6 +458,7 @@ def _warm_pool(p: SimParams, fleet: Fleet, start: Start) -> WarmPool | None:
         p.instance_boot_s + p.image_pull_s,
         p.warm_register_s,
         billed_running=p.warm_pool_state == "Running",
+        reuse_on_scale_in=p.warm_pool_reuse_on_scale_in,
     )
     pool.fill(0.0, len(fleet.instances), ready_at=-math.inf if start == "warm" else None)
     return pool

@@ -217,6 +217,9 @@ class SimParams:
     # the ASG's max size.
     warm_pool_max_prepared: int | None = None
     warm_pool_state: Literal["Stopped", "Hibernated", "Running"] = "Stopped"
+    # What-if, never from a spec: instances that scale in return to the pool
+    # (ReuseOnScaleIn), which ECS does not allow (aws-semantics §9).
+    warm_pool_reuse_on_scale_in: bool = False
     # A Stopped or Hibernated pool instance bills only its root volume:
     # catalog.gp3_usd_per_hour of [capacity] root_volume_* (dated gp3 price).
     pool_volume_usd_per_hour: float = 0.0
