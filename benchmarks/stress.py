@@ -23,17 +23,21 @@ got there, and how many did not while the load stayed down).
 Run:
 
     .venv/bin/python benchmarks/stress.py [--detail] [--goals] [--reuse]
+    .venv/bin/python benchmarks/stress.py --sweep
 
 It prints a Markdown table (docs/benchmarks.md "Pay for what you serve:
 the measures"); --detail also prints, on the flash crowd, how long the
 peak desired count held, the per-task concurrency during the crowd, and
 when tasks and instances came down after it; --goals issue 16's goals per
 issue-16 design; --reuse the what-if of warm-pool reuse on scale-in
-(ReuseOnScaleIn, which ECS does not allow: aws-semantics.md §9).
+(ReuseOnScaleIn, which ECS does not allow: aws-semantics.md §9). --sweep
+alone: issue 16's default with the pool, one setting changed at a time, on
+six loads (the settings the default was chosen among).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -51,6 +55,7 @@ from compare_signals import (
     worst,
 )
 
+from ecs_gpu import fast_path
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams
@@ -257,6 +262,96 @@ def reuse(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
             )
 
 
+# --sweep: issue 16's default with the covering pool, one setting changed at a
+# time (spec keys where one exists), on the loads where the settings differ.
+SWEEP_LOADS = (
+    "azure2023-conv",
+    "servegen-deepseek-r1",
+    "servegen-m-large",
+    "servegen-m-mid",
+    "flash-crowd",
+    "periodic-bursts",
+)
+
+
+def sweep_variants() -> dict[str, SimParams]:
+    base = design(NEW_DEFAULT_POOL)
+    fp = base.fast_path
+    assert fp is not None
+    three = design(NEW_DEFAULT_POOL).with_(
+        fast_path=dataclasses.replace(fp, steps=_steps_with((0.0, 0.5, 1.0)))
+    )
+    out = {"as shipped": base}
+    for d in (30, 120, 900):
+        out[f"backlog_drain_s = {d}"] = design(NEW_DEFAULT_POOL, f"\nbacklog_drain_s = {d}")
+    for pct in (130, 150):
+        out[f"panic_threshold_percent = {pct}"] = design(
+            NEW_DEFAULT_POOL, f"\npanic_threshold_percent = {pct}"
+        )
+    for cap in (1.2, 2.0):
+        out[f"tracking capped at {cap:g} x target"] = base.with_(tracking_cap_ratio=cap)
+    out["three fast-path steps (0, 50, 100 % over)"] = three
+    out['demand_estimate = "in-flight"'] = design(
+        NEW_DEFAULT_POOL, '\ndemand_estimate = "in-flight"'
+    )
+    fsi = design(NEW_FSI_POOL)
+    out["+ fast scale-in"] = fsi
+    assert fsi.fast_scale_in is not None
+    for n in (30, 60):
+        out[f"+ fast scale-in, {n} datapoints"] = fsi.with_(
+            fast_scale_in=dataclasses.replace(
+                fsi.fast_scale_in, evaluation_periods=n, datapoints_to_alarm=n
+            )
+        )
+    return out
+
+
+def _steps_with(starts: tuple[float, ...]) -> tuple[fast_path.Step, ...]:
+    from compare_designs import SPEC
+    from compare_signals import CONCURRENCY, METRICS, POOL
+
+    from ecs_gpu.spec import parse_spec
+
+    text = SPEC.format(scaling=CONCURRENCY).replace("[capacity]", METRICS + "[capacity]", 1)
+    text = text.replace("[scaling]", POOL + "[scaling]", 1)
+    return fast_path.steps(parse_spec(text, "sweep.toml"), starts=starts)
+
+
+def _runner(name: str, traces: dict[str, Any], base: SimParams) -> Any:
+    """A function that runs a design on the load ``name``, scaled as in :func:`runs`."""
+    if name in traces:
+        trace = traces[name].load()
+        scale = mean_scale(base, trace)
+        return lambda p: run(p, trace, rate_scale=scale, step_s=STEP_S, seed=SEED)
+    unit = shape_rates(name, STEP_S)
+    scale = MEAN_TASKS * base.rps_per_task_at_target / float(unit.mean())
+    return lambda p: simulate(p, unit * scale, step_s=STEP_S, seed=SEED)
+
+
+def sweep() -> None:
+    """One setting of issue 16's default (with the pool) changed at a time."""
+    print(
+        "| load | variant | GPU-hours x reference | overload s | peak desired / need "
+        "| median drop to 10 % of need min |"
+    )
+    print("|---|---|---:|---:|---:|---:|")
+    traces = bundled_traces()
+    base = design("task-gpus (default before)")
+    ref_p = design("reference")
+    for name in SWEEP_LOADS:
+        go = _runner(name, traces, base)
+        ref = go(ref_p).summary["gpu_hours"]
+        for label, p in sweep_variants().items():
+            r = go(p)
+            m = measures(p, r)
+            peak, drops = m["peak"], m["drops"]
+            print(
+                f"| {name} | {label} | {r.summary['gpu_hours'] / ref:.2f} "
+                f"| {r.summary['overload_seconds']:.0f} | {peak.peak_desired}/{peak.need_tasks} "
+                f"| {_min(drops.median_s)} |"
+            )
+
+
 def main() -> int:
     res = runs()
     table(res)
@@ -272,5 +367,10 @@ def main() -> int:
     return 0
 
 
+def sweep_main() -> int:
+    sweep()
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(sweep_main() if "--sweep" in sys.argv else main())

@@ -265,10 +265,15 @@ def _env(port: int, path: str, record: Path, starting_max_s: int = 600) -> dict[
         series=VLLM,
         cluster_name="llm",
         service_name="llm",
-        region="us-east-1",
         starting_max_s=starting_max_s,
     )
-    return {**env, "PATH": f"{record.parent / 'bin'}:{os.environ['PATH']}"}
+    # What CloudFormation hands ECS: the Sub body resolved in us-east-1.
+    script = demand_metric.resolve_sub(env[demand_metric.SCRIPT_ENV], "us-east-1")
+    return {
+        **env,
+        demand_metric.SCRIPT_ENV: script,
+        "PATH": f"{record.parent / 'bin'}:{os.environ['PATH']}",
+    }
 
 
 def _cli_to_request(args: list[str]) -> dict[str, Any]:
@@ -508,8 +513,6 @@ def test_missing_environment_exits_2(script: Path) -> None:
 
 
 def test_embedded_script_is_the_script_without_comments() -> None:
-    import base64
-
     embedded = demand_metric.embedded_script()
     assert len(embedded) < len(demand_metric.sidecar_script())
     assert "\n#" not in embedded and embedded.startswith("#!/usr/bin/env bash\n")
@@ -519,10 +522,28 @@ def test_embedded_script_is_the_script_without_comments() -> None:
         series=VLLM,
         cluster_name="c",
         service_name="s",
-        region="eu-west-1",
         starting_max_s=600,
     )
-    assert base64.b64decode(env[demand_metric.SCRIPT_ENV]).decode() == embedded
+    body = env[demand_metric.SCRIPT_ENV]
+    # A Fn::Sub body: every bash "${" written "${!" (a literal to CloudFormation)
+    # but the one variable, the Region, on the line after the shebang.
+    assert body.count("${") == body.count("${!") + 1 == embedded.count("${") + 1
+    assert "${AWS::Region}" in body.splitlines()[1]
+    first, rest = embedded.split("\n", 1)
+    assert demand_metric.resolve_sub(body, "eu-west-1") == (
+        f"{first}\nexport AWS_REGION=eu-west-1\n{rest}"
+    )
+
+
+def test_every_expansion_is_a_simple_literal_for_fn_sub() -> None:
+    # CloudFormation resolves "${!x}" to "${x}"; a parser that reads a literal
+    # to its first "}" (moto's does, and stops at a quote) must see each of
+    # the script's expansions whole: no quote, brace, "!" or nested "${" inside.
+    text = demand_metric.embedded_script()
+    tokens = re.findall(r"\$\{([^}]*)\}", text)
+    assert len(tokens) == text.count("${") > 40
+    bad = [t for t in tokens if any(c in t for c in '"!{')]
+    assert bad == []
 
 
 def test_environment_covers_every_variable_the_script_requires() -> None:
@@ -536,7 +557,6 @@ def test_environment_covers_every_variable_the_script_requires() -> None:
         series=VLLM,
         cluster_name="c",
         service_name="s",
-        region="eu-west-1",
         starting_max_s=600,
     )
     assert required <= set(env)
@@ -556,7 +576,6 @@ def test_the_estimate_travels_in_the_environment_and_the_task_of_the_example() -
         series=VLLM,
         cluster_name="c",
         service_name="s",
-        region="eu-west-1",
         starting_max_s=600,
         waiting=VLLM[1],
         completed="vllm:request_success_total",
@@ -574,7 +593,7 @@ def test_the_estimate_travels_in_the_environment_and_the_task_of_the_example() -
 
     spec = load_spec(Path(__file__).parents[1] / "examples" / "g5-vllm.toml")
     assert spec.scaling.demand_estimate == "arrival-rate"
-    assert spec.scaling.backlog_drain_s == demand_metric.DEFAULT_BACKLOG_DRAIN_S == 120
+    assert spec.scaling.backlog_drain_s == demand_metric.DEFAULT_BACKLOG_DRAIN_S == 300
     metrics = spec.service.metrics
     assert metrics is not None and metrics.completed_name == "vllm:request_success_total"
 

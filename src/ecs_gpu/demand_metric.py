@@ -23,7 +23,6 @@ period needs a high-resolution metric (botocore cloudwatch
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from importlib.resources import files
 from typing import Any, Final
@@ -63,14 +62,17 @@ SIDECAR_NAME: Final = "demand-metric"
 # docker/Dockerfile). Its entry point is `aws`, so the task overrides it.
 SIDECAR_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.49"
 SIDECAR_ENTRY_POINT: Final = ("bash", "-c")
-# The script travels base64-encoded in this variable: its "${...}" bash
-# expansions would otherwise sit in the template as text that CloudFormation
-# tools read as unsubstituted parameters. The command decodes and runs it
-# (bash and coreutils' base64 are in the image).
+# The script travels in this variable as the body of an Fn::Sub whose every
+# "${" is written "${!" (script_sub_body): CloudFormation resolves "${!x}" to
+# the literal "${x}" ("To write a dollar sign and curly braces (${})
+# literally, add an exclamation point (!) after the open curly brace",
+# Fn::Sub in the CloudFormation template reference), so the task definition
+# holds the script itself, and CloudFormation tools do not read its bash
+# expansions as unsubstituted parameters. Before issue 16 it rode
+# base64-encoded, a third larger: the arrival-rate estimate's code then took
+# a g5 spec with a warm pool over the 51,200-byte inline template limit.
 SCRIPT_ENV: Final = "SIDECAR_SCRIPT"
-SIDECAR_COMMAND: Final = (
-    f'exec bash -c "$(printf %s "${SCRIPT_ENV}" | base64 -d)" {SIDECAR_NAME}',
-)
+SIDECAR_COMMAND: Final = (f'exec bash -c "${SCRIPT_ENV}" {SIDECAR_NAME}',)
 # Carved out of the task's cpu_units and memory_mib. One `aws` call every
 # 10 s is a short Python process; 256 MiB leaves room above its resident
 # size (a named guess: AWS publishes no figure).
@@ -90,10 +92,12 @@ SIDECAR_SCRIPT_RESOURCE: Final = "data/demand-sidecar.sh"
 # in-flight value (running + waiting) grows by every queued request, which
 # target tracking and the fast path read as standing load (issue 16: 26-46
 # per task against a target of 11 in a flash crowd). The estimate counts the
-# backlog as the extra rate that clears it within T. 120 s: measured on the
-# bundled and stress traces (docs/benchmarks.md "Pay for what you serve"),
-# 30-300 s give about the same overload, longer ones less overshoot.
-DEFAULT_BACKLOG_DRAIN_S: Final = 120
+# backlog as the extra rate that clears it within T. 300 s: of 30, 120, 300
+# and 900 s on six loads (benchmarks/stress.py --sweep, docs/benchmarks.md
+# "Pay for what you serve") the same or less overload and overshoot than the
+# others but for 900 s's lower GPU-hours on two shapes, which cost
+# deepseek overload.
+DEFAULT_BACKLOG_DRAIN_S: Final = 300
 ESTIMATE_WINDOW: Final = 6
 
 
@@ -106,7 +110,7 @@ def embedded_script() -> str:
     """The script as the task carries it: comments and indentation left out.
 
     CloudFormation takes at most 51,200 bytes of template inline (aws/staging.py),
-    and the script rides base64-encoded in the task definition. Full-line
+    and the script rides in the task definition (an Fn::Sub body). Full-line
     comments and leading blanks mean nothing to bash here (the script has no
     heredoc or multi-line string); tests run and lint this form too.
     """
@@ -142,7 +146,6 @@ def sidecar_environment(
     series: tuple[str, ...],
     cluster_name: str,
     service_name: str,
-    region: str,
     starting_max_s: int,
     absent_is_zero: bool = False,
     waiting: str = "",
@@ -181,10 +184,25 @@ def sidecar_environment(
         "UNIT": UNIT,
         "STORAGE_RESOLUTION": str(STORAGE_RESOLUTION),
         "INTERVAL_S": str(PUBLISH_INTERVAL_S),
-        # The CLI needs a Region; ECS gives tasks credentials, not always this.
-        "AWS_REGION": region,
-        SCRIPT_ENV: base64.b64encode(embedded_script().encode()).decode(),
+        SCRIPT_ENV: script_sub_body(),
     }
+
+
+# The CLI needs a Region (ECS gives tasks credentials, not always this): the
+# Sub body's one variable, so it is no literal-only Sub (cfn-lint W1020).
+REGION_LINE: Final = "export AWS_REGION=${AWS::Region}\n"
+
+
+def script_sub_body() -> str:
+    """The embedded script as the body of the ``Fn::Sub`` the task definition carries:
+    every ``${`` written ``${!``, after the line that sets the Region."""
+    lines = embedded_script().split("\n", 1)
+    return lines[0] + "\n" + REGION_LINE + lines[1].replace("${", "${!")
+
+
+def resolve_sub(body: str, region: str) -> str:
+    """What CloudFormation makes of :func:`script_sub_body` in ``region``."""
+    return body.replace("${AWS::Region}", region).replace("${!", "${")
 
 
 def verify_levels(target: float) -> tuple[float, float]:

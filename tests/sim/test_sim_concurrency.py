@@ -347,7 +347,7 @@ def test_arrival_rate_estimate_reads_the_load_where_in_flight_reads_the_backlog(
     # estimate reads arrivals x mean_request_s (plus the queue over 120 s).
     old = _p(ISSUE8 + "\nfast_scale_out = false")
     new = _p(CONCURRENCY + "\nfast_scale_out = false")
-    assert old.backlog_drain_s is None and new.backlog_drain_s == 120.0
+    assert old.backlog_drain_s is None and new.backlog_drain_s == 300.0
     window = slice(round((ONSET + 60) / STEP), round((ONSET + 170) / STEP))
     peaks = {}
     for name, p in (("old", old), ("new", new)):

@@ -56,7 +56,7 @@ log() { printf 'demand-sidecar: %s\n' "$*" >&2; }
 require() {
   local name
   for name in "$@"; do
-    if [[ -z ${!name} ]]; then
+    if [[ -z $(printenv "$name") ]]; then
       log "environment variable ${name} is empty; the task definition sets it"
       exit 2
     fi
@@ -93,7 +93,8 @@ thousandths() {
   elif ((-shift >= ${#digits})); then
     printf '0\n'
   else
-    digits=${digits:0:${#digits}+shift}
+    shift=$((${#digits} + shift))
+    digits=${digits:0:shift}
     printf '%d\n' $((10#$digits))
   fi
 }
@@ -103,11 +104,12 @@ thousandths() {
 # samples>" (the waiting part of the sum, and the COMPLETED counter's sum);
 # fails on a value it cannot read, so a wrong number is never published.
 sum_series() {
-  local line name rest value v total=0 samples=0 waiting=0 done_=0 done_n=0
+  local line name len rest value v total=0 samples=0 waiting=0 done_=0 done_n=0
   while IFS= read -r line || [[ -n $line ]]; do
     line=${line%$'\r'}
     [[ -z $line || $line == "#"* ]] && continue
-    name=${line%%[\{[:space:]]*}
+    # The name is the longest prefix of name characters ([a-zA-Z0-9_:]).
+    name=${line%%[^[:alnum:]_:]*}
     if is_wanted "$name"; then
       :
     elif [[ -n $COMPLETED ]] && is_wanted "$name" "$COMPLETED"; then
@@ -115,7 +117,8 @@ sum_series() {
     else
       continue
     fi
-    rest=${line#"$name"}
+    len=${#name}
+    rest=${line:len}
     # Label values may hold spaces and braces; the value follows the last "}".
     [[ $rest == "{"* ]] && rest=${rest##*\}}
     read -r value _ <<<"$rest"
@@ -141,42 +144,32 @@ sum_series() {
 # not in a subshell): W x (A / dt + Q / DRAIN_S), where A is the requests
 # that arrived since the last scrape (completed + the change in flight), Q
 # the requests waiting, and W the mean time a request runs, by Little's law
-# the running requests' time-integral over the completions of the last
-# WINDOW scrapes. Arguments: running, waiting, completed (thousandths), dt (s).
-# Falls back to the in-flight sum (running + waiting) on the first scrape,
-# after a counter reset (a restarted server), and while the window saw no
-# completion (W unknown).
+# the running requests' time-integral over the completions, both summed
+# with a decay of 1 / WINDOW a scrape (about the last WINDOW scrapes).
+# Arguments: running, waiting, completed (thousandths), dt (s). Falls back
+# to the in-flight sum (running + waiting) on the first scrape, after a
+# counter reset (a restarted server), and while no completion was seen.
 PREV_F=-1
 PREV_S=0
 PREV_R=0
-WIN_RDT=()
-WIN_DS=()
+SUM_RDT=0
+SUM_DS=0
 estimate() {
-  local r=$1 q=$2 s=$3 dt=$4 f a ds rdt sum_rdt=0 sum_ds=0 i
+  local r=$1 q=$2 s=$3 dt=$4 f a ds
   f=$((r + q))
   EST=$f
   if ((PREV_F < 0 || s < PREV_S || dt <= 0)); then
-    WIN_RDT=()
-    WIN_DS=()
+    SUM_RDT=0
+    SUM_DS=0
   else
     ds=$((s - PREV_S))
     a=$((ds + f - PREV_F))
     ((a < 0)) && a=0
     # The running count's mean over the interval, times the interval.
-    rdt=$(((r + PREV_R) * dt / 2))
-    WIN_RDT+=("$rdt")
-    WIN_DS+=("$ds")
-    if ((${#WIN_DS[@]} > WINDOW)); then
-      WIN_RDT=("${WIN_RDT[@]:1}")
-      WIN_DS=("${WIN_DS[@]:1}")
-    fi
-    for i in "${!WIN_DS[@]}"; do
-      sum_rdt=$((sum_rdt + WIN_RDT[i]))
-      sum_ds=$((sum_ds + WIN_DS[i]))
-    done
-    if ((sum_ds > 0)); then
-      # W = sum_rdt / sum_ds (s); EST = W x (a x DRAIN_S + q x dt) / (dt x DRAIN_S).
-      EST=$((sum_rdt * (a * DRAIN_S + q * dt) / (sum_ds * dt * DRAIN_S)))
+    SUM_RDT=$((SUM_RDT * (WINDOW - 1) / WINDOW + (r + PREV_R) * dt / 2))
+    SUM_DS=$((SUM_DS * (WINDOW - 1) / WINDOW + ds))
+    if ((SUM_DS > 0)); then
+      EST=$((SUM_RDT * (a * DRAIN_S + q * dt) / (SUM_DS * dt * DRAIN_S)))
     fi
   fi
   PREV_F=$f
