@@ -85,8 +85,9 @@ SIDECAR_SCRIPT_RESOURCE: Final = "data/demand-sidecar.sh"
 # "arrival-rate"``): ``W x (A / dt + Q / T)``, the requests that arrived since
 # the last scrape (A: the completed-requests counter's increase plus the change
 # in running + waiting) over the interval, times W, the mean time a request
-# runs (Little's law: the running count's time-integral over the completions
-# of the last ESTIMATE_WINDOW scrapes), plus the Q waiting requests drained
+# runs (Little's law: the running count's time-integral over the completions,
+# both summed with a decay of 1 / ESTIMATE_WINDOW a scrape, about the last
+# minute), plus the Q waiting requests drained
 # over T = ``backlog_drain_s``. In steady state arrivals equal completions and
 # the value is the running count, the in-flight value's; under a backlog the
 # in-flight value (running + waiting) grows by every queued request, which
