@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 from compare_designs import OVERRIDES, SPEC, STEP_S, mean_scale
 
+from ecs_gpu import fast_path
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.params import SimParams, from_spec
@@ -59,6 +60,17 @@ SEED = 0
 REFERENCE = "reference (asg-average, GPU 60, CPU 60, 300/300)"
 METRICS = '[service.metrics]\npreset = "vllm"\n'
 CONCURRENCY = "target_concurrency_per_task = 11.2"
+# The concurrency designs as they were before issue 16 (every table above
+# "Pay for what you serve" ran them): the in-flight series, the panic
+# threshold at 200 %, three fast-path steps, target tracking uncapped.
+BEFORE_16 = '\ndemand_estimate = "in-flight"'
+BEFORE_16_PANIC = "\npanic_threshold_percent = 200"
+BEFORE_16_STEPS = (0.0, 0.5, 1.0)
+# Issue 16's default (docs/benchmarks.md "Pay for what you serve"): the
+# arrival-rate estimate, target tracking capped at the target, the fast path
+# at 110 % with nine steps; without and with the covering pool.
+NEW_DEFAULT = "issue 16 default (arrival-rate, capped tracking, fast path 110 %)"
+NEW_DEFAULT_POOL = "issue 16 default + warm pool"
 # A pool that covers the fleet: max_prepared = max_instances (64), what AWS
 # keeps prepared when MaxGroupPreparedCapacity is unset (max - desired).
 POOL = "\n[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 64\n"
@@ -101,6 +113,13 @@ STEP_DESIGNS = {
     FAST_SCALE_IN_POOL: (METRICS, CONCURRENCY + "\nfast_scale_in = true", POOL, {}),
 }
 # The designs the goals judge: the concurrency design with and without a pool.
+NEW_FSI = "issue 16 default + fast scale-in"
+NEW_FSI_POOL = "issue 16 default + warm pool + fast scale-in"
+STEP_DESIGNS[NEW_DEFAULT] = (METRICS, CONCURRENCY, "", {})
+STEP_DESIGNS[NEW_DEFAULT_POOL] = (METRICS, CONCURRENCY, POOL, {})
+STEP_DESIGNS[NEW_FSI] = (METRICS, CONCURRENCY + "\nfast_scale_in = true", "", {})
+STEP_DESIGNS[NEW_FSI_POOL] = (METRICS, CONCURRENCY + "\nfast_scale_in = true", POOL, {})
+NEW_DESIGNS = (NEW_DEFAULT, NEW_DEFAULT_POOL, NEW_FSI, NEW_FSI_POOL)
 GOAL_DESIGNS = (
     "concurrency + fast path",
     "concurrency + fast path + warm pool",
@@ -109,10 +128,26 @@ GOAL_DESIGNS = (
 
 def design(label: str, extra_scaling: str = "") -> SimParams:
     service, scaling, capacity, overrides = STEP_DESIGNS[label]
+    before = label not in NEW_DESIGNS and METRICS in service
+    if before:
+        extra_scaling += BEFORE_16
+        if (
+            "panic_threshold_percent" not in extra_scaling + scaling
+            and "fast_scale_out = false" not in scaling
+        ):
+            extra_scaling += BEFORE_16_PANIC
     text = SPEC.format(scaling=scaling + extra_scaling)
     text = text.replace("[capacity]", service + "[capacity]", 1)
     text = text.replace("[scaling]", capacity + "[scaling]", 1)
-    p = from_spec(parse_spec(text, f"{label}.toml")).with_(**overrides)
+    spec = parse_spec(text, f"{label}.toml")
+    p = from_spec(spec).with_(**overrides)
+    if before and p.fast_path is not None:
+        p = p.with_(
+            fast_path=dataclasses.replace(
+                p.fast_path, steps=fast_path.steps(spec, starts=BEFORE_16_STEPS)
+            ),
+            tracking_cap_ratio=overrides.get("tracking_cap_ratio"),
+        )
     if "instance_warmup_s" in overrides and p.fast_path is not None:
         # The fast path's cooldown is the same warm-up (ecs_gpu.fast_path).
         cooldown = int(p.instance_warmup_s)

@@ -1,15 +1,17 @@
-"""Issue 16's measures: every bundled trace and the made-up stress shapes, reference vs today.
+"""Issue 16's measures on every bundled trace and stress shape: reference, issue 8, issue 16.
 
 Loads as in compare_signals.py: each bundled trace (docs/traces.md) and each
 stress shape (ecs_gpu.sim.stress: flash-crowd, periodic-bursts,
 plateau-drop) is scaled so its mean load needs MEAN_TASKS (20) single-GPU
 g5.xlarge tasks at a 70 % GPU target; seed 0, 10-second steps, warm start.
 A stress shape is a mean rate per step, so it gets Poisson arrivals inside
-each step, as a window trace does. Designs, from compare_signals.DESIGNS:
-the reference module's, today's default with [service.metrics]
-(concurrency + fast path), without and with the covering warm pool (the
-design issue 16 measured), and the same with the fast scale-in
-(``fast_scale_in = true``, ecs_gpu.fast_scale_in), without and with the pool.
+each step, as a window trace does. Designs, from compare_signals: the
+reference module's; issue 8's default with [service.metrics] (the in-flight
+series, fast path at 200 % with three steps, target tracking uncapped),
+without and with the covering warm pool, and with the fast scale-in
+(``fast_scale_in = true``); issue 16's default (the arrival-rate estimate,
+target tracking capped at the target, the fast path at 110 % with nine
+steps), the same four ways.
 
 Per run: GPU-hours, x the reference's, x the oracle's (the run's own
 target), overload seconds, the worst overload episode, the peak desired
@@ -20,23 +22,40 @@ got there, and how many did not while the load stayed down).
 
 Run:
 
-    .venv/bin/python benchmarks/stress.py [--detail]
+    .venv/bin/python benchmarks/stress.py [--detail] [--goals] [--reuse]
+    .venv/bin/python benchmarks/stress.py --sweep
 
 It prints a Markdown table (docs/benchmarks.md "Pay for what you serve:
 the measures"); --detail also prints, on the flash crowd, how long the
 peak desired count held, the per-task concurrency during the crowd, and
-when tasks and instances came down after it.
+when tasks and instances came down after it; --goals issue 16's goals per
+issue-16 design; --reuse the what-if of warm-pool reuse on scale-in
+(ReuseOnScaleIn, which ECS does not allow: aws-semantics.md §9). --sweep
+alone: issue 16's default with the pool, one setting changed at a time, on
+six loads (the settings the default was chosen among).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
 import numpy as np
 from compare_designs import MEAN_TASKS, STEP_S, mean_scale
-from compare_signals import FAST_SCALE_IN, FAST_SCALE_IN_POOL, SEED, design, worst
+from compare_signals import (
+    FAST_SCALE_IN,
+    FAST_SCALE_IN_POOL,
+    NEW_DEFAULT,
+    NEW_DEFAULT_POOL,
+    NEW_FSI,
+    NEW_FSI_POOL,
+    SEED,
+    design,
+    worst,
+)
 
+from ecs_gpu import fast_path
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams
@@ -46,11 +65,25 @@ from ecs_gpu.sim.workload import bundled_traces
 
 LABELS = {
     "reference": "reference",
-    "concurrency + fast path": "concurrency + fast path",
-    "concurrency + fast path + warm pool": "concurrency + fast path + warm pool",
-    FAST_SCALE_IN: "+ fast scale-in",
-    FAST_SCALE_IN_POOL: "+ fast scale-in + warm pool",
+    "concurrency + fast path": "issue 8 default",
+    "concurrency + fast path + warm pool": "issue 8 default + warm pool",
+    FAST_SCALE_IN: "issue 8 + fast scale-in",
+    FAST_SCALE_IN_POOL: "issue 8 + fast scale-in + warm pool",
+    NEW_DEFAULT: "issue 16 default",
+    NEW_DEFAULT_POOL: "issue 16 default + warm pool",
+    NEW_FSI: "issue 16 + fast scale-in",
+    NEW_FSI_POOL: "issue 16 + fast scale-in + warm pool",
 }
+# Each issue-16 design and the issue-8 design it is measured against (the
+# goals' "today's default" for overload).
+BEFORE = {
+    NEW_DEFAULT: "concurrency + fast path",
+    NEW_DEFAULT_POOL: "concurrency + fast path + warm pool",
+    NEW_FSI: "concurrency + fast path",
+    NEW_FSI_POOL: "concurrency + fast path + warm pool",
+}
+# The what-if designs of --reuse: the pool's instances back after a scale-in.
+REUSE = (NEW_DEFAULT_POOL, NEW_FSI_POOL)
 
 
 def runs() -> dict[str, tuple[float, dict[str, SimResult]]]:
@@ -159,14 +192,185 @@ def _within(
     return "never"
 
 
+def goals(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
+    """Issue 16's goals for each issue-16 design, on every load and summed."""
+    print(
+        "| design | peak desired <= 1.2 x need on every load | worst drop to 10 % of need "
+        "<= 5 min (every drop) | median drop | GPU-hours <= 1.5 x reference on every load "
+        "| summed GPU-hours x reference (<= 0.9) | summed overload x reference (<= 0.15) "
+        "| no load's overload > 1.1 x issue 8's |"
+    )
+    print("|---|---|---|---:|---|---:|---:|---|")
+    for label, before in BEFORE.items():
+        peaks, worst_drop, medians, over_ref, over_before = [], [], [], [], []
+        gpu = ref_gpu = over = ref_over = 0.0
+        for name, (_, rows) in res.items():
+            r, ref, old = rows[label], rows["reference"].summary, rows[before].summary
+            s, m = r.summary, measures(r.params, r)
+            peak, drops = m["peak"], m["drops"]
+            if peak.ratio is not None and peak.ratio > 1.2:
+                peaks.append(f"{name} {peak.ratio:.2f}")
+            if drops.worst_s is not None and drops.worst_s > 300:
+                worst_drop.append(f"{name} {drops.worst_s / 60:.1f}")
+            if drops.unsettled:
+                worst_drop.append(f"{name} {drops.unsettled} never")
+            if drops.median_s is not None:
+                medians.append(drops.median_s / 60)
+            if s["gpu_hours"] > 1.5 * ref["gpu_hours"]:
+                over_ref.append(f"{name} {s['gpu_hours'] / ref['gpu_hours']:.2f}")
+            if s["overload_seconds"] > 1.1 * old["overload_seconds"] + 1e-9:
+                over_before.append(
+                    f"{name} {s['overload_seconds']:.0f} vs {old['overload_seconds']:.0f}"
+                )
+            gpu += s["gpu_hours"]
+            ref_gpu += ref["gpu_hours"]
+            over += s["overload_seconds"]
+            ref_over += ref["overload_seconds"]
+        median = f"{float(np.median(medians)):.1f} min" if medians else "-"
+        print(
+            f"| {LABELS[label]} | {_verdict(peaks)} | {_verdict(worst_drop)} | {median} "
+            f"| {_verdict(over_ref)} | {gpu / ref_gpu:.3f} | {over / ref_over:.3f} "
+            f"| {_verdict(over_before)} |"
+        )
+
+
+def _verdict(misses: list[str]) -> str:
+    return "yes" if not misses else "no: " + "; ".join(misses)
+
+
+def reuse(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
+    """What-if: what ReuseOnScaleIn would save if ECS allowed it (aws-semantics §9)."""
+    print(
+        "| load | design | GPU-hours | with reuse | saved | cost USD | with reuse "
+        "| overload s | with reuse | instances returned to the pool |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    traces = bundled_traces()
+    for name, (scale, rows) in res.items():
+        for label in REUSE:
+            p = rows[label].params.with_(warm_pool_reuse_on_scale_in=True)
+            if name in traces:
+                r = run(p, traces[name].load(), rate_scale=scale, step_s=STEP_S, seed=SEED)
+            else:
+                r = simulate(p, shape_rates(name, STEP_S) * scale, step_s=STEP_S, seed=SEED)
+            s, w = rows[label].summary, r.summary
+            print(
+                f"| {name} | {LABELS[label]} | {s['gpu_hours']:.1f} | {w['gpu_hours']:.1f} "
+                f"| {1 - w['gpu_hours'] / s['gpu_hours']:.1%} | {s['cost_usd']:,.2f} "
+                f"| {w['cost_usd']:,.2f} | {s['overload_seconds']:.0f} "
+                f"| {w['overload_seconds']:.0f} | {w['warm_pool_returned']} |"
+            )
+
+
+# --sweep: issue 16's default with the covering pool, one setting changed at a
+# time (spec keys where one exists), on the loads where the settings differ.
+SWEEP_LOADS = (
+    "azure2023-conv",
+    "servegen-deepseek-r1",
+    "servegen-m-large",
+    "servegen-m-mid",
+    "flash-crowd",
+    "periodic-bursts",
+)
+
+
+def sweep_variants() -> dict[str, SimParams]:
+    base = design(NEW_DEFAULT_POOL)
+    fp = base.fast_path
+    assert fp is not None
+    three = design(NEW_DEFAULT_POOL).with_(
+        fast_path=dataclasses.replace(fp, steps=_steps_with((0.0, 0.5, 1.0)))
+    )
+    out = {"as shipped": base}
+    for d in (30, 120, 900):
+        out[f"backlog_drain_s = {d}"] = design(NEW_DEFAULT_POOL, f"\nbacklog_drain_s = {d}")
+    for pct in (130, 150):
+        out[f"panic_threshold_percent = {pct}"] = design(
+            NEW_DEFAULT_POOL, f"\npanic_threshold_percent = {pct}"
+        )
+    for cap in (1.2, 2.0):
+        out[f"tracking capped at {cap:g} x target"] = base.with_(tracking_cap_ratio=cap)
+    out["three fast-path steps (0, 50, 100 % over)"] = three
+    out['demand_estimate = "in-flight"'] = design(
+        NEW_DEFAULT_POOL, '\ndemand_estimate = "in-flight"'
+    )
+    fsi = design(NEW_FSI_POOL)
+    out["+ fast scale-in"] = fsi
+    assert fsi.fast_scale_in is not None
+    for n in (30, 60):
+        out[f"+ fast scale-in, {n} datapoints"] = fsi.with_(
+            fast_scale_in=dataclasses.replace(
+                fsi.fast_scale_in, evaluation_periods=n, datapoints_to_alarm=n
+            )
+        )
+    return out
+
+
+def _steps_with(starts: tuple[float, ...]) -> tuple[fast_path.Step, ...]:
+    from compare_designs import SPEC
+    from compare_signals import CONCURRENCY, METRICS, POOL
+
+    from ecs_gpu.spec import parse_spec
+
+    text = SPEC.format(scaling=CONCURRENCY).replace("[capacity]", METRICS + "[capacity]", 1)
+    text = text.replace("[scaling]", POOL + "[scaling]", 1)
+    return fast_path.steps(parse_spec(text, "sweep.toml"), starts=starts)
+
+
+def _runner(name: str, traces: dict[str, Any], base: SimParams) -> Any:
+    """A function that runs a design on the load ``name``, scaled as in :func:`runs`."""
+    if name in traces:
+        trace = traces[name].load()
+        scale = mean_scale(base, trace)
+        return lambda p: run(p, trace, rate_scale=scale, step_s=STEP_S, seed=SEED)
+    unit = shape_rates(name, STEP_S)
+    scale = MEAN_TASKS * base.rps_per_task_at_target / float(unit.mean())
+    return lambda p: simulate(p, unit * scale, step_s=STEP_S, seed=SEED)
+
+
+def sweep() -> None:
+    """One setting of issue 16's default (with the pool) changed at a time."""
+    print(
+        "| load | variant | GPU-hours x reference | overload s | peak desired / need "
+        "| median drop to 10 % of need min |"
+    )
+    print("|---|---|---:|---:|---:|---:|")
+    traces = bundled_traces()
+    base = design("task-gpus (default before)")
+    ref_p = design("reference")
+    for name in SWEEP_LOADS:
+        go = _runner(name, traces, base)
+        ref = go(ref_p).summary["gpu_hours"]
+        for label, p in sweep_variants().items():
+            r = go(p)
+            m = measures(p, r)
+            peak, drops = m["peak"], m["drops"]
+            print(
+                f"| {name} | {label} | {r.summary['gpu_hours'] / ref:.2f} "
+                f"| {r.summary['overload_seconds']:.0f} | {peak.peak_desired}/{peak.need_tasks} "
+                f"| {_min(drops.median_s)} |"
+            )
+
+
 def main() -> int:
     res = runs()
     table(res)
     if "--detail" in sys.argv:
         print()
         detail(res)
+    if "--goals" in sys.argv:
+        print()
+        goals(res)
+    if "--reuse" in sys.argv:
+        print()
+        reuse(res)
+    return 0
+
+
+def sweep_main() -> int:
+    sweep()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(sweep_main() if "--sweep" in sys.argv else main())

@@ -26,6 +26,7 @@ from tests.infra.test_template_size import (  # noqa: E402
     EXAMPLES,
     EXAMPLES_DIR,
     WARM_POOL,
+    _with_warm_pool,
     _with_warm_pool_and_guard,
     largest_spec_text,
 )
@@ -43,7 +44,6 @@ SIDECAR = {
     "series": ("vllm:num_requests_running", "vllm:num_requests_waiting"),
     "cluster_name": "c",
     "service_name": "s",
-    "region": "us-east-1",
     "starting_max_s": 600,
 }
 
@@ -63,6 +63,7 @@ def main() -> int:
     print("| Spec | Minified template | Headroom |")
     print("|---|---:|---|")
     print(row("g5-vllm example (concurrency)", size(g5)))
+    print(row("g5-vllm + warm pool", size(_with_warm_pool(g5))))
     pooled = _with_warm_pool_and_guard(g5)
     print(row("g5-vllm + warm pool + GPU guard", size(pooled)))
     print(row("g5-vllm + warm pool + GPU guard + one alert email", size(pooled + ONE_EMAIL)))
@@ -80,6 +81,7 @@ def main() -> int:
     cap = g5.index("\n[", g5.index("[capacity]\n") + 1)
     features = {
         "[capacity.warm_pool]": g5[:cap] + WARM_POOL + g5[cap:],
+        "fast_scale_in = true": g5.replace("[scaling]\n", "[scaling]\nfast_scale_in = true\n", 1),
         "gpu_guard": g5.replace("[scaling]\n", "[scaling]\ngpu_guard = true\n", 1),
         "one alert email": g5 + ONE_EMAIL,
         "fast_scale_out = false": g5.replace("[scaling]\n", "[scaling]\nfast_scale_out = false\n"),
@@ -95,8 +97,10 @@ def main() -> int:
     sizes = {k: len(minified(r).encode()) for k, r in big["Resources"].items()}
     for key in sorted(sizes, key=sizes.__getitem__, reverse=True)[:4]:
         print(f"| {key} | {big['Resources'][key]['Type']} | {sizes[key]:,} |")
-    sidecar = len(demand_metric.sidecar_environment(**SIDECAR)[demand_metric.SCRIPT_ENV])
-    print(f"\nthe demand sidecar's base64 script: {sidecar:,} bytes")
+    body = demand_metric.sidecar_environment(**SIDECAR)[demand_metric.SCRIPT_ENV]
+    # As the template holds it: a JSON string (quotes and newlines escaped).
+    sidecar = len(json.dumps(body))
+    print(f"\nthe demand sidecar's script (its Fn::Sub body, as JSON): {sidecar:,} bytes")
     return 0
 
 

@@ -69,7 +69,7 @@ def _run(
 def _sum(script: Path, series: tuple[str, ...], text: str) -> tuple[int, int]:
     result = _run(script, "sum", {"SERIES": " ".join(series)}, text)
     assert result.returncode == 0, result.stderr
-    total, samples = result.stdout.split()
+    total, samples, *_ = result.stdout.split()
     return int(total), int(samples)
 
 
@@ -115,13 +115,76 @@ def test_labels_with_spaces_and_braces_crlf_and_fractions(script: Path) -> None:
     assert _sum(script, VLLM, text) == (4250, 3)
 
 
-@pytest.mark.parametrize("value", ["NaN", "+Inf", "-1.0", "1e3"])
+@pytest.mark.parametrize("value", ["NaN", "+Inf", "-1.0", "1e99", "0x10"])
 def test_unreadable_value_fails_rather_than_publish_a_wrong_number(
     script: Path, value: str
 ) -> None:
     result = _run(script, "sum", {"SERIES": VLLM[0]}, f"{VLLM[0]} {value}\n")
     assert result.returncode == 1
     assert value in result.stderr
+
+
+def test_exponent_values_as_python_prometheus_client_writes_them(script: Path) -> None:
+    # prometheus_client's floatToGoString (vLLM, SGLang) writes a value of a
+    # million or more in Go's form, and repr() a tiny one with a negative exponent.
+    text = (
+        f'{VLLM[0]}{{i="0"}} 8.128902e+06\n'
+        f'{VLLM[0]}{{i="1"}} 1.2345675e+06\n'
+        f'{VLLM[0]}{{i="2"}} 1.5e-03\n'
+        f'{VLLM[0]}{{i="3"}} 3.0\n'
+    )
+    assert _sum(script, (VLLM[0],), text) == (8128902000 + 1234567500 + 1 + 3000, 4)
+
+
+def _estimates(
+    script: Path, drain_s: int, scrapes: list[tuple[float, float, float, int]]
+) -> list[float]:
+    """The sidecar's estimate after each scrape (running, waiting, completed, dt s)."""
+    lines = "".join(
+        f"{round(r * 1000)} {round(q * 1000)} {round(c * 1000)} {dt}\n" for r, q, c, dt in scrapes
+    )
+    result = _run(script, "estimate", {"DRAIN_S": str(drain_s)}, lines)
+    assert result.returncode == 0, result.stderr
+    return [int(v) / 1000 for v in result.stdout.split()]
+
+
+def test_estimate_is_little_s_law_in_steady_state(script: Path) -> None:
+    # 11 running, 1.4 completions a second, nothing waiting: W = 11 / 1.4 s and
+    # arrivals = completions, so the estimate is the running count.
+    scrapes = [(11.0, 0.0, 100.0 + 14 * i, 10) for i in range(8)]
+    got = _estimates(script, 120, scrapes)
+    assert got[0] == 11.0  # first scrape: no rate yet, the in-flight sum
+    assert got[1:] == pytest.approx([11.0] * 7, abs=0.01)
+
+
+def test_estimate_sizes_for_the_arrivals_not_the_backlog(script: Path) -> None:
+    # Overload: the server runs 11 at capacity (1.4 done/s) while 4.2 arrive a
+    # second, so 28 more wait each 10 s. In flight reads 11 + waiting (39,
+    # 67, ...: the backlog counted as standing load); the estimate reads the
+    # arrival rate x W (33) plus the backlog drained over DRAIN_S.
+    scrapes = [(11.0, 0.0, 100.0, 10)] + [(11.0, 28.0 * i, 100.0 + 14 * i, 10) for i in range(1, 5)]
+    got = _estimates(script, 120, scrapes)
+    w = 11 / 1.4
+    for i, value in enumerate(got[1:], start=1):
+        assert value == pytest.approx(w * (4.2 + 28.0 * i / 120), abs=0.01)
+    assert got[4] < 11.0 + 28 * 4  # far below in flight (123)
+
+
+def test_estimate_falls_back_to_in_flight_without_completions_or_after_a_reset(
+    script: Path,
+) -> None:
+    # No completion in the window: W unknown, so the in-flight sum; a counter
+    # that went down (the server restarted) starts the window again.
+    scrapes = [
+        (3.0, 1.0, 50.0, 10),
+        (3.0, 2.0, 50.0, 10),
+        (3.0, 2.0, 60.0, 10),
+        (2.0, 0.0, 5.0, 10),
+    ]
+    got = _estimates(script, 120, scrapes)
+    assert got[0] == 4.0 and got[1] == 5.0
+    assert got[2] > 0 and got[2] != 5.0
+    assert got[3] == 2.0
 
 
 # --- one publish, end to end over HTTP --------------------------------------------------
@@ -202,10 +265,15 @@ def _env(port: int, path: str, record: Path, starting_max_s: int = 600) -> dict[
         series=VLLM,
         cluster_name="llm",
         service_name="llm",
-        region="us-east-1",
         starting_max_s=starting_max_s,
     )
-    return {**env, "PATH": f"{record.parent / 'bin'}:{os.environ['PATH']}"}
+    # What CloudFormation hands ECS: the Sub body resolved in us-east-1.
+    script = demand_metric.resolve_sub(env[demand_metric.SCRIPT_ENV], "us-east-1")
+    return {
+        **env,
+        demand_metric.SCRIPT_ENV: script,
+        "PATH": f"{record.parent / 'bin'}:{os.environ['PATH']}",
+    }
 
 
 def _cli_to_request(args: list[str]) -> dict[str, Any]:
@@ -445,8 +513,6 @@ def test_missing_environment_exits_2(script: Path) -> None:
 
 
 def test_embedded_script_is_the_script_without_comments() -> None:
-    import base64
-
     embedded = demand_metric.embedded_script()
     assert len(embedded) < len(demand_metric.sidecar_script())
     assert "\n#" not in embedded and embedded.startswith("#!/usr/bin/env bash\n")
@@ -456,10 +522,28 @@ def test_embedded_script_is_the_script_without_comments() -> None:
         series=VLLM,
         cluster_name="c",
         service_name="s",
-        region="eu-west-1",
         starting_max_s=600,
     )
-    assert base64.b64decode(env[demand_metric.SCRIPT_ENV]).decode() == embedded
+    body = env[demand_metric.SCRIPT_ENV]
+    # A Fn::Sub body: every bash "${" written "${!" (a literal to CloudFormation)
+    # but the one variable, the Region, on the line after the shebang.
+    assert body.count("${") == body.count("${!") + 1 == embedded.count("${") + 1
+    assert "${AWS::Region}" in body.splitlines()[1]
+    first, rest = embedded.split("\n", 1)
+    assert demand_metric.resolve_sub(body, "eu-west-1") == (
+        f"{first}\nexport AWS_REGION=eu-west-1\n{rest}"
+    )
+
+
+def test_every_expansion_is_a_simple_literal_for_fn_sub() -> None:
+    # CloudFormation resolves "${!x}" to "${x}"; a parser that reads a literal
+    # to its first "}" (moto's does, and stops at a quote) must see each of
+    # the script's expansions whole: no quote, brace, "!" or nested "${" inside.
+    text = demand_metric.embedded_script()
+    tokens = re.findall(r"\$\{([^}]*)\}", text)
+    assert len(tokens) == text.count("${") > 40
+    bad = [t for t in tokens if any(c in t for c in '"!{')]
+    assert bad == []
 
 
 def test_environment_covers_every_variable_the_script_requires() -> None:
@@ -473,7 +557,6 @@ def test_environment_covers_every_variable_the_script_requires() -> None:
         series=VLLM,
         cluster_name="c",
         service_name="s",
-        region="eu-west-1",
         starting_max_s=600,
     )
     assert required <= set(env)
@@ -482,6 +565,37 @@ def test_environment_covers_every_variable_the_script_requires() -> None:
     assert env["INTERVAL_S"] == str(demand_metric.PUBLISH_INTERVAL_S)
     assert env["STORAGE_RESOLUTION"] == "1"
     assert env["DIMENSIONS"] == "ClusterName=c,ServiceName=s"
+    # Without a drain window the estimate's variables are absent: in flight.
+    assert not {"WAITING", "COMPLETED", "DRAIN_S", "WINDOW"} & set(env)
+
+
+def test_the_estimate_travels_in_the_environment_and_the_task_of_the_example() -> None:
+    env = demand_metric.sidecar_environment(
+        metrics_port=8000,
+        metrics_path="/metrics",
+        series=VLLM,
+        cluster_name="c",
+        service_name="s",
+        starting_max_s=600,
+        waiting=VLLM[1],
+        completed="vllm:request_success_total",
+        drain_s=120,
+    )
+    assert env["WAITING"] == "vllm:num_requests_waiting"
+    assert env["COMPLETED"] == "vllm:request_success_total"
+    assert env["DRAIN_S"] == "120" and env["WINDOW"] == str(demand_metric.ESTIMATE_WINDOW)
+    # Each is a variable the script reads.
+    text = demand_metric.sidecar_script()
+    for name in ("WAITING", "COMPLETED", "DRAIN_S", "WINDOW"):
+        assert f"{name}=${{{name}:-" in text
+    # The example (vLLM, defaults) deploys the estimate with the spec's window.
+    from ecs_gpu.spec import load_spec
+
+    spec = load_spec(Path(__file__).parents[1] / "examples" / "g5-vllm.toml")
+    assert spec.scaling.demand_estimate == "arrival-rate"
+    assert spec.scaling.backlog_drain_s == demand_metric.DEFAULT_BACKLOG_DRAIN_S == 300
+    metrics = spec.service.metrics
+    assert metrics is not None and metrics.completed_name == "vllm:request_success_total"
 
 
 # --- the contract's numbers -------------------------------------------------------------

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ecs_gpu import fast_path, managed_scaling
 from ecs_gpu.spec import Spec, parse_spec
+from ecs_gpu.spec.sections.scaling import ScalingSpec
 
 # A GPU-signal g5 spec, written here: the example may carry [service.metrics].
 G5 = """
@@ -70,10 +71,11 @@ def test_off_unless_enabled() -> None:
     ("target", "panic", "threshold", "percents"),
     [
         # 2x the target needs 2x the tasks: +100 %; 3x: +200 %; 4x: +300 %.
-        (16, 200.0, 32.0, (100, 200, 300)),
-        (8, 150.0, 12.0, (50, 125, 200)),
-        # The lowest panic threshold the spec allows still adds at least 10 %.
-        (10, 110.0, 11.0, (10, 65, 120)),
+        (16, 200.0, 32.0, (100, 120, 150, 200, 250, 300, 400, 500, 700)),
+        (8, 150.0, 12.0, (50, 65, 87, 125, 162, 200, 275, 350, 500)),
+        # The lowest panic threshold the spec allows (the default) still adds
+        # at least 10 %.
+        (10, 110.0, 11.0, (10, 21, 37, 65, 92, 120, 175, 230, 340)),
     ],
 )
 def test_threshold_and_step_table(
@@ -84,12 +86,25 @@ def test_threshold_and_step_table(
     assert fp.target == target
     assert fp.threshold == pytest.approx(threshold)
     assert tuple(s.percent for s in fp.steps) == percents
-    # Steps measured from the threshold: 0-50 %, 50-100 %, 100 % and more over it.
+    # Steps measured from the threshold: 0-10 %, 10-25 %, ..., 300 % and more over it.
+    starts = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+    assert fast_path.STEP_STARTS == starts
     assert [(s.lower, s.upper) for s in fp.steps] == [
-        (0.0, pytest.approx(threshold * 0.5)),
-        (pytest.approx(threshold * 0.5), pytest.approx(threshold)),
-        (pytest.approx(threshold), None),
+        (pytest.approx(threshold * a), None if b is None else pytest.approx(threshold * b))
+        for a, b in zip(starts, (*starts[1:], None), strict=True)
     ]
+
+
+def test_default_threshold_is_110_percent_and_tracking_is_capped_at_the_target() -> None:
+    assert ScalingSpec.model_fields["panic_threshold_percent"].default == 110
+    spec = concurrency_spec(10, 110.0)
+    fp = fast_path.fast_path(spec)
+    assert fp is not None
+    assert fp.threshold == pytest.approx(11.0)
+    # The fast path does every scale-out: target tracking reads at most the target.
+    assert fast_path.tracking_cap(spec) == 10
+    off = concurrency_spec(10, 110.0, extra="fast_scale_out = false\n")
+    assert fast_path.tracking_cap(off) is None
 
 
 @given(
@@ -120,10 +135,11 @@ def test_step_for_picks_the_band_of_the_excess() -> None:
     assert fp.step_for(31.9) is None
     assert fp.step_for(float("nan")) is None
     assert fp.step_for(32.0) is fp.steps[0]  # the lower bound is inclusive
-    assert fp.step_for(47.9) is fp.steps[0]
-    assert fp.step_for(48.0) is fp.steps[1]
-    assert fp.step_for(64.0) is fp.steps[2]
-    assert fp.step_for(1e9) is fp.steps[2]
+    assert fp.step_for(35.1) is fp.steps[0]
+    assert fp.step_for(35.2) is fp.steps[1]  # 10 % over the threshold
+    assert fp.step_for(48.0) is fp.steps[3]  # 50 % over
+    assert fp.step_for(64.0) is fp.steps[5]  # 100 % over
+    assert fp.step_for(1e9) is fp.steps[-1]
 
 
 @pytest.mark.parametrize(
@@ -131,9 +147,11 @@ def test_step_for_picks_the_band_of_the_excess() -> None:
     [
         (20.0, 4, 0),  # below the threshold: the fast path stays quiet
         (32.0, 1, 1),  # +100 % of one task
-        (40.0, 4, 4),  # +100 %
-        (50.0, 4, 8),  # +200 %
-        (70.0, 3, 9),  # +300 %
+        (32.0, 4, 4),  # +100 %
+        (40.0, 4, 6),  # 25 % over the threshold: +150 %
+        (50.0, 4, 8),  # 56 % over: +200 %
+        (70.0, 3, 9),  # 119 % over: +300 %
+        (130.0, 2, 14),  # 306 % over: +700 %
     ],
 )
 def test_tasks_to_add(concurrency: float, tasks: int, added: int) -> None:

@@ -23,7 +23,6 @@ period needs a high-resolution metric (botocore cloudwatch
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 from importlib.resources import files
 from typing import Any, Final
@@ -63,20 +62,44 @@ SIDECAR_NAME: Final = "demand-metric"
 # docker/Dockerfile). Its entry point is `aws`, so the task overrides it.
 SIDECAR_IMAGE: Final = "public.ecr.aws/aws-cli/aws-cli:2.27.49"
 SIDECAR_ENTRY_POINT: Final = ("bash", "-c")
-# The script travels base64-encoded in this variable: its "${...}" bash
-# expansions would otherwise sit in the template as text that CloudFormation
-# tools read as unsubstituted parameters. The command decodes and runs it
-# (bash and coreutils' base64 are in the image).
+# The script travels in this variable as the body of an Fn::Sub whose every
+# "${" is written "${!" (script_sub_body): CloudFormation resolves "${!x}" to
+# the literal "${x}" ("To write a dollar sign and curly braces (${})
+# literally, add an exclamation point (!) after the open curly brace",
+# Fn::Sub in the CloudFormation template reference), so the task definition
+# holds the script itself, and CloudFormation tools do not read its bash
+# expansions as unsubstituted parameters. Before issue 16 it rode
+# base64-encoded, a third larger: the arrival-rate estimate's code then took
+# a g5 spec with a warm pool over the 51,200-byte inline template limit.
 SCRIPT_ENV: Final = "SIDECAR_SCRIPT"
-SIDECAR_COMMAND: Final = (
-    f'exec bash -c "$(printf %s "${SCRIPT_ENV}" | base64 -d)" {SIDECAR_NAME}',
-)
+SIDECAR_COMMAND: Final = (f'exec bash -c "${SCRIPT_ENV}" {SIDECAR_NAME}',)
 # Carved out of the task's cpu_units and memory_mib. One `aws` call every
 # 10 s is a short Python process; 256 MiB leaves room above its resident
 # size (a named guess: AWS publishes no figure).
 SIDECAR_CPU_UNITS: Final = 128
 SIDECAR_MEMORY_MIB: Final = 256
 SIDECAR_SCRIPT_RESOURCE: Final = "data/demand-sidecar.sh"
+
+# --- the estimate ---
+# What each datapoint is, by default (``[scaling] demand_estimate =
+# "arrival-rate"``): ``W x (A / dt + Q / T)``, the requests that arrived since
+# the last scrape (A: the completed-requests counter's increase plus the change
+# in running + waiting) over the interval, times W, the mean time a request
+# runs (Little's law: the running count's time-integral over the completions,
+# both summed with a decay of 1 / ESTIMATE_WINDOW a scrape, about the last
+# minute), plus the Q waiting requests drained
+# over T = ``backlog_drain_s``. In steady state arrivals equal completions and
+# the value is the running count, the in-flight value's; under a backlog the
+# in-flight value (running + waiting) grows by every queued request, which
+# target tracking and the fast path read as standing load (issue 16: 26-46
+# per task against a target of 11 in a flash crowd). The estimate counts the
+# backlog as the extra rate that clears it within T. 300 s: of 30, 120, 300
+# and 900 s on six loads (benchmarks/stress.py --sweep, docs/benchmarks.md
+# "Pay for what you serve") the same or less overload and overshoot than the
+# others but for 900 s's lower GPU-hours on two shapes, which cost
+# deepseek overload.
+DEFAULT_BACKLOG_DRAIN_S: Final = 300
+ESTIMATE_WINDOW: Final = 6
 
 
 def sidecar_script() -> str:
@@ -88,7 +111,7 @@ def embedded_script() -> str:
     """The script as the task carries it: comments and indentation left out.
 
     CloudFormation takes at most 51,200 bytes of template inline (aws/staging.py),
-    and the script rides base64-encoded in the task definition. Full-line
+    and the script rides in the task definition (an Fn::Sub body). Full-line
     comments and leading blanks mean nothing to bash here (the script has no
     heredoc or multi-line string); tests run and lint this form too.
     """
@@ -124,18 +147,33 @@ def sidecar_environment(
     series: tuple[str, ...],
     cluster_name: str,
     service_name: str,
-    region: str,
     starting_max_s: int,
     absent_is_zero: bool = False,
+    waiting: str = "",
+    completed: str = "",
+    drain_s: int | None = None,
 ) -> dict[str, str]:
     """Everything the sidecar script reads from its environment.
 
     ``starting_max_s``: how long after the start a server that does not
     answer yet counts as loading (0 published); ``absent_is_zero``: the
     server leaves a series out until its first use, so a 200 without any of
-    ``series`` means 0.
+    ``series`` means 0. With ``drain_s`` (and ``completed``, the finished
+    requests' counter; ``waiting``, the part of ``series`` that waits) the
+    datapoint is the arrival-rate estimate; without, the in-flight sum.
     """
+    estimate = (
+        {
+            "WAITING": waiting,
+            "COMPLETED": completed,
+            "DRAIN_S": str(drain_s),
+            "WINDOW": str(ESTIMATE_WINDOW),
+        }
+        if drain_s is not None and completed
+        else {}
+    )
     return {
+        **estimate,
         "METRICS_PORT": str(metrics_port),
         "METRICS_PATH": metrics_path,
         "SERIES": " ".join(series),
@@ -147,10 +185,25 @@ def sidecar_environment(
         "UNIT": UNIT,
         "STORAGE_RESOLUTION": str(STORAGE_RESOLUTION),
         "INTERVAL_S": str(PUBLISH_INTERVAL_S),
-        # The CLI needs a Region; ECS gives tasks credentials, not always this.
-        "AWS_REGION": region,
-        SCRIPT_ENV: base64.b64encode(embedded_script().encode()).decode(),
+        SCRIPT_ENV: script_sub_body(),
     }
+
+
+# The CLI needs a Region (ECS gives tasks credentials, not always this): the
+# Sub body's one variable, so it is no literal-only Sub (cfn-lint W1020).
+REGION_LINE: Final = "export AWS_REGION=${AWS::Region}\n"
+
+
+def script_sub_body() -> str:
+    """The embedded script as the body of the ``Fn::Sub`` the task definition carries:
+    every ``${`` written ``${!``, after the line that sets the Region."""
+    lines = embedded_script().split("\n", 1)
+    return lines[0] + "\n" + REGION_LINE + lines[1].replace("${", "${!")
+
+
+def resolve_sub(body: str, region: str) -> str:
+    """What CloudFormation makes of :func:`script_sub_body` in ``region``."""
+    return body.replace("${AWS::Region}", region).replace("${!", "${")
 
 
 def verify_levels(target: float) -> tuple[float, float]:
@@ -340,6 +393,48 @@ def doctor_remedy(running: int) -> str:
 def meant_as(metric: Mapping[str, Any]) -> bool:
     """Meant as the concurrency series: its namespace or its name (SCL004 says what differs)."""
     return metric.get("Namespace") == NAMESPACE or metric.get("MetricName") == METRIC_NAME
+
+
+# Target tracking's capped datapoint (fast_path.TRACKING_CAP_RATIO): the series
+# hidden, an expression that returns it at most the cap.
+CAPPED_SERIES_ID: Final = "c"
+CAPPED_EXPRESSION_ID: Final = "capped_concurrency"
+CAPPED_LABEL: Final = "Requests per task, at most the target (the fast path scales out)"
+
+
+def capped_expression(cap: float) -> str:
+    """The series at most ``cap``: CloudWatch metric math's IF takes a scalar branch."""
+    return f"IF({CAPPED_SERIES_ID} > {cap:g}, {cap:g}, {CAPPED_SERIES_ID})"
+
+
+def capped_tracking_metrics(
+    cluster_name: str, service_name: str, cap: float
+) -> list[dict[str, Any]]:
+    """A target-tracking policy's ``CustomizedMetricSpecification.Metrics`` for the capped series.
+
+    Application Auto Scaling evaluates each query per minute (no Period), the
+    one-minute Average of the tasks' 10-second datapoints, as the plain series.
+    """
+    return [
+        {
+            "Id": CAPPED_SERIES_ID,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": NAMESPACE,
+                    "MetricName": METRIC_NAME,
+                    "Dimensions": dimensions(cluster_name, service_name),
+                },
+                "Stat": STATISTIC,
+            },
+            "ReturnData": False,
+        },
+        {
+            "Id": CAPPED_EXPRESSION_ID,
+            "Expression": capped_expression(cap),
+            "Label": CAPPED_LABEL,
+            "ReturnData": True,
+        },
+    ]
 
 
 # --- reading a deployed policy or alarm back (doctor, verify) ------------------------

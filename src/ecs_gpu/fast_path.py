@@ -7,7 +7,9 @@ mode: when the short-window concurrency passes a multiple of the target it
 sizes the fleet to that concurrency at once, and never scales in while
 panicking. Here the short window is a high-resolution CloudWatch alarm and
 the sizing is a StepScaling policy whose steps add the capacity the excess
-calls for. Scale-in stays with target tracking: every step adds.
+calls for. Scale-in stays with target tracking (and the optional fast
+scale-in): every step adds. With the fast path on it is the only scale-out:
+target tracking's datapoint is capped at the target (``TRACKING_CAP_RATIO``).
 
 The template (infra/scaling.py) writes these numbers and the simulator runs
 them, so they are computed here once, without importing CDK.
@@ -47,8 +49,24 @@ ADJUSTMENT_TYPE: Final = "PercentChangeInCapacity"
 # task is always added (StepScalingPolicyConfiguration.MinAdjustmentMagnitude).
 MIN_ADJUSTMENT_MAGNITUDE: Final = 1
 # Where each step starts, as a fraction of the threshold by which per-task
-# concurrency exceeds it: 0-50 % over, 50-100 % over, 100 % and more.
-STEP_STARTS: Final = (0.0, 0.5, 1.0)
+# concurrency exceeds it: 0-10 % over, 10-25 %, 25-50 %, 50-75 %, 75-100 %,
+# 100-150 %, 150-200 %, 200-300 %, 300 % and more. Each step adds what its
+# lower edge needs, so the finer the table the less a step over-adds: with the
+# fast path doing every scale-out (target tracking's datapoint is capped at the
+# target, ``TRACKING_CAP_RATIO``) three coarse steps left the fleet up to 50 %
+# short or over (docs/benchmarks.md "Pay for what you serve").
+STEP_STARTS: Final = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
+# With the fast path on, target tracking on the concurrency series reads
+# ``MIN(datapoint, target x this)`` (metric math in the template, the same cap
+# in the simulator): 1.0, so target tracking never scales out and keeps only
+# its scale-in. Its scale-out multiplies the RUNNING count now by a datapoint
+# of a minute ago (aws-semantics §1 "Base for the computation"): once the
+# fast path has started tasks for a step in load, that product counted the
+# step twice and drove the fleet to max_tasks (issue 16's flash crowd: 64
+# tasks where 39 serve the load at the target). The fast path sizes from the
+# running count at its invocation and its cooldown counts what it already
+# added, so it is the one path that scales out.
+TRACKING_CAP_RATIO: Final = 1.0
 # The latest a step in load is acted on, from the step to the alarm.
 MAX_DETECTION_S: Final = (DATAPOINTS_TO_ALARM + 1) * ALARM_PERIOD_S
 
@@ -106,7 +124,7 @@ def threshold(spec: Spec) -> float:
     return target * spec.scaling.panic_threshold_percent / 100
 
 
-def steps(spec: Spec) -> tuple[Step, ...]:
+def steps(spec: Spec, starts: tuple[float, ...] = STEP_STARTS) -> tuple[Step, ...]:
     """The step table: each step adds what its lower edge needs to bring concurrency to the target.
 
     At per-task concurrency ``c`` over ``n`` tasks the load needs ``n x c /
@@ -115,12 +133,14 @@ def steps(spec: Spec) -> tuple[Step, ...]:
     edge, so it never adds more than the load it saw needs; a larger excess
     in a later window picks a larger step (the cooldown lets a larger step
     through, aws-semantics.md §1 "Scale-out cooldown semantics").
+    ``starts``: another table's step starts (the benchmarks' designs from
+    before issue 16 ran (0, 0.5, 1)).
     """
     thr = threshold(spec)
     target = _target(spec)
     out = []
-    for i, start in enumerate(STEP_STARTS):
-        end = STEP_STARTS[i + 1] if i + 1 < len(STEP_STARTS) else None
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else None
         edge = thr * (1 + start)
         percent = math.floor((edge / target - 1) * 100 + 1e-9)
         out.append(
@@ -131,6 +151,13 @@ def steps(spec: Spec) -> tuple[Step, ...]:
             )
         )
     return tuple(out)
+
+
+def tracking_cap(spec: Spec) -> float | None:
+    """The cap on target tracking's concurrency datapoint, or None (uncapped: no fast path)."""
+    if not SignalPlan.of(spec.scaling).fast_path:
+        return None
+    return round(_target(spec) * TRACKING_CAP_RATIO, 6)
 
 
 def cooldown_s(spec: Spec) -> int:

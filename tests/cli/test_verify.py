@@ -35,6 +35,9 @@ from example_specs import write_g5_gpu
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
 
+# The example's fast-path threshold (panic_threshold_percent of its target).
+EXAMPLE_THRESHOLD = fp.threshold(load_spec(EXAMPLE_SPEC))
+
 ASG = NAMES.asg
 
 
@@ -639,7 +642,11 @@ def test_verify_scaling_says_when_target_tracking_decided_first(
             None,
             "whose alarm does not match it (alarm vllm-g5-Gone-5E does not exist)",
         ),
-        ([fast_policy([FAST_ALARM])], 40.0, f"alarm {FAST_ALARM}: it reads threshold 40 (want 22)"),
+        (
+            [fast_policy([FAST_ALARM])],
+            40.0,
+            f"alarm {FAST_ALARM}: it reads threshold 40 (want {EXAMPLE_THRESHOLD:g})",
+        ),
     ],
     ids=["no-step-policy", "no-alarm", "alarm-deleted", "stale-threshold"],
 )
@@ -659,7 +666,10 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_fast_path(
     message = " ".join(exc.value.message.split())
     assert exc.value.exit_code == EXIT_PROBLEMS
     assert "the spec has a fast path (a StepScaling policy invoked by an alarm on" in message
-    assert "at or above 22 over 10-s periods), but service/vllm-g5/vllm-g5 has" in message
+    assert (
+        f"at or above {EXAMPLE_THRESHOLD:g} over 10-s periods), but service/vllm-g5/vllm-g5 has"
+        in message
+    )
     assert says in message and says in out
     assert "`ecs-gpu deploy SPEC`" in message and "`ecs-gpu diff SPEC`" in message
     assert out.index("warning:") < out.index("Scaling loop works")  # told before the wait

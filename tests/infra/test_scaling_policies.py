@@ -202,19 +202,48 @@ def test_target_tracking_has_no_period_to_set() -> None:
 # --- concurrency target tracking ---------------------------------------------------------------
 
 
+def _is_concurrency(cms: dict[str, Any]) -> bool:
+    """A customized metric on the sidecars' series: plain, or the capped metric math."""
+    if cms.get("MetricName") == demand_metric.METRIC_NAME:
+        return True
+    return any(
+        q.get("MetricStat", {}).get("Metric", {}).get("MetricName") == demand_metric.METRIC_NAME
+        for q in cms.get("Metrics", [])
+    )
+
+
 def test_concurrency_policy_tracks_the_per_task_mean(case: tuple[Spec, T]) -> None:
     spec, t = case
     (conc,) = [
-        c
-        for c in _tracking(t)
-        if c.get("CustomizedMetricSpecification", {}).get("MetricName") == demand_metric.METRIC_NAME
+        c for c in _tracking(t) if _is_concurrency(c.get("CustomizedMetricSpecification", {}))
     ]
     # Average over every task's datapoints in the minute = the mean per task.
-    assert conc["CustomizedMetricSpecification"] == {
-        **_concurrency_plain(),
-        "Statistic": "Average",
-    }
     assert demand_metric.STATISTIC == "Average"
+    target = spec.scaling.target_concurrency_per_task
+    if spec.scaling.fast_scale_out_enabled:
+        # The fast path does every scale-out: target tracking reads the series
+        # capped at the target (fast_path.TRACKING_CAP_RATIO), so only scales in.
+        assert fast_path.TRACKING_CAP_RATIO == 1.0
+        assert conc["CustomizedMetricSpecification"] == {
+            "Metrics": [
+                {
+                    "Id": "c",
+                    "MetricStat": {"Metric": _concurrency_plain(), "Stat": "Average"},
+                    "ReturnData": False,
+                },
+                {
+                    "Id": "capped_concurrency",
+                    "Expression": f"IF(c > {target:g}, {target:g}, c)",
+                    "Label": demand_metric.CAPPED_LABEL,
+                    "ReturnData": True,
+                },
+            ]
+        }
+    else:
+        assert conc["CustomizedMetricSpecification"] == {
+            **_concurrency_plain(),
+            "Statistic": "Average",
+        }
     assert conc["TargetValue"] == spec.scaling.target_concurrency_per_task
     assert conc["ScaleOutCooldown"] == spec.scaling.scale_out_cooldown_s
     assert conc["ScaleInCooldown"] == spec.scaling.scale_in_cooldown_s
@@ -223,7 +252,7 @@ def test_concurrency_policy_tracks_the_per_task_mean(case: tuple[Spec, T]) -> No
 
 def test_gpu_policy_only_as_a_guard(case: tuple[Spec, T]) -> None:
     spec, t = case
-    gpu = [c for c in _custom(t) if "Metrics" in c]
+    gpu = [c for c in _custom(t) if "Metrics" in c and not _is_concurrency(c)]
     if spec.scaling.gpu_guard:
         # The guard tracks the utilization of the GPUs tasks hold, as the task-gpus signal does.
         assert gpu == [{"Metrics": task_gpu_queries(NAMES)}]

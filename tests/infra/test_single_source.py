@@ -242,7 +242,14 @@ def test_concurrency_producer_iam_policy_alarms_and_dashboard_agree() -> None:
         if "CustomizedMetricSpecification"
         in p["Properties"].get("TargetTrackingScalingPolicyConfiguration", {})
     ]
-    consumers = [p for p in policies if p.get("Namespace") == produced[0]]
+    # The concurrency policy reads the series through the capped metric math
+    # (fast_path.TRACKING_CAP_RATIO): its one MetricStat is the consumer.
+    consumers = [
+        {**q["MetricStat"]["Metric"], "Statistic": q["MetricStat"]["Stat"]}
+        for p in policies
+        for q in p.get("Metrics", [])
+        if q.get("MetricStat", {}).get("Metric", {}).get("Namespace") == produced[0]
+    ] + [p for p in policies if p.get("Namespace") == produced[0]]
     assert len(consumers) == 1, policies
     alarms = [
         a["Properties"]

@@ -427,17 +427,28 @@ def test_sidecar_container(built: dict[str, tuple[Spec, T]]) -> None:
     assert side["DependsOn"] == [{"ContainerName": task_mod.CONTAINER_NAME, "Condition": "START"}]
     assert side["EntryPoint"] == list(demand_metric.SIDECAR_ENTRY_POINT)
     assert side["Command"] == list(demand_metric.SIDECAR_COMMAND)
-    assert "${" not in str(side)  # nothing CloudFormation could read as a parameter
+    # Nothing CloudFormation could read as a parameter but the script's
+    # Fn::Sub body, whose only variable is the Region.
     env = {e["Name"]: e["Value"] for e in side["Environment"]}
-    assert env == demand_metric.sidecar_environment(
-        metrics_port=8001,
-        metrics_path="/metrics",
-        series=spec.service.metrics.names,
-        cluster_name=names.cluster,
-        service_name=names.service,
-        region={"Ref": "AWS::Region"},  # type: ignore[arg-type]
-        starting_max_s=startup.health_timings(spec).grace_period_s,
-    )
+    script = env.pop(demand_metric.SCRIPT_ENV)
+    assert script == {"Fn::Sub": demand_metric.script_sub_body()}
+    assert "${" not in str({**side, "Environment": env})
+    env = {e["Name"]: e["Value"] for e in side["Environment"]}
+    metrics = spec.service.metrics
+    assert env == {
+        **demand_metric.sidecar_environment(
+            metrics_port=8001,
+            metrics_path="/metrics",
+            series=metrics.names,
+            cluster_name=names.cluster,
+            service_name=names.service,
+            starting_max_s=startup.health_timings(spec).grace_period_s,
+            waiting=metrics.waiting_name,
+            completed=metrics.completed_name,
+            drain_s=spec.scaling.backlog_drain_s,
+        ),
+        demand_metric.SCRIPT_ENV: {"Fn::Sub": demand_metric.script_sub_body()},
+    }
     # A loading task counts as 0 for at least its image pull and model load.
     sim = spec.simulation
     assert int(env["STARTING_MAX_S"]) >= sim.image_pull_s + startup.model_ready_s(spec)

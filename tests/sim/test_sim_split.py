@@ -22,6 +22,7 @@ NEW_SUMMARY = {
     "fast_path_scale_outs": 0,
     "fast_scale_ins": 0,
     "warm_pool_starts": 0,
+    "warm_pool_returned": 0,
     "warm_pool_cost_usd": 0.0,
     "warm_pool_running_instance_hours": 0.0,
     "warm_pool_stopped_instance_hours": 0.0,

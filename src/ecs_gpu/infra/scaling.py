@@ -162,6 +162,24 @@ def _use_task_gpu_metrics(policy: appscaling.TargetTrackingScalingPolicy, spec: 
     cfn.add_property_override(f"{cms}.Metrics", task_gpu_metrics(spec))
 
 
+def _use_capped_concurrency(
+    policy: appscaling.TargetTrackingScalingPolicy, spec: Spec, cap: float
+) -> None:
+    """Make the concurrency policy track the series capped at ``cap`` (fast_path.tracking_cap).
+
+    As :func:`_use_task_gpu_metrics`: CDK's L2 takes only a direct metric.
+    """
+    names = Names(spec.service.name)
+    cfn = _cfn_policy(policy)
+    cms = "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification"
+    for key in ("MetricName", "Namespace", "Dimensions", "Statistic", "Unit"):
+        cfn.add_property_deletion_override(f"{cms}.{key}")
+    cfn.add_property_override(
+        f"{cms}.Metrics",
+        demand_metric.capped_tracking_metrics(names.cluster, names.service, cap),
+    )
+
+
 def concurrency_metric(
     spec: Spec,
     period_s: int,
@@ -371,6 +389,10 @@ def build_scaling(
         policies[signal] = _child_policy(target, series.policy_id)
         if series.divides_by_reservation:
             _use_task_gpu_metrics(policies[signal], spec)
+    cap = fast_path.tracking_cap(spec)
+    if cap is not None and CONCURRENCY in policies:
+        # The fast path does every scale-out; target tracking keeps the scale-in.
+        _use_capped_concurrency(policies[CONCURRENCY], spec, cap)
     concurrency_policy = policies.get(CONCURRENCY)
     gpu_policy = policies.get(plan.gpu_series)
 

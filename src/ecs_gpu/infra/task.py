@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from aws_cdk import Aws, Duration, RemovalPolicy, Stack
+from aws_cdk import Aws, Duration, Fn, RemovalPolicy
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_iam as iam
@@ -196,6 +196,12 @@ def build_task(scope: Construct, spec: Spec) -> Task:
     return Task(definition=task, container=container, log_group=log_group, sidecar=sidecar)
 
 
+def _with_script_sub(env: dict[str, str]) -> dict[str, str]:
+    """The sidecar's environment with its script as the Fn::Sub body it is
+    (demand_metric.SCRIPT_ENV: every "${" written "${!", resolved by CloudFormation)."""
+    return {**env, demand_metric.SCRIPT_ENV: Fn.sub(env[demand_metric.SCRIPT_ENV])}
+
+
 def _add_sidecar(
     scope: Construct,
     spec: Spec,
@@ -218,16 +224,24 @@ def _add_sidecar(
         memory_limit_mib=demand_metric.SIDECAR_MEMORY_MIB,
         entry_point=list(demand_metric.SIDECAR_ENTRY_POINT),
         command=list(demand_metric.SIDECAR_COMMAND),
-        environment=demand_metric.sidecar_environment(
-            metrics_port=metrics.port or spec.service.container_port,
-            metrics_path=metrics.path,
-            series=metrics.names,
-            cluster_name=names.cluster,
-            service_name=names.service,
-            region=Stack.of(scope).region,
-            # A server still silent when ECS stops ignoring health checks is misconfigured.
-            starting_max_s=startup.health_timings(spec).grace_period_s,
-            absent_is_zero=metrics.absent_is_zero,
+        environment=_with_script_sub(
+            demand_metric.sidecar_environment(
+                metrics_port=metrics.port or spec.service.container_port,
+                metrics_path=metrics.path,
+                series=metrics.names,
+                cluster_name=names.cluster,
+                service_name=names.service,
+                # A server still silent when ECS stops ignoring health checks is misconfigured.
+                starting_max_s=startup.health_timings(spec).grace_period_s,
+                absent_is_zero=metrics.absent_is_zero,
+                waiting=metrics.waiting_name,
+                completed=metrics.completed_name,
+                drain_s=(
+                    spec.scaling.backlog_drain_s
+                    if spec.scaling.demand_estimate == "arrival-rate"
+                    else None
+                ),
+            )
         ),
         logging=ecs.LogDrivers.aws_logs(
             stream_prefix=demand_metric.SIDECAR_NAME, log_group=log_group

@@ -559,7 +559,9 @@ class InstanceLayer:
             for _ in range(delta):
                 self.launch(t, fleet)
         elif delta < 0:
-            fleet.terminate_empty(-delta)
+            removed = fleet.terminate_empty(-delta)
+            if self.pool is not None:
+                self.pool.give_back(t, removed, len(fleet.instances))
         while len(fleet.instances) < self._floor:
             self.launch(t, fleet)
         if self.pool is not None:

@@ -259,6 +259,7 @@ def simulate(
         else None
     )
     mean_request_s = p.mean_request_s
+    drain_s = p.backlog_drain_s
     host_policy = metrics.host if p.host_cpu_policy_target_percent is not None else None
     queue = RequestQueue(p.max_queue_s)
     rec = Recorder(step_s)
@@ -316,9 +317,16 @@ def simulate(
         running = fleet.running
         conc = nan
         if demand is not None:
-            # Little's law for the requests in service, plus the queue, over
-            # every RUNNING task: a loading task's sidecar publishes 0.
-            total = served / step_s * mean_request_s + queue.queue
+            # Over every RUNNING task (a loading task's sidecar publishes 0):
+            # in flight, Little's law for the requests in service plus the
+            # queue; the arrival-rate estimate, the rate requests arrive x
+            # their mean time plus the queue drained over backlog_drain_s
+            # (demand_metric.py "The estimate": in steady state both are the
+            # requests in service).
+            if drain_s is None:
+                total = served / step_s * mean_request_s + queue.queue
+            else:
+                total = mean_request_s * (arrivals / step_s + queue.queue / drain_s)
             conc = demand.sample(i, t + step_s, total, running)
         if pool is None:
             billed = ninst
@@ -361,6 +369,7 @@ def simulate(
         "fast_path_scale_outs": 0 if fast is None else fast.actions,
         "fast_scale_ins": 0 if scale_in is None else scale_in.actions,
         "warm_pool_starts": 0 if pool is None else pool.starts,
+        "warm_pool_returned": 0 if pool is None else pool.returned,
     }
     cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s)
     summary = _summary(p, step_s, seed, start, offered, queue, rec, cost)
@@ -443,6 +452,7 @@ def _warm_pool(p: SimParams, fleet: Fleet, start: Start) -> WarmPool | None:
         p.instance_boot_s + p.image_pull_s,
         p.warm_register_s,
         billed_running=p.warm_pool_state == "Running",
+        reuse_on_scale_in=p.warm_pool_reuse_on_scale_in,
     )
     pool.fill(0.0, len(fleet.instances), ready_at=-math.inf if start == "warm" else None)
     return pool

@@ -217,11 +217,14 @@ class WarmPool:
     ECS registration in ``register_s`` with the image on disk. The pool
     refills to max(min_size, max_prepared - in-service instances)
     (WarmPoolConfiguration, aws-semantics §4); with ECS an instance that
-    scales in is terminated, not returned (ReuseOnScaleIn cannot be used).
+    scales in is terminated, not returned (ReuseOnScaleIn cannot be used,
+    aws-semantics §9). ``reuse_on_scale_in`` is the what-if that it could:
+    an instance that scales in goes back to the pool, prepared, in place of a
+    refill's boot and pull (:meth:`give_back`).
     """
 
     __slots__ = ("_prepared", "billed_running", "max_prepared", "min_size", "prepare_s",
-                 "register_s", "starts")  # fmt: skip
+                 "register_s", "returned", "reuse_on_scale_in", "starts")  # fmt: skip
 
     def __init__(
         self,
@@ -230,7 +233,10 @@ class WarmPool:
         prepare_s: float,
         register_s: float,
         billed_running: bool,
+        reuse_on_scale_in: bool = False,
     ) -> None:
+        self.reuse_on_scale_in = reuse_on_scale_in
+        self.returned = 0
         self.min_size = min_size
         self.max_prepared = max_prepared
         self.prepare_s = prepare_s
@@ -250,6 +256,21 @@ class WarmPool:
         at = t + self.prepare_s if ready_at is None else ready_at
         while len(self._prepared) < self.size(in_service):
             self._prepared.append(at)
+
+    def give_back(self, t: float, count: int, in_service: int) -> None:
+        """What-if: ``count`` instances that scaled in return to the pool, up to its size.
+
+        They still hold the image and stop at once (a simplification: AWS
+        documents no stop time), so they are prepared from ``t``; the pool
+        has no refill to launch for the places they take.
+        """
+        if not self.reuse_on_scale_in:
+            return
+        for _ in range(count):
+            if len(self._prepared) >= self.size(in_service):
+                break
+            self._prepared.append(t)
+            self.returned += 1
 
     def take(self, t: float) -> bool:
         """Take one prepared instance for a scale-out, if one is ready."""

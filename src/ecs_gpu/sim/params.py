@@ -202,11 +202,16 @@ class SimParams:
     # through an ASG step policy, which AWS says a capacity provider's group
     # must not have (controllers.AsgFastPath).
     instance_fast_path: bool = False
-    # What-if, never from a spec: target tracking reads the one-minute
-    # concurrency datapoint capped at this multiple of the target (metric
-    # math could deploy it; benchmarks/compare_signals.py --variants shows
-    # why it is not).
+    # Target tracking reads the one-minute concurrency datapoint capped at
+    # this multiple of the target: from_spec sets fast_path.TRACKING_CAP_RATIO
+    # (1.0) with the fast path on, the metric math the template deploys;
+    # None: uncapped.
     tracking_cap_ratio: float | None = None
+    # [scaling] demand_estimate = "arrival-rate": the sidecar publishes the
+    # arrival rate x mean request time plus the backlog over this window
+    # (demand_metric.py "The estimate"); None: requests in flight (running +
+    # waiting), the "in-flight" estimate.
+    backlog_drain_s: float | None = None
     # The sidecar publishes every 10 s (demand_metric.PUBLISH_INTERVAL_S).
     demand_publish_interval_s: float = float(demand_metric.PUBLISH_INTERVAL_S)
     # PutMetricData to an alarm that sees the datapoint: AWS documents no
@@ -219,6 +224,9 @@ class SimParams:
     # the ASG's max size.
     warm_pool_max_prepared: int | None = None
     warm_pool_state: Literal["Stopped", "Hibernated", "Running"] = "Stopped"
+    # What-if, never from a spec: instances that scale in return to the pool
+    # (ReuseOnScaleIn), which ECS does not allow (aws-semantics §9).
+    warm_pool_reuse_on_scale_in: bool = False
     # A Stopped or Hibernated pool instance bills only its root volume:
     # catalog.gp3_usd_per_hour of [capacity] root_volume_* (dated gp3 price).
     pool_volume_usd_per_hour: float = 0.0
@@ -343,6 +351,12 @@ def from_spec(spec: Spec) -> SimParams:
         # The step table and alarm the template deploys (one source).
         fast_path=fast_path.fast_path(spec),
         fast_scale_in=fast_scale_in.fast_scale_in(spec),
+        tracking_cap_ratio=(
+            None if fast_path.tracking_cap(spec) is None else fast_path.TRACKING_CAP_RATIO
+        ),
+        backlog_drain_s=(
+            float(sc.backlog_drain_s) if sc.demand_estimate == "arrival-rate" else None
+        ),
         warm_pool_min_size=None if cap.warm_pool is None else cap.warm_pool.min_size,
         warm_pool_max_prepared=None if cap.warm_pool is None else cap.warm_pool.prepared_capacity,
         warm_pool_state="Stopped" if cap.warm_pool is None else cap.warm_pool.pool_state,

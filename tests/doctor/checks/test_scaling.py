@@ -203,7 +203,8 @@ def test_fast_alarm_threshold_comes_from_the_spec(healthy: Callable[[], Snap]) -
     as_concurrency(s)
     s[COLLECTION_KEY]["target"]["fast_path_threshold"] = 12.0
     f = next(f for f in run_checks(s).findings if f.id == "SCL005")
-    assert "threshold 16 (want 12)" in f.fix
+    deployed = fast_path.threshold(concurrency_spec())
+    assert f"threshold {deployed:g} (want 12)" in f.fix
     s = healthy()
     as_concurrency(s, signal_in_target=False)
     _fast_alarm(s)["Threshold"] = 24.0

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from ecs_gpu.demand_metric import DEFAULT_BACKLOG_DRAIN_S
 from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, GpuSeries, Signal, SignalPlan
 from ecs_gpu.spec.messages import RuleError
 from ecs_gpu.spec.sections.base import _Section
@@ -44,8 +45,16 @@ class ScalingSpec(_Section):
     # "concurrency"; the GPU signals have no 10-second series.
     fast_scale_out: bool | None = None
     # The fast path fires when per-task concurrency exceeds this percentage of
-    # the target (Knative's panic threshold, 200 % by default).
-    panic_threshold_percent: Annotated[float, Field(ge=110, le=1000)] = 200.0
+    # the target. 110 % by default: with the fast path on, target tracking's
+    # datapoint is capped at the target, so the fast path does every scale-out
+    # (fast_path.py; docs/benchmarks.md "Pay for what you serve").
+    panic_threshold_percent: Annotated[float, Field(ge=110, le=1000)] = 110.0
+    # What the sidecar publishes (demand_metric.py "The estimate"):
+    # "arrival-rate", the rate requests arrive x their mean time plus the
+    # backlog drained over backlog_drain_s; "in-flight", requests running +
+    # waiting (before issue 16), which counts a backlog as standing load.
+    demand_estimate: Literal["arrival-rate", "in-flight"] = "arrival-rate"
+    backlog_drain_s: Annotated[int, Field(ge=10, le=3600)] = DEFAULT_BACKLOG_DRAIN_S
     # The fast scale-in: a step-scaling policy on a 10-second low alarm that
     # removes at most a quarter of the tasks a minute (fast_scale_in.py).
     # Off unless true, and only with "concurrency": the GPU signals have no

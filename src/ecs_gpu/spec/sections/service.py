@@ -41,6 +41,17 @@ METRICS_PRESETS: dict[str, tuple[str, str]] = {
     "sglang": ("sglang:num_running_reqs", "sglang:num_queue_reqs"),
     "triton": ("nv_inference_pending_request_count", ""),
 }
+# Each server's counter of finished requests, which the arrival-rate estimate
+# reads (demand_metric.py "The estimate"): vLLM's request_success_total (one
+# series per finish reason, abort included), TGI's request_success, SGLang's
+# num_requests_total ("Number of requests processed", metrics/collector.py),
+# Triton's nv_inference_request_success.
+COMPLETED_PRESETS: dict[str, str] = {
+    "vllm": "vllm:request_success_total",
+    "tgi": "tgi_request_success",
+    "sglang": "sglang:num_requests_total",
+    "triton": "nv_inference_request_success",
+}
 PROM_NAME_RE = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
 
 
@@ -99,6 +110,8 @@ class ServiceMetricsSpec(_Section):
     path: Annotated[str, Field(pattern=r"^/[!-~]*$", max_length=1024)] = "/metrics"
     running_metric: Annotated[str, Field(pattern=PROM_NAME_RE, max_length=200)] | None = None
     waiting_metric: Annotated[str, Field(pattern=PROM_NAME_RE, max_length=200)] | None = None
+    # The counter of finished requests (the arrival-rate estimate's).
+    completed_metric: Annotated[str, Field(pattern=PROM_NAME_RE, max_length=200)] | None = None
 
     @property
     def absent_is_zero(self) -> bool:
@@ -112,6 +125,16 @@ class ServiceMetricsSpec(_Section):
         running, waiting = METRICS_PRESETS[self.preset]
         picked = (self.running_metric or running, self.waiting_metric or waiting)
         return tuple(n for n in picked if n)
+
+    @property
+    def waiting_name(self) -> str:
+        """The waiting series (a part of :attr:`names`; empty where the server has none)."""
+        return self.waiting_metric or METRICS_PRESETS[self.preset][1]
+
+    @property
+    def completed_name(self) -> str:
+        """The counter of finished requests the arrival-rate estimate reads."""
+        return self.completed_metric or COMPLETED_PRESETS[self.preset]
 
 
 class ServiceSpec(_Section):
