@@ -676,8 +676,11 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
         series=("vllm:num_requests_running", "vllm:num_requests_waiting"),
         cluster_name=NAMES.cluster,
         service_name=NAMES.service,
-        region=REGION,
         starting_max_s=600,
+    )
+    # As ECS returns it: CloudFormation resolved the script's Fn::Sub body.
+    env[demand_metric.SCRIPT_ENV] = demand_metric.resolve_sub(
+        env[demand_metric.SCRIPT_ENV], REGION
     )
     s["task_definitions"][0]["containerDefinitions"].append(
         {
