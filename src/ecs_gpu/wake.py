@@ -1,0 +1,110 @@
+"""The wake path: what starts a task again when a scale-to-zero service has none.
+
+With ``[scaling] min_tasks = 0`` target tracking can take the service to
+zero tasks, but not back: with no task there is no GPU, CPU or concurrency
+datapoint, and a policy with insufficient data does not scale
+(aws-semantics.md §10 "Target tracking at zero"). Two wake paths:
+
+* With ``[load_balancer]``: a one-minute alarm on the load balancer's
+  requests, by metric math that reads them only while the service has no
+  RUNNING task, invokes a step policy that adds one task
+  (:func:`wake_path`). The requests are ``RequestCount`` plus
+  ``HTTPCode_ELB_503_Count`` (the ALB answers 503 while its target group has
+  no registered target, and AWS does not say whether RequestCount counts
+  those requests: the sum is at least 1 either way). "No task runs" is
+  ECS's service ``CPUUtilization`` having no datapoint: ECS sends the
+  service's metrics only while it has RUNNING tasks, at no extra cost
+  (RunningTaskCount would need Container Insights, which bills per
+  metric). ``FILL(c, 0)`` turns its absence into 0.
+* Without one: ``[[scaling.schedule]]`` entries (:mod:`ecs_gpu.schedule`),
+  scheduled actions that raise min_tasks when the service must serve.
+
+The step adds one task (``ChangeInCapacity``): Application Auto Scaling
+starts from the RUNNING count (§1 "Base for the computation"), so while the
+first task boots, pulls and loads, every re-invocation sets the same desired
+count of one. The cooldown covers the minutes between the task's start and
+its first CPU datapoint, when the alarm may still read "no task".
+
+The template (infra/scaling.py) writes these numbers and the simulator
+(sim/controllers.WakeLayer) runs them, so they are here once, without CDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from ecs_gpu import managed_scaling, startup
+from ecs_gpu.spec import Spec
+
+ELB_NAMESPACE: Final = "AWS/ApplicationELB"
+REQUESTS_METRIC: Final = "RequestCount"
+REJECTED_METRIC: Final = "HTTPCode_ELB_503_Count"
+# The load balancer's full name (app/<name>/<id>): RequestCount and the ELB's
+# own 503 count both have the LoadBalancer dimension alone (§10).
+ELB_DIMENSION: Final = "LoadBalancer"
+ELB_STATISTIC: Final = "Sum"
+RUNNING_NAMESPACE: Final = "AWS/ECS"
+RUNNING_METRIC: Final = "CPUUtilization"
+RUNNING_STATISTIC: Final = "SampleCount"
+REQUESTS_ID: Final = "r"
+REJECTED_ID: Final = "e"
+RUNNING_ID: Final = "c"
+# Requests while no task runs; 0 while one does.
+EXPRESSION: Final = (
+    f"IF(FILL({RUNNING_ID}, 0) == 0, FILL({REQUESTS_ID}, 0) + FILL({REJECTED_ID}, 0), 0)"
+)
+EXPRESSION_LABEL: Final = "Requests to the load balancer while no task runs"
+# The ALB publishes every 60 s while requests flow (§10): one period, one
+# datapoint, so the first minute with a request wakes the service.
+PERIOD_S: Final = 60
+EVALUATION_PERIODS: Final = 1
+DATAPOINTS_TO_ALARM: Final = 1
+THRESHOLD: Final = 1.0
+COMPARISON: Final = "GreaterThanOrEqualToThreshold"
+ADJUSTMENT_TYPE: Final = "ChangeInCapacity"
+TASKS_ADDED: Final = 1
+
+
+@dataclass(frozen=True)
+class WakePath:
+    """The alarm and step policy a spec deploys (None from :func:`wake_path` without one)."""
+
+    cooldown_s: int
+    tasks: int = TASKS_ADDED
+    period_s: int = PERIOD_S
+    threshold: float = THRESHOLD
+    evaluation_periods: int = EVALUATION_PERIODS
+    datapoints_to_alarm: int = DATAPOINTS_TO_ALARM
+
+
+def scales_to_zero(spec: Spec) -> bool:
+    """Whether the service may run no task: ``[scaling] min_tasks = 0``, or a schedule
+    entry that sets it."""
+    sc = spec.scaling
+    return sc.min_tasks == 0 or any(e.min_tasks == 0 for e in sc.schedule)
+
+
+def cooldown_s(spec: Spec) -> int:
+    """The step policy's cooldown: a new task's time to serve (the capacity provider's
+    instance warm-up, as the fast path's), past its first CPU datapoint."""
+    return managed_scaling.instance_warmup_s(spec)
+
+
+def wake_path(spec: Spec) -> WakePath | None:
+    """The wake alarm and step policy, or None: only a service that may run no task and
+    has a load balancer to count requests at needs and gets one."""
+    if not scales_to_zero(spec) or spec.load_balancer is None:
+        return None
+    return WakePath(cooldown_s=cooldown_s(spec))
+
+
+def start_s(spec: Spec) -> float:
+    """From the wake to a serving task: the image pull and model on a kept instance
+    (min_instances >= 1), else the warm pool's start when it covers the scale-out,
+    else a cold boot + pull + model (managed_scaling)."""
+    if max(spec.capacity.min_instances, spec.capacity.reserved_instances or 0) >= 1:
+        return startup.task_ready_s(spec)
+    if managed_scaling.pool_covers_scale_out(spec):
+        return managed_scaling.pooled_start_s(spec)
+    return managed_scaling.cold_start_s(spec)
