@@ -202,7 +202,7 @@ def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
     message = (
         f"{path}: {key} = {value}: the service scales to zero tasks, and the first request "
         f"after zero waits for {how}. Fix: keep min_tasks >= 1 where that wait is too "
-        "long; a [capacity.warm_pool] shortens it"
+        "long; a [capacity.warm_pool] shortens it."
     )
     return [Finding("spec", "scale-to-zero", "warning", key, message)]
 

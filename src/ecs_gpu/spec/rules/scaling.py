@@ -180,4 +180,3 @@ def _schedule_within_max(spec: Spec) -> Iterator[Problem]:
                 f"is above scaling.max_tasks ({sc.max_tasks}), which sizes the fleet",
                 f"lower it to {sc.max_tasks} or less, or raise scaling.max_tasks",
             )
-
