@@ -58,7 +58,9 @@ def _value(text: str, field: int) -> int:
 
 def _field(text: str, field: int) -> frozenset[int]:
     name, lo, hi = FIELDS[field]
-    if any(c in text.upper() for c in "LW#"):
+    # L, W and # outside the month and day names (JUL and WED have them).
+    bare = re.sub(r"[A-Z]{3}", "", text.upper())
+    if any(c in bare for c in "LW#"):
         raise CronError(f"{name} field: {text!r} uses L, W or #, which ecs-gpu does not read")
     out: set[int] = set()
     for part in text.split(","):

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from ecs_gpu import host, managed_scaling, startup, wake
+from ecs_gpu import host, startup, wake
 from ecs_gpu.errors import SpecError
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import NOTES, Spec, cross_field_problems
@@ -182,7 +182,7 @@ def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
     start = wake.start_s(spec)
     if max(cap.min_instances, cap.reserved_instances or 0) >= 1:
         what = "the image pull and model load on the instance min_instances keeps"
-    elif managed_scaling.pool_covers_scale_out(spec):
+    elif wake.pooled_wake(spec):
         what = "the warm pool's start and the model load"
     else:
         what = "an instance's boot, the image pull and the model load"

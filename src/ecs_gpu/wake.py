@@ -64,6 +64,11 @@ THRESHOLD: Final = 1.0
 COMPARISON: Final = "GreaterThanOrEqualToThreshold"
 ADJUSTMENT_TYPE: Final = "ChangeInCapacity"
 TASKS_ADDED: Final = 1
+# Beyond the instance warm-up, what the cooldown waits for: the launch comes a
+# CapacityProviderReservation datapoint and its alarm after the wake (about two
+# minutes, aws-semantics §2), and "no task runs" ends a minute and its lag after
+# the task is RUNNING (§10): five minutes cover both.
+DETECTION_MARGIN_S: Final = 300
 
 
 @dataclass(frozen=True)
@@ -86,9 +91,14 @@ def scales_to_zero(spec: Spec) -> bool:
 
 
 def cooldown_s(spec: Spec) -> int:
-    """The step policy's cooldown: a new task's time to serve (the capacity provider's
-    instance warm-up, as the fast path's), past its first CPU datapoint."""
-    return managed_scaling.instance_warmup_s(spec)
+    """The step policy's cooldown: until the alarm sees the first task's CPU datapoint.
+
+    The capacity provider's instance warm-up (boot + pull + model, or the
+    pooled start; managed_scaling) plus :data:`DETECTION_MARGIN_S`. A shorter
+    one lets the alarm, still reading "no task" for the minutes before the
+    task's first datapoint, add a second task to the one now RUNNING.
+    """
+    return managed_scaling.instance_warmup_s(spec) + DETECTION_MARGIN_S
 
 
 def wake_path(spec: Spec) -> WakePath | None:
@@ -99,12 +109,23 @@ def wake_path(spec: Spec) -> WakePath | None:
     return WakePath(cooldown_s=cooldown_s(spec))
 
 
+def pooled_wake(spec: Spec) -> bool:
+    """Whether the first instance after zero comes from the warm pool: the pool holds
+    one at the group's floor (managed_scaling.pool_size)."""
+    cap = spec.capacity
+    wp = cap.warm_pool
+    floor = max(cap.min_instances, cap.reserved_instances or 0)
+    return (
+        wp is not None and managed_scaling.pool_size(wp.min_size, wp.prepared_capacity, floor) >= 1
+    )
+
+
 def start_s(spec: Spec) -> float:
     """From the wake to a serving task: the image pull and model on a kept instance
-    (min_instances >= 1), else the warm pool's start when it covers the scale-out,
-    else a cold boot + pull + model (managed_scaling)."""
+    (min_instances >= 1), else the warm pool's start when the pool holds an instance
+    (:func:`pooled_wake`), else a cold boot + pull + model (managed_scaling)."""
     if max(spec.capacity.min_instances, spec.capacity.reserved_instances or 0) >= 1:
         return startup.task_ready_s(spec)
-    if managed_scaling.pool_covers_scale_out(spec):
+    if pooled_wake(spec):
         return managed_scaling.pooled_start_s(spec)
     return managed_scaling.cold_start_s(spec)

@@ -126,8 +126,9 @@ def test_zero_with_a_load_balancer_is_valid() -> None:
 
 
 def test_zero_without_a_wake_path_names_both_fixes() -> None:
-    line = one_problem(dumps({**NO_LB, "scaling": {**FULL["scaling"], "min_tasks": 0}}),
-                       "scaling.min_tasks", "0")
+    line = one_problem(
+        dumps({**NO_LB, "scaling": {**FULL["scaling"], "min_tasks": 0}}), "scaling.min_tasks", "0"
+    )
     assert "nothing would start one again" in line
     fix = line.split("Fix:")[1]
     assert "[load_balancer]" in fix and "[[scaling.schedule]]" in fix
