@@ -50,6 +50,7 @@ def test_lists_ranges_and_steps() -> None:
         ("0 8 LW * ? *", "uses L, W or #"),
         ("0/0 8 * * ? *", "step '0' is not a positive number"),
         ("? 8 * * ? *", "'?' is only for day-of-month or day-of-week"),
+        ("0 8 ? * MON/2 *", "has a step, which this field does not take"),
         ("0 x * * ? *", "hours field: 'x' is not a number"),
     ],
 )

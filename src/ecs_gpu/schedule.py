@@ -9,10 +9,11 @@ Application Auto Scaling's cron is EventBridge's six fields, ``Minutes Hours
 Day-of-month Month Day-of-week Year``, in UTC unless the action names a time
 zone (aws-semantics.md §10 "Scheduled actions"); ecs-gpu sets no time zone.
 This reader takes the subset a daily or weekday rhythm needs: numbers,
-``*``, lists (``1,3``), ranges (``8-18``) and steps (``0/15``, ``*/2``) in
-every field, the names ``JAN``-``DEC`` and ``SUN``-``SAT``, and ``?`` in
-one of day-of-month and day-of-week (EventBridge: one of the two must be
-``?``). ``L``, ``W`` and ``#`` are refused with a message, not guessed.
+``*``, lists (``1,3``), ranges (``8-18``), steps (``0/15``, ``*/2``; not in
+month and day-of-week, as EventBridge's table), the names ``JAN``-``DEC``
+and ``SUN``-``SAT`` (1 = Sunday), and ``?`` in one of day-of-month and
+day-of-week (EventBridge: one of the two must be ``?``). ``L``, ``W`` and
+``#`` are refused with a message, not guessed.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ MONTHS: Final = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", 
 # EventBridge numbers the days 1-7 from Sunday.
 DAYS: Final = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
 EXAMPLE: Final = "0 8 ? * MON-FRI *"
+# EventBridge's table allows "/" in every field but month and day-of-week.
+NO_STEP: Final = frozenset({3, 4})
 _WRAPPED = re.compile(r"^cron\((.*)\)$")
 
 
@@ -66,6 +69,8 @@ def _field(text: str, field: int) -> frozenset[int]:
     for part in text.split(","):
         base, _, step_text = part.partition("/")
         step = 1
+        if "/" in part and field in NO_STEP:
+            raise CronError(f"{name} field: {part!r} has a step, which this field does not take")
         if step_text:
             if not step_text.isdigit() or int(step_text) < 1:
                 raise CronError(f"{name} field: step {step_text!r} is not a positive number")
