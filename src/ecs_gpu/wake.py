@@ -55,6 +55,12 @@ EXPRESSION: Final = (
     f"IF(FILL({RUNNING_ID}, 0) == 0, FILL({REQUESTS_ID}, 0) + FILL({REJECTED_ID}, 0), 0)"
 )
 EXPRESSION_LABEL: Final = "Requests to the load balancer while no task runs"
+# The missing-metric alarms of a service that may run no task: a series is
+# missing only while a task runs (-1 then, below their threshold 0); with no
+# task, 0. Without this they would be in ALARM every night at zero.
+SERIES_ID: Final = "m"
+MISSING_EXPRESSION: Final = f"IF(FILL({RUNNING_ID}, 0) > 0, FILL({SERIES_ID}, -1), 0)"
+MISSING_LABEL: Final = "The series, or -1 while a task runs without it (0 with no task)"
 # The ALB publishes every 60 s while requests flow (§10): one period, one
 # datapoint, so the first minute with a request wakes the service.
 PERIOD_S: Final = 60

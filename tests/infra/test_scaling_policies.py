@@ -340,11 +340,14 @@ def test_fast_scale_in_alarm_reads_per_task_concurrency_on_one_task_fewer(
     spec, t = case
     fsi = fast_scale_in.fast_scale_in(spec)
     policies = _fast_in_policies(t)
-    # Metric-math alarms other than the wake path's (tested below).
+    # Metric-math alarms other than the wake path's and, at zero, the missing-metric
+    # ones (tested below).
     low = {
         k: a
         for k, a in _alarms(t).items()
-        if "Metrics" in a and "wake path" not in a.get("AlarmDescription", "")
+        if "Metrics" in a
+        and "wake path" not in a.get("AlarmDescription", "")
+        and not a.get("AlarmDescription", "").startswith("No ")
     }
     if fsi is None:
         assert not policies and not low
@@ -402,6 +405,10 @@ def alarm_threshold(t: T) -> float:
 
 def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -> None:
     spec, t = case
+    if wake.scales_to_zero(spec):
+        pytest.skip(
+            "their zero form: test_at_zero_the_missing_metric_alarms_wait_for_a_running_task"
+        )
     missing = {k: a for k, a in _alarms(t).items() if a["TreatMissingData"] == "breaching"}
     assert len(missing) == 2
     by_metric = {a["MetricName"]: a for a in missing.values()}
@@ -622,3 +629,26 @@ def test_with_tasks_kept_the_cpu_policy_scales_in(reports: dict[str, ValidationR
     assert "DisableScaleIn" not in cpu["TargetTrackingScalingPolicyConfiguration"]
     assert [n for n in reports["concurrency"].notes if n.id == "scale-to-zero"] == []
     assert "ScheduledActions" not in _target(t)
+
+
+@pytest.mark.parametrize("key", sorted(SPECS))
+def test_at_zero_the_missing_metric_alarms_wait_for_a_running_task(
+    key: str, specs: dict[str, Spec], reports: dict[str, ValidationReport]
+) -> None:
+    t = reports[key].template
+    missing = [a for a in _alarms(t).values() if a["AlarmDescription"].startswith("No ")]
+    assert len(missing) == 2  # the GPU series and the concurrency series
+    for a in missing:
+        if not wake.scales_to_zero(specs[key]):
+            assert "Metrics" not in a and a["TreatMissingData"] == "breaching"
+            continue
+        # With no task both series are expected to be missing: 0 then, -1 only while
+        # a task runs without them; so no data at all is not breaching.
+        (expr,) = [q for q in a["Metrics"] if "Expression" in q]
+        assert expr["Expression"] == wake.MISSING_EXPRESSION
+        running = next(q for q in a["Metrics"] if q["Id"] == wake.RUNNING_ID)["MetricStat"]
+        assert running["Metric"]["MetricName"] == wake.RUNNING_METRIC
+        assert running["Stat"] == wake.RUNNING_STATISTIC
+        (series,) = [q for q in a["Metrics"] if q["Id"] == wake.SERIES_ID]
+        assert series["MetricStat"]["Period"] == running["Period"] == 60
+        assert a["TreatMissingData"] == "notBreaching" and a["Threshold"] == 0

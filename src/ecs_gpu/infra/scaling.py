@@ -344,10 +344,22 @@ def _add_fast_scale_in(
     return alarm, policy
 
 
+def running_metric(spec: Spec, period_s: int) -> cw.Metric:
+    """ECS's service CPU datapoint count: 0 (missing) exactly while no task is RUNNING
+    (:mod:`ecs_gpu.wake`); the wake alarm and, at zero, the missing-metric alarms read it."""
+    names = Names(spec.service.name)
+    return cw.Metric(
+        namespace=wake.RUNNING_NAMESPACE,
+        metric_name=wake.RUNNING_METRIC,
+        dimensions_map={"ClusterName": names.cluster, "ServiceName": names.service},
+        statistic=wake.RUNNING_STATISTIC,
+        period=Duration.seconds(period_s),
+    )
+
+
 def wake_expression(spec: Spec, wp: wake.WakePath, load_balancer: str) -> cw.MathExpression:
     """Requests to the load balancer (RequestCount + the ELB's own 503s) while the service
     has no CPU datapoint, i.e. no RUNNING task; 0 while one runs (:mod:`ecs_gpu.wake`)."""
-    names = Names(spec.service.name)
     period = Duration.seconds(wp.period_s)
 
     def elb(metric: str) -> cw.Metric:
@@ -359,13 +371,7 @@ def wake_expression(spec: Spec, wp: wake.WakePath, load_balancer: str) -> cw.Mat
             period=period,
         )
 
-    running = cw.Metric(
-        namespace=wake.RUNNING_NAMESPACE,
-        metric_name=wake.RUNNING_METRIC,
-        dimensions_map={"ClusterName": names.cluster, "ServiceName": names.service},
-        statistic=wake.RUNNING_STATISTIC,
-        period=period,
-    )
+    running = running_metric(spec, wp.period_s)
     return cw.MathExpression(
         expression=wake.EXPRESSION,
         using_metrics={
