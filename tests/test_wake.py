@@ -49,3 +49,38 @@ def test_start_after_zero_is_cold_pooled_or_on_a_kept_instance() -> None:
     assert wake.start_s(pooled) == managed_scaling.pooled_start_s(pooled) < wake.start_s(cold)
     kept = _spec(G5.replace("min_tasks = 1", "min_tasks = 0") + LB)  # min_instances 1
     assert wake.start_s(kept) == startup.task_ready_s(kept) < wake.start_s(cold)
+
+
+def _alarm(**changes: object) -> dict[str, object]:
+    def q(qid: str, ns: str, name: str, dims: dict[str, str], stat: str) -> dict[str, object]:
+        metric = {
+            "Namespace": ns,
+            "MetricName": name,
+            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
+        }
+        return {"Id": qid, "MetricStat": {"Metric": metric, "Period": 60, "Stat": stat}}
+
+    lb = {"LoadBalancer": "app/x/1"}
+    svc = {"ClusterName": "c", "ServiceName": "s"}
+    alarm: dict[str, object] = {
+        "Metrics": [
+            {"Id": "expr_1", "Expression": wake.EXPRESSION},
+            q("r", wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
+            q("e", wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
+            q("c", wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC, svc, "SampleCount"),
+        ],
+        "ComparisonOperator": wake.COMPARISON,
+        "Threshold": wake.THRESHOLD,
+    }
+    return {**alarm, **changes}
+
+
+def test_a_deployed_wake_alarm_is_compared_field_by_field() -> None:
+    assert wake.alarm_differences(_alarm(), "c", "s") == []
+    # Another service's CPU: it would read "no task" for ever and wake on every request.
+    (diff,) = wake.alarm_differences(_alarm(), "c", "other")
+    assert diff[0] == "Metrics.c.Dimensions" and "other" not in str(diff[1])
+    (diff,) = wake.alarm_differences(_alarm(Threshold=5.0), "c", "s")
+    assert diff[0] == "Threshold" and "(want GreaterThanOrEqualToThreshold 1)" in diff[2]
+    (diff,) = wake.alarm_differences(_alarm(Metrics=[]), "c", "s")
+    assert diff[0] == "Expression"

@@ -31,8 +31,9 @@ The template (infra/scaling.py) writes these numbers and the simulator
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from ecs_gpu import managed_scaling, startup
 from ecs_gpu.spec import Spec
@@ -135,3 +136,59 @@ def start_s(spec: Spec) -> float:
     if pooled_wake(spec):
         return managed_scaling.pooled_start_s(spec)
     return managed_scaling.cold_start_s(spec)
+
+
+def _query(alarm: Mapping[str, Any], qid: str) -> Mapping[str, Any]:
+    for q in alarm.get("Metrics") or []:
+        if q.get("Id") == qid:
+            ms: Mapping[str, Any] = q.get("MetricStat") or {}
+            return ms
+    return {}
+
+
+def alarm_differences(
+    alarm: Mapping[str, Any], cluster: str, service: str
+) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed alarm differs from the wake
+    alarm (:data:`EXPRESSION` over the ALB's two counts and the service's CPU
+    SampleCount at :data:`PERIOD_S`, :data:`COMPARISON` :data:`THRESHOLD`); empty: it
+    is the wake alarm. ``verify scaling`` reads it."""
+    exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
+    if exprs != [EXPRESSION]:
+        return [("Expression", exprs, f"expression {exprs} (want {EXPRESSION})")]
+    want = {
+        REQUESTS_ID: (ELB_NAMESPACE, REQUESTS_METRIC, ELB_STATISTIC, None),
+        REJECTED_ID: (ELB_NAMESPACE, REJECTED_METRIC, ELB_STATISTIC, None),
+        RUNNING_ID: (
+            RUNNING_NAMESPACE,
+            RUNNING_METRIC,
+            RUNNING_STATISTIC,
+            {"ClusterName": cluster, "ServiceName": service},
+        ),
+    }
+    out: list[tuple[str, Any, str]] = []
+    for qid, (ns, name, stat, dims) in want.items():
+        ms = _query(alarm, qid)
+        metric = ms.get("Metric") or {}
+        found = (metric.get("Namespace"), metric.get("MetricName"), ms.get("Stat"))
+        if found != (ns, name, stat):
+            out.append((f"Metrics.{qid}", found, f"{qid} reads {found} (want {(ns, name, stat)})"))
+        got = {d.get("Name"): d.get("Value") for d in metric.get("Dimensions") or []}
+        if dims is None and set(got) != {ELB_DIMENSION}:
+            out.append(
+                (f"Metrics.{qid}.Dimensions", got, f"{qid} by {sorted(got)} (want {ELB_DIMENSION})")
+            )
+        if dims is not None and got != dims:
+            out.append((f"Metrics.{qid}.Dimensions", got, f"{qid} by {got} (want {dims})"))
+        if ms.get("Period") != PERIOD_S:
+            out.append(
+                (
+                    f"Metrics.{qid}.Period",
+                    ms.get("Period"),
+                    f"{qid} period {ms.get('Period')} s (want {PERIOD_S} s)",
+                )
+            )
+    if alarm.get("ComparisonOperator") != COMPARISON or alarm.get("Threshold") != THRESHOLD:
+        found_op = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
+        out.append(("Threshold", found_op, f"{found_op} (want {COMPARISON} {THRESHOLD:g})"))
+    return out
