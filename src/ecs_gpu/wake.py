@@ -192,3 +192,18 @@ def alarm_differences(
         found_op = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
         out.append(("Threshold", found_op, f"{found_op} (want {COMPARISON} {THRESHOLD:g})"))
     return out
+
+
+def is_wake_policy(policy: Mapping[str, Any]) -> bool:
+    """Whether a deployed StepScaling policy has the wake path's shape: ChangeInCapacity,
+    every step adding (the fast path's adds percentages, the fast scale-in's removes)."""
+    cfg = policy.get("StepScalingPolicyConfiguration") or {}
+    steps = cfg.get("StepAdjustments") or []
+    return (
+        cfg.get("AdjustmentType") == ADJUSTMENT_TYPE
+        and bool(steps)
+        and all(
+            isinstance(s.get("ScalingAdjustment"), int | float) and s["ScalingAdjustment"] > 0
+            for s in steps
+        )
+    )
