@@ -11,12 +11,22 @@ from ecs_gpu.doctor.checks.common import (
     policy_alarms,
     reads_demand_metric,
     reads_gpu_metric,
+    service_items,
     spec_plan,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import Snapshot
+
+
+def _asleep(s: Snapshot) -> bool:
+    """At zero tasks by design: MinCapacity 0 and no task desired. Every target-tracking
+    alarm then reads no data, since no task publishes (aws-semantics.md §10); SCL008
+    checks what wakes the service."""
+    desired = [svc.get("desiredCount") for svc in service_items(s)]
+    zero = [t for t in s.get("scalable_targets") or [] if t.get("MinCapacity") == 0]
+    return bool(zero) and desired == [0]
 
 
 def _is_gpu_alarm(a: dict[str, Any]) -> bool:
@@ -104,6 +114,8 @@ def _missing_policy_alarms(s: Snapshot, c: Check) -> list[Finding]:
 )
 def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
     missing_alarm = collection_target(s).get("missing_metric_alarm")
+    if _asleep(s):
+        return _missing_policy_alarms(s, c)
     out = _missing_policy_alarms(s, c) + [
         c.finding(
             _no_data_evidence(a),
