@@ -170,3 +170,16 @@ def test_the_cpu_vote_leaves_the_scale_in_only_when_told() -> None:
         layer = ServiceLayer(p.with_(cpu_scale_in=scale_in), 1, [(gpu, 70.0)], cpu)
         layer.decide(600.0, fleet, False)
         assert layer.desired == want
+
+
+def test_the_summary_table_shows_the_idle_cost_and_the_wait_only_for_a_zero_design() -> None:
+    from ecs_gpu.sim.report import zero_lines
+
+    zero = from_spec(_spec(ZERO + LB))
+    s = simulate(zero, _night(zero), step_s=STEP, seed=1).summary
+    idle, wait = zero_lines(s)
+    assert idle[0] == "idle GPU-hours" and idle[1] == f"{s['idle_gpu_hours']:.2f}"
+    assert wait[1] == f"{s['worst_cold_start_wait_s'] / 60:.1f} min"
+    assert "longest of 2 first-request wait(s)" in wait[2]
+    kept = from_spec(_spec(G5))
+    assert zero_lines(simulate(kept, _night(kept), step_s=STEP, seed=1).summary) == []
