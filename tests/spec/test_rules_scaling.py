@@ -171,3 +171,12 @@ def test_bad_cron_names_the_field(cron: str, says: str) -> None:
 def test_schedule_min_above_max_is_refused() -> None:
     found = problems(with_("scaling", schedule=[{**NIGHT, "min_tasks": 2, "max_tasks": 1}]))
     assert len(found) == 1 and "min_tasks 2 is above max_tasks 1" in found[0], found
+
+
+def test_a_schedule_that_sleeps_a_kept_service_needs_a_wake_too() -> None:
+    # min_tasks 1, but the night entry lets it reach zero and nothing wakes it.
+    doc = {**NO_LB, "scaling": {**FULL["scaling"], "schedule": [NIGHT]}}
+    line = one_problem(dumps(doc), "scaling.schedule[0].min_tasks", "0")
+    assert "nothing would start one again" in line
+    doc["scaling"]["schedule"] = [NIGHT, MORNING]
+    assert parse_spec(dumps(doc), PATH).scaling.schedule[1].min_tasks == 1

@@ -385,3 +385,12 @@ def test_zero_without_a_load_balancer_is_unknown(healthy: Callable[[], Snap]) ->
     s["scalable_targets"][0]["MinCapacity"] = 0
     r = _scl008(s)
     assert r.status == "unknown" and "describe-scheduled-actions" in r.reason
+
+
+def test_wake_check_reads_alarms_only_at_zero(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    del s["alarms"]  # DescribeAlarms denied, say
+    assert next(r for r in run_checks(s).results if r.check.id == "SCL008").status == "ok"
+    s["scalable_targets"][0]["MinCapacity"] = 0
+    r = next(r for r in run_checks(s).results if r.check.id == "SCL008")
+    assert r.status == "unknown" and "alarms missing" in r.reason

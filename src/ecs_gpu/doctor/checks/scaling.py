@@ -562,7 +562,7 @@ _REDEPLOY_FAST_SCALE_IN: Final = (
     link="scaling",
     severity="error",
     title="Nothing wakes the service at zero tasks",
-    requires=("scalable_targets", "scaling_policies", "alarms", "services"),
+    requires=("scalable_targets",),
     doc="The service's MinCapacity is 0 and it has a load balancer, but no wake alarm (the "
     "load balancer's requests while no task runs) invokes a step policy, or the wake alarm "
     "differs from ecs_gpu.wake's.",
@@ -572,6 +572,11 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
     if not zero:
         return []  # at least one task is kept: target tracking always has a datapoint
     target = zero[0]
+    # The rest is read only at MinCapacity 0: a denied DescribeAlarms leaves a kept
+    # service's check ok, not unknown.
+    lacking = tuple(k for k in ("scaling_policies", "alarms", "services") if k not in s)
+    if lacking:
+        raise Unknown(f"{', '.join(lacking)} missing: {why_missing(s, lacking)}")
     cluster, service = demand_names(s)
     evidence = Evidence("scalable_targets", target.get("ResourceId", "?"), "MinCapacity", 0)
     wakers = [p for p in s["scaling_policies"] if wake.is_wake_policy(p)]

@@ -152,12 +152,14 @@ def _zero_needs_wake(spec: Spec) -> Iterator[Problem]:
     # With no task no policy has a datapoint, so nothing but a wake path
     # starts one again (ecs_gpu.wake).
     sc = spec.scaling
-    if sc.min_tasks != 0 or spec.load_balancer is not None:
+    zeros = [i for i, e in enumerate(sc.schedule) if e.min_tasks == 0]
+    if (sc.min_tasks != 0 and not zeros) or spec.load_balancer is not None:
         return
     if any(e.min_tasks >= 1 for e in sc.schedule):
         return
+    key = "scaling.min_tasks" if sc.min_tasks == 0 else f"scaling.schedule[{zeros[0]}].min_tasks"
     yield Problem(
-        "scaling.min_tasks",
+        key,
         0,
         "lets the service stop its last task, and nothing would start one again: with no "
         "task there is no GPU, CPU or concurrency datapoint for a policy to scale on, and "
