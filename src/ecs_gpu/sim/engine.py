@@ -267,7 +267,8 @@ def simulate(
         if p.wake is None
         else WakeLayer(p.wake, max(p.alb_metric_delay_s, p.ecs_metric_delay_s))
     )
-    zero = ZeroRecorder(step_s)
+    # Only a design that may run no task records idle cost and waits (the loop is hot).
+    zero = ZeroRecorder(step_s) if p.scales_to_zero else None
     pool = _warm_pool(p, fleet, start)
     instances = InstanceLayer(p, boot_time, pool)
     asg_fast = (
@@ -357,7 +358,8 @@ def simulate(
         account(t, rate, cap, u, ready, billed)
         if wake is not None:
             wake.sample(arrivals, running)
-        zero.account(t, rate, arrivals, ready, billed)
+        if zero is not None:
+            zero.account(t, rate, arrivals, ready, billed)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)
         hist = gpu_series.history
         row(
@@ -392,9 +394,9 @@ def simulate(
         "fast_scale_ins": 0 if scale_in is None else scale_in.actions,
         "warm_pool_starts": 0 if pool is None else pool.starts,
         **(
-            zero.summary(p, nsteps * step_s, 0 if wake is None else wake.actions)
-            if p.scales_to_zero
-            else {}
+            {}
+            if zero is None
+            else zero.summary(p, nsteps * step_s, 0 if wake is None else wake.actions)
         ),
     }
     cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s)
