@@ -29,7 +29,9 @@ class ScheduleSpec(_Section):
         try:
             return schedule.parse(v).text
         except schedule.CronError as e:
-            raise RuleError(str(e), f"write six fields, e.g. cron = {schedule.EXAMPLE!r}") from e
+            raise RuleError(
+                str(e), f"correct it (six fields, in UTC), e.g. cron = {schedule.EXAMPLE!r}"
+            ) from e
 
     @model_validator(mode="after")
     def _bounds(self) -> ScheduleSpec:
