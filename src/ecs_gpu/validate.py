@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from ecs_gpu import host, startup
+from ecs_gpu import host, startup, wake
 from ecs_gpu.errors import SpecError
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import NOTES, Spec, cross_field_problems
@@ -170,6 +170,43 @@ def startup_notes(spec: Spec, path: str = "spec") -> list[Finding]:
     ]
 
 
+def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
+    """What the first request after zero waits, when the service may run no task (wake.py).
+
+    A warning: valid and deployable, but the wait is the price of paying
+    nothing while idle, and an ALB answers 503 until a task is healthy.
+    """
+    if not wake.scales_to_zero(spec):
+        return []
+    sc, cap = spec.scaling, spec.capacity
+    start = wake.start_s(spec)
+    if max(cap.min_instances, cap.reserved_instances or 0) >= 1:
+        what = "the image pull and model load on the instance min_instances keeps"
+    elif wake.pooled_wake(spec):
+        what = "the warm pool's start and the model load"
+    else:
+        what = "an instance's boot, the image pull and the model load"
+    if spec.load_balancer is not None:
+        how = (
+            "the wake alarm (the load balancer's next one-minute datapoint) and managed "
+            f"scaling, then about {start / 60:.0f} min for {what}; until that task passes "
+            "its health checks the load balancer answers 503 (no registered target)"
+        )
+    else:
+        how = (
+            "the next scheduled action that raises min_tasks (without a load balancer no "
+            f"request wakes it), then about {start / 60:.0f} min for {what}"
+        )
+    key = "scaling.min_tasks" if sc.min_tasks == 0 else "scaling.schedule"
+    value = "0" if sc.min_tasks == 0 else "an entry with min_tasks = 0"
+    message = (
+        f"{path}: {key} = {value}: the service scales to zero tasks, and the first request "
+        f"after zero waits for {how}. Fix: keep min_tasks >= 1 where that wait is too "
+        "long; a [capacity.warm_pool] shortens it."
+    )
+    return [Finding("spec", "scale-to-zero", "warning", key, message)]
+
+
 def size_findings(template: dict[str, Any]) -> list[Finding]:
     """Deploy's TemplateURL limit (1 MB), on the same minified body deploy sends."""
     problem = template_size_problem(minified(template), bucket=True)
@@ -293,7 +330,12 @@ def validate(spec: Spec, *, path: str = "spec", stage: StageFn | None = None) ->
             *lint,
             *nag,
         ]
-    notes = [*spec_notes(spec, path), *startup_notes(spec, path), *size_notes(template)]
+    notes = [
+        *spec_notes(spec, path),
+        *startup_notes(spec, path),
+        *zero_notes(spec, path),
+        *size_notes(template),
+    ]
     return ValidationReport(template=template, findings=findings, notes=notes)
 
 

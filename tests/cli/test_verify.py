@@ -24,7 +24,7 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric, gpu_metric, wake
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import main
@@ -548,6 +548,7 @@ def drive(
     *,
     policies: list[dict[str, Any]] | None = None,
     alarm_threshold: float | None = None,
+    wake_path: bool = False,
 ) -> tuple[vs.ScalingResult, list[dict[str, Any]], str, fp.FastPath]:
     """Run verify scaling on the example's fast path; by default the service has it deployed.
 
@@ -593,6 +594,7 @@ def drive(
             clock=lambda: now[0],
             publisher=pub,
             wall_clock=lambda: T0,
+            wake_path=wake_path,
         )
     finally:
         assert not pub.running
@@ -791,3 +793,102 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
     )["Datapoints"]
     assert sum(d["SampleCount"] for d in stats) == 1000 * len(values)
     assert clients.cw.list_metrics(Namespace=gpu_metric.NAMESPACE)["Metrics"] == []
+
+
+# --- scale to zero: the wake path (ecs_gpu.wake) -------------------------------------------
+
+WAKE_POLICY = "vllm-g5-Wake-9F8E"
+WAKE_ALARM = "vllm-g5-WakeAlarm-7D6C"
+ALB = "app/vllm-g5-alb/0123456789abcdef"
+
+
+def wake_policy(alarms: list[str]) -> dict[str, Any]:
+    """The wake path's StepScaling policy as DescribeScalingPolicies lists it."""
+    p = fast_policy(alarms)
+    return {
+        **p,
+        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, WAKE_POLICY),
+        "PolicyName": WAKE_POLICY,
+        "StepScalingPolicyConfiguration": {
+            "AdjustmentType": wake.ADJUSTMENT_TYPE,
+            "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}],
+            "MetricAggregationType": "Maximum",
+            "Cooldown": 780,
+        },
+    }
+
+
+def put_wake_alarm(c: Clients, running_stat: str = wake.RUNNING_STATISTIC) -> None:
+    """The wake alarm as infra/scaling.py writes it (moto's CloudFormation skips alarms)."""
+
+    def stat(qid: str, ns: str, name: str, dims: dict[str, str], st: str) -> dict[str, Any]:
+        metric = {
+            "Namespace": ns,
+            "MetricName": name,
+            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
+        }
+        return {
+            "Id": qid,
+            "MetricStat": {"Metric": metric, "Period": wake.PERIOD_S, "Stat": st},
+            "ReturnData": False,
+        }
+
+    lb = {wake.ELB_DIMENSION: ALB}
+    c.cw.put_metric_alarm(
+        AlarmName=WAKE_ALARM,
+        Metrics=[
+            {"Id": "expr_1", "Expression": wake.EXPRESSION, "ReturnData": True},
+            stat(wake.REQUESTS_ID, wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
+            stat(wake.REJECTED_ID, wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
+            stat(
+                wake.RUNNING_ID,
+                wake.RUNNING_NAMESPACE,
+                wake.RUNNING_METRIC,
+                {"ClusterName": NAMES.cluster, "ServiceName": NAMES.service},
+                running_stat,
+            ),
+        ],
+        EvaluationPeriods=wake.EVALUATION_PERIODS,
+        DatapointsToAlarm=wake.DATAPOINTS_TO_ALARM,
+        Threshold=wake.THRESHOLD,
+        ComparisonOperator=wake.COMPARISON,
+        TreatMissingData="notBreaching",
+        AlarmActions=[wake_policy([])["PolicyARN"]],
+    )
+
+
+@pytest.mark.parametrize(
+    ("running_stat", "says"),
+    [
+        (None, "has no such alarm: at zero tasks nothing starts one again"),
+        ("Average", "has a wake alarm that does not match it (alarm vllm-g5-WakeAlarm-7D6C"),
+    ],
+    ids=["no-wake-alarm", "stale-wake-alarm"],
+)
+def test_verify_scaling_says_when_the_service_lacks_the_specs_wake_path(
+    clients: Clients, capsys: pytest.CaptureFixture[str], running_stat: str | None, says: str
+) -> None:
+    if running_stat is not None:
+        put_wake_alarm(clients, running_stat)
+    policies = [fast_policy([FAST_ALARM]), wake_policy([WAKE_ALARM] if running_stat else [])]
+    first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
+    with pytest.raises(ProblemsFound) as exc:
+        drive(clients, [first], capsys, policies=policies, wake_path=True)
+    out = " ".join(capsys.readouterr().out.split())
+    message = " ".join(exc.value.message.split())
+    assert exc.value.exit_code == EXIT_PROBLEMS
+    assert "the spec scales to zero with a load balancer, so it has a wake path" in message
+    assert says in message and says in out
+    assert out.index("warning:") < out.index("Scaling loop works")  # told before the wait
+    assert "First decision: the fast path" in out  # the fast path itself was fine
+
+
+def test_verify_scaling_passes_with_the_wake_path_deployed(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    put_wake_alarm(clients)
+    policies = [fast_policy([FAST_ALARM]), wake_policy([WAKE_ALARM])]
+    first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
+    result, _, out, _ = drive(clients, [first], capsys, policies=policies, wake_path=True)
+    assert (result.initial, result.peak, result.final) == (1, 2, 1)
+    assert "warning" not in out and "Scaling loop works" in out

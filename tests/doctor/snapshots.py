@@ -679,9 +679,7 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
         starting_max_s=600,
     )
     # As ECS returns it: CloudFormation resolved the script's Fn::Sub body.
-    env[demand_metric.SCRIPT_ENV] = demand_metric.resolve_sub(
-        env[demand_metric.SCRIPT_ENV], REGION
-    )
+    env[demand_metric.SCRIPT_ENV] = demand_metric.resolve_sub(env[demand_metric.SCRIPT_ENV], REGION)
     s["task_definitions"][0]["containerDefinitions"].append(
         {
             "name": demand_metric.SIDECAR_NAME,

@@ -15,9 +15,14 @@ import pytest
 from botocore.model import StructureShape
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, startup
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, startup, wake
 from ecs_gpu.infra import observability
-from ecs_gpu.infra.scaling import FAST_PATH_POLICY_ID, FAST_SCALE_IN_POLICY_ID
+from ecs_gpu.infra.scaling import (
+    CPU_POLICY_ID,
+    FAST_PATH_POLICY_ID,
+    FAST_SCALE_IN_POLICY_ID,
+    WAKE_POLICY_ID,
+)
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import CONCURRENCY, SERIES
 from ecs_gpu.spec import Spec, parse_spec
@@ -48,6 +53,18 @@ SPECS = {
     "concurrency-fast-scale-in": _scaling(
         "target_concurrency_per_task = 16\nfast_scale_in = true\n"
     ),
+    # Scale to zero: the wake path on the load balancer's requests, and a night schedule.
+    "zero-alb": _scaling("target_concurrency_per_task = 16\n")
+    .replace("min_instances = 1", "min_instances = 0")
+    .replace("min_tasks = 1", "min_tasks = 0")
+    + '\n[load_balancer]\nscheme = "internal"\n'
+    + '\n[[scaling.schedule]]\ncron = "0 20 * * ? *"\nmin_tasks = 0\nmax_tasks = 0\n'
+    + '\n[[scaling.schedule]]\ncron = "0 8 ? * MON-FRI *"\nmin_tasks = 0\nmax_tasks = 4\n',
+    # Without a load balancer: only the schedule wakes it.
+    "zero-schedule": _scaling("target_concurrency_per_task = 16\n").replace(
+        "min_tasks = 1", "min_tasks = 0"
+    )
+    + '\n[[scaling.schedule]]\ncron = "0 8 ? * MON-FRI *"\nmin_tasks = 1\nmax_tasks = 4\n',
 }
 NAMES = Names("vllm-g5")
 STEP_POLICY = "StepScaling"
@@ -353,7 +370,15 @@ def test_fast_scale_in_alarm_reads_per_task_concurrency_on_one_task_fewer(
     spec, t = case
     fsi = fast_scale_in.fast_scale_in(spec)
     policies = _fast_in_policies(t)
-    low = {k: a for k, a in _alarms(t).items() if "Metrics" in a}
+    # Metric-math alarms other than the wake path's and, at zero, the missing-metric
+    # ones (tested below).
+    low = {
+        k: a
+        for k, a in _alarms(t).items()
+        if "Metrics" in a
+        and "wake path" not in a.get("AlarmDescription", "")
+        and not a.get("AlarmDescription", "").startswith("No ")
+    }
     if fsi is None:
         assert not policies and not low
         return
@@ -410,6 +435,10 @@ def alarm_threshold(t: T) -> float:
 
 def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -> None:
     spec, t = case
+    if wake.scales_to_zero(spec):
+        pytest.skip(
+            "their zero form: test_at_zero_the_missing_metric_alarms_wait_for_a_running_task"
+        )
     missing = {k: a for k, a in _alarms(t).items() if a["TreatMissingData"] == "breaching"}
     assert len(missing) == 2
     by_metric = {a["MetricName"]: a for a in missing.values()}
@@ -511,3 +540,145 @@ def test_dashboard_shows_concurrency_against_target_and_fast_path(case: tuple[Sp
     ]
     gpu_marks = [a["value"] for a in gpu_widget.get("annotations", {}).get("horizontal", [])]
     assert gpu_marks == ([spec.scaling.gpu_target_percent] if spec.scaling.gpu_guard else [])
+
+
+# --- scale to zero: the wake path and the schedule ---------------------------------------
+
+
+def _target(t: T) -> dict[str, Any]:
+    (target,) = resources(t, "AWS::ApplicationAutoScaling::ScalableTarget").values()
+    props: dict[str, Any] = target["Properties"]
+    return props
+
+
+def _wake_alarm(t: T) -> dict[str, Any]:
+    found = [a for a in _alarms(t).values() if "wake path" in a.get("AlarmDescription", "")]
+    assert len(found) == 1, sorted(_alarms(t))
+    return found[0]
+
+
+def test_the_wake_alarm_reads_requests_only_while_no_task_runs(
+    reports: dict[str, ValidationReport],
+) -> None:
+    t = reports["zero-alb"].template
+    alarm = _wake_alarm(t)
+    queries = {q["Id"]: q for q in alarm["Metrics"]}
+    (expr,) = [q for q in alarm["Metrics"] if "Expression" in q]
+    assert expr["Expression"] == wake.EXPRESSION and expr["ReturnData"] is True
+    want = {
+        wake.REQUESTS_ID: (wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, wake.ELB_STATISTIC),
+        wake.REJECTED_ID: (wake.ELB_NAMESPACE, wake.REJECTED_METRIC, wake.ELB_STATISTIC),
+        wake.RUNNING_ID: (wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC, wake.RUNNING_STATISTIC),
+    }
+    for qid, (ns, name, stat) in want.items():
+        ms = queries[qid]["MetricStat"]
+        assert (ms["Metric"]["Namespace"], ms["Metric"]["MetricName"], ms["Stat"]) == (
+            ns,
+            name,
+            stat,
+        )
+        assert ms["Period"] == wake.PERIOD_S and queries[qid]["ReturnData"] is False
+    lb = {
+        d["Name"]: d["Value"]
+        for d in queries[wake.REQUESTS_ID]["MetricStat"]["Metric"]["Dimensions"]
+    }
+    assert render(lb[wake.ELB_DIMENSION]).endswith(".LoadBalancerFullName}")
+    running = queries[wake.RUNNING_ID]["MetricStat"]["Metric"]["Dimensions"]
+    assert {d["Name"]: d["Value"] for d in running} == {
+        "ClusterName": NAMES.cluster,
+        "ServiceName": NAMES.service,
+    }
+    assert alarm["ComparisonOperator"] == wake.COMPARISON
+    assert (alarm["Threshold"], alarm["EvaluationPeriods"], alarm["DatapointsToAlarm"]) == (
+        wake.THRESHOLD,
+        wake.EVALUATION_PERIODS,
+        wake.DATAPOINTS_TO_ALARM,
+    )
+    assert alarm["TreatMissingData"] == "notBreaching"
+    (policy_id,) = [k for k in _policies(t, STEP_POLICY) if WAKE_POLICY_ID in k]
+    assert alarm["AlarmActions"] == [{"Ref": policy_id}]
+
+
+def test_the_wake_policy_adds_one_task_to_the_running_count(
+    specs: dict[str, Spec], reports: dict[str, ValidationReport]
+) -> None:
+    t = reports["zero-alb"].template
+    (policy,) = [p for k, p in _policies(t, STEP_POLICY).items() if WAKE_POLICY_ID in k]
+    cfg = policy["StepScalingPolicyConfiguration"]
+    assert cfg["AdjustmentType"] == wake.ADJUSTMENT_TYPE
+    assert cfg["StepAdjustments"] == [
+        {"MetricIntervalLowerBound": 0, "ScalingAdjustment": wake.TASKS_ADDED}
+    ]
+    assert cfg["Cooldown"] == wake.cooldown_s(specs["zero-alb"])
+
+
+def test_the_schedule_becomes_scheduled_actions_in_utc(
+    reports: dict[str, ValidationReport],
+) -> None:
+    target = _target(reports["zero-alb"].template)
+    assert target["MinCapacity"] == 0
+    assert [(a["Schedule"], a["ScalableTargetAction"]) for a in target["ScheduledActions"]] == [
+        ("cron(0 20 * * ? *)", {"MinCapacity": 0, "MaxCapacity": 0}),
+        ("cron(0 8 ? * MON-FRI *)", {"MinCapacity": 0, "MaxCapacity": 4}),
+    ]
+    # No time zone: Application Auto Scaling reads cron in UTC (aws-semantics §10).
+    assert all("Timezone" not in a for a in target["ScheduledActions"])
+    for a in target["ScheduledActions"]:
+        params = {
+            "ServiceNamespace": "ecs",
+            "ResourceId": NAMES.scalable_target_resource_id,
+            "ScalableDimension": "ecs:service:DesiredCount",
+            **a,
+        }
+        _valid("application-autoscaling", "PutScheduledAction", params)
+
+
+def test_without_a_load_balancer_the_schedule_is_the_only_wake(
+    reports: dict[str, ValidationReport],
+) -> None:
+    t = reports["zero-schedule"].template
+    assert [k for k in _policies(t, STEP_POLICY) if WAKE_POLICY_ID in k] == []
+    (action,) = _target(t)["ScheduledActions"]
+    assert action["ScalableTargetAction"] == {"MinCapacity": 1, "MaxCapacity": 4}
+
+
+@pytest.mark.parametrize("key", ["zero-alb", "zero-schedule"])
+def test_at_zero_the_cpu_policy_leaves_the_scale_in_vote(
+    key: str, reports: dict[str, ValidationReport]
+) -> None:
+    t = reports[key].template
+    (cpu,) = [p for k, p in _policies(t, "TargetTrackingScaling").items() if CPU_POLICY_ID in k]
+    assert cpu["TargetTrackingScalingPolicyConfiguration"]["DisableScaleIn"] is True
+    notes = [n for n in reports[key].notes if n.id == "scale-to-zero"]
+    assert len(notes) == 1 and "first request after zero waits" in notes[0].message
+
+
+def test_with_tasks_kept_the_cpu_policy_scales_in(reports: dict[str, ValidationReport]) -> None:
+    t = reports["concurrency"].template
+    (cpu,) = [p for k, p in _policies(t, "TargetTrackingScaling").items() if CPU_POLICY_ID in k]
+    assert "DisableScaleIn" not in cpu["TargetTrackingScalingPolicyConfiguration"]
+    assert [n for n in reports["concurrency"].notes if n.id == "scale-to-zero"] == []
+    assert "ScheduledActions" not in _target(t)
+
+
+@pytest.mark.parametrize("key", sorted(SPECS))
+def test_at_zero_the_missing_metric_alarms_wait_for_a_running_task(
+    key: str, specs: dict[str, Spec], reports: dict[str, ValidationReport]
+) -> None:
+    t = reports[key].template
+    missing = [a for a in _alarms(t).values() if a["AlarmDescription"].startswith("No ")]
+    assert len(missing) == 2  # the GPU series and the concurrency series
+    for a in missing:
+        if not wake.scales_to_zero(specs[key]):
+            assert "Metrics" not in a and a["TreatMissingData"] == "breaching"
+            continue
+        # With no task both series are expected to be missing: 0 then, -1 only while
+        # a task runs without them; so no data at all is not breaching.
+        (expr,) = [q for q in a["Metrics"] if "Expression" in q]
+        assert expr["Expression"] == wake.MISSING_EXPRESSION
+        running = next(q for q in a["Metrics"] if q["Id"] == wake.RUNNING_ID)["MetricStat"]
+        assert running["Metric"]["MetricName"] == wake.RUNNING_METRIC
+        assert running["Stat"] == wake.RUNNING_STATISTIC
+        (series,) = [q for q in a["Metrics"] if q["Id"] == wake.SERIES_ID]
+        assert series["MetricStat"]["Period"] == running["Period"] == 60
+        assert a["TreatMissingData"] == "notBreaching" and a["Threshold"] == 0

@@ -95,7 +95,9 @@ def test_bad_knots_and_steps_are_refused(
 
 
 def test_an_unknown_shape_names_the_known_ones() -> None:
-    with pytest.raises(BadInputError, match="flash-crowd, periodic-bursts, plateau-drop"):
+    with pytest.raises(
+        BadInputError, match="flash-crowd, night-at-zero, periodic-bursts, plateau-drop"
+    ):
         stress.shape_rates("flash", 10.0)
 
 
@@ -120,3 +122,20 @@ def test_the_steps_carry_the_curves_area(factor: float, rise: int, hold: int, st
     # (hypothesis found 1e-12 outside at peaks of 2 and 8).
     tol = 1e-9 * factor
     assert r.min() >= 1.0 - tol and r.max() <= factor + tol
+
+
+def test_night_at_zero_is_twelve_idle_hours_a_day() -> None:
+    r = stress.shape_rates("night-at-zero", 60.0, base_rps=2.0)
+    assert len(r) == 2 * 24 * 60
+    for day in (r[:1440], r[1440:]):
+        idle = day == 0.0
+        assert int(idle.sum()) == 12 * 60  # 00:00-08:00 and 20:00-24:00
+        assert idle[: 8 * 60].all() and idle[20 * 60 :].all()
+        assert (day[8 * 60 + 30 : 19 * 60 + 30] == 2.0).all()
+
+
+def test_night_at_zero_refuses_a_day_that_does_not_fit() -> None:
+    with pytest.raises(BadInputError, match="the day must fit both ramps"):
+        stress.night_at_zero(day_start_s=70000.0, day_end_s=72000.0)
+    with pytest.raises(BadInputError, match="days = 0"):
+        stress.night_at_zero(days=0)

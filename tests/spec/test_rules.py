@@ -64,6 +64,15 @@ RULE_CASES: dict[str, str] = {
     "_reservation_floor": with_("capacity", min_instances=1, reserved_instances=2),
     "_max_tasks_reachable": with_("scaling", max_tasks=5),
     "_min_tasks_reachable": with_("scaling", min_tasks=5, max_tasks=5),
+    "_zero_needs_wake": dumps(
+        {
+            **{k: v for k, v in FULL.items() if k != "load_balancer"},
+            "scaling": {**FULL["scaling"], "min_tasks": 0},
+        }
+    ),
+    "_schedule_within_max": with_(
+        "scaling", schedule=[{"cron": "0 8 ? * MON-FRI *", "min_tasks": 1, "max_tasks": 5}]
+    ),
     "_signal_needs_metrics": edited(CONC, service={"metrics": ...}),
     "_signal_needs_target": edited(CONC, scaling={"target_concurrency_per_task": ...}),
     "_fast_path_needs_concurrency": with_("scaling", fast_scale_out=True),

@@ -68,11 +68,6 @@ def test_min_tasks_above_max() -> None:
     assert "greater than scaling.max_tasks (3)" in line
 
 
-def test_min_tasks_zero_says_why_there_is_no_scale_to_zero() -> None:
-    line = one_problem(with_("scaling", min_tasks=0), "scaling.min_tasks", "0")
-    assert "INSUFFICIENT_DATA" in line and "does not scale to zero" in line
-
-
 def test_reserved_instances_needs_a_reservation_id() -> None:
     text = with_("capacity", capacity_reservation_id=...)
     line = one_problem(text, "capacity.reserved_instances", "2")

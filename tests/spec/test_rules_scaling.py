@@ -111,3 +111,72 @@ def test_a_panic_threshold_with_the_fast_path_off_is_a_note(
     assert parse_spec(edited(base, scaling=scaling), PATH).warnings(PATH) == []
     on = parse_spec(edited(CONC, scaling={"panic_threshold_percent": 150}), PATH)
     assert on.scaling.fast_scale_out_enabled and on.warnings(PATH) == []
+
+
+# --- scale to zero: min_tasks = 0 and [[scaling.schedule]] --------------------------
+
+NO_LB: dict[str, Any] = {k: v for k, v in FULL.items() if k != "load_balancer"}
+NIGHT = {"cron": "0 20 * * ? *", "min_tasks": 0, "max_tasks": 0}
+MORNING = {"cron": "cron(0 8 ? * MON-FRI *)", "min_tasks": 1, "max_tasks": 4}
+
+
+def test_zero_with_a_load_balancer_is_valid() -> None:
+    spec = parse_spec(with_("scaling", min_tasks=0), PATH)
+    assert spec.scaling.min_tasks == 0 and spec.scaling.schedule == ()
+
+
+def test_zero_without_a_wake_path_names_both_fixes() -> None:
+    line = one_problem(
+        dumps({**NO_LB, "scaling": {**FULL["scaling"], "min_tasks": 0}}), "scaling.min_tasks", "0"
+    )
+    assert "nothing would start one again" in line
+    fix = line.split("Fix:")[1]
+    assert "[load_balancer]" in fix and "[[scaling.schedule]]" in fix
+
+
+def test_zero_without_a_load_balancer_is_valid_with_a_morning_schedule() -> None:
+    doc = {**NO_LB, "scaling": {**FULL["scaling"], "min_tasks": 0, "schedule": [NIGHT, MORNING]}}
+    spec = parse_spec(dumps(doc), PATH)
+    # `cron(...)` around the fields is taken off; the fields are kept as written.
+    assert [e.cron for e in spec.scaling.schedule] == ["0 20 * * ? *", "0 8 ? * MON-FRI *"]
+
+
+def test_a_schedule_that_only_sleeps_does_not_wake_a_service_without_a_load_balancer() -> None:
+    doc = {**NO_LB, "scaling": {**FULL["scaling"], "min_tasks": 0, "schedule": [NIGHT]}}
+    one_problem(dumps(doc), "scaling.min_tasks", "0")
+
+
+def test_schedule_above_max_tasks_names_the_entry() -> None:
+    text = with_("scaling", schedule=[NIGHT, {**MORNING, "max_tasks": 9}])
+    line = one_problem(text, "scaling.schedule[1].max_tasks", "9")
+    assert "above scaling.max_tasks (4)" in line
+
+
+@pytest.mark.parametrize(
+    ("cron", "says"),
+    [
+        ("0 8 * *", "has 4 fields"),
+        ("0 8 * * MON *", "exactly one of day-of-month and day-of-week"),
+        ("0 25 * * ? *", "hours field: 25 is outside 0-23"),
+        ("0 8 L * ? *", "uses L, W or #"),
+        ("0 8 ? * FOO *", "day-of-week field: 'FOO' is not a number or a name"),
+    ],
+)
+def test_bad_cron_names_the_field(cron: str, says: str) -> None:
+    found = problems(with_("scaling", schedule=[{**NIGHT, "cron": cron}]))
+    assert len(found) == 1 and says in found[0], found
+    assert "scaling.schedule" in found[0] and "0 8 ? * MON-FRI *" in found[0].split("Fix:")[1]
+
+
+def test_schedule_min_above_max_is_refused() -> None:
+    found = problems(with_("scaling", schedule=[{**NIGHT, "min_tasks": 2, "max_tasks": 1}]))
+    assert len(found) == 1 and "min_tasks 2 is above max_tasks 1" in found[0], found
+
+
+def test_a_schedule_that_sleeps_a_kept_service_needs_a_wake_too() -> None:
+    # min_tasks 1, but the night entry lets it reach zero and nothing wakes it.
+    doc = {**NO_LB, "scaling": {**FULL["scaling"], "schedule": [NIGHT]}}
+    line = one_problem(dumps(doc), "scaling.schedule[0].min_tasks", "0")
+    assert "nothing would start one again" in line
+    doc["scaling"]["schedule"] = [NIGHT, MORNING]
+    assert parse_spec(dumps(doc), PATH).scaling.schedule[1].min_tasks == 1

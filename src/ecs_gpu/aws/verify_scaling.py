@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from botocore import exceptions as bx
 
-from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu import demand_metric, gpu_metric, wake
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws.errors import error_code, mapped, translate
 from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError, ProblemsFound
@@ -397,7 +397,7 @@ class StepPolicy:
 
 
 def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) -> list[StepPolicy]:
-    """The service's StepScaling policies: the fast path (its only step policy)."""
+    """The service's StepScaling policies: the fast path's, the fast scale-in's, the wake's."""
     found: list[StepPolicy] = []
     with mapped("application-autoscaling", "DescribeScalingPolicies"):
         pages = appscaling.get_paginator("describe_scaling_policies").paginate(
@@ -489,6 +489,57 @@ def check_fast_path(
     alarms = describe_alarms(cw, names) if names else []
     return explain_missing_fast_path(
         policies, alarms, fast, resource_id=resource_id, cluster=cluster, service=service
+    )
+
+
+def explain_missing_wake(
+    policies: Sequence[StepPolicy],
+    alarms: Sequence[Mapping[str, Any]],
+    *,
+    resource_id: str,
+    cluster: str,
+    service: str,
+) -> str | None:
+    """What of the spec's wake path the service lacks; None when it is deployed.
+
+    Deployed means a StepScaling policy that the wake alarm (ecs_gpu.wake: the load
+    balancer's requests while the service has no CPU datapoint) invokes; without it a
+    service at zero tasks stays there and the load balancer answers every request 503.
+    """
+    head = (
+        "the spec scales to zero with a load balancer, so it has a wake path (a StepScaling "
+        f"policy invoked by a one-minute alarm on {wake.EXPRESSION}), but {resource_id} "
+    )
+    by_name = {a["AlarmName"]: a for a in alarms}
+    seen = []
+    for p in policies:
+        for name in p.alarms:
+            alarm = by_name.get(name)
+            if alarm is None or not any(
+                q.get("Id") == wake.REQUESTS_ID for q in alarm.get("Metrics") or []
+            ):
+                continue  # another step policy's alarm (the fast path's)
+            diff = wake.alarm_differences(alarm, cluster, service)
+            if not diff:
+                return None
+            seen.append(f"alarm {name}: it reads " + ", ".join(d[2] for d in diff))
+    if not seen:
+        return head + "has no such alarm: at zero tasks nothing starts one again"
+    return head + (
+        f"has a wake alarm that does not match it ({'; '.join(seen)}): the deployment is "
+        "older than the spec, or was changed by hand"
+    )
+
+
+def check_wake(
+    appscaling: ApplicationAutoScalingClient, cw: CloudWatchClient, names: Names
+) -> str | None:
+    """Read the service's step policies and their alarms; see :func:`explain_missing_wake`."""
+    resource_id = names.scalable_target_resource_id
+    policies = step_policies(appscaling, resource_id)
+    alarms = describe_alarms(cw, sorted({a for p in policies for a in p.alarms}))
+    return explain_missing_wake(
+        policies, alarms, resource_id=resource_id, cluster=names.cluster, service=names.service
     )
 
 

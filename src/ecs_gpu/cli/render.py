@@ -340,6 +340,15 @@ def warn_fast_path_missing(missing: str) -> None:
     )
 
 
+def warn_wake_missing(missing: str) -> None:
+    """The wake path the spec has and the service lacks: the test goes on, exit 1 after."""
+    console.print(
+        f"[yellow]warning:[/] {escape(missing)}. The test goes on (it does not take the "
+        "service to zero) and exits 1 at the end.",
+        soft_wrap=True,
+    )
+
+
 def note_fast_path_off(high: float) -> None:
     """Without the fast path verify scaling publishes ``high`` for target tracking."""
     off = escape("[scaling] fast_scale_out = false")

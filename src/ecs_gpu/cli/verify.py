@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ecs_gpu import demand_metric
+from ecs_gpu import demand_metric, wake
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_scaling as vs
@@ -44,6 +44,7 @@ from ecs_gpu.cli.render import (
     render_verdict,
     scaling_progress,
     warn_fast_path_missing,
+    warn_wake_missing,
 )
 from ecs_gpu.errors import EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names
@@ -227,6 +228,7 @@ def run_verify_scaling(
     concurrency_target: float | None = None,
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     pace: vs.Pace | None = None,
+    wake_path: bool = False,
 ) -> vs.ScalingResult:
     """With ``fast`` or ``concurrency_target`` (a spec on the concurrency signal), drive
     the sidecars' series.
@@ -236,13 +238,16 @@ def run_verify_scaling(
     a warning, and exit 1 after the test), and after the scale-out the first
     scaling activity says whether the fast path decided it. With
     ``concurrency_target`` alone (the fast path off) high is twice the
-    target, for target tracking. Low is 0 (below the target).
+    target. Low is 0. ``wake_path``: check the wake alarm too (exit 1 after).
     """
     target = fast.target if fast is not None else concurrency_target
     concurrency = target is not None
     vs.check_consent(yes, names, concurrency=concurrency)
     initial = vs.check_scalable(ecs, appscaling, names)
     missing = _check_fast_path(cw, appscaling, names, fast, target)
+    lacks_wake = vs.check_wake(appscaling, cw, names) if wake_path else None
+    if lacks_wake is not None:
+        warn_wake_missing(lacks_wake)
     since = wall_clock()
     with scaling_progress(initial) as on_progress:
         try:
@@ -281,8 +286,8 @@ def run_verify_scaling(
         f"{result.scale_in_s:.0f} s (scale-in); {result.published} datapoint(s) published, "
         "publishing stopped."
     )
-    if missing is not None:
-        raise vs.missing_fast_path(missing)
+    if missing is not None or lacks_wake is not None:
+        raise vs.missing_fast_path("; ".join(m for m in (missing, lacks_wake) if m is not None))
     return result
 
 
@@ -407,4 +412,5 @@ def verify_scaling_cmd(
         poll_s=poll_interval,
         scale_out_timeout_s=scale_out_timeout,
         scale_in_timeout_s=scale_in_timeout,
+        wake_path=wake.wake_path(s) is not None,
     )

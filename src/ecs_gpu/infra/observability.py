@@ -27,8 +27,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
-from ecs_gpu import fast_path, gpu_metric, host, managed_scaling
-from ecs_gpu.infra.scaling import series_metric
+from ecs_gpu import fast_path, gpu_metric, host, managed_scaling, wake
+from ecs_gpu.infra.scaling import running_metric, series_metric
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import SERIES, Panel, SignalPlan, SignalSeries
 from ecs_gpu.spec import Spec
@@ -181,21 +181,38 @@ def _missing_alarm(
     periods: int,
     alarm_description: str,
     alarm_name: str | None = None,
+    spec: Spec | None = None,
 ) -> cw.Alarm:
     """An alarm that is in ALARM only while ``metric`` has no datapoints.
 
     Both series are >= 0 (a utilization, a request count), so real data never
     breaches ``< 0``: the alarm fires only through TreatMissingData=breaching.
+    For a ``spec`` that may run no task the series is expected to be missing at
+    zero: the alarm reads :data:`ecs_gpu.wake.MISSING_EXPRESSION` instead, -1
+    only while a task runs without it, and no data is not breaching.
     """
+    watched: cw.IMetric = metric
+    missing = cw.TreatMissingData.BREACHING
+    if spec is not None and wake.scales_to_zero(spec):
+        watched = cw.MathExpression(
+            expression=wake.MISSING_EXPRESSION,
+            using_metrics={
+                wake.SERIES_ID: metric,
+                wake.RUNNING_ID: running_metric(spec, int(metric.period.to_seconds())),
+            },
+            label=wake.MISSING_LABEL,
+            period=metric.period,
+        )
+        missing = cw.TreatMissingData.NOT_BREACHING
     return cw.Alarm(
         scope,
         construct_id,
-        metric=metric,
+        metric=watched,
         comparison_operator=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
         threshold=0,
         evaluation_periods=periods,
         datapoints_to_alarm=periods,
-        treat_missing_data=cw.TreatMissingData.BREACHING,
+        treat_missing_data=missing,
         alarm_description=alarm_description,
         alarm_name=alarm_name,
     )
@@ -287,6 +304,7 @@ def _missing_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan)
             alarm_description=series.alarm.description(names, signal in plan.tracked),
             metric=series_metric(series.watched, names),
             periods=series_missing_alarm_evaluation_periods(spec, series),
+            spec=spec,
         )
         for signal in plan.arriving
         for series in (SERIES[signal],)

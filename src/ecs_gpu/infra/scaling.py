@@ -38,7 +38,7 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, wake
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import (
     CONCURRENCY,
@@ -58,6 +58,10 @@ FAST_PATH_POLICY_ID = "FastScaleOut"
 FAST_PATH_ALARM_ID = "FastScaleOutAlarm"
 FAST_SCALE_IN_POLICY_ID = "FastScaleIn"
 FAST_SCALE_IN_ALARM_ID = "FastScaleInAlarm"
+WAKE_POLICY_ID = "Wake"
+WAKE_ALARM_ID = "WakeAlarm"
+# Scheduled actions: SCHEDULE_ID_PREFIX + the entry's index ([[scaling.schedule]]).
+SCHEDULE_ID_PREFIX = "Schedule"
 
 # ECS's 20-second service CPU series and the target-tracking type that reads
 # it (botocore application-autoscaling MetricType; cfn-lint's schema has it).
@@ -81,6 +85,9 @@ class Scaling:
     # Set when fast_scale_in.enabled(spec).
     fast_scale_in_alarm: cw.Alarm | None = None
     fast_scale_in_policy: appscaling.StepScalingAction | None = None
+    # Set when wake.wake_path(spec): a scale-to-zero service with a load balancer.
+    wake_alarm: cw.Alarm | None = None
+    wake_policy: appscaling.StepScalingAction | None = None
 
 
 def series_metric(
@@ -355,12 +362,106 @@ def _add_fast_scale_in(
     return alarm, policy
 
 
+def running_metric(spec: Spec, period_s: int) -> cw.Metric:
+    """ECS's service CPU datapoint count: 0 (missing) exactly while no task is RUNNING
+    (:mod:`ecs_gpu.wake`); the wake alarm and, at zero, the missing-metric alarms read it."""
+    names = Names(spec.service.name)
+    return cw.Metric(
+        namespace=wake.RUNNING_NAMESPACE,
+        metric_name=wake.RUNNING_METRIC,
+        dimensions_map={"ClusterName": names.cluster, "ServiceName": names.service},
+        statistic=wake.RUNNING_STATISTIC,
+        period=Duration.seconds(period_s),
+    )
+
+
+def wake_expression(spec: Spec, wp: wake.WakePath, load_balancer: str) -> cw.MathExpression:
+    """Requests to the load balancer (RequestCount + the ELB's own 503s) while the service
+    has no CPU datapoint, i.e. no RUNNING task; 0 while one runs (:mod:`ecs_gpu.wake`)."""
+    period = Duration.seconds(wp.period_s)
+
+    def elb(metric: str) -> cw.Metric:
+        return cw.Metric(
+            namespace=wake.ELB_NAMESPACE,
+            metric_name=metric,
+            dimensions_map={wake.ELB_DIMENSION: load_balancer},
+            statistic=wake.ELB_STATISTIC,
+            period=period,
+        )
+
+    running = running_metric(spec, wp.period_s)
+    return cw.MathExpression(
+        expression=wake.EXPRESSION,
+        using_metrics={
+            wake.REQUESTS_ID: elb(wake.REQUESTS_METRIC),
+            wake.REJECTED_ID: elb(wake.REJECTED_METRIC),
+            wake.RUNNING_ID: running,
+        },
+        label=wake.EXPRESSION_LABEL,
+        period=period,
+    )
+
+
+def _add_wake_path(
+    scope: ecs.ScalableTaskCount,
+    spec: Spec,
+    wp: wake.WakePath,
+    alb: elbv2.ApplicationLoadBalancer,
+) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
+    """The one-minute wake alarm and the step policy that adds one task (:mod:`ecs_gpu.wake`).
+
+    The step's lower bound is 0 over the threshold and it has no upper bound:
+    any request while no task runs adds ``wp.tasks`` to the RUNNING count (0),
+    so a re-invocation while the first task starts sets the same count.
+    """
+    policy = appscaling.StepScalingAction(
+        scope,
+        WAKE_POLICY_ID,
+        scaling_target=_scalable_target(scope),
+        adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
+        cooldown=Duration.seconds(wp.cooldown_s),
+        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
+    )
+    policy.add_adjustment(adjustment=wp.tasks, lower_bound=0)
+    alarm = cw.Alarm(
+        scope,
+        WAKE_ALARM_ID,
+        alarm_description=(
+            f"A request reached the load balancer in a {wp.period_s}-s period while the "
+            f"service ran no task: the step policy starts {wp.tasks} (ecs-gpu wake path; "
+            "target tracking has no datapoint at zero tasks)."
+        ),
+        metric=wake_expression(spec, wp, alb.load_balancer_full_name),
+        comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold=wp.threshold,
+        evaluation_periods=wp.evaluation_periods,
+        datapoints_to_alarm=wp.datapoints_to_alarm,
+        # No request: the ALB publishes nothing (aws-semantics §10); nothing to wake for.
+        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+    )
+    alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
+    return alarm, policy
+
+
+def _add_schedule(target: ecs.ScalableTaskCount, spec: Spec) -> None:
+    """One scheduled action per [[scaling.schedule]] entry, in UTC (no time zone set)."""
+    for i, entry in enumerate(spec.scaling.schedule):
+        target.scale_on_schedule(
+            f"{SCHEDULE_ID_PREFIX}{i}",
+            schedule=appscaling.Schedule.expression(f"cron({entry.cron})"),
+            min_capacity=entry.min_tasks,
+            max_capacity=entry.max_tasks,
+        )
+
+
 def build_scaling(
     service: ecs.Ec2Service,
     spec: Spec,
     target_group: elbv2.ApplicationTargetGroup | None,
+    alb: elbv2.ApplicationLoadBalancer | None = None,
 ) -> Scaling:
-    """Scalable target on the service's DesiredCount and its policies."""
+    """Scalable target on the service's DesiredCount and its policies (the wake path reads
+    ``alb``'s request count)."""
     sc = spec.scaling
     plan = SignalPlan.of(sc)
     scale_in = Duration.seconds(sc.scale_in_cooldown_s)
@@ -401,6 +502,10 @@ def build_scaling(
         target_utilization_percent=sc.cpu_target_percent,
         scale_in_cooldown=scale_in,
         scale_out_cooldown=scale_out,
+        # An idle server's CPU is never 0 %, so with scale-in the CPU policy would
+        # hold the last task; DisableScaleIn takes it out of the scale-in vote
+        # (aws-semantics §9 "DisableScaleIn"). Unset otherwise: the template stays.
+        disable_scale_in=True if wake.scales_to_zero(spec) else None,
     )
     _cpu_high_resolution(service, _child_policy(target, CPU_POLICY_ID))
 
@@ -422,6 +527,11 @@ def build_scaling(
     fsi = fast_scale_in.fast_scale_in(spec)
     if fsi is not None:
         in_alarm, in_policy = _add_fast_scale_in(target, spec, fsi)
+    wake_alarm = wake_policy = None
+    wp = wake.wake_path(spec)
+    if wp is not None and alb is not None:
+        wake_alarm, wake_policy = _add_wake_path(target, spec, wp, alb)
+    _add_schedule(target, spec)
     return Scaling(
         target=target,
         gpu_policy=gpu_policy,
@@ -430,4 +540,6 @@ def build_scaling(
         fast_path_policy=step_policy,
         fast_scale_in_alarm=in_alarm,
         fast_scale_in_policy=in_policy,
+        wake_alarm=wake_alarm,
+        wake_policy=wake_policy,
     )

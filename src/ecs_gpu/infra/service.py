@@ -87,6 +87,7 @@ class GpuService(Construct):
             self.service,
             spec,
             self.load_balancer.target_group if self.load_balancer is not None else None,
+            self.load_balancer.alb if self.load_balancer is not None else None,
         )
         self.observability = add_observability(
             self, spec=spec, fast_path_alarm=self.scaling.fast_path_alarm

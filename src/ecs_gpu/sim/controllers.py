@@ -22,13 +22,15 @@ import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from ecs_gpu.fast_path import FastPath
 from ecs_gpu.fast_scale_in import FastScaleIn
 from ecs_gpu.sim import params as P
 from ecs_gpu.sim.fleet import Fleet, WarmPool
 from ecs_gpu.sim.metrics import MetricSeries
-from ecs_gpu.sim.params import SimParams
+from ecs_gpu.sim.params import ScheduledAction, SimParams
+from ecs_gpu.wake import WakePath
 
 
 def breaching_high(history: deque[float | None], n: int, threshold: float) -> bool:
@@ -247,7 +249,7 @@ class ServiceLayer:
     a signal, so a new one adds a pair, not a branch.
     """
 
-    __slots__ = ("_basis", "_policies", "desired", "scaler")
+    __slots__ = ("_basis", "_cpu_scale_in", "_policies", "desired", "scaler")
 
     def __init__(
         self,
@@ -260,6 +262,7 @@ class ServiceLayer:
         self.desired = desired
         self._basis = p.scale_in_basis
         self._policies = (*tracked, (cpu, p.cpu_target_percent))
+        self._cpu_scale_in = p.cpu_scale_in
 
     def decide(self, t: float, fleet: Fleet, hold_in: bool = False) -> None:
         """Vote on this minute's datapoints, set the desired count, start or stop tasks.
@@ -275,6 +278,10 @@ class ServiceLayer:
             target_tracking_vote(series.history, target, base, scale_in_basis=basis)
             for series, target in self._policies
         ]
+        if not self._cpu_scale_in and not votes[-1].high:
+            # DisableScaleIn: the CPU policy (last) leaves the scale-in vote
+            # (aws-semantics §9), i.e. it never holds the others' scale-in.
+            votes[-1] = Vote(False, True, 0)
         self.desired = desired = self.scaler.decide(t, votes, self.desired, hold_in)
         apply_desired(t, fleet, desired)
 
@@ -500,6 +507,96 @@ class AsgFastPath:
             return 0
         self.warmup.took(t, add)
         return add
+
+
+class WakeLayer:
+    """The wake path: a one-minute alarm on the load balancer's requests while no task runs.
+
+    Each minute the ALB's datapoint is the requests that arrived (none
+    published in a minute without one: aws-semantics §10), and the alarm's
+    expression reads it only while ECS published no CPU datapoint for the
+    service, i.e. no task was RUNNING in that minute (ecs_gpu.wake). Both
+    are visible ``delay_s`` after the minute. The alarm is 1 of 1 at the
+    threshold and re-invokes its policy every minute while in ALARM
+    (params.ALARM_REINVOKE_S); the step adds ``tasks`` to the RUNNING count
+    (aws-semantics §1 "Base for the computation"), at most max_tasks, and
+    the cooldown holds a further increase.
+    """
+
+    __slots__ = ("_delay", "_ran", "_requests", "_wp", "actions", "last_action", "series")
+
+    def __init__(self, wp: WakePath, delay_s: float) -> None:
+        self._wp = wp
+        self._delay = delay_s
+        self.series = MetricSeries(window=wp.evaluation_periods)
+        self._requests = 0.0
+        self._ran = False
+        self.last_action = -math.inf
+        self.actions = 0
+
+    def sample(self, arrivals: float, running: int) -> None:
+        """One step's requests at the load balancer and whether a task was RUNNING."""
+        self._requests += arrivals
+        self._ran = self._ran or running > 0
+
+    def close_minute(self, t: float) -> None:
+        """Publish the minute that ended at ``t``: None without requests (the ALB sends none)."""
+        value = None if self._requests <= 0 else (0.0 if self._ran else self._requests)
+        self.series.publish(t + self._delay, value)
+        self._requests, self._ran = 0.0, False
+
+    def decide(self, t: float, running: int, desired: int, max_tasks: int) -> int:
+        """The desired count after this minute's evaluation (never lower)."""
+        self.series.visible(t)
+        v = self.series.latest
+        if v is None or v < self._wp.threshold:
+            return desired
+        if t < self.last_action + self._wp.cooldown_s:
+            return desired
+        new = min(running + self._wp.tasks, max_tasks)
+        if new <= desired:
+            return desired
+        self.last_action = t
+        self.actions += 1
+        return new
+
+
+class ScheduleLayer:
+    """[[scaling.schedule]]: scheduled actions that set the scalable target's min and max.
+
+    At each minute a cron matches (in UTC, from ``start_utc`` at t = 0), the
+    target's minimum and maximum become the action's; a desired count below
+    the new minimum scales out to it, one above the maximum in to it
+    (ScalableTargetAction, aws-semantics §10). At t = 0 the latest action of
+    the week before is in force, as it would be on a running service.
+    """
+
+    __slots__ = ("_actions", "_start")
+
+    # How far back the state at t = 0 is looked for: a weekly schedule's cycle.
+    LOOKBACK_MIN = 7 * 24 * 60
+
+    def __init__(self, actions: Sequence[ScheduledAction], start_utc: datetime) -> None:
+        self._actions = tuple(actions)
+        self._start = start_utc
+
+    def initial(self) -> tuple[int, int] | None:
+        """The (min, max) the latest action before t = 0 set, or None when none ran."""
+        for back in range(1, self.LOOKBACK_MIN + 1):
+            at = self._start - timedelta(minutes=back)
+            for cron, mn, mx in reversed(self._actions):
+                if cron.matches(at):
+                    return mn, mx
+        return None
+
+    def due(self, t: float) -> tuple[int, int] | None:
+        """The (min, max) an action sets at ``t`` (the last one listed wins), or None."""
+        at = self._start + timedelta(seconds=t)
+        out = None
+        for cron, mn, mx in self._actions:
+            if cron.matches(at):
+                out = (mn, mx)
+        return out
 
 
 def apply_desired(t: float, fleet: Fleet, desired: int) -> None:

@@ -28,7 +28,9 @@ from ecs_gpu.sim.controllers import (
     FastPathLayer,
     FastScaleInLayer,
     InstanceLayer,
+    ScheduleLayer,
     ServiceLayer,
+    WakeLayer,
     apply_desired,
     largest_capacity,
 )
@@ -251,6 +253,16 @@ def simulate(
         else FastScaleInLayer(p.fast_scale_in, p.min_tasks)
     )
     service = ServiceLayer(p, desired, tracked_series(p, metrics, demand), metrics.cpu)
+    sched = ScheduleLayer(p.schedule, p.start_utc) if p.schedule else None
+    if sched is not None and (state := sched.initial()) is not None:
+        _schedule_action(0.0, fleet, service, state)
+    wake = (
+        None
+        if p.wake is None
+        else WakeLayer(p.wake, max(p.alb_metric_delay_s, p.ecs_metric_delay_s))
+    )
+    # Only a design that may run no task records idle cost and waits (the loop is hot).
+    zero = ZeroRecorder(step_s) if p.scales_to_zero else None
     pool = _warm_pool(p, fleet, start)
     instances = InstanceLayer(p, boot_time, pool)
     asg_fast = (
@@ -292,12 +304,22 @@ def simulate(
                     # step that enters ALARM also holds target tracking's scale-in.
                     demand.fast.visible(t)
                     hold_in = fast.alarm_value(demand.fast.history) is not None
+            if sched is not None and (state := sched.due(t)) is not None:
+                _schedule_action(t, fleet, service, state)
             service.decide(t, fleet, hold_in)
+            if wake is not None:
+                wake.close_minute(t)
+                want = wake.decide(t, fleet.running, service.desired, service.scaler.max_tasks)
+                if want != service.desired:
+                    service.desired = want
+                    apply_desired(t, fleet, want)
             instances.decide(t, fleet, host_policy)
         if fast is not None and demand is not None:
             # The 10-second alarm evaluates every period, between the minutes.
             demand.fast.visible(t)
             want = fast.decide(t, fleet, service.desired, demand.fast.history)
+            # A scheduled action may have lowered the maximum below the spec's.
+            want = min(want, max(service.desired, service.scaler.max_tasks))
             if want != service.desired:
                 service.desired = want
                 apply_desired(t, fleet, want)
@@ -336,6 +358,10 @@ def simulate(
             pool_running_s += in_pool * step_s
             pool_stopped_s += pool.stopped(t) * step_s
         account(t, rate, cap, u, ready, billed)
+        if wake is not None:
+            wake.sample(arrivals, running)
+        if zero is not None:
+            zero.account(t, rate, arrivals, ready, billed)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)
         hist = gpu_series.history
         row(
@@ -370,10 +396,65 @@ def simulate(
         "fast_scale_ins": 0 if scale_in is None else scale_in.actions,
         "warm_pool_starts": 0 if pool is None else pool.starts,
         "warm_pool_returned": 0 if pool is None else pool.returned,
+        **(
+            {}
+            if zero is None
+            else zero.summary(p, nsteps * step_s, 0 if wake is None else wake.actions)
+        ),
     }
     cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s)
     summary = _summary(p, step_s, seed, start, offered, queue, rec, cost)
     return SimResult(p, step_s, seed, rec.rows, {**summary, **extra})
+
+
+def _schedule_action(t: float, fleet: Fleet, service: ServiceLayer, state: tuple[int, int]) -> None:
+    """A scheduled action: the target's new min and max, and the desired count within them."""
+    mn, mx = state
+    service.scaler.min_tasks, service.scaler.max_tasks = mn, mx
+    want = min(max(service.desired, mn), mx)
+    if want != service.desired:
+        service.desired = want
+        apply_desired(t, fleet, want)
+
+
+class ZeroRecorder:
+    """What scale to zero costs and saves: idle GPU time and the first requests' waits.
+
+    Idle: steps with no offered load; what is billed then (instances and a
+    running pool) is the fleet paying for nothing. A wait starts at the first
+    request that arrives while no task is ready and ends when one is: what
+    the first request after zero waits for (docs/simulator.md "Scale to zero").
+    """
+
+    __slots__ = ("idle_billed_s", "idle_s", "since", "step_s", "waits")
+
+    def __init__(self, step_s: float) -> None:
+        self.step_s = step_s
+        self.idle_s = self.idle_billed_s = 0.0
+        self.waits: list[float] = []
+        self.since: float | None = None
+
+    def account(self, t: float, rate: float, arrivals: float, ready: int, billed: int) -> None:
+        if rate <= 0:
+            self.idle_s += self.step_s
+            self.idle_billed_s += billed * self.step_s
+        if ready:
+            if self.since is not None:
+                self.waits.append(t - self.since)
+                self.since = None
+        elif arrivals > 0 and self.since is None:
+            self.since = t
+
+    def summary(self, p: SimParams, duration: float, wakes: int) -> dict[str, Any]:
+        waits = self.waits
+        return {
+            "idle_hours": round(self.idle_s / 3600.0, 4),
+            "idle_gpu_hours": round(self.idle_billed_s * p.gpus_per_instance / 3600.0, 4),
+            "wake_scale_outs": wakes,
+            "cold_start_waits_s": waits,
+            "worst_cold_start_wait_s": max(waits) if waits else None,
+            "waiting_at_end_s": None if self.since is None else duration - self.since,
+        }
 
 
 def _fast_scale_in(
@@ -401,6 +482,8 @@ def _fast_scale_in(
     want = scale_in.proposal(t, fleet.running, before, demand.scale_in.history)
     if want is None:
         return
+    # A scheduled action may have raised the minimum above the spec's.
+    want = max(want, min(before, scaler.min_tasks))
     others = [service.desired] if service.desired != before else []
     if largest_capacity([want, *others]) != want:
         return  # a larger capacity fired at the same instant

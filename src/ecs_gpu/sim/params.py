@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Final, Literal
 
 from ecs_gpu import (
@@ -19,12 +20,15 @@ from ecs_gpu import (
     fast_scale_in,
     gpu_metric,
     managed_scaling,
+    schedule,
     startup,
+    wake,
 )
 from ecs_gpu.fast_path import FastPath
 from ecs_gpu.fast_scale_in import FastScaleIn
 from ecs_gpu.signals import SERIES, Signal, SignalPlan
 from ecs_gpu.spec import Spec
+from ecs_gpu.wake import WakePath
 
 # --- Application Auto Scaling target tracking (aws-semantics §1) -------------------
 # AlarmHigh: 3 of 3 one-minute datapoints above the target. [obs]
@@ -74,6 +78,14 @@ ALARM_REINVOKE_S: Final = 60.0
 # first starts (SimParams.warm_start_s, a guess from [simulation]). The
 # template's instance warm-up reads the same constant (managed_scaling).
 WARM_RUNNING_REGISTER_S: Final = managed_scaling.WARM_RUNNING_REGISTER_S
+
+# Where the simulated clock's 0 falls in UTC, for [[scaling.schedule]]'s cron:
+# a Monday midnight, so a trace's first day is a weekday starting at 00:00.
+# Traces carry no date the model reads (docs/simulator.md "Scale to zero").
+DEFAULT_START_UTC: Final = datetime(2024, 1, 1, tzinfo=UTC)
+
+# A scheduled action: when it runs, and the min_tasks and max_tasks it sets.
+ScheduledAction = tuple[schedule.Cron, int, int]
 
 # Which datapoints a target-tracking scale-in reads (SimParams.scale_in_basis).
 ScaleInBasis = Literal["window-max", "latest"]
@@ -233,6 +245,18 @@ class SimParams:
     # [simulation] warm_start_s: a Stopped pool instance, start to ECS
     # registration (a guess: AWS publishes no figure).
     warm_start_s: float = 60.0
+    # The wake path the template deploys (ecs_gpu.wake), None without one.
+    wake: WakePath | None = None
+    # [[scaling.schedule]]: the scheduled actions, in the spec's order.
+    schedule: tuple[ScheduledAction, ...] = ()
+    # The CPU policy's scale-in: off (DisableScaleIn) when the service may run
+    # no task, since an idle server's CPU would hold the last one (infra/scaling.py).
+    cpu_scale_in: bool = True
+    # The ALB publishes its one-minute datapoints while requests flow (§10);
+    # when an alarm sees one is not documented. Assumed one period, as ECS's.
+    alb_metric_delay_s: float = 60.0
+    # t = 0 in UTC, for the schedule's cron (DEFAULT_START_UTC says why).
+    start_utc: datetime = DEFAULT_START_UTC
 
     @property
     def signal_plan(self) -> SignalPlan:
@@ -253,6 +277,11 @@ class SimParams:
     def gpu_policy(self) -> bool:
         """Whether a GPU target-tracking policy runs: the GPU signals, or the guard."""
         return self.signal_plan.tracks_gpu
+
+    @property
+    def scales_to_zero(self) -> bool:
+        """Whether the service may run no task: min_tasks 0, or an action that sets it."""
+        return self.min_tasks == 0 or any(mn == 0 for _, mn, _ in self.schedule)
 
     @property
     def warm_register_s(self) -> float:
@@ -364,4 +393,8 @@ def from_spec(spec: Spec) -> SimParams:
             cap.root_volume_gib, cap.root_volume_iops, cap.root_volume_throughput_mibps
         ),
         warm_start_s=float(sim.warm_start_s),
+        # The wake alarm, the schedule and the CPU policy's scale-in, as deployed.
+        wake=wake.wake_path(spec),
+        schedule=tuple((schedule.parse(e.cron), e.min_tasks, e.max_tasks) for e in sc.schedule),
+        cpu_scale_in=not wake.scales_to_zero(spec),
     )

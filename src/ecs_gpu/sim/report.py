@@ -265,6 +265,27 @@ def comparison_table(
     return table
 
 
+def zero_lines(s: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """A design that may run no task: its idle GPU-hours and its first requests' waits."""
+    if "idle_gpu_hours" not in s:
+        return []
+    waits = s["cold_start_waits_s"]
+    worst = s["worst_cold_start_wait_s"]
+    return [
+        (
+            "idle GPU-hours",
+            f"{s['idle_gpu_hours']:.2f}",
+            f"billed in the {s['idle_hours']:.1f} h with no load",
+        ),
+        (
+            "wait after zero",
+            "-" if worst is None else f"{worst / 60:.1f} min",
+            f"longest of {len(waits)} first-request wait(s) after zero; "
+            f"wake alarm scale-outs {s['wake_scale_outs']}",
+        ),
+    ]
+
+
 def summary_table(result: SimResult, title: str) -> Table:
     """One run's summary, one line per figure, with what it means."""
     s, p = result.summary, result.params
@@ -296,6 +317,7 @@ def summary_table(result: SimResult, title: str) -> Table:
             f"of {len(s['scale_out_latency_s'])} overload episodes, until capacity covered load",
         ),
         ("max tasks / instances", f"{s['max_tasks']} / {s['max_instances']}", "running peak"),
+        *zero_lines(s),
         (
             "signal",
             str(s.get("signal", "-")),

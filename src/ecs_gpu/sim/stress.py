@@ -19,6 +19,10 @@ benchmarks scale them to a fleet as they scale a bundled trace.
   scale-in path alone, without the flash crowd's overshoot mixed in: the
   shape issue 16's "within 10 % of need in 5 minutes" is about (a batch
   client that stops, the end of a working day in one time zone).
+* ``night-at-zero`` (:data:`ZERO_SHAPES`, scale to zero, issue 17): days of
+  no load from 20:00 to 08:00 UTC (t = 0 is midnight UTC: params.DEFAULT_START_UTC),
+  a 30-minute ramp to the base at each end of the working day: 12 idle
+  hours a day, each morning a first request after zero.
 """
 
 from __future__ import annotations
@@ -143,11 +147,50 @@ def plateau_drop(
     return ((0.0, peak), (t1, peak), (t2, base_rps), (t2 + after_s, base_rps))
 
 
+def night_at_zero(
+    *,
+    base_rps: float = 1.0,
+    day_start_s: float = 8 * 3600.0,
+    day_end_s: float = 20 * 3600.0,
+    ramp_s: float = 1800.0,
+    days: int = 2,
+) -> Knots:
+    """No load until ``day_start_s`` after each midnight, up to the base within
+    ``ramp_s``, the base until ``ramp_s`` before ``day_end_s``, down to none at it,
+    none until midnight; ``days`` days."""
+    _positive("base_rps", base_rps)
+    _positive("ramp_s", ramp_s, allow_zero=True)
+    if not (0 <= day_start_s and day_start_s + 2 * ramp_s <= day_end_s <= 86400.0):
+        raise BadInputError(
+            f"day_start_s = {day_start_s!r}, day_end_s = {day_end_s!r}, ramp_s = {ramp_s!r}: "
+            "the day must fit both ramps between midnight and midnight. Fix: e.g. 28800, "
+            "72000 and 1800."
+        )
+    if not (isinstance(days, int) and days >= 1):
+        raise BadInputError(f"days = {days!r}: must be a whole number of at least 1. Fix: e.g. 2.")
+    knots: list[tuple[float, float]] = [(0.0, 0.0)]
+    for d in range(days):
+        o = d * 86400.0
+        knots += [
+            (o + day_start_s, 0.0),
+            (o + day_start_s + ramp_s, base_rps),
+            (o + day_end_s - ramp_s, base_rps),
+            (o + day_end_s, 0.0),
+        ]
+    knots.append((days * 86400.0, 0.0))
+    return tuple(knots)
+
+
 # The shapes by name, each with its defaults (issue 16).
 SHAPES: dict[str, Callable[[], Knots]] = {
     "flash-crowd": flash_crowd,
     "periodic-bursts": periodic_bursts,
     "plateau-drop": plateau_drop,
+}
+# Shapes with idle hours, for scale to zero (issue 17); apart from SHAPES,
+# whose rows benchmarks/stress.py prints and docs/benchmarks.md quotes.
+ZERO_SHAPES: dict[str, Callable[[], Knots]] = {
+    "night-at-zero": night_at_zero,
 }
 
 
@@ -192,8 +235,9 @@ def rates(knots: Sequence[tuple[float, float]], step_s: float) -> npt.NDArray[np
 
 def shape_rates(name: str, step_s: float, base_rps: float = 1.0) -> npt.NDArray[np.float64]:
     """A named shape with its defaults, at ``base_rps``, on steps of ``step_s``."""
-    if name not in SHAPES:
+    known = {**SHAPES, **ZERO_SHAPES}
+    if name not in known:
         raise BadInputError(
-            f"stress shape {name!r}: unknown. Fix: one of {', '.join(sorted(SHAPES))}."
+            f"stress shape {name!r}: unknown. Fix: one of {', '.join(sorted(known))}."
         )
-    return rates(SHAPES[name](), step_s) * base_rps
+    return rates(known[name](), step_s) * base_rps

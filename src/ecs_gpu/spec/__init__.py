@@ -84,6 +84,7 @@ from ecs_gpu.spec.sections.network import (
 )
 from ecs_gpu.spec.sections.scaling import (
     ScalingSpec,
+    ScheduleSpec,
 )
 from ecs_gpu.spec.sections.service import (
     AUTO_SHM_MAX_MIB,
@@ -153,6 +154,7 @@ __all__ = [
     "Rule",
     "RuleError",
     "ScalingSpec",
+    "ScheduleSpec",
     "ServiceMetricsSpec",
     "ServiceSpec",
     "SimulationSpec",

@@ -23,6 +23,7 @@ _FIX_BY_TYPE = {
     "string_type": "write a quoted string",
     "bool_type": "write true or false",
     "list_type": 'write a list, e.g. ["a", "b"]',
+    "tuple_type": 'write a list, e.g. ["a", "b"]',
     "dict_type": 'write a table, e.g. { KEY = "value" }',
     "model_type": "write it as a [section] table",
     "greater_than": "raise it",
@@ -68,9 +69,10 @@ _FIX_BY_KEY = {
 
 # Fixes that say why a bound exists, by (key, error type).
 _FIX_BY_KEY_AND_TYPE = {
-    ("scaling.min_tasks", "greater_than_equal"): "raise it to at least 1: with no task "
-    "running no scaling datapoint exists, target tracking sits in INSUFFICIENT_DATA and "
-    "never scales out again (ecs-gpu does not scale to zero)",
+    ("scaling.min_tasks", "greater_than_equal"): "raise it to 0 or more: 0 scales to zero "
+    "(with a [load_balancer] or a [[scaling.schedule]] to wake it), 1 keeps a task serving",
+    ("scaling.schedule", "tuple_type"): "write [[scaling.schedule]] tables, each with cron, "
+    "min_tasks and max_tasks",
 }
 
 

@@ -402,6 +402,20 @@ def scale_in_alarm_other_threshold(s: Snap) -> None:
     alarm["Threshold"] = 2.0
 
 
+def zero_without_wake(s: Snap) -> None:
+    # MinCapacity 0 behind a load balancer, deployed without the wake alarm (by hand,
+    # or by an ecs-gpu older than scale to zero): at zero nothing starts a task.
+    s["scalable_targets"][0]["MinCapacity"] = 0
+    s["services"][0]["loadBalancers"] = [
+        {
+            "targetGroupArn": "arn:aws:elasticloadbalancing:us-east-1:123456789012:"
+            "targetgroup/vllm-g5/0123456789abcdef",
+            "containerName": "app",
+            "containerPort": 8000,
+        }
+    ]
+
+
 def _hook(s: Snap) -> dict[str, Any]:
     hook: dict[str, Any] = s["lifecycle_hooks"][0]
     return hook
@@ -468,6 +482,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SCL005", fast_alarm_other_threshold, "alarms", "Threshold", "24.0", "ecs-gpu deploy"),
     ("SCL006", host_cpu_policy, "asg_policies", "PredefinedMetricType", "ASGAverageCPUUtilization", "delete-policy"),
     ("SCL007", scale_in_alarm_other_threshold, "alarms", "Threshold", "2.0", "ecs-gpu deploy"),
+    ("SCL008", zero_without_wake, "scalable_targets", "MinCapacity", "0", "min_tasks = 0 and a [load_balancer]"),
     ("LT002", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
     ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),
     ("HOST000", probe_undeliverable, "host_probes", "Status", "Undeliverable", "AmazonSSMManagedInstanceCore"),

@@ -86,3 +86,16 @@ def test_a_scaling_policys_deleted_alarm_is_alm001(healthy: Callable[[], Snap]) 
     as_concurrency(s)
     s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != FAST_ALARM]
     assert "ALM001" not in {f.id for f in run_checks(s).findings}
+
+
+def test_at_zero_by_design_alarms_without_data_are_expected(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    alarm_no_data(s)
+    s["services"][0].update(desiredCount=0, runningCount=0)
+    # MinCapacity 1: the service should run a task, so no data is ALM001.
+    assert "ALM001" in {f.id for f in run_checks(s).findings}
+    # MinCapacity 0 and nothing desired: no task publishes, target tracking's alarms read
+    # no data by design (SCL008 checks what wakes the service).
+    s["scalable_targets"][0]["MinCapacity"] = 0
+    validate_snapshot(s)
+    assert "ALM001" not in {f.id for f in run_checks(s).findings}

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric
+from ecs_gpu import demand_metric, fast_path, gpu_metric, wake
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.doctor.checks import run_checks
 
@@ -25,6 +26,7 @@ from .cases import (
     _gpu_cms,
     as_asg_average,
     concurrency_policy_other_series,
+    zero_without_wake,
 )
 
 
@@ -279,3 +281,117 @@ def test_fast_scale_in_is_quiet_on_a_gpu_signal(healthy: Callable[[], Snap]) -> 
     s = healthy()
     assert "SCL007" not in _ids(s)
     assert next(r for r in run_checks(s).results if r.check.id == "SCL007").status == "ok"
+
+
+# --- SCL008: the wake path at MinCapacity 0 --------------------------------------------------
+
+WAKE_ALARM = f"{NAMES.service}-WakeAlarm-1A2B3C4D5E6F"
+
+
+def _with_wake(s: Snap, running_stat: str = wake.RUNNING_STATISTIC) -> None:
+    """MinCapacity 0 behind a load balancer with the wake policy and alarm infra/scaling.py
+    writes (zero_without_wake, then what the template adds)."""
+    zero_without_wake(s)
+    svc_id = NAMES.scalable_target_resource_id
+    arn = (
+        "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:9:"
+        f"resource/ecs/{svc_id}:policyName/wake"
+    )
+    alarm_arn = f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{WAKE_ALARM}"
+    s["scaling_policies"].append(
+        {
+            "PolicyARN": arn,
+            "PolicyName": "wake",
+            "ServiceNamespace": "ecs",
+            "ResourceId": svc_id,
+            "ScalableDimension": "ecs:service:DesiredCount",
+            "PolicyType": "StepScaling",
+            "StepScalingPolicyConfiguration": {
+                "AdjustmentType": wake.ADJUSTMENT_TYPE,
+                "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}],
+                "Cooldown": 780,
+                "MetricAggregationType": "Maximum",
+            },
+            "Alarms": [{"AlarmName": WAKE_ALARM, "AlarmARN": alarm_arn}],
+            "CreationTime": s["scaling_policies"][0]["CreationTime"],
+        }
+    )
+
+    def q(qid: str, ns: str, name: str, dims: dict[str, str], stat: str) -> dict[str, Any]:
+        metric = {
+            "Namespace": ns,
+            "MetricName": name,
+            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
+        }
+        return {
+            "Id": qid,
+            "MetricStat": {"Metric": metric, "Period": wake.PERIOD_S, "Stat": stat},
+            "ReturnData": False,
+        }
+
+    lb = {wake.ELB_DIMENSION: "app/vllm-g5/0123456789abcdef"}
+    svc = {"ClusterName": NAMES.cluster, "ServiceName": NAMES.service}
+    s["alarms"].append(
+        {
+            "AlarmName": WAKE_ALARM,
+            "AlarmArn": alarm_arn,
+            "ActionsEnabled": True,
+            "AlarmActions": [arn],
+            "StateValue": "OK",
+            "StateReason": "Threshold Crossed: no datapoints were received",
+            "StateUpdatedTimestamp": s["alarms"][0]["StateUpdatedTimestamp"],
+            "Metrics": [
+                {"Id": "expr_1", "Expression": wake.EXPRESSION, "ReturnData": True},
+                q(wake.REQUESTS_ID, wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
+                q(wake.REJECTED_ID, wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
+                q(wake.RUNNING_ID, wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC, svc, running_stat),
+            ],
+            "EvaluationPeriods": wake.EVALUATION_PERIODS,
+            "DatapointsToAlarm": wake.DATAPOINTS_TO_ALARM,
+            "Threshold": wake.THRESHOLD,
+            "ComparisonOperator": wake.COMPARISON,
+            "TreatMissingData": "notBreaching",
+        }
+    )
+
+
+def _scl008(s: Snap) -> Any:
+    validate_snapshot(s)
+    return next(r for r in run_checks(s).results if r.check.id == "SCL008")
+
+
+def test_a_deployed_wake_path_is_ok_and_not_mistaken_for_the_fast_path(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    assert _scl008(s).status == "ok"  # MinCapacity 1: nothing to wake
+    _with_wake(s)
+    assert _scl008(s).status == "ok"
+    assert not {"SCL005", "SCL008"} & _ids(s)
+    as_concurrency(s)  # the fast path beside it: SCL005 judges only its own policy
+    assert not {"SCL005", "SCL008"} & _ids(s)
+
+
+def test_a_stale_wake_alarm_is_scl008_naming_the_field(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    _with_wake(s, running_stat="Average")
+    f = next(f for f in run_checks(s).findings if f.id == "SCL008")
+    assert f.title == "The wake alarm differs from ecs-gpu's"
+    assert any(e.field == "Metrics.c" and "Average" in str(e.value) for e in f.evidence)
+    assert "ecs-gpu deploy" in f.fix
+
+
+def test_zero_without_a_load_balancer_is_unknown(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    s["scalable_targets"][0]["MinCapacity"] = 0
+    r = _scl008(s)
+    assert r.status == "unknown" and "describe-scheduled-actions" in r.reason
+
+
+def test_wake_check_reads_alarms_only_at_zero(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    del s["alarms"]  # DescribeAlarms denied, say
+    assert next(r for r in run_checks(s).results if r.check.id == "SCL008").status == "ok"
+    s["scalable_targets"][0]["MinCapacity"] = 0
+    r = next(r for r in run_checks(s).results if r.check.id == "SCL008")
+    assert r.status == "unknown" and "alarms missing" in r.reason

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, wake
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     collection_target,
@@ -213,11 +213,14 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
         raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
     cluster, service = demand_names(s)
     want = _fast_path_wanted(cluster, service, threshold)
-    # The fast scale-in's step policy only removes: SCL007 checks it.
+    # The fast scale-in's step policy only removes: SCL007 checks it; the wake
+    # path's adds one task: SCL008 does.
     steps = [
         p
         for p in s["scaling_policies"]
-        if p.get("PolicyType") == "StepScaling" and not fast_scale_in.is_scale_in_policy(p)
+        if p.get("PolicyType") == "StepScaling"
+        and not fast_scale_in.is_scale_in_policy(p)
+        and not wake.is_wake_policy(p)
     ]
     if not steps:
         if not from_spec:
@@ -494,3 +497,66 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
 _REDEPLOY_FAST_SCALE_IN: Final = (
     "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
 )
+
+
+@check(
+    "SCL008",
+    link="scaling",
+    severity="error",
+    title="Nothing wakes the service at zero tasks",
+    requires=("scalable_targets",),
+    doc="The service's MinCapacity is 0 and it has a load balancer, but no wake alarm (the "
+    "load balancer's requests while no task runs) invokes a step policy, or the wake alarm "
+    "differs from ecs_gpu.wake's.",
+)
+def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
+    zero = [t for t in s["scalable_targets"] if t.get("MinCapacity") == 0]
+    if not zero:
+        return []  # at least one task is kept: target tracking always has a datapoint
+    target = zero[0]
+    # The rest is read only at MinCapacity 0: a denied DescribeAlarms leaves a kept
+    # service's check ok, not unknown.
+    lacking = tuple(k for k in ("scaling_policies", "alarms", "services") if k not in s)
+    if lacking:
+        raise Unknown(f"{', '.join(lacking)} missing: {why_missing(s, lacking)}")
+    cluster, service = demand_names(s)
+    evidence = Evidence("scalable_targets", target.get("ResourceId", "?"), "MinCapacity", 0)
+    wakers = [p for p in s["scaling_policies"] if wake.is_wake_policy(p)]
+    alarms = [a for p in wakers for a in policy_alarms(s, p)[1]]
+    if not alarms:
+        if not any(svc.get("loadBalancers") for svc in s["services"]):
+            raise Unknown(
+                "MinCapacity is 0 and the service has no load balancer, so only a scheduled "
+                "action can start a task again, and doctor does not collect scheduled actions: "
+                "aws application-autoscaling describe-scheduled-actions --service-namespace ecs "
+                f"--resource-id {target.get('ResourceId', '?')}"
+            )
+        return [
+            c.finding(
+                [evidence, policy_names_evidence(s)],
+                "The service may scale to zero tasks (MinCapacity 0), and no wake alarm invokes "
+                "a step policy: with no task no policy has a datapoint, so target tracking does "
+                "nothing (aws-semantics.md §10), the service stays at zero and the load balancer "
+                "answers every request 503. Fix: redeploy with `ecs-gpu deploy` (a spec with "
+                "min_tasks = 0 and a [load_balancer] deploys the wake alarm), or keep a task: "
+                "min_tasks = 1.",
+            )
+        ]
+    diffs = [(a, wake.alarm_differences(a, cluster, service)) for a in alarms]
+    if any(not d for _, d in diffs):
+        return []
+    return [
+        c.finding(
+            [evidence]
+            + [
+                Evidence("alarms", a.get("AlarmName", "?"), field, value)
+                for a, d in diffs
+                for field, value, _ in d
+            ],
+            "The wake alarm differs from the one ecs-gpu deploys ("
+            + "; ".join(p for _, d in diffs for _, _, p in d)
+            + "): it may never fire at zero tasks, or fire while tasks run. Fix: redeploy "
+            "with `ecs-gpu deploy`.",
+            title="The wake alarm differs from ecs-gpu's",
+        )
+    ]

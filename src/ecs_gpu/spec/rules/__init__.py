@@ -45,12 +45,14 @@ from ecs_gpu.spec.rules.scaling import (
     _fast_path_needs_concurrency,
     _fast_scale_in_needs_concurrency,
     _guard_needs_concurrency,
+    _schedule_within_max,
     _signal_needs_metrics,
     _signal_needs_target,
     _target_above_simulated_capacity,
     _unused_concurrency_target,
     _unused_gpu_target,
     _unused_panic_threshold,
+    _zero_needs_wake,
 )
 from ecs_gpu.spec.rules.service import (
     _metrics_port,
@@ -81,6 +83,8 @@ RULES: list[Rule] = [
     _reservation_floor,
     _max_tasks_reachable,
     _min_tasks_reachable,
+    _zero_needs_wake,
+    _schedule_within_max,
     _signal_needs_metrics,
     _signal_needs_target,
     _fast_path_needs_concurrency,

@@ -146,3 +146,39 @@ def _target_above_simulated_capacity(spec: Spec) -> Iterator[Problem]:
             "set [simulation] task_capacity_rps and mean_request_s to what you measured for "
             f"one task, or lower the target (70 % of full load here: {0.7 * full:g})",
         )
+
+
+def _zero_needs_wake(spec: Spec) -> Iterator[Problem]:
+    # With no task no policy has a datapoint, so nothing but a wake path
+    # starts one again (ecs_gpu.wake).
+    sc = spec.scaling
+    zeros = [i for i, e in enumerate(sc.schedule) if e.min_tasks == 0]
+    if (sc.min_tasks != 0 and not zeros) or spec.load_balancer is not None:
+        return
+    if any(e.min_tasks >= 1 for e in sc.schedule):
+        return
+    key = "scaling.min_tasks" if sc.min_tasks == 0 else f"scaling.schedule[{zeros[0]}].min_tasks"
+    yield Problem(
+        key,
+        0,
+        "lets the service stop its last task, and nothing would start one again: with no "
+        "task there is no GPU, CPU or concurrency datapoint for a policy to scale on, and "
+        "without a [load_balancer] there is no request count for the wake alarm",
+        "add a [load_balancer] (its request count wakes the service), or a "
+        '[[scaling.schedule]] entry that raises min_tasks, e.g. cron = "0 8 ? * MON-FRI *", '
+        "min_tasks = 1, max_tasks = N; or keep min_tasks = 1",
+    )
+
+
+def _schedule_within_max(spec: Spec) -> Iterator[Problem]:
+    # The fleet (max_instances, the warm pool, the fast path's steps) is sized
+    # for [scaling] max_tasks; a schedule may lower it, not raise it.
+    sc = spec.scaling
+    for i, entry in enumerate(sc.schedule):
+        if entry.max_tasks > sc.max_tasks:
+            yield Problem(
+                f"scaling.schedule[{i}].max_tasks",
+                entry.max_tasks,
+                f"is above scaling.max_tasks ({sc.max_tasks}), which sizes the fleet",
+                f"lower it to {sc.max_tasks} or less, or raise scaling.max_tasks",
+            )

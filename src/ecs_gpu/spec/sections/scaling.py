@@ -4,19 +4,52 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from ecs_gpu import schedule
 from ecs_gpu.demand_metric import DEFAULT_BACKLOG_DRAIN_S
 from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, GpuSeries, Signal, SignalPlan
 from ecs_gpu.spec.messages import RuleError
 from ecs_gpu.spec.sections.base import _Section
 
 
+class ScheduleSpec(_Section):
+    """One [[scaling.schedule]] entry: a scheduled action on the task count (ecs_gpu.schedule)."""
+
+    # Application Auto Scaling's six cron fields, in UTC (no time zone is set),
+    # e.g. "0 8 ? * MON-FRI *"; `cron(...)` around them is accepted.
+    cron: str
+    # The scalable target's new MinCapacity and MaxCapacity from that minute on
+    # (ScalableTargetAction); 0 and 0 put the service to sleep.
+    min_tasks: Annotated[int, Field(ge=0)]
+    max_tasks: Annotated[int, Field(ge=0)]
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, v: str) -> str:
+        try:
+            return schedule.parse(v).text
+        except schedule.CronError as e:
+            raise RuleError(
+                str(e), f"correct it (six fields, in UTC), e.g. cron = {schedule.EXAMPLE!r}"
+            ) from e
+
+    @model_validator(mode="after")
+    def _bounds(self) -> ScheduleSpec:
+        if self.min_tasks > self.max_tasks:
+            raise RuleError(
+                f"min_tasks {self.min_tasks} is above max_tasks {self.max_tasks}",
+                "make min_tasks <= max_tasks",
+            )
+        return self
+
+
 class ScalingSpec(_Section):
-    # min_tasks >= 1: with no task there is no GPU or CPU datapoint, the
-    # alarms sit in INSUFFICIENT_DATA and target tracking never scales out
-    # again (aws-semantics.md §1 "Rounding / missing data").
-    min_tasks: Annotated[int, Field(ge=1)] = 1
+    # 0 scales to zero, which needs a wake path (ecs_gpu.wake): with no task
+    # there is no GPU, CPU or concurrency datapoint, and target tracking does
+    # not scale on insufficient data (aws-semantics.md §1 "Rounding / missing
+    # data", §10); the spec rules require a load balancer or a schedule.
+    min_tasks: Annotated[int, Field(ge=0)] = 1
     max_tasks: Annotated[int, Field(ge=1)]
     # At least 1 %: below that any noise is above target (scale to max_tasks),
     # and the simulator divides each task's capacity by the target.
@@ -60,6 +93,15 @@ class ScalingSpec(_Section):
     # Off unless true, and only with "concurrency": the GPU signals have no
     # 10-second series. None (unset) is off.
     fast_scale_in: bool | None = None
+    # [[scaling.schedule]]: scheduled actions that set min_tasks and max_tasks at
+    # cron times in UTC (a staging fleet that sleeps at night); empty: none.
+    schedule: tuple[ScheduleSpec, ...] = ()
+
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _schedule_list(cls, v: Any) -> Any:
+        # TOML gives an array of tables as a list; the model keeps a tuple (frozen).
+        return tuple(v) if isinstance(v, list) else v
 
     @model_validator(mode="before")
     @classmethod

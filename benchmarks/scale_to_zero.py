@@ -1,0 +1,144 @@
+"""Issue 17's scale-to-zero rows: what a fleet pays while idle, and what its first request waits.
+
+Loads: every bundled trace (docs/traces.md) and the made-up ``night-at-zero``
+shape (ecs_gpu.sim.stress: two days, no load from 20:00 to 08:00 UTC, a
+30-minute ramp at each end), each scaled so its mean load (the shape: its
+daytime base) needs MEAN_TASKS (2) single-GPU g5.xlarge tasks at the
+concurrency target, a staging-sized fleet; seed 0, 10-second steps, warm
+start. Designs, on compare_designs.SPEC with today's default signal
+(concurrency + fast path, compare_signals):
+
+* min_tasks = 1: the fleet as before issue 17 (min_instances 1, min_tasks 1);
+* zero + wake: min_instances 0, min_tasks 0 and an internal load balancer,
+  whose request count wakes the service (ecs_gpu.wake);
+* zero + wake + warm pool: the same with [capacity.warm_pool] min_size 1, so
+  the first instance after zero is a pooled start;
+* zero by schedule (night-at-zero only: the schedule reads the clock, and
+  the bundled traces' clock is their own): no load balancer, a 20:00 UTC
+  action to min 0 / max 0 and a 07:45 UTC weekday action back to min 1.
+
+Per run: GPU-hours and x the min_tasks = 1 design's, the idle hours (steps
+with no offered load) and the GPU-hours billed in them, overload seconds,
+unserved requests, the wake alarm's scale-outs, the first-request waits
+after zero (each from the first request with no task ready to the first
+ready task: median and worst, in minutes) and the design's start after zero
+(boot + pull + load, or the pooled start: ecs_gpu.wake.start_s).
+
+Run:
+
+    .venv/bin/python benchmarks/scale_to_zero.py
+
+It prints a Markdown table (docs/benchmarks.md "Scale to zero").
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+from compare_designs import SPEC, STEP_S
+from compare_signals import CONCURRENCY, METRICS, SEED
+
+from ecs_gpu import wake
+from ecs_gpu.sim import run
+from ecs_gpu.sim.engine import SimResult, simulate
+from ecs_gpu.sim.params import SimParams, from_spec
+from ecs_gpu.sim.stress import shape_rates
+from ecs_gpu.sim.workload import bundled_traces
+from ecs_gpu.spec import Spec, parse_spec
+
+MEAN_TASKS = 2
+BEFORE = "min_tasks = 1"
+WAKE = "zero + wake (ALB)"
+WAKE_POOL = "zero + wake + warm pool"
+SCHEDULE = "zero by schedule (no ALB)"
+ALB = '\n[load_balancer]\nscheme = "internal"\n'
+POOL = "\n[capacity.warm_pool]\nmin_size = 1\n"
+NIGHT = (
+    '\n[[scaling.schedule]]\ncron = "0 20 * * ? *"\nmin_tasks = 0\nmax_tasks = 0\n'
+    '\n[[scaling.schedule]]\ncron = "45 7 ? * MON-FRI *"\nmin_tasks = 1\nmax_tasks = 64\n'
+)
+SHAPE = "night-at-zero"
+
+
+def spec(label: str) -> Spec:
+    text = SPEC.format(scaling=CONCURRENCY).replace("[capacity]", METRICS + "[capacity]", 1)
+    if label != BEFORE:
+        text = text.replace("min_instances = 1", "min_instances = 0")
+        text = text.replace("min_tasks = 1", "min_tasks = 0")
+    extra = {BEFORE: "", WAKE: ALB, WAKE_POOL: ALB + POOL, SCHEDULE: NIGHT}[label]
+    # [[scaling.schedule]] belongs to [scaling]: it goes right after the table.
+    return parse_spec(text + extra, f"{label}.toml")
+
+
+def _min(s: float | None) -> str:
+    return "-" if s is None else f"{s / 60:.1f}"
+
+
+def row(load: str, label: str, s: Spec, r: SimResult, before: float) -> str:
+    m = r.summary
+    waits = m.get("cold_start_waits_s", [])
+    median = statistics.median(waits) if waits else None
+    worst = max(waits) if waits else None
+    return (
+        f"| {load} | {label} | {m['gpu_hours']:.1f} | {m['gpu_hours'] / before:.2f} "
+        f"| {m.get('idle_hours', 0.0):.1f} | {m.get('idle_gpu_hours', 0.0):.2f} "
+        f"| {m['overload_seconds']:.0f} | {m['unserved_requests']:.0f} "
+        f"| {m.get('wake_scale_outs', 0)} | {len(waits)} | {_min(median)} | {_min(worst)} "
+        f"| {_min(wake.start_s(s)) if wake.scales_to_zero(s) else '-'} |"
+    )
+
+
+def idle_hours(r: SimResult) -> float:
+    """The run's steps with no offered load, in hours (for a design that keeps a task)."""
+    return sum(1 for v in r.timeline["offered_rps"] if v <= 0) * r.step_s / 3600.0
+
+
+def main() -> int:
+    specs = {label: spec(label) for label in (BEFORE, WAKE, WAKE_POOL, SCHEDULE)}
+    params: dict[str, SimParams] = {k: from_spec(v) for k, v in specs.items()}
+    per_task = params[BEFORE].rps_per_task_at_target
+    print(
+        "| load | design | GPU-hours | x min_tasks = 1 | idle hours | GPU-hours while idle "
+        "| overload s | unserved | wakes | waits | median wait min | worst wait min "
+        "| start after zero min |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    loads: list[tuple[str, dict[str, SimResult]]] = []
+    for name, bundled in bundled_traces().items():
+        trace = bundled.load()
+        scale = MEAN_TASKS * per_task / float(trace.rates(STEP_S).mean())
+        results = {
+            label: run(params[label], trace, rate_scale=scale, step_s=STEP_S, seed=SEED)
+            for label in (BEFORE, WAKE, WAKE_POOL)
+        }
+        loads.append((f"{name} x{scale:.3g}", results))
+    night = shape_rates(SHAPE, STEP_S, base_rps=MEAN_TASKS * per_task)
+    loads.append(
+        (
+            f"{SHAPE} (base {MEAN_TASKS} tasks)",
+            {label: simulate(p, night, step_s=STEP_S, seed=SEED) for label, p in params.items()},
+        )
+    )
+    for load, results in loads:
+        before = results[BEFORE]
+        for label, r in results.items():
+            line = row(load, label, specs[label], r, before.summary["gpu_hours"])
+            if label == BEFORE:
+                # The summary has no idle figures for a fleet that never runs no task.
+                idle = idle_hours(r)
+                billed = sum(
+                    n
+                    for n, v in zip(r.timeline["instances"], r.timeline["offered_rps"], strict=True)
+                    if v <= 0
+                )
+                gpu_idle = billed * r.step_s / 3600.0 * r.params.gpus_per_instance
+                cells = line.split(" | ")
+                cells[4], cells[5] = f"{idle:.1f}", f"{gpu_idle:.2f}"
+                line = " | ".join(cells)
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,209 @@
+"""The wake path: what starts a task again when a scale-to-zero service has none.
+
+With ``[scaling] min_tasks = 0`` target tracking can take the service to
+zero tasks, but not back: with no task there is no GPU, CPU or concurrency
+datapoint, and a policy with insufficient data does not scale
+(aws-semantics.md §10 "Target tracking at zero"). Two wake paths:
+
+* With ``[load_balancer]``: a one-minute alarm on the load balancer's
+  requests, by metric math that reads them only while the service has no
+  RUNNING task, invokes a step policy that adds one task
+  (:func:`wake_path`). The requests are ``RequestCount`` plus
+  ``HTTPCode_ELB_503_Count`` (the ALB answers 503 while its target group has
+  no registered target, and AWS does not say whether RequestCount counts
+  those requests: the sum is at least 1 either way). "No task runs" is
+  ECS's service ``CPUUtilization`` having no datapoint: ECS sends the
+  service's metrics only while it has RUNNING tasks, at no extra cost
+  (RunningTaskCount would need Container Insights, which bills per
+  metric). ``FILL(c, 0)`` turns its absence into 0.
+* Without one: ``[[scaling.schedule]]`` entries (:mod:`ecs_gpu.schedule`),
+  scheduled actions that raise min_tasks when the service must serve.
+
+The step adds one task (``ChangeInCapacity``): Application Auto Scaling
+starts from the RUNNING count (§1 "Base for the computation"), so while the
+first task boots, pulls and loads, every re-invocation sets the same desired
+count of one. The cooldown covers the minutes between the task's start and
+its first CPU datapoint, when the alarm may still read "no task".
+
+The template (infra/scaling.py) writes these numbers and the simulator
+(sim/controllers.WakeLayer) runs them, so they are here once, without CDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ecs_gpu import managed_scaling, startup
+from ecs_gpu.spec import Spec
+
+ELB_NAMESPACE: Final = "AWS/ApplicationELB"
+REQUESTS_METRIC: Final = "RequestCount"
+REJECTED_METRIC: Final = "HTTPCode_ELB_503_Count"
+# The load balancer's full name (app/<name>/<id>): RequestCount and the ELB's
+# own 503 count both have the LoadBalancer dimension alone (§10).
+ELB_DIMENSION: Final = "LoadBalancer"
+ELB_STATISTIC: Final = "Sum"
+RUNNING_NAMESPACE: Final = "AWS/ECS"
+RUNNING_METRIC: Final = "CPUUtilization"
+RUNNING_STATISTIC: Final = "SampleCount"
+REQUESTS_ID: Final = "r"
+REJECTED_ID: Final = "e"
+RUNNING_ID: Final = "c"
+# Requests while no task runs; 0 while one does.
+EXPRESSION: Final = (
+    f"IF(FILL({RUNNING_ID}, 0) == 0, FILL({REQUESTS_ID}, 0) + FILL({REJECTED_ID}, 0), 0)"
+)
+EXPRESSION_LABEL: Final = "Requests to the load balancer while no task runs"
+# The missing-metric alarms of a service that may run no task: a series is
+# missing only while a task runs (-1 then, below their threshold 0); with no
+# task, 0. Without this they would be in ALARM every night at zero.
+SERIES_ID: Final = "m"
+MISSING_EXPRESSION: Final = f"IF(FILL({RUNNING_ID}, 0) > 0, FILL({SERIES_ID}, -1), 0)"
+MISSING_LABEL: Final = "The series, or -1 while a task runs without it (0 with no task)"
+# The ALB publishes every 60 s while requests flow (§10): one period, one
+# datapoint, so the first minute with a request wakes the service.
+PERIOD_S: Final = 60
+EVALUATION_PERIODS: Final = 1
+DATAPOINTS_TO_ALARM: Final = 1
+THRESHOLD: Final = 1.0
+COMPARISON: Final = "GreaterThanOrEqualToThreshold"
+ADJUSTMENT_TYPE: Final = "ChangeInCapacity"
+TASKS_ADDED: Final = 1
+# Beyond the instance warm-up, what the cooldown waits for: the launch comes a
+# CapacityProviderReservation datapoint and its alarm after the wake (about two
+# minutes, aws-semantics §2), and "no task runs" ends a minute and its lag after
+# the task is RUNNING (§10): five minutes cover both.
+DETECTION_MARGIN_S: Final = 300
+
+
+@dataclass(frozen=True)
+class WakePath:
+    """The alarm and step policy a spec deploys (None from :func:`wake_path` without one)."""
+
+    cooldown_s: int
+    tasks: int = TASKS_ADDED
+    period_s: int = PERIOD_S
+    threshold: float = THRESHOLD
+    evaluation_periods: int = EVALUATION_PERIODS
+    datapoints_to_alarm: int = DATAPOINTS_TO_ALARM
+
+
+def scales_to_zero(spec: Spec) -> bool:
+    """Whether the service may run no task: ``[scaling] min_tasks = 0``, or a schedule
+    entry that sets it."""
+    sc = spec.scaling
+    return sc.min_tasks == 0 or any(e.min_tasks == 0 for e in sc.schedule)
+
+
+def cooldown_s(spec: Spec) -> int:
+    """The step policy's cooldown: until the alarm sees the first task's CPU datapoint.
+
+    The capacity provider's instance warm-up (boot + pull + model, or the
+    pooled start; managed_scaling) plus :data:`DETECTION_MARGIN_S`. A shorter
+    one lets the alarm, still reading "no task" for the minutes before the
+    task's first datapoint, add a second task to the one now RUNNING.
+    """
+    return managed_scaling.instance_warmup_s(spec) + DETECTION_MARGIN_S
+
+
+def wake_path(spec: Spec) -> WakePath | None:
+    """The wake alarm and step policy, or None: only a service that may run no task and
+    has a load balancer to count requests at needs and gets one."""
+    if not scales_to_zero(spec) or spec.load_balancer is None:
+        return None
+    return WakePath(cooldown_s=cooldown_s(spec))
+
+
+def pooled_wake(spec: Spec) -> bool:
+    """Whether the first instance after zero comes from the warm pool: the pool holds
+    one at the group's floor (managed_scaling.pool_size)."""
+    cap = spec.capacity
+    wp = cap.warm_pool
+    floor = max(cap.min_instances, cap.reserved_instances or 0)
+    return (
+        wp is not None and managed_scaling.pool_size(wp.min_size, wp.prepared_capacity, floor) >= 1
+    )
+
+
+def start_s(spec: Spec) -> float:
+    """From the wake to a serving task: the image pull and model on a kept instance
+    (min_instances >= 1), else the warm pool's start when the pool holds an instance
+    (:func:`pooled_wake`), else a cold boot + pull + model (managed_scaling)."""
+    if max(spec.capacity.min_instances, spec.capacity.reserved_instances or 0) >= 1:
+        return startup.task_ready_s(spec)
+    if pooled_wake(spec):
+        return managed_scaling.pooled_start_s(spec)
+    return managed_scaling.cold_start_s(spec)
+
+
+def _query(alarm: Mapping[str, Any], qid: str) -> Mapping[str, Any]:
+    for q in alarm.get("Metrics") or []:
+        if q.get("Id") == qid:
+            ms: Mapping[str, Any] = q.get("MetricStat") or {}
+            return ms
+    return {}
+
+
+def alarm_differences(
+    alarm: Mapping[str, Any], cluster: str, service: str
+) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed alarm differs from the wake
+    alarm (:data:`EXPRESSION` over the ALB's two counts and the service's CPU
+    SampleCount at :data:`PERIOD_S`, :data:`COMPARISON` :data:`THRESHOLD`); empty: it
+    is the wake alarm. ``verify scaling`` reads it."""
+    exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
+    if exprs != [EXPRESSION]:
+        return [("Expression", exprs, f"expression {exprs} (want {EXPRESSION})")]
+    want = {
+        REQUESTS_ID: (ELB_NAMESPACE, REQUESTS_METRIC, ELB_STATISTIC, None),
+        REJECTED_ID: (ELB_NAMESPACE, REJECTED_METRIC, ELB_STATISTIC, None),
+        RUNNING_ID: (
+            RUNNING_NAMESPACE,
+            RUNNING_METRIC,
+            RUNNING_STATISTIC,
+            {"ClusterName": cluster, "ServiceName": service},
+        ),
+    }
+    out: list[tuple[str, Any, str]] = []
+    for qid, (ns, name, stat, dims) in want.items():
+        ms = _query(alarm, qid)
+        metric = ms.get("Metric") or {}
+        found = (metric.get("Namespace"), metric.get("MetricName"), ms.get("Stat"))
+        if found != (ns, name, stat):
+            out.append((f"Metrics.{qid}", found, f"{qid} reads {found} (want {(ns, name, stat)})"))
+        got = {d.get("Name"): d.get("Value") for d in metric.get("Dimensions") or []}
+        if dims is None and set(got) != {ELB_DIMENSION}:
+            out.append(
+                (f"Metrics.{qid}.Dimensions", got, f"{qid} by {sorted(got)} (want {ELB_DIMENSION})")
+            )
+        if dims is not None and got != dims:
+            out.append((f"Metrics.{qid}.Dimensions", got, f"{qid} by {got} (want {dims})"))
+        if ms.get("Period") != PERIOD_S:
+            out.append(
+                (
+                    f"Metrics.{qid}.Period",
+                    ms.get("Period"),
+                    f"{qid} period {ms.get('Period')} s (want {PERIOD_S} s)",
+                )
+            )
+    if alarm.get("ComparisonOperator") != COMPARISON or alarm.get("Threshold") != THRESHOLD:
+        found_op = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
+        out.append(("Threshold", found_op, f"{found_op} (want {COMPARISON} {THRESHOLD:g})"))
+    return out
+
+
+def is_wake_policy(policy: Mapping[str, Any]) -> bool:
+    """Whether a deployed StepScaling policy has the wake path's shape: ChangeInCapacity,
+    every step adding (the fast path's adds percentages, the fast scale-in's removes)."""
+    cfg = policy.get("StepScalingPolicyConfiguration") or {}
+    steps = cfg.get("StepAdjustments") or []
+    return (
+        cfg.get("AdjustmentType") == ADJUSTMENT_TYPE
+        and bool(steps)
+        and all(
+            isinstance(s.get("ScalingAdjustment"), int | float) and s["ScalingAdjustment"] > 0
+            for s in steps
+        )
+    )

@@ -1,0 +1,86 @@
+"""wake.py: which specs get the wake path, and what a task takes to serve after zero."""
+
+from __future__ import annotations
+
+from ecs_gpu import managed_scaling, startup, wake
+from ecs_gpu.spec import Spec, parse_spec
+from example_specs import G5
+
+LB = '\n[load_balancer]\nscheme = "internal"\n'
+POOL = "\n[capacity.warm_pool]\nmin_size = 1\n"
+
+
+def _spec(text: str) -> Spec:
+    return parse_spec(text, "s.toml")
+
+
+def _zero(text: str = G5) -> str:
+    return text.replace("min_tasks = 1", "min_tasks = 0").replace(
+        "min_instances = 1", "min_instances = 0"
+    )
+
+
+def test_the_wake_path_needs_zero_and_a_load_balancer() -> None:
+    assert wake.wake_path(_spec(G5 + LB)) is None  # min_tasks 1: no wake needed
+    wp = wake.wake_path(_spec(_zero() + LB))
+    assert wp is not None and wp.tasks == 1 and wp.threshold == 1.0
+    warmup = managed_scaling.instance_warmup_s(_spec(_zero() + LB))
+    assert wp.cooldown_s == warmup + wake.DETECTION_MARGIN_S
+
+
+def test_a_schedule_that_sets_zero_scales_to_zero() -> None:
+    night = '\n[[scaling.schedule]]\ncron = "0 20 * * ? *"\nmin_tasks = 0\nmax_tasks = 0\n'
+    spec = _spec(G5 + LB + night)
+    assert spec.scaling.min_tasks == 1 and wake.scales_to_zero(spec)
+    assert wake.wake_path(spec) is not None
+
+
+def test_the_expression_reads_requests_only_without_a_cpu_datapoint() -> None:
+    e = wake.EXPRESSION
+    assert e.startswith(f"IF(FILL({wake.RUNNING_ID}, 0) == 0,")
+    assert f"FILL({wake.REQUESTS_ID}, 0) + FILL({wake.REJECTED_ID}, 0)" in e
+
+
+def test_start_after_zero_is_cold_pooled_or_on_a_kept_instance() -> None:
+    cold = _spec(_zero() + LB)
+    assert wake.start_s(cold) == managed_scaling.cold_start_s(cold)
+    pooled = _spec(_zero() + LB + POOL)
+    assert wake.pooled_wake(pooled) and not wake.pooled_wake(cold)
+    assert wake.start_s(pooled) == managed_scaling.pooled_start_s(pooled) < wake.start_s(cold)
+    kept = _spec(G5.replace("min_tasks = 1", "min_tasks = 0") + LB)  # min_instances 1
+    assert wake.start_s(kept) == startup.task_ready_s(kept) < wake.start_s(cold)
+
+
+def _alarm(**changes: object) -> dict[str, object]:
+    def q(qid: str, ns: str, name: str, dims: dict[str, str], stat: str) -> dict[str, object]:
+        metric = {
+            "Namespace": ns,
+            "MetricName": name,
+            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
+        }
+        return {"Id": qid, "MetricStat": {"Metric": metric, "Period": 60, "Stat": stat}}
+
+    lb = {"LoadBalancer": "app/x/1"}
+    svc = {"ClusterName": "c", "ServiceName": "s"}
+    alarm: dict[str, object] = {
+        "Metrics": [
+            {"Id": "expr_1", "Expression": wake.EXPRESSION},
+            q("r", wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
+            q("e", wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
+            q("c", wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC, svc, "SampleCount"),
+        ],
+        "ComparisonOperator": wake.COMPARISON,
+        "Threshold": wake.THRESHOLD,
+    }
+    return {**alarm, **changes}
+
+
+def test_a_deployed_wake_alarm_is_compared_field_by_field() -> None:
+    assert wake.alarm_differences(_alarm(), "c", "s") == []
+    # Another service's CPU: it would read "no task" for ever and wake on every request.
+    (diff,) = wake.alarm_differences(_alarm(), "c", "other")
+    assert diff[0] == "Metrics.c.Dimensions" and "other" not in str(diff[1])
+    (diff,) = wake.alarm_differences(_alarm(Threshold=5.0), "c", "s")
+    assert diff[0] == "Threshold" and "(want GreaterThanOrEqualToThreshold 1)" in diff[2]
+    (diff,) = wake.alarm_differences(_alarm(Metrics=[]), "c", "s")
+    assert diff[0] == "Expression"
