@@ -36,16 +36,13 @@ from ecs_gpu.cli.options import (
 from ecs_gpu.cli.render import (
     attempts_progress,
     console,
-    note_fast_path_off,
     render_divisor,
     render_metrics_ok,
-    render_no_decision,
     render_series,
-    render_verdict,
     scaling_progress,
-    warn_fast_path_missing,
     warn_wake_missing,
 )
+from ecs_gpu.cli.verify_verdict import check_fast_path_first, report_first_decision
 from ecs_gpu.errors import EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import (
@@ -244,7 +241,7 @@ def run_verify_scaling(
     concurrency = target is not None
     vs.check_consent(yes, names, concurrency=concurrency)
     initial = vs.check_scalable(ecs, appscaling, names)
-    missing = _check_fast_path(cw, appscaling, names, fast, target)
+    missing = check_fast_path_first(cw, appscaling, names, fast, target)
     lacks_wake = vs.check_wake(appscaling, cw, names) if wake_path else None
     if lacks_wake is not None:
         warn_wake_missing(lacks_wake)
@@ -289,60 +286,6 @@ def run_verify_scaling(
     if missing is not None or lacks_wake is not None:
         raise vs.missing_fast_path("; ".join(m for m in (missing, lacks_wake) if m is not None))
     return result
-
-
-def _check_fast_path(
-    cw: CloudWatchClient,
-    appscaling: ApplicationAutoScalingClient,
-    names: Names,
-    fast: fp.FastPath | None,
-    target: float | None,
-) -> str | None:
-    """Before the test: what of the fast path the service lacks (a warning), or the
-    note that the spec has none; the first for :func:`report_first_decision`."""
-    if fast is not None:
-        missing = vs.check_fast_path(
-            appscaling,
-            cw,
-            fast,
-            resource_id=names.scalable_target_resource_id,
-            cluster=names.cluster,
-            service=names.service,
-        )
-        if missing is not None:
-            warn_fast_path_missing(missing)
-        return missing
-    if target is not None:
-        note_fast_path_off(vs.levels(None, target)["high"])
-    return None
-
-
-def report_first_decision(
-    appscaling: ApplicationAutoScalingClient,
-    resource_id: str,
-    *,
-    since: datetime,
-    fast: fp.FastPath,
-    missing: str | None = None,
-) -> vs.Decision | None:
-    """Say which policy made the first scale-out decision, and how fast; never the exit code.
-
-    The scale-out happened (desiredCount rose); whether the fast path or
-    target tracking moved it first is what a concurrency deployment wants to
-    know (docs/operate.md). ``missing``: what of the fast path the service
-    lacks (:func:`ecs_gpu.aws.verify_scaling.check_fast_path`), the reason it did not.
-    """
-    try:
-        d = vs.first_decision(appscaling, resource_id, since=since)
-    except EcsGpuError as e:
-        render_no_decision(resource_id, e.message)
-        return None
-    if d is None:
-        render_no_decision(resource_id)
-        return d
-    v = vs.judge(d, since=since, missing=missing)
-    render_verdict(v, resource_id, fast)
-    return d
 
 
 @verify_app.command("scaling")
