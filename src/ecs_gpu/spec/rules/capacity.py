@@ -1,4 +1,4 @@
-"""[capacity]: the root volume holds the model, gp3's ratios, the warm pool."""
+"""[capacity]: the root volume holds the model, gp3's ratios, the warm pool, the Spot group."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ecs_gpu.spec.messages import Problem
 from ecs_gpu.spec.rules.placement import _task_fits
-from ecs_gpu.spec.rules.service import _weights_room_mib
+from ecs_gpu.spec.rules.service import _model_fits_gpu_memory, _weights_room_mib
 from ecs_gpu.spec.sections.capacity import (
     GP3_BASELINE_IOPS,
     GP3_IOPS_PER_MIBPS,
@@ -154,4 +154,63 @@ def _running_warm_pool(spec: Spec) -> Iterator[Problem]:
             "a running pool instance costs as much as a serving one, for a start about a "
             "minute faster than a stopped one",
             'use pool_state = "Stopped" unless that minute matters more than the price',
+        )
+
+
+def _with_type(spec: Spec, name: str) -> Spec:
+    """``spec`` with ``name`` as its instance type: how a Spot type must hold the task."""
+    cap = spec.capacity.model_copy(update={"instance_type": name})
+    return spec.model_copy(update={"capacity": cap})
+
+
+def _spot(spec: Spec) -> Iterator[Problem]:
+    cap, sc = spec.capacity, spec.scaling
+    spot = cap.spot
+    if spot is None or not _task_fits(spec):
+        return
+    it, per = spec.instance, spec.tasks_per_instance
+    for name in spot.instance_types:
+        other = _with_type(spec, name)
+        oi = other.instance
+        if oi.gpus != it.gpus or not _task_fits(other) or other.tasks_per_instance != per:
+            # Managed scaling sizes both groups from tasks per instance, and
+            # the service's tasks must place on either group's instances.
+            held = other.tasks_per_instance if _task_fits(other) else 0
+            yield Problem(
+                "capacity.spot.instance_types",
+                name,
+                f"not interchangeable with {it.name}: {oi.gpus} GPU(s) holding {held} task(s) "
+                f"per instance where {it.name} has {it.gpus} GPU(s) holding {per}",
+                f"list types with {it.gpus} GPU(s) per instance that hold {per} task(s) each "
+                "(`ecs-gpu catalog`), e.g. the same size of another G family",
+            )
+            continue
+        if list(_model_fits_gpu_memory(other)):
+            yield Problem(
+                "capacity.spot.instance_types",
+                name,
+                f"its {oi.gpu_model} ({oi.gpu_memory_mib} MiB per GPU) cannot hold the "
+                f"{spec.service.model_size_gib:g}-GiB model that {it.name} holds, so a task "
+                "placed there never loads",
+                f"remove {name}, or list types with at least {it.gpu_memory_mib} MiB per GPU",
+            )
+    if spot.on_demand_base >= sc.max_tasks:
+        yield Problem(
+            "capacity.spot.on_demand_base",
+            spot.on_demand_base,
+            f"at least scaling.max_tasks ({sc.max_tasks}): every task runs on On-Demand, and "
+            "the Spot group never launches an instance",
+            f"set on_demand_base below {sc.max_tasks}, or remove [capacity.spot]",
+        )
+
+
+def _all_on_spot(spec: Spec) -> Iterator[Problem]:
+    spot = spec.capacity.spot
+    if spot is not None and spot.on_demand_base == 0 and spot.spot_percent == 100:
+        yield Problem(
+            "capacity.spot.spot_percent",
+            100,
+            "with on_demand_base = 0 every task runs on Spot, so one Spot capacity shortage "
+            "can interrupt them all within two minutes",
+            "keep on_demand_base at 1 or more (the default), or lower spot_percent",
         )
