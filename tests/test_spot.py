@@ -16,6 +16,9 @@ image = "nginx"
 cpu_units = 3072
 memory_mib = 12288
 
+[service.metrics]
+preset = "vllm"
+
 [capacity]
 instance_type = "g5.xlarge"
 max_instances = 4
@@ -26,6 +29,7 @@ instance_types = {types}
 
 [scaling]
 max_tasks = 4
+target_concurrency_per_task = 11
 
 [simulation]
 {simulation}

@@ -116,3 +116,21 @@ def price_usd_per_hour(spec: Spec) -> float | None:
         pct = key if key is not None else (cited.percent if cited is not None else 0.0)
         prices.append(catalog.lookup(name).price_usd_per_hour * (1 - pct / 100))
     return max(prices)
+
+
+def group_spec(spec: Spec) -> Spec:
+    """The Spot group as the On-Demand group's builders read a spec.
+
+    No warm pool (EC2 Auto Scaling refuses one on a group that requests Spot
+    Instances: PutWarmPool), no reservation (it holds On-Demand capacity) and
+    a floor of 0 (the base is On-Demand's); its ceiling is max_instances.
+    """
+    cap = spec.capacity.model_copy(
+        update={
+            "warm_pool": None,
+            "capacity_reservation_id": None,
+            "reserved_instances": None,
+            "min_instances": 0,
+        }
+    )
+    return spec.model_copy(update={"capacity": cap})

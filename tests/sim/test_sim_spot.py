@@ -3,25 +3,31 @@
 from __future__ import annotations
 
 import pytest
-from simhelp import STEP, load, params
+from simhelp import CONCURRENCY, METRICS, STEP, load, params
 
 from ecs_gpu import catalog, spot
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.markets import Markets
+from ecs_gpu.sim.params import SimParams
 
 SPOT = '[capacity.spot]\ninstance_types = ["g5.xlarge"]'
 # Ten hours that step from one task's load to nearly four tasks' full load and back.
 LOAD = load((3600.0, 0.5), (4 * 3600.0, 7.0), (5 * 3600.0, 0.5))
 
 
-def _spot(rate: float | None = None, keys: str = "") -> str:
+def _spot(rate: float | None = None, keys: str = "") -> tuple[str, str]:
     sim = "" if rate is None else f"spot_interruptions_per_instance_hour = {rate}"
     return f"{SPOT}\n{keys}", sim
 
 
+def _params(cap: str = "", sim: str = "") -> SimParams:
+    """The concurrency signal (the one [capacity.spot] allows) with ``cap`` and ``sim``."""
+    return params(service=METRICS, scaling=CONCURRENCY, capacity=cap, simulation=sim)
+
+
 def test_a_spec_without_spot_runs_no_spot() -> None:
-    p = params()
+    p = _params()
     assert (p.spot_percent, p.spot_interruptions_per_hour) == (0, 0.0)
     s = simulate(p, LOAD, step_s=STEP).summary
     assert "spot_instance_hours" not in s
@@ -29,7 +35,7 @@ def test_a_spec_without_spot_runs_no_spot() -> None:
 
 def test_spot_without_interruptions_serves_like_on_demand_and_costs_less() -> None:
     cap, sim = _spot(0.0)
-    p = params(capacity=cap, simulation=sim)
+    p = _params(cap, sim)
     od = p.with_(spot_percent=0)
     s, o = simulate(p, LOAD, step_s=STEP).summary, simulate(od, LOAD, step_s=STEP).summary
     # Same boots and decisions: only the market of each instance differs.
@@ -44,7 +50,7 @@ def test_spot_without_interruptions_serves_like_on_demand_and_costs_less() -> No
 
 def test_interruptions_replace_tasks_and_add_overload_deterministically() -> None:
     cap, sim = _spot(0.5)
-    p = params(capacity=cap, simulation=sim)
+    p = _params(cap, sim)
     a = simulate(p, LOAD, step_s=STEP, seed=3).summary
     b = simulate(p, LOAD, step_s=STEP, seed=3).summary
     assert a == b
@@ -56,13 +62,13 @@ def test_interruptions_replace_tasks_and_add_overload_deterministically() -> Non
 def test_the_base_stays_on_demand() -> None:
     # One task's load: the base (1) on On-Demand, nothing on Spot.
     cap, sim = _spot(0.0)
-    s = simulate(params(capacity=cap, simulation=sim), load((3600.0, 0.5)), step_s=STEP).summary
+    s = simulate(_params(cap, sim), load((3600.0, 0.5)), step_s=STEP).summary
     assert s["spot_instance_hours"] == 0.0
 
 
 def test_markets_launch_the_group_below_its_share() -> None:
     cap, sim = _spot(0.0, "on_demand_base = 1\nspot_percent = 70")
-    p = params(capacity=cap, simulation=sim)
+    p = _params(cap, sim)
     m = Markets(p, seed=0)
     assert m.needs(10) == (4, 6)
     fleet = Fleet(p.tasks_per_instance, 0.0, 0.0)

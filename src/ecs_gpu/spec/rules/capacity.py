@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec.messages import Problem
 from ecs_gpu.spec.rules.placement import _task_fits
 from ecs_gpu.spec.rules.service import _model_fits_gpu_memory, _weights_room_mib
@@ -194,6 +195,20 @@ def _spot(spec: Spec) -> Iterator[Problem]:
                 "placed there never loads",
                 f"remove {name}, or list types with at least {it.gpu_memory_mib} MiB per GPU",
             )
+    plan = SignalPlan.of(sc)
+    if plan.tracks_gpu:
+        # The host agent's GPU series has one value per Auto Scaling group
+        # (gpu_metric.DIMENSION), and the policy reads the On-Demand group's.
+        guard = plan.tracks_concurrency
+        yield Problem(
+            "scaling.gpu_guard" if guard else "scaling.signal",
+            True if guard else sc.signal,
+            "a GPU policy reads the GPU series of the On-Demand group only (the agent "
+            "publishes one per Auto Scaling group), so with [capacity.spot] it would not see "
+            "the tasks on Spot",
+            'scale on concurrency: signal = "concurrency" with [service.metrics] and '
+            "target_concurrency_per_task, without gpu_guard",
+        )
     if spot.on_demand_base >= sc.max_tasks:
         yield Problem(
             "capacity.spot.on_demand_base",
