@@ -79,9 +79,6 @@ def test_markets_launch_the_group_below_its_share() -> None:
         fleet.launch(0.0, 0.0, 0.0, spot=True)
     # Six Spot of six; On-Demand has 1 of 4: the next launch is On-Demand.
     assert not m.next_is_spot(fleet)
-    fleet.provisioning = 4
-    # Now 4 tasks need 2 On-Demand and 2 Spot instances: Spot is further above its need.
-    assert m.shed_first(fleet) is True
 
 
 def test_a_noticed_instance_serves_until_reclaimed_and_its_tasks_are_replaced() -> None:

@@ -567,8 +567,7 @@ class InstanceLayer:
             for _ in range(delta):
                 self.launch(t, fleet)
         elif delta < 0:
-            first = None if self.markets is None else self.markets.shed_first(fleet)
-            fleet.terminate_empty(-delta, first)
+            fleet.terminate_empty(-delta)
         while len(fleet.instances) < self._floor:
             # The floor is the On-Demand group's min_instances (or its reservation).
             self.launch(t, fleet, spot_ok=False)

@@ -112,21 +112,19 @@ class Fleet:
             self.next_event = min(self.next_event, inst.registered_at)
         return inst
 
-    def terminate_empty(self, count: int, first_spot: bool | None = None) -> int:
+    def terminate_empty(self, count: int) -> int:
         """Remove up to ``count`` instances that run no task; return how many.
 
         Managed termination protection (aws-semantics §2): ECS unprotects an
         instance only when it has no tasks, so busy instances are never removed.
-        Booting instances go first (they serve nothing yet), then the newest;
-        with ``first_spot`` set, that market's before the other's (the group
-        above its share of the strategy).
+        Booting instances go first (they serve nothing yet), then the newest,
+        On-Demand or Spot alike (sim/markets.py says why).
         """
         removed = 0
         for inst in sorted(
             (i for i in self.instances if not i.tasks),
-            key=lambda i: (first_spot is not None and i.spot != first_spot,
-                           i in self.registered, -i.id),
-        ):  # fmt: skip
+            key=lambda i: (i in self.registered, -i.id),
+        ):
             if removed >= count:
                 break
             self._remove(inst)

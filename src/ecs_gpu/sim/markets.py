@@ -4,8 +4,11 @@ The template deploys two groups, each with its own capacity provider, and the
 service's strategy (ecs_gpu.spot) splits its tasks between them. The
 simulator keeps one fleet and one managed-scaling loop, and marks each
 instance On-Demand or Spot: a launch goes to the group further below the
-instances its share of the tasks needs, and a scale-in removes the group
-further above it first. A task places on any free slot, so a Spot
+instances its share of the tasks needs. A scale-in removes the newest empty
+instance of either group, as without Spot, so a design without
+interruptions makes exactly its On-Demand twin's decisions and the
+overload difference is the interruptions' alone; the launches keep the
+split near the strategy's. A task places on any free slot, so a Spot
 interruption's replacements take On-Demand room when there is some, else a
 new instance from the other pools (docs/simulator.md "Spot").
 """
@@ -61,13 +64,6 @@ class Markets:
         """
         od_gap, spot_gap = self._gaps(fleet)
         return spot_gap > 0 and spot_gap > od_gap
-
-    def shed_first(self, fleet: Fleet) -> bool | None:
-        """Which group a scale-in empties first: the one further above its need."""
-        od_gap, spot_gap = self._gaps(fleet)
-        if od_gap == spot_gap:
-            return None
-        return spot_gap < od_gap
 
     def interrupt_at(self, t: float) -> float:
         """When a Spot instance launched at ``t`` gets its notice: exponential at the rate."""
