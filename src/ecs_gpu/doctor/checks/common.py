@@ -293,3 +293,14 @@ def demand_names(s: Snapshot) -> tuple[str, str]:
     clusters = [c.get("clusterName") for c in s.get("clusters", []) if c.get("clusterName")]
     cluster = target.get("cluster") or (clusters[0] if clusters else "?")
     return str(cluster), str(target.get("service") or "?")
+
+
+def spot_groups(s: Snapshot) -> list[dict[str, Any]]:
+    """The collected groups that launch Spot: a mixed instances policy whose share of
+    On-Demand above its base is under 100 % (InstancesDistribution's default is 100)."""
+    out = []
+    for g in s.get("auto_scaling_groups", []):
+        dist = (g.get("MixedInstancesPolicy") or {}).get("InstancesDistribution")
+        if dist is not None and dist.get("OnDemandPercentageAboveBaseCapacity", 100) < 100:
+            out.append(g)
+    return out
