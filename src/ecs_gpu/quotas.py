@@ -33,8 +33,8 @@ ON_DEMAND: Final[dict[str, VcpuQuota]] = {
     "G": VcpuQuota("L-DB2E81BA", "Running On-Demand G and VT instances", ("g*", "vt*")),
     "P": VcpuQuota("L-417A185B", "Running On-Demand P instances", ("p*",)),
 }
-# The spec launches On-Demand only (no Spot key exists), so preflight reads
-# ON_DEMAND; these are kept for a capacity kind that adds Spot.
+# [capacity.spot]'s group launches against these; preflight reads only
+# ON_DEMAND so far (a Spot quota check is not written yet).
 SPOT: Final[dict[str, VcpuQuota]] = {
     "G": VcpuQuota("L-3819A6DF", "All G and VT Spot Instance Requests", ("g*", "vt*")),
     "P": VcpuQuota("L-7212CCBC", "All P Spot Instance Requests", ("p*",)),

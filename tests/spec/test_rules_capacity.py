@@ -160,7 +160,15 @@ def test_spot_with_interchangeable_types_is_valid_with_its_defaults() -> None:
         1,
         70,
     )
-    assert spec.warnings(PATH) == []
+    # g6 has no dated Spot discount: a note until [simulation] gives one.
+    (note,) = spec.warnings(PATH)
+    assert "['g6.xlarge']" in note and "spot_discount_percent" in note
+    priced = edited(
+        CONC,
+        capacity={"spot": {"instance_types": ["g5.xlarge", "g6.xlarge"]}},
+        simulation={"spot_discount_percent": 60.0},
+    )
+    assert parse_spec(priced, PATH).warnings(PATH) == []
 
 
 def test_spot_type_with_other_gpus_is_refused() -> None:

@@ -22,6 +22,7 @@ from ecs_gpu.spec.rules.capacity import (
     _root_volume_holds_the_model,
     _running_warm_pool,
     _spot,
+    _spot_unpriced,
     _warm_pool,
 )
 from ecs_gpu.spec.rules.network import (
@@ -117,6 +118,7 @@ NOTES: list[Rule] = [
     _target_above_simulated_capacity,
     _running_warm_pool,
     _all_on_spot,
+    _spot_unpriced,
 ]
 
 

@@ -6,6 +6,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ecs_gpu import catalog
 from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec.messages import Problem
 from ecs_gpu.spec.rules.placement import _task_fits
@@ -228,4 +229,21 @@ def _all_on_spot(spec: Spec) -> Iterator[Problem]:
             "with on_demand_base = 0 every task runs on Spot, so one Spot capacity shortage "
             "can interrupt them all within two minutes",
             "keep on_demand_base at 1 or more (the default), or lower spot_percent",
+        )
+
+
+def _spot_unpriced(spec: Spec) -> Iterator[Problem]:
+    spot = spec.capacity.spot
+    if spot is None or spec.simulation.spot_discount_percent is not None:
+        return
+    # The same rule as ecs_gpu.spot.missing_discounts (spec cannot import it).
+    missing = [n for n in spot.instance_types if catalog.spot_discount(n) is None]
+    if missing:
+        yield Problem(
+            "capacity.spot.instance_types",
+            missing,
+            "no dated Spot discount for these types' families (docs/catalog.md), so `plan` "
+            "and `simulate` cannot price Spot; the stack deploys as it is",
+            "set [simulation] spot_discount_percent to the Spot Instance Advisor's 'Savings "
+            "over On-Demand' for them in your Region",
         )
