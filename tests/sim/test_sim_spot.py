@@ -96,3 +96,16 @@ def test_a_noticed_instance_serves_until_reclaimed_and_its_tasks_are_replaced() 
     assert (fleet.leaving_ready, fleet.draining) == (0, [])
     # The replacement waits: the drained instance takes no task.
     assert fleet.place(221.0) == 0 and fleet.desired_total == 2
+
+
+def test_the_warm_pool_sizes_on_the_on_demand_group_alone() -> None:
+    # Ten steady hours at three tasks' load: the pool holds max(min_size, max_prepared
+    # - On-Demand instances), whatever the Spot group runs (it has no pool).
+    cap, sim = _spot(0.0)
+    pool = "[capacity.warm_pool]\nmin_size = 0\nmax_prepared = 4\n"
+    p = _params(f"{pool}\n{cap}", sim)
+    hours = 10.0
+    s = simulate(p, load((hours * 3600.0, 4.0)), step_s=STEP).summary
+    od, on_spot = Markets(p, seed=0).needs(p.tasks_for_rate(4.0))
+    assert on_spot >= 1 and s["max_instances"] == od + on_spot
+    assert s["warm_pool_stopped_instance_hours"] == pytest.approx((4 - od) * hours)

@@ -572,7 +572,8 @@ class InstanceLayer:
             # The floor is the On-Demand group's min_instances (or its reservation).
             self.launch(t, fleet, spot_ok=False)
         if self.pool is not None:
-            self.pool.fill(t, len(fleet.instances))
+            # The pool is the On-Demand group's: it sizes itself on that group alone.
+            self.pool.fill(t, len(fleet.instances) - fleet.spot_count)
 
     def launch(self, t: float, fleet: Fleet, *, spot_ok: bool = True) -> None:
         """One instance: from the warm pool when one is prepared, else a new launch.

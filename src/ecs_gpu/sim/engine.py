@@ -493,7 +493,8 @@ def _warm_pool(p: SimParams, fleet: Fleet, start: Start) -> WarmPool | None:
         p.warm_register_s,
         billed_running=p.warm_pool_state == "Running",
     )
-    pool.fill(0.0, len(fleet.instances), ready_at=-math.inf if start == "warm" else None)
+    on_demand = len(fleet.instances) - fleet.spot_count
+    pool.fill(0.0, on_demand, ready_at=-math.inf if start == "warm" else None)
     return pool
 
 
