@@ -38,6 +38,7 @@ def test_compare_shows_each_spot_design_beside_its_on_demand_twin(
     text = capsys.readouterr().out
     assert code == 0, text
     assert "spot.toml concurrency 11.2/task, all On-Demand" in text
+    assert "the row after each is the same design all On-Demand" in " ".join(text.split())
     rows = json.loads(out.read_text())
     s, twin, plain = (
         rows["spot.toml concurrency 11.2/task"],

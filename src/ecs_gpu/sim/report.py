@@ -233,8 +233,8 @@ def spot_cost_meaning(p: SimParams) -> str:
     """What cost_usd counts with [capacity.spot]: both markets' hours at their prices."""
     return (
         f"On-Demand instance-hours x ${p.price_usd_per_hour:g}/h + Spot instance-hours x "
-        f"${p.spot_price_usd_per_hour:.4g}/h (the dated discount, docs/catalog.md); EBS "
-        "volumes not priced"
+        f"${p.spot_price_usd_per_hour:.4g}/h ([simulation] spot_discount_percent, else the "
+        "catalog's dated discount); EBS volumes not priced"
     )
 
 

@@ -78,10 +78,18 @@ def check_sweepable(p: SimParams, spec: Path, text: str) -> None:
 
 
 def cost_caption(loaded: list[SimParams]) -> str | None:
-    """The USD column's caveat, when a design has a warm pool (its stopped volumes are priced)."""
-    if all(p.warm_pool_min_size is None for p in loaded):
-        return None
-    return f"USD: {rp.cost_meaning(warm_pool=True)}"
+    """The USD column's caveat, when a design has a warm pool (its stopped volumes are priced)
+    or Spot (its hours at the Spot price, beside its all-On-Demand row)."""
+    parts = []
+    if any(p.warm_pool_min_size is not None for p in loaded):
+        parts.append(f"USD: {rp.cost_meaning(warm_pool=True)}")
+    if any(p.spot_percent for p in loaded):
+        parts.append(
+            "Spot designs: Spot instance-hours at the Spot price ([simulation] "
+            "spot_discount_percent, else the catalog's dated figure); the row after each is the "
+            "same design all On-Demand"
+        )
+    return ". ".join(parts) or None
 
 
 def trace_input(trace: str) -> Path | None:
