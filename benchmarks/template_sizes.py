@@ -48,6 +48,10 @@ SIDECAR = {
 }
 
 
+# [capacity.spot] over two interchangeable types (tests/infra/conftest.py SPOT).
+SPOT = '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
+
+
 def size(text: str) -> int:
     return len(minified(synth_template(parse_spec(text, "size.toml"))).encode())
 
@@ -67,6 +71,8 @@ def main() -> int:
     pooled = _with_warm_pool_and_guard(g5)
     print(row("g5-vllm + warm pool + GPU guard", size(pooled)))
     print(row("g5-vllm + warm pool + GPU guard + one alert email", size(pooled + ONE_EMAIL)))
+    spot_at = g5.index("\n[", g5.index("[capacity]\n") + 1)
+    print(row("g5-vllm + [capacity.spot], two types", size(g5[:spot_at] + SPOT + g5[spot_at:])))
     for example in EXAMPLES:
         if example != "g5-vllm.toml":
             text = _with_warm_pool_and_guard((EXAMPLES_DIR / example).read_text())
@@ -85,6 +91,7 @@ def main() -> int:
         "gpu_guard": g5.replace("[scaling]\n", "[scaling]\ngpu_guard = true\n", 1),
         "one alert email": g5 + ONE_EMAIL,
         "fast_scale_out = false": g5.replace("[scaling]\n", "[scaling]\nfast_scale_out = false\n"),
+        "[capacity.spot], two types": g5[:cap] + SPOT + g5[cap:],
     }
     print("| g5-vllm + | bytes added |")
     print("|---|---:|")

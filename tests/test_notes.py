@@ -86,6 +86,11 @@ def test_diff_and_deploy_print_each_note_before_any_aws_call(
     assert "stopped before AWS" in err
 
 
+# Notes on what the simulator cannot run: the spec deploys, but simulate and
+# compare refuse (exit 2) naming this key.
+SIMULATOR_REFUSES = {"_spot_unpriced": "spot_discount_percent"}
+
+
 @pytest.mark.parametrize("command", ["simulate", "compare"])
 @pytest.mark.parametrize("name", sorted(NOTE_CASES))
 def test_simulate_and_compare_print_each_note_on_stderr(
@@ -95,9 +100,14 @@ def test_simulate_and_compare_print_each_note_on_stderr(
     trace = tmp_path / "t.csv"
     trace.write_text("timestamp_s,requests\n0,60\n60,60\n", encoding="utf-8")
     specs = [str(path)] if command == "simulate" else [str(path), str(EXAMPLES / "g5-vllm.toml")]
-    assert main([command, *specs, "--trace", str(trace), "--json", "-"]) == 0
+    code = main([command, *specs, "--trace", str(trace), "--json", "-"])
     captured = capsys.readouterr()
-    json.loads(captured.out)  # standard output is the JSON alone
+    if name in SIMULATOR_REFUSES:
+        # The note says why before the run refuses: it names the key that fixes it.
+        assert code == 2 and SIMULATOR_REFUSES[name] in captured.err
+    else:
+        assert code == 0
+        json.loads(captured.out)  # standard output is the JSON alone
     for line in notes:
         assert _flat(f"note: {line}") in _flat(captured.err)
 

@@ -51,6 +51,36 @@ def gp3_usd_per_hour(gib: int, iops: int | None = None, mibps: int | None = None
     return month * 3600 / BILLING_MONTH_S
 
 
+# Spot's discount off the On-Demand price, per family, where a dated source
+# gives one (docs/aws-semantics.md §10 "Spot price"): the simulator prices a
+# Spot instance-hour at price x (1 - percent / 100). Spot prices move with
+# supply and demand and differ by AZ, so each is an estimate with its date;
+# [simulation] spot_discount_percent replaces it, and a family without an
+# entry needs that key before plan or simulate can price Spot.
+@dataclass(frozen=True)
+class SpotDiscount:
+    percent: float
+    date: str
+    source: str
+
+
+SPOT_DISCOUNTS: Final[dict[str, SpotDiscount]] = {
+    # g5.xlarge at $0.30-0.50/h against $1.006 On-Demand (us-east-1, a 2026
+    # snapshot): the middle, $0.40, is 60 % off.
+    "g5": SpotDiscount(
+        60.0,
+        "2026",
+        "cloudprice.app, 'Spot instance economics: when interruption is fine' "
+        "(us-east-1 snapshot, g5.xlarge $0.30-0.50/h)",
+    ),
+}
+
+
+def spot_discount(name: str) -> SpotDiscount | None:
+    """The cited Spot discount of ``name``'s family, or None when none is cited."""
+    return SPOT_DISCOUNTS.get(lookup(name).family)
+
+
 # Memory ECS keeps back for the host: we set ECS_RESERVED_MEMORY in
 # /etc/ecs/ecs.config (host/agent.py) so the host CloudWatch agent, the SSM
 # agent and the ECS agent itself never compete with tasks for RAM.

@@ -116,6 +116,15 @@ class Names:
         return f"cp-{self.service_name}-gpu"
 
     @property
+    def spot_asg(self) -> str:
+        """The [capacity.spot] group."""
+        return f"{self.service_name}-spot-asg"
+
+    @property
+    def spot_capacity_provider(self) -> str:
+        return f"cp-{self.service_name}-spot"
+
+    @property
     def task_family(self) -> str:
         return self.service_name
 

@@ -33,8 +33,7 @@ ON_DEMAND: Final[dict[str, VcpuQuota]] = {
     "G": VcpuQuota("L-DB2E81BA", "Running On-Demand G and VT instances", ("g*", "vt*")),
     "P": VcpuQuota("L-417A185B", "Running On-Demand P instances", ("p*",)),
 }
-# The spec launches On-Demand only (no Spot key exists), so preflight reads
-# ON_DEMAND; these are kept for a capacity kind that adds Spot.
+# [capacity.spot]'s group launches against these (preflight PRE012).
 SPOT: Final[dict[str, VcpuQuota]] = {
     "G": VcpuQuota("L-3819A6DF", "All G and VT Spot Instance Requests", ("g*", "vt*")),
     "P": VcpuQuota("L-7212CCBC", "All P Spot Instance Requests", ("p*",)),
@@ -53,6 +52,11 @@ def group(instance_type: str) -> str:
 def on_demand(instance_type: str) -> VcpuQuota:
     """The On-Demand vCPU quota ``instance_type`` counts against."""
     return ON_DEMAND[group(instance_type)]
+
+
+def spot(instance_type: str) -> VcpuQuota:
+    """The Spot vCPU quota ``instance_type`` counts against."""
+    return SPOT[group(instance_type)]
 
 
 def increase_command(quota: VcpuQuota, value: int, region: str) -> str:

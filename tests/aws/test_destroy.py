@@ -10,6 +10,7 @@ from cli.conftest import Clients
 from cli.test_deploy import record_calls
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
+from ecs_gpu.naming import Names
 
 
 def test_unprotect_handles_more_than_one_batch(clients: Clients) -> None:
@@ -59,3 +60,66 @@ def test_wait_for_tasks_is_bounded_and_sees_them_stop(clients: Clients) -> None:
     assert alive == [task] and polls == [1, 1, 1]  # polled at 10, 20, 30 s, then gave up
     ecs.stop_task(cluster="c", task=task)
     assert ds.wait_tasks_stopped(ecs, "c", "svc", timeout_s=30, waits=waits) == []
+
+
+def _protected_group(clients: Clients, name: str, lt: str, count: int) -> None:
+    clients.autoscaling.create_auto_scaling_group(
+        AutoScalingGroupName=name,
+        LaunchTemplate={"LaunchTemplateId": lt},
+        MinSize=0,
+        MaxSize=count,
+        DesiredCapacity=count,
+        AvailabilityZones=["us-east-1a"],
+        NewInstancesProtectedFromScaleIn=True,
+    )
+
+
+def test_deployed_tells_the_spot_group_from_the_on_demand_one() -> None:
+    names = Names("svc")
+    asg = "AWS::AutoScaling::AutoScalingGroup"
+    # The stack lists its resources in any order: the Spot group is the one of its name.
+    rows = [
+        ds.StackResource("SpotAsg", asg, names.spot_asg, "CREATE_COMPLETE"),
+        ds.StackResource("Asg", asg, names.asg, "CREATE_COMPLETE"),
+    ]
+    d = ds.Deployed.of(rows, names)
+    assert (d.asg, d.spot_asg, d.groups) == (names.asg, names.spot_asg, [names.asg, names.spot_asg])
+    alone = ds.Deployed.of(rows[1:], names)
+    assert (alone.spot_asg, alone.groups) == (None, [names.asg])
+
+
+def test_destroy_unprotects_both_groups_before_the_delete(clients: Clients) -> None:
+    ec2 = boto3.Session().client("ec2")
+    lt = ec2.create_launch_template(
+        LaunchTemplateName="lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
+    )["LaunchTemplate"]["LaunchTemplateId"]
+    names = Names("svc")
+    _protected_group(clients, names.asg, lt, 2)
+    _protected_group(clients, names.spot_asg, lt, 3)
+    # Any stack: the delete itself is not what this test is about.
+    body = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    clients.cfn.create_stack(StackName="svc", TemplateBody=json.dumps(body))
+    state = dp.stack_state(clients.cfn, "svc")
+    assert state is not None
+    target = ds.Target("svc", state, [], ds.Deployed("svc", "svc", names.asg, names.spot_asg))
+    steps: list[ds.Step] = []
+    waits = dp.Waits(poll_s=0, sleep=lambda s: None)
+    ds.start_delete(
+        clients.ecs,
+        clients.autoscaling,
+        clients.appscaling,
+        clients.cfn,
+        target,
+        task_timeout_s=0,
+        waits=waits,
+        on_step=steps.append,
+    )
+    assert [(s.kind, s.group, s.count) for s in steps] == [
+        ("unprotected", names.asg, 2),
+        ("unprotected", names.spot_asg, 3),
+    ]
+    groups = clients.autoscaling.describe_auto_scaling_groups(
+        AutoScalingGroupNames=[names.asg, names.spot_asg]
+    )["AutoScalingGroups"]
+    assert len(groups) == 2
+    assert not any(i["ProtectedFromScaleIn"] for g in groups for i in g["Instances"])

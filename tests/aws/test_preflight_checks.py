@@ -431,3 +431,50 @@ def test_the_documented_quota_request_is_the_g6e_examples_fleet() -> None:
     assert (needs.max_instances, needs.vcpus, needs.vcpus_needed) == (6, 48, 288)
     doc = (EXAMPLES.parent / "docs" / "operate.md").read_text(encoding="utf-8")
     assert f"--desired-value {needs.vcpus_needed}" in doc
+
+
+def _spot_quota(value: float) -> dict[str, Any]:
+    q = quota(value)
+    code = quotas.SPOT["G"].code
+    q.update(
+        QuotaCode=code,
+        QuotaName=quotas.SPOT["G"].name,
+        QuotaArn=f"arn:aws:servicequotas:us-east-1:123456789012:ec2/{code}",
+    )
+    return {"Quota": q, "source": "applied"}
+
+
+@pytest.fixture(scope="module")
+def g5_spot() -> Needs:
+    """The g5 example with [capacity.spot] over g5.xlarge and g6.xlarge (4 vCPUs each)."""
+    text = (
+        (EXAMPLES / "g5-vllm.toml")
+        .read_text(encoding="utf-8")
+        .replace(
+            "\n[scaling]\n",
+            '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n\n[scaling]\n',
+        )
+    )
+    from ecs_gpu.spec import parse_spec
+
+    return Needs.from_spec(parse_spec(text, "spot.toml"), "us-east-1")
+
+
+def test_the_spot_quota_is_checked_only_with_a_spot_group(g5: Needs, g5_spot: Needs) -> None:
+    skipped = {i: why for i, _, why in evaluate(healthy_g5(), g5).not_applicable}
+    assert "no [capacity.spot]" in skipped["PRE012"]
+    assert g5_spot.spot_quota == quotas.SPOT["G"] and g5_spot.spot_vcpus_needed == 16
+    ok = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(64.0)), g5_spot)
+    (f,) = of(ok, "PRE012")
+    assert f.severity == "info" and "covers the Spot group: 64 vCPUs" in f.title
+
+
+def test_a_spot_quota_below_the_spot_group_is_an_error_with_the_increase(g5_spot: Needs) -> None:
+    # New accounts often start with little Spot quota: 8 vCPUs hold two 4-vCPU instances.
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(8.0)), g5_spot)
+    (f,) = of(result, "PRE012")
+    assert f.severity == "error" and result.has_error
+    assert "'All G and VT Spot Instance Requests' (L-3819A6DF) is 8 vCPUs" in f.title
+    assert "needs 16" in f.title and "past 2 Spot instance(s)" in f.title
+    assert "--quota-code L-3819A6DF --desired-value 16 --region us-east-1" in f.fix
+    assert "g5.xlarge, g6.xlarge" in str([e.value for e in f.evidence])

@@ -89,6 +89,21 @@ def test_on_moto_the_g5_example_passes_and_the_quota_moto_lacks_is_unknown(
     assert "preflight: " in err  # the summary still reaches a person
 
 
+def test_on_moto_a_spot_spec_also_asks_for_the_spot_quota(
+    aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """moto's Service Quotas knows no EC2 code: both quota checks are unknown, the rest runs."""
+    spec = tmp_path / "spot.toml"
+    table = '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
+    spec.write_text(G5.read_text().replace("\n[scaling]\n", table + "\n[scaling]\n"))
+    code, doc, _ = _json(capsys, str(spec))
+    assert code == EXIT_OK
+    assert doc["needs"]["spot_vcpus_needed"] == 16
+    assert doc["needs"]["spot_quota"]["code"] == "L-3819A6DF"
+    assert sorted(u["id"] for u in doc["unknown"]) == ["PRE001", "PRE012"]
+    assert "PRE012" not in {n["id"] for n in doc["not_applicable"]}
+
+
 def test_the_table_on_a_terminal_names_each_finding_and_the_summary(
     aws: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

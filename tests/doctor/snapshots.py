@@ -12,6 +12,7 @@ so a fabricated field or a wrong type fails the test.
 from __future__ import annotations
 
 import base64
+import copy
 import gzip
 import json
 from pathlib import Path
@@ -943,5 +944,92 @@ def as_warm_pool(s: dict[str, Any]) -> None:
             "State": {"Code": 80, "Name": "stopped"},
             "LaunchTime": T0,
             "Placement": {"AvailabilityZone": "us-east-1b"},
+        }
+    )
+
+
+SPOT_LT_ID = "lt-0f9e8d7c6b5a43210"
+SPOT_ASG_ARN = (
+    f"arn:aws:autoscaling:{REGION}:{ACCOUNT}:autoScalingGroup:"
+    f"7c1d2e3f-4a5b-6c7d-8e9f-0a1b2c3d4e5f:autoScalingGroupName/{NAMES.spot_asg}"
+)
+SPOT_TOML = '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
+
+
+def spot_spec() -> Spec:
+    """:func:`concurrency_spec` with [capacity.spot] over g5 and g6 (base 1, 70 % Spot)."""
+    text = SPEC_TOML.replace(
+        'signal = "task-gpus"',
+        'signal = "concurrency"\ntarget_concurrency_per_task = 8\nfast_scale_in = true',
+    )
+    return parse_spec(text + '\n[service.metrics]\npreset = "vllm"\n' + SPOT_TOML)
+
+
+def as_spot(s: dict[str, Any]) -> None:
+    """The concurrency snapshot with the Spot group the template adds for :func:`spot_spec`.
+
+    What infra/capacity.py _spot_group deploys: a second group with a mixed
+    instances policy (all Spot, price-capacity-optimized over the two types)
+    from a launch template whose cloud-config sets the drain flag (no
+    instance yet), its capacity provider, and the service's strategy with the
+    On-Demand base (infra/service.py).
+    """
+    from ecs_gpu import host
+    from ecs_gpu.aws.facts import Target
+
+    as_concurrency(s)
+    spec = spot_spec()
+    s[COLLECTION_KEY]["target"] = Target.from_spec(spec, NAMES).as_dict()
+    s["services"][0]["capacityProviderStrategy"] = [
+        {"capacityProvider": NAMES.capacity_provider, "weight": 30, "base": 1},
+        {"capacityProvider": NAMES.spot_capacity_provider, "weight": 70, "base": 0},
+    ]
+    cp = copy.deepcopy(s["capacity_providers"][0])
+    cp.update(
+        capacityProviderArn=cp["capacityProviderArn"].replace(
+            NAMES.capacity_provider, NAMES.spot_capacity_provider
+        ),
+        name=NAMES.spot_capacity_provider,
+    )
+    cp["autoScalingGroupProvider"]["autoScalingGroupArn"] = SPOT_ASG_ARN
+    s["capacity_providers"].append(cp)
+    group = copy.deepcopy(s["auto_scaling_groups"][0])
+    del group["LaunchTemplate"]
+    group.update(
+        AutoScalingGroupName=NAMES.spot_asg,
+        AutoScalingGroupARN=SPOT_ASG_ARN,
+        MinSize=0,
+        DesiredCapacity=0,
+        Instances=[],
+        MixedInstancesPolicy={
+            "LaunchTemplate": {
+                "LaunchTemplateSpecification": {
+                    "LaunchTemplateId": SPOT_LT_ID,
+                    "LaunchTemplateName": "vllm-g5-spot",
+                    "Version": "1",
+                },
+                "Overrides": [{"InstanceType": "g5.xlarge"}, {"InstanceType": "g6.xlarge"}],
+            },
+            "InstancesDistribution": {
+                "OnDemandAllocationStrategy": "prioritized",
+                "OnDemandBaseCapacity": 0,
+                "OnDemandPercentageAboveBaseCapacity": 0,
+                "SpotAllocationStrategy": "price-capacity-optimized",
+            },
+        },
+    )
+    s["auto_scaling_groups"].append(group)
+    user_data = host.cloud_config(spec, spot=True)
+    s["launch_template_versions"].append(
+        {
+            "LaunchTemplateId": SPOT_LT_ID,
+            "LaunchTemplateName": "vllm-g5-spot",
+            "VersionNumber": 1,
+            "DefaultVersion": True,
+            "CreateTime": T0,
+            "LaunchTemplateData": {
+                "ImageId": "ami-0f3c9a1b2c3d4e5f6",
+                "UserData": base64.b64encode(user_data.encode()).decode(),
+            },
         }
     )

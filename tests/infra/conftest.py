@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ecs_gpu.spec import Spec, load_spec, parse_spec
-from example_specs import G5_GPU
+from example_specs import G5_GPU, G5_PATH
 
 if TYPE_CHECKING:
     from ecs_gpu.validate import ValidationReport
@@ -27,6 +27,9 @@ subnet_ids = ["subnet-0a1b2c3d4e5f60711", "subnet-0a1b2c3d4e5f60712"]
 """
 PINNED_AMI = "ami-0123456789abcdef0"
 ALERT_EMAILS = '\n[alerts]\nemail = ["oncall@example.com", "ml-team@example.com"]\n'
+# The g5 example (concurrency) with a Spot group over two interchangeable types.
+SPOT_TABLE = '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
+SPOT = G5_PATH.read_text(encoding="utf-8").replace("\n[scaling]\n", SPOT_TABLE + "\n[scaling]\n", 1)
 # Spec shapes the examples do not cover; each is validated (synth, cfn-lint,
 # cdk-nag) once per session.
 VARIANTS = {
@@ -40,6 +43,8 @@ VARIANTS = {
     "deploy-headroom": G5.replace("max_instances = 4", "max_instances = 5"),
     # The stack's own alert topic (a topic ARN is in examples/g6e-alb-odcr.toml).
     "alerts-email": G5 + ALERT_EMAILS,
+    # [capacity.spot] on the concurrency example: a Spot group beside the On-Demand one.
+    "spot": SPOT,
     # [capacity] ami_id pins the AMI: the parameter's default.
     "pinned-ami": G5.replace("[capacity]\n", f'[capacity]\nami_id = "{PINNED_AMI}"\n'),
 }

@@ -22,6 +22,7 @@ from ecs_gpu.spec import (
     ServiceSpec,
     SimulationSpec,
     Spec,
+    SpotSpec,
     WarmPoolSpec,
     parse_spec,
 )
@@ -37,11 +38,12 @@ SECTIONS: dict[str, type[Any]] = {
     "alerts": AlertsSpec,
     "simulation": SimulationSpec,
 }
-# Tables inside sections: [service.metrics], [capacity.warm_pool].
+# Tables inside sections: [service.metrics], [capacity.warm_pool], [capacity.spot].
 TABLES: dict[str, type[Any]] = {
     **SECTIONS,
     "service.metrics": ServiceMetricsSpec,
     "capacity.warm_pool": WarmPoolSpec,
+    "capacity.spot": SpotSpec,
 }
 
 # A spec that sets every key of every section, so each test breaks exactly one rule.

@@ -102,6 +102,8 @@ RULE_CASES: dict[str, str] = {
     # gp3's baseline 3,000 IOPS carry at most 750 MiB/s.
     "_gp3_ratios": with_("capacity", root_volume_throughput_mibps=1000),
     "_warm_pool": with_("capacity", warm_pool={"min_size": 5}),
+    # Four GPUs where g5.xlarge has one: not interchangeable.
+    "_spot": edited(CONC, capacity={"spot": {"instance_types": ["g5.12xlarge"]}}),
     "_duplicate_subnets": with_(
         "network", subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef0"]
     ),
@@ -121,6 +123,13 @@ NOTE_CASES: dict[str, str] = {
     ),
     "_unused_concurrency_target": with_("scaling", target_concurrency_per_task=8.0),
     "_running_warm_pool": with_("capacity", warm_pool={"pool_state": "Running"}),
+    "_spot_unpriced": edited(CONC, capacity={"spot": {"instance_types": ["g6.xlarge"]}}),
+    "_all_on_spot": edited(
+        CONC,
+        capacity={
+            "spot": {"instance_types": ["g5.xlarge"], "on_demand_base": 0, "spot_percent": 100}
+        },
+    ),
     "_unused_gpu_target": edited(CONC, scaling={"gpu_target_percent": 70.0}),
     "_unused_panic_threshold": with_("scaling", panic_threshold_percent=150.0),
     # 2 req/s x 8 s per request (the simulation defaults): a task holds 16.

@@ -11,6 +11,7 @@ from ecs_gpu.spec import (
 )
 
 from .specdata import (
+    CONC,
     FULL,
     PATH,
     edited,
@@ -140,3 +141,107 @@ def test_root_volume_must_hold_os_image_and_each_tasks_model() -> None:
         capacity={"instance_type": "g5.12xlarge", "root_volume_gib": 100},
     )
     assert any("130 GiB at least" in line for line in problems(four))
+
+
+# --- [capacity.spot] -------------------------------------------------------------
+# On CONC: the concurrency signal, which sees the tasks of both groups.
+
+
+def _spot(spot: dict[str, Any]) -> str:
+    return edited(CONC, capacity={"spot": spot})
+
+
+def test_spot_with_interchangeable_types_is_valid_with_its_defaults() -> None:
+    spec = parse_spec(_spot({"instance_types": ["g5.xlarge", "g6.xlarge"]}), PATH)
+    sp = spec.capacity.spot
+    assert sp is not None
+    assert (sp.instance_types, sp.on_demand_base, sp.spot_percent) == (
+        ["g5.xlarge", "g6.xlarge"],
+        1,
+        70,
+    )
+    # g6 has no dated Spot discount: a note until [simulation] gives one.
+    (note,) = spec.warnings(PATH)
+    assert "['g6.xlarge']" in note and "spot_discount_percent" in note
+    priced = edited(
+        CONC,
+        capacity={"spot": {"instance_types": ["g5.xlarge", "g6.xlarge"]}},
+        simulation={"spot_discount_percent": 60.0},
+    )
+    assert parse_spec(priced, PATH).warnings(PATH) == []
+
+
+def test_spot_type_with_other_gpus_is_refused() -> None:
+    line = one_problem(
+        _spot({"instance_types": ["g6.xlarge", "g6.12xlarge"]}),
+        "capacity.spot.instance_types",
+        "'g6.12xlarge'",
+    )
+    assert "4 GPU(s)" in line and "g5.xlarge has 1 GPU(s)" in line
+
+
+def test_spot_type_too_small_for_the_task_is_refused() -> None:
+    # g4dn.xlarge (16 GiB) holds no 20,000-MiB task: 0 tasks where g5.2xlarge (32 GiB) holds 1.
+    line = one_problem(
+        edited(
+            CONC,
+            service={"memory_mib": 20000},
+            capacity={"instance_type": "g5.2xlarge", "spot": {"instance_types": ["g4dn.xlarge"]}},
+        ),
+        "capacity.spot.instance_types",
+        "'g4dn.xlarge'",
+    )
+    assert "holding 0 task(s)" in line
+
+
+def test_spot_type_without_gpu_memory_for_the_model_is_refused() -> None:
+    # 18 GiB fits an A10G (22,888 MiB less 1,024) but not a T4 (16,384 MiB).
+    line = one_problem(
+        edited(
+            CONC,
+            service={"model_size_gib": 18.0},
+            capacity={"spot": {"instance_types": ["g4dn.2xlarge"]}},
+        ),
+        "capacity.spot.instance_types",
+        "'g4dn.2xlarge'",
+    )
+    assert "NVIDIA T4" in line and "18-GiB model" in line
+
+
+def test_spot_base_that_takes_every_task_is_refused() -> None:
+    line = one_problem(
+        _spot({"instance_types": ["g5.xlarge"], "on_demand_base": 4}),
+        "capacity.spot.on_demand_base",
+        "4",
+    )
+    assert "max_tasks (4)" in line
+
+
+def test_spot_type_listed_twice_is_refused() -> None:
+    line = one_problem(
+        _spot({"instance_types": ["g5.xlarge", "g5.xlarge"]}),
+        "capacity.spot.instance_types",
+    )
+    assert "twice" in line
+
+
+def test_everything_on_spot_is_a_note() -> None:
+    spot: dict[str, Any] = {"instance_types": ["g5.xlarge"], "on_demand_base": 0}
+    spec = parse_spec(_spot({**spot, "spot_percent": 100}), PATH)
+    (note,) = spec.warnings(PATH)
+    assert note.startswith(f"{PATH}: capacity.spot.spot_percent = 100") and "all" in note
+    assert parse_spec(_spot({**spot, "spot_percent": 99}), PATH).warnings() == []
+
+
+@pytest.mark.parametrize(
+    ("base", "key", "value"),
+    [(FULL, "scaling.signal", "'task-gpus'"), (None, "scaling.gpu_guard", "True")],
+)
+def test_spot_refuses_a_gpu_policy(base: dict[str, Any] | None, key: str, value: str) -> None:
+    spot = {"spot": {"instance_types": ["g5.xlarge"]}}
+    if base is None:
+        text = edited(CONC, capacity=spot, scaling={"gpu_guard": True, "gpu_target_percent": 70.0})
+    else:
+        text = edited(base, capacity=spot)
+    line = one_problem(text, key, value)
+    assert "On-Demand group only" in line and 'signal = "concurrency"' in line

@@ -94,10 +94,16 @@ def with_at(loc: str, value: Any, base: dict[str, Any] = FULL) -> str:
     doc: dict[str, Any] = copy.deepcopy(base)
     *tables, key = loc.split(".")
     cur = doc
-    for t in tables:
-        cur = cur.setdefault(t, {})
+    for j, t in enumerate(tables):
+        # A new table starts with its required keys, so only ``loc`` is wrong.
+        seed = TABLE_REQUIRED.get(".".join(tables[: j + 1]), {})
+        cur = cur.setdefault(t, copy.deepcopy(seed))
     cur[key] = value
     return dumps(doc)
+
+
+# The required keys of the optional tables FULL leaves out.
+TABLE_REQUIRED: dict[str, dict[str, Any]] = {"capacity.spot": {"instance_types": ["g5.xlarge"]}}
 
 
 def test_schema_cases_cover_every_key_of_every_section() -> None:

@@ -198,11 +198,18 @@ def unprotect_instances(autoscaling: AutoScalingClient, asg: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Deployed:
-    """The physical names of a deployed stack's cluster, service and ASG."""
+    """The physical names of a deployed stack's cluster, service and ASG (and Spot ASG)."""
 
     cluster: str
     service: str
     asg: str
+    # [capacity.spot]'s group, when the stack has one.
+    spot_asg: str | None = None
+
+    @property
+    def groups(self) -> list[str]:
+        """Every GPU group destroy unprotects: the On-Demand one, then the Spot one."""
+        return [self.asg] if self.spot_asg is None else [self.asg, self.spot_asg]
 
     @property
     def service_name(self) -> str:
@@ -215,11 +222,21 @@ class Deployed:
 
     @classmethod
     def of(cls, resources: list[StackResource], names: Names) -> Deployed:
-        """From the stack's own resources (right for any --stack); the spec's names if absent."""
+        """From the stack's own resources (right for any --stack); the spec's names if absent.
+
+        With two groups, the Spot one is the one named ``names.spot_asg``.
+        """
+        groups = [
+            r.physical_id
+            for r in resources
+            if r.resource_type == "AWS::AutoScaling::AutoScalingGroup" and r.physical_id
+        ]
+        spot = names.spot_asg if names.spot_asg in groups else None
         return cls(
             cluster=physical_of(resources, "AWS::ECS::Cluster") or names.cluster,
             service=physical_of(resources, "AWS::ECS::Service") or names.service,
-            asg=physical_of(resources, "AWS::AutoScaling::AutoScalingGroup") or names.asg,
+            asg=next((g for g in groups if g != spot), names.asg),
+            spot_asg=spot,
         )
 
 
@@ -280,6 +297,8 @@ class Step:
     deployed: Deployed
     count: int = 0
     timeout_s: float = 0.0
+    # The group an "unprotected" step was about (empty: deployed.asg).
+    group: str = ""
 
 
 def _half_done(names: Deployed) -> str:
@@ -311,7 +330,7 @@ def _prepare_delete(
     on_step: Callable[[Step], None],
 ) -> set[str]:
     """Steps 1-4 of destroy: hold scaling at 0, stop the tasks, unprotect, DeleteStack."""
-    cluster, service, asg = deployed.cluster, deployed.service, deployed.asg
+    cluster, service = deployed.cluster, deployed.service
     if hold_scaling_at_zero(appscaling, deployed.scalable_target_resource_id):
         on_step(Step("held_scaling", deployed))
     if scale_service_to_zero(ecs, cluster, service):
@@ -319,9 +338,10 @@ def _prepare_delete(
         alive = wait_tasks_stopped(ecs, cluster, service, timeout_s=task_timeout_s, waits=waits)
         if alive:
             on_step(Step("tasks_still_stopping", deployed, len(alive), task_timeout_s))
-    unprotected = unprotect_instances(autoscaling, asg)
-    if unprotected:
-        on_step(Step("unprotected", deployed, len(unprotected)))
+    for asg in deployed.groups:
+        unprotected = unprotect_instances(autoscaling, asg)
+        if unprotected:
+            on_step(Step("unprotected", deployed, len(unprotected), group=asg))
     return dp.delete_stack(cfn, state.stack_id)
 
 

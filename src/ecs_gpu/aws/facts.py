@@ -47,6 +47,7 @@ from ecs_gpu.doctor.snapshot import (
     KINDS,
     SNAPSHOT_VERSION,
     Snapshot,
+    SpotTarget,
     TargetNames,
     WarmPoolTarget,
     permissions,
@@ -115,6 +116,19 @@ class WarmPool(WarmPoolTarget):
         )
 
 
+def _spot_target(spec: Spec, names: Names) -> SpotTarget | None:
+    """snapshot.SpotTarget, from the spec's [capacity.spot] (None without one)."""
+    sp = spec.capacity.spot
+    if sp is None:
+        return None
+    return SpotTarget(
+        asg=names.spot_asg,
+        capacity_provider=names.spot_capacity_provider,
+        on_demand_base=sp.on_demand_base,
+        spot_percent=sp.spot_percent,
+    )
+
+
 class Target(TargetNames):
     """What to collect: snapshot.TargetNames (``_collection.target``), with its constructors."""
 
@@ -128,6 +142,7 @@ class Target(TargetNames):
         fast_path_threshold: float | None = None,
         fast_scale_in_threshold: float | None = None,
         warm_pool: WarmPoolTarget | None = None,
+        spot: SpotTarget | None = None,
     ) -> Target:
         return cls(
             cluster=names.cluster,
@@ -141,6 +156,7 @@ class Target(TargetNames):
             fast_path_threshold=fast_path_threshold,
             fast_scale_in_threshold=fast_scale_in_threshold,
             warm_pool=warm_pool,
+            spot=spot,
         )
 
     @classmethod
@@ -155,6 +171,7 @@ class Target(TargetNames):
             fast_path_threshold=None if fp is None else fp.threshold,
             fast_scale_in_threshold=None if fsi is None else fsi.threshold,
             warm_pool=WarmPool.from_spec(spec, names),
+            spot=_spot_target(spec, names),
         )
 
     @classmethod
@@ -654,7 +671,10 @@ class Collector:
 
     def _collect_metric_data(self) -> None:
         names = [g["AutoScalingGroupName"] for g in self.snapshot.get("auto_scaling_groups", [])]
-        asg = names[0] if names else self.target.asg
+        # The spec's group first: with [capacity.spot] the GPU series is the
+        # On-Demand group's (the policy and the alarm read that one).
+        asg = self.target.asg if self.target.asg in names else (names[0] if names else None)
+        asg = asg or self.target.asg
         if not asg:
             raise _Skip("no GPU Auto Scaling group is known, so there is no series to read")
         # Every signal's series (signals.SERIES): the contract's agent series,

@@ -113,7 +113,20 @@ class Collector:
 
     def run(self) -> Snapshot:
         n = self.needs
-        self.read(("vcpu_quota",), "service-quotas", "GetServiceQuota", self._quota)
+        self.read(
+            ("vcpu_quota",),
+            "service-quotas",
+            "GetServiceQuota",
+            lambda: self._quota(self.needs.quota.code),
+        )
+        spot = n.spot_quota
+        if spot is not None:
+            self.read(
+                ("spot_vcpu_quota",),
+                "service-quotas",
+                "GetServiceQuota",
+                lambda: self._quota(spot.code),
+            )
         self.read(("vcpu_usage",), "ec2", "DescribeInstances", self._usage)
         ec2 = self.client("ec2")
         self.read(
@@ -200,9 +213,8 @@ class Collector:
         }
         return to_json_safe(self.snapshot)  # type: ignore[no-any-return]
 
-    def _quota(self) -> dict[str, Any]:
+    def _quota(self, code: str) -> dict[str, Any]:
         sq = self.client("service-quotas")
-        code = self.needs.quota.code
         try:
             q = sq.get_service_quota(ServiceCode=quotas.SERVICE_CODE, QuotaCode=code)["Quota"]
             return {"Quota": q, "source": "applied"}

@@ -114,6 +114,53 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     ]
 
 
+def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
+    """PRE012: the Spot quota holds the Spot group at max_instances of its largest type."""
+    quota = n.spot_quota
+    assert quota is not None  # applies only with [capacity.spot]
+    q = s["spot_vcpu_quota"]
+    value = int(float(q["Quota"]["Value"]))
+    need = n.spot_vcpus_needed
+    ev = [
+        _ev("spot_vcpu_quota", quota.code, "Value", value),
+        _ev("spot_vcpu_quota", quota.code, "source", q["source"]),
+        _ev(
+            "spec",
+            "capacity.spot",
+            "spot_vcpus_needed",
+            f"{need} = {n.max_instances} max_instances x {n.spot_vcpus} vCPUs (the largest of "
+            f"{', '.join(n.spot_instance_types)})",
+        ),
+    ]
+    if value < need:
+        fits = value // n.spot_vcpus
+        return [
+            c.finding(
+                ev,
+                f"raise it in the Service Quotas console (Amazon EC2, '{quota.name}') or run "
+                f"`{quotas.increase_command(quota, need, n.region)}`; until then the Spot "
+                "group's launches fail and the strategy's Spot share waits (lower [capacity.spot] "
+                "spot_percent, or remove the table, to run On-Demand meanwhile).",
+                title=f"'{quota.name}' ({quota.code}) is {value} vCPUs in {n.region}; the Spot "
+                f"group at max_instances needs {need}: launches past {fits} Spot instance(s) "
+                "fail",
+            )
+        ]
+    return [
+        c.finding(
+            ev,
+            "nothing to do.",
+            title=f"'{quota.name}' covers the Spot group: {value} vCPUs ({q['source']}) against "
+            f"{need} needed; Spot usage not read",
+            severity="info",
+        )
+    ]
+
+
+def _needs_spot(n: Needs) -> str | None:
+    return None if n.spot_quota is not None else "the spec has no [capacity.spot]"
+
+
 def _usage(s: Snapshot, n: Needs) -> int | None:
     """vCPUs of the running or pending On-Demand instances of this quota; None if not read."""
     if "vcpu_usage" not in s:
@@ -357,6 +404,14 @@ DEFINITIONS: Final[tuple[Definition, ...]] = (
         ("subnets", "route_tables", "vpc_endpoints"),
         private_egress,
         _needs_network,
+    ),
+    Definition(
+        "PRE012",
+        "error",
+        "the Spot vCPU quota covers the Spot group at max_instances",
+        ("spot_vcpu_quota",),
+        spot_vcpu_quota,
+        _needs_spot,
     ),
 )
 

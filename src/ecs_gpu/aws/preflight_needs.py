@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ecs_gpu import quotas
+from ecs_gpu import catalog, quotas
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
 from ecs_gpu.doctor.snapshot import Snapshot
 from ecs_gpu.managed_scaling import pool_size
@@ -55,6 +55,16 @@ class Needs:
     image: str
     ecr: EcrImage | None
     secrets: tuple[SecretGrant, ...] = field(default=())
+    # [capacity.spot]: the Spot group's quota (its first type's group) and the
+    # vCPUs of its largest type: price-capacity-optimized may launch any of them.
+    spot_quota: quotas.VcpuQuota | None = None
+    spot_vcpus: int = 0
+    spot_instance_types: tuple[str, ...] = ()
+
+    @property
+    def spot_vcpus_needed(self) -> int:
+        """The Spot group at max_instances, each instance its largest listed type."""
+        return self.max_instances * self.spot_vcpus if self.spot_quota is not None else 0
 
     @property
     def instances(self) -> int:
@@ -91,6 +101,8 @@ class Needs:
             action, resources = secret_resources(value_from)
             grants.append(SecretGrant(value_from, action, tuple(resources)))
         wp = cap.warm_pool
+        sp = cap.spot
+        spot_types = () if sp is None else tuple(sp.instance_types)
         return cls(
             region=region,
             instance_type=cap.instance_type,
@@ -107,11 +119,15 @@ class Needs:
             image=spec.service.image,
             ecr=ecr,
             secrets=tuple(grants),
+            spot_quota=quotas.spot(spot_types[0]) if spot_types else None,
+            spot_vcpus=max((catalog.lookup(t).vcpus for t in spot_types), default=0),
+            spot_instance_types=spot_types,
         )
 
     def as_dict(self) -> dict[str, Any]:
         doc = asdict(self)
         doc["vcpus_needed"] = self.vcpus_needed
+        doc["spot_vcpus_needed"] = self.spot_vcpus_needed
         return doc
 
 

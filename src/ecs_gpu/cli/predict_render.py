@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich import box
@@ -17,6 +18,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from ecs_gpu.sim.workload import BundledTrace, TraceShape
+from ecs_gpu.spec import Spec
 
 if TYPE_CHECKING:
     from ecs_gpu.validate import ValidationReport
@@ -103,3 +105,14 @@ def render_validation(console: Console, report: ValidationReport) -> int:
             f"  {f.source} {f.id} ({f.severity}) {f.resource}: {f.message}", soft_wrap=True
         )
     return len(report.findings)
+
+
+def validate_and_render(console: Console, err_console: Console, spec: Spec, path: Path) -> int:
+    """Synthesize and validate the template; print findings; return how many."""
+    # CDK loads only here, so simulate and compare never pay for it.
+    from ecs_gpu.cli.stages import stage_status
+    from ecs_gpu.validate import validate
+
+    with stage_status(err_console) as stage:
+        report = validate(spec, path=str(path), stage=stage)
+    return render_validation(console, report)

@@ -198,7 +198,7 @@ def render_destroy_step(step: ds.Step) -> None:
     else:
         console.print(
             f"Removed scale-in protection from {step.count} instance(s) of "
-            f"{escape(d.asg)}, so CloudFormation can terminate them."
+            f"{escape(step.group or d.asg)}, so CloudFormation can terminate them."
         )
 
 

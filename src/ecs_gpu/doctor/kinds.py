@@ -205,6 +205,15 @@ class WarmPoolTarget(_Model):
     hook_timeout_s: int
 
 
+class SpotTarget(_Model):
+    """What the spec's [capacity.spot] deploys, which SVC003 compares the service with."""
+
+    asg: str
+    capacity_provider: str
+    on_demand_base: int
+    spot_percent: int
+
+
 class TargetNames(_Model):
     """``_collection.target``: the deployment's names and what its spec deploys.
 
@@ -229,6 +238,8 @@ class TargetNames(_Model):
     fast_scale_in_threshold: float | None = None
     # The spec's [capacity.warm_pool]; None without one or without a spec.
     warm_pool: WarmPoolTarget | None = None
+    # The spec's [capacity.spot]; None without one or without a spec.
+    spot: SpotTarget | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """As the snapshot's ``_collection.target`` holds it (every key, None included)."""

@@ -57,6 +57,9 @@ from ecs_gpu.doctor.kinds import (  # re-exported: the format's public names sta
     Snapshot as Snapshot,
 )
 from ecs_gpu.doctor.kinds import (
+    SpotTarget as SpotTarget,
+)
+from ecs_gpu.doctor.kinds import (
     TargetNames as TargetNames,
 )
 from ecs_gpu.doctor.kinds import (

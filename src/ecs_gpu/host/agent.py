@@ -15,6 +15,7 @@ from ecs_gpu import catalog, gpu_metric
 from ecs_gpu.host.layout import AGENT_LOG, HOST_SETUP_LOG
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
+from ecs_gpu.spot import DRAIN_FLAG
 
 # Host files the agent ships to Names.host_log_group, as (path, stream suffix).
 # Stream names start with the instance id so each instance's boot can be read
@@ -123,7 +124,7 @@ def agent_config_json(spec: Spec) -> str:
     return json.dumps(agent_config(spec), separators=(",", ":")) + "\n"
 
 
-def ecs_config(spec: Spec) -> str:
+def ecs_config(spec: Spec, *, spot: bool = False) -> str:
     """Contents of /etc/ecs/ecs.config (a systemd EnvironmentFile, so no comments in it).
 
     Deliberately absent:
@@ -156,6 +157,11 @@ def ecs_config(spec: Spec) -> str:
             # start then pulls nothing (pin image tags; docs/host.md).
             "ECS_IMAGE_PULL_BEHAVIOR=prefer-cached",
         ]
+    if spot:
+        # The Spot group's instances: on EC2's two-minute notice the agent
+        # sets the instance DRAINING, so its tasks are replaced elsewhere
+        # (off by default; aws-semantics §10).
+        lines.append(f"{DRAIN_FLAG}=true")
     return "\n".join(lines) + "\n"
 
 

@@ -27,7 +27,7 @@ from ecs_gpu.spec import Spec
 GZ_B64: Final = "gz+b64"
 
 
-def cloud_config_document(spec: Spec) -> dict[str, Any]:
+def cloud_config_document(spec: Spec, *, spot: bool = False) -> dict[str, Any]:
     """The cloud-config as data (what :func:`cloud_config` serializes)."""
 
     def file(
@@ -51,7 +51,7 @@ def cloud_config_document(spec: Spec) -> dict[str, Any]:
         # first start. The same ordering means nothing here may wait.
         # Plain: a few lines that name the cluster, readable in the console's
         # user data view, and compression saves nothing on them.
-        file(ECS_CONFIG_PATH, ecs_config(spec), packed=False),
+        file(ECS_CONFIG_PATH, ecs_config(spec, spot=spot), packed=False),
         # Plain but compact: the GPU-metric contract test reads it from the
         # template (tests/infra/test_single_source.py).
         file(gpu_metric.AGENT_CONFIG_PATH, agent_config_json(spec), packed=False),
@@ -121,7 +121,9 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str)
 
 
-def cloud_config(spec: Spec) -> str:
-    """The full user data: ``#cloud-config`` followed by YAML."""
-    body = yaml.dump(cloud_config_document(spec), Dumper=_Dumper, sort_keys=False, width=10_000)
+def cloud_config(spec: Spec, *, spot: bool = False) -> str:
+    """The full user data: ``#cloud-config`` followed by YAML (``spot``: the Spot group's)."""
+    body = yaml.dump(
+        cloud_config_document(spec, spot=spot), Dumper=_Dumper, sort_keys=False, width=10_000
+    )
     return "#cloud-config\n" + body

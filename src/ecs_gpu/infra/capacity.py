@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import jsii
-from aws_cdk import Aws, CfnParameter, CustomResource, Duration, RemovalPolicy, Stack
+from aws_cdk import Aws, CfnParameter, CustomResource, Duration, RemovalPolicy, Stack, Tags
 from aws_cdk import aws_autoscaling as autoscaling
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
@@ -24,7 +24,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from ecs_gpu import ami, host
+from ecs_gpu import ami, host, spot
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.infra import cleanup
 from ecs_gpu.infra.network import Network, retention
@@ -202,6 +202,16 @@ class WarmPool:
 
 
 @dataclass(frozen=True)
+class SpotGroup:
+    """[capacity.spot]: its launch template, group, capacity provider and release."""
+
+    launch_template: ec2.LaunchTemplate
+    asg: autoscaling.AutoScalingGroup
+    capacity_provider: ecs.AsgCapacityProvider
+    release: CustomResource
+
+
+@dataclass(frozen=True)
 class Capacity:
     launch_template: ec2.LaunchTemplate
     asg: autoscaling.AutoScalingGroup
@@ -209,6 +219,7 @@ class Capacity:
     security_group: ec2.SecurityGroup
     release: Release
     warm_pool: WarmPool | None
+    spot: SpotGroup | None = None
 
 
 def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRole) -> Capacity:
@@ -224,6 +235,9 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
     cp = _capacity_provider(scope, spec, names, asg)
     pool = _warm_pool(scope, spec, asg, cfn_asg, role) if cap.warm_pool is not None else None
     release = _release(scope, spec, asg, cp)
+    spot_group = (
+        _spot_group(scope, spec, names, network, role, sg, lt, release) if cap.spot else None
+    )
     if pool is not None:
         # Created after the release resource, so a pool that fails during a
         # create rolls back through the release's Delete (which unprotects and
@@ -237,7 +251,79 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
         security_group=sg,
         release=release,
         warm_pool=pool,
+        spot=spot_group,
     )
+
+
+def _spot_group(
+    scope: Construct,
+    spec: Spec,
+    names: Names,
+    network: Network,
+    role: iam.IRole,
+    sg: ec2.SecurityGroup,
+    on_demand_lt: ec2.LaunchTemplate,
+    release: Release,
+) -> SpotGroup:
+    """The Spot group: its own launch template (the drain flag), a mixed instances policy
+    of Spot only, price-capacity-optimized over ``instance_types``, and its provider.
+
+    A launch template of its own, not the On-Demand one's: adding the flag
+    there would make a new version of it and refresh every On-Demand
+    instance. No warm pool: EC2 Auto Scaling refuses one on a group that
+    requests Spot Instances (spot.group_spec).
+    """
+    sp = spec.capacity.spot
+    assert sp is not None
+    group = spot.group_spec(spec)
+    # The On-Demand template's instance profile (one role, one profile: a
+    # second would only add bytes to the inline template).
+    profile = on_demand_lt.node.find_child("Profile")
+    assert isinstance(profile, iam.CfnInstanceProfile)
+    shared = iam.InstanceProfile.from_instance_profile_attributes(
+        scope, "SharedInstanceProfile", instance_profile_arn=profile.attr_arn, role=role
+    )
+    lt = _launch_template(
+        scope, group, role, sg, construct_id="SpotLaunchTemplate", spot=True, profile=shared
+    )
+    # No construct-path Name tag on its instances and volumes: 170 bytes of a
+    # template that must stay under 51,200 inline (docs/host.md).
+    Tags.of(lt).remove("Name")
+    mixed = autoscaling.MixedInstancesPolicy(
+        launch_template=lt,
+        launch_template_overrides=[
+            autoscaling.LaunchTemplateOverrides(instance_type=ec2.InstanceType(name))
+            for name in sp.instance_types
+        ],
+        instances_distribution=autoscaling.InstancesDistribution(
+            # Every instance of this group is Spot: the On-Demand share is
+            # the other group's, set by the service's strategy.
+            on_demand_base_capacity=0,
+            on_demand_percentage_above_base_capacity=0,
+            spot_allocation_strategy=autoscaling.SpotAllocationStrategy.PRICE_CAPACITY_OPTIMIZED,
+        ),
+    )
+    asg, _ = _asg(
+        scope, group, names, network, lt, construct_id="SpotAsg", name=names.spot_asg, mixed=mixed
+    )
+    cp = _capacity_provider(
+        scope, group, names, asg, construct_id="SpotCapacityProvider",
+        name=names.spot_capacity_provider,
+    )  # fmt: skip
+    # The release function empties this group too when the stack goes.
+    resource = CustomResource(
+        scope,
+        "SpotAsgRelease",
+        service_token=release.function.attr_arn,
+        resource_type="Custom::AsgRelease",
+        properties={"AutoScalingGroupName": asg.auto_scaling_group_name},
+        service_timeout=Duration.seconds(RELEASE_TIMEOUT_S * 2),
+    )
+    # After the On-Demand release, which waits for the function's policy and
+    # logs: on delete this one runs first, while they still exist.
+    resource.node.add_dependency(release.resource)
+    cp.node.add_dependency(resource)
+    return SpotGroup(launch_template=lt, asg=asg, capacity_provider=cp, release=resource)
 
 
 def _instance_security_group(scope: Construct, names: Names, network: Network) -> ec2.SecurityGroup:
@@ -253,19 +339,31 @@ def _instance_security_group(scope: Construct, names: Names, network: Network) -
 
 
 def _launch_template(
-    scope: Construct, spec: Spec, role: iam.IRole, sg: ec2.SecurityGroup
+    scope: Construct,
+    spec: Spec,
+    role: iam.IRole,
+    sg: ec2.SecurityGroup,
+    *,
+    construct_id: str = "LaunchTemplate",
+    spot: bool = False,
+    profile: iam.IInstanceProfile | None = None,
 ) -> ec2.LaunchTemplate:
-    """The GPU AMI (a parameter), the host's cloud-config, IMDSv2 and the gp3 root volume."""
+    """The GPU AMI (a parameter), the host's cloud-config, IMDSv2 and the gp3 root volume.
+
+    ``spot``: the Spot group's, with the drain flag, its instance types from
+    the group's overrides and ``profile``, the On-Demand template's.
+    """
     cap = spec.capacity
     return ec2.LaunchTemplate(
         scope,
-        "LaunchTemplate",
+        construct_id,
         # An explicit AMI id, so a deploy replaces GPU instances only when
         # asked to (ecs_gpu.ami); synth still needs no AWS.
         machine_image=ParameterImage(ami_parameter(scope, spec).value_as_string),
-        instance_type=ec2.InstanceType(cap.instance_type),
-        user_data=ec2.UserData.custom(host.cloud_config(spec)),
-        role=role,
+        instance_type=None if spot else ec2.InstanceType(cap.instance_type),
+        user_data=ec2.UserData.custom(host.cloud_config(spec, spot=spot)),
+        role=role if profile is None else None,
+        instance_profile=profile,
         security_group=sg,
         require_imdsv2=True,
         # Hop limit 1: awsvpc tasks get credentials from the ECS endpoint, so
@@ -290,18 +388,30 @@ def _launch_template(
 
 
 def _asg(
-    scope: Construct, spec: Spec, names: Names, network: Network, lt: ec2.LaunchTemplate
+    scope: Construct,
+    spec: Spec,
+    names: Names,
+    network: Network,
+    lt: ec2.LaunchTemplate,
+    *,
+    construct_id: str = "Asg",
+    name: str | None = None,
+    mixed: autoscaling.MixedInstancesPolicy | None = None,
 ) -> tuple[autoscaling.AutoScalingGroup, autoscaling.CfnAutoScalingGroup]:
-    """The group (bounds, warm-up, the instance refresh) and its L1 resource."""
+    """The group (bounds, warm-up, the instance refresh) and its L1 resource.
+
+    ``mixed``: the Spot group's mixed instances policy instead of the launch template.
+    """
     cap = spec.capacity
     warm = Duration.seconds(instance_warmup_s(spec))
     asg = autoscaling.AutoScalingGroup(
         scope,
-        "Asg",
-        auto_scaling_group_name=names.asg,
+        construct_id,
+        auto_scaling_group_name=names.asg if name is None else name,
         vpc=network.vpc,
         vpc_subnets=network.private,
-        launch_template=lt,
+        launch_template=lt if mixed is None else None,
+        mixed_instances_policy=mixed,
         min_capacity=cap.min_instances,
         max_capacity=cap.max_instances,
         # The dashboard's instance panel reads GroupInServiceInstances.
@@ -352,14 +462,20 @@ def _target_reservation(cfn_asg: autoscaling.CfnAutoScalingGroup, reservation_id
 
 
 def _capacity_provider(
-    scope: Construct, spec: Spec, names: Names, asg: autoscaling.AutoScalingGroup
+    scope: Construct,
+    spec: Spec,
+    names: Names,
+    asg: autoscaling.AutoScalingGroup,
+    *,
+    construct_id: str = "CapacityProvider",
+    name: str | None = None,
 ) -> ecs.AsgCapacityProvider:
     """The ECS capacity provider: managed scaling, termination protection and draining."""
     cap = spec.capacity
     return ecs.AsgCapacityProvider(
         scope,
-        "CapacityProvider",
-        capacity_provider_name=names.capacity_provider,
+        construct_id,
+        capacity_provider_name=names.capacity_provider if name is None else name,
         auto_scaling_group=asg,
         enable_managed_scaling=True,
         target_capacity_percent=cap.target_capacity_percent,
@@ -503,7 +619,11 @@ def _release(
                     "autoscaling:SetInstanceProtection",
                     "autoscaling:DeleteLifecycleHook",
                 ],
-                resources=[asg_arn(names.asg)],
+                resources=[
+                    asg_arn(names.asg),
+                    # [capacity.spot]: the Spot group's release (SpotAsgRelease).
+                    *([asg_arn(names.spot_asg)] if spec.capacity.spot is not None else []),
+                ],
             ),
             # Describe calls have no resource-level permissions.
             iam.PolicyStatement(

@@ -114,6 +114,13 @@ ACKS: Final[dict[str, Ack]] = {
         "group's size. Failed launches surface as ECS service events and in `ecs-gpu "
         "doctor`, and the missing-GPU-metric alarm fires when no instance reports.",
     ),
+    "spot-ebs-encryption": Ack(
+        "AwsSolutions-EC26",
+        "The Spot group's launch template encrypts its one EBS volume (the root volume, "
+        "Encrypted: true, as the On-Demand template, which passes this rule); cdk-nag "
+        "cannot follow a mixed instances policy's reference to its launch template and "
+        "throws instead of checking it.",
+    ),
     "plain-environment": Ack(
         "AwsSolutions-ECS2",
         "The environment holds only non-secret settings: NVIDIA_DRIVER_CAPABILITIES, the "
@@ -161,6 +168,12 @@ def acknowledge(svc: Acknowledged) -> None:
     release = svc.capacity.release.policy
     ack(release, "asg-uuid", rule=asg_rule)
     ack(release, "release-describe-star")
+    spot = svc.capacity.spot
+    if spot is not None:
+        ack(spot.asg, "asg-notifications")
+        ack(spot.asg, "spot-ebs-encryption")
+        # The release function empties the Spot group too.
+        ack(release, "asg-uuid", rule=iam5_asg(svc.names.spot_asg))
     warm = svc.capacity.warm_pool
     if warm is not None:
         ack(warm.policy, "asg-uuid", rule=asg_rule)

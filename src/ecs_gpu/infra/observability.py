@@ -425,7 +425,12 @@ def _memory_and_tasks_row(names: Names) -> list[cw.IWidget]:
 
 
 def _capacity_row(spec: Spec, names: Names, missing_alarms: list[cw.Alarm]) -> list[cw.IWidget]:
-    """GPU instances, the capacity provider's reservation and whether the metrics arrive."""
+    """GPU instances, the capacity provider's reservation and whether the metrics arrive.
+
+    With [capacity.spot], the Spot group's instances and reservation beside
+    the On-Demand group's.
+    """
+    spot = spec.capacity.spot is not None
     return [
         cw.GraphWidget(
             title="GPU instances",
@@ -442,6 +447,7 @@ def _capacity_row(spec: Spec, names: Names, missing_alarms: list[cw.Alarm]) -> l
                     {"AutoScalingGroupName": names.asg},
                     "desired",
                 ),
+                *_spot_instances(names, spot),
             ],
             left_y_axis=_COUNT_AXIS,
             width=8,
@@ -458,6 +464,7 @@ def _capacity_row(spec: Spec, names: Names, missing_alarms: list[cw.Alarm]) -> l
                     },
                     "reservation",
                 ),
+                *_spot_reservation(names, spot),
             ],
             # Managed scaling holds this at target capacity; above it, instances launch.
             left_annotations=[
@@ -476,6 +483,22 @@ def _capacity_row(spec: Spec, names: Names, missing_alarms: list[cw.Alarm]) -> l
             width=8,
         ),
     ]
+
+
+def _spot_instances(names: Names, spot: bool) -> list[cw.IMetric]:
+    """The Spot group's instances in service (none without [capacity.spot])."""
+    if not spot:
+        return []
+    dims = {"AutoScalingGroupName": names.spot_asg}
+    return [_metric(AUTOSCALING_NAMESPACE, "GroupInServiceInstances", dims, "Spot in service")]
+
+
+def _spot_reservation(names: Names, spot: bool) -> list[cw.IMetric]:
+    """The Spot provider's reservation (none without [capacity.spot])."""
+    if not spot:
+        return []
+    dims = {"ClusterName": names.cluster, "CapacityProviderName": names.spot_capacity_provider}
+    return [_metric(MANAGED_SCALING_NAMESPACE, "CapacityProviderReservation", dims, "Spot")]
 
 
 def _panel_row(

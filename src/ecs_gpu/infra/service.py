@@ -15,7 +15,7 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ecs_gpu import startup
+from ecs_gpu import spot, startup
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
@@ -45,6 +45,9 @@ OUTPUT_ASG = "AutoScalingGroupName"
 OUTPUT_CAPACITY_PROVIDER = "CapacityProviderName"
 OUTPUT_CLIENTS_SG = "ClientsSecurityGroupId"
 OUTPUT_LB_DNS = "LoadBalancerDnsName"
+# [capacity.spot] only.
+OUTPUT_SPOT_ASG = "SpotAutoScalingGroupName"
+OUTPUT_SPOT_CAPACITY_PROVIDER = "SpotCapacityProviderName"
 
 
 class GpuService(Construct):
@@ -131,22 +134,42 @@ class GpuService(Construct):
         )
         self.capacity = build_capacity(self, spec, self.network, self.instance_role.role)
         # Instances must find their permissions and their cluster at first boot.
-        self.capacity.asg.node.add_dependency(self.instance_role.policy)
-        self.capacity.asg.node.add_dependency(self.cluster)
+        groups = [self.capacity.asg]
+        if self.capacity.spot is not None:
+            groups.append(self.capacity.spot.asg)
+        for asg in groups:
+            asg.node.add_dependency(self.instance_role.policy)
+            asg.node.add_dependency(self.cluster)
+
+    def _strategy(self, cp_name: str) -> list[tuple[str, int, int]]:
+        """(provider, base, weight) of the service's strategy, the cluster's default too.
+
+        One provider, or with [capacity.spot] the On-Demand base and both
+        weights (spot.strategy; only one provider may have a base).
+        """
+        st = spot.strategy(self.spec)
+        if st is None or self.capacity.spot is None:
+            return [(cp_name, 0, 1)]
+        spot_cp = self.capacity.spot.capacity_provider.capacity_provider_name
+        return [
+            (cp_name, st.on_demand_base, st.on_demand_weight),
+            (spot_cp, 0, st.spot_weight),
+        ]
 
     def _capacity_provider_association(
         self, cp_name: str
     ) -> ecs.CfnClusterCapacityProviderAssociations:
-        """The capacity provider on the cluster, as its default strategy."""
+        """The capacity providers on the cluster, the service's strategy as its default."""
+        strategy = self._strategy(cp_name)
+        item = ecs.CfnClusterCapacityProviderAssociations.CapacityProviderStrategyProperty
         return ecs.CfnClusterCapacityProviderAssociations(
             self,
             "ClusterCapacityProviders",
             cluster=self.cluster.cluster_name,
-            capacity_providers=[cp_name],
+            capacity_providers=[name for name, _, _ in strategy],
             default_capacity_provider_strategy=[
-                ecs.CfnClusterCapacityProviderAssociations.CapacityProviderStrategyProperty(
-                    capacity_provider=cp_name, weight=1, base=0
-                )
+                item(capacity_provider=name, weight=weight, base=base)
+                for name, base, weight in strategy
             ],
         )
 
@@ -213,13 +236,10 @@ class GpuService(Construct):
             # No launch type: the strategy is what makes cluster auto scaling
             # count these tasks (aws-semantics.md §2).
             capacity_provider_strategies=[
-                ecs.CapacityProviderStrategy(capacity_provider=cp_name, weight=1, base=0)
+                ecs.CapacityProviderStrategy(capacity_provider=name, weight=weight, base=base)
+                for name, base, weight in self._strategy(cp_name)
             ],
-            placement_constraints=[
-                ecs.PlacementConstraint.member_of(
-                    f"attribute:ecs.instance-type == {spec.capacity.instance_type}"
-                )
-            ],
+            placement_constraints=[ecs.PlacementConstraint.member_of(_instance_types(spec))],
             placement_strategies=[
                 ecs.PlacementStrategy.spread_across(PLACEMENT_SPREAD_FIELD),
                 ecs.PlacementStrategy.packed_by(ecs.BinPackResource.MEMORY),
@@ -263,9 +283,26 @@ class GpuService(Construct):
             OUTPUT_CAPACITY_PROVIDER: cp_name,
             OUTPUT_CLIENTS_SG: self.clients_security_group.security_group_id,
         }
+        sg = self.capacity.spot
+        if sg is not None:
+            outputs[OUTPUT_SPOT_ASG] = sg.asg.auto_scaling_group_name
+            outputs[OUTPUT_SPOT_CAPACITY_PROVIDER] = sg.capacity_provider.capacity_provider_name
         if self.load_balancer is not None:
             outputs[OUTPUT_LB_DNS] = self.load_balancer.alb.load_balancer_dns_name
         for key, value in outputs.items():
             # deploy and verify read the standalone stack's outputs by these
             # keys; elsewhere CDK derives unique ids from the construct path.
             CfnOutput(self, key, value=value, key=key if self.standalone else None)
+
+
+def _instance_types(spec: Spec) -> str:
+    """The placement constraint's expression: the On-Demand type, or with Spot every listed type.
+
+    A task of either provider must start on that provider's instances, and
+    a Spot replacement on On-Demand room (cluster query language, ``in``).
+    """
+    sp = spec.capacity.spot
+    if sp is None:
+        return f"attribute:ecs.instance-type == {spec.capacity.instance_type}"
+    types = list(dict.fromkeys([spec.capacity.instance_type, *sp.instance_types]))
+    return f"attribute:ecs.instance-type in [{', '.join(types)}]"

@@ -28,6 +28,7 @@ from ecs_gpu.fast_path import FastPath
 from ecs_gpu.fast_scale_in import FastScaleIn
 from ecs_gpu.sim import params as P
 from ecs_gpu.sim.fleet import Fleet, WarmPool
+from ecs_gpu.sim.markets import Markets
 from ecs_gpu.sim.metrics import MetricSeries
 from ecs_gpu.sim.params import ScheduledAction, SimParams
 from ecs_gpu.wake import WakePath
@@ -621,13 +622,20 @@ class InstanceLayer:
         "asg",
         "cpr",
         "last_cpr",
+        "markets",
         "pool",
     )
 
     def __init__(
-        self, p: SimParams, boot_time: Callable[[], float], pool: WarmPool | None = None
+        self,
+        p: SimParams,
+        boot_time: Callable[[], float],
+        pool: WarmPool | None = None,
+        markets: Markets | None = None,
     ) -> None:
         self.pool = pool
+        # [capacity.spot]: which group each launch and scale-in goes to.
+        self.markets = markets
         self.asg = AsgScaler(
             p.target_capacity_percent,
             p.floor_instances,
@@ -660,12 +668,25 @@ class InstanceLayer:
             if self.pool is not None:
                 self.pool.give_back(t, removed, len(fleet.instances))
         while len(fleet.instances) < self._floor:
-            self.launch(t, fleet)
+            # The floor is the On-Demand group's min_instances (or its reservation).
+            self.launch(t, fleet, spot_ok=False)
         if self.pool is not None:
-            self.pool.fill(t, len(fleet.instances))
+            # The pool is the On-Demand group's: it sizes itself on that group alone.
+            self.pool.fill(t, len(fleet.instances) - fleet.spot_count)
 
-    def launch(self, t: float, fleet: Fleet) -> None:
-        """One instance: from the warm pool when one is prepared, else a new launch."""
+    def launch(self, t: float, fleet: Fleet, *, spot_ok: bool = True) -> None:
+        """One instance: from the warm pool when one is prepared, else a new launch.
+
+        With [capacity.spot], a launch the strategy gives the Spot group is a
+        new Spot instance (that group has no pool).
+        """
+        markets = self.markets
+        if spot_ok and markets is not None and markets.next_is_spot(fleet):
+            inst = fleet.launch(
+                t, self._boot_time(), self._warmup, spot=True, interrupt_at=markets.interrupt_at(t)
+            )
+            markets.watch(inst)
+            return
         pool = self.pool
         if pool is not None and pool.take(t):
             inst = fleet.launch(t, pool.register_s, self._warmup)

@@ -35,6 +35,7 @@ from ecs_gpu.sim.controllers import (
     largest_capacity,
 )
 from ecs_gpu.sim.fleet import Fleet, WarmPool
+from ecs_gpu.sim.markets import Markets
 from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline, tracked_series
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.serving import RequestQueue
@@ -182,11 +183,23 @@ class Recorder:
         self.instance_s += ninst * step_s
 
 
-def _warm_start(p: SimParams, fleet: Fleet, first_rps: float) -> int:
-    """The steady state for the first step's load: tasks at the target, on the fewest instances."""
+def _warm_start(
+    p: SimParams, fleet: Fleet, first_rps: float, markets: Markets | None = None
+) -> int:
+    """The steady state for the first step's load: tasks at the target, on the fewest instances.
+
+    With Spot, the strategy's split of them: the Spot ones first, then On-Demand.
+    """
     desired = p.tasks_for_rate(first_rps)
-    for _ in range(p.instances_for_tasks(desired)):
-        fleet.launch(-p.instance_warmup_s, 0.0, 0.0)
+    count = p.instances_for_tasks(desired)
+    on_spot = 0 if markets is None else min(markets.needs(desired)[1], count)
+    for j in range(count):
+        if j < on_spot and markets is not None:
+            at = -p.instance_warmup_s
+            inst = fleet.launch(at, 0.0, 0.0, spot=True, interrupt_at=markets.interrupt_at(0.0))
+            markets.watch(inst)
+        else:
+            fleet.launch(-p.instance_warmup_s, 0.0, 0.0)
     for j in range(desired):
         inst = fleet.registered[j % len(fleet.registered)]
         if p.placement == "binpack":
@@ -237,8 +250,9 @@ def simulate(
     def boot_time() -> float:
         return p.instance_boot_s * (1.0 + jitter * (2.0 * float(rng.random()) - 1.0))
 
+    markets = Markets(p, seed) if p.spot_percent else None
     if start == "warm":
-        desired = _warm_start(p, fleet, float(offered_rps[0]) if nsteps else 0.0)
+        desired = _warm_start(p, fleet, float(offered_rps[0]) if nsteps else 0.0, markets)
     else:
         desired = p.min_tasks
         for _ in range(p.floor_instances):
@@ -264,7 +278,7 @@ def simulate(
     # Only a design that may run no task records idle cost and waits (the loop is hot).
     zero = ZeroRecorder(step_s) if p.scales_to_zero else None
     pool = _warm_pool(p, fleet, start)
-    instances = InstanceLayer(p, boot_time, pool)
+    instances = InstanceLayer(p, boot_time, pool, markets)
     asg_fast = (
         AsgFastPath(p.fast_path, p.max_instances, p.instance_warmup_s)
         if p.fast_path is not None and p.instance_fast_path
@@ -280,6 +294,8 @@ def simulate(
     progress_every = max(1, nsteps // 200)
     # Pool instance time: running (warming, or a Running pool) and stopped.
     pool_running_s = pool_stopped_s = 0.0
+    # Spot instance time, the noticed ones until reclaimed included.
+    spot_s = 0.0
 
     # Bound methods: the loop runs once per step (120,960 times for 14 days).
     serve, sample, account, row = queue.serve, metrics.sample, rec.account, rec.rows.append
@@ -288,6 +304,8 @@ def simulate(
         t = i * step_s
         if t >= fleet.next_event:
             fleet.advance(t)
+        if markets is not None:
+            markets.step(t, fleet)
         if fleet.provisioning:
             fleet.place(t)
         # The desired count before this instant's policies: one that changes
@@ -330,7 +348,8 @@ def simulate(
             _fast_scale_in(p, t, fleet, service, scale_in, demand, before)
 
         ready = fleet.ready
-        cap = ready * cap_rps
+        # Tasks on a noticed Spot instance serve until it is reclaimed.
+        cap = (ready + fleet.leaving_ready) * cap_rps
         arrivals = counts[i]
         served, u = serve(arrivals, cap, step_s)
         rate = offered[i]
@@ -350,11 +369,17 @@ def simulate(
             else:
                 total = mean_request_s * (arrivals / step_s + queue.queue / drain_s)
             conc = demand.sample(i, t + step_s, total, running)
+        if markets is not None:
+            billed_spot = fleet.spot_count + len(fleet.draining)
+            spot_s += billed_spot * step_s
+            ninst_billed = ninst + len(fleet.draining)
+        else:
+            ninst_billed = ninst
         if pool is None:
-            billed = ninst
+            billed = ninst_billed
         else:
             in_pool = pool.billed(t)
-            billed = ninst + in_pool
+            billed = ninst_billed + in_pool
             pool_running_s += in_pool * step_s
             pool_stopped_s += pool.stopped(t) * step_s
         account(t, rate, cap, u, ready, billed)
@@ -390,7 +415,7 @@ def simulate(
             progress(i, nsteps)
     if progress is not None:
         progress(nsteps, nsteps)
-    extra = {
+    extra: dict[str, Any] = {
         "signal": p.signal,
         "fast_path_scale_outs": 0 if fast is None else fast.actions,
         "fast_scale_ins": 0 if scale_in is None else scale_in.actions,
@@ -402,7 +427,17 @@ def simulate(
             else zero.summary(p, nsteps * step_s, 0 if wake is None else wake.actions)
         ),
     }
-    cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s)
+    cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s, spot_s)
+    if markets is not None:
+        extra |= {
+            "spot_percent": p.spot_percent,
+            "on_demand_base": p.on_demand_base,
+            "spot_instance_hours": round(spot_s / 3600.0, 4),
+            "spot_interruptions": markets.interruptions,
+            "spot_replaced_tasks": markets.replaced,
+            "spot_interruptions_per_instance_hour": p.spot_interruptions_per_hour,
+            "spot_price_usd_per_hour": round(p.spot_price_usd_per_hour, 4),
+        }
     summary = _summary(p, step_s, seed, start, offered, queue, rec, cost)
     return SimResult(p, step_s, seed, rec.rows, {**summary, **extra})
 
@@ -496,18 +531,26 @@ def _fast_scale_in(
 
 
 def _cost(
-    p: SimParams, instance_s: float, pool_running_s: float, pool_stopped_s: float
+    p: SimParams,
+    instance_s: float,
+    pool_running_s: float,
+    pool_stopped_s: float,
+    spot_s: float = 0.0,
 ) -> dict[str, float]:
     """The warm pool's cost as its own figure, and the total cost that includes it.
 
     Running pool instances (warming, or a Running pool) are instance time,
     already in instance_s and GPU-hours; stopped ones bill their volume only
     (p.pool_volume_usd_per_hour) and serve nothing, so GPU-hours leave them out.
+    Spot instance time (part of instance_s) bills at the Spot price.
     """
     running_usd = pool_running_s / 3600.0 * p.price_usd_per_hour
     volume_usd = pool_stopped_s / 3600.0 * p.pool_volume_usd_per_hour
+    instances_usd = (instance_s - spot_s) / 3600.0 * p.price_usd_per_hour
+    if spot_s:
+        instances_usd += spot_s / 3600.0 * p.spot_price_usd_per_hour
     return {
-        "cost_usd": round(instance_s / 3600.0 * p.price_usd_per_hour + volume_usd, 2),
+        "cost_usd": round(instances_usd + volume_usd, 2),
         "warm_pool_cost_usd": round(running_usd + volume_usd, 2),
         "warm_pool_running_instance_hours": round(pool_running_s / 3600.0, 4),
         "warm_pool_stopped_instance_hours": round(pool_stopped_s / 3600.0, 4),
@@ -537,7 +580,8 @@ def _warm_pool(p: SimParams, fleet: Fleet, start: Start) -> WarmPool | None:
         billed_running=p.warm_pool_state == "Running",
         reuse_on_scale_in=p.warm_pool_reuse_on_scale_in,
     )
-    pool.fill(0.0, len(fleet.instances), ready_at=-math.inf if start == "warm" else None)
+    on_demand = len(fleet.instances) - fleet.spot_count
+    pool.fill(0.0, on_demand, ready_at=-math.inf if start == "warm" else None)
     return pool
 
 

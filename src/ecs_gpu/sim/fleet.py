@@ -37,6 +37,9 @@ class Instance:
     tasks: list[Task] = field(default_factory=list)
     # When the task image is on the instance's disk (None: never pulled).
     image_ready_at: float | None = None
+    # A Spot instance, and when EC2 sends its interruption notice (inf: never).
+    spot: bool = False
+    interrupt_at: float = math.inf
 
     def free(self) -> int:
         return self.slots - len(self.tasks)
@@ -66,6 +69,12 @@ class Fleet:
         self.ready = 0
         self._next_id = 0
         self.next_event = math.inf
+        # Spot: instances in the fleet that are Spot, and the noticed ones
+        # (out of the fleet, still billed and serving until reclaimed), each
+        # with when it goes and how many ready tasks it still serves.
+        self.spot_count = 0
+        self.draining: list[tuple[float, int]] = []
+        self.leaving_ready = 0
 
     # --- counts ------------------------------------------------------------------
     @property
@@ -80,10 +89,22 @@ class Fleet:
         return all(i.warm_at <= t for i in self.instances)
 
     # --- instances ---------------------------------------------------------------
-    def launch(self, t: float, boot_s: float, warmup_s: float) -> Instance:
-        inst = Instance(self._next_id, t, t + boot_s, t + warmup_s, self.slots)
+    def launch(
+        self,
+        t: float,
+        boot_s: float,
+        warmup_s: float,
+        *,
+        spot: bool = False,
+        interrupt_at: float = math.inf,
+    ) -> Instance:
+        inst = Instance(
+            self._next_id, t, t + boot_s, t + warmup_s, self.slots, spot=spot,
+            interrupt_at=interrupt_at,
+        )  # fmt: skip
         self._next_id += 1
         self.instances.append(inst)
+        self.spot_count += spot
         if boot_s <= 0:
             self.registered.append(inst)
         else:
@@ -96,7 +117,8 @@ class Fleet:
 
         Managed termination protection (aws-semantics §2): ECS unprotects an
         instance only when it has no tasks, so busy instances are never removed.
-        Booting instances go first (they serve nothing yet), then the newest.
+        Booting instances go first (they serve nothing yet), then the newest,
+        On-Demand or Spot alike (sim/markets.py says why).
         """
         removed = 0
         for inst in sorted(
@@ -105,13 +127,58 @@ class Fleet:
         ):
             if removed >= count:
                 break
-            self.instances.remove(inst)
-            if inst in self.registered:
-                self.registered.remove(inst)
-            else:
-                self._booting.remove(inst)
+            self._remove(inst)
             removed += 1
         return removed
+
+    def _remove(self, inst: Instance) -> None:
+        self.instances.remove(inst)
+        self.spot_count -= inst.spot
+        if inst in self.registered:
+            self.registered.remove(inst)
+        else:
+            self._booting.remove(inst)
+
+    # --- Spot interruptions ---------------------------------------------------------
+    def interrupt(self, inst: Instance, t: float, notice_s: float) -> int:
+        """EC2's interruption notice for ``inst``: it drains now and is gone at ``t + notice_s``.
+
+        With ECS_ENABLE_SPOT_INSTANCE_DRAINING the instance goes DRAINING: no
+        task is placed on it, its PENDING tasks stop at once, and the service
+        starts a replacement for each of its tasks elsewhere (aws-semantics
+        §10). Its serving tasks go on serving until EC2 reclaims it, since a
+        GPU replacement needs longer than the notice. It leaves the group's
+        count now, so managed scaling sees the replacements waiting; it stays
+        billed until it goes. Returns the tasks replaced.
+        """
+        self._remove(inst)
+        replaced = len(inst.tasks)
+        serving = 0
+        for task in list(inst.tasks):
+            if task in self._starting:
+                self._starting.remove(task)
+                if task.is_running:
+                    self.running -= 1
+            else:
+                serving += 1
+                self.running -= 1
+                self.ready -= 1
+            inst.tasks.remove(task)
+            self.placed -= 1
+            self.provisioning += 1
+        self.draining.append((t + notice_s, serving))
+        self.leaving_ready += serving
+        return replaced
+
+    def reap(self, t: float) -> None:
+        """EC2 reclaims the noticed instances whose two minutes are over by ``t``."""
+        keep = []
+        for end, serving in self.draining:
+            if end <= t:
+                self.leaving_ready -= serving
+            else:
+                keep.append((end, serving))
+        self.draining = keep
 
     # --- tasks -------------------------------------------------------------------
     def advance(self, t: float) -> None:

@@ -21,9 +21,11 @@ from ecs_gpu import (
     gpu_metric,
     managed_scaling,
     schedule,
+    spot,
     startup,
     wake,
 )
+from ecs_gpu.errors import BadInputError
 from ecs_gpu.fast_path import FastPath
 from ecs_gpu.fast_scale_in import FastScaleIn
 from ecs_gpu.signals import SERIES, Signal, SignalPlan
@@ -257,6 +259,20 @@ class SimParams:
     alb_metric_delay_s: float = 60.0
     # t = 0 in UTC, for the schedule's cron (DEFAULT_START_UTC says why).
     start_utc: datetime = DEFAULT_START_UTC
+    # [capacity.spot]: spot_percent 0 without a Spot group. The strategy
+    # (ecs_gpu.spot): on_demand_base tasks on On-Demand, spot_percent of the
+    # rest on Spot.
+    spot_percent: int = 0
+    on_demand_base: int = 0
+    # A Spot instance-hour (spot.price_usd_per_hour: the dated discount).
+    spot_price_usd_per_hour: float = 0.0
+    # Interruptions per Spot instance-hour: [simulation] key or the Advisor
+    # band's rate (spot.interruption_rate_per_hour). Each Spot instance draws
+    # its own from the run's seed.
+    spot_interruptions_per_hour: float = 0.0
+    # EC2's two-minute notice: the instance drains (ECS_ENABLE_SPOT_INSTANCE_DRAINING)
+    # and its tasks serve until it is reclaimed.
+    spot_notice_s: float = spot.NOTICE_S
 
     @property
     def signal_plan(self) -> SignalPlan:
@@ -330,71 +346,99 @@ def from_spec(spec: Spec) -> SimParams:
     it = spec.instance
     cap, sc, sim, svc = spec.capacity, spec.scaling, spec.simulation, spec.service
     plan = SignalPlan.of(sc)
-    return SimParams(
-        instance_type=it.name,
-        gpus_per_instance=it.gpus,
-        instance_cpu_units=it.cpu_units,
-        price_usd_per_hour=it.price_usd_per_hour,
-        min_instances=cap.min_instances,
-        max_instances=cap.max_instances,
-        reserved_instances=cap.reserved_instances or 0,
-        target_capacity_percent=float(cap.target_capacity_percent),
-        gpus_per_task=svc.gpus_per_task,
-        task_cpu_units=svc.cpu_units,
-        tasks_per_instance=spec.tasks_per_instance,
-        min_tasks=sc.min_tasks,
-        max_tasks=sc.max_tasks,
-        gpu_target_percent=float(sc.gpu_target_percent),
-        cpu_target_percent=float(sc.cpu_target_percent),
-        scale_out_cooldown_s=float(sc.scale_out_cooldown_s),
-        scale_in_cooldown_s=float(sc.scale_in_cooldown_s),
-        task_capacity_rps=float(sim.task_capacity_rps),
-        instance_boot_s=float(sim.instance_boot_s),
-        image_pull_s=float(sim.image_pull_s),
-        # Container start to serving: from model_size_gib when set, the same
-        # figure the template's health-check start period and grace use.
-        model_load_s=float(startup.model_ready_s(spec)),
-        cpu_idle_percent=float(sim.cpu_idle_percent),
-        cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
-        max_queue_s=float(sim.max_queue_s),
-        gpu_metric_scope=GPU_METRIC_SCOPE[plan.gpu_series],
-        # The managed-scaling settings the template deploys (one source).
-        min_scaling_step=managed_scaling.MIN_SCALING_STEP,
-        max_scaling_step=managed_scaling.max_scaling_step(spec),
-        instance_warmup_s=float(managed_scaling.instance_warmup_s(spec)),
-        host_cpu_policy_target_percent=(
-            None
-            if sim.host_cpu_policy_target_percent is None
-            else float(sim.host_cpu_policy_target_percent)
+    return _with_spot(
+        spec,
+        SimParams(
+            instance_type=it.name,
+            gpus_per_instance=it.gpus,
+            instance_cpu_units=it.cpu_units,
+            price_usd_per_hour=it.price_usd_per_hour,
+            min_instances=cap.min_instances,
+            max_instances=cap.max_instances,
+            reserved_instances=cap.reserved_instances or 0,
+            target_capacity_percent=float(cap.target_capacity_percent),
+            gpus_per_task=svc.gpus_per_task,
+            task_cpu_units=svc.cpu_units,
+            tasks_per_instance=spec.tasks_per_instance,
+            min_tasks=sc.min_tasks,
+            max_tasks=sc.max_tasks,
+            gpu_target_percent=float(sc.gpu_target_percent),
+            cpu_target_percent=float(sc.cpu_target_percent),
+            scale_out_cooldown_s=float(sc.scale_out_cooldown_s),
+            scale_in_cooldown_s=float(sc.scale_in_cooldown_s),
+            task_capacity_rps=float(sim.task_capacity_rps),
+            instance_boot_s=float(sim.instance_boot_s),
+            image_pull_s=float(sim.image_pull_s),
+            # Container start to serving: from model_size_gib when set, the same
+            # figure the template's health-check start period and grace use.
+            model_load_s=float(startup.model_ready_s(spec)),
+            cpu_idle_percent=float(sim.cpu_idle_percent),
+            cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
+            max_queue_s=float(sim.max_queue_s),
+            gpu_metric_scope=GPU_METRIC_SCOPE[plan.gpu_series],
+            # The managed-scaling settings the template deploys (one source).
+            min_scaling_step=managed_scaling.MIN_SCALING_STEP,
+            max_scaling_step=managed_scaling.max_scaling_step(spec),
+            instance_warmup_s=float(managed_scaling.instance_warmup_s(spec)),
+            host_cpu_policy_target_percent=(
+                None
+                if sim.host_cpu_policy_target_percent is None
+                else float(sim.host_cpu_policy_target_percent)
+            ),
+            signal=sc.signal,
+            gpu_guard=sc.gpu_guard,
+            # Only the concurrency signal deploys the policy (infra/scaling.py); on a
+            # GPU signal the key is a note (spec NOTES), not a second policy.
+            target_concurrency=(
+                float(tc)
+                if plan.tracks_concurrency and (tc := sc.target_concurrency_per_task) is not None
+                else None
+            ),
+            mean_request_s=float(sim.mean_request_s),
+            # The step table and alarm the template deploys (one source).
+            fast_path=fast_path.fast_path(spec),
+            fast_scale_in=fast_scale_in.fast_scale_in(spec),
+            tracking_cap_ratio=(
+                None if fast_path.tracking_cap(spec) is None else fast_path.TRACKING_CAP_RATIO
+            ),
+            backlog_drain_s=(
+                float(sc.backlog_drain_s) if sc.demand_estimate == "arrival-rate" else None
+            ),
+            warm_pool_min_size=None if cap.warm_pool is None else cap.warm_pool.min_size,
+            warm_pool_max_prepared=None
+            if cap.warm_pool is None
+            else cap.warm_pool.prepared_capacity,
+            warm_pool_state="Stopped" if cap.warm_pool is None else cap.warm_pool.pool_state,
+            pool_volume_usd_per_hour=catalog.gp3_usd_per_hour(
+                cap.root_volume_gib, cap.root_volume_iops, cap.root_volume_throughput_mibps
+            ),
+            warm_start_s=float(sim.warm_start_s),
+            # The wake alarm, the schedule and the CPU policy's scale-in, as deployed.
+            wake=wake.wake_path(spec),
+            schedule=tuple((schedule.parse(e.cron), e.min_tasks, e.max_tasks) for e in sc.schedule),
+            cpu_scale_in=not wake.scales_to_zero(spec),
         ),
-        signal=sc.signal,
-        gpu_guard=sc.gpu_guard,
-        # Only the concurrency signal deploys the policy (infra/scaling.py); on a
-        # GPU signal the key is a note (spec NOTES), not a second policy.
-        target_concurrency=(
-            float(tc)
-            if plan.tracks_concurrency and (tc := sc.target_concurrency_per_task) is not None
-            else None
-        ),
-        mean_request_s=float(sim.mean_request_s),
-        # The step table and alarm the template deploys (one source).
-        fast_path=fast_path.fast_path(spec),
-        fast_scale_in=fast_scale_in.fast_scale_in(spec),
-        tracking_cap_ratio=(
-            None if fast_path.tracking_cap(spec) is None else fast_path.TRACKING_CAP_RATIO
-        ),
-        backlog_drain_s=(
-            float(sc.backlog_drain_s) if sc.demand_estimate == "arrival-rate" else None
-        ),
-        warm_pool_min_size=None if cap.warm_pool is None else cap.warm_pool.min_size,
-        warm_pool_max_prepared=None if cap.warm_pool is None else cap.warm_pool.prepared_capacity,
-        warm_pool_state="Stopped" if cap.warm_pool is None else cap.warm_pool.pool_state,
-        pool_volume_usd_per_hour=catalog.gp3_usd_per_hour(
-            cap.root_volume_gib, cap.root_volume_iops, cap.root_volume_throughput_mibps
-        ),
-        warm_start_s=float(sim.warm_start_s),
-        # The wake alarm, the schedule and the CPU policy's scale-in, as deployed.
-        wake=wake.wake_path(spec),
-        schedule=tuple((schedule.parse(e.cron), e.min_tasks, e.max_tasks) for e in sc.schedule),
-        cpu_scale_in=not wake.scales_to_zero(spec),
+    )
+
+
+def _with_spot(spec: Spec, p: SimParams) -> SimParams:
+    """``p`` with ``spec``'s [capacity.spot]; unchanged without one (the defaults)."""
+    sp = spec.capacity.spot
+    if sp is None:
+        return p
+    price = spot.price_usd_per_hour(spec)
+    if price is None:
+        missing = ", ".join(spot.missing_discounts(spec))
+        raise BadInputError(
+            f"[capacity.spot] instance_types: no dated Spot discount for {missing} "
+            "(catalog.SPOT_DISCOUNTS has none for its family), so the simulator cannot price "
+            "Spot. Fix: set [simulation] spot_discount_percent to the Spot Instance Advisor's "
+            "'Savings over On-Demand' for those types in your Region, e.g. 60."
+        )
+    return replace(
+        p,
+        spot_percent=sp.spot_percent,
+        on_demand_base=sp.on_demand_base,
+        spot_price_usd_per_hour=price,
+        spot_interruptions_per_hour=spot.interruption_rate_per_hour(spec),
     )

@@ -230,6 +230,47 @@ def cost_meaning(warm_pool: bool) -> str:
     )
 
 
+def spot_cost_meaning(p: SimParams) -> str:
+    """What cost_usd counts with [capacity.spot]: both markets' hours at their prices."""
+    return (
+        f"On-Demand instance-hours x ${p.price_usd_per_hour:g}/h + Spot instance-hours x "
+        f"${p.spot_price_usd_per_hour:.4g}/h ([simulation] spot_discount_percent, else the "
+        "catalog's dated discount); EBS volumes not priced"
+    )
+
+
+def spot_lines(s: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The summary table's Spot rows (none for a run without Spot)."""
+    if "spot_instance_hours" not in s:
+        return []
+    rate = s["spot_interruptions_per_instance_hour"]
+    lines = [
+        (
+            "Spot instance-hours",
+            f"{s['spot_instance_hours']:.1f}",
+            f"{s['spot_interruptions']} interruptions at {rate:.3g} per instance-hour, "
+            f"{s['spot_replaced_tasks']} tasks replaced; base {s['on_demand_base']} "
+            f"On-Demand, {s['spot_percent']} % of the rest on Spot",
+        )
+    ]
+    if "on_demand_cost_usd" in s:
+        saving = s["spot_saving_percent"]
+        lines += [
+            (
+                "vs all On-Demand",
+                "-" if saving is None else f"{saving:.0f} % less",
+                f"the same design all On-Demand costs ${s['on_demand_cost_usd']:,.2f} with "
+                f"{s['on_demand_overload_seconds']:.0f} s of overload (same trace and seed)",
+            ),
+            (
+                "interruption overload s",
+                f"{s['interruption_overload_seconds']:+.0f}",
+                "overload seconds the Spot interruptions add",
+            ),
+        ]
+    return lines
+
+
 def pool_cost_meaning(summary: dict[str, Any], p: SimParams) -> str:
     """How warm_pool_cost_usd adds up, with the run's own figures."""
     stopped = summary.get("warm_pool_stopped_instance_hours", 0.0)
@@ -303,7 +344,14 @@ def summary_table(result: SimResult, title: str) -> Table:
             "perfect foresight, no start-up delay, same target"
             + ("" if ratio is None else f" (ratio {ratio:.2f})"),
         ),
-        ("cost USD", f"{s['cost_usd']:.2f}", cost_meaning(p.warm_pool_min_size is not None)),
+        (
+            "cost USD",
+            f"{s['cost_usd']:.2f}",
+            cost_meaning(p.warm_pool_min_size is not None)
+            if not p.spot_percent
+            else spot_cost_meaning(p),
+        ),
+        *spot_lines(s),
         *(
             []
             if p.warm_pool_min_size is None

@@ -7,11 +7,15 @@ and renders; Python callers get the same checks and names.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.signals import SERIES
 from ecs_gpu.sim import report as rp
+from ecs_gpu.sim.engine import SimResult
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.workload import bundled_traces
 
@@ -79,10 +83,18 @@ def check_sweepable(p: SimParams, spec: Path, text: str) -> None:
 
 
 def cost_caption(loaded: list[SimParams]) -> str | None:
-    """The USD column's caveat, when a design has a warm pool (its stopped volumes are priced)."""
-    if all(p.warm_pool_min_size is None for p in loaded):
-        return None
-    return f"USD: {rp.cost_meaning(warm_pool=True)}"
+    """The USD column's caveat, when a design has a warm pool (its stopped volumes are priced)
+    or Spot (its hours at the Spot price, beside its all-On-Demand row)."""
+    parts = []
+    if any(p.warm_pool_min_size is not None for p in loaded):
+        parts.append(f"USD: {rp.cost_meaning(warm_pool=True)}")
+    if any(p.spot_percent for p in loaded):
+        parts.append(
+            "Spot designs: Spot instance-hours at the Spot price ([simulation] "
+            "spot_discount_percent, else the catalog's dated figure); the row after each is the "
+            "same design all On-Demand"
+        )
+    return ". ".join(parts) or None
 
 
 def trace_input(trace: str) -> Path | None:
@@ -90,3 +102,40 @@ def trace_input(trace: str) -> Path | None:
     if trace in bundled_traces():
         return None
     return Path(trace)
+
+
+def on_demand_twin(p: SimParams) -> SimParams | None:
+    """The same design with every instance On-Demand: what Spot is measured against.
+
+    None without [capacity.spot]. Its boots and arrivals are the Spot run's
+    (the interruptions draw from a stream of their own, sim/markets.py), so
+    the overload difference is the interruptions' alone.
+    """
+    return p.with_(spot_percent=0) if p.spot_percent else None
+
+
+def with_on_demand_twin(
+    p: SimParams, result: SimResult, run_twin: Callable[[SimParams], SimResult]
+) -> SimResult:
+    """With [capacity.spot]: ``result`` with its On-Demand twin's run (``run_twin``) and
+    what Spot saves and its interruptions add (:func:`spot_versus_on_demand`) in its
+    summary, the twin's own summary under ``on_demand``. Without Spot: ``result``."""
+    twin = on_demand_twin(p)
+    if twin is None:
+        return result
+    od = run_twin(twin).summary
+    summary = {**result.summary, **spot_versus_on_demand(result.summary, od), "on_demand": od}
+    return replace(result, summary=summary)
+
+
+def spot_versus_on_demand(spot: dict[str, Any], od: dict[str, Any]) -> dict[str, float | None]:
+    """What Spot saves and what its interruptions add, from two runs' summaries."""
+    base = od["cost_usd"]
+    return {
+        "on_demand_cost_usd": base,
+        "on_demand_overload_seconds": od["overload_seconds"],
+        "spot_saving_percent": (
+            round(100.0 * (base - spot["cost_usd"]) / base, 1) if base else None
+        ),
+        "interruption_overload_seconds": spot["overload_seconds"] - od["overload_seconds"],
+    }

@@ -76,6 +76,7 @@ from ecs_gpu.spec.sections.capacity import (
     GP3_MAX_GIB,
     GP3_MAX_IOPS_PER_GIB,
     CapacitySpec,
+    SpotSpec,
     WarmPoolSpec,
 )
 from ecs_gpu.spec.sections.network import (
@@ -159,6 +160,7 @@ __all__ = [
     "ServiceSpec",
     "SimulationSpec",
     "Spec",
+    "SpotSpec",
     "WarmPoolSpec",
     "cross_field_problems",
     "image_problem",

@@ -7,6 +7,7 @@ which re-validate every broken snapshot against botocore's service models.
 
 from __future__ import annotations
 
+import base64
 import copy
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from ..snapshots import (
     SCALE_IN_ALARM,
     WARM_IID,
     as_concurrency,
+    as_spot,
     as_warm_pool,
     asg_average_spec,
     probe_output,
@@ -444,6 +446,48 @@ def warm_instance_stuck(s: Snap) -> None:
     )
 
 
+def _spot_group(s: Snap) -> dict[str, Any]:
+    group: dict[str, Any] = s["auto_scaling_groups"][1]
+    return group
+
+
+def spot_interrupted(s: Snap) -> None:
+    # EC2 reclaimed a Spot instance: the group found it terminated and replaced it.
+    as_spot(s)
+    s["scaling_activities"].append(
+        {
+            "ActivityId": "0c3e5a7b-9d1f-4b2c-8e6a-1f3d5b7c9e0a",
+            "AutoScalingGroupName": _spot_group(s)["AutoScalingGroupName"],
+            "Description": "Terminating EC2 instance: i-0c4d5e6f7a8b9c0d1",
+            "Cause": "At 2026-11-29T16:20:00Z an instance was taken out of service in response "
+            "to an EC2 health check indicating it has been terminated or stopped.",
+            "StartTime": "2026-11-29T16:20:05+00:00",
+            "EndTime": "2026-11-29T16:21:00+00:00",
+            "StatusCode": "Successful",
+            "Progress": 100,
+        }
+    )
+
+
+def strategy_without_spot(s: Snap) -> None:
+    # The spec has [capacity.spot]; the service still places on the On-Demand provider alone.
+    as_spot(s)
+    s["services"][0]["capacityProviderStrategy"] = s["services"][0]["capacityProviderStrategy"][:1]
+
+
+def spot_without_draining(s: Snap) -> None:
+    # The Spot group's template is the On-Demand one's user data: no drain flag.
+    from ecs_gpu import host
+
+    from ..snapshots import concurrency_spec
+
+    as_spot(s)
+    plain = host.cloud_config(concurrency_spec())
+    s["launch_template_versions"][-1]["LaunchTemplateData"]["UserData"] = base64.b64encode(
+        plain.encode()
+    ).decode()
+
+
 def concurrency_alarm_no_data(s: Snap) -> None:
     as_concurrency(s)
     for a in s["alarms"]:
@@ -464,11 +508,13 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ASG008", managed_scaling_off, "capacity_providers", "managedScaling.status", "DISABLED", "status=ENABLED"),
     ("ASG001", stockout, "scaling_activities", "StatusMessage", "InsufficientInstanceCapacity", "Availability Zones"),
     ("ASG002", asg_at_max, "auto_scaling_groups", "DesiredCapacity/MaxSize", "1/1", "max_instances"),
+    ("ASG009", spot_interrupted, "scaling_activities", "Cause", "terminated or stopped", "instance_types"),
     ("ASG005", no_warm_pool, "auto_scaling_groups", "WarmPoolConfiguration", "None", "ecs-gpu deploy"),
     ("ASG006", no_launch_hook, "lifecycle_hooks", "LifecycleHookName", "none", "complete-lifecycle-action fails"),
     ("ASG007", warm_instance_stuck, "warm_pools", f"Instances[{WARM_IID}].LifecycleState", "Warmed:Pending:Wait", "/var/log/ecs-gpu-host-setup.log"),
     ("SVC000", no_service, "services", "serviceName/status", "none", "ecs-gpu deploy"),
     ("SVC001", unable_to_place, "services", "message", "insufficient GPU", "ECS003"),
+    ("SVC003", strategy_without_spot, "services", "capacityProviderStrategy", "base 1, weight 30", "Spot provider"),
     ("SVC002", tasks_crash_loop, "tasks", "containers[].exitCode/reason", "nvidia-container-cli", "--probe-hosts"),
     ("MET001", metric_missing, "metric_data", "Values", "[]", "--probe-hosts"),
     ("MET004", reservation_missing, "services", "runningCount", "0", "PLC002, SVC001, SVC002"),
@@ -484,6 +530,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SCL007", scale_in_alarm_other_threshold, "alarms", "Threshold", "2.0", "ecs-gpu deploy"),
     ("SCL008", zero_without_wake, "scalable_targets", "MinCapacity", "0", "min_tasks = 0 and a [load_balancer]"),
     ("LT002", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
+    ("LT003", spot_without_draining, "launch_template_versions", "ECS_ENABLE_SPOT_INSTANCE_DRAINING", "not set", "ecs-gpu deploy"),
     ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),
     ("HOST000", probe_undeliverable, "host_probes", "Status", "Undeliverable", "AmazonSSMManagedInstanceCore"),
     ("HOST001", no_nvidia_smi, "host_probes", "nvidia_smi", "command not found", "GPU-optimized AMI"),

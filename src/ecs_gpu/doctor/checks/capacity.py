@@ -11,6 +11,7 @@ from ecs_gpu.doctor.checks.common import (
     collection_target,
     parse_time,
     service_short,
+    spot_groups,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
@@ -271,6 +272,64 @@ def _asg_at_max(s: Snapshot, c: Check) -> list[Finding]:
         for g in s["auto_scaling_groups"]
         if g.get("DesiredCapacity", 0) >= g.get("MaxSize", 0)
     ]
+
+
+# What a Spot group's activity history says of an instance EC2 reclaimed: the
+# group finds it terminated by its EC2 health check and replaces it (the cause
+# AWS's knowledge center quotes; a stopped instance reads the same, hence Spot
+# groups only: aws-semantics §10 [gap]), and any activity that names the
+# interruption itself.
+_INTERRUPTED: Final = (
+    "health check indicating it has been terminated or stopped",
+    "spot instance interruption",
+)
+
+
+@check(
+    "ASG009",
+    link="capacity",
+    severity="warning",
+    title="Spot instances were interrupted",
+    requires=("auto_scaling_groups", "scaling_activities"),
+    doc="A Spot group's recent activities replace instances EC2 terminated (interruptions).",
+)
+def _spot_interrupted(s: Snapshot, c: Check) -> list[Finding]:
+    out = []
+    for g in spot_groups(s):
+        name = g.get("AutoScalingGroupName", "?")
+        hits = [
+            a
+            for a in s["scaling_activities"]
+            if a.get("AutoScalingGroupName") == name
+            and any(k in str(a.get("Cause", "")).lower() for k in _INTERRUPTED)
+        ]
+        if not hits:
+            continue
+        hits.sort(key=lambda a: parse_time(a.get("StartTime")) or NEVER, reverse=True)
+        newest = hits[0]
+        out.append(
+            c.finding(
+                [
+                    Evidence(
+                        "scaling_activities",
+                        newest.get("ActivityId", name),
+                        "Cause",
+                        newest.get("Cause"),
+                    ),
+                    Evidence(
+                        "scaling_activities", name, "interruptions in the activities", len(hits)
+                    ),
+                ],
+                f"EC2 reclaimed {len(hits)} Spot instance(s) of {name} among its recent "
+                "activities; each time the tasks on it were replaced elsewhere (with "
+                "ECS_ENABLE_SPOT_INSTANCE_DRAINING, LT003) and a new instance started. If they "
+                "come often: list more interchangeable types in [capacity.spot] instance_types "
+                "(more pools for price-capacity-optimized), raise on_demand_base or lower "
+                "spot_percent, and check `ecs-gpu plan` with [simulation] "
+                "spot_interruption_band set to the Spot Instance Advisor's band for your types.",
+            )
+        )
+    return out
 
 
 # --- the warm pool ([capacity.warm_pool], docs/host.md "Warm pool") ----------------------

@@ -311,3 +311,14 @@ def tracks(s: Snapshot, signals: tuple[Signal, ...]) -> bool | None:
     """
     by_plan = plan_tracks(s, signals)
     return policies_track(s, signals) if by_plan is None else by_plan
+
+
+def spot_groups(s: Snapshot) -> list[dict[str, Any]]:
+    """The collected groups that launch Spot: a mixed instances policy whose share of
+    On-Demand above its base is under 100 % (InstancesDistribution's default is 100)."""
+    out = []
+    for g in s.get("auto_scaling_groups", []):
+        dist = (g.get("MixedInstancesPolicy") or {}).get("InstancesDistribution")
+        if dist is not None and dist.get("OnDemandPercentageAboveBaseCapacity", 100) < 100:
+            out.append(g)
+    return out

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
+import yaml
+
+from ecs_gpu import host
 from ecs_gpu.doctor.checks.common import (
     ODCR_FIRST,
+    spot_groups,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.host.layout import ECS_CONFIG_PATH
+from ecs_gpu.spot import DRAIN_FLAG
 
 
 def _lt_versions(s: Snapshot) -> list[dict[str, Any]]:
@@ -210,6 +218,69 @@ def _odcr_blocks_growth(s: Snapshot, c: Check) -> list[Finding]:
                 "The launch template targets a Capacity Reservation, and EC2 fails a launch that "
                 "targets a full reservation (ReservationCapacityExceeded): the fleet cannot grow "
                 "past the reservation. " + fix_cli,
+            )
+        )
+    return out
+
+
+def _user_data_text(data: dict[str, Any]) -> str | None:
+    """The launch template's user data, decoded; None when it has none or it is not base64."""
+    raw = data.get("UserData")
+    if not raw:
+        return None
+    try:
+        return base64.b64decode(raw, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _drains_on_notice(text: str) -> bool:
+    """Whether user data turns on Spot draining: our cloud-config's ecs.config, or the line
+    the ECS guide has a script append to it."""
+    want = f"{DRAIN_FLAG}=true"
+    try:
+        files = host.written_files(text)
+    except (ValueError, yaml.YAMLError, AttributeError, TypeError, KeyError):
+        files = {}
+    config = files.get(ECS_CONFIG_PATH)
+    if config is not None:
+        return want in config.splitlines()
+    return want in text
+
+
+@check(
+    "LT003",
+    link="launch_template",
+    severity="error",
+    title="Spot instances do not drain on their interruption notice",
+    requires=("auto_scaling_groups", "launch_template_versions"),
+    doc="A Spot group's launch template does not set ECS_ENABLE_SPOT_INSTANCE_DRAINING=true.",
+)
+def _spot_draining_off(s: Snapshot, c: Check) -> list[Finding]:
+    out = []
+    for g in spot_groups(s):
+        launched = _launched_lt_data(s, g)
+        if launched is None:
+            continue  # LT001 reports a template that is gone
+        lt, version, data = launched
+        text = _user_data_text(data)
+        if text is not None and _drains_on_notice(text):
+            continue
+        out.append(
+            c.finding(
+                [
+                    Evidence(
+                        "launch_template_versions",
+                        f"{lt} v{version}",
+                        f"LaunchTemplateData.UserData {ECS_CONFIG_PATH} {DRAIN_FLAG}",
+                        "no user data" if text is None else "not set",
+                    )
+                ],
+                f"The Spot group {g.get('AutoScalingGroupName', '?')} launches instances without "
+                f"{DRAIN_FLAG}=true (off by default): on EC2's two-minute notice ECS does not "
+                "drain the instance, so its tasks are replaced only after it is gone. Redeploy "
+                "with `ecs-gpu deploy` (the Spot launch template sets it); by hand, add the line "
+                f"to {ECS_CONFIG_PATH} in the template's user data.",
             )
         )
     return out

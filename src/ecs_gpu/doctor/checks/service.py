@@ -213,3 +213,52 @@ def _tasks_failing(s: Snapshot, c: Check) -> list[Finding]:
             severity="error" if service_short(s) else "warning",
         )
     ]
+
+
+@check(
+    "SVC003",
+    link="service",
+    severity="error",
+    title="The service's strategy is not the spec's Spot split",
+    requires=("services",),
+    doc="With [capacity.spot]: the service's capacity-provider strategy lacks the Spot "
+    "provider, or its On-Demand base or weights differ from the spec's.",
+)
+def _spot_strategy(s: Snapshot, c: Check) -> list[Finding]:
+    target = collection_target(s)
+    spot = target.get("spot")
+    if not spot:
+        return []  # without [capacity.spot] (or without a spec) there is no split to check
+    od_cp, spot_cp = target.get("capacity_provider"), spot["capacity_provider"]
+    want = {
+        od_cp: (spot["on_demand_base"], 100 - spot["spot_percent"]),
+        spot_cp: (0, spot["spot_percent"]),
+    }
+    out = []
+    for svc in service_items(s):
+        have = {
+            st.get("capacityProvider"): (st.get("base", 0), st.get("weight", 0))
+            for st in svc.get("capacityProviderStrategy", [])
+        }
+        if have == want:
+            continue
+        name = svc.get("serviceName", "?")
+        shown = {k: f"base {b}, weight {w}" for k, (b, w) in have.items()} or "none"
+        spec = {k: f"base {b}, weight {w}" for k, (b, w) in want.items()}
+        if spot_cp not in have:
+            why = (
+                f"does not name the Spot provider {spot_cp}: every task runs On-Demand, and "
+                "the Spot group never launches"
+            )
+        else:
+            why = "splits the tasks otherwise than the spec's on_demand_base and spot_percent"
+        out.append(
+            c.finding(
+                [Evidence("services", name, "capacityProviderStrategy", shown)],
+                f"The service's capacity-provider strategy {why} (the spec deploys {spec}). "
+                "Redeploy with `ecs-gpu deploy`; a strategy changed by hand is overwritten by "
+                "the next deploy.",
+                severity="error" if spot_cp not in have else "warning",
+            )
+        )
+    return out

@@ -17,9 +17,12 @@ from ecs_gpu.spec.rules.alerts import (
     _alerts,
 )
 from ecs_gpu.spec.rules.capacity import (
+    _all_on_spot,
     _gp3_ratios,
     _root_volume_holds_the_model,
     _running_warm_pool,
+    _spot,
+    _spot_unpriced,
     _warm_pool,
 )
 from ecs_gpu.spec.rules.network import (
@@ -102,6 +105,7 @@ RULES: list[Rule] = [
     _metrics_port,
     _gp3_ratios,
     _warm_pool,
+    _spot,
     _duplicate_subnets,
     _load_balancer_subnets,
     _public_listener_needs_cidrs,
@@ -117,6 +121,8 @@ NOTES: list[Rule] = [
     _unused_panic_threshold,
     _target_above_simulated_capacity,
     _running_warm_pool,
+    _all_on_spot,
+    _spot_unpriced,
 ]
 
 

@@ -1,4 +1,4 @@
-"""[capacity]: the root volume holds the model, gp3's ratios, the warm pool."""
+"""[capacity]: the root volume holds the model, gp3's ratios, the warm pool, the Spot group."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ecs_gpu import catalog
+from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec.messages import Problem
 from ecs_gpu.spec.rules.placement import _task_fits
-from ecs_gpu.spec.rules.service import _weights_room_mib
+from ecs_gpu.spec.rules.service import _model_fits_gpu_memory, _weights_room_mib
 from ecs_gpu.spec.sections.capacity import (
     GP3_BASELINE_IOPS,
     GP3_IOPS_PER_MIBPS,
@@ -154,4 +156,95 @@ def _running_warm_pool(spec: Spec) -> Iterator[Problem]:
             "a running pool instance costs as much as a serving one, for a start about a "
             "minute faster than a stopped one",
             'use pool_state = "Stopped" unless that minute matters more than the price',
+        )
+
+
+def _with_type(spec: Spec, name: str) -> Spec:
+    """``spec`` with ``name`` as its instance type: how a Spot type must hold the task."""
+    cap = spec.capacity.model_copy(update={"instance_type": name})
+    return spec.model_copy(update={"capacity": cap})
+
+
+def _spot(spec: Spec) -> Iterator[Problem]:
+    cap, sc = spec.capacity, spec.scaling
+    spot = cap.spot
+    if spot is None or not _task_fits(spec):
+        return
+    it, per = spec.instance, spec.tasks_per_instance
+    for name in spot.instance_types:
+        other = _with_type(spec, name)
+        oi = other.instance
+        if oi.gpus != it.gpus or not _task_fits(other) or other.tasks_per_instance != per:
+            # Managed scaling sizes both groups from tasks per instance, and
+            # the service's tasks must place on either group's instances.
+            held = other.tasks_per_instance if _task_fits(other) else 0
+            yield Problem(
+                "capacity.spot.instance_types",
+                name,
+                f"not interchangeable with {it.name}: {oi.gpus} GPU(s) holding {held} task(s) "
+                f"per instance where {it.name} has {it.gpus} GPU(s) holding {per}",
+                f"list types with {it.gpus} GPU(s) per instance that hold {per} task(s) each "
+                "(`ecs-gpu catalog`), e.g. the same size of another G family",
+            )
+            continue
+        if list(_model_fits_gpu_memory(other)):
+            yield Problem(
+                "capacity.spot.instance_types",
+                name,
+                f"its {oi.gpu_model} ({oi.gpu_memory_mib} MiB per GPU) cannot hold the "
+                f"{spec.service.model_size_gib:g}-GiB model that {it.name} holds, so a task "
+                "placed there never loads",
+                f"remove {name}, or list types with at least {it.gpu_memory_mib} MiB per GPU",
+            )
+    plan = SignalPlan.of(sc)
+    if plan.tracks_gpu:
+        # The host agent's GPU series has one value per Auto Scaling group
+        # (gpu_metric.DIMENSION), and the policy reads the On-Demand group's.
+        guard = plan.tracks_concurrency
+        yield Problem(
+            "scaling.gpu_guard" if guard else "scaling.signal",
+            True if guard else sc.signal,
+            "a GPU policy reads the GPU series of the On-Demand group only (the agent "
+            "publishes one per Auto Scaling group), so with [capacity.spot] it would not see "
+            "the tasks on Spot",
+            'scale on concurrency: signal = "concurrency" with [service.metrics] and '
+            "target_concurrency_per_task, without gpu_guard",
+        )
+    if spot.on_demand_base >= sc.max_tasks:
+        yield Problem(
+            "capacity.spot.on_demand_base",
+            spot.on_demand_base,
+            f"at least scaling.max_tasks ({sc.max_tasks}): every task runs on On-Demand, and "
+            "the Spot group never launches an instance",
+            f"set on_demand_base below {sc.max_tasks}, or remove [capacity.spot]",
+        )
+
+
+def _all_on_spot(spec: Spec) -> Iterator[Problem]:
+    spot = spec.capacity.spot
+    if spot is not None and spot.on_demand_base == 0 and spot.spot_percent == 100:
+        yield Problem(
+            "capacity.spot.spot_percent",
+            100,
+            "with on_demand_base = 0 every task runs on Spot, so one Spot capacity shortage "
+            "can interrupt them all within two minutes; and the GPU missing-metric alarm, "
+            "which watches the On-Demand group, reads missing data while that group is empty",
+            "keep on_demand_base at 1 or more (the default), or lower spot_percent",
+        )
+
+
+def _spot_unpriced(spec: Spec) -> Iterator[Problem]:
+    spot = spec.capacity.spot
+    if spot is None or spec.simulation.spot_discount_percent is not None:
+        return
+    # The same rule as ecs_gpu.spot.missing_discounts (spec cannot import it).
+    missing = [n for n in spot.instance_types if catalog.spot_discount(n) is None]
+    if missing:
+        yield Problem(
+            "capacity.spot.instance_types",
+            missing,
+            "no dated Spot discount for these types' families (docs/catalog.md), so `plan` "
+            "and `simulate` cannot price Spot; the stack deploys as it is",
+            "set [simulation] spot_discount_percent to the Spot Instance Advisor's 'Savings "
+            "over On-Demand' for them in your Region",
         )

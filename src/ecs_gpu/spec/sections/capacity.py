@@ -1,4 +1,5 @@
-"""[capacity] and [capacity.warm_pool]: instance type, group bounds, reservation, AMI, disk."""
+"""[capacity], [capacity.warm_pool] and [capacity.spot]: instance type, group bounds,
+reservation, AMI, disk, the pool, the Spot group."""
 
 from __future__ import annotations
 
@@ -36,6 +37,44 @@ class WarmPoolSpec(_Section):
         the group has none (aws-semantics §4 "Pool size").
         """
         return self.max_prepared if self.max_prepared is not None else max(1, self.min_size)
+
+
+class SpotSpec(_Section):
+    """[capacity.spot]: a second Auto Scaling group of Spot instances beside the On-Demand one.
+
+    The service's capacity-provider strategy keeps ``on_demand_base`` tasks on
+    On-Demand and puts ``spot_percent`` of the tasks above it on Spot
+    (aws-semantics §10). The Spot group has no warm pool: EC2 Auto Scaling
+    refuses one on a group that requests Spot Instances.
+    """
+
+    # Interchangeable types for price-capacity-optimized to choose from: each
+    # holds as many tasks as capacity.instance_type (spec rule _spot). Up to
+    # 20: the Spot group's launch-template overrides, one per type, and more
+    # types than that add no pools a GPU service can fill.
+    instance_types: Annotated[list[str], Field(min_length=1, max_length=20)]
+    # Tasks that always run on On-Demand: the strategy's base (only one
+    # provider in a strategy may have one). 1: a Spot shortage never takes
+    # the whole service down.
+    on_demand_base: Annotated[int, Field(ge=0)] = 1
+    # Percent of the tasks above the base that run on Spot: the strategy's
+    # weights, spot_percent on Spot and 100 - spot_percent on On-Demand.
+    spot_percent: Annotated[int, Field(ge=1, le=100)] = 70
+
+    @field_validator("instance_types")
+    @classmethod
+    def _types(cls, v: list[str]) -> list[str]:
+        for name in v:
+            try:
+                catalog.lookup(name)
+            except catalog.UnknownInstanceType as e:
+                raise RuleError(
+                    str(e),
+                    'list types that `ecs-gpu catalog` lists, e.g. ["g5.xlarge", "g6.xlarge"]',
+                ) from None
+        if len(set(v)) != len(v):
+            raise RuleError(f"{v} lists a type twice", "list each instance type once")
+        return v
 
 
 # gp3 limits, from the EC2 API (botocore 1.44's ec2 model, CreateVolume and
@@ -83,6 +122,8 @@ class CapacitySpec(_Section):
     # [capacity.warm_pool]: pre-initialized instances that start in about a
     # minute instead of booting and pulling the image.
     warm_pool: WarmPoolSpec | None = None
+    # [capacity.spot]: a Spot group and capacity provider beside this one.
+    spot: SpotSpec | None = None
 
     @field_validator("instance_type")
     @classmethod

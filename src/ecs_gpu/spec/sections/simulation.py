@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -10,6 +10,10 @@ from ecs_gpu.spec.sections.base import _Section
 
 # One day: the longest duration a [simulation] key may give.
 MAX_SIM_SECONDS = 86400.0
+
+# The Spot Instance Advisor's frequency-of-interruption bands (aws-semantics
+# §10); ecs_gpu.spot gives each its rate per instance-hour.
+SpotBand = Literal["<5%", "5-10%", "10-15%", "15-20%", ">20%"]
 
 
 class SimulationSpec(_Section):
@@ -47,3 +51,12 @@ class SimulationSpec(_Section):
     # target-tracking policy on the GPU ASG. Unset (the default) means none.
     # At least 1 %, as the service's targets.
     host_cpu_policy_target_percent: Annotated[float, Field(ge=1, le=100)] | None = None
+    # [capacity.spot] only. The Spot Instance Advisor's band for the listed
+    # types in the Region: its upper edge, as a share of instances reclaimed
+    # in a month, becomes a rate per instance-hour (ecs_gpu.spot).
+    spot_interruption_band: SpotBand = "<5%"
+    # Instead of the band: interruptions per Spot instance-hour (0: never).
+    spot_interruptions_per_instance_hour: Annotated[float, Field(ge=0, le=1)] | None = None
+    # Spot's discount off On-Demand, percent; unset: the catalog's dated
+    # figure for the family (catalog.SPOT_DISCOUNTS), which not every family has.
+    spot_discount_percent: Annotated[float, Field(ge=0, le=95)] | None = None

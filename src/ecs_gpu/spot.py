@@ -1,0 +1,136 @@
+"""Spot capacity's numbers, read by both the template and the simulator.
+
+The service's capacity-provider strategy (the On-Demand base and the
+weights), how that strategy splits a task count between the two groups, the
+Spot Instance Advisor's interruption bands as rates per instance-hour, the
+two-minute notice, and the Spot price. Sources: docs/aws-semantics.md §10.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from ecs_gpu import catalog
+from ecs_gpu.spec import Spec
+
+# EC2 sends the interruption notice two minutes before it reclaims the
+# instance (EC2 User Guide, "Spot Instance interruption notices").
+NOTICE_S: Final = 120.0
+# The agent setting that puts a noticed Spot instance into DRAINING (ECS
+# developer guide, "Configuring Amazon ECS Linux container instances to
+# receive Spot Instance notices"); off by default.
+DRAIN_FLAG: Final = "ECS_ENABLE_SPOT_INSTANCE_DRAINING"
+# The Spot group's allocation strategy (InstancesDistribution
+# SpotAllocationStrategy): the lowest-priced pools among those least likely
+# to be interrupted.
+ALLOCATION: Final = "price-capacity-optimized"
+# The Advisor's "frequency of interruption": the share of Spot capacity
+# reclaimed over the trailing month, in bands. Each band's upper edge (an
+# estimate on the safe side; >20 % has none, so five points past its lower
+# edge, as wide as the others).
+BAND_MONTHLY_SHARE: Final[dict[str, float]] = {
+    "<5%": 0.05,
+    "5-10%": 0.10,
+    "10-15%": 0.15,
+    "15-20%": 0.20,
+    ">20%": 0.25,
+}
+# The Advisor's month, in hours (365 x 24 / 12).
+HOURS_PER_MONTH: Final = 730.0
+
+
+def band_rate_per_hour(band: str) -> float:
+    """Interruptions per instance-hour that reclaim ``band``'s share of instances in a month.
+
+    A constant rate r reclaims 1 - exp(-r x 730 h) of the instances that run
+    the whole month, so r = -ln(1 - share) / 730.
+    """
+    return -math.log1p(-BAND_MONTHLY_SHARE[band]) / HOURS_PER_MONTH
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """The service's capacity-provider strategy: base and weight of each group.
+
+    Only one provider of a strategy may have a base (CapacityProviderStrategyItem),
+    so the base is On-Demand's; the weights split the tasks above it.
+    """
+
+    on_demand_base: int
+    on_demand_weight: int
+    spot_weight: int
+
+
+def strategy(spec: Spec) -> Strategy | None:
+    """The strategy of ``spec``'s [capacity.spot], None without one."""
+    spot = spec.capacity.spot
+    if spot is None:
+        return None
+    return Strategy(spot.on_demand_base, 100 - spot.spot_percent, spot.spot_percent)
+
+
+def split(tasks: int, base: int, spot_percent: int) -> tuple[int, int]:
+    """How ``tasks`` divide into (On-Demand, Spot): the base first, then the weights.
+
+    ECS does not document how a weighted share rounds; half a task goes to
+    Spot (aws-semantics §10 [gap]).
+    """
+    od = min(tasks, base)
+    above = tasks - od
+    on_spot = math.floor(above * spot_percent / 100 + 0.5)
+    return od + above - on_spot, on_spot
+
+
+def interruption_rate_per_hour(spec: Spec) -> float:
+    """The simulator's Spot interruptions per instance-hour: the key, else the band's rate."""
+    sim = spec.simulation
+    if sim.spot_interruptions_per_instance_hour is not None:
+        return sim.spot_interruptions_per_instance_hour
+    return band_rate_per_hour(sim.spot_interruption_band)
+
+
+def missing_discounts(spec: Spec) -> list[str]:
+    """The listed Spot types with no discount: no [simulation] key and no cited family figure."""
+    spot = spec.capacity.spot
+    if spot is None or spec.simulation.spot_discount_percent is not None:
+        return []
+    return [name for name in spot.instance_types if catalog.spot_discount(name) is None]
+
+
+def price_usd_per_hour(spec: Spec) -> float | None:
+    """A Spot instance-hour as the simulator bills it; None without a discount for every type.
+
+    Each listed type's On-Demand price less its discount ([simulation]
+    spot_discount_percent, else its family's cited figure), and the highest
+    of them: price-capacity-optimized may launch any of the types.
+    """
+    spot = spec.capacity.spot
+    if spot is None or missing_discounts(spec):
+        return None
+    key = spec.simulation.spot_discount_percent
+    prices = []
+    for name in spot.instance_types:
+        cited = catalog.spot_discount(name)
+        pct = key if key is not None else (cited.percent if cited is not None else 0.0)
+        prices.append(catalog.lookup(name).price_usd_per_hour * (1 - pct / 100))
+    return max(prices)
+
+
+def group_spec(spec: Spec) -> Spec:
+    """The Spot group as the On-Demand group's builders read a spec.
+
+    No warm pool (EC2 Auto Scaling refuses one on a group that requests Spot
+    Instances: PutWarmPool), no reservation (it holds On-Demand capacity) and
+    a floor of 0 (the base is On-Demand's); its ceiling is max_instances.
+    """
+    cap = spec.capacity.model_copy(
+        update={
+            "warm_pool": None,
+            "capacity_reservation_id": None,
+            "reserved_instances": None,
+            "min_instances": 0,
+        }
+    )
+    return spec.model_copy(update={"capacity": cap})

@@ -1,0 +1,95 @@
+"""ecs_gpu.spot: the strategy, its split of tasks, the interruption bands, the Spot price."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ecs_gpu import catalog, spot
+from ecs_gpu.spec import Spec, parse_spec
+
+BASE = """
+[service]
+name = "spot-test"
+image = "nginx"
+cpu_units = 3072
+memory_mib = 12288
+
+[service.metrics]
+preset = "vllm"
+
+[capacity]
+instance_type = "g5.xlarge"
+max_instances = 4
+
+[capacity.spot]
+instance_types = {types}
+{spot}
+
+[scaling]
+max_tasks = 4
+target_concurrency_per_task = 11
+
+[simulation]
+{simulation}
+"""
+
+
+def _spec(types: str = '["g5.xlarge"]', spot_keys: str = "", simulation: str = "") -> Spec:
+    return parse_spec(BASE.format(types=types, spot=spot_keys, simulation=simulation), "t.toml")
+
+
+@pytest.mark.parametrize(
+    ("tasks", "base", "pct", "want"),
+    [
+        (0, 1, 70, (0, 0)),
+        (1, 1, 70, (1, 0)),
+        # Above the base of 1: 9 tasks, 70 % of them (6.3) on Spot, rounded.
+        (10, 1, 70, (4, 6)),
+        # Half a task goes to Spot: 1 task above the base at 50 %.
+        (2, 1, 50, (1, 1)),
+        (4, 0, 100, (0, 4)),
+        (3, 5, 70, (3, 0)),
+    ],
+)
+def test_split_gives_the_base_first_then_the_weights(
+    tasks: int, base: int, pct: int, want: tuple[int, int]
+) -> None:
+    assert spot.split(tasks, base, pct) == want
+    assert sum(want) == tasks
+
+
+def test_band_rates_reclaim_the_bands_share_in_a_month() -> None:
+    for band, share in spot.BAND_MONTHLY_SHARE.items():
+        r = spot.band_rate_per_hour(band)
+        assert 1 - math.exp(-r * spot.HOURS_PER_MONTH) == pytest.approx(share)
+    rates = [spot.band_rate_per_hour(b) for b in spot.BAND_MONTHLY_SHARE]
+    assert rates == sorted(rates)
+
+
+def test_strategy_puts_the_base_on_on_demand_and_splits_the_weights() -> None:
+    spec = _spec(spot_keys="on_demand_base = 2\nspot_percent = 80")
+    assert spot.strategy(spec) == spot.Strategy(2, 20, 80)
+
+
+def test_spot_price_uses_the_cited_discount_or_the_key() -> None:
+    g5 = catalog.lookup("g5.xlarge").price_usd_per_hour
+    cited = catalog.spot_discount("g5.xlarge")
+    assert cited is not None and cited.date and cited.source
+    assert spot.price_usd_per_hour(_spec()) == pytest.approx(g5 * (1 - cited.percent / 100))
+    # g6 has no cited figure: no price until the key gives one ...
+    both = '["g5.xlarge", "g6.xlarge"]'
+    assert spot.price_usd_per_hour(_spec(both)) is None
+    assert spot.missing_discounts(_spec(both)) == ["g6.xlarge"]
+    # ... and then the dearest type's Spot price (g5's On-Demand price is the higher).
+    keyed = _spec(both, simulation="spot_discount_percent = 50")
+    assert spot.price_usd_per_hour(keyed) == pytest.approx(g5 * 0.5)
+
+
+def test_interruption_rate_is_the_key_else_the_band() -> None:
+    assert spot.interruption_rate_per_hour(_spec()) == spot.band_rate_per_hour("<5%")
+    banded = _spec(simulation='spot_interruption_band = "15-20%"')
+    assert spot.interruption_rate_per_hour(banded) == spot.band_rate_per_hour("15-20%")
+    keyed = _spec(simulation="spot_interruptions_per_instance_hour = 0.01")
+    assert spot.interruption_rate_per_hour(keyed) == 0.01
