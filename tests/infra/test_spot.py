@@ -121,9 +121,16 @@ def test_the_dashboard_shows_both_groups(t: dict[str, Any]) -> None:
     assert "vllm-g5-spot-asg" in body and "cp-vllm-g5-spot" in body
 
 
-def test_spot_on_the_largest_example_still_fits_inline(t: dict[str, Any]) -> None:
-    size = len(template.minified(t).encode())
-    assert size <= template.MAX_TEMPLATE_BODY_BYTES, size
+def test_spot_on_the_g5_example_deploys_through_the_template_bucket(t: dict[str, Any]) -> None:
+    # Spot needs the concurrency signal, so its template carries the sidecar;
+    # since issue 16's estimate (about 1.9 KB of script) the g5 example with
+    # Spot is over the inline limit by about 1.8 KB (docs/host.md "Size"):
+    # deploy refuses it inline naming --template-bucket, through which it fits.
+    body = template.minified(t)
+    assert len(body.encode()) > template.MAX_TEMPLATE_BODY_BYTES
+    problem = template.template_size_problem(body)
+    assert problem is not None and "--template-bucket" in problem
+    assert template.template_size_problem(body, bucket=True) is None
 
 
 def test_the_spot_group_has_no_warm_pool_when_the_on_demand_group_has_one() -> None:
