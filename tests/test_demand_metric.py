@@ -512,18 +512,26 @@ def test_missing_environment_exits_2(script: Path) -> None:
     assert "METRICS_PORT" in result.stderr
 
 
+_PLAIN: dict[str, Any] = {
+    "metrics_port": 8000,
+    "metrics_path": "/metrics",
+    "series": VLLM,
+    "cluster_name": "c",
+    "service_name": "s",
+    "starting_max_s": 600,
+}
+
+
+def _plain_env() -> dict[str, str]:
+    """The sidecar's environment for vLLM without the estimate's variables."""
+    return demand_metric.sidecar_environment(**_PLAIN)
+
+
 def test_embedded_script_is_the_script_without_comments() -> None:
     embedded = demand_metric.embedded_script()
     assert len(embedded) < len(demand_metric.sidecar_script())
     assert "\n#" not in embedded and embedded.startswith("#!/usr/bin/env bash\n")
-    env = demand_metric.sidecar_environment(
-        metrics_port=8000,
-        metrics_path="/metrics",
-        series=VLLM,
-        cluster_name="c",
-        service_name="s",
-        starting_max_s=600,
-    )
+    env = _plain_env()
     body = env[demand_metric.SCRIPT_ENV]
     # A Fn::Sub body: every bash "${" written "${!" (a literal to CloudFormation)
     # but the one variable, the Region, on the line after the shebang.
@@ -551,14 +559,7 @@ def test_environment_covers_every_variable_the_script_requires() -> None:
     m = re.search(r"PUBLISH_VARS=\(([^)]*)\)", text)
     assert m is not None
     required = set(m.group(1).split())
-    env = demand_metric.sidecar_environment(
-        metrics_port=8000,
-        metrics_path="/metrics",
-        series=VLLM,
-        cluster_name="c",
-        service_name="s",
-        starting_max_s=600,
-    )
+    env = _plain_env()
     assert required <= set(env)
     # The run loop also needs the start deadline; the flag has a default.
     assert {"STARTING_MAX_S", "ABSENT_IS_ZERO"} <= set(env) and "STARTING_MAX_S" in text
@@ -571,12 +572,7 @@ def test_environment_covers_every_variable_the_script_requires() -> None:
 
 def test_the_estimate_travels_in_the_environment_and_the_task_of_the_example() -> None:
     env = demand_metric.sidecar_environment(
-        metrics_port=8000,
-        metrics_path="/metrics",
-        series=VLLM,
-        cluster_name="c",
-        service_name="s",
-        starting_max_s=600,
+        **_PLAIN,
         waiting=VLLM[1],
         completed="vllm:request_success_total",
         drain_s=120,
