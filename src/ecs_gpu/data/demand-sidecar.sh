@@ -44,7 +44,7 @@ ABSENT_IS_ZERO=${ABSENT_IS_ZERO:-0}
 WAITING=${WAITING:-}
 COMPLETED=${COMPLETED:-}
 DRAIN_S=${DRAIN_S:-}
-# Scrapes over which the mean request time is measured (Little's law).
+# The decay of the mean request time's sums: about the last WINDOW scrapes.
 WINDOW=${WINDOW:-6}
 
 # Set once the server has answered a scrape (publish_once).
