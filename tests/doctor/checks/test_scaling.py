@@ -112,6 +112,22 @@ def test_concurrency_policy_on_another_statistic_is_scl004(healthy: Callable[[],
     assert f.evidence[0].value["Statistic"] == "Maximum"
 
 
+def test_the_deployed_capped_concurrency_policy_passes_and_a_wrong_series_inside_fails(
+    healthy: Callable[[], Snap],
+) -> None:
+    # With the fast path on, the template writes the policy as metric math that
+    # caps the sidecars' series at the target (demand_metric.capped_tracking_metrics).
+    s = healthy()
+    as_concurrency(s)
+    policy = next(p for p in s["scaling_policies"] if p["PolicyName"] == "concurrency")
+    cfg = policy["TargetTrackingScalingPolicyConfiguration"]
+    capped = demand_metric.capped_tracking_metrics(NAMES.cluster, NAMES.service, 8.0)
+    cfg["CustomizedMetricSpecification"] = {"Metrics": capped}
+    assert "SCL004" not in _ids(s)
+    capped[0]["MetricStat"]["Metric"]["Dimensions"][0]["Value"] = "other"
+    assert "SCL004" in _ids(s)
+
+
 def test_missing_concurrency_policy_is_scl004_not_gpu_advice(healthy: Callable[[], Snap]) -> None:
     # The spec scales on concurrency and only the CPU policy (and the fast path) is left.
     s = healthy()
