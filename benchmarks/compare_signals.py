@@ -54,7 +54,7 @@ from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.params import SimParams, from_spec
 from ecs_gpu.sim.workload import bundled_traces
-from ecs_gpu.spec import parse_spec
+from ecs_gpu.spec import Spec, parse_spec
 
 SEED = 0
 REFERENCE = "reference (asg-average, GPU 60, CPU 60, 300/300)"
@@ -126,10 +126,15 @@ GOAL_DESIGNS = (
 )
 
 
-def design(label: str, extra_scaling: str = "") -> SimParams:
-    service, scaling, capacity, overrides = STEP_DESIGNS[label]
-    before = label not in NEW_DESIGNS and METRICS in service
-    if before:
+def _before_16(label: str) -> bool:
+    """A concurrency design as it ran before issue 16 (pinned by :func:`design`)."""
+    return label not in NEW_DESIGNS and METRICS in STEP_DESIGNS[label][0]
+
+
+def design_spec(label: str, extra_scaling: str = "") -> Spec:
+    """The spec of a design (its keys; the simulator overrides are :func:`design`'s)."""
+    service, scaling, capacity, _ = STEP_DESIGNS[label]
+    if _before_16(label):
         extra_scaling += BEFORE_16
         if (
             "panic_threshold_percent" not in extra_scaling + scaling
@@ -139,8 +144,14 @@ def design(label: str, extra_scaling: str = "") -> SimParams:
     text = SPEC.format(scaling=scaling + extra_scaling)
     text = text.replace("[capacity]", service + "[capacity]", 1)
     text = text.replace("[scaling]", capacity + "[scaling]", 1)
-    spec = parse_spec(text, f"{label}.toml")
+    return parse_spec(text, f"{label}.toml")
+
+
+def design(label: str, extra_scaling: str = "") -> SimParams:
+    overrides = STEP_DESIGNS[label][3]
+    spec = design_spec(label, extra_scaling)
     p = from_spec(spec).with_(**overrides)
+    before = _before_16(label)
     if before and p.fast_path is not None:
         p = p.with_(
             fast_path=dataclasses.replace(

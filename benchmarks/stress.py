@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,7 @@ from compare_signals import (
     NEW_FSI_POOL,
     SEED,
     design,
+    design_spec,
     worst,
 )
 
@@ -89,29 +91,30 @@ REUSE = (NEW_DEFAULT_POOL, NEW_FSI_POOL)
 def runs() -> dict[str, tuple[float, dict[str, SimResult]]]:
     """Load name -> (rate scale, design label -> result)."""
     base = design("task-gpus (default before)")
+    traces = bundled_traces()
     out: dict[str, tuple[float, dict[str, SimResult]]] = {}
-    for name, bundled in bundled_traces().items():
-        trace = bundled.load()
-        scale = mean_scale(base, trace)
-        out[name] = (
-            scale,
-            {
-                label: run(design(label), trace, rate_scale=scale, step_s=STEP_S, seed=SEED)
-                for label in LABELS
-            },
-        )
-    for name in SHAPES:
-        unit = shape_rates(name, STEP_S)
-        # mean_scale's rule on the shape: its mean needs MEAN_TASKS at the GPU target.
-        scale = MEAN_TASKS * base.rps_per_task_at_target / float(unit.mean())
-        out[name] = (
-            scale,
-            {
-                label: simulate(design(label), unit * scale, step_s=STEP_S, seed=SEED)
-                for label in LABELS
-            },
-        )
+    for name in (*traces, *SHAPES):
+        scale, go = load(name, traces, base)
+        out[name] = (scale, {label: go(design(label)) for label in LABELS})
     return out
+
+
+def load(
+    name: str, traces: dict[str, Any], base: SimParams
+) -> tuple[float, Callable[[SimParams], SimResult]]:
+    """The load ``name``'s rate scale, and a function that runs a design on it.
+
+    A bundled trace is scaled by compare_designs.mean_scale; a stress shape
+    by the same rule (its mean needs MEAN_TASKS at the GPU target) and gets
+    Poisson arrivals inside each step.
+    """
+    if name in traces:
+        trace = traces[name].load()
+        scale = mean_scale(base, trace)
+        return scale, lambda p: run(p, trace, rate_scale=scale, step_s=STEP_S, seed=SEED)
+    unit = shape_rates(name, STEP_S)
+    scale = MEAN_TASKS * base.rps_per_task_at_target / float(unit.mean())
+    return scale, lambda p: simulate(p, unit * scale, step_s=STEP_S, seed=SEED)
 
 
 def _min(s: float | None) -> str:
@@ -246,13 +249,11 @@ def reuse(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     traces = bundled_traces()
-    for name, (scale, rows) in res.items():
+    base = design("task-gpus (default before)")
+    for name, (_, rows) in res.items():
+        go = load(name, traces, base)[1]
         for label in REUSE:
-            p = rows[label].params.with_(warm_pool_reuse_on_scale_in=True)
-            if name in traces:
-                r = run(p, traces[name].load(), rate_scale=scale, step_s=STEP_S, seed=SEED)
-            else:
-                r = simulate(p, shape_rates(name, STEP_S) * scale, step_s=STEP_S, seed=SEED)
+            r = go(rows[label].params.with_(warm_pool_reuse_on_scale_in=True))
             s, w = rows[label].summary, r.summary
             print(
                 f"| {name} | {LABELS[label]} | {s['gpu_hours']:.1f} | {w['gpu_hours']:.1f} "
@@ -279,7 +280,9 @@ def sweep_variants() -> dict[str, SimParams]:
     fp = base.fast_path
     assert fp is not None
     three = design(NEW_DEFAULT_POOL).with_(
-        fast_path=dataclasses.replace(fp, steps=_steps_with((0.0, 0.5, 1.0)))
+        fast_path=dataclasses.replace(
+            fp, steps=fast_path.steps(design_spec(NEW_DEFAULT_POOL), starts=(0.0, 0.5, 1.0))
+        )
     )
     out = {"as shipped": base}
     for d in (30, 120, 900):
@@ -306,28 +309,6 @@ def sweep_variants() -> dict[str, SimParams]:
     return out
 
 
-def _steps_with(starts: tuple[float, ...]) -> tuple[fast_path.Step, ...]:
-    from compare_designs import SPEC
-    from compare_signals import CONCURRENCY, METRICS, POOL
-
-    from ecs_gpu.spec import parse_spec
-
-    text = SPEC.format(scaling=CONCURRENCY).replace("[capacity]", METRICS + "[capacity]", 1)
-    text = text.replace("[scaling]", POOL + "[scaling]", 1)
-    return fast_path.steps(parse_spec(text, "sweep.toml"), starts=starts)
-
-
-def _runner(name: str, traces: dict[str, Any], base: SimParams) -> Any:
-    """A function that runs a design on the load ``name``, scaled as in :func:`runs`."""
-    if name in traces:
-        trace = traces[name].load()
-        scale = mean_scale(base, trace)
-        return lambda p: run(p, trace, rate_scale=scale, step_s=STEP_S, seed=SEED)
-    unit = shape_rates(name, STEP_S)
-    scale = MEAN_TASKS * base.rps_per_task_at_target / float(unit.mean())
-    return lambda p: simulate(p, unit * scale, step_s=STEP_S, seed=SEED)
-
-
 def sweep() -> None:
     """One setting of issue 16's default (with the pool) changed at a time."""
     print(
@@ -339,7 +320,7 @@ def sweep() -> None:
     base = design("task-gpus (default before)")
     ref_p = design("reference")
     for name in SWEEP_LOADS:
-        go = _runner(name, traces, base)
+        go = load(name, traces, base)[1]
         ref = go(ref_p).summary["gpu_hours"]
         for label, p in sweep_variants().items():
             r = go(p)

@@ -93,10 +93,11 @@ SIDECAR_SCRIPT_RESOURCE: Final = "data/demand-sidecar.sh"
 # in-flight value (running + waiting) grows by every queued request, which
 # target tracking and the fast path read as standing load (issue 16: 26-46
 # per task against a target of 11 in a flash crowd). The estimate counts the
-# backlog as the extra rate that clears it within T. 300 s: of 30, 120, 300
-# and 900 s on six loads (benchmarks/stress.py --sweep, docs/benchmarks.md
-# "Pay for what you serve") the same or less overload and overshoot than the
-# others but for 900 s's lower GPU-hours on two shapes, which cost
+# backlog as the extra rate that clears it within T. 300 s, measured against
+# 30, 120 and 900 s on six loads (benchmarks/stress.py --sweep,
+# docs/benchmarks.md "Pay for what you serve"): no more overload than 120 s on
+# any of them, a lower peak on M-mid and the bursts, one task more on the
+# flash crowd; 30 s overshoots nearly as in flight does, 900 s costs
 # deepseek overload.
 DEFAULT_BACKLOG_DRAIN_S: Final = 300
 ESTIMATE_WINDOW: Final = 6

@@ -46,12 +46,12 @@ Target tracking keeps its own scale-in (DisableScaleIn false) as the
 Off by default (``[scaling] fast_scale_in = true`` turns it on). Measured
 (docs/benchmarks.md "Pay for what you serve: the measures") it brings the
 median time from a load drop to need from 16-21 minutes to about 5 and
-lowers GPU-hours on nearly every trace, but raises overload by up to 78 %
-on the real traces (the instances it empties leave 15 minutes sooner, so a
-rise the fast path does not catch waits for new instances), past issue
-16's bound of 10 %; and its alarm and policy (about 2 KB) take the g5
-example with a warm pool and the GPU guard over the inline template limit's
-1-KB margin. The template (infra/scaling.py) writes these numbers and
+lowers GPU-hours on nearly every trace, but with the covering pool raises
+overload by up to 81 % on the real traces (ServeGen M-large, 2,690 to
+4,860 s: the instances it empties leave 15 minutes sooner, so the next rise
+waits for new ones), past issue 16's bound of 10 %; and its alarm and policy
+(about 2.2 KB) take the g5 example with a warm pool over the inline
+template limit (docs/host.md "Size"). The template (infra/scaling.py) writes these numbers and
 the simulator (sim/controllers.py) runs them, so they are computed here once,
 without importing CDK.
 """

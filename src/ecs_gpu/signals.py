@@ -25,7 +25,7 @@ contracts beside it), so every layer can read it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, get_args
 
@@ -392,42 +392,37 @@ _GPU_VERIFIED: Final = Verified(
 
 # In the order doctor's collector asks for the queries (a snapshot's
 # metric_queries keep it): the GPU series, GPUReservation, concurrency.
+_TASK_GPUS: Final = SignalSeries(
+    signal="task-gpus",
+    watched=_GPU_WATCHED,
+    policy_id=GPU_POLICY_ID,
+    target_key="gpu_target_percent",
+    queries=lambda n: [
+        *gpu_metric.metric_data_queries(n.asg),
+        gpu_metric.reservation_query(n.cluster),
+    ],
+    divides_by_reservation=True,
+    sim_gpu_scope="tasks",
+    alarm=_GPU_ALARM,
+    panel=None,
+    drives_fast_path=False,
+    verified=_GPU_VERIFIED,
+    published_by="host",
+    checked=_GPU_CHECKED,
+    sim_target_words=gpu_metric.sim_target_words,
+)
+
 SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
     {
-        "task-gpus": SignalSeries(
-            signal="task-gpus",
-            watched=_GPU_WATCHED,
-            policy_id=GPU_POLICY_ID,
-            target_key="gpu_target_percent",
-            queries=lambda n: [
-                *gpu_metric.metric_data_queries(n.asg),
-                gpu_metric.reservation_query(n.cluster),
-            ],
-            divides_by_reservation=True,
-            sim_gpu_scope="tasks",
-            alarm=_GPU_ALARM,
-            panel=None,
-            drives_fast_path=False,
-            verified=_GPU_VERIFIED,
-            published_by="host",
-            checked=_GPU_CHECKED,
-            sim_target_words=gpu_metric.sim_target_words,
-        ),
-        "asg-average": SignalSeries(
+        "task-gpus": _TASK_GPUS,
+        # The agent's series itself: the same row but for its queries (no
+        # GPUReservation), no division, the simulator's ASG-wide scope.
+        "asg-average": replace(
+            _TASK_GPUS,
             signal="asg-average",
-            watched=_GPU_WATCHED,
-            policy_id=GPU_POLICY_ID,
-            target_key="gpu_target_percent",
             queries=lambda n: gpu_metric.metric_data_queries(n.asg),
             divides_by_reservation=False,
             sim_gpu_scope="asg",
-            alarm=_GPU_ALARM,
-            panel=None,
-            drives_fast_path=False,
-            verified=_GPU_VERIFIED,
-            published_by="host",
-            checked=_GPU_CHECKED,
-            sim_target_words=gpu_metric.sim_target_words,
         ),
         "concurrency": SignalSeries(
             signal="concurrency",

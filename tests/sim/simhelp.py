@@ -17,9 +17,8 @@ STEP = 10.0
 METRICS = '[service.metrics]\npreset = "vllm"'
 CONCURRENCY = "target_concurrency_per_task = 11.2"
 # Issue 8's fast path (Knative's 200 %) on the in-flight series, which the
-# issue-8 tests were written for; issue 16's default is ISSUE16.
+# issue-8 tests were written for; CONCURRENCY alone is issue 16's default.
 ISSUE8 = CONCURRENCY + '\npanic_threshold_percent = 200\ndemand_estimate = "in-flight"'
-ISSUE16 = CONCURRENCY
 
 
 def spec_text(

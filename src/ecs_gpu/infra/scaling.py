@@ -154,37 +154,23 @@ def task_gpu_metrics(spec: Spec) -> list[dict[str, Any]]:
     ]
 
 
-def _use_task_gpu_metrics(policy: appscaling.TargetTrackingScalingPolicy, spec: Spec) -> None:
-    """Make the GPU policy track :func:`task_gpu_metrics` instead of the plain series.
+def _use_metric_math(
+    policy: appscaling.TargetTrackingScalingPolicy, metrics: list[dict[str, Any]]
+) -> None:
+    """Make a target-tracking policy track metric math (``metrics``) instead of its plain series.
 
     CDK's L2 accepts only a direct metric for target tracking (aws-cdk issue
     #20659), so the L1 is overridden: the direct-metric keys go, ``Metrics``
     comes in. The L2 keeps the logical id, policy name, target value,
-    cooldowns and scalable-target wiring.
+    cooldowns and scalable-target wiring. The GPU policy tracks
+    :func:`task_gpu_metrics`; the concurrency policy, with the fast path on,
+    the series capped at the target (fast_path.tracking_cap).
     """
     cfn = _cfn_policy(policy)
     cms = "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification"
     for key in ("MetricName", "Namespace", "Dimensions", "Statistic", "Unit"):
         cfn.add_property_deletion_override(f"{cms}.{key}")
-    cfn.add_property_override(f"{cms}.Metrics", task_gpu_metrics(spec))
-
-
-def _use_capped_concurrency(
-    policy: appscaling.TargetTrackingScalingPolicy, spec: Spec, cap: float
-) -> None:
-    """Make the concurrency policy track the series capped at ``cap`` (fast_path.tracking_cap).
-
-    As :func:`_use_task_gpu_metrics`: CDK's L2 takes only a direct metric.
-    """
-    names = Names(spec.service.name)
-    cfn = _cfn_policy(policy)
-    cms = "TargetTrackingScalingPolicyConfiguration.CustomizedMetricSpecification"
-    for key in ("MetricName", "Namespace", "Dimensions", "Statistic", "Unit"):
-        cfn.add_property_deletion_override(f"{cms}.{key}")
-    cfn.add_property_override(
-        f"{cms}.Metrics",
-        demand_metric.capped_tracking_metrics(names.cluster, names.service, cap),
-    )
+    cfn.add_property_override(f"{cms}.Metrics", metrics)
 
 
 def concurrency_metric(
@@ -489,11 +475,14 @@ def build_scaling(
         )
         policies[signal] = _child_policy(target, series.policy_id)
         if series.divides_by_reservation:
-            _use_task_gpu_metrics(policies[signal], spec)
+            _use_metric_math(policies[signal], task_gpu_metrics(spec))
     cap = fast_path.tracking_cap(spec)
     if cap is not None and CONCURRENCY in policies:
         # The fast path does every scale-out; target tracking keeps the scale-in.
-        _use_capped_concurrency(policies[CONCURRENCY], spec, cap)
+        _use_metric_math(
+            policies[CONCURRENCY],
+            demand_metric.capped_tracking_metrics(names.cluster, names.service, cap),
+        )
     concurrency_policy = policies.get(CONCURRENCY)
     gpu_policy = policies.get(plan.gpu_series)
 
