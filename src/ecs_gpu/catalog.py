@@ -52,7 +52,7 @@ def gp3_usd_per_hour(gib: int, iops: int | None = None, mibps: int | None = None
 
 
 # Spot's discount off the On-Demand price, per family, where a dated source
-# gives one (docs/aws-semantics.md §10 "Spot price"): the simulator prices a
+# gives one (docs/aws-semantics.md §11 "Spot price"): the simulator prices a
 # Spot instance-hour at price x (1 - percent / 100). Spot prices move with
 # supply and demand and differ by AZ, so each is an estimate with its date;
 # [simulation] spot_discount_percent replaces it, and a family without an

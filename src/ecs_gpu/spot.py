@@ -3,7 +3,7 @@
 The service's capacity-provider strategy (the On-Demand base and the
 weights), how that strategy splits a task count between the two groups, the
 Spot Instance Advisor's interruption bands as rates per instance-hour, the
-two-minute notice, and the Spot price. Sources: docs/aws-semantics.md §10.
+two-minute notice, and the Spot price. Sources: docs/aws-semantics.md §11.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def split(tasks: int, base: int, spot_percent: int) -> tuple[int, int]:
     """How ``tasks`` divide into (On-Demand, Spot): the base first, then the weights.
 
     ECS does not document how a weighted share rounds; half a task goes to
-    Spot (aws-semantics §10 [gap]).
+    Spot (aws-semantics §11 [gap]).
     """
     od = min(tasks, base)
     above = tasks - od

@@ -160,7 +160,7 @@ def ecs_config(spec: Spec, *, spot: bool = False) -> str:
     if spot:
         # The Spot group's instances: on EC2's two-minute notice the agent
         # sets the instance DRAINING, so its tasks are replaced elsewhere
-        # (off by default; aws-semantics §10).
+        # (off by default; aws-semantics §11).
         lines.append(f"{DRAIN_FLAG}=true")
     return "\n".join(lines) + "\n"
 

@@ -146,7 +146,7 @@ class Fleet:
         With ECS_ENABLE_SPOT_INSTANCE_DRAINING the instance goes DRAINING: no
         task is placed on it, its PENDING tasks stop at once, and the service
         starts a replacement for each of its tasks elsewhere (aws-semantics
-        §10). Its serving tasks go on serving until EC2 reclaims it, since a
+        §11). Its serving tasks go on serving until EC2 reclaims it, since a
         GPU replacement needs longer than the notice. It leaves the group's
         count now, so managed scaling sees the replacements waiting; it stays
         billed until it goes. Returns the tasks replaced.

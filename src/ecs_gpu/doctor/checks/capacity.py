@@ -277,7 +277,7 @@ def _asg_at_max(s: Snapshot, c: Check) -> list[Finding]:
 # What a Spot group's activity history says of an instance EC2 reclaimed: the
 # group finds it terminated by its EC2 health check and replaces it (the cause
 # AWS's knowledge center quotes; a stopped instance reads the same, hence Spot
-# groups only: aws-semantics §10 [gap]), and any activity that names the
+# groups only: aws-semantics §11 [gap]), and any activity that names the
 # interruption itself.
 _INTERRUPTED: Final = (
     "health check indicating it has been terminated or stopped",

@@ -44,7 +44,7 @@ class SpotSpec(_Section):
 
     The service's capacity-provider strategy keeps ``on_demand_base`` tasks on
     On-Demand and puts ``spot_percent`` of the tasks above it on Spot
-    (aws-semantics §10). The Spot group has no warm pool: EC2 Auto Scaling
+    (aws-semantics §11). The Spot group has no warm pool: EC2 Auto Scaling
     refuses one on a group that requests Spot Instances.
     """
 

@@ -12,7 +12,7 @@ from ecs_gpu.spec.sections.base import _Section
 MAX_SIM_SECONDS = 86400.0
 
 # The Spot Instance Advisor's frequency-of-interruption bands (aws-semantics
-# §10); ecs_gpu.spot gives each its rate per instance-hour.
+# §11); ecs_gpu.spot gives each its rate per instance-hour.
 SpotBand = Literal["<5%", "5-10%", "10-15%", "15-20%", ">20%"]
 
 
