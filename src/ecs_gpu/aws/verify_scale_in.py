@@ -94,7 +94,7 @@ class ScaleIn:
     cause: str
     description: str
     status: str
-    before: int  # desiredCount before it: the peak verify saw
+    before: int  # desiredCount before it: the peak verify saw, or a later scale-out's
     after: int | None  # the count it set; None when neither Description nor Cause says
     # The fast scale-in's step policy, when the cause names it.
     policy: str | None
@@ -121,25 +121,30 @@ def count_set(activity: Mapping[str, Any]) -> int | None:
 def first_scale_in(
     appscaling: ApplicationAutoScalingClient, resource_id: str, *, since: datetime, before: int
 ) -> ScaleIn | None:
-    """The first activity at or after ``since`` that lowered desiredCount below ``before``.
+    """The first activity at or after ``since`` that lowered desiredCount.
 
-    An activity counts when the cause names a step policy that only removes
-    (the fast scale-in's) or the count it set is below ``before``; its cause
-    names the alarm and the policy that fired, as for the scale-out.
+    ``before``: desiredCount at ``since``; a later activity that set a higher
+    count (the fast path still adding after verify saw the rise) raises it.
+    An activity lowers it when its cause names a step policy that only
+    removes (the fast scale-in's) or the count it set is below the current
+    one; its cause names the alarm and the policy that fired, as for the
+    scale-out.
     """
     removers = [p.name for p in vs.step_policies(appscaling, resource_id) if p.removes]
+    current = before
     for a in vs.activities_since(appscaling, resource_id, since=since):
         cause = a.get("Cause", "")
         after = count_set(a)
-        policy = next((name for name in removers if name in cause), None)
-        if policy is None and (after is None or after >= before):
+        policy = vs.policy_in_cause(removers, cause)
+        if policy is None and (after is None or after >= current):
+            current = current if after is None else after
             continue
         return ScaleIn(
             start=a["StartTime"],
             cause=cause,
             description=a.get("Description", ""),
             status=a.get("StatusCode", ""),
-            before=before,
+            before=current,
             after=after,
             policy=policy,
             removers=tuple(removers),

@@ -594,6 +594,13 @@ def activities_since(
     return sorted(found, key=lambda x: x["StartTime"])
 
 
+def policy_in_cause(names: Sequence[str], cause: str) -> str | None:
+    """The policy of ``names`` an activity's Cause says fired ("... triggered policy
+    NAME ..."); the longest when several match, so a name inside another is not taken."""
+    found = [n for n in names if f"policy {n}" in cause]
+    return max(found, key=len) if found else None
+
+
 def first_decision(
     appscaling: ApplicationAutoScalingClient, resource_id: str, *, since: datetime
 ) -> Decision | None:
@@ -615,7 +622,7 @@ def first_decision(
         cause=cause,
         description=a.get("Description", ""),
         status=a.get("StatusCode", ""),
-        fast_path_policy=next((name for name in fast if name in cause), None),
+        fast_path_policy=policy_in_cause(fast, cause),
         step_policies=tuple(fast),
     )
 
