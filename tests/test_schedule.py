@@ -58,3 +58,32 @@ def test_bad_expressions_say_which_field(text: str, says: str) -> None:
     with pytest.raises(schedule.CronError, match=None) as exc:
         schedule.parse(text)
     assert says in str(exc.value)
+
+
+def test_a_deployed_schedule_is_compared_by_its_minutes() -> None:
+    want = schedule.parse("0 8 ? * MON-FRI *").expression
+    assert want == "cron(0 8 ? * MON-FRI *)"
+    assert schedule.same_schedule("cron(0 8 ? * MON-FRI *)", want)
+    assert schedule.same_schedule("cron(0  8 ? * 2-6 *)", want)  # the same days, spelled out
+    assert not schedule.same_schedule("cron(0 9 ? * MON-FRI *)", want)
+    # Not a cron: another kind of schedule, or nothing this reader takes.
+    for other in ("rate(1 hour)", "at(2026-12-01T08:00:00)", "cron(0 8 L * ? *)", None, 7):
+        assert not schedule.same_schedule(other, want)
+
+
+def test_a_deployed_actions_differences_name_the_field() -> None:
+    action = {"ScalableTargetAction": {"MinCapacity": 1, "MaxCapacity": 4}}
+    assert schedule.action_differences(action, "cron(0 8 ? * MON-FRI *)", 1, 4) == []
+    assert schedule.action_differences({**action, "Timezone": "UTC"}, "", 1, 4) == []
+    diffs = schedule.action_differences(
+        {"ScalableTargetAction": {"MaxCapacity": 2}, "Timezone": "Europe/Paris"}, "", 1, 4
+    )
+    assert diffs == [
+        ("ScalableTargetAction.MinCapacity", None, "MinCapacity not set (want 1)"),
+        ("ScalableTargetAction.MaxCapacity", 2, "MaxCapacity 2 (want 4)"),
+        (
+            "Timezone",
+            "Europe/Paris",
+            "time zone Europe/Paris (want UTC: the spec's cron is in UTC)",
+        ),
+    ]

@@ -3,7 +3,8 @@
 A ``[[scaling.schedule]]`` entry becomes a scheduled action on the service's
 scalable target (infra/scaling.py) and the simulator applies it at the same
 minutes (sim/controllers.ScheduleLayer), so the one reader of the cron
-fields is here, without importing CDK or the spec.
+fields is here, without importing CDK or the spec; doctor (SCL009) compares
+a deployed action with an entry through :func:`action_differences`.
 
 Application Auto Scaling's cron is EventBridge's six fields, ``Minutes Hours
 Day-of-month Month Day-of-week Year``, in UTC unless the action names a time
@@ -19,9 +20,10 @@ day-of-week (EventBridge: one of the two must be ``?``). ``L``, ``W`` and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 # (name, lowest, highest) of each field, in order.
 FIELDS: Final = (
@@ -39,6 +41,9 @@ EXAMPLE: Final = "0 8 ? * MON-FRI *"
 # EventBridge's table allows "/" in every field but month and day-of-week.
 NO_STEP: Final = frozenset({3, 4})
 _WRAPPED = re.compile(r"^cron\((.*)\)$")
+# A scheduled action without Timezone runs in UTC, as ecs-gpu's do
+# (aws-semantics.md §10 "Scheduled actions").
+UTC_NAMES: Final = frozenset({"UTC", "Etc/UTC"})
 
 
 class CronError(ValueError):
@@ -146,3 +151,34 @@ def parse(text: str) -> Cron:
         days_of_week=None if dow == "?" else _field(dow, 4),
         years=_field(fields[5], 5),
     )
+
+
+def same_schedule(found: Any, expression: str) -> bool:
+    """Whether a deployed action's ``Schedule`` runs at the minutes of ``expression``
+    (``cron(...)``); ``at(...)``, ``rate(...)`` or an unreadable cron never does."""
+    if not isinstance(found, str) or not _WRAPPED.match(found.strip()):
+        return False
+    try:
+        # The same minutes, however written: MON-FRI and 2-6 are one field.
+        return replace(parse(found), text="") == replace(parse(expression), text="")
+    except CronError:
+        return False
+
+
+def action_differences(
+    action: Mapping[str, Any], expression: str, min_tasks: int, max_tasks: int
+) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed scheduled action with the
+    entry's Schedule differs from it: ``ScalableTargetAction`` MinCapacity and
+    MaxCapacity, and a time zone other than UTC (empty: it is the entry's action)."""
+    out: list[tuple[str, Any, str]] = []
+    bounds = action.get("ScalableTargetAction") or {}
+    for key, want in (("MinCapacity", min_tasks), ("MaxCapacity", max_tasks)):
+        found = bounds.get(key)
+        if found != want:
+            shown = "not set" if found is None else f"{found}"
+            out.append((f"ScalableTargetAction.{key}", found, f"{key} {shown} (want {want})"))
+    tz = action.get("Timezone")
+    if tz not in (None, "", *UTC_NAMES):
+        out.append(("Timezone", tz, f"time zone {tz} (want UTC: the spec's cron is in UTC)"))
+    return out

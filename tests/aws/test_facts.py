@@ -630,3 +630,124 @@ def test_denied_warm_pool_leaves_only_its_check_unknown(session: boto3.Session) 
     assert "autoscaling:DescribeWarmPool" in status["ASG007"].reason
     # The pool's configuration comes with the group, the hook on its own.
     assert status["ASG005"].status == status["ASG006"].status == "ok"
+
+
+# --- scheduled actions ([[scaling.schedule]]: SCL008, SCL009) ----------------------------------
+
+SCHEDULE_TOML = """
+[[scaling.schedule]]
+cron = "0 20 ? * MON-FRI *"
+min_tasks = 0
+max_tasks = 0
+
+[[scaling.schedule]]
+cron = "0 8 ? * MON-FRI *"
+min_tasks = 1
+max_tasks = 4
+"""
+
+
+def _put_schedule(session: boto3.Session, day_max: int = 4) -> None:
+    """The scheduled actions the template writes (moto's CloudFormation skips the
+    scalable target and its ScheduledActions): moto keeps and lists them."""
+    aas = session.client("application-autoscaling")
+    for name, cron, lo, hi in (
+        ("vllm-g5-Schedule0", "cron(0 20 ? * MON-FRI *)", 0, 0),
+        ("vllm-g5-Schedule1", "cron(0 8 ? * MON-FRI *)", 1, day_max),
+    ):
+        aas.put_scheduled_action(
+            ServiceNamespace="ecs",
+            ScheduledActionName=name,
+            ResourceId=world.NAMES.scalable_target_resource_id,
+            ScalableDimension="ecs:service:DesiredCount",
+            Schedule=cron,
+            ScalableTargetAction={"MinCapacity": lo, "MaxCapacity": hi},
+        )
+
+
+def _schedule_target() -> facts.Target:
+    spec = parse_spec(world.SPEC_TOML + SCHEDULE_TOML, "schedule.toml")
+    return facts.Target.from_spec(spec, world.NAMES)
+
+
+def _status(snap: dict[str, Any]) -> dict[str, Any]:
+    return {r.check.id: r for r in run_checks(snap).results}
+
+
+def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.Session) -> None:
+    world.build_world(session, instances=1, tasks=1)
+    _put_schedule(session)
+    counter = world.CallCounter()
+    counter.install(session)
+    snap = facts.collect(session, _schedule_target())
+    # One paginated call (moto answers one page: it ignores MaxResults and NextToken).
+    assert counter.calls["application-autoscaling:DescribeScheduledActions"] == 1
+    acts = snap["scheduled_actions"]
+    assert sorted(a["Schedule"] for a in acts) == [
+        "cron(0 20 ? * MON-FRI *)",
+        "cron(0 8 ? * MON-FRI *)",
+    ]
+    # moto writes null for the unset StartTime, EndTime and Timezone, which AWS omits;
+    # without them every item is in botocore's output shape.
+    validate_snapshot(
+        {"scheduled_actions": [{k: v for k, v in a.items() if v is not None} for a in acts]},
+        required=False,
+    )
+    status = _status(snap)
+    assert status["SCL009"].status == "ok"
+    # At MinCapacity 0 without a load balancer the workday action wakes it.
+    session.client("application-autoscaling").register_scalable_target(
+        ServiceNamespace="ecs",
+        ResourceId=world.NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+        MinCapacity=0,
+        MaxCapacity=4,
+    )
+    snap = facts.collect(session, _schedule_target())
+    assert _status(snap)["SCL008"].status == "ok"
+    # An older deployment: the workday maximum 2, and no action that raises the minimum.
+    _put_schedule(session, day_max=2)
+    status = _status(facts.collect(session, _schedule_target()))
+    (f,) = status["SCL009"].findings
+    assert "MaxCapacity 2 (want 4)" in f.fix
+    session.client("application-autoscaling").delete_scheduled_action(
+        ServiceNamespace="ecs",
+        ScheduledActionName="vllm-g5-Schedule1",
+        ResourceId=world.NAMES.scalable_target_resource_id,
+        ScalableDimension="ecs:service:DesiredCount",
+    )
+    status = _status(facts.collect(session, _schedule_target()))
+    assert status["SCL008"].status == "finding"
+    assert "no scheduled action that can still run" in status["SCL008"].findings[0].fix
+    assert status["SCL009"].findings[0].title == "A schedule entry is not deployed"
+
+
+def test_denied_scheduled_actions_leave_only_their_checks_unknown(session: boto3.Session) -> None:
+    world.build_world(session)
+    body = json.dumps(
+        {
+            "__type": "AccessDeniedException",
+            "message": "User: arn:aws:iam::123456789012:user/oncall is not authorized to "
+            "perform: application-autoscaling:DescribeScheduledActions",
+        }
+    )
+
+    def deny(**_: Any) -> AWSResponse:
+        return _http(400, body, "application/x-amz-json-1.1")
+
+    session.events.register("before-send.application-auto-scaling.DescribeScheduledActions", deny)
+    snap = facts.collect(session, _schedule_target())
+    assert "scheduled_actions" not in snap
+    assert snap[facts.COLLECTION_KEY]["denied"] == [
+        {
+            "call": "application-autoscaling DescribeScheduledActions",
+            "permission": "application-autoscaling:DescribeScheduledActions",
+            "code": "AccessDeniedException",
+            "kinds": ["scheduled_actions"],
+        }
+    ]
+    status = _status(snap)
+    assert status["SCL009"].status == "unknown"
+    assert "application-autoscaling:DescribeScheduledActions" in status["SCL009"].reason
+    # A kept service (MinCapacity 1) needs no scheduled action to wake.
+    assert status["SCL008"].status == "ok" and status["SCL004"].status == "ok"

@@ -53,3 +53,27 @@ def test_without_pool_or_spot_they_are_absent_and_names_alone_know_no_spec() -> 
     bare = Target.from_cluster_service("c", "s")
     assert (bare.cluster, bare.service) == ("c", "s")
     assert bare.signal is None and bare.fast_path_threshold is None
+
+
+def test_the_schedule_is_each_entrys_expression_and_bounds_from_schedule_py() -> None:
+    from ecs_gpu import schedule
+
+    entries = (
+        '\n[[scaling.schedule]]\ncron = "0  8 ? * MON-FRI *"\nmin_tasks = 1\nmax_tasks = 4\n'
+        '\n[[scaling.schedule]]\ncron = "cron(0 20 ? * MON-FRI *)"\nmin_tasks = 1\nmax_tasks = 1\n'
+    )
+    spec = parse_spec(SPEC.format(extra="") + entries, "t.toml")
+    target = Target.from_spec(spec, Names(spec.service.name)).as_dict()
+    # The Schedule the template writes: schedule.Cron.expression of each entry.
+    assert target["schedule"] == [
+        {"schedule": "cron(0 8 ? * MON-FRI *)", "min_tasks": 1, "max_tasks": 4},
+        {"schedule": "cron(0 20 ? * MON-FRI *)", "min_tasks": 1, "max_tasks": 1},
+    ]
+    assert (
+        target["schedule"][0]["schedule"]
+        == schedule.parse(spec.scaling.schedule[0].cron).expression
+    )
+    # Without a spec there is nothing to compare with; a spec without entries has none.
+    assert Target.from_cluster_service("c", "s").schedule is None
+    plain = parse_spec(SPEC.format(extra=""), "t.toml")
+    assert Target.from_spec(plain, Names(plain.service.name)).schedule == []

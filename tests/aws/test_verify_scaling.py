@@ -68,3 +68,12 @@ def test_the_verdict_on_the_first_decision() -> None:
     assert vs.judge(decision(None, ()), since=t0, missing="no policy").by == "lacking"
     assert vs.judge(decision(None, ()), since=t0).by == "not_deployed"
     assert vs.judge(decision(None, ("fast",)), since=t0).by == "too_slow"
+
+
+def test_the_policy_is_read_off_the_cause_as_aws_writes_it() -> None:
+    # The user guide's example activity: "... triggered policy NAME".
+    cause = "monitor alarm web-app-cpu-lt-25 in state ALARM triggered policy web-app-cpu-lt-25"
+    assert vs.policy_in_cause(["web-app-cpu-lt-25"], cause) == "web-app-cpu-lt-25"
+    # A name that is a word of the cause ("in state"), or inside another name, is not taken.
+    assert vs.policy_in_cause(["in", "ALARM"], cause) is None
+    assert vs.policy_in_cause(["web-app", "web-app-cpu-lt-25"], cause) == "web-app-cpu-lt-25"

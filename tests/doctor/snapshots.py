@@ -71,6 +71,11 @@ KIND_SHAPES: dict[str, tuple[str, str, str | None]] = {
         "DescribeScalingActivities",
         "ScalingActivities",
     ),
+    "scheduled_actions": (
+        "application-autoscaling",
+        "DescribeScheduledActions",
+        "ScheduledActions",
+    ),
     "alarms": ("cloudwatch", "DescribeAlarms", "MetricAlarms"),
     "metric_data": ("cloudwatch", "GetMetricData", "MetricDataResults"),
     "stacks": ("cloudformation", "DescribeStacks", "Stacks"),
@@ -568,6 +573,7 @@ def build_healthy() -> dict[str, Any]:
                 "StatusMessage": "Successfully set desired count to 1. Change successfully fulfilled by ecs.",
             }
         ],
+        "scheduled_actions": [],
         "alarms": [
             *gpu_policy_alarms,
             {

@@ -507,6 +507,7 @@ def test_stack_finds_the_spec_deployed_as_that_stack(
         "fast_scale_in_threshold": None,
         "warm_pool": None,
         "spot": None,
+        "schedule": [],  # the spec has no [[scaling.schedule]]
     }
     snap = json.loads(saved.read_text())
     # It read that deployment's objects, not the default stack's (three instances there).

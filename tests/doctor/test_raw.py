@@ -87,6 +87,7 @@ def test_raw_output_infers_the_target_and_checks_as_usual(
         "fast_scale_in_threshold": None,
         "warm_pool": None,
         "spot": None,
+        "schedule": None,
     }
     assert meta["region"] == REGION and meta["collected_at"] == NOW.isoformat()
     assert meta["probe_hosts"] is True

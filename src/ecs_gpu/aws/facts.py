@@ -549,6 +549,18 @@ class Collector:
         )
         self.put("service_scaling_activities", resp.get("ScalingActivities", []))
 
+    def _collect_scheduled_actions(self) -> None:
+        out: list[dict[str, Any]] = []
+        for page in self.pages(
+            "application-autoscaling",
+            "DescribeScheduledActions",
+            "describe_scheduled_actions",
+            ServiceNamespace="ecs",
+            ResourceId=self._resource_id(),
+        ):
+            out.extend(page.get("ScheduledActions", []))
+        self.put("scheduled_actions", out)
+
     def alarm_names(self) -> list[str]:
         """The missing-metric alarm and every alarm a scaling policy owns."""
         names: list[str] = []

@@ -4,8 +4,8 @@ from a spec, from names, or from a cluster and service alone."""
 
 from __future__ import annotations
 
-from ecs_gpu import fast_path, fast_scale_in, host
-from ecs_gpu.doctor.snapshot import SpotTarget, TargetNames, WarmPoolTarget
+from ecs_gpu import fast_path, fast_scale_in, host, schedule
+from ecs_gpu.doctor.snapshot import ScheduleTarget, SpotTarget, TargetNames, WarmPoolTarget
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import Signal
 from ecs_gpu.spec import Spec
@@ -47,6 +47,17 @@ def _spot_target(spec: Spec, names: Names) -> SpotTarget | None:
     )
 
 
+def _schedule_targets(spec: Spec) -> list[ScheduleTarget]:
+    """snapshot.ScheduleTarget per [[scaling.schedule]] entry: the scheduled action's
+    Schedule as ecs_gpu.schedule writes it, and its MinCapacity and MaxCapacity."""
+    return [
+        ScheduleTarget(
+            schedule=schedule.parse(e.cron).expression, min_tasks=e.min_tasks, max_tasks=e.max_tasks
+        )
+        for e in spec.scaling.schedule
+    ]
+
+
 class Target(TargetNames):
     """What to collect: snapshot.TargetNames (``_collection.target``), with its constructors."""
 
@@ -61,6 +72,7 @@ class Target(TargetNames):
         fast_scale_in_threshold: float | None = None,
         warm_pool: WarmPoolTarget | None = None,
         spot: SpotTarget | None = None,
+        schedule: list[ScheduleTarget] | None = None,
     ) -> Target:
         return cls(
             cluster=names.cluster,
@@ -75,6 +87,7 @@ class Target(TargetNames):
             fast_scale_in_threshold=fast_scale_in_threshold,
             warm_pool=warm_pool,
             spot=spot,
+            schedule=schedule,
         )
 
     @classmethod
@@ -90,6 +103,7 @@ class Target(TargetNames):
             fast_scale_in_threshold=None if fsi is None else fsi.threshold,
             warm_pool=WarmPool.from_spec(spec, names),
             spot=_spot_target(spec, names),
+            schedule=_schedule_targets(spec),
         )
 
     @classmethod

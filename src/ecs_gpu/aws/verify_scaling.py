@@ -6,7 +6,8 @@ utilization for the ASG, or synthetic per-task concurrency for the service
 desiredCount rise and fall, and always stops publishing on the way out.
 With a fast path in the spec it first checks that the service has it (a
 step policy and its alarm), and afterwards reads which policy made the
-first scale-out decision (:func:`judge`). The CLI renders; every decision
+first scale-out decision (:func:`judge`); the fast scale-in's check and
+verdict are :mod:`ecs_gpu.aws.verify_scale_in`. The CLI renders; every decision
 is here.
 """
 
@@ -23,6 +24,7 @@ from botocore import exceptions as bx
 
 from ecs_gpu import demand_metric, gpu_metric, wake
 from ecs_gpu import fast_path as fp
+from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws.errors import error_code, mapped, translate
 from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names
@@ -394,6 +396,8 @@ class StepPolicy:
     # DescribeScalingPolicies lists the CloudWatch alarms whose actions
     # invoke the policy; a step policy with none never fires.
     alarms: tuple[str, ...]
+    # Every step removes tasks: the fast scale-in's shape (fast_scale_in.is_scale_in_policy).
+    removes: bool = False
 
 
 def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) -> list[StepPolicy]:
@@ -410,6 +414,7 @@ def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) ->
                 StepPolicy(
                     name=p["PolicyName"],
                     alarms=tuple(a["AlarmName"] for a in p.get("Alarms", [])),
+                    removes=fsi.is_scale_in_policy(p),
                 )
                 for p in page.get("ScalingPolicies", [])
                 if p.get("PolicyType") == "StepScaling"
@@ -431,6 +436,46 @@ def describe_alarms(cw: CloudWatchClient, names: Sequence[str]) -> list[dict[str
     return out
 
 
+Differences = Callable[[Mapping[str, Any]], list[tuple[str, Any, str]]]
+
+
+def explain_missing_step_path(
+    policies: Sequence[StepPolicy],
+    alarms: Sequence[Mapping[str, Any]],
+    differences: Differences,
+    *,
+    head: str,
+    kind: str = "StepScaling policy",
+) -> str | None:
+    """What of a step path (``kind`` of policy invoked by an alarm with no
+    ``differences``) ``policies`` lack; None when one is deployed.
+
+    ``head`` says what the spec has and which service lacks it; the fast
+    path and the fast scale-in differ only in these and their policies.
+    """
+    if not policies:
+        return head + f"has no {kind}"
+    names = ", ".join(p.name for p in policies)
+    if not any(p.alarms for p in policies):
+        return head + f"has {kind} {names} with no alarm to invoke it: it never fires"
+    by_name = {a["AlarmName"]: a for a in alarms}
+    seen = []
+    for p in policies:
+        for name in p.alarms:
+            alarm = by_name.get(name)
+            if alarm is None:
+                seen.append(f"alarm {name} does not exist")
+                continue
+            diff = differences(alarm)
+            if not diff:
+                return None
+            seen.append(f"alarm {name}: it reads " + ", ".join(d[2] for d in diff))
+    return head + (
+        f"has {kind} {names} whose alarm does not match it ({'; '.join(seen)}): "
+        "the deployment is older than the spec, or was changed by hand"
+    )
+
+
 def explain_missing_fast_path(
     policies: Sequence[StepPolicy],
     alarms: Sequence[Mapping[str, Any]],
@@ -442,36 +487,29 @@ def explain_missing_fast_path(
 ) -> str | None:
     """What of the spec's fast path the service lacks; None when it is deployed.
 
-    Deployed means a StepScaling policy that an alarm over the sidecars'
-    series, at the spec's period and threshold, invokes (infra/scaling.py).
+    Deployed means a StepScaling policy that adds tasks, invoked by an alarm
+    over the sidecars' series at the spec's period and threshold (infra/scaling.py).
     """
     wanted = (
         f"a StepScaling policy invoked by an alarm on {demand_metric.NAMESPACE} "
         f"{demand_metric.METRIC_NAME} ({demand_metric.cli_dimensions(cluster, service)}) "
         f"at or above {fast.threshold:g} over {fast.period_s}-s periods"
     )
-    head = f"the spec has a fast path ({wanted}), but {resource_id} "
-    if not policies:
-        return head + "has no StepScaling policy"
-    names = ", ".join(p.name for p in policies)
-    if not any(p.alarms for p in policies):
-        return head + f"has StepScaling policy {names} with no alarm to invoke it: it never fires"
-    by_name = {a["AlarmName"]: a for a in alarms}
-    seen = []
-    for p in policies:
-        for name in p.alarms:
-            alarm = by_name.get(name)
-            if alarm is None:
-                seen.append(f"alarm {name} does not exist")
-                continue
-            diff = fp.alarm_differences(alarm, cluster, service, fast.threshold)
-            if not diff:
-                return None
-            seen.append(f"alarm {name}: it reads " + ", ".join(d[2] for d in diff))
-    return head + (
-        f"has StepScaling policy {names} whose alarm does not match it ({'; '.join(seen)}): "
-        "the deployment is older than the spec, or was changed by hand"
+    return explain_missing_step_path(
+        [p for p in policies if not p.removes],
+        alarms,
+        lambda a: fp.alarm_differences(a, cluster, service, fast.threshold),
+        head=f"the spec has a fast path ({wanted}), but {resource_id} ",
     )
+
+
+def read_step_path(
+    appscaling: ApplicationAutoScalingClient, cw: CloudWatchClient, resource_id: str
+) -> tuple[list[StepPolicy], list[dict[str, Any]]]:
+    """The service's step policies and the alarms that invoke them (those that exist)."""
+    policies = step_policies(appscaling, resource_id)
+    names = sorted({a for p in policies for a in p.alarms})
+    return policies, describe_alarms(cw, names) if names else []
 
 
 def check_fast_path(
@@ -484,9 +522,7 @@ def check_fast_path(
     service: str,
 ) -> str | None:
     """Read the service's step policies and their alarms; see :func:`explain_missing_fast_path`."""
-    policies = step_policies(appscaling, resource_id)
-    names = sorted({a for p in policies for a in p.alarms})
-    alarms = describe_alarms(cw, names) if names else []
+    policies, alarms = read_step_path(appscaling, cw, resource_id)
     return explain_missing_fast_path(
         policies, alarms, fast, resource_id=resource_id, cluster=cluster, service=service
     )
@@ -536,11 +572,33 @@ def check_wake(
 ) -> str | None:
     """Read the service's step policies and their alarms; see :func:`explain_missing_wake`."""
     resource_id = names.scalable_target_resource_id
-    policies = step_policies(appscaling, resource_id)
-    alarms = describe_alarms(cw, sorted({a for p in policies for a in p.alarms}))
+    policies, alarms = read_step_path(appscaling, cw, resource_id)
     return explain_missing_wake(
         policies, alarms, resource_id=resource_id, cluster=names.cluster, service=names.service
     )
+
+
+def activities_since(
+    appscaling: ApplicationAutoScalingClient, resource_id: str, *, since: datetime
+) -> list[dict[str, Any]]:
+    """The service's scaling activities that started at or after ``since``, oldest first."""
+    found: list[dict[str, Any]] = []
+    with mapped("application-autoscaling", "DescribeScalingActivities"):
+        pages = appscaling.get_paginator("describe_scaling_activities").paginate(
+            ServiceNamespace="ecs",
+            ResourceId=resource_id,
+            ScalableDimension="ecs:service:DesiredCount",
+        )
+        for page in pages:
+            found += [dict(a) for a in page.get("ScalingActivities", []) if a["StartTime"] >= since]
+    return sorted(found, key=lambda x: x["StartTime"])
+
+
+def policy_in_cause(names: Sequence[str], cause: str) -> str | None:
+    """The policy of ``names`` an activity's Cause says fired ("... triggered policy
+    NAME ..."); the longest when several match, so a name inside another is not taken."""
+    found = [n for n in names if f"policy {n}" in cause]
+    return max(found, key=len) if found else None
 
 
 def first_decision(
@@ -550,28 +608,21 @@ def first_decision(
 
     Application Auto Scaling writes the alarm and the policy that fired into
     the activity's Cause ("monitor alarm X in state ALARM triggered policy Y
-    ..."), so a step policy's name there means the fast path decided.
+    ..."), so a step policy's name there means the fast path decided. The
+    fast scale-in's step policy only removes, so it never is the fast path.
     """
-    fast = [p.name for p in step_policies(appscaling, resource_id)]
-    found = []
-    with mapped("application-autoscaling", "DescribeScalingActivities"):
-        pages = appscaling.get_paginator("describe_scaling_activities").paginate(
-            ServiceNamespace="ecs",
-            ResourceId=resource_id,
-            ScalableDimension="ecs:service:DesiredCount",
-        )
-        for page in pages:
-            found += [a for a in page.get("ScalingActivities", []) if a["StartTime"] >= since]
+    fast = [p.name for p in step_policies(appscaling, resource_id) if not p.removes]
+    found = activities_since(appscaling, resource_id, since=since)
     if not found:
         return None
-    a = min(found, key=lambda x: x["StartTime"])
+    a = found[0]
     cause = a.get("Cause", "")
     return Decision(
         start=a["StartTime"],
         cause=cause,
         description=a.get("Description", ""),
         status=a.get("StatusCode", ""),
-        fast_path_policy=next((name for name in fast if name in cause), None),
+        fast_path_policy=policy_in_cause(fast, cause),
         step_policies=tuple(fast),
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,6 +18,7 @@ import typer
 
 from ecs_gpu import demand_metric, wake
 from ecs_gpu import fast_path as fp
+from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import app
@@ -42,7 +43,12 @@ from ecs_gpu.cli.render import (
     scaling_progress,
     warn_wake_missing,
 )
-from ecs_gpu.cli.verify_verdict import check_fast_path_first, report_first_decision
+from ecs_gpu.cli.verify_verdict import (
+    check_fast_path_first,
+    check_fast_scale_in_first,
+    report_first_decision,
+    report_first_scale_in,
+)
 from ecs_gpu.errors import EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import (
@@ -226,6 +232,7 @@ def run_verify_scaling(
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     pace: vs.Pace | None = None,
     wake_path: bool = False,
+    fast_in: fsi.FastScaleIn | None = None,
 ) -> vs.ScalingResult:
     """With ``fast`` or ``concurrency_target`` (a spec on the concurrency signal), drive
     the sidecars' series.
@@ -236,6 +243,9 @@ def run_verify_scaling(
     scaling activity says whether the fast path decided it. With
     ``concurrency_target`` alone (the fast path off) high is twice the
     target. Low is 0. ``wake_path``: check the wake alarm too (exit 1 after).
+    ``fast_in`` (the spec's fast scale-in): check its step policy and alarm
+    first (missing: exit 1 after), and after the fall judge the first scale-in
+    (exit 1 unless its policy removed the first task, within its step).
     """
     target = fast.target if fast is not None else concurrency_target
     concurrency = target is not None
@@ -245,6 +255,7 @@ def run_verify_scaling(
     lacks_wake = vs.check_wake(appscaling, cw, names) if wake_path else None
     if lacks_wake is not None:
         warn_wake_missing(lacks_wake)
+    lacks_in = check_fast_scale_in_first(cw, appscaling, names, fast_in)
     since = wall_clock()
     with scaling_progress(initial) as on_progress:
         try:
@@ -277,14 +288,29 @@ def run_verify_scaling(
             fast=fast,
             missing=missing,
         )
+    scale_in = None
+    if fast_in is not None:
+        # The low datapoints began when the scale-out was seen.
+        scale_in = report_first_scale_in(
+            appscaling,
+            names.scalable_target_resource_id,
+            since=since + timedelta(seconds=result.scale_out_s),
+            before=result.peak,
+            fast_in=fast_in,
+            low=vs.levels(fast, target).get("low", 0.0),
+            missing=lacks_in,
+        )
     console.print(
         f"[green]Scaling loop works:[/] desiredCount {result.initial} -> {result.peak} in "
         f"{result.scale_out_s:.0f} s (scale-out), back to {result.final} in "
         f"{result.scale_in_s:.0f} s (scale-in); {result.published} datapoint(s) published, "
         "publishing stopped."
     )
-    if missing is not None or lacks_wake is not None:
-        raise vs.missing_fast_path("; ".join(m for m in (missing, lacks_wake) if m is not None))
+    lacking = [m for m in (missing, lacks_wake, lacks_in) if m is not None]
+    problems = [vs.missing_fast_path("; ".join(lacking))] if lacking else []
+    problems += [scale_in] if scale_in is not None else []
+    if problems:
+        raise ProblemsFound(" Also: ".join(p.message for p in problems))
     return result
 
 
@@ -330,7 +356,9 @@ def verify_scaling_cmd(
     off) until the service's desiredCount rises by one, then low until it
     returns. With the fast path it first checks the service has it (exit 1
     after the test when not), and reports the first scaling decision: the
-    fast path's step policy, or not. Refuses without --yes. Always stops
+    fast path's step policy, or not. With [scaling] fast_scale_in = true it
+    checks the fast scale-in's step policy and alarm too, and exits 1 unless
+    that policy removed the first task, within its step. Refuses without --yes. Always stops
     publishing on exit, Ctrl-C included, and reports the measured scale-out
     and scale-in times.
 
@@ -356,4 +384,5 @@ def verify_scaling_cmd(
         scale_out_timeout_s=scale_out_timeout,
         scale_in_timeout_s=scale_in_timeout,
         wake_path=wake.wake_path(s) is not None,
+        fast_in=fsi.fast_scale_in(s),
     )

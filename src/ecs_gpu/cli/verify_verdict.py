@@ -1,21 +1,26 @@
-"""What ``verify scaling`` says of the fast path: before the test, what the service
-lacks of it; after the scale-out, which policy decided first (rendered, never the
-exit code: :mod:`ecs_gpu.cli.verify` raises that)."""
+"""What ``verify scaling`` says of the fast path and the fast scale-in: before the
+test, what the service lacks of them; after the scale-out and the scale-in, which
+policy decided first (rendered; :mod:`ecs_gpu.cli.verify` raises the exit code)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
+
 from ecs_gpu import fast_path as fp
+from ecs_gpu import fast_scale_in as fsi
+from ecs_gpu.aws import verify_scale_in as vsi
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli.render import (
+    console,
     note_fast_path_off,
     render_no_decision,
     render_verdict,
     warn_fast_path_missing,
 )
-from ecs_gpu.errors import EcsGpuError
+from ecs_gpu.errors import EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names
 
 if TYPE_CHECKING:
@@ -75,3 +80,69 @@ def report_first_decision(
     v = vs.judge(d, since=since, missing=missing)
     render_verdict(v, resource_id, fast)
     return d
+
+
+def check_fast_scale_in_first(
+    cw: CloudWatchClient,
+    appscaling: ApplicationAutoScalingClient,
+    names: Names,
+    fast_in: fsi.FastScaleIn | None,
+) -> str | None:
+    """Before the test: what of the fast scale-in the service lacks (a warning, exit 1
+    after the test), or None (deployed, or not in the spec)."""
+    if fast_in is None:
+        return None
+    missing = vsi.check_fast_scale_in(appscaling, cw, fast_in, names)
+    if missing is not None:
+        console.print(
+            f"[yellow]warning:[/] {escape(missing)}. The test goes on (without the fast "
+            "scale-in target tracking scales in after 15 low minutes) and exits 1 at the end.",
+            soft_wrap=True,
+        )
+    return missing
+
+
+def report_first_scale_in(
+    appscaling: ApplicationAutoScalingClient,
+    resource_id: str,
+    *,
+    since: datetime,
+    before: int,
+    fast_in: fsi.FastScaleIn,
+    low: float,
+    missing: str | None = None,
+) -> ProblemsFound | None:
+    """Say which policy made the first scale-in decision; the problem to exit 1 with when
+    the deployed fast scale-in did not remove the first task or removed more than its step.
+
+    ``since``: when the low datapoints began; ``before``: desiredCount then (the peak).
+    Unread or absent activities are a note: the scale-in itself happened.
+    """
+    try:
+        d = vsi.first_scale_in(appscaling, resource_id, since=since, before=before)
+    except EcsGpuError as e:
+        render_no_decision(resource_id, e.message)
+        return None
+    if d is None:
+        render_no_decision(resource_id)
+        return None
+    v = vsi.judge_scale_in(d, fast_in, since=since, low=low, missing=missing)
+    said = escape(d.cause or d.description)
+    when = f"{v.after_s:.0f} s after the low datapoints began, {d.status}: {said}"
+    if v.by == "fast_scale_in":
+        console.print(
+            f"[green]First scale-in: the fast scale-in[/] (step policy {escape(d.policy or '')}, "
+            f"{d.before} -> {d.after if d.after is not None else '?'}, at most {v.allowed} "
+            f"allowed) {when}",
+            soft_wrap=True,
+        )
+    elif v.by == "lacking":
+        console.print(
+            "[yellow]First scale-in: not the fast scale-in[/], which the service lacks (the "
+            f"warning above). {when}",
+            soft_wrap=True,
+        )
+    else:
+        what = "more than its step allows" if v.by == "too_many" else "not the fast scale-in"
+        console.print(f"[red]First scale-in: {what}[/]. {when}", soft_wrap=True)
+    return vsi.scale_in_problem(v, fast_in, resource_id=resource_id)

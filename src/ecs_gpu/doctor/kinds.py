@@ -136,6 +136,13 @@ KIND_TABLE: Final[dict[str, KindSource]] = {
         ("ScalingActivities",),
         ("application-autoscaling:DescribeScalingActivities",),
     ),
+    # The scalable target's scheduled actions ([[scaling.schedule]], SCL008, SCL009).
+    "scheduled_actions": KindSource(
+        "application-autoscaling",
+        "DescribeScheduledActions",
+        ("ScheduledActions",),
+        ("application-autoscaling:DescribeScheduledActions",),
+    ),
     "alarms": KindSource(
         "cloudwatch", "DescribeAlarms", ("MetricAlarms",), ("cloudwatch:DescribeAlarms",)
     ),
@@ -214,6 +221,15 @@ class SpotTarget(_Model):
     spot_percent: int
 
 
+class ScheduleTarget(_Model):
+    """One [[scaling.schedule]] entry as the template deploys it, which SCL009 compares with."""
+
+    # The scheduled action's Schedule: schedule.Cron.expression, "cron(<six fields>)".
+    schedule: str
+    min_tasks: int
+    max_tasks: int
+
+
 class TargetNames(_Model):
     """``_collection.target``: the deployment's names and what its spec deploys.
 
@@ -240,6 +256,9 @@ class TargetNames(_Model):
     warm_pool: WarmPoolTarget | None = None
     # The spec's [capacity.spot]; None without one or without a spec.
     spot: SpotTarget | None = None
+    # The spec's [[scaling.schedule]] entries, in order ([] without any); None
+    # without a spec (or in a snapshot from before the field).
+    schedule: list[ScheduleTarget] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """As the snapshot's ``_collection.target`` holds it (every key, None included)."""

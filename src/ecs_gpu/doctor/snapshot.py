@@ -53,6 +53,9 @@ from ecs_gpu.doctor.kinds import (
 from ecs_gpu.doctor.kinds import (
     KindSource as KindSource,
 )
+from ecs_gpu.doctor.kinds import (
+    ScheduleTarget as ScheduleTarget,
+)
 from ecs_gpu.doctor.kinds import (  # re-exported: the format's public names stay here
     Snapshot as Snapshot,
 )

@@ -14,6 +14,7 @@ from typing import Any
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY
 
 from ..snapshots import (
     FAST_ALARM,
@@ -488,6 +489,46 @@ def spot_without_draining(s: Snap) -> None:
     ).decode()
 
 
+WORKDAYS = "cron(0 8 ? * MON-FRI *)"
+NIGHTS = "cron(0 20 ? * MON-FRI *)"
+
+
+def scheduled_action(name: str, when: str, lo: int | None, hi: int | None) -> dict[str, Any]:
+    """A scheduled action as DescribeScheduledActions lists it (CDK names it
+    <construct><id>-<hash>; infra/scaling.py's id is Schedule<index>)."""
+    bounds = {k: v for k, v in (("MinCapacity", lo), ("MaxCapacity", hi)) if v is not None}
+    rid = NAMES.scalable_target_resource_id
+    return {
+        "ScheduledActionName": name,
+        "ScheduledActionARN": "arn:aws:autoscaling:us-east-1:123456789012:scheduledAction:"
+        f"0b5c0e2a-6f0e-4d7a-9c1e-2f4b8a1d3c5e:resource/ecs/{rid}:scheduledActionName/{name}",
+        "ServiceNamespace": "ecs",
+        "Schedule": when,
+        "ResourceId": rid,
+        "ScalableDimension": "ecs:service:DesiredCount",
+        "ScalableTargetAction": bounds,
+        "CreationTime": "2026-11-29T16:00:00+00:00",
+    }
+
+
+def with_schedule(s: Snap) -> None:
+    """The spec has a workday schedule (1-4 tasks at 08:00, 0 at 20:00), deployed."""
+    s[COLLECTION_KEY]["target"]["schedule"] = [
+        {"schedule": WORKDAYS, "min_tasks": 1, "max_tasks": 4},
+        {"schedule": NIGHTS, "min_tasks": 0, "max_tasks": 0},
+    ]
+    s["scheduled_actions"] = [
+        scheduled_action("vllm-g5-Schedule0-1A2B", WORKDAYS, 1, 4),
+        scheduled_action("vllm-g5-Schedule1-3C4D", NIGHTS, 0, 0),
+    ]
+
+
+def schedule_stale(s: Snap) -> None:
+    # The spec raised the workday MaxCapacity to 4; the deployment still has 2.
+    with_schedule(s)
+    s["scheduled_actions"][0]["ScalableTargetAction"]["MaxCapacity"] = 2
+
+
 def concurrency_alarm_no_data(s: Snap) -> None:
     as_concurrency(s)
     for a in s["alarms"]:
@@ -529,6 +570,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SCL006", host_cpu_policy, "asg_policies", "PredefinedMetricType", "ASGAverageCPUUtilization", "delete-policy"),
     ("SCL007", scale_in_alarm_other_threshold, "alarms", "Threshold", "2.0", "ecs-gpu deploy"),
     ("SCL008", zero_without_wake, "scalable_targets", "MinCapacity", "0", "min_tasks = 0 and a [load_balancer]"),
+    ("SCL009", schedule_stale, "scheduled_actions", "ScalableTargetAction.MaxCapacity", "2", "ecs-gpu deploy"),
     ("LT002", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
     ("LT003", spot_without_draining, "launch_template_versions", "ECS_ENABLE_SPOT_INSTANCE_DRAINING", "not set", "ecs-gpu deploy"),
     ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),

@@ -20,12 +20,16 @@ from ..snapshots import (
     validate_snapshot,
 )
 from .cases import (
+    NIGHTS,
+    WORKDAYS,
     Snap,
     _concurrency_cms,
     _fast_alarm,
     _gpu_cms,
     as_asg_average,
     concurrency_policy_other_series,
+    scheduled_action,
+    with_schedule,
     zero_without_wake,
 )
 
@@ -397,11 +401,132 @@ def test_a_stale_wake_alarm_is_scl008_naming_the_field(healthy: Callable[[], Sna
     assert "ecs-gpu deploy" in f.fix
 
 
-def test_zero_without_a_load_balancer_is_unknown(healthy: Callable[[], Snap]) -> None:
-    s = healthy()
+def _zero_without_lb(s: Snap) -> None:
+    """MinCapacity 0, no load balancer (so no wake alarm): only a schedule wakes it."""
     s["scalable_targets"][0]["MinCapacity"] = 0
+
+
+def test_zero_without_a_load_balancer_is_decided_by_the_scheduled_actions(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    _zero_without_lb(s)
+    # Nothing scheduled: at zero nothing ever starts a task again.
     r = _scl008(s)
-    assert r.status == "unknown" and "describe-scheduled-actions" in r.reason
+    assert r.status == "finding"
+    (f,) = r.findings
+    assert f.severity == "error"
+    assert f.title == "Nothing wakes the service at zero tasks: no scheduled action raises it"
+    assert "[[scaling.schedule]] entry with min_tasks >= 1" in f.fix and "min_tasks = 1" in f.fix
+    assert {e.kind for e in f.evidence} == {"scalable_targets", "scheduled_actions"}
+    # Only a night-time action (MinCapacity 0): still nothing raises it.
+    s["scheduled_actions"] = [scheduled_action("night", NIGHTS, 0, 0)]
+    assert _scl008(s).status == "finding"
+    # The workday action raises MinCapacity to 1: it wakes.
+    s["scheduled_actions"].append(scheduled_action("day", WORKDAYS, 1, 4))
+    assert _scl008(s).status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ("ended", "no scheduled action that can still run raises MinCapacity above 0"),
+        ("past-at", "no scheduled action that can still run raises MinCapacity above 0"),
+        ("suspended", "ScheduledScalingSuspended=false"),
+    ],
+)
+def test_a_scheduled_action_that_never_runs_does_not_wake(
+    healthy: Callable[[], Snap], change: str, says: str
+) -> None:
+    s = healthy()
+    _zero_without_lb(s)
+    day = scheduled_action("day", WORKDAYS, 1, 4)
+    if change == "ended":
+        day["EndTime"] = "2026-11-01T00:00:00+00:00"  # before collected_at
+    elif change == "past-at":
+        day["Schedule"] = "at(2026-11-01T08:00:00)"
+    else:
+        s["scalable_targets"][0]["SuspendedState"]["ScheduledScalingSuspended"] = True
+    s["scheduled_actions"] = [day]
+    r = _scl008(s)
+    assert r.status == "finding" and says in r.findings[0].fix
+    # The same action in the future (or resumed) wakes it.
+    s["scheduled_actions"] = [scheduled_action("day", "at(2027-01-04T08:00:00)", 1, 4)]
+    s["scalable_targets"][0]["SuspendedState"]["ScheduledScalingSuspended"] = False
+    assert _scl008(s).status == "ok"
+
+
+def test_zero_without_a_load_balancer_and_no_scheduled_actions_is_unknown(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    _zero_without_lb(s)
+    del s["scheduled_actions"]
+    s[COLLECTION_KEY]["denied"].append(
+        {
+            "call": "application-autoscaling DescribeScheduledActions",
+            "permission": "application-autoscaling:DescribeScheduledActions",
+            "code": "AccessDeniedException",
+            "kinds": ["scheduled_actions"],
+        }
+    )
+    r = _scl008(s)
+    assert r.status == "unknown"
+    assert "application-autoscaling:DescribeScheduledActions" in r.reason
+    # A kept service does not need them.
+    s["scalable_targets"][0]["MinCapacity"] = 1
+    assert _scl008(s).status == "ok"
+
+
+# --- SCL009: the spec's schedule is deployed -------------------------------------------------
+
+
+def _scl009(s: Snap) -> Any:
+    validate_snapshot(s)
+    return next(r for r in run_checks(s).results if r.check.id == "SCL009")
+
+
+def test_a_deployed_schedule_is_ok_and_quiet_without_one(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    assert _scl009(s).status == "ok"  # no spec: nothing to compare with
+    with_schedule(s)
+    assert _scl009(s).status == "ok"
+    # Written another way, the same minutes: MON-FRI is 2-6.
+    s["scheduled_actions"][0]["Schedule"] = "cron(0 8 ? * 2-6 *)"
+    s["scheduled_actions"][1]["Timezone"] = "Etc/UTC"
+    assert _scl009(s).status == "ok"
+
+
+def test_a_schedule_entry_not_deployed_is_scl009(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    with_schedule(s)
+    # An older deployment: the night action at 19:00, before the spec moved it to 20:00.
+    s["scheduled_actions"][1]["Schedule"] = "cron(0 19 ? * MON-FRI *)"
+    r = _scl009(s)
+    (f,) = r.findings
+    assert f.title == "A schedule entry is not deployed"
+    assert "entry 2 (cron(0 20 ? * MON-FRI *), min_tasks 0, max_tasks 0)" in f.fix
+    assert any(
+        e.kind == "scheduled_actions" and "cron(0 19 ? * MON-FRI *)" in str(e.value)
+        for e in f.evidence
+    )
+    assert "ecs-gpu deploy" in f.fix
+
+
+def test_a_schedule_in_another_time_zone_or_suspended_is_scl009(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    with_schedule(s)
+    s["scheduled_actions"][0]["Timezone"] = "America/New_York"
+    (f,) = _scl009(s).findings
+    assert "time zone America/New_York (want UTC" in f.fix
+    assert [(e.kind, e.field) for e in f.evidence] == [("scheduled_actions", "Timezone")]
+    del s["scheduled_actions"][0]["Timezone"]
+    s["scalable_targets"][0]["SuspendedState"]["ScheduledScalingSuspended"] = True
+    (f,) = _scl009(s).findings
+    assert f.title == "Scheduled scaling is suspended"
+    assert "ScheduledScalingSuspended=false" in f.fix
 
 
 def test_wake_check_reads_alarms_only_at_zero(healthy: Callable[[], Snap]) -> None:

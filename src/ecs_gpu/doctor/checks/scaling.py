@@ -4,14 +4,16 @@
 series, SCL004 the concurrency series), its id, its judgement of a policy's
 metric and its missing-policy finding from the signal's row
 (``signals.SERIES[s].checked``), so a new signal adds no code here. The
-fast path's and fast scale-in's step policies (SCL005, SCL007) are theirs.
+fast path's and fast scale-in's step policies (SCL005, SCL007) are theirs;
+what wakes a service at zero tasks is SCL008's, the spec's scheduled actions
+SCL009's.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, wake
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, schedule, wake
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     collection_target,
@@ -27,7 +29,8 @@ from ecs_gpu.doctor.checks.common import (
 from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.checks.runner import why_missing
-from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
+from ecs_gpu.naming import scalable_target_id
 from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, SERIES, Deployed, Signal
 
 
@@ -525,12 +528,7 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
     alarms = [a for p in wakers for a in policy_alarms(s, p)[1]]
     if not alarms:
         if not any(svc.get("loadBalancers") for svc in s["services"]):
-            raise Unknown(
-                "MinCapacity is 0 and the service has no load balancer, so only a scheduled "
-                "action can start a task again, and doctor does not collect scheduled actions: "
-                "aws application-autoscaling describe-scheduled-actions --service-namespace ecs "
-                f"--resource-id {target.get('ResourceId', '?')}"
-            )
+            return _woken_by_schedule(s, c, target, evidence)
         return [
             c.finding(
                 [evidence, policy_names_evidence(s)],
@@ -560,3 +558,175 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
             title="The wake alarm differs from ecs-gpu's",
         )
     ]
+
+
+def _schedule_runs(s: Snapshot) -> bool:
+    """Whether the scalable target runs its scheduled actions (ScheduledScalingSuspended)."""
+    return not any(
+        (t.get("SuspendedState") or {}).get("ScheduledScalingSuspended")
+        for t in s.get("scalable_targets", [])
+    )
+
+
+def _still_runs(s: Snapshot, action: dict[str, Any]) -> bool:
+    """Whether a scheduled action can still run: no EndTime before the collection, and
+    not a one-time ``at(...)`` in the past."""
+    now = parse_time(s.get(COLLECTION_KEY, {}).get("collected_at"))
+    if now is None:
+        return True
+    end = parse_time(action.get("EndTime"))
+    if end is not None and end <= now:
+        return False
+    when = str(action.get("Schedule") or "").strip()
+    if when.startswith("at(") and when.endswith(")"):
+        at = parse_time(when[3:-1])  # naive: UTC, ecs-gpu's
+        return at is None or at > now
+    return True
+
+
+def _woken_by_schedule(
+    s: Snapshot, c: Check, target: dict[str, Any], evidence: Evidence
+) -> list[Finding]:
+    """At MinCapacity 0 without a load balancer only a scheduled action that raises
+    MinCapacity above 0 starts a task again."""
+    if "scheduled_actions" not in s:
+        raise Unknown(
+            "MinCapacity is 0 and the service has no load balancer, so only a scheduled "
+            "action can start a task again, and scheduled_actions is missing: "
+            + why_missing(s, ("scheduled_actions",))
+        )
+    raises = [
+        a
+        for a in s["scheduled_actions"]
+        if ((a.get("ScalableTargetAction") or {}).get("MinCapacity") or 0) > 0 and _still_runs(s, a)
+    ]
+    if raises and _schedule_runs(s):
+        return []
+    rid = target.get("ResourceId", "?")
+    why = (
+        "its scheduled scaling is suspended (ScheduledScalingSuspended), so none of its "
+        "scheduled actions runs"
+        if raises
+        else "no scheduled action that can still run raises MinCapacity above 0"
+    )
+    return [
+        c.finding(
+            [
+                evidence,
+                Evidence(
+                    "scheduled_actions",
+                    rid,
+                    "ScalableTargetAction.MinCapacity",
+                    {
+                        a.get("ScheduledActionName", "?"): (
+                            a.get("ScalableTargetAction") or {}
+                        ).get("MinCapacity")
+                        for a in s["scheduled_actions"]
+                    },
+                ),
+            ],
+            "The service may scale to zero tasks (MinCapacity 0), has no load balancer (so no "
+            f"wake alarm), and {why}: once it is at zero nothing ever starts a task again. "
+            "Fix: add a [[scaling.schedule]] entry with min_tasks >= 1 at the hour the service "
+            f"is needed (e.g. cron = {schedule.EXAMPLE!r}, min_tasks = 1) and deploy with "
+            "`ecs-gpu deploy`, or keep a task: min_tasks = 1"
+            + (f"; resume scheduled scaling: {_resume_schedule(rid)}" if raises else "")
+            + ".",
+            title="Nothing wakes the service at zero tasks: no scheduled action raises it",
+        )
+    ]
+
+
+@check(
+    "SCL009",
+    link="scaling",
+    severity="error",
+    title="The spec's schedule is not deployed",
+    requires=("scheduled_actions",),
+    doc="A [[scaling.schedule]] entry of the spec has no scheduled action on the service's "
+    "scalable target with the same cron, or one whose MinCapacity, MaxCapacity or time zone "
+    "differ; or the target's scheduled scaling is suspended.",
+)
+def _schedule_deployed(s: Snapshot, c: Check) -> list[Finding]:
+    wanted = collection_target(s).get("schedule")
+    if not wanted:
+        return []  # no spec (nothing to compare with), or a spec without a schedule
+    actions = s["scheduled_actions"]
+    rid = scalable_target_id_of(s)
+    out: list[Finding] = []
+    for i, entry in enumerate(wanted):
+        expr, lo, hi = entry["schedule"], entry["min_tasks"], entry["max_tasks"]
+        words = f"[[scaling.schedule]] entry {i + 1} ({expr}, min_tasks {lo}, max_tasks {hi})"
+        same = [a for a in actions if schedule.same_schedule(a.get("Schedule"), expr)]
+        if not same:
+            out.append(
+                c.finding(
+                    [
+                        Evidence(
+                            "scheduled_actions",
+                            rid,
+                            "Schedule",
+                            {a.get("ScheduledActionName", "?"): a.get("Schedule") for a in actions},
+                        ),
+                        Evidence("_collection", "target", f"schedule[{i}]", entry),
+                    ],
+                    f"The spec's {words} has no scheduled action with that Schedule on {rid}: "
+                    "at that minute nothing changes the task bounds the spec asks for. "
+                    + _REDEPLOY_SCHEDULE,
+                    title="A schedule entry is not deployed",
+                )
+            )
+            continue
+        diffs = [(a, schedule.action_differences(a, expr, lo, hi)) for a in same]
+        if any(not d for _, d in diffs):
+            continue
+        out.append(
+            c.finding(
+                [
+                    Evidence("scheduled_actions", a.get("ScheduledActionName", "?"), f, v)
+                    for a, d in diffs
+                    for f, v, _ in d
+                ],
+                f"The scheduled action for the spec's {words} has "
+                + "; ".join(p for _, d in diffs for _, _, p in d)
+                + ": at that minute the task bounds are not what the spec asks for. "
+                + _REDEPLOY_SCHEDULE,
+            )
+        )
+    if not _schedule_runs(s):
+        out.append(
+            c.finding(
+                [
+                    Evidence(
+                        "scalable_targets", rid, "SuspendedState.ScheduledScalingSuspended", True
+                    )
+                ],
+                "The scalable target's scheduled scaling is suspended, so none of the spec's "
+                f"schedule runs. Resume it: {_resume_schedule(rid)}",
+                title="Scheduled scaling is suspended",
+            )
+        )
+    return out
+
+
+_REDEPLOY_SCHEDULE: Final = (
+    "Redeploy with `ecs-gpu deploy`, which writes one scheduled action per entry (cron in "
+    "UTC, MinCapacity and MaxCapacity from the entry)."
+)
+
+
+def _resume_schedule(rid: str) -> str:
+    return (
+        "aws application-autoscaling register-scalable-target --service-namespace ecs "
+        f"--scalable-dimension ecs:service:DesiredCount --resource-id {rid} "
+        "--suspended-state ScheduledScalingSuspended=false"
+    )
+
+
+def scalable_target_id_of(s: Snapshot) -> str:
+    """The service's scalable target ResourceId: the collected target's, else its names."""
+    for t in s.get("scalable_targets", []):
+        if t.get("ResourceId"):
+            return str(t["ResourceId"])
+    target = collection_target(s)
+    return scalable_target_id(target.get("cluster") or "?", target.get("service") or "?")

@@ -1,0 +1,125 @@
+"""aws/verify_scale_in: the fast scale-in's verdict, on AWS-shaped activities (pure)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from cli.conftest import EXAMPLE_SPEC
+from ecs_gpu import fast_path as fp
+from ecs_gpu import fast_scale_in as fsi
+from ecs_gpu.aws import verify_scale_in as vsi
+from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.spec import load_spec
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def _fast_in() -> fsi.FastScaleIn:
+    spec = load_spec(EXAMPLE_SPEC)
+    on = spec.model_copy(
+        update={"scaling": spec.scaling.model_copy(update={"fast_scale_in": True})}
+    )
+    f = fsi.fast_scale_in(on)
+    assert f is not None
+    return f
+
+
+def test_the_count_an_activity_set() -> None:
+    # The user guide's example activity says it in the Description; a Cause may too.
+    assert vsi.count_set({"Description": "Setting desired count to 1."}) == 1
+    assert vsi.count_set({"Cause": "... changing the desired capacity from 4 to 3."}) == 3
+    assert vsi.count_set({"Description": "", "Cause": "monitor alarm a triggered policy p"}) is None
+
+
+def test_the_verdict_on_the_first_scale_in() -> None:
+    f = _fast_in()
+
+    def d(policy: str | None, before: int, after: int | None) -> vsi.ScaleIn:
+        return vsi.ScaleIn(
+            T0 + timedelta(seconds=130), "c", "", "Successful", before, after, policy
+        )
+
+    v = vsi.judge_scale_in(d("in", 2, 1), f, since=T0, low=0.0)
+    assert (v.by, v.after_s, v.allowed) == ("fast_scale_in", 130.0, 1)
+    assert vsi.judge_scale_in(d("in", 4, 1), f, since=T0, low=0.0).by == "too_many"
+    # 8 tasks at 0: the deepest band, 25 %: two tasks.
+    assert vsi.judge_scale_in(d("in", 8, 6), f, since=T0, low=0.0).by == "fast_scale_in"
+    assert vsi.judge_scale_in(d("in", 8, 5), f, since=T0, low=0.0).by == "too_many"
+    # A count the activity did not say is judged by the policy alone.
+    assert vsi.judge_scale_in(d("in", 4, None), f, since=T0, low=0.0).by == "fast_scale_in"
+    assert vsi.judge_scale_in(d(None, 2, 1), f, since=T0, low=0.0, missing="x").by == "lacking"
+    v = vsi.judge_scale_in(d(None, 2, 1), f, since=T0, low=0.0)
+    assert v.by == "not_fast"
+    assert vsi.scale_in_problem(v, f, resource_id="service/c/s") is not None
+    ok = vsi.judge_scale_in(d("in", 2, 1), f, since=T0, low=0.0)
+    assert vsi.scale_in_problem(ok, f, resource_id="service/c/s") is None
+
+
+def test_the_fast_paths_check_leaves_the_fast_scale_ins_policy_alone() -> None:
+    f = _fast_in()
+    removes = vs.StepPolicy("in", ("in-alarm",), removes=True)
+    # Only the fast scale-in deployed: the fast path is missing, said as such (its
+    # policy is not taken for the fast path's with an alarm that does not match).
+    fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
+    assert fast is not None
+    said = vs.explain_missing_fast_path(
+        [removes], [], fast, resource_id="r", cluster="c", service="s"
+    )
+    assert said is not None and said.endswith("but r has no StepScaling policy")
+    missing = vsi.explain_missing_fast_scale_in(
+        [vs.StepPolicy("out", ("out-alarm",))], [], f, resource_id="r", cluster="c", service="s"
+    )
+    assert missing is not None and missing.endswith("has no StepScaling policy that removes tasks")
+
+
+def test_the_first_scale_in_counts_from_the_last_scale_out() -> None:
+    """The fast path may still add after verify saw the rise: the scale-in is judged
+    from the count the last scale-out set (botocore Stubber, AWS-shaped answers)."""
+    import boto3
+    from botocore.stub import Stubber
+
+    c = boto3.client(
+        "application-autoscaling",
+        region_name="us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="y",
+        endpoint_url="http://127.0.0.1:1",  # never reached: the Stubber answers
+    )
+    rid = "service/vllm-g5/vllm-g5"
+
+    def act(policy: str, at_s: int, to: int) -> dict[str, object]:
+        return {
+            "ActivityId": f"a-{at_s}",
+            "ServiceNamespace": "ecs",
+            "ResourceId": rid,
+            "ScalableDimension": "ecs:service:DesiredCount",
+            "Description": f"Setting desired count to {to}.",
+            "Cause": f"monitor alarm {policy}-alarm in state ALARM triggered policy {policy}",
+            "StartTime": T0 + timedelta(seconds=at_s),
+            "StatusCode": "Successful",
+        }
+
+    remover = {
+        "PolicyARN": "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:1:resource/ecs/"
+        f"{rid}:policyName/in",
+        "PolicyName": "in",
+        "ServiceNamespace": "ecs",
+        "ResourceId": rid,
+        "ScalableDimension": "ecs:service:DesiredCount",
+        "PolicyType": "StepScaling",
+        "StepScalingPolicyConfiguration": {
+            "AdjustmentType": "PercentChangeInCapacity",
+            "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": -25}],
+        },
+        "CreationTime": T0,
+    }
+    with Stubber(c) as st:
+        st.add_response("describe_scaling_policies", {"ScalingPolicies": [remover]})
+        st.add_response(
+            "describe_scaling_activities",
+            {"ScalingActivities": [act("in", 160, 2), act("out", 50, 3), act("out", 20, 2)]},
+        )
+        d = vsi.first_scale_in(c, rid, since=T0 + timedelta(seconds=30), before=2)
+    # The one at 20 s is before the low phase; the one at 50 s raised the count to 3.
+    assert d is not None and (d.policy, d.before, d.after, d.removed) == ("in", 3, 2, 1)
+    assert d.removers == ("in",)
