@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, wake
+from ecs_gpu import demand_metric, fast_path, gpu_metric, sleep, wake
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.doctor.checks import run_checks
 
@@ -386,6 +386,44 @@ def test_a_deployed_wake_path_is_ok_and_not_mistaken_for_the_fast_path(
     assert not {"SCL005", "SCL008"} & _ids(s)
     as_concurrency(s)  # the fast path beside it: SCL005 judges only its own policy
     assert not {"SCL005", "SCL008"} & _ids(s)
+
+
+def test_the_sleep_policy_is_not_mistaken_for_the_fast_path(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    _with_wake(s)
+    as_concurrency(s)
+    # Without the spec, and with no fast path deployed, doctor cannot tell whether the
+    # service should have one: unknown, whatever other step policies it has.
+    s[COLLECTION_KEY]["target"].pop("fast_path_threshold", None)
+    s["scaling_policies"] = [
+        p
+        for p in s["scaling_policies"]
+        if p.get("PolicyType") != "StepScaling" or wake.is_wake_policy(p)
+    ]
+    wake_policy = s["scaling_policies"][-1]
+    # The sleep path's policy as infra/scaling.py writes it (ecs_gpu.sleep).
+    sleeper = {
+        **wake_policy,
+        "PolicyName": "sleep",
+        "PolicyARN": wake_policy["PolicyARN"].replace("/wake", "/sleep"),
+        "StepScalingPolicyConfiguration": {
+            "AdjustmentType": sleep.ADJUSTMENT_TYPE,
+            "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": 0}],
+            "Cooldown": sleep.COOLDOWN_S,
+            "MetricAggregationType": "Maximum",
+        },
+        "Alarms": [],
+    }
+    s["scaling_policies"].append(sleeper)
+    assert sleep.is_sleep_policy(sleeper) and not wake.is_wake_policy(sleeper)
+    validate_snapshot(s)
+    results = {r.check.id: r for r in run_checks(s).results}
+    # Read as the fast path's, the sleep policy (no fast-path alarm) would be a broken one.
+    assert results["SCL005"].status == "unknown"
+    assert "no StepScaling policy" in results["SCL005"].reason
+    assert results["SCL008"].status == "ok"
 
 
 def test_a_stale_wake_alarm_is_scl008_naming_the_field(healthy: Callable[[], Snap]) -> None:

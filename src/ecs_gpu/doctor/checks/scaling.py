@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, wake
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, sleep, wake
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     collection_target,
@@ -214,13 +214,14 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
     cluster, service = demand_names(s)
     want = _fast_path_wanted(cluster, service, threshold)
     # The fast scale-in's step policy only removes: SCL007 checks it; the wake
-    # path's adds one task: SCL008 does.
+    # path's adds one task: SCL008 does; the sleep path's sets 0 (ecs_gpu.sleep).
     steps = [
         p
         for p in s["scaling_policies"]
         if p.get("PolicyType") == "StepScaling"
         and not fast_scale_in.is_scale_in_policy(p)
         and not wake.is_wake_policy(p)
+        and not sleep.is_sleep_policy(p)
     ]
     if not steps:
         if not from_spec:
