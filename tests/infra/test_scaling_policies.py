@@ -735,6 +735,8 @@ def test_at_zero_the_cpu_policy_leaves_the_scale_in_vote(
     assert cpu["TargetTrackingScalingPolicyConfiguration"]["DisableScaleIn"] is True
     notes = [n for n in reports[key].notes if n.id == "scale-to-zero"]
     assert len(notes) == 1 and "first request after zero waits" in notes[0].message
+    # Only the load balancer's requests can tell the sleep alarm the service is idle.
+    assert ("10 min without a request the sleep alarm" in notes[0].message) is (key == "zero-alb")
 
 
 def test_with_tasks_kept_the_cpu_policy_scales_in(reports: dict[str, ValidationReport]) -> None:
