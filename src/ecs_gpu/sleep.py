@@ -107,3 +107,25 @@ def is_sleep_policy(policy: Mapping[str, Any]) -> bool:
         and bool(steps)
         and all(s.get("ScalingAdjustment") == TASKS for s in steps)
     )
+
+
+def alarm_differences(alarm: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed alarm differs from the sleep
+    alarm: one of the two expressions over the ALB's counts, :data:`COMPARISON`
+    :data:`THRESHOLD`, :func:`quiet_minutes` of as many periods, missing data breaching.
+    Empty: it is the sleep alarm. ``doctor`` (SCL009) reads it."""
+    exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
+    if exprs not in ([REQUESTS], [IN_FLIGHT_EXPRESSION]):
+        return [("Expression", exprs, f"expression {exprs} (want {REQUESTS}, + in flight)")]
+    out: list[tuple[str, Any, str]] = []
+    found = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
+    if found != (COMPARISON, THRESHOLD):
+        out.append(("Threshold", found, f"{found} (want {COMPARISON} {THRESHOLD:g})"))
+    n = quiet_minutes()
+    periods = (alarm.get("EvaluationPeriods"), alarm.get("DatapointsToAlarm"))
+    if periods != (n, n):
+        out.append(("EvaluationPeriods", periods, f"{periods[0]} periods (want {n} of {n})"))
+    missing = alarm.get("TreatMissingData")
+    if missing != "breaching":
+        out.append(("TreatMissingData", missing, f"missing data {missing} (want breaching)"))
+    return out

@@ -561,3 +561,52 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
             title="The wake alarm differs from ecs-gpu's",
         )
     ]
+
+
+@check(
+    "SCL009",
+    link="scaling",
+    severity="warning",
+    title="The service at zero holds its last task 15 minutes",
+    requires=("scalable_targets",),
+    doc="The service's MinCapacity is 0 and a wake alarm wakes it, but no sleep alarm (ten "
+    "minutes without a request at the load balancer) invokes an ExactCapacity 0 step policy, "
+    "or it differs from ecs_gpu.sleep's.",
+)
+def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
+    if not any(t.get("MinCapacity") == 0 for t in s["scalable_targets"]):
+        return []
+    if any(k not in s for k in ("scaling_policies", "alarms")):
+        return []  # SCL008 says what is missing; without a wake path nothing sleeps
+    if not any(policy_alarms(s, p)[1] for p in s["scaling_policies"] if wake.is_wake_policy(p)):
+        return []  # no wake path (SCL008's finding): a sleep would never end
+    sleepers = [p for p in s["scaling_policies"] if sleep.is_sleep_policy(p)]
+    alarms = [a for p in sleepers for a in policy_alarms(s, p)[1]]
+    if not alarms:
+        return [
+            c.finding(
+                [policy_names_evidence(s)],
+                "The service wakes from zero tasks, but no sleep alarm invokes an "
+                "ExactCapacity 0 step policy: at no load its last task stays for target "
+                "tracking's 15 low minutes (aws-semantics.md §9) instead of "
+                f"{sleep.quiet_minutes()}, before the instance's 15 (§2). Fix: redeploy "
+                "with `ecs-gpu deploy`.",
+            )
+        ]
+    diffs = [(a, sleep.alarm_differences(a)) for a in alarms]
+    if any(not d for _, d in diffs):
+        return []
+    return [
+        c.finding(
+            [
+                Evidence("alarms", a.get("AlarmName", "?"), field, value)
+                for a, d in diffs
+                for field, value, _ in d
+            ],
+            "The sleep alarm differs from the one ecs-gpu deploys ("
+            + "; ".join(p for _, d in diffs for _, _, p in d)
+            + "): it may never fire, or cut a request still running. Fix: redeploy with "
+            "`ecs-gpu deploy`.",
+            title="The sleep alarm differs from ecs-gpu's",
+        )
+    ]
