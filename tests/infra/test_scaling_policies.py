@@ -673,11 +673,15 @@ def test_the_sleep_alarm_waits_the_longest_request_without_one(
     # botocore's PutMetricAlarm shape checks it with the others
     # (test_alarms_match_the_cloudwatch_api).
     assert alarm["AlarmActions"] == [{"Ref": policy_id}]
+    # What doctor (SCL009) compares a deployed alarm with is what the template writes.
+    assert sleep.alarm_differences(alarm) == []
+    assert sleep.alarm_differences({**alarm, "TreatMissingData": "notBreaching"})
 
 
 def test_the_sleep_policy_sets_exactly_zero(reports: dict[str, ValidationReport]) -> None:
     t = reports["zero-alb"].template
     (policy,) = [p for k, p in _policies(t, STEP_POLICY).items() if SLEEP_POLICY_ID in k]
+    assert sleep.is_sleep_policy(policy)  # doctor tells it from the other step policies
     cfg = policy["StepScalingPolicyConfiguration"]
     assert cfg["AdjustmentType"] == sleep.ADJUSTMENT_TYPE == "ExactCapacity"
     # Any value at or below the threshold (0): the one step, no lower bound.
