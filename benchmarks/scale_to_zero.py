@@ -26,13 +26,22 @@ ready task: median and worst, in minutes) and the design's start after zero
 
 Run:
 
-    .venv/bin/python benchmarks/scale_to_zero.py
+    .venv/bin/python benchmarks/scale_to_zero.py [--floor]
 
-It prints a Markdown table (docs/benchmarks.md "Scale to zero").
+It prints a Markdown table (docs/benchmarks.md "Scale to zero"). With
+``--floor``, the night-at-zero shape's decomposition instead: the first
+request's wait in its parts (the ALB minute and its lag before the wake
+alarm, the CapacityProviderReservation datapoint and its lag before an
+instance is asked for, boot + pull + load or the pooled start) against the
+simulated waits, and the GPU-hours billed while idle in theirs (the last
+task's tail, the instance's after it, the rest), with the sleep path
+(ecs_gpu.sleep) and without it (target tracking's 15 low datapoints), and
+which parts AWS fixes, with the docs/aws-semantics.md row that says so.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import sys
 
@@ -94,7 +103,145 @@ def idle_hours(r: SimResult) -> float:
     return sum(1 for v in r.timeline["offered_rps"] if v <= 0) * r.step_s / 3600.0
 
 
+def _tails(r: SimResult) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(GPU-hours, minutes a night) billed while idle with a task RUNNING (the task's tail)
+    and with none but an instance up (the instance's tail). A night starts where the load
+    falls to zero."""
+    tl = r.timeline
+    gph = r.step_s / 3600.0 * r.params.gpus_per_instance
+    gpu_h = [0.0, 0.0]
+    steps = [0, 0]
+    nights = 0
+    was_busy = False
+    for rate, running, n in zip(
+        tl["offered_rps"], tl["running_tasks"], tl["instances"], strict=True
+    ):
+        if rate > 0:
+            was_busy = True
+            continue
+        nights += was_busy
+        was_busy = False
+        if n > 0:
+            j = 0 if running > 0 else 1
+            gpu_h[j] += n * gph
+            steps[j] += 1
+    per_night = [k * r.step_s / 60.0 / max(1, nights) for k in steps]
+    return (gpu_h[0], per_night[0]), (gpu_h[1], per_night[1])
+
+
+# (part, AWS-fixed?, the aws-semantics row): the first request's wait, in order.
+WAIT_PARTS = (
+    (
+        "the request's ALB minute closes (mean)",
+        "AWS: 60-s datapoints",
+        "§10 ALB metrics at no request",
+    ),
+    (
+        "the ALB datapoint's lag to the wake alarm",
+        "AWS, undocumented: one period assumed",
+        "§10 same row [gap]",
+    ),
+    (
+        "wake -> an instance is asked for (the CPR datapoint's lag, 1 of 1)",
+        "AWS: only managed scaling may scale the group",
+        "§2 CPR AlarmHigh; §10 Other scaling policies on a managed group",
+    ),
+    (
+        "instance -> task ready (boot + pull + load, or the pooled start)",
+        "EC2 boot; image and model are the spec's",
+        "§4",
+    ),
+)
+
+
+def floor() -> int:
+    """The night-at-zero shape's first-request wait and idle GPU-hours, in their parts."""
+    labels = (WAKE, WAKE_POOL)
+    specs = {label: spec(label) for label in labels}
+    params = {k: from_spec(v) for k, v in specs.items()}
+    per_task = from_spec(spec(BEFORE)).rps_per_task_at_target
+    night = shape_rates(SHAPE, STEP_S, base_rps=MEAN_TASKS * per_task)
+    runs = {k: simulate(p, night, step_s=STEP_S, seed=SEED) for k, p in params.items()}
+    no_sleep = {
+        k: simulate(dataclasses.replace(p, sleep=None), night, step_s=STEP_S, seed=SEED)
+        for k, p in params.items()
+    }
+    sp = params[WAKE].sleep
+    quiet = "-" if sp is None else str(sp.minutes)
+    print(
+        f"| {SHAPE} (base {MEAN_TASKS} tasks) | "
+        + " | ".join(labels)
+        + " | fixed by | aws-semantics |"
+    )
+    print("|---|---:|---:|---|---|")
+    minute = 60.0
+    parts = {
+        k: (
+            0.5 * wake.PERIOD_S / minute,
+            p.alb_metric_delay_s / minute,
+            p.cpr_delay_s / minute,
+            wake.start_s(specs[k]) / minute,
+        )
+        for k, p in params.items()
+    }
+    for j, (what, fixed, where) in enumerate(WAIT_PARTS):
+        cells = " | ".join(f"{parts[k][j]:.1f}" for k in labels)
+        print(f"| wait, min: {what} | {cells} | {fixed} | {where} |")
+    total = " | ".join(f"{sum(parts[k]):.1f}" for k in labels)
+    print(f"| wait, min: the parts' sum | {total} | | |")
+    waits = {k: runs[k].summary.get("cold_start_waits_s", []) for k in labels}
+    measured = " | ".join(
+        f"{_min(statistics.median(w) if w else None)} ({_min(max(w) if w else None)})"
+        for w in waits.values()
+    )
+    print(f"| wait, min: simulated median (worst) | {measured} | | |")
+    beyond = " | ".join(
+        f"{_min(statistics.median(waits[k]) - wake.start_s(specs[k]) if waits[k] else None)}"
+        for k in labels
+    )
+    print(
+        f"| wait, min: simulated median beyond the start | {beyond} "
+        "| AWS: detection and the instance request | §10, §2 |"
+    )
+    for name, results in (("with the sleep path", runs), ("without it", no_sleep)):
+        tails = {k: _tails(r) for k, r in results.items()}
+        tail_fixed, tail_where = (
+            (
+                f"ours: {quiet} quiet min (the ALB idle timeout)",
+                "§10 How long the sleep alarm waits",
+            )
+            if results is runs
+            else ("AWS: target tracking's 15 low datapoints", "§9 Target tracking's low alarm")
+        )
+        for j, (what, fixed, where) in enumerate(
+            (
+                ("the last task's tail", tail_fixed, tail_where),
+                (
+                    "the instance's tail after it",
+                    "AWS: CPR AlarmLow 15 of 15",
+                    "§2 CPR AlarmHigh / AlarmLow; §10 Other scaling policies on a managed group",
+                ),
+            )
+        ):
+            cells = " | ".join(
+                f"{tails[k][j][0]:.2f} ({tails[k][j][1]:.0f} min a night)" for k in labels
+            )
+            print(f"| idle GPU-h {name}: {what} | {cells} | {fixed} | {where} |")
+        # Rounding leaves -0.00 where nothing else is billed.
+        left = {
+            k: results[k].summary["idle_gpu_hours"] - tails[k][0][0] - tails[k][1][0]
+            for k in labels
+        }
+        rest = " | ".join(f"{max(0.0, left[k]):.2f}" for k in labels)
+        print(f"| idle GPU-h {name}: the rest (a running pool instance) | {rest} | | §4 |")
+        total = " | ".join(f"{results[k].summary['idle_gpu_hours']:.2f}" for k in labels)
+        print(f"| idle GPU-h {name}: total | {total} | | |")
+    return 0
+
+
 def main() -> int:
+    if "--floor" in sys.argv[1:]:
+        return floor()
     specs = {label: spec(label) for label in (BEFORE, WAKE, WAKE_POOL, SCHEDULE)}
     params: dict[str, SimParams] = {k: from_spec(v) for k, v in specs.items()}
     per_task = params[BEFORE].rps_per_task_at_target

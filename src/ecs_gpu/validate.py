@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from ecs_gpu import host, startup, wake
+from ecs_gpu import host, sleep, startup, wake
 from ecs_gpu.errors import SpecError
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import NOTES, Spec, cross_field_problems
@@ -197,11 +197,18 @@ def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
             "the next scheduled action that raises min_tasks (without a load balancer no "
             f"request wakes it), then about {start / 60:.0f} min for {what}"
         )
+    sp = sleep.sleep_path(spec)
+    sleeps = (
+        ""
+        if sp is None
+        else f" After {sp.minutes} min without a request the sleep alarm sets zero tasks; "
+        "the instance leaves after managed scaling's 15 low minutes."
+    )
     key = "scaling.min_tasks" if sc.min_tasks == 0 else "scaling.schedule"
     value = "0" if sc.min_tasks == 0 else "an entry with min_tasks = 0"
     message = (
         f"{path}: {key} = {value}: the service scales to zero tasks, and the first request "
-        f"after zero waits for {how}. Fix: keep min_tasks >= 1 where that wait is too "
+        f"after zero waits for {how}.{sleeps} Fix: keep min_tasks >= 1 where that wait is too "
         "long; a [capacity.warm_pool] shortens it."
     )
     return [Finding("spec", "scale-to-zero", "warning", key, message)]

@@ -15,12 +15,13 @@ import pytest
 from botocore.model import StructureShape
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, startup, wake
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, sleep, startup, wake
 from ecs_gpu.infra import observability
 from ecs_gpu.infra.scaling import (
     CPU_POLICY_ID,
     FAST_PATH_POLICY_ID,
     FAST_SCALE_IN_POLICY_ID,
+    SLEEP_POLICY_ID,
     WAKE_POLICY_ID,
 )
 from ecs_gpu.naming import Names
@@ -60,6 +61,13 @@ SPECS = {
     + '\n[load_balancer]\nscheme = "internal"\n'
     + '\n[[scaling.schedule]]\ncron = "0 20 * * ? *"\nmin_tasks = 0\nmax_tasks = 0\n'
     + '\n[[scaling.schedule]]\ncron = "0 8 ? * MON-FRI *"\nmin_tasks = 0\nmax_tasks = 4\n',
+    # The sidecars' series is the requests in flight: the sleep alarm adds it.
+    "zero-alb-in-flight": _scaling(
+        'target_concurrency_per_task = 16\ndemand_estimate = "in-flight"\n'
+    )
+    .replace("min_instances = 1", "min_instances = 0")
+    .replace("min_tasks = 1", "min_tasks = 0")
+    + '\n[load_balancer]\nscheme = "internal"\n',
     # Without a load balancer: only the schedule wakes it.
     "zero-schedule": _scaling("target_concurrency_per_task = 16\n").replace(
         "min_tasks = 1", "min_tasks = 0"
@@ -114,6 +122,14 @@ def _custom(t: T) -> list[dict[str, Any]]:
 
 def _alarms(t: T) -> dict[str, dict[str, Any]]:
     return {k: r["Properties"] for k, r in resources(t, "AWS::CloudWatch::Alarm").items()}
+
+
+def _is_missing_alarm(a: dict[str, Any]) -> bool:
+    """A missing-metric alarm in its plain form: missing data is breaching (the sleep
+    alarm's is too, silence being what it looks for)."""
+    return a["TreatMissingData"] == "breaching" and not a.get("AlarmDescription", "").startswith(
+        "Sleep path"
+    )
 
 
 def _concurrency_plain() -> dict[str, Any]:
@@ -370,14 +386,14 @@ def test_fast_scale_in_alarm_reads_per_task_concurrency_on_one_task_fewer(
     spec, t = case
     fsi = fast_scale_in.fast_scale_in(spec)
     policies = _fast_in_policies(t)
-    # Metric-math alarms other than the wake path's and, at zero, the missing-metric
-    # ones (tested below).
+    # Metric-math alarms other than the wake and sleep paths' and, at zero, the
+    # missing-metric ones (tested below).
     low = {
         k: a
         for k, a in _alarms(t).items()
         if "Metrics" in a
         and "wake path" not in a.get("AlarmDescription", "")
-        and not a.get("AlarmDescription", "").startswith("No ")
+        and not a.get("AlarmDescription", "").startswith(("No ", "Sleep path"))
     }
     if fsi is None:
         assert not policies and not low
@@ -439,7 +455,7 @@ def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -
         pytest.skip(
             "their zero form: test_at_zero_the_missing_metric_alarms_wait_for_a_running_task"
         )
-    missing = {k: a for k, a in _alarms(t).items() if a["TreatMissingData"] == "breaching"}
+    missing = {k: a for k, a in _alarms(t).items() if _is_missing_alarm(a)}
     assert len(missing) == 2
     by_metric = {a["MetricName"]: a for a in missing.values()}
     assert set(by_metric) == {gpu_metric.UTILIZATION, demand_metric.METRIC_NAME}
@@ -462,7 +478,7 @@ def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -
 
 def test_both_missing_alarms_tell_the_alert_topic(case: tuple[Spec, T]) -> None:
     spec, t = case
-    missing = [a for a in _alarms(t).values() if a["TreatMissingData"] == "breaching"]
+    missing = [a for a in _alarms(t).values() if _is_missing_alarm(a)]
     if spec.alerts is None:
         assert all("AlarmActions" not in a for a in missing)
         return
@@ -478,7 +494,7 @@ def test_both_missing_alarms_tell_the_alert_topic(case: tuple[Spec, T]) -> None:
     conc_id = next(
         k
         for k, a in _alarms(t).items()
-        if a["TreatMissingData"] == "breaching" and a["MetricName"] == demand_metric.METRIC_NAME
+        if _is_missing_alarm(a) and a["MetricName"] == demand_metric.METRIC_NAME
     )
     assert len(sources) == 2
     assert render(sources[0]).endswith(":alarm:" + NAMES.gpu_metric_missing_alarm)
@@ -530,7 +546,7 @@ def test_dashboard_shows_concurrency_against_target_and_fast_path(case: tuple[Sp
         assert {"Fn::GetAtt": [fast_id, "Arn"]} in parts
     # Every missing-metric alarm is on the status widget.
     for k, a in _alarms(t).items():
-        if a["TreatMissingData"] == "breaching":
+        if _is_missing_alarm(a):
             assert {"Fn::GetAtt": [k, "Arn"]} in parts
     # No GPU target line unless the GPU guard tracks it.
     (gpu_widget,) = [
@@ -612,6 +628,78 @@ def test_the_wake_policy_adds_one_task_to_the_running_count(
     assert cfg["Cooldown"] == wake.cooldown_s(specs["zero-alb"])
 
 
+def _sleep_alarm(t: T) -> dict[str, Any]:
+    found = [
+        a for a in _alarms(t).values() if a.get("AlarmDescription", "").startswith("Sleep path")
+    ]
+    assert len(found) == 1, sorted(_alarms(t))
+    return found[0]
+
+
+@pytest.mark.parametrize("key", ["zero-alb", "zero-alb-in-flight"])
+def test_the_sleep_alarm_waits_the_longest_request_without_one(
+    key: str, specs: dict[str, Spec], reports: dict[str, ValidationReport]
+) -> None:
+    t = reports[key].template
+    alarm = _sleep_alarm(t)
+    sp = sleep.sleep_path(specs[key])
+    assert sp is not None and sp.in_flight is (key == "zero-alb-in-flight")
+    (expr,) = [q for q in alarm["Metrics"] if "Expression" in q]
+    want_expr = sleep.IN_FLIGHT_EXPRESSION if sp.in_flight else sleep.REQUESTS
+    assert expr["Expression"] == want_expr and expr["ReturnData"] is True
+    assert want_expr.startswith("FILL(r, 0) + FILL(e, 0)")
+    queries = {q["Id"]: q["MetricStat"] for q in alarm["Metrics"] if "MetricStat" in q}
+    want = {
+        wake.REQUESTS_ID: (wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, wake.ELB_STATISTIC),
+        wake.REJECTED_ID: (wake.ELB_NAMESPACE, wake.REJECTED_METRIC, wake.ELB_STATISTIC),
+    }
+    if sp.in_flight:
+        want[sleep.IN_FLIGHT_ID] = (demand_metric.NAMESPACE, demand_metric.METRIC_NAME, "Maximum")
+    assert {
+        qid: (ms["Metric"]["Namespace"], ms["Metric"]["MetricName"], ms["Stat"])
+        for qid, ms in queries.items()
+    } == want
+    assert all(ms["Period"] == 60 for ms in queries.values())
+    if sp.in_flight:
+        dims = queries[sleep.IN_FLIGHT_ID]["Metric"]["Dimensions"]
+        assert dims == _concurrency_plain()["Dimensions"]
+    # Ten quiet minutes: the ALB's idle timeout (600 s), the longest request it lets stand.
+    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == 10 == sp.minutes
+    assert alarm["ComparisonOperator"] == "LessThanOrEqualToThreshold"
+    assert alarm["Threshold"] == 0
+    # A minute without a request has no ALB datapoint: silence is what it looks for.
+    assert alarm["TreatMissingData"] == "breaching"
+    (policy_id,) = [k for k in _policies(t, STEP_POLICY) if SLEEP_POLICY_ID in k]
+    # botocore's PutMetricAlarm shape checks it with the others
+    # (test_alarms_match_the_cloudwatch_api).
+    assert alarm["AlarmActions"] == [{"Ref": policy_id}]
+    # What doctor (SCL010) compares a deployed alarm with is what the template writes.
+    assert sleep.alarm_differences(alarm) == []
+    assert sleep.alarm_differences({**alarm, "TreatMissingData": "notBreaching"})
+
+
+def test_the_sleep_policy_sets_exactly_zero(reports: dict[str, ValidationReport]) -> None:
+    t = reports["zero-alb"].template
+    (policy,) = [p for k, p in _policies(t, STEP_POLICY).items() if SLEEP_POLICY_ID in k]
+    assert sleep.is_sleep_policy(policy)  # doctor tells it from the other step policies
+    cfg = policy["StepScalingPolicyConfiguration"]
+    assert cfg["AdjustmentType"] == sleep.ADJUSTMENT_TYPE == "ExactCapacity"
+    # Any value at or below the threshold (0): the one step, no lower bound.
+    assert cfg["StepAdjustments"] == [{"MetricIntervalUpperBound": 0, "ScalingAdjustment": 0}]
+    # Re-invoked each minute in ALARM: each sets the same 0. botocore's
+    # PutScalingPolicy shape checks it (test_policies_match_the_application_auto_scaling_api).
+    assert cfg["Cooldown"] == sleep.COOLDOWN_S == 60
+
+
+def test_only_a_service_with_a_wake_path_gets_the_sleep_path(
+    specs: dict[str, Spec], reports: dict[str, ValidationReport]
+) -> None:
+    for key, spec in specs.items():
+        t = reports[key].template
+        got = [k for k in _policies(t, STEP_POLICY) if SLEEP_POLICY_ID in k]
+        assert len(got) == (wake.wake_path(spec) is not None), key
+
+
 def test_the_schedule_becomes_scheduled_actions_in_utc(
     reports: dict[str, ValidationReport],
 ) -> None:
@@ -651,6 +739,8 @@ def test_at_zero_the_cpu_policy_leaves_the_scale_in_vote(
     assert cpu["TargetTrackingScalingPolicyConfiguration"]["DisableScaleIn"] is True
     notes = [n for n in reports[key].notes if n.id == "scale-to-zero"]
     assert len(notes) == 1 and "first request after zero waits" in notes[0].message
+    # Only the load balancer's requests can tell the sleep alarm the service is idle.
+    assert ("10 min without a request the sleep alarm" in notes[0].message) is (key == "zero-alb")
 
 
 def test_with_tasks_kept_the_cpu_policy_scales_in(reports: dict[str, ValidationReport]) -> None:

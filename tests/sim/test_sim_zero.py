@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_gpu import wake
+from ecs_gpu import sleep, wake
 from ecs_gpu.sim import params as P
-from ecs_gpu.sim.controllers import ScheduleLayer, ServiceLayer, WakeLayer
+from ecs_gpu.sim.controllers import ScheduleLayer, ServiceLayer, SleepLayer, WakeLayer
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.metrics import MetricSeries
@@ -90,7 +90,9 @@ def test_a_warm_pool_shortens_the_wait_to_the_pooled_start() -> None:
 
 
 def test_the_cpu_policy_with_scale_in_would_hold_the_last_task() -> None:
-    p = from_spec(_spec(ZERO + LB))
+    # Target tracking alone: the sleep path's step scale-in is not blocked by it (§9)
+    # and would end the night whatever the CPU policy reads.
+    p = from_spec(_spec(ZERO + LB)).with_(sleep=None)
     held = simulate(p.with_(cpu_scale_in=True), _night(p), step_s=STEP, seed=1).summary
     zero = simulate(p, _night(p), step_s=STEP, seed=1).summary
     # An idle server's CPU is above 0 %, so its policy never agrees to remove the last
@@ -183,3 +185,70 @@ def test_the_summary_table_shows_the_idle_cost_and_the_wait_only_for_a_zero_desi
     assert "longest of 2 first-request wait(s)" in wait[2]
     kept = from_spec(_spec(G5))
     assert zero_lines(simulate(kept, _night(kept), step_s=STEP, seed=1).summary) == []
+
+
+# --- the sleep path ---------------------------------------------------------------------
+
+
+def _tail_minutes(p: SimParams) -> list[float]:
+    """Minutes from each evening's last request to the service's desired count of 0."""
+    tl = simulate(p, _night(p), step_s=STEP, seed=1).timeline
+    out = []
+    for day in (0, 1):
+        evening = (day * 24 + 20) * 3600.0
+        rows = list(zip(tl["t_s"], tl["arrivals_rps"], tl["desired_tasks"], strict=True))
+        last = max(t for t, a, _ in rows if a > 0 and t < evening + 3600)
+        zero_at = min(t for t, _, d in rows if t > last and d == 0)
+        out.append((zero_at - last) / 60)
+    return out
+
+
+def test_the_sleep_path_ends_the_night_sooner_than_target_tracking() -> None:
+    p = from_spec(_spec(ZERO + LB))
+    assert p.sleep is not None and p.sleep.minutes == sleep.quiet_minutes() == 10
+    with_sleep = _tail_minutes(p)
+    without = _tail_minutes(p.with_(sleep=None))
+    # N quiet minutes plus the ALB's lag and the minute's alignment; target tracking
+    # waits its 15 low datapoints (and its own lag) instead.
+    for m in with_sleep:
+        assert 10 <= m <= 10 + 2
+    assert all(w > m + 3 for w, m in zip(without, with_sleep, strict=True))
+    s = simulate(p, _night(p), step_s=STEP, seed=1).summary
+    ref = simulate(p.with_(sleep=None), _night(p), step_s=STEP, seed=1).summary
+    assert s["sleep_scale_ins"] == 2 and ref["sleep_scale_ins"] == 0
+    assert s["idle_gpu_hours"] < ref["idle_gpu_hours"]
+    # Waking is untouched: the same two mornings.
+    assert s["cold_start_waits_s"] == ref["cold_start_waits_s"]
+
+
+def test_the_sleep_alarm_needs_every_minute_quiet_and_keeps_the_minimum() -> None:
+    layer = SleepLayer(sleep.SleepPath(minutes=3, in_flight=False), delay_s=60.0)
+    for minute in (1, 2, 3):
+        layer.close_minute(minute * 60.0)  # nothing arrived: no datapoint
+    # Three quiet minutes, but the third is not visible until its lag has passed.
+    assert layer.decide(180.0, 2, 0) == 2
+    assert layer.decide(240.0, 2, 0) == 0 and layer.actions == 1
+    # A request in the window holds it; a scheduled minimum is never crossed.
+    layer.sample(1.0, 0.0)
+    layer.close_minute(240.0)
+    assert layer.decide(300.0, 1, 0) == 1
+    for minute in (5, 6, 7):
+        layer.close_minute(minute * 60.0)
+    assert layer.decide(480.0, 1, 1) == 1 and layer.actions == 1
+    assert layer.decide(540.0, 2, 1) == 1 and layer.actions == 2
+
+
+def test_with_the_in_flight_series_a_long_request_is_not_cut() -> None:
+    path = sleep.SleepPath(minutes=2, in_flight=True)
+    layer = SleepLayer(path, delay_s=0.0)
+    # No new request for minutes, but one still in flight: never quiet.
+    for minute in range(1, 6):
+        layer.sample(0.0, 1.0)
+        layer.close_minute(minute * 60.0)
+        assert layer.decide(minute * 60.0, 1, 0) == 1
+    # Without the series the same minutes read quiet.
+    blind = SleepLayer(sleep.SleepPath(minutes=2, in_flight=False), delay_s=0.0)
+    for minute in (1, 2):
+        blind.sample(0.0, 1.0)
+        blind.close_minute(minute * 60.0)
+    assert blind.decide(120.0, 1, 0) == 0

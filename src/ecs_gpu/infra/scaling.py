@@ -38,7 +38,7 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, wake
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, sleep, wake
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import (
     CONCURRENCY,
@@ -60,6 +60,8 @@ FAST_SCALE_IN_POLICY_ID = "FastScaleIn"
 FAST_SCALE_IN_ALARM_ID = "FastScaleInAlarm"
 WAKE_POLICY_ID = "Wake"
 WAKE_ALARM_ID = "WakeAlarm"
+SLEEP_POLICY_ID = "Sleep"
+SLEEP_ALARM_ID = "SleepAlarm"
 # Scheduled actions: SCHEDULE_ID_PREFIX + the entry's index ([[scaling.schedule]]).
 SCHEDULE_ID_PREFIX = "Schedule"
 
@@ -88,6 +90,9 @@ class Scaling:
     # Set when wake.wake_path(spec): a scale-to-zero service with a load balancer.
     wake_alarm: cw.Alarm | None = None
     wake_policy: appscaling.StepScalingAction | None = None
+    # Set when sleep.sleep_path(spec): the same specs as the wake path.
+    sleep_alarm: cw.Alarm | None = None
+    sleep_policy: appscaling.StepScalingAction | None = None
 
 
 def series_metric(
@@ -361,26 +366,27 @@ def running_metric(spec: Spec, period_s: int) -> cw.Metric:
     )
 
 
+def _elb_metric(load_balancer: str, metric: str, period_s: int) -> cw.Metric:
+    """One of the load balancer's counts the wake and sleep alarms read (:mod:`ecs_gpu.wake`)."""
+    return cw.Metric(
+        namespace=wake.ELB_NAMESPACE,
+        metric_name=metric,
+        dimensions_map={wake.ELB_DIMENSION: load_balancer},
+        statistic=wake.ELB_STATISTIC,
+        period=Duration.seconds(period_s),
+    )
+
+
 def wake_expression(spec: Spec, wp: wake.WakePath, load_balancer: str) -> cw.MathExpression:
     """Requests to the load balancer (RequestCount + the ELB's own 503s) while the service
     has no CPU datapoint, i.e. no RUNNING task; 0 while one runs (:mod:`ecs_gpu.wake`)."""
     period = Duration.seconds(wp.period_s)
-
-    def elb(metric: str) -> cw.Metric:
-        return cw.Metric(
-            namespace=wake.ELB_NAMESPACE,
-            metric_name=metric,
-            dimensions_map={wake.ELB_DIMENSION: load_balancer},
-            statistic=wake.ELB_STATISTIC,
-            period=period,
-        )
-
     running = running_metric(spec, wp.period_s)
     return cw.MathExpression(
         expression=wake.EXPRESSION,
         using_metrics={
-            wake.REQUESTS_ID: elb(wake.REQUESTS_METRIC),
-            wake.REJECTED_ID: elb(wake.REJECTED_METRIC),
+            wake.REQUESTS_ID: _elb_metric(load_balancer, wake.REQUESTS_METRIC, wp.period_s),
+            wake.REJECTED_ID: _elb_metric(load_balancer, wake.REJECTED_METRIC, wp.period_s),
             wake.RUNNING_ID: running,
         },
         label=wake.EXPRESSION_LABEL,
@@ -424,6 +430,74 @@ def _add_wake_path(
         datapoints_to_alarm=wp.datapoints_to_alarm,
         # No request: the ALB publishes nothing (aws-semantics §10); nothing to wake for.
         treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+    )
+    alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
+    return alarm, policy
+
+
+def sleep_expression(spec: Spec, sp: sleep.SleepPath, load_balancer: str) -> cw.MathExpression:
+    """The load balancer's requests (and, with the in-flight series, the most requests any
+    task has in flight) in a period: 0 or missing while the service has nothing to serve."""
+    metrics: dict[str, cw.IMetric] = {
+        wake.REQUESTS_ID: _elb_metric(load_balancer, wake.REQUESTS_METRIC, sp.period_s),
+        wake.REJECTED_ID: _elb_metric(load_balancer, wake.REJECTED_METRIC, sp.period_s),
+    }
+    if sp.in_flight:
+        names = Names(spec.service.name)
+        namespace, metric_name, statistic = sleep.in_flight_metric()
+        metrics[sleep.IN_FLIGHT_ID] = cw.Metric(
+            namespace=namespace,
+            metric_name=metric_name,
+            dimensions_map={
+                demand_metric.CLUSTER_DIMENSION: names.cluster,
+                demand_metric.SERVICE_DIMENSION: names.service,
+            },
+            statistic=statistic,
+            period=Duration.seconds(sp.period_s),
+        )
+    return cw.MathExpression(
+        expression=sp.expression,
+        using_metrics=metrics,
+        label=sleep.EXPRESSION_LABEL,
+        period=Duration.seconds(sp.period_s),
+    )
+
+
+def _add_sleep_path(
+    scope: ecs.ScalableTaskCount,
+    spec: Spec,
+    sp: sleep.SleepPath,
+    alb: elbv2.ApplicationLoadBalancer,
+) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
+    """The sleep alarm and the ExactCapacity 0 step policy (:mod:`ecs_gpu.sleep`).
+
+    The one step has no lower bound and upper bound 0 over the threshold (0):
+    a quiet period, read as 0 or missing, sets the count to 0, which
+    Application Auto Scaling raises to the target's minimum when one is set.
+    """
+    policy = appscaling.StepScalingAction(
+        scope,
+        SLEEP_POLICY_ID,
+        scaling_target=_scalable_target(scope),
+        adjustment_type=appscaling.AdjustmentType.EXACT_CAPACITY,
+        cooldown=Duration.seconds(sp.cooldown_s),
+        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
+    )
+    policy.add_adjustment(adjustment=sp.tasks, upper_bound=0)
+    alarm = cw.Alarm(
+        scope,
+        SLEEP_ALARM_ID,
+        alarm_description=(
+            f"Sleep path (ecs-gpu): {sp.minutes} min without a request at the load balancer "
+            f"set the service to {sp.tasks} tasks."
+        ),
+        metric=sleep_expression(spec, sp, alb.load_balancer_full_name),
+        comparison_operator=cw.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold=sp.threshold,
+        evaluation_periods=sp.minutes,
+        datapoints_to_alarm=sp.minutes,
+        # A minute without a request has no ALB datapoint (aws-semantics §10): quiet.
+        treat_missing_data=cw.TreatMissingData.BREACHING,
     )
     alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
     return alarm, policy
@@ -520,6 +594,10 @@ def build_scaling(
     wp = wake.wake_path(spec)
     if wp is not None and alb is not None:
         wake_alarm, wake_policy = _add_wake_path(target, spec, wp, alb)
+    sleep_alarm = sleep_policy = None
+    sp = sleep.sleep_path(spec)
+    if sp is not None and alb is not None:
+        sleep_alarm, sleep_policy = _add_sleep_path(target, spec, sp, alb)
     _add_schedule(target, spec)
     return Scaling(
         target=target,
@@ -531,4 +609,6 @@ def build_scaling(
         fast_scale_in_policy=in_policy,
         wake_alarm=wake_alarm,
         wake_policy=wake_policy,
+        sleep_alarm=sleep_alarm,
+        sleep_policy=sleep_policy,
     )

@@ -31,6 +31,7 @@ from ecs_gpu.sim.fleet import Fleet, WarmPool
 from ecs_gpu.sim.markets import Markets
 from ecs_gpu.sim.metrics import MetricSeries
 from ecs_gpu.sim.params import ScheduledAction, SimParams
+from ecs_gpu.sleep import SleepPath
 from ecs_gpu.wake import WakePath
 
 
@@ -558,6 +559,55 @@ class WakeLayer:
         if new <= desired:
             return desired
         self.last_action = t
+        self.actions += 1
+        return new
+
+
+class SleepLayer:
+    """The sleep path: ExactCapacity 0 after ``minutes`` one-minute periods without a request.
+
+    Each minute's datapoint is the requests that arrived at the load balancer
+    (plus, with ``in_flight``, the most any task had in flight), visible
+    ``delay_s`` after the minute; a minute without one is missing, and
+    missing is breaching (ecs_gpu.sleep). The alarm is ``minutes`` of
+    ``minutes`` at or below 0 and re-invokes its policy every minute while in
+    ALARM; the count it sets is never below the target's minimum (a schedule
+    may have raised it; aws-semantics §10 "ExactCapacity and MinCapacity").
+    """
+
+    __slots__ = ("_delay", "_in_flight", "_requests", "_sp", "actions", "last_invoke", "series")
+
+    def __init__(self, sp: SleepPath, delay_s: float) -> None:
+        self._sp = sp
+        self._delay = delay_s
+        self.series = MetricSeries(window=sp.minutes)
+        self._requests = self._in_flight = 0.0
+        self.last_invoke = -math.inf
+        self.actions = 0
+
+    def sample(self, arrivals: float, in_flight: float) -> None:
+        """One step's requests at the load balancer and the requests in flight."""
+        self._requests += arrivals
+        if self._sp.in_flight:
+            self._in_flight = max(self._in_flight, in_flight)
+
+    def close_minute(self, t: float) -> None:
+        """Publish the minute that ended at ``t``: None when it had nothing (no datapoint)."""
+        value = self._requests + self._in_flight
+        self.series.publish(t + self._delay, value if value > 0 else None)
+        self._requests = self._in_flight = 0.0
+
+    def decide(self, t: float, desired: int, min_tasks: int) -> int:
+        """The desired count after this minute's evaluation (never higher)."""
+        self.series.visible(t)
+        h = self.series.history
+        quiet = len(h) == self._sp.minutes and all(v is None or v <= self._sp.threshold for v in h)
+        if not quiet or t < self.last_invoke + self._sp.cooldown_s:
+            return desired
+        self.last_invoke = t
+        new = max(self._sp.tasks, min_tasks)
+        if new >= desired:
+            return desired
         self.actions += 1
         return new
 

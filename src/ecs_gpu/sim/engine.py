@@ -30,6 +30,7 @@ from ecs_gpu.sim.controllers import (
     InstanceLayer,
     ScheduleLayer,
     ServiceLayer,
+    SleepLayer,
     WakeLayer,
     apply_desired,
     largest_capacity,
@@ -275,6 +276,7 @@ def simulate(
         if p.wake is None
         else WakeLayer(p.wake, max(p.alb_metric_delay_s, p.ecs_metric_delay_s))
     )
+    sleep = None if p.sleep is None else SleepLayer(p.sleep, p.alb_metric_delay_s)
     # Only a design that may run no task records idle cost and waits (the loop is hot).
     zero = ZeroRecorder(step_s) if p.scales_to_zero else None
     pool = _warm_pool(p, fleet, start)
@@ -328,6 +330,12 @@ def simulate(
             if wake is not None:
                 wake.close_minute(t)
                 want = wake.decide(t, fleet.running, service.desired, service.scaler.max_tasks)
+                if want != service.desired:
+                    service.desired = want
+                    apply_desired(t, fleet, want)
+            if sleep is not None:
+                sleep.close_minute(t)
+                want = sleep.decide(t, service.desired, service.scaler.min_tasks)
                 if want != service.desired:
                     service.desired = want
                     apply_desired(t, fleet, want)
@@ -385,6 +393,9 @@ def simulate(
         account(t, rate, cap, u, ready, billed)
         if wake is not None:
             wake.sample(arrivals, running)
+        if sleep is not None:
+            # In flight: the requests in service (Little's law) and waiting.
+            sleep.sample(arrivals, served / step_s * mean_request_s + queue.queue)
         if zero is not None:
             zero.account(t, rate, arrivals, ready, billed)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)
@@ -424,7 +435,12 @@ def simulate(
         **(
             {}
             if zero is None
-            else zero.summary(p, nsteps * step_s, 0 if wake is None else wake.actions)
+            else zero.summary(
+                p,
+                nsteps * step_s,
+                0 if wake is None else wake.actions,
+                0 if sleep is None else sleep.actions,
+            )
         ),
     }
     cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s, spot_s)
@@ -480,12 +496,13 @@ class ZeroRecorder:
         elif arrivals > 0 and self.since is None:
             self.since = t
 
-    def summary(self, p: SimParams, duration: float, wakes: int) -> dict[str, Any]:
+    def summary(self, p: SimParams, duration: float, wakes: int, sleeps: int) -> dict[str, Any]:
         waits = self.waits
         return {
             "idle_hours": round(self.idle_s / 3600.0, 4),
             "idle_gpu_hours": round(self.idle_billed_s * p.gpus_per_instance / 3600.0, 4),
             "wake_scale_outs": wakes,
+            "sleep_scale_ins": sleeps,
             "cold_start_waits_s": waits,
             "worst_cold_start_wait_s": max(waits) if waits else None,
             "waiting_at_end_s": None if self.since is None else duration - self.since,

@@ -21,6 +21,7 @@ from ecs_gpu import (
     gpu_metric,
     managed_scaling,
     schedule,
+    sleep,
     spot,
     startup,
     wake,
@@ -29,6 +30,7 @@ from ecs_gpu.errors import BadInputError
 from ecs_gpu.fast_path import FastPath
 from ecs_gpu.fast_scale_in import FastScaleIn
 from ecs_gpu.signals import SERIES, Signal, SignalPlan
+from ecs_gpu.sleep import SleepPath
 from ecs_gpu.spec import Spec
 from ecs_gpu.wake import WakePath
 
@@ -249,6 +251,8 @@ class SimParams:
     warm_start_s: float = 60.0
     # The wake path the template deploys (ecs_gpu.wake), None without one.
     wake: WakePath | None = None
+    # The sleep path the template deploys (ecs_gpu.sleep), None without one.
+    sleep: SleepPath | None = None
     # [[scaling.schedule]]: the scheduled actions, in the spec's order.
     schedule: tuple[ScheduledAction, ...] = ()
     # The CPU policy's scale-in: off (DisableScaleIn) when the service may run
@@ -415,6 +419,7 @@ def from_spec(spec: Spec) -> SimParams:
             warm_start_s=float(sim.warm_start_s),
             # The wake alarm, the schedule and the CPU policy's scale-in, as deployed.
             wake=wake.wake_path(spec),
+            sleep=sleep.sleep_path(spec),
             schedule=tuple((schedule.parse(e.cron), e.min_tasks, e.max_tasks) for e in sc.schedule),
             cpu_scale_in=not wake.scales_to_zero(spec),
         ),

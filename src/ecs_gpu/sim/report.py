@@ -316,7 +316,8 @@ def zero_lines(s: dict[str, Any]) -> list[tuple[str, str, str]]:
         (
             "idle GPU-hours",
             f"{s['idle_gpu_hours']:.2f}",
-            f"billed in the {s['idle_hours']:.1f} h with no load",
+            f"billed in the {s['idle_hours']:.1f} h with no load; "
+            f"sleep alarm scale-ins {s.get('sleep_scale_ins', 0)}",
         ),
         (
             "wait after zero",

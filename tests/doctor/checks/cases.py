@@ -12,7 +12,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from ecs_gpu import gpu_metric
+from ecs_gpu import gpu_metric, wake
 from ecs_gpu.doctor.checks import run_checks
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY
 
@@ -538,6 +538,76 @@ def concurrency_alarm_no_data(s: Snap) -> None:
 
 
 # (check id, breakage, evidence kind, evidence field contains, evidence value contains, fix contains)
+WAKE_ALARM = f"{NAMES.service}-WakeAlarm-1A2B3C4D5E6F"
+
+
+def with_wake(s: Snap, running_stat: str = wake.RUNNING_STATISTIC) -> None:
+    """MinCapacity 0 behind a load balancer with the wake policy and alarm infra/scaling.py
+    writes (zero_without_wake, then what the template adds; no sleep path)."""
+    zero_without_wake(s)
+    svc_id = NAMES.scalable_target_resource_id
+    arn = (
+        "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:9:"
+        f"resource/ecs/{svc_id}:policyName/wake"
+    )
+    alarm_arn = f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{WAKE_ALARM}"
+    s["scaling_policies"].append(
+        {
+            "PolicyARN": arn,
+            "PolicyName": "wake",
+            "ServiceNamespace": "ecs",
+            "ResourceId": svc_id,
+            "ScalableDimension": "ecs:service:DesiredCount",
+            "PolicyType": "StepScaling",
+            "StepScalingPolicyConfiguration": {
+                "AdjustmentType": wake.ADJUSTMENT_TYPE,
+                "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}],
+                "Cooldown": 780,
+                "MetricAggregationType": "Maximum",
+            },
+            "Alarms": [{"AlarmName": WAKE_ALARM, "AlarmARN": alarm_arn}],
+            "CreationTime": s["scaling_policies"][0]["CreationTime"],
+        }
+    )
+
+    def q(qid: str, ns: str, name: str, dims: dict[str, str], stat: str) -> dict[str, Any]:
+        metric = {
+            "Namespace": ns,
+            "MetricName": name,
+            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
+        }
+        return {
+            "Id": qid,
+            "MetricStat": {"Metric": metric, "Period": wake.PERIOD_S, "Stat": stat},
+            "ReturnData": False,
+        }
+
+    lb = {wake.ELB_DIMENSION: "app/vllm-g5/0123456789abcdef"}
+    svc = {"ClusterName": NAMES.cluster, "ServiceName": NAMES.service}
+    s["alarms"].append(
+        {
+            "AlarmName": WAKE_ALARM,
+            "AlarmArn": alarm_arn,
+            "ActionsEnabled": True,
+            "AlarmActions": [arn],
+            "StateValue": "OK",
+            "StateReason": "Threshold Crossed: no datapoints were received",
+            "StateUpdatedTimestamp": s["alarms"][0]["StateUpdatedTimestamp"],
+            "Metrics": [
+                {"Id": "expr_1", "Expression": wake.EXPRESSION, "ReturnData": True},
+                q(wake.REQUESTS_ID, wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
+                q(wake.REJECTED_ID, wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
+                q(wake.RUNNING_ID, wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC, svc, running_stat),
+            ],
+            "EvaluationPeriods": wake.EVALUATION_PERIODS,
+            "DatapointsToAlarm": wake.DATAPOINTS_TO_ALARM,
+            "Threshold": wake.THRESHOLD,
+            "ComparisonOperator": wake.COMPARISON,
+            "TreatMissingData": "notBreaching",
+        }
+    )
+
+
 CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ECS001", no_instances, "container_instances", "status", "none registered", "ECS_CLUSTER="),
     ("ECS002", agent_disconnected, "container_instances", "agentConnected", "False", "ECS agent"),
@@ -571,6 +641,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SCL007", scale_in_alarm_other_threshold, "alarms", "Threshold", "2.0", "ecs-gpu deploy"),
     ("SCL008", zero_without_wake, "scalable_targets", "MinCapacity", "0", "min_tasks = 0 and a [load_balancer]"),
     ("SCL009", schedule_stale, "scheduled_actions", "ScalableTargetAction.MaxCapacity", "2", "ecs-gpu deploy"),
+    ("SCL010", with_wake, "scaling_policies", "PolicyName", "wake", "ecs-gpu deploy"),
     ("LT002", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
     ("LT003", spot_without_draining, "launch_template_versions", "ECS_ENABLE_SPOT_INSTANCE_DRAINING", "not set", "ecs-gpu deploy"),
     ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),

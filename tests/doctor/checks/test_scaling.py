@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, wake
+from ecs_gpu import demand_metric, fast_path, gpu_metric, sleep, wake
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.doctor.checks import run_checks
 
@@ -21,6 +21,7 @@ from ..snapshots import (
 )
 from .cases import (
     NIGHTS,
+    WAKE_ALARM,
     WORKDAYS,
     Snap,
     _concurrency_cms,
@@ -30,6 +31,7 @@ from .cases import (
     concurrency_policy_other_series,
     scheduled_action,
     with_schedule,
+    with_wake,
     zero_without_wake,
 )
 
@@ -305,75 +307,6 @@ def test_fast_scale_in_is_quiet_on_a_gpu_signal(healthy: Callable[[], Snap]) -> 
 
 # --- SCL008: the wake path at MinCapacity 0 --------------------------------------------------
 
-WAKE_ALARM = f"{NAMES.service}-WakeAlarm-1A2B3C4D5E6F"
-
-
-def _with_wake(s: Snap, running_stat: str = wake.RUNNING_STATISTIC) -> None:
-    """MinCapacity 0 behind a load balancer with the wake policy and alarm infra/scaling.py
-    writes (zero_without_wake, then what the template adds)."""
-    zero_without_wake(s)
-    svc_id = NAMES.scalable_target_resource_id
-    arn = (
-        "arn:aws:autoscaling:us-east-1:123456789012:scalingPolicy:9:"
-        f"resource/ecs/{svc_id}:policyName/wake"
-    )
-    alarm_arn = f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{WAKE_ALARM}"
-    s["scaling_policies"].append(
-        {
-            "PolicyARN": arn,
-            "PolicyName": "wake",
-            "ServiceNamespace": "ecs",
-            "ResourceId": svc_id,
-            "ScalableDimension": "ecs:service:DesiredCount",
-            "PolicyType": "StepScaling",
-            "StepScalingPolicyConfiguration": {
-                "AdjustmentType": wake.ADJUSTMENT_TYPE,
-                "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}],
-                "Cooldown": 780,
-                "MetricAggregationType": "Maximum",
-            },
-            "Alarms": [{"AlarmName": WAKE_ALARM, "AlarmARN": alarm_arn}],
-            "CreationTime": s["scaling_policies"][0]["CreationTime"],
-        }
-    )
-
-    def q(qid: str, ns: str, name: str, dims: dict[str, str], stat: str) -> dict[str, Any]:
-        metric = {
-            "Namespace": ns,
-            "MetricName": name,
-            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
-        }
-        return {
-            "Id": qid,
-            "MetricStat": {"Metric": metric, "Period": wake.PERIOD_S, "Stat": stat},
-            "ReturnData": False,
-        }
-
-    lb = {wake.ELB_DIMENSION: "app/vllm-g5/0123456789abcdef"}
-    svc = {"ClusterName": NAMES.cluster, "ServiceName": NAMES.service}
-    s["alarms"].append(
-        {
-            "AlarmName": WAKE_ALARM,
-            "AlarmArn": alarm_arn,
-            "ActionsEnabled": True,
-            "AlarmActions": [arn],
-            "StateValue": "OK",
-            "StateReason": "Threshold Crossed: no datapoints were received",
-            "StateUpdatedTimestamp": s["alarms"][0]["StateUpdatedTimestamp"],
-            "Metrics": [
-                {"Id": "expr_1", "Expression": wake.EXPRESSION, "ReturnData": True},
-                q(wake.REQUESTS_ID, wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
-                q(wake.REJECTED_ID, wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
-                q(wake.RUNNING_ID, wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC, svc, running_stat),
-            ],
-            "EvaluationPeriods": wake.EVALUATION_PERIODS,
-            "DatapointsToAlarm": wake.DATAPOINTS_TO_ALARM,
-            "Threshold": wake.THRESHOLD,
-            "ComparisonOperator": wake.COMPARISON,
-            "TreatMissingData": "notBreaching",
-        }
-    )
-
 
 def _scl008(s: Snap) -> Any:
     validate_snapshot(s)
@@ -385,16 +318,110 @@ def test_a_deployed_wake_path_is_ok_and_not_mistaken_for_the_fast_path(
 ) -> None:
     s = healthy()
     assert _scl008(s).status == "ok"  # MinCapacity 1: nothing to wake
-    _with_wake(s)
+    with_wake(s)
     assert _scl008(s).status == "ok"
     assert not {"SCL005", "SCL008"} & _ids(s)
     as_concurrency(s)  # the fast path beside it: SCL005 judges only its own policy
     assert not {"SCL005", "SCL008"} & _ids(s)
 
 
+SLEEP_ALARM = f"{NAMES.service}-SleepAlarm-6F5E4D3C2B1A"
+
+
+def with_sleep(s: Snap, missing: str = "breaching") -> dict[str, Any]:
+    """with_wake, then the sleep path's policy and alarm as infra/scaling.py writes them
+    (ecs_gpu.sleep); returns the policy."""
+    with_wake(s)
+    wake_policy = s["scaling_policies"][-1]
+    arn = wake_policy["PolicyARN"].replace("/wake", "/sleep")
+    alarm_arn = f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{SLEEP_ALARM}"
+    policy = {
+        **wake_policy,
+        "PolicyName": "sleep",
+        "PolicyARN": arn,
+        "StepScalingPolicyConfiguration": {
+            "AdjustmentType": sleep.ADJUSTMENT_TYPE,
+            "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": 0}],
+            "Cooldown": sleep.COOLDOWN_S,
+            "MetricAggregationType": "Maximum",
+        },
+        "Alarms": [{"AlarmName": SLEEP_ALARM, "AlarmARN": alarm_arn}],
+    }
+    s["scaling_policies"].append(policy)
+    wake_alarm = next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)
+    queries = [q for q in wake_alarm["Metrics"] if q["Id"] in (wake.REQUESTS_ID, wake.REJECTED_ID)]
+    n = sleep.quiet_minutes()
+    s["alarms"].append(
+        {
+            **wake_alarm,
+            "AlarmName": SLEEP_ALARM,
+            "AlarmArn": alarm_arn,
+            "AlarmActions": [arn],
+            "StateValue": "ALARM",
+            "Metrics": [
+                {"Id": "expr_1", "Expression": sleep.REQUESTS, "ReturnData": True},
+                *queries,
+            ],
+            "EvaluationPeriods": n,
+            "DatapointsToAlarm": n,
+            "Threshold": sleep.THRESHOLD,
+            "ComparisonOperator": sleep.COMPARISON,
+            "TreatMissingData": missing,
+        }
+    )
+    return policy
+
+
+def test_a_deployed_sleep_path_is_ok_and_a_stale_one_is_scl009(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    with_sleep(s)
+    validate_snapshot(s)
+    assert not {"SCL005", "SCL008", "SCL010"} & _ids(s)
+    stale = healthy()
+    with_sleep(stale, missing="notBreaching")
+    validate_snapshot(stale)
+    (f,) = [f for f in run_checks(stale).findings if f.id == "SCL010"]
+    assert f.title == "The sleep alarm differs from ecs-gpu's" and f.severity == "warning"
+    assert any(e.field == "TreatMissingData" and e.value == "notBreaching" for e in f.evidence)
+
+
+def test_without_a_wake_path_nothing_is_said_of_sleep(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    zero_without_wake(s)
+    validate_snapshot(s)
+    ids = _ids(s)
+    assert "SCL008" in ids and "SCL010" not in ids
+
+
+def test_the_sleep_policy_is_not_mistaken_for_the_fast_path(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    as_concurrency(s)
+    sleeper = with_sleep(s)
+    # Without the spec, and with no fast path deployed, doctor cannot tell whether the
+    # service should have one: unknown, whatever other step policies it has.
+    s[COLLECTION_KEY]["target"].pop("fast_path_threshold", None)
+    s["scaling_policies"] = [
+        p
+        for p in s["scaling_policies"]
+        if p.get("PolicyType") != "StepScaling" or wake.is_wake_policy(p) or p is sleeper
+    ]
+    assert sleep.is_sleep_policy(sleeper) and not wake.is_wake_policy(sleeper)
+    validate_snapshot(s)
+    results = {r.check.id: r for r in run_checks(s).results}
+    # Read as the fast path's, the sleep policy (its alarm no fast path's) would be a
+    # broken one.
+    assert results["SCL005"].status == "unknown"
+    assert "no StepScaling policy" in results["SCL005"].reason
+    assert results["SCL008"].status == results["SCL010"].status == "ok"
+
+
 def test_a_stale_wake_alarm_is_scl008_naming_the_field(healthy: Callable[[], Snap]) -> None:
     s = healthy()
-    _with_wake(s, running_stat="Average")
+    with_wake(s, running_stat="Average")
     f = next(f for f in run_checks(s).findings if f.id == "SCL008")
     assert f.title == "The wake alarm differs from ecs-gpu's"
     assert any(e.field == "Metrics.c" and "Average" in str(e.value) for e in f.evidence)

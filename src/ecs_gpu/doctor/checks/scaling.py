@@ -6,14 +6,14 @@ metric and its missing-policy finding from the signal's row
 (``signals.SERIES[s].checked``), so a new signal adds no code here. The
 fast path's and fast scale-in's step policies (SCL005, SCL007) are theirs;
 what wakes a service at zero tasks is SCL008's, the spec's scheduled actions
-SCL009's.
+SCL009's, what puts it to sleep SCL010's.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, schedule, wake
+from ecs_gpu import demand_metric, fast_path, fast_scale_in, schedule, sleep, wake
 from ecs_gpu.doctor.checks.common import (
     NEVER,
     collection_target,
@@ -217,13 +217,14 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
     cluster, service = demand_names(s)
     want = _fast_path_wanted(cluster, service, threshold)
     # The fast scale-in's step policy only removes: SCL007 checks it; the wake
-    # path's adds one task: SCL008 does.
+    # path's adds one task: SCL008 does; the sleep path's sets 0 (ecs_gpu.sleep).
     steps = [
         p
         for p in s["scaling_policies"]
         if p.get("PolicyType") == "StepScaling"
         and not fast_scale_in.is_scale_in_policy(p)
         and not wake.is_wake_policy(p)
+        and not sleep.is_sleep_policy(p)
     ]
     if not steps:
         if not from_spec:
@@ -730,3 +731,52 @@ def scalable_target_id_of(s: Snapshot) -> str:
             return str(t["ResourceId"])
     target = collection_target(s)
     return scalable_target_id(target.get("cluster") or "?", target.get("service") or "?")
+
+
+@check(
+    "SCL010",
+    link="scaling",
+    severity="warning",
+    title="The service at zero holds its last task 15 minutes",
+    requires=("scalable_targets",),
+    doc="The service's MinCapacity is 0 and a wake alarm wakes it, but no sleep alarm (ten "
+    "minutes without a request at the load balancer) invokes an ExactCapacity 0 step policy, "
+    "or it differs from ecs_gpu.sleep's.",
+)
+def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
+    if not any(t.get("MinCapacity") == 0 for t in s["scalable_targets"]):
+        return []
+    if any(k not in s for k in ("scaling_policies", "alarms")):
+        return []  # SCL008 says what is missing; without a wake path nothing sleeps
+    if not any(policy_alarms(s, p)[1] for p in s["scaling_policies"] if wake.is_wake_policy(p)):
+        return []  # no wake path (SCL008's finding): a sleep would never end
+    sleepers = [p for p in s["scaling_policies"] if sleep.is_sleep_policy(p)]
+    alarms = [a for p in sleepers for a in policy_alarms(s, p)[1]]
+    if not alarms:
+        return [
+            c.finding(
+                [policy_names_evidence(s)],
+                "The service wakes from zero tasks, but no sleep alarm invokes an "
+                "ExactCapacity 0 step policy: at no load its last task stays for target "
+                "tracking's 15 low minutes (aws-semantics.md §9) instead of "
+                f"{sleep.quiet_minutes()}, before the instance's 15 (§2). Fix: redeploy "
+                "with `ecs-gpu deploy`.",
+            )
+        ]
+    diffs = [(a, sleep.alarm_differences(a)) for a in alarms]
+    if any(not d for _, d in diffs):
+        return []
+    return [
+        c.finding(
+            [
+                Evidence("alarms", a.get("AlarmName", "?"), field, value)
+                for a, d in diffs
+                for field, value, _ in d
+            ],
+            "The sleep alarm differs from the one ecs-gpu deploys ("
+            + "; ".join(p for _, d in diffs for _, _, p in d)
+            + "): it may never fire, or cut a request still running. Fix: redeploy with "
+            "`ecs-gpu deploy`.",
+            title="The sleep alarm differs from ecs-gpu's",
+        )
+    ]

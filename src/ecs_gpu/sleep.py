@@ -1,0 +1,131 @@
+"""The sleep path: what takes a scale-to-zero service to zero tasks once no request comes.
+
+Target tracking takes the last task away only after its AWS-owned low alarm
+sees 15 one-minute datapoints (aws-semantics.md §9 "Target tracking's low
+alarm"), and the instance leaves 15 CPR datapoints after that (§2 "CPR
+AlarmHigh / AlarmLow"): a fleet at zero load pays 30 minutes a night. The
+sleep path shortens the first half, beside the wake path (:mod:`ecs_gpu.wake`)
+and only where one is deployed (``min_tasks = 0`` and ``[load_balancer]``):
+a one-minute alarm on the load balancer's requests, ``RequestCount`` plus
+``HTTPCode_ELB_503_Count`` as the wake alarm reads them, in ALARM after
+:func:`quiet_minutes` minutes in a row without one, invokes a step policy
+with ``ExactCapacity`` 0. Application Auto Scaling takes ``ExactCapacity``
+for an ECS service and never sets a count below the target's MinCapacity
+(aws-semantics §10 "ExactCapacity and MinCapacity"): a scheduled min_tasks of
+1 by day keeps the task, and the alarm sitting in ALARM all night re-sets 0.
+
+A minute without a request has no ALB datapoint (§10 "ALB metrics at no
+request"), so missing data is breaching: silence is what the alarm looks for.
+
+How long: a request the ALB counted may still be running. The template lets
+one stand as long as the load balancer's idle timeout (600 s,
+infra/loadbalancer.IDLE_TIMEOUT_S, set because LLM responses stream for
+minutes): :data:`LONGEST_REQUEST_S`, the spec states no other. So the alarm
+waits that long in whole periods after the last counted request. With
+``[service.metrics]`` and ``demand_estimate = "in-flight"`` the sidecars'
+series is the requests in flight, so the expression adds its Maximum: a
+stream longer than that is never cut while its task reports it. The
+arrival-rate estimate is a function of arrivals (demand_metric.py "The
+estimate"), not of a request still running, so it is not added.
+
+The instance's 15 minutes after the task stops stay AWS's: no scaling policy
+of ours may act on a capacity provider's group (§10 "Other scaling policies
+on a managed group").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ecs_gpu import demand_metric, wake
+from ecs_gpu.spec import Spec
+
+# The load balancer's idle timeout the template sets (infra/loadbalancer.py):
+# the longest a request may go without a byte before the ALB cuts it.
+LONGEST_REQUEST_S: Final = 600
+PERIOD_S: Final = wake.PERIOD_S
+THRESHOLD: Final = 0.0
+COMPARISON: Final = "LessThanOrEqualToThreshold"
+ADJUSTMENT_TYPE: Final = "ExactCapacity"
+TASKS: Final = 0
+# Re-invocations set the same 0; the cooldown only spaces them.
+COOLDOWN_S: Final = PERIOD_S
+IN_FLIGHT_ID: Final = "q"
+IN_FLIGHT_STATISTIC: Final = "Maximum"
+REQUESTS: Final = f"FILL({wake.REQUESTS_ID}, 0) + FILL({wake.REJECTED_ID}, 0)"
+IN_FLIGHT_EXPRESSION: Final = f"{REQUESTS} + FILL({IN_FLIGHT_ID}, 0)"
+EXPRESSION_LABEL: Final = "Requests (and in flight)"
+
+
+@dataclass(frozen=True)
+class SleepPath:
+    """The alarm and step policy a spec deploys (None from :func:`sleep_path` without one)."""
+
+    minutes: int
+    # The sidecars' in-flight series is in the expression.
+    in_flight: bool
+    period_s: int = PERIOD_S
+    threshold: float = THRESHOLD
+    tasks: int = TASKS
+    cooldown_s: int = COOLDOWN_S
+
+    @property
+    def expression(self) -> str:
+        return IN_FLIGHT_EXPRESSION if self.in_flight else REQUESTS
+
+
+def quiet_minutes(longest_request_s: float = LONGEST_REQUEST_S) -> int:
+    """Whole alarm periods without a request before the service sleeps: they cover
+    the longest request, so the last counted one has finished."""
+    return max(1, math.ceil(longest_request_s / PERIOD_S))
+
+
+def sleep_path(spec: Spec) -> SleepPath | None:
+    """The sleep alarm and policy, or None: a service gets one exactly where it gets
+    the wake path (:func:`ecs_gpu.wake.wake_path`), which brings it back."""
+    if wake.wake_path(spec) is None:
+        return None
+    in_flight = spec.service.metrics is not None and spec.scaling.demand_estimate == "in-flight"
+    return SleepPath(minutes=quiet_minutes(), in_flight=in_flight)
+
+
+def in_flight_metric() -> tuple[str, str, str]:
+    """(namespace, metric, statistic) of the in-flight query (demand_metric.py's series)."""
+    return demand_metric.NAMESPACE, demand_metric.METRIC_NAME, IN_FLIGHT_STATISTIC
+
+
+def is_sleep_policy(policy: Mapping[str, Any]) -> bool:
+    """Whether a deployed StepScaling policy has the sleep path's shape: ExactCapacity,
+    every step setting 0 (the fast path adds, the fast scale-in removes, the wake adds)."""
+    cfg = policy.get("StepScalingPolicyConfiguration") or {}
+    steps = cfg.get("StepAdjustments") or []
+    return (
+        cfg.get("AdjustmentType") == ADJUSTMENT_TYPE
+        and bool(steps)
+        and all(s.get("ScalingAdjustment") == TASKS for s in steps)
+    )
+
+
+def alarm_differences(alarm: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed alarm differs from the sleep
+    alarm: one of the two expressions over the ALB's counts, :data:`COMPARISON`
+    :data:`THRESHOLD`, :func:`quiet_minutes` of as many periods, missing data breaching.
+    Empty: it is the sleep alarm. ``doctor`` (SCL010) reads it."""
+    exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
+    if exprs not in ([REQUESTS], [IN_FLIGHT_EXPRESSION]):
+        return [("Expression", exprs, f"expression {exprs} (want {REQUESTS}, + in flight)")]
+    out: list[tuple[str, Any, str]] = []
+    found = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
+    if found != (COMPARISON, THRESHOLD):
+        out.append(("Threshold", found, f"{found} (want {COMPARISON} {THRESHOLD:g})"))
+    n = quiet_minutes()
+    periods = (alarm.get("EvaluationPeriods"), alarm.get("DatapointsToAlarm"))
+    if periods != (n, n):
+        out.append(("EvaluationPeriods", periods, f"{periods[0]} periods (want {n} of {n})"))
+    missing = alarm.get("TreatMissingData")
+    if missing != "breaching":
+        out.append(("TreatMissingData", missing, f"missing data {missing} (want breaching)"))
+    return out
