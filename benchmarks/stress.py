@@ -397,6 +397,12 @@ def frontier_designs() -> dict[str, tuple[str, SimParams]]:
             "spec",
             fsi.with_(min_instances=64),
         ),
+        # What keeping instances can buy at best: each also holds the image
+        # (a task placed on one that never ran a task pulls it first).
+        "+ fast scale-in, min_instances = 64, the image on every instance": (
+            "no: a what-if",
+            fsi.with_(min_instances=64, image_pull_s=0.0),
+        ),
     }
 
 
