@@ -24,6 +24,7 @@ Run:
 
     .venv/bin/python benchmarks/stress.py [--detail] [--goals] [--reuse]
     .venv/bin/python benchmarks/stress.py --sweep
+    .venv/bin/python benchmarks/stress.py --scale-in-frontier
 
 It prints a Markdown table (docs/benchmarks.md "Pay for what you serve:
 the measures"); --detail also prints, on the flash crowd, how long the
@@ -32,12 +33,16 @@ when tasks and instances came down after it; --goals issue 16's goals per
 issue-16 design; --reuse the what-if of warm-pool reuse on scale-in
 (ReuseOnScaleIn, which ECS does not allow: aws-semantics.md §9). --sweep
 alone: issue 16's default with the pool, one setting changed at a time, on
-six loads (the settings the default was chosen among).
+six loads (the settings the default was chosen among). --scale-in-frontier
+alone: the fast scale-in's settings and the instances kept beside it, one
+at a time, against issue 16's goals summed over every load
+(docs/benchmarks.md "The scale-in frontier").
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -57,12 +62,18 @@ from compare_signals import (
     worst,
 )
 
-from ecs_gpu import fast_path
+from ecs_gpu import fast_path, fast_scale_in
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.stress import SHAPES, shape_rates
-from ecs_gpu.sim.transients import drop_stats, drops_to_need, minute_means, peak_vs_need
+from ecs_gpu.sim.transients import (
+    LoadDrop,
+    drop_stats,
+    drops_to_need,
+    minute_means,
+    peak_vs_need,
+)
 from ecs_gpu.sim.workload import bundled_traces
 
 LABELS = {
@@ -333,6 +344,117 @@ def sweep() -> None:
             )
 
 
+# --scale-in-frontier: the fast scale-in's trade-off, one setting at a time,
+# on every load: how soon desired meets need after a drop against the
+# overload and GPU-hours it costs (docs/benchmarks.md "The scale-in frontier").
+# Issue 8's design (the goals' overload bound) and today's default (GPU-hours').
+BOUND = "issue 8 default + warm pool (the overload bound)"
+TODAY = "issue 16 default + warm pool (today)"
+
+
+# One frontier run on one load: GPU-hours, overload seconds, its load drops.
+Run = tuple[float, float, list[LoadDrop]]
+
+
+def frontier_designs() -> dict[str, tuple[str, SimParams]]:
+    """Label -> (how it deploys, params). [capacity] target_capacity_percent and
+    min_instances are set as from_spec reads them (the one field each)."""
+    fsi = design(NEW_FSI_POOL)
+    f = fsi.fast_scale_in
+    assert f is not None
+
+    def window(n: int) -> SimParams:
+        return fsi.with_(
+            fast_scale_in=dataclasses.replace(f, evaluation_periods=n, datapoints_to_alarm=n)
+        )
+
+    small = dataclasses.replace(f, steps=fast_scale_in.steps(f.target, max_percent=10))
+    return {
+        BOUND: ("spec", design("concurrency + fast path + warm pool")),
+        TODAY: ("spec", design(NEW_DEFAULT_POOL)),
+        "+ fast scale-in (as shipped: 12 x 10 s, steps up to 25 %)": ("spec", fsi),
+        "+ fast scale-in, 6 datapoints": ("alarm setting", window(6)),
+        "+ fast scale-in, 18 datapoints": ("alarm setting", window(18)),
+        "+ fast scale-in, 30 datapoints": ("alarm setting", window(30)),
+        "+ fast scale-in, steps up to 10 %": ("policy setting", fsi.with_(fast_scale_in=small)),
+        "+ fast scale-in, target_capacity_percent = 95": (
+            "spec",
+            fsi.with_(target_capacity_percent=95.0),
+        ),
+        "+ fast scale-in, target_capacity_percent = 90": (
+            "spec",
+            fsi.with_(target_capacity_percent=90.0),
+        ),
+        "target_capacity_percent = 95, no fast scale-in": (
+            "spec",
+            design(NEW_DEFAULT_POOL).with_(target_capacity_percent=95.0),
+        ),
+        "+ fast scale-in, managed scale-in after 30 low minutes": (
+            "no: AWS owns the 15",
+            fsi.with_(cpr_low_datapoints=30),
+        ),
+        "+ fast scale-in, min_instances = 64 (no instance leaves)": (
+            "spec",
+            fsi.with_(min_instances=64),
+        ),
+        # What keeping instances can buy at best: each also holds the image
+        # (a task placed on one that never ran a task pulls it first).
+        "+ fast scale-in, min_instances = 64, the image on every instance": (
+            "no: a what-if",
+            fsi.with_(min_instances=64, image_pull_s=0.0),
+        ),
+    }
+
+
+def frontier() -> None:
+    """Each frontier design against issue 16's goals, summed over every load."""
+    traces = bundled_traces()
+    base = design("task-gpus (default before)")
+    ref_p = design("reference")
+    designs = frontier_designs()
+    # label -> per load (GPU-hours, overload s, drops); the reference under "".
+    got: dict[str, list[Run]] = {k: [] for k in ["", *designs]}
+    names = [*traces, *SHAPES]
+    for name in names:
+        go = load(name, traces, base)[1]
+        for label, p in [("", ref_p), *((k, v[1]) for k, v in designs.items())]:
+            r = go(p)
+            tl = r.timeline
+            drops = drops_to_need(p, tl["offered_rps"], tl["desired_tasks"], r.step_s)
+            got[label].append((r.summary["gpu_hours"], r.summary["overload_seconds"], drops))
+    print(
+        "| design | deploys | median drop to 10 % of need min (<= 5) | every drop's median min "
+        "| drops never within 10 % | summed overload x reference (<= 0.15) "
+        "| loads over 1.1 x issue 8's overload (none) | loads over 1.1 x today's overload "
+        "| summed GPU-hours x reference | x today's (<= 1) |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    ref, bound, today = got[""], got[BOUND], got[TODAY]
+    for label, (deploys, _) in designs.items():
+        rows = got[label]
+        medians = [s.median_s for *_, d in rows if (s := drop_stats(d)).median_s is not None]
+        # Every drop of every load, one never reaching need counted as the longest.
+        every = sorted(
+            math.inf if x.to_need_s is None else x.to_need_s for *_, d in rows for x in d
+        )
+        never = sum(1 for *_, d in rows for x in d if x.to_need_s is None)
+        mid = every[len(every) // 2] if every else None
+        print(
+            f"| {label} | {deploys} | {_min(float(np.median(medians)) if medians else None)} "
+            f"| {'never' if mid == math.inf else _min(mid)} | {never} "
+            f"| {sum(r[1] for r in rows) / sum(r[1] for r in ref):.3f} "
+            f"| {_over(rows, bound, names)} | {_over(rows, today, names)} "
+            f"| {sum(r[0] for r in rows) / sum(r[0] for r in ref):.3f} "
+            f"| {sum(r[0] for r in rows) / sum(r[0] for r in today):.3f} |"
+        )
+
+
+def _over(rows: list[Run], than: list[Run], names: list[str]) -> str:
+    """The loads whose overload is more than 1.1 x ``than``'s on the same load."""
+    over = [n for n, r, t in zip(names, rows, than, strict=True) if r[1] > 1.1 * t[1] + 1e-9]
+    return ", ".join(over) if over else "none"
+
+
 def main() -> int:
     res = runs()
     table(res)
@@ -353,5 +475,12 @@ def sweep_main() -> int:
     return 0
 
 
+def frontier_main() -> int:
+    frontier()
+    return 0
+
+
 if __name__ == "__main__":
-    sys.exit(sweep_main() if "--sweep" in sys.argv else main())
+    if "--sweep" in sys.argv:
+        sys.exit(sweep_main())
+    sys.exit(frontier_main() if "--scale-in-frontier" in sys.argv else main())

@@ -64,6 +64,12 @@ def test_step_table() -> None:
     assert fsi.tasks_to_remove(0.0, 1) == 0  # never the last task
 
 
+def test_a_smaller_step_cap_caps_only_the_bands_above_it() -> None:
+    # benchmarks/stress.py --scale-in-frontier's "steps of at most 10 %".
+    assert [s.percent for s in fast_scale_in.steps(10.0, max_percent=10)] == [1, 10, 10]
+    assert fast_scale_in.steps(10.0) == fast_scale_in.steps(10.0, fast_scale_in.MAX_STEP_PERCENT)
+
+
 @given(
     target=st.floats(0.5, 1000),
     tasks=st.integers(2, 199),

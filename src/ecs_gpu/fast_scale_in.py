@@ -48,11 +48,16 @@ Off by default (``[scaling] fast_scale_in = true`` turns it on). Measured
 median time from a load drop to need from 16-21 minutes to about 5 and
 lowers GPU-hours on nearly every trace, but with the covering pool raises
 overload by up to 81 % on the real traces (ServeGen M-large, 2,690 to
-4,860 s: the instances it empties leave 15 minutes sooner, so the next rise
-waits for new ones), past issue 16's bound of 10 %; and its alarm and policy
-(about 2.2 KB) take the g5 example with a warm pool over the inline
-template limit (docs/host.md "Size"). The template (infra/scaling.py) writes these numbers and
-the simulator (sim/controllers.py) runs them, so they are computed here once,
+4,860 s), past issue 16's bound of 10 %: the instances it empties leave 15
+minutes sooner, so the next rise waits for new ones, and the tasks it
+removes come back only after a model load. No setting of it meets that
+bound (docs/benchmarks.md "The scale-in frontier", ``benchmarks/stress.py
+--scale-in-frontier``): a shorter or longer window, smaller steps, spare
+instances (target_capacity_percent) or every instance kept all leave some
+load over it. And its alarm and policy (about 2.2 KB) take the g5 example
+with a warm pool over the inline template limit (docs/host.md "Size").
+The template (infra/scaling.py) writes these numbers and the simulator
+(sim/controllers.py) runs them, so they are computed here once,
 without importing CDK.
 """
 
@@ -173,20 +178,21 @@ def threshold(target: float) -> float:
     return round(target * THRESHOLD_FRACTION, 6)
 
 
-def steps(target: float) -> tuple[Step, ...]:
+def steps(target: float, max_percent: int = MAX_STEP_PERCENT) -> tuple[Step, ...]:
     """The step table: each band removes what its highest value leaves at the target.
 
     A band whose alarm values are below ``e`` (its upper edge) has per-task
     concurrency below ``e`` on one task fewer, so removing ``1 - e / target``
     of the tasks leaves at least what the load needs at the target; capped
-    at :data:`MAX_STEP_PERCENT`.
+    at ``max_percent`` (:data:`MAX_STEP_PERCENT`; benchmarks/stress.py
+    --scale-in-frontier runs a smaller cap).
     """
     thr = threshold(target)
     out = []
     for i, start in enumerate(STEP_STARTS):
         end = STEP_STARTS[i + 1] if i + 1 < len(STEP_STARTS) else None
         edge = thr * (1 - start)
-        percent = min(MAX_STEP_PERCENT, math.floor((1 - edge / target) * 100 + 1e-9))
+        percent = min(max_percent, math.floor((1 - edge / target) * 100 + 1e-9))
         out.append(
             Step(
                 lower=None if end is None else round(-end * thr, 6),

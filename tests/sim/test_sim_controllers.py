@@ -117,6 +117,20 @@ def test_asg_steps_warmup_floor_and_scale_in_rate() -> None:
     assert asg.decide(8, True, _series(*[25.0] * 14), None) == 0
 
 
+def test_asg_low_datapoints_what_if_waits_longer() -> None:
+    # SimParams.cpr_low_datapoints (a what-if: AWS's alarm is 15 of 15).
+    asg = AsgScaler(100, floor_instances=1, max_instances=10, min_step=1, max_step=3,
+                    host_cpu_target_percent=None, low_datapoints=30)  # fmt: skip
+    lows = MetricSeries(window=30)
+    for _ in range(29):
+        lows.publish(0.0, 25.0)
+    lows.visible(0.0)
+    assert asg.decide(8, True, lows, None) == 0  # 29 low minutes: not yet
+    lows.publish(0.0, 25.0)
+    lows.visible(0.0)
+    assert asg.decide(8, True, lows, None) == -3
+
+
 def test_metric_series_delay() -> None:
     m = MetricSeries()
     m.publish(120.0, 50.0)

@@ -136,3 +136,26 @@ def test_shared_cooldown_what_if_holds_the_step_after_a_target_tracking_scale_in
     # Each step now also starts target tracking's 300-s scale-in cooldown, which holds
     # the next step: one step per five minutes instead of per minute.
     assert changes[:3] == [(0.0, 8), (730.0, 6), (1030.0, 5)]
+
+
+def _instance_changes(p: SimParams, rates: np.ndarray) -> list[tuple[float, int]]:
+    tl = simulate(p, rates, step_s=STEP, noisy_arrivals=False).timeline
+    out: list[tuple[float, int]] = []
+    for t, n in zip(tl["t_s"], tl["instances"], strict=True):
+        if not out or out[-1][1] != n:
+            out.append((t, int(n)))
+    return out
+
+
+def test_the_emptied_instances_leave_after_the_cpr_low_alarm() -> None:
+    # The tasks are down to 2 at 970 s (above); managed scaling removes the
+    # empty instances only after its 15 low minutes, and in the what-if
+    # (SimParams.cpr_low_datapoints, never from a spec) after 30.
+    rates = np.concatenate([np.full(60, 8 * 1.4), np.full(360, 2.6)])
+    aws = _instance_changes(_p(), rates)
+    what_if = _instance_changes(_p().with_(cpr_low_datapoints=30), rates)
+    assert aws[0] == what_if[0] == (0.0, 8)
+    first_aws, first_what_if = aws[1][0], what_if[1][0]
+    assert 730.0 + 15 * 60 <= first_aws < 730.0 + 17 * 60
+    assert first_what_if - first_aws == 15 * 60
+    assert aws[-1][1] == what_if[-1][1] == 2

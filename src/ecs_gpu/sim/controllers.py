@@ -191,6 +191,8 @@ class AsgScaler:
     min_step: int
     max_step: int
     host_cpu_target_percent: float | None
+    # The CPR low alarm's datapoints: AWS's 15 (SimParams.cpr_low_datapoints).
+    low_datapoints: int = P.CPR_LOW_DATAPOINTS
 
     def decide(
         self,
@@ -211,7 +213,7 @@ class AsgScaler:
             # From zero, CPR = 200 reads as two instances, not N x CPR / T = 0.
             needed = c / 100.0 * n if n > 0 else P.CPR_FROM_ZERO / 100.0
             outs.append(math.ceil(needed * 100.0 / tc - 1e-9))
-        elif c is not None and breaching_low(cpr.history, P.CPR_LOW_DATAPOINTS, tc):
+        elif c is not None and breaching_low(cpr.history, self.low_datapoints, tc):
             lows += 1
             ins.append(math.ceil(c / 100.0 * n * 100.0 / tc - 1e-9))
         if self.host_cpu_target_percent is not None and host_cpu is not None:
@@ -693,8 +695,9 @@ class InstanceLayer:
             p.min_scaling_step,
             p.max_scaling_step,
             p.host_cpu_policy_target_percent,
+            p.cpr_low_datapoints,
         )
-        self.cpr = MetricSeries()
+        self.cpr = MetricSeries(window=max(P.CPR_LOW_DATAPOINTS, p.cpr_low_datapoints))
         self.last_cpr = math.nan
         self._boot_time = boot_time
         self._floor = p.floor_instances

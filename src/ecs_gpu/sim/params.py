@@ -243,6 +243,11 @@ class SimParams:
     # What-if, never from a spec: instances that scale in return to the pool
     # (ReuseOnScaleIn), which ECS does not allow (aws-semantics §9).
     warm_pool_reuse_on_scale_in: bool = False
+    # What-if, never from a spec: managed scaling's CPR low alarm needs this
+    # many one-minute datapoints. AWS owns that alarm and its 15 (§2), so only
+    # benchmarks/stress.py --scale-in-frontier sets it: instances that stay
+    # longer after the fast scale-in empties them.
+    cpr_low_datapoints: int = CPR_LOW_DATAPOINTS
     # A Stopped or Hibernated pool instance bills only its root volume:
     # catalog.gp3_usd_per_hour of [capacity] root_volume_* (dated gp3 price).
     pool_volume_usd_per_hour: float = 0.0
