@@ -265,3 +265,14 @@ def test_the_spot_alarms_tell_the_alert_topic_and_may_publish_to_it(
         names.spot_capacity_shortfall_alarm,
     ]
     assert variant_reports["spot-alerts-email"].findings == []
+
+
+def test_with_a_topic_arn_the_spot_alarms_tell_it() -> None:
+    topic = "arn:aws:sns:us-east-1:123456789012:oncall"
+    t = synth_template(parse_spec(SPOT + f'\n[alerts]\nsns_topic_arn = "{topic}"\n', "arn.toml"))
+    alarms = _alarms(t)
+    names = Names("vllm-g5")
+    for name in (names.spot_gpu_metric_missing_alarm, names.spot_capacity_shortfall_alarm):
+        assert alarms[name]["AlarmActions"] == alarms[name]["OKActions"] == [topic], name
+    # The same topic as the On-Demand group's GPU alarm.
+    assert alarms[names.gpu_metric_missing_alarm]["AlarmActions"] == [topic]
