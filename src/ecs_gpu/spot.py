@@ -174,8 +174,8 @@ def shortfall_alarm_description(spot_asg: str, minutes: int) -> str:
     return (
         f"{spot_asg} has wanted more Spot instances than it has in service for {minutes} "
         "minutes: EC2 has no Spot capacity for its types in its Availability Zones (its "
-        "activities read 'There is no Spot capacity available that matches your request'), "
-        "and the service's Spot share of tasks waits in PROVISIONING. The group keeps "
+        "activities read 'Could not launch Spot Instances. UnfulfillableCapacity'), and the "
+        "service's Spot share of tasks waits in PROVISIONING. The group keeps "
         "trying. Now: raise [capacity.spot] on_demand_base or lower spot_percent and "
         "redeploy, so On-Demand carries the load; then list more interchangeable types in "
         "instance_types. Run `ecs-gpu doctor` (ASG checks) for the group's activities."

@@ -115,3 +115,31 @@ def test_without_spot_no_spot_alarm_is_expected(healthy: Callable[[], Snap]) -> 
     s = healthy()
     assert _found(s, "ALM003") == []
     assert "ALM003" in run_checks(s).as_dict()["ok"]
+
+
+def test_a_spot_launch_without_capacity_names_the_strategy_as_the_way_out(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = _spot(healthy)
+    s["scaling_activities"].insert(
+        0,
+        {
+            "ActivityId": "6f4c2d3e-bbbb-4ccc-8ddd-1e2f3a4b5c6d",
+            "AutoScalingGroupName": NAMES.spot_asg,
+            # The code and words a Spot group's failed activity was seen to carry
+            # (aws-semantics §11 "No Spot capacity"); the rest is the activity's frame.
+            "Description": "Launching a new EC2 instance.  Status Reason: Could not launch Spot "
+            "Instances. UnfulfillableCapacity. Launching EC2 instance failed.",
+            "Cause": "At 2026-11-29T17:00:10Z an instance was started in response to a difference "
+            "between desired and actual capacity, increasing the capacity from 0 to 1.",
+            "StartTime": "2026-11-29T17:00:10+00:00",
+            "EndTime": "2026-11-29T17:00:11+00:00",
+            "StatusCode": "Failed",
+            "StatusMessage": "Could not launch Spot Instances. UnfulfillableCapacity. Launching "
+            "EC2 instance failed.",
+            "Progress": 100,
+        },
+    )
+    (f,) = _found(s, "ASG001")
+    assert "UnfulfillableCapacity" in str(f.evidence[0].value)
+    assert "on_demand_base" in f.fix and "PROVISIONING" in f.fix
