@@ -355,10 +355,11 @@ def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) ->
     instance is in service without the series. The shortfall is what leaves
     the Spot share of tasks PROVISIONING: the group wants instances EC2 has no
     Spot capacity for. Missing data is not breaching in both: each expression
-    fills its inputs, and group metrics stop only with the group.
+    fills its inputs, so a gap in them is no evidence of either fault.
     """
     if spec.capacity.spot is None:
         return []
+    gpu_name, shortfall_name = _spot_alarm_names(spec, names)
     period = Duration.seconds(spot.GROUP_PERIOD_S)
     in_service = _group_metric(spot.IN_SERVICE_METRIC, names.spot_asg)
     gpu = SERIES[plan.gpu_series]
@@ -367,7 +368,7 @@ def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) ->
     missing = cw.Alarm(
         node,
         spot.GPU_MISSING_ALARM_ID,
-        alarm_name=names.spot_gpu_metric_missing_alarm,
+        alarm_name=gpu_name,
         alarm_description=f"While {names.spot_asg} has instances in service: "
         + gpu_metric.missing_alarm_description(names.spot_asg, names.host_log_group, tracked=False),
         metric=cw.MathExpression(
@@ -389,7 +390,7 @@ def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) ->
     shortfall = cw.Alarm(
         node,
         spot.SHORTFALL_ALARM_ID,
-        alarm_name=names.spot_capacity_shortfall_alarm,
+        alarm_name=shortfall_name,
         alarm_description=spot.shortfall_alarm_description(names.spot_asg, short_periods),
         metric=cw.MathExpression(
             expression=spot.SHORTFALL_EXPRESSION,
@@ -410,10 +411,7 @@ def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) ->
 
 
 def _alert_topic(
-    node: Construct,
-    spec: Spec,
-    names: Names,
-    missing_alarms: list[cw.Alarm],
+    node: Construct, spec: Spec, names: Names, missing_alarms: list[cw.Alarm]
 ) -> tuple[sns.ITopic | None, kms.Key | None]:
     """Where the missing-metric alarms publish: the spec's topic, the stack's own, or None."""
     alerts = spec.alerts
@@ -434,7 +432,7 @@ def _alert_topic(
 
 
 def _spot_alarm_names(spec: Spec, names: Names) -> list[str]:
-    """The Spot alarms' names, in _spot_alarms' order (none without [capacity.spot])."""
+    """The Spot alarms' names, the GPU one first (none without [capacity.spot])."""
     if spec.capacity.spot is None:
         return []
     return [names.spot_gpu_metric_missing_alarm, names.spot_capacity_shortfall_alarm]
