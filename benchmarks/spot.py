@@ -3,10 +3,10 @@
 The design: the g5 example's service (one A10G per task, concurrency 11 per
 task with the fast path) with max_tasks 64, min_instances 0 and
 [capacity.spot] spot_percent 70 above an On-Demand base of 1, on g5.xlarge
-(Spot at the catalog's dated 60 % discount) and on g6.xlarge (no dated
-figure: [simulation] spot_discount_percent = 60, g5's, stated as an
-assumption). Each bundled trace (docs/traces.md) is scaled as `plan` does
-(its peak needs 80 % of max_tasks at the target); seed 0, 10-second steps,
+and on g6.xlarge, each at the catalog's dated Spot discount for its family
+(catalog.SPOT_DISCOUNTS: g5 60 %, g6 25 %, both us-east-1). Each bundled
+trace (docs/traces.md) is scaled as `plan` does (its peak needs 80 % of
+max_tasks at the target); seed 0, 10-second steps,
 warm start. Per trace and type: the same design all On-Demand (the twin,
 runs.on_demand_twin), then Spot at each Spot Instance Advisor band
 (spot.BAND_MONTHLY_SHARE as a rate per instance-hour): cost, its saving on
@@ -56,10 +56,10 @@ target_concurrency_per_task = 11
 {simulation}
 """
 
+# Each at its family's dated discount (catalog.SPOT_DISCOUNTS): no key.
 TYPES = {
     "g5.xlarge": "",
-    # No dated Spot discount for g6 (catalog.SPOT_DISCOUNTS): g5's, assumed.
-    "g6.xlarge": "spot_discount_percent = 60",
+    "g6.xlarge": "",
 }
 
 

@@ -78,13 +78,28 @@ def test_spot_price_uses_the_cited_discount_or_the_key() -> None:
     cited = catalog.spot_discount("g5.xlarge")
     assert cited is not None and cited.date and cited.source
     assert spot.price_usd_per_hour(_spec()) == pytest.approx(g5 * (1 - cited.percent / 100))
-    # g6 has no cited figure: no price until the key gives one ...
-    both = '["g5.xlarge", "g6.xlarge"]'
+    # g6e has no cited figure: no price until the key gives one ...
+    both = '["g5.xlarge", "g6e.xlarge"]'
     assert spot.price_usd_per_hour(_spec(both)) is None
-    assert spot.missing_discounts(_spec(both)) == ["g6.xlarge"]
-    # ... and then the dearest type's Spot price (g5's On-Demand price is the higher).
+    assert spot.missing_discounts(_spec(both)) == ["g6e.xlarge"]
+    # ... and then the dearest type's Spot price (g6e's On-Demand price is the higher).
+    g6e = catalog.lookup("g6e.xlarge").price_usd_per_hour
+    assert g6e > g5
     keyed = _spec(both, simulation="spot_discount_percent = 50")
-    assert spot.price_usd_per_hour(keyed) == pytest.approx(g5 * 0.5)
+    assert spot.price_usd_per_hour(keyed) == pytest.approx(g6e * 0.5)
+
+
+def test_g6_has_its_own_dated_discount_and_its_spot_hour_is_dearer_than_g5s() -> None:
+    g5, g6 = (catalog.lookup(t).price_usd_per_hour for t in ("g5.xlarge", "g6.xlarge"))
+    cited = catalog.spot_discount("g6.xlarge")
+    assert cited is not None and cited.percent == 25.0 and cited.date == "2026-07"
+    assert "us-east-1" in cited.source
+    # price-capacity-optimized may launch either: the dearer Spot hour, g6's at 25 % off
+    # ($0.60) over g5's at 60 % ($0.40), bills both.
+    both = _spec('["g5.xlarge", "g6.xlarge"]')
+    assert spot.missing_discounts(both) == []
+    assert spot.price_usd_per_hour(both) == pytest.approx(max(g5 * 0.4, g6 * 0.75))
+    assert spot.price_usd_per_hour(both) == pytest.approx(g6 * 0.75)
 
 
 def test_interruption_rate_is_the_key_else_the_band() -> None:

@@ -73,6 +73,16 @@ SPOT_DISCOUNTS: Final[dict[str, SpotDiscount]] = {
         "cloudprice.app, 'Spot instance economics: when interruption is fine' "
         "(us-east-1 snapshot, g5.xlarge $0.30-0.50/h)",
     ),
+    # g6.xlarge at $0.45-0.75/h against $0.8048 On-Demand (us-east-1, observed
+    # July 2026): the middle, $0.60, is 25 % off. The same source saw
+    # $0.33-0.35/h (about 58 % off) in us-east-2: Spot prices differ by Region.
+    "g6": SpotDiscount(
+        25.0,
+        "2026-07",
+        "koleslaw.ai, '4 hours and 37 minutes of serving nothing' (thunkaboutit/"
+        "koleslaw-ui src/content/blog/running-a-30b-model-on-spot-gpus.md; us-east-1, "
+        "g6.xlarge $0.45-0.75/h)",
+    ),
 }
 
 

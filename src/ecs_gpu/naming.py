@@ -146,5 +146,15 @@ class Names:
         return f"{self.service_name}-gpu-metric-missing"
 
     @property
+    def spot_gpu_metric_missing_alarm(self) -> str:
+        """[capacity.spot]: the Spot group's GPU series missing while it has instances."""
+        return f"{self.service_name}-spot-gpu-metric-missing"
+
+    @property
+    def spot_capacity_shortfall_alarm(self) -> str:
+        """[capacity.spot]: the Spot group short of its desired capacity."""
+        return f"{self.service_name}-spot-capacity-shortfall"
+
+    @property
     def scalable_target_resource_id(self) -> str:
         return scalable_target_id(self.cluster, self.service)

@@ -134,3 +134,49 @@ def group_spec(spec: Spec) -> Spec:
         }
     )
     return spec.model_copy(update={"capacity": cap})
+
+
+# --- the Spot group's alarms (infra/observability.py, doctor ALM003) ----------------
+
+# EC2 Auto Scaling's group metrics, turned on for both groups
+# (infra/capacity.py: every group metric, at its one granularity, 1Minute):
+# AWS/AutoScaling by AutoScalingGroupName (aws-semantics §11 "Group metrics").
+GROUP_NAMESPACE: Final = "AWS/AutoScaling"
+GROUP_DIMENSION: Final = "AutoScalingGroupName"
+# "The number of instances that are running as part of the Auto Scaling
+# group", pending and terminating ones left out.
+IN_SERVICE_METRIC: Final = "GroupInServiceInstances"
+# "The number of instances that the Auto Scaling group attempts to maintain."
+DESIRED_METRIC: Final = "GroupDesiredCapacity"
+GROUP_STATISTIC: Final = "Average"
+GROUP_PERIOD_S: Final = 60
+IN_SERVICE_ID: Final = "n"
+DESIRED_ID: Final = "d"
+GPU_ID: Final = "m"
+# The Spot group's GPU series, or -1 while an instance is in service without
+# it; 0 with none in service: a Spot group at zero publishes no GPU series,
+# which is no fault (the threshold is 0, LessThan).
+GPU_MISSING_EXPRESSION: Final = f"IF(FILL({IN_SERVICE_ID}, 0) > 0, FILL({GPU_ID}, -1), 0)"
+GPU_MISSING_LABEL: Final = (
+    "Spot GPU series, or -1 while a Spot instance is in service without it (0 with none)"
+)
+# Instances the Spot group wants and does not have in service.
+SHORTFALL_EXPRESSION: Final = f"FILL({DESIRED_ID}, 0) - FILL({IN_SERVICE_ID}, 0)"
+SHORTFALL_LABEL: Final = "Spot instances desired but not in service"
+# One instance short is a shortfall (GreaterThanOrEqual).
+SHORTFALL_THRESHOLD: Final = 1.0
+GPU_MISSING_ALARM_ID: Final = "SpotGpuMetricMissing"
+SHORTFALL_ALARM_ID: Final = "SpotCapacityShortfall"
+
+
+def shortfall_alarm_description(spot_asg: str, minutes: int) -> str:
+    """The shortfall alarm's description: what it means and what to do."""
+    return (
+        f"{spot_asg} has wanted more Spot instances than it has in service for {minutes} "
+        "minutes: EC2 has no Spot capacity for its types in its Availability Zones (its "
+        "activities read 'Could not launch Spot Instances. UnfulfillableCapacity'), and the "
+        "service's Spot share of tasks waits in PROVISIONING. The group keeps "
+        "trying. Now: raise [capacity.spot] on_demand_base or lower spot_percent and "
+        "redeploy, so On-Demand carries the load; then list more interchangeable types in "
+        "instance_types. Run `ecs-gpu doctor` (ASG checks) for the group's activities."
+    )

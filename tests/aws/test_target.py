@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import boto3
+
 from ecs_gpu import fast_path
+from ecs_gpu.aws.facts import Collector
 from ecs_gpu.aws.target import Target
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import parse_spec
@@ -44,6 +47,11 @@ def test_from_a_spec_the_target_carries_its_plan_pool_and_spot() -> None:
         names.spot_asg,
         names.spot_capacity_provider,
     )
+    # The Spot group's alarms, which doctor collects by name (ALM003).
+    spot_alarms = [names.spot_gpu_metric_missing_alarm, names.spot_capacity_shortfall_alarm]
+    assert [target.spot.gpu_missing_alarm, target.spot.shortfall_alarm] == spot_alarms
+    collector = Collector(session=boto3.Session(region_name="us-east-1"), target=target)
+    assert collector.alarm_names() == [names.gpu_metric_missing_alarm, *spot_alarms]
 
 
 def test_without_pool_or_spot_they_are_absent_and_names_alone_know_no_spec() -> None:

@@ -1039,3 +1039,64 @@ def as_spot(s: dict[str, Any]) -> None:
             },
         }
     )
+    s["alarms"].extend(spot_alarms())
+
+
+def spot_alarms() -> list[dict[str, Any]]:
+    """The Spot group's two alarms as DescribeAlarms returns them (infra/observability
+    _spot_alarms for :func:`spot_spec`): metric math, both OK, no action."""
+    from ecs_gpu import spot
+
+    group = [{"Name": spot.GROUP_DIMENSION, "Value": NAMES.spot_asg}]
+
+    def stat(qid: str, namespace: str, metric: str, dims: list[dict[str, str]]) -> dict[str, Any]:
+        return {
+            "Id": qid,
+            "MetricStat": {
+                "Metric": {"Namespace": namespace, "MetricName": metric, "Dimensions": dims},
+                "Period": spot.GROUP_PERIOD_S,
+                "Stat": spot.GROUP_STATISTIC,
+            },
+            "ReturnData": False,
+        }
+
+    in_service = stat(spot.IN_SERVICE_ID, spot.GROUP_NAMESPACE, spot.IN_SERVICE_METRIC, group)
+    rows = [
+        (
+            NAMES.spot_gpu_metric_missing_alarm,
+            spot.GPU_MISSING_EXPRESSION,
+            stat(spot.GPU_ID, gpu_metric.NAMESPACE, gpu_metric.UTILIZATION, group),
+            "LessThanThreshold",
+            0.0,
+            16,
+        ),
+        (
+            NAMES.spot_capacity_shortfall_alarm,
+            spot.SHORTFALL_EXPRESSION,
+            stat(spot.DESIRED_ID, spot.GROUP_NAMESPACE, spot.DESIRED_METRIC, group),
+            "GreaterThanOrEqualToThreshold",
+            spot.SHORTFALL_THRESHOLD,
+            10,
+        ),
+    ]
+    return [
+        {
+            "AlarmName": name,
+            "AlarmArn": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}",
+            "ActionsEnabled": True,
+            "StateValue": "OK",
+            "StateReason": "Threshold Crossed: no datapoints were received for 10 periods",
+            "StateUpdatedTimestamp": T1,
+            "Metrics": [
+                {"Id": "expr_1", "Expression": expression, "ReturnData": True},
+                other,
+                in_service,
+            ],
+            "EvaluationPeriods": periods,
+            "DatapointsToAlarm": periods,
+            "Threshold": threshold,
+            "ComparisonOperator": comparison,
+            "TreatMissingData": "notBreaching",
+        }
+        for name, expression, other, comparison, threshold, periods in rows
+    ]

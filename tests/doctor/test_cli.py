@@ -132,7 +132,7 @@ def test_denied_permission_without_error_exits_3(
     assert code == 3
     data = json.loads(out)
     assert data["missing_permissions"][0]["permission"] == "cloudwatch:DescribeAlarms"
-    assert {u["id"] for u in data["unknown"]} == {"ALM001", "ALM002"}
+    assert {u["id"] for u in data["unknown"]} == {"ALM001", "ALM002", "ALM003"}
 
 
 @pytest.mark.parametrize(

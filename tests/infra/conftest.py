@@ -45,6 +45,8 @@ VARIANTS = {
     "alerts-email": G5 + ALERT_EMAILS,
     # [capacity.spot] on the concurrency example: a Spot group beside the On-Demand one.
     "spot": SPOT,
+    # The Spot alarms' actions and the topic policy naming them.
+    "spot-alerts-email": SPOT + ALERT_EMAILS,
     # [capacity] ami_id pins the AMI: the parameter's default.
     "pinned-ami": G5.replace("[capacity]\n", f'[capacity]\nami_id = "{PINNED_AMI}"\n'),
 }

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import host, spot, template
+from ecs_gpu import host, signals, spot, template
+from ecs_gpu.infra import observability
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.synth import synth_template
@@ -123,8 +124,9 @@ def test_the_dashboard_shows_both_groups(t: dict[str, Any]) -> None:
 
 def test_spot_on_the_g5_example_deploys_through_the_template_bucket(t: dict[str, Any]) -> None:
     # Spot needs the concurrency signal, so its template carries the sidecar;
-    # since issue 16's estimate (about 1.9 KB of script) the g5 example with
-    # Spot is over the inline limit by about 1.8 KB (docs/host.md "Size"):
+    # since issue 16's estimate (about 1.9 KB of script) and the Spot alarms
+    # (3.0 KB) the g5 example with Spot is over the inline limit by about
+    # 4.8 KB (docs/host.md "Size"):
     # deploy refuses it inline naming --template-bucket, through which it fits.
     body = template.minified(t)
     assert len(body.encode()) > template.MAX_TEMPLATE_BODY_BYTES
@@ -153,3 +155,124 @@ def test_the_spot_group_has_no_warm_pool_when_the_on_demand_group_has_one() -> N
     # Only the On-Demand group carries the pool's launch hook.
     hooks = {n: g.get("LifecycleHookSpecificationList") for n, g in groups.items()}
     assert hooks[names.asg] and not hooks[names.spot_asg]
+
+
+ALARM = "AWS::CloudWatch::Alarm"
+
+
+def _alarms(t: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        r["Properties"]["AlarmName"]: r["Properties"]
+        for r in resources(t, ALARM).values()
+        if "AlarmName" in r["Properties"]
+    }
+
+
+def _queries(alarm: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {q["Id"]: q for q in alarm["Metrics"]}
+
+
+def _stat(q: dict[str, Any]) -> tuple[str, str, list[dict[str, str]], str, int]:
+    ms = q["MetricStat"]
+    m = ms["Metric"]
+    return m["Namespace"], m["MetricName"], m["Dimensions"], ms["Stat"], ms["Period"]
+
+
+def test_the_spot_gpu_series_alarm_reads_it_only_while_the_group_has_instances(
+    t: dict[str, Any],
+) -> None:
+    names = Names("vllm-g5")
+    spec = parse_spec(SPOT, "spot.toml")
+    a = _alarms(t)[names.spot_gpu_metric_missing_alarm]
+    qs = _queries(a)
+    (expr,) = [q for q in qs.values() if "Expression" in q]
+    assert (
+        expr["Expression"] == spot.GPU_MISSING_EXPRESSION == ("IF(FILL(n, 0) > 0, FILL(m, -1), 0)")
+    )
+    assert expr["ReturnData"] is True
+    group = [{"Name": "AutoScalingGroupName", "Value": names.spot_asg}]
+    assert _stat(qs["m"]) == ("CWAgent", "nvidia_smi_utilization_gpu", group, "Average", 60)
+    assert _stat(qs["n"]) == ("AWS/AutoScaling", "GroupInServiceInstances", group, "Average", 60)
+    assert (a["ComparisonOperator"], a["Threshold"]) == ("LessThanThreshold", 0)
+    # At zero Spot instances the expression reads 0: no data is no fault.
+    assert a["TreatMissingData"] == "notBreaching"
+    # The On-Demand GPU alarm's wait: twice the launch-to-first-datapoint time.
+    gpu = signals.SERIES[signals.SignalPlan.of(spec.scaling).gpu_series]
+    periods = observability.series_missing_alarm_evaluation_periods(spec, gpu)
+    assert a["EvaluationPeriods"] == a["DatapointsToAlarm"] == periods
+    assert names.spot_asg in a["AlarmDescription"]
+
+
+def test_the_shortfall_alarm_pages_when_the_group_stays_short_of_spot_instances(
+    t: dict[str, Any],
+) -> None:
+    names = Names("vllm-g5")
+    a = _alarms(t)[names.spot_capacity_shortfall_alarm]
+    qs = _queries(a)
+    (expr,) = [q for q in qs.values() if "Expression" in q]
+    assert expr["Expression"] == "FILL(d, 0) - FILL(n, 0)"
+    group = [{"Name": "AutoScalingGroupName", "Value": names.spot_asg}]
+    assert _stat(qs["d"]) == ("AWS/AutoScaling", "GroupDesiredCapacity", group, "Average", 60)
+    assert _stat(qs["n"]) == ("AWS/AutoScaling", "GroupInServiceInstances", group, "Average", 60)
+    assert (a["ComparisonOperator"], a["Threshold"]) == ("GreaterThanOrEqualToThreshold", 1)
+    assert a["TreatMissingData"] == "notBreaching"
+    # The default 150-s boot: 2 x (150 + 120) s is 9 minutes, under the 10-minute floor.
+    assert a["EvaluationPeriods"] == a["DatapointsToAlarm"] == 10
+    assert "10 minutes" in a["AlarmDescription"] and "on_demand_base" in a["AlarmDescription"]
+
+
+def test_the_shortfall_wait_grows_with_the_boot() -> None:
+    text = SPOT.replace("\n[simulation]\n", "\n[simulation]\ninstance_boot_s = 600\n", 1)
+    slow = parse_spec(text, "slow.toml")
+    # 2 x (600 + 120) s = 24 minutes.
+    assert observability.spot_shortfall_evaluation_periods(slow) == 24
+
+
+def test_both_spot_alarms_are_on_the_status_panel(t: dict[str, Any]) -> None:
+    (dash,) = resources(t, "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dash["Properties"]["DashboardBody"])
+    by_name = {r["Properties"].get("AlarmName"): lid for lid, r in resources(t, ALARM).items()}
+    names = Names("vllm-g5")
+    for name in (names.spot_gpu_metric_missing_alarm, names.spot_capacity_shortfall_alarm):
+        assert json.dumps({"Fn::GetAtt": [by_name[name], "Arn"]}) in body
+    assert "Metrics arriving? Spot capacity?" in body
+
+
+def test_no_spot_alarm_without_spot(templates: dict[str, Any]) -> None:
+    for name, tpl in templates.items():
+        assert not [n for n in _alarms(tpl) if "-spot-" in n], name
+
+
+def test_the_spot_alarms_tell_the_alert_topic_and_may_publish_to_it(
+    variant_reports: dict[str, Any],
+) -> None:
+    t = variant_reports["spot-alerts-email"].template
+    (topic_id,) = resources(t, "AWS::SNS::Topic")
+    names = Names("vllm-g5")
+    alarms = _alarms(t)
+    for name in (names.spot_gpu_metric_missing_alarm, names.spot_capacity_shortfall_alarm):
+        assert alarms[name]["AlarmActions"] == [{"Ref": topic_id}], name
+        assert alarms[name]["OKActions"] == [{"Ref": topic_id}], name
+    (policy,) = resources(t, "AWS::SNS::TopicPolicy").values()
+    (publish,) = [
+        st
+        for st in policy["Properties"]["PolicyDocument"]["Statement"]
+        if st.get("Sid") == "CloudWatchAlarmPublishes"
+    ]
+    sources = [render(a) for a in publish["Condition"]["ArnEquals"]["aws:SourceArn"]]
+    assert [s.rsplit(":", 1)[1] for s in sources[-2:]] == [
+        names.spot_gpu_metric_missing_alarm,
+        names.spot_capacity_shortfall_alarm,
+    ]
+    assert variant_reports["spot-alerts-email"].findings == []
+
+
+def test_with_a_topic_arn_the_spot_alarms_tell_it() -> None:
+    topic = "arn:aws:sns:us-east-1:123456789012:oncall"
+    t = synth_template(parse_spec(SPOT + f'\n[alerts]\nsns_topic_arn = "{topic}"\n', "arn.toml"))
+    alarms = _alarms(t)
+    names = Names("vllm-g5")
+    for name in (names.spot_gpu_metric_missing_alarm, names.spot_capacity_shortfall_alarm):
+        assert alarms[name]["AlarmActions"] == alarms[name]["OKActions"] == [topic], name
+    # The same topic as the On-Demand group's GPU alarm.
+    assert alarms[names.gpu_metric_missing_alarm]["AlarmActions"] == [topic]

@@ -74,7 +74,7 @@ def test_plan_reports_the_saving_and_the_interruption_overload(
 def test_simulate_refuses_spot_it_cannot_price(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    spec = _write(tmp_path, "g6.toml", capacity='[capacity.spot]\ninstance_types = ["g6.xlarge"]')
+    spec = _write(tmp_path, "g6e.toml", capacity='[capacity.spot]\ninstance_types = ["g6e.xlarge"]')
     assert main(["simulate", str(spec), "--trace", "azure2023-conv"]) == 2
     err = capsys.readouterr().err
-    assert "g6.xlarge" in err and "spot_discount_percent" in err and "Fix:" in err
+    assert "g6e.xlarge" in err and "spot_discount_percent" in err and "Fix:" in err

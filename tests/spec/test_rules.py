@@ -123,7 +123,7 @@ NOTE_CASES: dict[str, str] = {
     ),
     "_unused_concurrency_target": with_("scaling", target_concurrency_per_task=8.0),
     "_running_warm_pool": with_("capacity", warm_pool={"pool_state": "Running"}),
-    "_spot_unpriced": edited(CONC, capacity={"spot": {"instance_types": ["g6.xlarge"]}}),
+    "_spot_unpriced": edited(CONC, capacity={"spot": {"instance_types": ["g6e.xlarge"]}}),
     "_all_on_spot": edited(
         CONC,
         capacity={

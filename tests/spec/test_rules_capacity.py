@@ -160,14 +160,15 @@ def test_spot_with_interchangeable_types_is_valid_with_its_defaults() -> None:
         1,
         70,
     )
-    # g6 has no dated Spot discount: a note until [simulation] gives one.
-    (note,) = spec.warnings(PATH)
-    assert "['g6.xlarge']" in note and "spot_discount_percent" in note
-    priced = edited(
-        CONC,
-        capacity={"spot": {"instance_types": ["g5.xlarge", "g6.xlarge"]}},
-        simulation={"spot_discount_percent": 60.0},
-    )
+    # g5 and g6 both have a dated Spot discount (catalog.SPOT_DISCOUNTS): no note.
+    assert spec.warnings(PATH) == []
+
+
+def test_a_spot_type_without_a_dated_discount_is_noted_until_the_key_gives_one() -> None:
+    unpriced = {"instance_types": ["g5.xlarge", "g6e.xlarge"]}
+    (note,) = parse_spec(_spot(unpriced), PATH).warnings(PATH)
+    assert "['g6e.xlarge']" in note and "spot_discount_percent" in note
+    priced = edited(CONC, capacity={"spot": unpriced}, simulation={"spot_discount_percent": 60.0})
     assert parse_spec(priced, PATH).warnings(PATH) == []
 
 

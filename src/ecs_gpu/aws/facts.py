@@ -562,10 +562,14 @@ class Collector:
         self.put("scheduled_actions", out)
 
     def alarm_names(self) -> list[str]:
-        """The missing-metric alarm and every alarm a scaling policy owns."""
+        """The missing-metric alarm, the Spot group's alarms and every alarm a scaling
+        policy owns."""
         names: list[str] = []
         if self.target.missing_metric_alarm:
             names.append(self.target.missing_metric_alarm)
+        sp = self.target.spot
+        if sp is not None:
+            names.extend(n for n in (sp.gpu_missing_alarm, sp.shortfall_alarm) if n)
         for key in ("scaling_policies", "asg_policies"):
             for p in self.snapshot.get(key, []):
                 names.extend(a["AlarmName"] for a in p.get("Alarms", []) if a.get("AlarmName"))

@@ -44,6 +44,8 @@ def _spot_target(spec: Spec, names: Names) -> SpotTarget | None:
         capacity_provider=names.spot_capacity_provider,
         on_demand_base=sp.on_demand_base,
         spot_percent=sp.spot_percent,
+        gpu_missing_alarm=names.spot_gpu_metric_missing_alarm,
+        shortfall_alarm=names.spot_capacity_shortfall_alarm,
     )
 
 

@@ -219,6 +219,11 @@ class SpotTarget(_Model):
     capacity_provider: str
     on_demand_base: int
     spot_percent: int
+    # The Spot group's alarms the template names (Names.spot_gpu_metric_missing_alarm,
+    # Names.spot_capacity_shortfall_alarm), which ALM003 expects; None in a
+    # snapshot taken before they existed.
+    gpu_missing_alarm: str | None = None
+    shortfall_alarm: str | None = None
 
 
 class ScheduleTarget(_Model):

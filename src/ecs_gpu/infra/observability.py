@@ -10,6 +10,10 @@ missing-metric alarm, in ALARM when the series is absent, not when it is
 high; its construct id, name and description are the row's. A tracked
 series with a panel of its own (the concurrency series) gets a dashboard
 row. With ``[alerts]`` the alarms tell a person, on ALARM and again on OK.
+With ``[capacity.spot]`` two more alarms watch the Spot group
+(:mod:`ecs_gpu.spot`): its GPU series missing while it has an instance in
+service, and its desired capacity above its instances in service (no Spot
+capacity) for longer than a launch takes.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
-from ecs_gpu import fast_path, gpu_metric, host, managed_scaling, wake
+from ecs_gpu import fast_path, gpu_metric, host, managed_scaling, spot, wake
 from ecs_gpu.infra.scaling import running_metric, series_metric
 from ecs_gpu.naming import Names
-from ecs_gpu.signals import SERIES, Panel, SignalPlan, SignalSeries
+from ecs_gpu.signals import SERIES, Panel, SeriesAt, SignalPlan, SignalSeries
 from ecs_gpu.spec import Spec
 
 ECS_NAMESPACE: Final = "AWS/ECS"
@@ -64,6 +68,8 @@ class Observability:
     alert_topic: sns.ITopic | None
     # Set only when the stack created the topic (``[alerts] email``).
     alert_key: kms.Key | None
+    # [capacity.spot]: the Spot group's GPU-missing and shortfall alarms.
+    spot_alarms: tuple[cw.Alarm, ...] = ()
 
 
 def _alarm_arn(alarm_name: str) -> str:
@@ -155,6 +161,23 @@ def series_missing_alarm_evaluation_periods(spec: Spec, series: SignalSeries) ->
     return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // period_s)
 
 
+def spot_shortfall_evaluation_periods(spec: Spec) -> int:
+    """How many one-minute periods the Spot group may be short of instances before it pages.
+
+    A launch that works leaves the group short from its desired capacity's
+    raise until the instance is InService (no lifecycle hook on the Spot
+    group): EC2's launch, within the instance's boot
+    (``[simulation] instance_boot_s``), then ingestion. Twice that, and never
+    under 10 minutes: an interruption's replacement or a scale-out stays
+    quiet, while a group EC2 has no Spot capacity for (each launch fails and
+    is retried) pages.
+    """
+    period_s = spot.GROUP_PERIOD_S
+    start_s = spec.simulation.instance_boot_s + INGESTION_DELAY_S
+    periods = math.ceil(BOOT_MARGIN_FACTOR * start_s / period_s)
+    return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // period_s)
+
+
 def _metric(
     namespace: str,
     name: str,
@@ -234,10 +257,11 @@ def add_observability(
     # Construct order (the alarms, the topic, the dashboard) is the
     # template's resource order: keep it.
     missing_alarms = _missing_alarms(node, spec, names, plan)
+    spot_alarms = _spot_alarms(node, spec, names, plan)
     topic, key = _alert_topic(node, spec, names, missing_alarms)
     if topic is not None:
         # OK too: the person told "metric missing" is told when it is back.
-        for a in missing_alarms:
+        for a in missing_alarms + spot_alarms:
             a.add_alarm_action(cw_actions.SnsAction(topic))
             a.add_ok_action(cw_actions.SnsAction(topic))
 
@@ -250,7 +274,7 @@ def add_observability(
     widgets += [
         _utilization_row(spec, names, plan),
         _memory_and_tasks_row(names),
-        _capacity_row(spec, names, missing_alarms),
+        _capacity_row(spec, names, missing_alarms + spot_alarms),
     ]
     # Each graph keeps its own period: the 10-s concurrency lines would
     # otherwise be averaged up with the time range ("auto"). (The 20-s CPU
@@ -267,6 +291,7 @@ def add_observability(
         missing_alarms=tuple(missing_alarms),
         alert_topic=topic,
         alert_key=key,
+        spot_alarms=tuple(spot_alarms),
     )
 
 
@@ -311,6 +336,80 @@ def _missing_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan)
     ]
 
 
+def _group_metric(metric_name: str, asg: str) -> cw.Metric:
+    return cw.Metric(
+        namespace=spot.GROUP_NAMESPACE,
+        metric_name=metric_name,
+        dimensions_map={spot.GROUP_DIMENSION: asg},
+        statistic=spot.GROUP_STATISTIC,
+        period=Duration.seconds(spot.GROUP_PERIOD_S),
+    )
+
+
+def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) -> list[cw.Alarm]:
+    """[capacity.spot]'s two alarms (none without it), named so doctor finds them.
+
+    The On-Demand group's GPU alarm cannot see the Spot group (the agent's
+    series is per group), and a Spot group at zero instances publishes no
+    GPU series by design, so its alarm reads metric math: -1 only while an
+    instance is in service without the series. The shortfall is what leaves
+    the Spot share of tasks PROVISIONING: the group wants instances EC2 has no
+    Spot capacity for. Missing data is not breaching in both: each expression
+    fills its inputs, so a gap in them is no evidence of either fault.
+    """
+    if spec.capacity.spot is None:
+        return []
+    gpu_name, shortfall_name = _spot_alarm_names(spec, names)
+    period = Duration.seconds(spot.GROUP_PERIOD_S)
+    in_service = _group_metric(spot.IN_SERVICE_METRIC, names.spot_asg)
+    gpu = SERIES[plan.gpu_series]
+    at = SeriesAt(asg=names.spot_asg, cluster=names.cluster, service=names.service)
+    gpu_periods = series_missing_alarm_evaluation_periods(spec, gpu)
+    missing = cw.Alarm(
+        node,
+        spot.GPU_MISSING_ALARM_ID,
+        alarm_name=gpu_name,
+        alarm_description=f"While {names.spot_asg} has instances in service: "
+        + gpu_metric.missing_alarm_description(names.spot_asg, names.host_log_group, tracked=False),
+        metric=cw.MathExpression(
+            expression=spot.GPU_MISSING_EXPRESSION,
+            using_metrics={
+                spot.GPU_ID: series_metric(gpu.watched, at),
+                spot.IN_SERVICE_ID: in_service,
+            },
+            label=spot.GPU_MISSING_LABEL,
+            period=period,
+        ),
+        comparison_operator=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
+        threshold=0,
+        evaluation_periods=gpu_periods,
+        datapoints_to_alarm=gpu_periods,
+        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+    )
+    short_periods = spot_shortfall_evaluation_periods(spec)
+    shortfall = cw.Alarm(
+        node,
+        spot.SHORTFALL_ALARM_ID,
+        alarm_name=shortfall_name,
+        alarm_description=spot.shortfall_alarm_description(names.spot_asg, short_periods),
+        metric=cw.MathExpression(
+            expression=spot.SHORTFALL_EXPRESSION,
+            using_metrics={
+                spot.DESIRED_ID: _group_metric(spot.DESIRED_METRIC, names.spot_asg),
+                spot.IN_SERVICE_ID: in_service,
+            },
+            label=spot.SHORTFALL_LABEL,
+            period=period,
+        ),
+        comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold=spot.SHORTFALL_THRESHOLD,
+        evaluation_periods=short_periods,
+        datapoints_to_alarm=short_periods,
+        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+    )
+    return [missing, shortfall]
+
+
 def _alert_topic(
     node: Construct, spec: Spec, names: Names, missing_alarms: list[cw.Alarm]
 ) -> tuple[sns.ITopic | None, kms.Key | None]:
@@ -326,8 +425,17 @@ def _alert_topic(
             alarm.alarm_arn if (name := SERIES[s].alarm.name(names)) is None else _alarm_arn(name)
             for s, alarm in zip(plan.arriving, missing_alarms, strict=True)
         ]
+        # The Spot alarms are named (_spot_alarms).
+        arns += [_alarm_arn(name) for name in _spot_alarm_names(spec, names)]
         return _own_topic(node, names.gpu_metric_missing_alarm, arns, alerts.email)
     return None, None
+
+
+def _spot_alarm_names(spec: Spec, names: Names) -> list[str]:
+    """The Spot alarms' names, the GPU one first (none without [capacity.spot])."""
+    if spec.capacity.spot is None:
+        return []
+    return [names.spot_gpu_metric_missing_alarm, names.spot_capacity_shortfall_alarm]
 
 
 def _gpu_panel(
@@ -424,11 +532,11 @@ def _memory_and_tasks_row(names: Names) -> list[cw.IWidget]:
     ]
 
 
-def _capacity_row(spec: Spec, names: Names, missing_alarms: list[cw.Alarm]) -> list[cw.IWidget]:
+def _capacity_row(spec: Spec, names: Names, alarms: list[cw.Alarm]) -> list[cw.IWidget]:
     """GPU instances, the capacity provider's reservation and whether the metrics arrive.
 
     With [capacity.spot], the Spot group's instances and reservation beside
-    the On-Demand group's.
+    the On-Demand group's, and its two alarms on the status panel.
     """
     spot = spec.capacity.spot is not None
     return [
@@ -478,11 +586,17 @@ def _capacity_row(spec: Spec, names: Names, missing_alarms: list[cw.Alarm]) -> l
         ),
         cw.AlarmStatusWidget(
             # The GPU series' alarm alone, or it and a tracked series' own.
-            title="Metrics arriving?" if len(missing_alarms) > 1 else "GPU metric arriving?",
-            alarms=list(missing_alarms),
+            title=_status_title(spot, len(alarms)),
+            alarms=list(alarms),
             width=8,
         ),
     ]
+
+
+def _status_title(spot: bool, alarms: int) -> str:
+    if spot:
+        return "Metrics arriving? Spot capacity?"
+    return "Metrics arriving?" if alarms > 1 else "GPU metric arriving?"
 
 
 def _spot_instances(names: Names, spot: bool) -> list[cw.IMetric]:

@@ -529,6 +529,14 @@ def schedule_stale(s: Snap) -> None:
     s["scheduled_actions"][0]["ScalableTargetAction"]["MaxCapacity"] = 2
 
 
+def spot_shortfall_firing(s: Snap) -> None:
+    """No Spot capacity: the Spot group's shortfall alarm in ALARM, heard by nobody."""
+    as_spot(s)
+    (a,) = [a for a in s["alarms"] if a["AlarmName"] == NAMES.spot_capacity_shortfall_alarm]
+    a["StateValue"] = "ALARM"
+    a["StateReason"] = "Threshold Crossed: 10 datapoints were greater than or equal to 1.0."
+
+
 def concurrency_alarm_no_data(s: Snap) -> None:
     as_concurrency(s)
     for a in s["alarms"]:
@@ -632,6 +640,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("MET005", concurrency_metric_missing, "metric_data", "Values", "[]", "demand-metric container's log"),
     ("ALM001", alarm_no_data, "alarms", "StateValue", "INSUFFICIENT_DATA", "MET001"),
     ("ALM002", missing_alarm_firing, "alarms", "StateValue", "ALARM", "HOST checks"),
+    ("ALM003", spot_shortfall_firing, "alarms", "StateValue", "ALARM", "on_demand_base"),
     ("SCL001", policy_wrong_metric, "scaling_policies", "CustomizedMetricSpecification", "ECS/GPU", "nobody writes"),
     ("SCL002", scaling_suspended, "scalable_targets", "SuspendedState", "'DynamicScalingOutSuspended': True", "DynamicScalingOutSuspended=false"),
     ("SCL003", service_scaling_failed, "service_scaling_activities", "StatusMessage", "AccessDenied", "StatusMessage"),

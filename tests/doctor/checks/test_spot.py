@@ -1,9 +1,11 @@
-"""Doctor on a [capacity.spot] deployment: ASG009, SVC003, LT003 (breakages in cases.py)."""
+"""Doctor on a [capacity.spot] deployment: ASG009, SVC003, LT003, ALM003 (breakages in
+cases.py)."""
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from typing import Any
 
 from ecs_gpu.doctor.checks import run_checks
 from ecs_gpu.spot import DRAIN_FLAG
@@ -11,7 +13,7 @@ from ecs_gpu.spot import DRAIN_FLAG
 from ..snapshots import NAMES, as_spot, validate_snapshot
 from .cases import Snap, _found, spot_interrupted
 
-SPOT_CHECKS = ("ASG009", "SVC003", "LT003")
+SPOT_CHECKS = ("ASG009", "SVC003", "LT003", "ALM003")
 
 
 def _spot(healthy: Callable[[], Snap]) -> Snap:
@@ -64,3 +66,80 @@ def test_draining_set_by_a_script_is_found(healthy: Callable[[], Snap]) -> None:
     del data["UserData"]
     (f,) = _found(s, "LT003")
     assert f.evidence[0].value == "no user data"
+
+
+def _alarm(s: Snap, name: str) -> dict[str, Any]:
+    (a,) = [a for a in s["alarms"] if a["AlarmName"] == name]
+    return a
+
+
+def test_a_spot_stack_without_its_alarms_is_told_to_redeploy(healthy: Callable[[], Snap]) -> None:
+    s = _spot(healthy)
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != NAMES.spot_capacity_shortfall_alarm]
+    (f,) = _found(s, "ALM003")
+    assert f.severity == "warning" and f.title == "A Spot group alarm does not exist"
+    assert f.evidence[0].id == NAMES.spot_capacity_shortfall_alarm
+    assert "ecs-gpu deploy" in f.fix
+
+
+def test_a_firing_shortfall_is_an_error_naming_the_way_out(healthy: Callable[[], Snap]) -> None:
+    s = _spot(healthy)
+    a = _alarm(s, NAMES.spot_capacity_shortfall_alarm)
+    a["StateValue"] = "ALARM"
+    (f,) = _found(s, "ALM003")
+    assert f.severity == "error" and f.title == "The Spot group is short of Spot capacity"
+    assert "on_demand_base" in f.fix and "PROVISIONING" in f.fix
+    # Without actions nobody heard it: the fix says so.
+    assert "Nobody was told" in f.fix
+    a["AlarmActions"] = ["arn:aws:sns:us-east-1:123456789012:oncall"]
+    (f,) = _found(s, "ALM003")
+    assert "Nobody was told" not in f.fix
+
+
+def test_a_firing_spot_gpu_alarm_points_at_the_spot_hosts(healthy: Callable[[], Snap]) -> None:
+    s = _spot(healthy)
+    _alarm(s, NAMES.spot_gpu_metric_missing_alarm)["StateValue"] = "ALARM"
+    (f,) = _found(s, "ALM003")
+    assert f.title == "The Spot group's GPU metric is missing" and "--probe-hosts" in f.fix
+
+
+def test_the_spot_gpu_alarm_is_no_scaling_alarm_without_data(healthy: Callable[[], Snap]) -> None:
+    # It reads the GPU series (metric math), but it is a missing-metric alarm, not ALM001's.
+    s = _spot(healthy)
+    _alarm(s, NAMES.spot_gpu_metric_missing_alarm)["StateValue"] = "INSUFFICIENT_DATA"
+    assert _found(s, "ALM001") == []
+    assert _found(s, "ALM003") == []
+
+
+def test_without_spot_no_spot_alarm_is_expected(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    assert _found(s, "ALM003") == []
+    assert "ALM003" in run_checks(s).as_dict()["ok"]
+
+
+def test_a_spot_launch_without_capacity_names_the_strategy_as_the_way_out(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = _spot(healthy)
+    s["scaling_activities"].insert(
+        0,
+        {
+            "ActivityId": "6f4c2d3e-bbbb-4ccc-8ddd-1e2f3a4b5c6d",
+            "AutoScalingGroupName": NAMES.spot_asg,
+            # The code and words a Spot group's failed activity was seen to carry
+            # (aws-semantics §11 "No Spot capacity"); the rest is the activity's frame.
+            "Description": "Launching a new EC2 instance.  Status Reason: Could not launch Spot "
+            "Instances. UnfulfillableCapacity. Launching EC2 instance failed.",
+            "Cause": "At 2026-11-29T17:00:10Z an instance was started in response to a difference "
+            "between desired and actual capacity, increasing the capacity from 0 to 1.",
+            "StartTime": "2026-11-29T17:00:10+00:00",
+            "EndTime": "2026-11-29T17:00:11+00:00",
+            "StatusCode": "Failed",
+            "StatusMessage": "Could not launch Spot Instances. UnfulfillableCapacity. Launching "
+            "EC2 instance failed.",
+            "Progress": 100,
+        },
+    )
+    (f,) = _found(s, "ASG001")
+    assert "UnfulfillableCapacity" in str(f.evidence[0].value)
+    assert "on_demand_base" in f.fix and "PROVISIONING" in f.fix

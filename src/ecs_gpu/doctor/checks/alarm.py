@@ -1,4 +1,5 @@
-"""Link 7, alarm: the scaling and missing-metric alarms have data."""
+"""Link 7, alarm: the scaling and missing-metric alarms have data, and the Spot
+group's alarms exist and are quiet."""
 
 from __future__ import annotations
 
@@ -59,6 +60,14 @@ def _tracking_alarms(s: Snapshot, series: SignalSeries) -> list[dict[str, Any]] 
     ]
 
 
+def _spot_alarm_names(s: Snapshot) -> dict[str, str]:
+    """The Spot group's alarms the target names: name -> "gpu" or "shortfall" (none
+    without [capacity.spot], or in a snapshot taken before they existed)."""
+    spot = collection_target(s).get("spot") or {}
+    found = (("gpu", spot.get("gpu_missing_alarm")), ("shortfall", spot.get("shortfall_alarm")))
+    return {name: role for role, name in found if name}
+
+
 def _no_data_evidence(a: dict[str, Any]) -> list[Evidence]:
     return [
         Evidence("alarms", a["AlarmName"], "StateValue", a["StateValue"]),
@@ -113,6 +122,8 @@ def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
     if _asleep(s):
         return _missing_policy_alarms(s, c)
     names = series_at(s)
+    # The missing-metric alarms read the series too, by design (ALM002, ALM003).
+    own = {missing_alarm, *_spot_alarm_names(s)}
     out = _missing_policy_alarms(s, c)
     shared: dict[str, list[Signal]] = {}
     for signal, row in SERIES.items():
@@ -137,9 +148,7 @@ def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
                 (q["MetricStat"]["Metric"]["Namespace"], q["MetricStat"]["Metric"]["MetricName"])
                 for q in series.verified.queries(names)
             }
-            found = [
-                a for a in s["alarms"] if _reads(a, metrics) and a.get("AlarmName") != missing_alarm
-            ]
+            found = [a for a in s["alarms"] if _reads(a, metrics) and a.get("AlarmName") not in own]
         for a in found:
             if a.get("StateValue") != "INSUFFICIENT_DATA":
                 continue
@@ -174,14 +183,20 @@ def _missing_metric_alarm(s: Snapshot, c: Check) -> list[Finding]:
     a = found[0]
     if a.get("StateValue") != "ALARM":
         return []
-    evidence = [
-        Evidence("alarms", name, "StateValue", "ALARM"),
-        Evidence("alarms", name, "StateReason", a.get("StateReason")),
-    ]
     fix = (
         "The GPU metric stopped arriving. Run `ecs-gpu doctor --probe-hosts` and fix what "
         "the HOST checks report (agent down, nvidia-smi missing, PutMetricData denied)."
     )
+    return [c.finding(*_firing(a, fix))]
+
+
+def _firing(a: dict[str, Any], fix: str) -> tuple[list[Evidence], str]:
+    """A firing alarm's evidence and fix, told when nobody hears it."""
+    name = a["AlarmName"]
+    evidence = [
+        Evidence("alarms", name, "StateValue", "ALARM"),
+        Evidence("alarms", name, "StateReason", a.get("StateReason")),
+    ]
     if not a.get("AlarmActions"):
         # A firing alarm nobody hears is how the reference's 8.3.0 went unnoticed.
         evidence.append(Evidence("alarms", name, "AlarmActions", a.get("AlarmActions", [])))
@@ -189,4 +204,59 @@ def _missing_metric_alarm(s: Snapshot, c: Check) -> list[Finding]:
             " Nobody was told: the alarm has no actions. Add an [alerts] section "
             "(sns_topic_arn or email, docs/spec.md) to the spec and redeploy."
         )
-    return [c.finding(evidence, fix)]
+    return evidence, fix
+
+
+# What each Spot alarm watches (its absence goes unnoticed) and, firing, its
+# finding's title and fix (infra/observability._spot_alarms; ecs_gpu.spot).
+_SPOT_ALARMS: dict[str, tuple[str, str, str]] = {
+    "gpu": (
+        "fires when the Spot instances' GPU metric stops",
+        "The Spot group's GPU metric is missing",
+        "The Spot group has instances in service but its hosts publish no GPU metric. Run "
+        "`ecs-gpu doctor --probe-hosts` and fix what the HOST checks report on the Spot "
+        "instances (agent down, nvidia-smi missing, PutMetricData denied).",
+    ),
+    "shortfall": (
+        "fires when the Spot group cannot get the instances it wants",
+        "The Spot group is short of Spot capacity",
+        "The Spot group has wanted more instances than it has in service for longer than a "
+        "launch takes: EC2 has no Spot capacity for its types in its Availability Zones, and "
+        "the service's Spot share of tasks waits in PROVISIONING (ASG checks show the failed "
+        "launches). Now: raise [capacity.spot] on_demand_base or lower spot_percent and "
+        "redeploy with `ecs-gpu deploy`; then list more interchangeable instance_types.",
+    ),
+}
+
+
+@check(
+    "ALM003",
+    link="alarm",
+    severity="error",
+    title="A Spot group alarm is firing",
+    requires=("alarms",),
+    doc="With [capacity.spot]: the Spot group's GPU-missing or capacity-shortfall alarm is "
+    "in ALARM (or does not exist: warning).",
+)
+def _spot_alarms(s: Snapshot, c: Check) -> list[Finding]:
+    wanted = _spot_alarm_names(s)
+    if not wanted:
+        return []  # no [capacity.spot] (or no spec, or a snapshot older than the alarms)
+    by_name = {a.get("AlarmName"): a for a in s["alarms"]}
+    out = []
+    for name, role in wanted.items():
+        watches, title, fix = _SPOT_ALARMS[role]
+        a = by_name.get(name)
+        if a is None:
+            out.append(
+                c.finding(
+                    [Evidence("alarms", name, "AlarmName", None)],
+                    f"The alarm {name} that {watches} does not exist, so nobody hears of it. "
+                    "Redeploy with `ecs-gpu deploy`.",
+                    title="A Spot group alarm does not exist",
+                    severity="warning",
+                )
+            )
+        elif a.get("StateValue") == "ALARM":
+            out.append(c.finding(*_firing(a, fix), title=title))
+    return out

@@ -185,6 +185,11 @@ _STOCKOUT = ("InsufficientInstanceCapacity", "insufficient capacity")
 _QUOTA = ("VcpuLimitExceeded", "InstanceLimitExceeded")
 
 
+# A Spot launch EC2 cannot fill: EC2's error text, and the code a Spot group's
+# failed activity carries (aws-semantics §11 "No Spot capacity").
+_SPOT_STOCKOUT = ("UnfulfillableCapacity", "no Spot capacity available")
+
+
 _RESERVATION_FULL = ("ReservationCapacityExceeded",)
 
 
@@ -207,7 +212,15 @@ def _asg_launch_failed(s: Snapshot, c: Check) -> list[Finding]:
         if latest.get("StatusCode") not in ("Failed", "Cancelled"):
             continue
         msg = latest.get("StatusMessage", "") or latest.get("Description", "")
-        if any(k in msg for k in _STOCKOUT):
+        if any(k in msg for k in _SPOT_STOCKOUT):
+            fix = (
+                "EC2 has no Spot capacity for the group's types in its Availability Zones, so "
+                "the service's Spot share of tasks waits in PROVISIONING (the Spot shortfall "
+                "alarm, ALM003, pages on it). Now: raise [capacity.spot] on_demand_base or lower "
+                "spot_percent and redeploy with `ecs-gpu deploy`; then list more interchangeable "
+                "instance_types. The group keeps retrying on its own."
+            )
+        elif any(k in msg for k in _STOCKOUT):
             fix = (
                 "AWS has no capacity of this GPU type in the AZ (stock-out). Add private subnets "
                 "in more Availability Zones to [network] subnet_ids, use a capacity reservation "
