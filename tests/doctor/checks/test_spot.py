@@ -174,3 +174,29 @@ def test_without_base_the_gated_on_demand_gpu_alarm_is_judged_as_the_missing_met
     other.update(AlarmName="someone-elses-gpu-alarm", StateValue="INSUFFICIENT_DATA")
     s["alarms"].append(other)
     assert [f.evidence[0].id for f in _found(s, "ALM001")] == ["someone-elses-gpu-alarm"]
+
+
+def _no_gpu_series(s: Snap) -> None:
+    for r in s["metric_data"]:
+        if r.get("Label", "").startswith("nvidia_smi_"):
+            r.update(Values=[], Timestamps=[])
+
+
+def test_without_base_an_empty_on_demand_group_publishing_nothing_is_no_met001(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    as_spot_od0(s)
+    _no_gpu_series(s)
+    # An On-Demand host in service without the series: the agent is broken there.
+    assert [f.id for f in _found(s, "MET001")] == ["MET001"]
+    # Every task on Spot, the On-Demand group at zero: no host to publish, by design.
+    s["auto_scaling_groups"][0].update(Instances=[], DesiredCapacity=0)
+    validate_snapshot(s)
+    assert _found(s, "MET001") == []
+    # With a base the group runs the base's task, so an empty one is no design.
+    s = healthy()
+    as_spot(s)
+    _no_gpu_series(s)
+    s["auto_scaling_groups"][0].update(Instances=[], DesiredCapacity=0, MinSize=0)
+    assert [f.id for f in _found(s, "MET001")] == ["MET001"]
