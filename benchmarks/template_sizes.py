@@ -1,7 +1,8 @@
 """Template sizes: what deploy sends (minified JSON) against CloudFormation's inline limit.
 
 The specs are the examples, the examples with a warm pool and the GPU guard
-(and one alert email), and the "every feature on" spec of
+(and one alert email), the g5 example with Spot and at scale to zero behind a
+load balancer (with and without a warm pool), and the "every feature on" spec of
 tests/infra/test_template_size.py, which asserts the limits these numbers are
 measured against. Also the indented file `ecs-gpu synth` would write and what
 each optional feature adds to the g5 example.
@@ -52,6 +53,19 @@ SIDECAR = {
 SPOT = '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
 
 
+# An internal load balancer, and min_tasks = 0 behind it: the wake path (the
+# requests alarm and its step policy) and the sleep path (ecs_gpu.sleep) on top,
+# and the missing-metric alarms in their scale-to-zero form.
+ALB = '\n[load_balancer]\nscheme = "internal"\n'
+
+
+def at_zero(text: str) -> str:
+    """``text`` with no task and no instance at the floor (min_tasks = 0,
+    min_instances = 0) behind an internal load balancer."""
+    text = text.replace("min_instances = 1", "min_instances = 0", 1)
+    return text.replace("min_tasks = 1", "min_tasks = 0", 1) + ALB
+
+
 def size(text: str) -> int:
     return len(minified(synth_template(parse_spec(text, "size.toml"))).encode())
 
@@ -73,6 +87,8 @@ def main() -> int:
     print(row("g5-vllm + warm pool + GPU guard + one alert email", size(pooled + ONE_EMAIL)))
     spot_at = g5.index("\n[", g5.index("[capacity]\n") + 1)
     print(row("g5-vllm + [capacity.spot], two types", size(g5[:spot_at] + SPOT + g5[spot_at:])))
+    print(row("g5-vllm at zero (min_tasks = min_instances = 0) + internal ALB", size(at_zero(g5))))
+    print(row("g5-vllm at zero + internal ALB + warm pool", size(at_zero(_with_warm_pool(g5)))))
     for example in EXAMPLES:
         if example != "g5-vllm.toml":
             text = _with_warm_pool_and_guard((EXAMPLES_DIR / example).read_text())
@@ -92,6 +108,8 @@ def main() -> int:
         "one alert email": g5 + ONE_EMAIL,
         "fast_scale_out = false": g5.replace("[scaling]\n", "[scaling]\nfast_scale_out = false\n"),
         "[capacity.spot], two types": g5[:cap] + SPOT + g5[cap:],
+        "internal [load_balancer]": g5 + ALB,
+        "internal [load_balancer], min_tasks = min_instances = 0": at_zero(g5),
     }
     print("| g5-vllm + | bytes added |")
     print("|---|---:|")

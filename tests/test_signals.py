@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ecs_gpu import demand_metric, gpu_metric, signals
+from ecs_gpu import demand_metric, gpu_metric, signals, spot, wake
 from ecs_gpu.doctor.snapshot import TargetNames
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import SIGNALS, SignalPlan
@@ -328,4 +328,18 @@ def test_every_series_that_must_arrive_has_its_alarm_and_verify_queries() -> Non
     assert conc.verified.queries(names) == demand_metric.metric_data_queries("svc", "svc")
     assert signals.SERIES["task-gpus"].verified.queries(names) == gpu_metric.metric_data_queries(
         names.asg
+    )
+
+
+def test_a_missing_expression_nests_its_gates_the_first_outermost() -> None:
+    # No gate: the series, -1 where it has no datapoint (breaching on its own).
+    assert signals.missing_expression("m") == "FILL(m, -1)"
+    # One gate is the form both the scale-to-zero and the Spot alarms read.
+    assert signals.missing_expression("m", "c") == "IF(FILL(c, 0) > 0, FILL(m, -1), 0)"
+    assert signals.missing_expression("m", "c", "n") == (
+        "IF(FILL(c, 0) > 0, IF(FILL(n, 0) > 0, FILL(m, -1), 0), 0)"
+    )
+    assert wake.MISSING_EXPRESSION == signals.missing_expression(wake.SERIES_ID, wake.RUNNING_ID)
+    assert spot.GPU_MISSING_EXPRESSION == signals.missing_expression(
+        spot.GPU_ID, spot.IN_SERVICE_ID
     )

@@ -108,3 +108,24 @@ def test_interruption_rate_is_the_key_else_the_band() -> None:
     assert spot.interruption_rate_per_hour(banded) == spot.band_rate_per_hour("15-20%")
     keyed = _spec(simulation="spot_interruptions_per_instance_hour = 0.01")
     assert spot.interruption_rate_per_hour(keyed) == 0.01
+
+
+@pytest.mark.parametrize(
+    ("spot_keys", "min_instances", "empty"),
+    [
+        # The default base of 1 keeps a task, so an instance, On-Demand.
+        ("", 0, False),
+        # No base: one task goes to Spot (split(1, 0, 70) == (0, 1)), the group may be empty.
+        ("on_demand_base = 0", 0, True),
+        # A floor of one instance: never empty.
+        ("on_demand_base = 0", 1, False),
+    ],
+)
+def test_the_on_demand_group_may_be_empty_only_without_base_and_floor(
+    spot_keys: str, min_instances: int, empty: bool
+) -> None:
+    spec = _spec(spot_keys=spot_keys)
+    cap = spec.capacity.model_copy(update={"min_instances": min_instances})
+    spec = spec.model_copy(update={"capacity": cap})
+    assert spot.on_demand_may_be_empty(spec) is empty
+    assert spot.split(1, 0, 70) == (0, 1)

@@ -191,6 +191,21 @@ class MissingAlarm:
     delay_s: int
 
 
+def missing_expression(series_id: str, *gates: str) -> str:
+    """A missing-metric alarm's metric math: the series, or -1 while every gate says it
+    should arrive and it has no datapoint; 0 while a gate says it need not.
+
+    Each gate is a count's query id (tasks RUNNING, instances in service), filled with 0,
+    so an absent count reads "none". One gate gives ``IF(FILL(g, 0) > 0, FILL(m, -1), 0)``;
+    more nest, the first outermost. The alarms' threshold is 0, LessThan, and their
+    series are >= 0, so only the -1 breaches.
+    """
+    expression = f"FILL({series_id}, -1)"
+    for gate in reversed(gates):
+        expression = f"IF(FILL({gate}, 0) > 0, {expression}, 0)"
+    return expression
+
+
 @dataclass(frozen=True, slots=True)
 class Panel:
     """A tracked series' own dashboard row (None for the GPU series: the dashboard always

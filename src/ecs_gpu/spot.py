@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu import catalog
+from ecs_gpu import catalog, signals
 from ecs_gpu.spec import Spec
 
 # EC2 sends the interruption notice two minutes before it reclaims the
@@ -156,10 +156,36 @@ GPU_ID: Final = "m"
 # The Spot group's GPU series, or -1 while an instance is in service without
 # it; 0 with none in service: a Spot group at zero publishes no GPU series,
 # which is no fault (the threshold is 0, LessThan).
-GPU_MISSING_EXPRESSION: Final = f"IF(FILL({IN_SERVICE_ID}, 0) > 0, FILL({GPU_ID}, -1), 0)"
+GPU_MISSING_EXPRESSION: Final = signals.missing_expression(GPU_ID, IN_SERVICE_ID)
 GPU_MISSING_LABEL: Final = (
     "Spot GPU series, or -1 while a Spot instance is in service without it (0 with none)"
 )
+# The On-Demand group's GPU missing-metric alarm when that group may be empty
+# (on_demand_may_be_empty): the same gate on its own GroupInServiceInstances,
+# inside the scale-to-zero one (wake.MISSING_EXPRESSION) when both apply.
+ON_DEMAND_GPU_MISSING_LABEL: Final = (
+    "GPU series, or -1 while an On-Demand instance is in service without it (0 with none)"
+)
+ON_DEMAND_GPU_MISSING_ASLEEP_LABEL: Final = (
+    "GPU series, or -1 while a task runs and an On-Demand instance is in service "
+    "without it (0 otherwise)"
+)
+
+
+def on_demand_may_be_empty(spec: Spec) -> bool:
+    """Whether the On-Demand group may have no instance while tasks run (on Spot).
+
+    [capacity.spot] with ``on_demand_base = 0`` and [capacity] ``min_instances = 0``:
+    the weights may put every task on Spot (one task: :func:`split` gives it to Spot
+    at the default 70 %), managed scaling takes the On-Demand group to zero, and its
+    hosts' GPU series stops by design. With a base ECS places the base's tasks first,
+    so the group is empty only with no task, which ``wake.MISSING_EXPRESSION`` already
+    reads as "not missing"; with ``min_instances`` >= 1 it always has an instance.
+    """
+    spot = spec.capacity.spot
+    return spot is not None and spot.on_demand_base == 0 and spec.capacity.min_instances == 0
+
+
 # Instances the Spot group wants and does not have in service.
 SHORTFALL_EXPRESSION: Final = f"FILL({DESIRED_ID}, 0) - FILL({IN_SERVICE_ID}, 0)"
 SHORTFALL_LABEL: Final = "Spot instances desired but not in service"

@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ecs_gpu import managed_scaling, startup
+from ecs_gpu import managed_scaling, signals, startup
 from ecs_gpu.spec import Spec
 
 ELB_NAMESPACE: Final = "AWS/ApplicationELB"
@@ -60,7 +60,7 @@ EXPRESSION_LABEL: Final = "Requests to the load balancer while no task runs"
 # missing only while a task runs (-1 then, below their threshold 0); with no
 # task, 0. Without this they would be in ALARM every night at zero.
 SERIES_ID: Final = "m"
-MISSING_EXPRESSION: Final = f"IF(FILL({RUNNING_ID}, 0) > 0, FILL({SERIES_ID}, -1), 0)"
+MISSING_EXPRESSION: Final = signals.missing_expression(SERIES_ID, RUNNING_ID)
 MISSING_LABEL: Final = "The series, or -1 while a task runs without it (0 with no task)"
 # The ALB publishes every 60 s while requests flow (§10): one period, one
 # datapoint, so the first minute with a request wakes the service.

@@ -1042,24 +1042,70 @@ def as_spot(s: dict[str, Any]) -> None:
     s["alarms"].extend(spot_alarms())
 
 
+def spot_od0_spec() -> Spec:
+    """:func:`spot_spec` with no On-Demand base and no On-Demand floor: every task may run
+    on Spot and the On-Demand group may be empty (ecs_gpu.spot.on_demand_may_be_empty)."""
+    text = SPEC_TOML.replace(
+        'signal = "task-gpus"',
+        'signal = "concurrency"\ntarget_concurrency_per_task = 8\nfast_scale_in = true',
+    ).replace("min_instances = 1", "min_instances = 0", 1)
+    spot_toml = SPOT_TOML + "on_demand_base = 0\n"
+    return parse_spec(text + '\n[service.metrics]\npreset = "vllm"\n' + spot_toml)
+
+
+def as_spot_od0(s: dict[str, Any]) -> None:
+    """:func:`as_spot` for :func:`spot_od0_spec`: the strategy without base, and the GPU
+    missing-metric alarm as infra/observability writes it then, reading the On-Demand
+    group's GPU series only while that group has an instance in service."""
+    from ecs_gpu import spot
+    from ecs_gpu.aws.facts import Target
+
+    as_spot(s)
+    spec = spot_od0_spec()
+    s[COLLECTION_KEY]["target"] = Target.from_spec(spec, NAMES).as_dict()
+    s["services"][0]["capacityProviderStrategy"][0]["base"] = 0
+    s["auto_scaling_groups"][0]["MinSize"] = 0
+    group = [{"Name": spot.GROUP_DIMENSION, "Value": NAMES.asg}]
+    (a,) = [a for a in s["alarms"] if a["AlarmName"] == NAMES.gpu_metric_missing_alarm]
+    for key in ("MetricName", "Namespace", "Statistic", "Dimensions", "Period"):
+        del a[key]
+    a.update(
+        Metrics=[
+            {"Id": "expr_1", "Expression": spot.GPU_MISSING_EXPRESSION, "ReturnData": True},
+            _group_stat(spot.GPU_ID, gpu_metric.NAMESPACE, gpu_metric.UTILIZATION, group),
+            _group_stat(spot.IN_SERVICE_ID, spot.GROUP_NAMESPACE, spot.IN_SERVICE_METRIC, group),
+        ],
+        EvaluationPeriods=16,
+        DatapointsToAlarm=16,
+        Threshold=0.0,
+        TreatMissingData="notBreaching",
+    )
+
+
+def _group_stat(
+    qid: str, namespace: str, metric: str, dims: list[dict[str, str]]
+) -> dict[str, Any]:
+    """One hidden one-minute query of a Spot-form alarm, as DescribeAlarms returns it."""
+    from ecs_gpu import spot
+
+    return {
+        "Id": qid,
+        "MetricStat": {
+            "Metric": {"Namespace": namespace, "MetricName": metric, "Dimensions": dims},
+            "Period": spot.GROUP_PERIOD_S,
+            "Stat": spot.GROUP_STATISTIC,
+        },
+        "ReturnData": False,
+    }
+
+
 def spot_alarms() -> list[dict[str, Any]]:
     """The Spot group's two alarms as DescribeAlarms returns them (infra/observability
     _spot_alarms for :func:`spot_spec`): metric math, both OK, no action."""
     from ecs_gpu import spot
 
     group = [{"Name": spot.GROUP_DIMENSION, "Value": NAMES.spot_asg}]
-
-    def stat(qid: str, namespace: str, metric: str, dims: list[dict[str, str]]) -> dict[str, Any]:
-        return {
-            "Id": qid,
-            "MetricStat": {
-                "Metric": {"Namespace": namespace, "MetricName": metric, "Dimensions": dims},
-                "Period": spot.GROUP_PERIOD_S,
-                "Stat": spot.GROUP_STATISTIC,
-            },
-            "ReturnData": False,
-        }
-
+    stat = _group_stat
     in_service = stat(spot.IN_SERVICE_ID, spot.GROUP_NAMESPACE, spot.IN_SERVICE_METRIC, group)
     rows = [
         (

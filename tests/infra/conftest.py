@@ -30,6 +30,9 @@ ALERT_EMAILS = '\n[alerts]\nemail = ["oncall@example.com", "ml-team@example.com"
 # The g5 example (concurrency) with a Spot group over two interchangeable types.
 SPOT_TABLE = '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
 SPOT = G5_PATH.read_text(encoding="utf-8").replace("\n[scaling]\n", SPOT_TABLE + "\n[scaling]\n", 1)
+SPOT_OD0 = SPOT.replace(SPOT_TABLE, SPOT_TABLE + "on_demand_base = 0\n", 1).replace(
+    "min_instances = 1", "min_instances = 0", 1
+)
 # Spec shapes the examples do not cover; each is validated (synth, cfn-lint,
 # cdk-nag) once per session.
 VARIANTS = {
@@ -45,6 +48,9 @@ VARIANTS = {
     "alerts-email": G5 + ALERT_EMAILS,
     # [capacity.spot] on the concurrency example: a Spot group beside the On-Demand one.
     "spot": SPOT,
+    # Every task may run on Spot (no base) and the On-Demand group may be empty:
+    # its GPU missing-metric alarm reads its series only while it has an instance.
+    "spot-od0": SPOT_OD0,
     # The Spot alarms' actions and the topic policy naming them.
     "spot-alerts-email": SPOT + ALERT_EMAILS,
     # [capacity] ami_id pins the AMI: the parameter's default.

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import host, signals, spot, template
+from ecs_gpu import host, signals, spot, template, wake
 from ecs_gpu.infra import observability
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.synth import synth_template
 
-from .conftest import SPOT
+from .conftest import SPOT, SPOT_OD0
 from .tpl import render, resources, statements
 
 ASG = "AWS::AutoScaling::AutoScalingGroup"
@@ -201,6 +201,92 @@ def test_the_spot_gpu_series_alarm_reads_it_only_while_the_group_has_instances(
     periods = observability.series_missing_alarm_evaluation_periods(spec, gpu)
     assert a["EvaluationPeriods"] == a["DatapointsToAlarm"] == periods
     assert names.spot_asg in a["AlarmDescription"]
+
+
+def _missing(t: dict[str, Any], construct_id: str) -> dict[str, Any]:
+    (a,) = [
+        r["Properties"] for lid, r in resources(t, ALARM).items() if lid.startswith(construct_id)
+    ]
+    return a
+
+
+_GPU_MISSING = "GpuServiceObservabilityGpuMetricMissing"
+_CONCURRENCY_MISSING = "GpuServiceObservabilityConcurrencyMetricMissing"
+
+
+def test_with_a_base_on_demand_the_on_demand_gpu_alarm_stays_plain(t: dict[str, Any]) -> None:
+    # on_demand_base 1 (the default), min_instances 1: the group always has a host.
+    a = _missing(t, _GPU_MISSING)
+    assert a["MetricName"] == "nvidia_smi_utilization_gpu" and "Metrics" not in a
+    assert a["TreatMissingData"] == "breaching"
+
+
+def test_without_base_the_on_demand_gpu_alarm_reads_its_series_only_while_it_has_instances(
+    variant_reports: dict[str, Any],
+) -> None:
+    t = variant_reports["spot-od0"].template
+    names = Names("vllm-g5")
+    spec = parse_spec(SPOT_OD0, "spot-od0.toml")
+    assert spot.on_demand_may_be_empty(spec) and not wake.scales_to_zero(spec)
+    a = _missing(t, _GPU_MISSING)
+    assert a["AlarmName"] == names.gpu_metric_missing_alarm
+    qs = _queries(a)
+    (expr,) = [q for q in qs.values() if "Expression" in q]
+    # The Spot alarm's form, on the On-Demand group's own hosts and instance count.
+    assert expr["Expression"] == spot.GPU_MISSING_EXPRESSION
+    assert expr["Label"] == spot.ON_DEMAND_GPU_MISSING_LABEL
+    group = [{"Name": "AutoScalingGroupName", "Value": names.asg}]
+    assert _stat(qs["m"]) == ("CWAgent", "nvidia_smi_utilization_gpu", group, "Average", 60)
+    assert _stat(qs["n"]) == ("AWS/AutoScaling", "GroupInServiceInstances", group, "Average", 60)
+    assert (a["ComparisonOperator"], a["Threshold"]) == ("LessThanThreshold", 0)
+    assert a["TreatMissingData"] == "notBreaching"
+    assert a["AlarmDescription"].startswith(f"While {names.asg} has instances in service: ")
+    gpu = signals.SERIES[signals.SignalPlan.of(spec.scaling).gpu_series]
+    periods = observability.series_missing_alarm_evaluation_periods(spec, gpu)
+    assert a["EvaluationPeriods"] == a["DatapointsToAlarm"] == periods
+    # The concurrency series is the service's, written by its tasks on either group: it
+    # must arrive whenever a task runs, Spot or not, so its alarm stays plain.
+    c = _missing(t, _CONCURRENCY_MISSING)
+    assert c["MetricName"] == "ConcurrentRequestsPerTask" and "Metrics" not in c
+    assert c["TreatMissingData"] == "breaching"
+
+
+_ZERO = '\n[load_balancer]\nscheme = "internal"\n'
+
+
+def test_at_zero_without_base_the_gpu_alarm_needs_a_task_and_an_on_demand_instance() -> None:
+    text = SPOT_OD0.replace("min_tasks = 1", "min_tasks = 0", 1) + _ZERO
+    spec = parse_spec(text, "spot-od0-zero.toml")
+    assert spot.on_demand_may_be_empty(spec) and wake.scales_to_zero(spec)
+    t = synth_template(spec)
+    a = _missing(t, _GPU_MISSING)
+    qs = _queries(a)
+    (expr,) = [q for q in qs.values() if "Expression" in q]
+    assert expr["Expression"] == "IF(FILL(c, 0) > 0, IF(FILL(n, 0) > 0, FILL(m, -1), 0), 0)"
+    assert expr["Label"] == spot.ON_DEMAND_GPU_MISSING_ASLEEP_LABEL
+    assert _stat(qs["c"])[:2] == (wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC)
+    assert _stat(qs["n"])[2] == [{"Name": "AutoScalingGroupName", "Value": Names("vllm-g5").asg}]
+    assert a["TreatMissingData"] == "notBreaching"
+    # The concurrency alarm keeps the scale-to-zero form alone.
+    c = _missing(t, _CONCURRENCY_MISSING)
+    (cexpr,) = [q for q in c["Metrics"] if "Expression" in q]
+    assert cexpr["Expression"] == wake.MISSING_EXPRESSION
+
+
+def test_at_zero_with_a_base_the_gpu_alarm_keeps_the_scale_to_zero_form() -> None:
+    # The base's task goes On-Demand first: a task running means an On-Demand host.
+    text = (
+        SPOT.replace("min_tasks = 1", "min_tasks = 0", 1).replace(
+            "min_instances = 1", "min_instances = 0", 1
+        )
+        + _ZERO
+    )
+    spec = parse_spec(text, "spot-zero.toml")
+    assert not spot.on_demand_may_be_empty(spec) and wake.scales_to_zero(spec)
+    a = _missing(synth_template(spec), _GPU_MISSING)
+    (expr,) = [q for q in a["Metrics"] if "Expression" in q]
+    assert expr["Expression"] == wake.MISSING_EXPRESSION
+    assert {q["Id"] for q in a["Metrics"]} == {expr["Id"], wake.SERIES_ID, wake.RUNNING_ID}
 
 
 def test_the_shortfall_alarm_pages_when_the_group_stays_short_of_spot_instances(

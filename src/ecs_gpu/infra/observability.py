@@ -34,7 +34,14 @@ from constructs import Construct
 from ecs_gpu import fast_path, gpu_metric, host, managed_scaling, spot, wake
 from ecs_gpu.infra.scaling import running_metric, series_metric
 from ecs_gpu.naming import Names
-from ecs_gpu.signals import SERIES, Panel, SeriesAt, SignalPlan, SignalSeries
+from ecs_gpu.signals import (
+    SERIES,
+    Panel,
+    SeriesAt,
+    SignalPlan,
+    SignalSeries,
+    missing_expression,
+)
 from ecs_gpu.spec import Spec
 
 ECS_NAMESPACE: Final = "AWS/ECS"
@@ -205,25 +212,40 @@ def _missing_alarm(
     alarm_description: str,
     alarm_name: str | None = None,
     spec: Spec | None = None,
+    group: str | None = None,
 ) -> cw.Alarm:
     """An alarm that is in ALARM only while ``metric`` has no datapoints.
 
     Both series are >= 0 (a utilization, a request count), so real data never
     breaches ``< 0``: the alarm fires only through TreatMissingData=breaching.
-    For a ``spec`` that may run no task the series is expected to be missing at
-    zero: the alarm reads :data:`ecs_gpu.wake.MISSING_EXPRESSION` instead, -1
-    only while a task runs without it, and no data is not breaching.
+    Where the series is expected to be missing now and then, the alarm reads
+    :func:`ecs_gpu.signals.missing_expression` instead, -1 only while it should
+    arrive, and no data is not breaching: for a ``spec`` that may run no task,
+    while a task runs (``wake.MISSING_EXPRESSION``); for the hosts of a
+    ``group`` that may have no instance (:func:`ecs_gpu.spot.on_demand_may_be_empty`),
+    while it has one in service; with both, while both hold.
     """
+    period_s = int(metric.period.to_seconds())
+    gates: dict[str, cw.IMetric] = {}
+    if spec is not None and wake.scales_to_zero(spec):
+        gates[wake.RUNNING_ID] = running_metric(spec, period_s)
+    if group is not None:
+        gates[spot.IN_SERVICE_ID] = _group_metric(spot.IN_SERVICE_METRIC, group)
     watched: cw.IMetric = metric
     missing = cw.TreatMissingData.BREACHING
-    if spec is not None and wake.scales_to_zero(spec):
+    if gates:
+        label = wake.MISSING_LABEL
+        if group is not None:
+            asleep = wake.RUNNING_ID in gates
+            label = (
+                spot.ON_DEMAND_GPU_MISSING_ASLEEP_LABEL
+                if asleep
+                else spot.ON_DEMAND_GPU_MISSING_LABEL
+            )
         watched = cw.MathExpression(
-            expression=wake.MISSING_EXPRESSION,
-            using_metrics={
-                wake.SERIES_ID: metric,
-                wake.RUNNING_ID: running_metric(spec, int(metric.period.to_seconds())),
-            },
-            label=wake.MISSING_LABEL,
+            expression=missing_expression(wake.SERIES_ID, *gates),
+            using_metrics={wake.SERIES_ID: metric, **gates},
+            label=label,
             period=metric.period,
         )
         missing = cw.TreatMissingData.NOT_BREACHING
@@ -321,19 +343,30 @@ def _missing_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan)
     # No label on an alarm's metric: a labelled metric makes CDK write the
     # Metrics[] (metric math) form; plain MetricName/Namespace/Dimensions is
     # what describe_alarms readers such as doctor expect.
-    return [
-        _missing_alarm(
-            node,
-            series.alarm.construct_id,
-            alarm_name=series.alarm.name(names),
-            alarm_description=series.alarm.description(names, signal in plan.tracked),
-            metric=series_metric(series.watched, names),
-            periods=series_missing_alarm_evaluation_periods(spec, series),
-            spec=spec,
+    # The host-published GPU series is per group: with [capacity.spot] the
+    # On-Demand group may have no host while every task runs on Spot. A task's
+    # series (concurrency) is per service and arrives from Spot tasks too.
+    empty_od = spot.on_demand_may_be_empty(spec)
+    out = []
+    for signal in plan.arriving:
+        series = SERIES[signal]
+        group = names.asg if empty_od and series.published_by == "host" else None
+        description = series.alarm.description(names, signal in plan.tracked)
+        out.append(
+            _missing_alarm(
+                node,
+                series.alarm.construct_id,
+                alarm_name=series.alarm.name(names),
+                alarm_description=description
+                if group is None
+                else f"While {group} has instances in service: {description}",
+                metric=series_metric(series.watched, names),
+                periods=series_missing_alarm_evaluation_periods(spec, series),
+                spec=spec,
+                group=group,
+            )
         )
-        for signal in plan.arriving
-        for series in (SERIES[signal],)
-    ]
+    return out
 
 
 def _group_metric(metric_name: str, asg: str) -> cw.Metric:

@@ -4,13 +4,14 @@ cases.py)."""
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import Callable
 from typing import Any
 
 from ecs_gpu.doctor.checks import run_checks
 from ecs_gpu.spot import DRAIN_FLAG
 
-from ..snapshots import NAMES, as_spot, validate_snapshot
+from ..snapshots import NAMES, as_spot, as_spot_od0, validate_snapshot
 from .cases import Snap, _found, spot_interrupted
 
 SPOT_CHECKS = ("ASG009", "SVC003", "LT003", "ALM003")
@@ -143,3 +144,59 @@ def test_a_spot_launch_without_capacity_names_the_strategy_as_the_way_out(
     (f,) = _found(s, "ASG001")
     assert "UnfulfillableCapacity" in str(f.evidence[0].value)
     assert "on_demand_base" in f.fix and "PROVISIONING" in f.fix
+
+
+def _od_gpu_alarm(s: Snap) -> dict[str, Any]:
+    (a,) = [a for a in s["alarms"] if a["AlarmName"] == NAMES.gpu_metric_missing_alarm]
+    return a
+
+
+def test_without_base_the_gated_on_demand_gpu_alarm_is_judged_as_the_missing_metric_alarm(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    as_spot_od0(s)
+    validate_snapshot(s)
+    # As the template makes it (base 0, the gated GPU alarm): nothing to say.
+    report = run_checks(s)
+    assert [f.as_dict() for f in report.findings] == []
+    assert {"ALM001", "ALM002", "ALM003", "SVC003"} <= set(report.as_dict()["ok"])
+    # Without data it is still the missing-metric alarm, ALM002's, not a scaling alarm
+    # without data (ALM001): it reads the GPU series by design.
+    _od_gpu_alarm(s)["StateValue"] = "INSUFFICIENT_DATA"
+    assert _found(s, "ALM001") == []
+    # In ALARM (an On-Demand host in service without the series) it pages as ALM002.
+    _od_gpu_alarm(s)["StateValue"] = "ALARM"
+    (f,) = _found(s, "ALM002")
+    assert "--probe-hosts" in f.fix
+    # A scaling alarm of the same form is not exempt: ALM001 still reads it.
+    other = copy.deepcopy(_od_gpu_alarm(s))
+    other.update(AlarmName="someone-elses-gpu-alarm", StateValue="INSUFFICIENT_DATA")
+    s["alarms"].append(other)
+    assert [f.evidence[0].id for f in _found(s, "ALM001")] == ["someone-elses-gpu-alarm"]
+
+
+def _no_gpu_series(s: Snap) -> None:
+    for r in s["metric_data"]:
+        if r.get("Label", "").startswith("nvidia_smi_"):
+            r.update(Values=[], Timestamps=[])
+
+
+def test_without_base_an_empty_on_demand_group_publishing_nothing_is_no_met001(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    as_spot_od0(s)
+    _no_gpu_series(s)
+    # An On-Demand host in service without the series: the agent is broken there.
+    assert [f.id for f in _found(s, "MET001")] == ["MET001"]
+    # Every task on Spot, the On-Demand group at zero: no host to publish, by design.
+    s["auto_scaling_groups"][0].update(Instances=[], DesiredCapacity=0)
+    validate_snapshot(s)
+    assert _found(s, "MET001") == []
+    # With a base the group runs the base's task, so an empty one is no design.
+    s = healthy()
+    as_spot(s)
+    _no_gpu_series(s)
+    s["auto_scaling_groups"][0].update(Instances=[], DesiredCapacity=0, MinSize=0)
+    assert [f.id for f in _found(s, "MET001")] == ["MET001"]

@@ -58,7 +58,7 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
                 "ecs-gpu that did not collect it); collect it again"
             )
         empty = [q for q in queries if not results.get(q["Id"], {}).get("Values")]
-        if not empty:
+        if not empty or (not by_task and _empty_on_demand_by_design(s, names.asg)):
             return []
         metrics = dict.fromkeys(q["MetricStat"]["Metric"]["MetricName"] for q in empty)
         dims = ",".join(f"{d['Name']}={d['Value']}" for d in series.watched.dimensions(names))
@@ -134,6 +134,20 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
         ]
 
     return arrives
+
+
+def _empty_on_demand_by_design(s: Snapshot, asg: str) -> bool:
+    """With [capacity.spot] and ``on_demand_base = 0`` every task may run on Spot and the
+    On-Demand group ``asg`` hold no instance (ecs_gpu.spot.on_demand_may_be_empty): no
+    host publishes its series, which is no fault (its missing-metric alarm reads it only
+    while the group has an instance in service; the Spot group's alarms watch Spot)."""
+    spot = collection_target(s).get("spot") or {}
+    if spot.get("on_demand_base") != 0:
+        return False
+    groups = [g for g in s.get("auto_scaling_groups") or [] if g.get("AutoScalingGroupName") == asg]
+    return bool(groups) and not any(
+        i.get("LifecycleState") == "InService" for g in groups for i in g.get("Instances") or []
+    )
 
 
 def _register_arrival_checks() -> None:

@@ -227,8 +227,7 @@ def _all_on_spot(spec: Spec) -> Iterator[Problem]:
             "capacity.spot.spot_percent",
             100,
             "with on_demand_base = 0 every task runs on Spot, so one Spot capacity shortage "
-            "can interrupt them all within two minutes; and the GPU missing-metric alarm, "
-            "which watches the On-Demand group, reads missing data while that group is empty",
+            "can interrupt them all within two minutes",
             "keep on_demand_base at 1 or more (the default), or lower spot_percent",
         )
 
