@@ -46,7 +46,7 @@ def test_only_the_in_flight_series_joins_the_expression() -> None:
     in_flight = _zero().replace("[scaling]\n", '[scaling]\ndemand_estimate = "in-flight"\n')
     sp = sleep.sleep_path(_spec(in_flight + LB))
     assert sp is not None and sp.in_flight
-    assert sp.expression == f"{sleep.REQUESTS} + FILL({sleep.IN_FLIGHT_ID}, 0)"
+    assert sp.expression == f"{sleep.ACTIVITY} + FILL({sleep.IN_FLIGHT_ID}, 0)"
 
 
 def test_the_deployed_policy_shape_is_told_from_the_other_step_policies() -> None:

@@ -7,8 +7,9 @@ AlarmHigh / AlarmLow"): a fleet at zero load pays 30 minutes a night. The
 sleep path shortens the first half, beside the wake path (:mod:`ecs_gpu.wake`)
 and only where one is deployed (``min_tasks = 0`` and ``[load_balancer]``):
 a one-minute alarm on the load balancer's requests, ``RequestCount`` plus
-``HTTPCode_ELB_503_Count`` as the wake alarm reads them, in ALARM after
-:func:`quiet_minutes` minutes in a row without one, invokes a step policy
+``HTTPCode_ELB_503_Count`` as the wake alarm reads them, and its open
+connections, in ALARM after :func:`quiet_minutes` minutes in a row without
+either, invokes a step policy
 with ``ExactCapacity`` 0. Application Auto Scaling takes ``ExactCapacity``
 for an ECS service and never sets a count below the target's MinCapacity
 (aws-semantics §10 "ExactCapacity and MinCapacity"): a scheduled min_tasks of
@@ -18,15 +19,18 @@ A minute without a request has no ALB datapoint (§10 "ALB metrics at no
 request"), so missing data is breaching: silence is what the alarm looks for.
 
 How long: a request the ALB counted may still be running. The template lets
-one stand as long as the load balancer's idle timeout (600 s,
+one go as long as the load balancer's idle timeout (600 s,
 infra/loadbalancer.IDLE_TIMEOUT_S, set because LLM responses stream for
-minutes): :data:`LONGEST_REQUEST_S`, the spec states no other. So the alarm
-waits that long in whole periods after the last counted request. With
-``[service.metrics]`` and ``demand_estimate = "in-flight"`` the sidecars'
-series is the requests in flight, so the expression adds its Maximum: a
-stream longer than that is never cut while its task reports it. The
-arrival-rate estimate is a function of arrivals (demand_metric.py "The
-estimate"), not of a request still running, so it is not added.
+minutes) without a byte: :data:`LONGEST_REQUEST_S`, the spec states no
+other. So the alarm waits that long in whole periods after the last counted
+request. A response that streams for longer keeps its connection open, and
+the expression adds the load balancer's ``ActiveConnectionCount`` (``Sum``,
+published while it is non-zero: aws-semantics §10 "Open connections"), so a
+minute with a connection open is never quiet, whatever the sidecars report.
+With ``[service.metrics]`` and ``demand_estimate = "in-flight"`` it adds the
+sidecars' series too (the requests in flight, Maximum); the arrival-rate
+estimate is a function of arrivals (demand_metric.py "The estimate"), not of
+a request still running, so it is not added.
 
 The instance's 15 minutes after the task stops stay AWS's: no scaling policy
 of ours may act on a capacity provider's group (§10 "Other scaling policies
@@ -53,11 +57,17 @@ ADJUSTMENT_TYPE: Final = "ExactCapacity"
 TASKS: Final = 0
 # Re-invocations set the same 0; the cooldown only spaces them.
 COOLDOWN_S: Final = PERIOD_S
+# The load balancer's open connections (client and target side): a streaming
+# response holds one however long it runs.
+CONNECTIONS_ID: Final = "a"
+CONNECTIONS_METRIC: Final = "ActiveConnectionCount"
 IN_FLIGHT_ID: Final = "q"
 IN_FLIGHT_STATISTIC: Final = "Maximum"
-REQUESTS: Final = f"FILL({wake.REQUESTS_ID}, 0) + FILL({wake.REJECTED_ID}, 0)"
-IN_FLIGHT_EXPRESSION: Final = f"{REQUESTS} + FILL({IN_FLIGHT_ID}, 0)"
-EXPRESSION_LABEL: Final = "Requests (and in flight)"
+ACTIVITY: Final = (
+    f"FILL({wake.REQUESTS_ID}, 0) + FILL({wake.REJECTED_ID}, 0) + FILL({CONNECTIONS_ID}, 0)"
+)
+IN_FLIGHT_EXPRESSION: Final = f"{ACTIVITY} + FILL({IN_FLIGHT_ID}, 0)"
+EXPRESSION_LABEL: Final = "Requests and connections (and in flight)"
 
 
 @dataclass(frozen=True)
@@ -74,7 +84,7 @@ class SleepPath:
 
     @property
     def expression(self) -> str:
-        return IN_FLIGHT_EXPRESSION if self.in_flight else REQUESTS
+        return IN_FLIGHT_EXPRESSION if self.in_flight else ACTIVITY
 
 
 def quiet_minutes(longest_request_s: float = LONGEST_REQUEST_S) -> int:
@@ -111,12 +121,12 @@ def is_sleep_policy(policy: Mapping[str, Any]) -> bool:
 
 def alarm_differences(alarm: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     """(field, value found, phrase) for each way a deployed alarm differs from the sleep
-    alarm: one of the two expressions over the ALB's counts, :data:`COMPARISON`
+    alarm: one of the two expressions over the ALB's counts and connections, :data:`COMPARISON`
     :data:`THRESHOLD`, :func:`quiet_minutes` of as many periods, missing data breaching.
     Empty: it is the sleep alarm. ``doctor`` (SCL010) reads it."""
     exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
-    if exprs not in ([REQUESTS], [IN_FLIGHT_EXPRESSION]):
-        return [("Expression", exprs, f"expression {exprs} (want {REQUESTS}, + in flight)")]
+    if exprs not in ([ACTIVITY], [IN_FLIGHT_EXPRESSION]):
+        return [("Expression", exprs, f"expression {exprs} (want {ACTIVITY}, + in flight)")]
     out: list[tuple[str, Any, str]] = []
     found = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
     if found != (COMPARISON, THRESHOLD):

@@ -201,7 +201,8 @@ def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
     sleeps = (
         ""
         if sp is None
-        else f" After {sp.minutes} min without a request the sleep alarm sets zero tasks; "
+        else f" After {sp.minutes} min without a request or an open connection the sleep "
+        "alarm sets zero tasks; "
         "the instance leaves after managed scaling's 15 low minutes."
     )
     key = "scaling.min_tasks" if sc.min_tasks == 0 else "scaling.schedule"

@@ -645,13 +645,15 @@ def test_the_sleep_alarm_waits_the_longest_request_without_one(
     sp = sleep.sleep_path(specs[key])
     assert sp is not None and sp.in_flight is (key == "zero-alb-in-flight")
     (expr,) = [q for q in alarm["Metrics"] if "Expression" in q]
-    want_expr = sleep.IN_FLIGHT_EXPRESSION if sp.in_flight else sleep.REQUESTS
+    want_expr = sleep.IN_FLIGHT_EXPRESSION if sp.in_flight else sleep.ACTIVITY
     assert expr["Expression"] == want_expr and expr["ReturnData"] is True
-    assert want_expr.startswith("FILL(r, 0) + FILL(e, 0)")
+    assert want_expr.startswith("FILL(r, 0) + FILL(e, 0) + FILL(a, 0)")
     queries = {q["Id"]: q["MetricStat"] for q in alarm["Metrics"] if "MetricStat" in q}
     want = {
         wake.REQUESTS_ID: (wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, wake.ELB_STATISTIC),
         wake.REJECTED_ID: (wake.ELB_NAMESPACE, wake.REJECTED_METRIC, wake.ELB_STATISTIC),
+        # A response streaming past the quiet minutes holds its connection.
+        sleep.CONNECTIONS_ID: (wake.ELB_NAMESPACE, "ActiveConnectionCount", "Sum"),
     }
     if sp.in_flight:
         want[sleep.IN_FLIGHT_ID] = (demand_metric.NAMESPACE, demand_metric.METRIC_NAME, "Maximum")
@@ -740,7 +742,8 @@ def test_at_zero_the_cpu_policy_leaves_the_scale_in_vote(
     notes = [n for n in reports[key].notes if n.id == "scale-to-zero"]
     assert len(notes) == 1 and "first request after zero waits" in notes[0].message
     # Only the load balancer's requests can tell the sleep alarm the service is idle.
-    assert ("10 min without a request the sleep alarm" in notes[0].message) is (key == "zero-alb")
+    sleeps = "10 min without a request or an open connection the sleep" in notes[0].message
+    assert sleeps is (key == "zero-alb")
 
 
 def test_with_tasks_kept_the_cpu_policy_scales_in(reports: dict[str, ValidationReport]) -> None:

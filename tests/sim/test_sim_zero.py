@@ -238,17 +238,17 @@ def test_the_sleep_alarm_needs_every_minute_quiet_and_keeps_the_minimum() -> Non
     assert layer.decide(540.0, 2, 1) == 1 and layer.actions == 2
 
 
-def test_with_the_in_flight_series_a_long_request_is_not_cut() -> None:
-    path = sleep.SleepPath(minutes=2, in_flight=True)
-    layer = SleepLayer(path, delay_s=0.0)
-    # No new request for minutes, but one still in flight: never quiet.
+@pytest.mark.parametrize("in_flight", [False, True])
+def test_a_request_still_streaming_is_never_cut(in_flight: bool) -> None:
+    # No new request for minutes, but one still in flight holds its connection to
+    # the load balancer (ActiveConnectionCount): never quiet, with or without the
+    # sidecars' in-flight series.
+    layer = SleepLayer(sleep.SleepPath(minutes=2, in_flight=in_flight), delay_s=0.0)
     for minute in range(1, 6):
         layer.sample(0.0, 1.0)
         layer.close_minute(minute * 60.0)
         assert layer.decide(minute * 60.0, 1, 0) == 1
-    # Without the series the same minutes read quiet.
-    blind = SleepLayer(sleep.SleepPath(minutes=2, in_flight=False), delay_s=0.0)
-    for minute in (1, 2):
-        blind.sample(0.0, 1.0)
-        blind.close_minute(minute * 60.0)
-    assert blind.decide(120.0, 1, 0) == 0
+    # Once it has finished, two quiet minutes put the service to sleep.
+    for minute in (6, 7):
+        layer.close_minute(minute * 60.0)
+    assert layer.decide(420.0, 1, 0) == 0

@@ -436,11 +436,13 @@ def _add_wake_path(
 
 
 def sleep_expression(spec: Spec, sp: sleep.SleepPath, load_balancer: str) -> cw.MathExpression:
-    """The load balancer's requests (and, with the in-flight series, the most requests any
-    task has in flight) in a period: 0 or missing while the service has nothing to serve."""
+    """The load balancer's requests and open connections (and, with the in-flight series,
+    the most requests any task has in flight) in a period: 0 or missing while the service
+    has nothing to serve."""
     metrics: dict[str, cw.IMetric] = {
         wake.REQUESTS_ID: _elb_metric(load_balancer, wake.REQUESTS_METRIC, sp.period_s),
         wake.REJECTED_ID: _elb_metric(load_balancer, wake.REJECTED_METRIC, sp.period_s),
+        sleep.CONNECTIONS_ID: _elb_metric(load_balancer, sleep.CONNECTIONS_METRIC, sp.period_s),
     }
     if sp.in_flight:
         names = Names(spec.service.name)
@@ -488,7 +490,7 @@ def _add_sleep_path(
         scope,
         SLEEP_ALARM_ID,
         alarm_description=(
-            f"Sleep path (ecs-gpu): {sp.minutes} min without a request at the load balancer "
+            f"Sleep path (ecs-gpu): {sp.minutes} min without a request or connection at the ALB "
             f"set the service to {sp.tasks} tasks."
         ),
         metric=sleep_expression(spec, sp, alb.load_balancer_full_name),

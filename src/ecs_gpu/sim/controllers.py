@@ -569,9 +569,11 @@ class SleepLayer:
     """The sleep path: ExactCapacity 0 after ``minutes`` one-minute periods without a request.
 
     Each minute's datapoint is the requests that arrived at the load balancer
-    (plus, with ``in_flight``, the most any task had in flight), visible
-    ``delay_s`` after the minute; a minute without one is missing, and
-    missing is breaching (ecs_gpu.sleep). The alarm is ``minutes`` of
+    plus its open connections, the most requests in flight in the minute (one
+    connection each: a streaming response holds its own), visible
+    ``delay_s`` after the minute; a minute without either is missing, and
+    missing is breaching (ecs_gpu.sleep). The sidecars' in-flight series,
+    which ``in_flight`` adds in the template, is never more than that. The alarm is ``minutes`` of
     ``minutes`` at or below 0 and re-invokes its policy every minute while in
     ALARM; the count it sets is never below the target's minimum (a schedule
     may have raised it; aws-semantics §10 "ExactCapacity and MinCapacity").
@@ -590,8 +592,7 @@ class SleepLayer:
     def sample(self, arrivals: float, in_flight: float) -> None:
         """One step's requests at the load balancer and the requests in flight."""
         self._requests += arrivals
-        if self._sp.in_flight:
-            self._in_flight = max(self._in_flight, in_flight)
+        self._in_flight = max(self._in_flight, in_flight)
 
     def close_minute(self, t: float) -> None:
         """Publish the minute that ended at ``t``: None when it had nothing (no datapoint)."""

@@ -359,7 +359,7 @@ def with_sleep(s: Snap, missing: str = "breaching") -> dict[str, Any]:
             "AlarmActions": [arn],
             "StateValue": "ALARM",
             "Metrics": [
-                {"Id": "expr_1", "Expression": sleep.REQUESTS, "ReturnData": True},
+                {"Id": "expr_1", "Expression": sleep.ACTIVITY, "ReturnData": True},
                 *queries,
             ],
             "EvaluationPeriods": n,
