@@ -49,3 +49,16 @@ def test_verify_metrics_waits_until_the_last_series_lands(clients: Clients) -> N
     assert report.ok and attempts == [2, 3] and sleeps == [30]
     total = next(s for s in report.series if s.metric == gpu_metric.MEMORY_TOTAL)
     assert total.datapoints == 1 and total.latest == 23028.0
+
+
+def test_publishing_groups_with_and_without_spot() -> None:
+    from ecs_gpu.aws.verify import publishing_groups
+
+    # Without Spot the one group must publish, hosts or not (its absence is the problem).
+    assert publishing_groups("od", None, {}) == ["od"]
+    # With Spot, each group with a host in service, On-Demand first; an empty one is
+    # empty by design (no base, or no Spot host between interruptions).
+    assert publishing_groups("od", "spot", {"od": 1, "spot": 2}) == ["od", "spot"]
+    assert publishing_groups("od", "spot", {"od": 0, "spot": 2}) == ["spot"]
+    assert publishing_groups("od", "spot", {"od": 3}) == ["od"]
+    assert publishing_groups("od", "spot", {"od": 0, "spot": 0}) == []

@@ -892,3 +892,92 @@ def test_verify_scaling_passes_with_the_wake_path_deployed(
     result, _, out, _ = drive(clients, [first], capsys, policies=policies, wake_path=True)
     assert (result.initial, result.peak, result.final) == (1, 2, 1)
     assert "warning" not in out and "Scaling loop works" in out
+
+
+# --- Spot: the agent's series of each group that runs a host ------------------------
+
+
+def _spot_spec(tmp_path: Path) -> Path:
+    # [capacity.spot] with on_demand_base = 0 and no instance floor: every task may
+    # run on Spot, and the On-Demand group may have no host at all.
+    text = EXAMPLE_SPEC.read_text(encoding="utf-8")
+    text = text.replace("min_instances = 1", "min_instances = 0").replace(
+        "\n[scaling]\n",
+        '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
+        "on_demand_base = 0\n\n[scaling]\n",
+        1,
+    )
+    path = tmp_path / "spot.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _group(clients: Clients, name: str, hosts: int) -> None:
+    ec2 = boto3.Session().client("ec2")
+    lt = ec2.create_launch_template(
+        LaunchTemplateName=f"{name}-lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
+    )["LaunchTemplate"]["LaunchTemplateId"]
+    clients.autoscaling.create_auto_scaling_group(
+        AutoScalingGroupName=name,
+        LaunchTemplate={"LaunchTemplateId": lt},
+        MinSize=0,
+        MaxSize=4,
+        DesiredCapacity=hosts,
+        AvailabilityZones=["us-east-1a"],
+    )
+
+
+def _all_three_for(clients: Clients, asg: str) -> None:
+    for metric, value in (
+        (gpu_metric.UTILIZATION, 37.0),
+        (gpu_metric.MEMORY_USED, 20480.0),
+        (gpu_metric.MEMORY_TOTAL, 23028.0),
+    ):
+        put(clients.cw, metric, value, gpu_metric.dimensions(asg))  # type: ignore[arg-type]
+
+
+def test_with_spot_and_no_on_demand_host_the_spot_groups_series_is_what_must_arrive(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = _spot_spec(tmp_path)
+    _group(clients, NAMES.asg, 0)  # on_demand_base = 0: no On-Demand host by design
+    _group(clients, NAMES.spot_asg, 1)
+    put_concurrency(clients.cw, 14.0)
+    argv = ["verify", "metrics", str(spec), "--timeout", "0"]
+    # The Spot host's agent has not published: that is the problem, not the empty group.
+    code = main(argv)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_PROBLEMS
+    assert f"for ASG {NAMES.spot_asg}" in err and f"ASG {NAMES.asg}" not in err
+    _all_three_for(clients, NAMES.spot_asg)
+    code = main(argv)
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0, out
+    assert "All 3 GPU series" in out and NAMES.spot_asg in out
+
+
+def test_with_spot_every_group_that_runs_a_host_must_publish(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = _spot_spec(tmp_path)
+    _group(clients, NAMES.asg, 1)
+    _group(clients, NAMES.spot_asg, 1)
+    _all_three(clients)  # the On-Demand host publishes; the Spot host's agent does not
+    put_concurrency(clients.cw, 14.0)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_PROBLEMS
+    assert f"3 of 3 GPU series missing for ASG {NAMES.spot_asg}" in err
+
+
+def test_with_spot_and_no_host_in_either_group_nothing_can_publish(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = _spot_spec(tmp_path)
+    _group(clients, NAMES.asg, 0)
+    _group(clients, NAMES.spot_asg, 0)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_PROBLEMS
+    assert f"neither {NAMES.asg} nor the Spot group {NAMES.spot_asg}" in err
+    assert "Fix:" in err

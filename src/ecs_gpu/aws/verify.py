@@ -41,6 +41,7 @@ from ecs_gpu.signals import (
 from ecs_gpu.spec import Spec
 
 if TYPE_CHECKING:
+    from mypy_boto3_autoscaling import AutoScalingClient
     from mypy_boto3_cloudwatch import CloudWatchClient
 
 # Agent collects every 60 s and flushes every 60 s, and CloudWatch takes a
@@ -276,6 +277,45 @@ def needs_divisor(spec: Spec) -> bool:
     # With signal "concurrency" no policy divides by GPUReservation (unless
     # the GPU guard does).
     return SignalPlan.of(spec.scaling).divides_by_reservation
+
+
+def in_service(autoscaling: AutoScalingClient, groups: Sequence[str]) -> dict[str, int]:
+    """InService instances of each named Auto Scaling group (0 for a group not found)."""
+    counts = dict.fromkeys(groups, 0)
+    with mapped("autoscaling", "DescribeAutoScalingGroups"):
+        pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
+            AutoScalingGroupNames=list(groups)
+        )
+        for page in pages:
+            for g in page.get("AutoScalingGroups", []):
+                counts[g["AutoScalingGroupName"]] = sum(
+                    i.get("LifecycleState") == "InService" for i in g.get("Instances", [])
+                )
+    return counts
+
+
+def publishing_groups(on_demand: str, spot: str | None, counts: Mapping[str, int]) -> list[str]:
+    """The GPU groups whose hosts must publish the agent's series, On-Demand first.
+
+    Without [capacity.spot] the one group, always. With it, each of the two
+    that has an instance in service: a group at zero instances publishes
+    nothing by design (a Spot group between interruptions, or the On-Demand
+    group with ``on_demand_base = 0``), and every host of a group that has
+    one must. Empty: no GPU host runs at all (:func:`no_host_problem`).
+    """
+    if spot is None:
+        return [on_demand]
+    return [g for g in (on_demand, spot) if counts.get(g, 0) > 0]
+
+
+def no_host_problem(on_demand: str, spot: str) -> ProblemsFound:
+    """Exit 1: with Spot, neither group has an instance in service, so no agent publishes."""
+    return ProblemsFound(
+        f"neither {on_demand} nor the Spot group {spot} has an instance in service, so no "
+        "host publishes the GPU series yet. Fix: wait until the service places a task (a "
+        "capacity provider launches the first instance), then run `ecs-gpu verify metrics` "
+        "again; `ecs-gpu doctor SPEC` says why instances do not launch."
+    )
 
 
 def missing_problem(report: MetricsReport, *, timeout_s: float) -> ProblemsFound:

@@ -179,16 +179,27 @@ def verify_metrics_cmd(
         series_names = names
         signals = SignalPlan.of(loaded.scaling).arriving
         server = vf.server_metrics(loaded)
+    # With Spot, the agent's series of each group that runs a host (on_demand_base 0
+    # may leave the On-Demand group empty); every other series once, with the first.
+    groups = [series_names.asg]
+    if loaded is not None and names is not None and loaded.capacity.spot is not None:
+        counts = vf.in_service(aws("autoscaling"), [names.asg, names.spot_asg])
+        groups = vf.publishing_groups(names.asg, names.spot_asg, counts)
+        if not groups:
+            raise vf.no_host_problem(names.asg, names.spot_asg)
     try:
-        run_verify_metrics(
-            cw,
-            series_names,
-            signals=signals,
-            timeout_s=timeout,
-            interval_s=interval,
-            window_s=window,
-            server=server,
-        )
+        for i, group in enumerate(groups):
+            run_verify_metrics(
+                cw,
+                series_names
+                if group == series_names.asg
+                else SeriesAt(group, series_names.cluster, series_names.service),
+                signals=signals if i == 0 else signals[:1],
+                timeout_s=timeout,
+                interval_s=interval,
+                window_s=window,
+                server=server,
+            )
     except ProblemsFound:
         # The series were read (only an AWS error ends the wait otherwise).
         if names is not None and divisor:
