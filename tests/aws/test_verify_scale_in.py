@@ -57,7 +57,7 @@ def test_the_verdict_on_the_first_scale_in() -> None:
 
 def test_the_fast_paths_check_leaves_the_fast_scale_ins_policy_alone() -> None:
     f = _fast_in()
-    removes = vs.StepPolicy("in", ("in-alarm",), removes=True)
+    removes = vs.StepPolicy("in", ("in-alarm",), shape="fast_scale_in")
     # Only the fast scale-in deployed: the fast path is missing, said as such (its
     # policy is not taken for the fast path's with an alarm that does not match).
     fast = fp.fast_path(load_spec(EXAMPLE_SPEC))

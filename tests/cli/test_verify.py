@@ -24,7 +24,7 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, gpu_metric, wake
+from ecs_gpu import demand_metric, gpu_metric, sleep, wake
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import main
@@ -32,6 +32,7 @@ from ecs_gpu.cli import verify as verify_cli
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
 from ecs_gpu.spec import load_spec
 from example_specs import write_g5_gpu
+from zero_alarms import sleep_metrics, wake_metrics
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
 
@@ -799,6 +800,8 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
 
 WAKE_POLICY = "vllm-g5-Wake-9F8E"
 WAKE_ALARM = "vllm-g5-WakeAlarm-7D6C"
+SLEEP_POLICY = "vllm-g5-Sleep-5B4A"
+SLEEP_ALARM = "vllm-g5-SleepAlarm-3928"
 ALB = "app/vllm-g5-alb/0123456789abcdef"
 
 
@@ -818,36 +821,42 @@ def wake_policy(alarms: list[str]) -> dict[str, Any]:
     }
 
 
+def sleep_policy(alarms: list[str]) -> dict[str, Any]:
+    """The sleep path's StepScaling policy (ExactCapacity 0) as DescribeScalingPolicies lists it."""
+    p = fast_policy(alarms)
+    return {
+        **p,
+        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, SLEEP_POLICY),
+        "PolicyName": SLEEP_POLICY,
+        "StepScalingPolicyConfiguration": {
+            "AdjustmentType": sleep.ADJUSTMENT_TYPE,
+            "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": 0}],
+            "MetricAggregationType": "Maximum",
+            "Cooldown": sleep.COOLDOWN_S,
+        },
+    }
+
+
+def put_sleep_alarm(c: Clients) -> None:
+    """The sleep alarm as infra/scaling.py writes it: the same ``r`` as the wake alarm's."""
+    minutes = sleep.quiet_minutes()
+    c.cw.put_metric_alarm(
+        AlarmName=SLEEP_ALARM,
+        Metrics=sleep_metrics(ALB),
+        EvaluationPeriods=minutes,
+        DatapointsToAlarm=minutes,
+        Threshold=sleep.THRESHOLD,
+        ComparisonOperator=sleep.COMPARISON,
+        TreatMissingData="breaching",
+        AlarmActions=[sleep_policy([])["PolicyARN"]],
+    )
+
+
 def put_wake_alarm(c: Clients, running_stat: str = wake.RUNNING_STATISTIC) -> None:
     """The wake alarm as infra/scaling.py writes it (moto's CloudFormation skips alarms)."""
-
-    def stat(qid: str, ns: str, name: str, dims: dict[str, str], st: str) -> dict[str, Any]:
-        metric = {
-            "Namespace": ns,
-            "MetricName": name,
-            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
-        }
-        return {
-            "Id": qid,
-            "MetricStat": {"Metric": metric, "Period": wake.PERIOD_S, "Stat": st},
-            "ReturnData": False,
-        }
-
-    lb = {wake.ELB_DIMENSION: ALB}
     c.cw.put_metric_alarm(
         AlarmName=WAKE_ALARM,
-        Metrics=[
-            {"Id": "expr_1", "Expression": wake.EXPRESSION, "ReturnData": True},
-            stat(wake.REQUESTS_ID, wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
-            stat(wake.REJECTED_ID, wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
-            stat(
-                wake.RUNNING_ID,
-                wake.RUNNING_NAMESPACE,
-                wake.RUNNING_METRIC,
-                {"ClusterName": NAMES.cluster, "ServiceName": NAMES.service},
-                running_stat,
-            ),
-        ],
+        Metrics=wake_metrics(ALB, NAMES.cluster, NAMES.service, running_stat),
         EvaluationPeriods=wake.EVALUATION_PERIODS,
         DatapointsToAlarm=wake.DATAPOINTS_TO_ALARM,
         Threshold=wake.THRESHOLD,
@@ -881,6 +890,30 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_wake_path(
     assert says in message and says in out
     assert out.index("warning:") < out.index("Scaling loop works")  # told before the wait
     assert "First decision: the fast path" in out  # the fast path itself was fine
+
+
+@pytest.mark.parametrize("wake_alarm", [False, True], ids=["no-wake-alarm", "wake-alarm"])
+def test_verify_scaling_judges_only_the_wake_policys_alarm_as_the_wake_alarm(
+    clients: Clients, capsys: pytest.CaptureFixture[str], wake_alarm: bool
+) -> None:
+    # The sleep alarm reads the same RequestCount query r: it is not a stale wake alarm.
+    put_sleep_alarm(clients)
+    if wake_alarm:
+        put_wake_alarm(clients, "Average")
+    policies = [
+        fast_policy([FAST_ALARM]),
+        wake_policy([WAKE_ALARM] if wake_alarm else []),
+        sleep_policy([SLEEP_ALARM]),
+    ]
+    first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
+    with pytest.raises(ProblemsFound) as exc:
+        drive(clients, [first], capsys, policies=policies, wake_path=True)
+    message = " ".join(exc.value.message.split())
+    assert SLEEP_ALARM not in message
+    if wake_alarm:
+        assert f"has a wake alarm that does not match it (alarm {WAKE_ALARM}: it reads" in message
+    else:
+        assert "has no such alarm: at zero tasks nothing starts one again" in message
 
 
 def test_verify_scaling_passes_with_the_wake_path_deployed(
