@@ -18,7 +18,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.stub import Stubber
@@ -32,6 +31,7 @@ from ecs_gpu.cli import verify as verify_cli
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
 from ecs_gpu.spec import load_spec
 from example_specs import write_g5_gpu
+from stubbed import offline_client
 from zero_alarms import sleep_metrics, wake_metrics
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
@@ -681,13 +681,7 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_fast_path(
 
 def test_the_first_decision_names_a_missing_step_policy(capsys: pytest.CaptureFixture[str]) -> None:
     """Called on its own (no check before it), the report still says no step policy exists."""
-    c = boto3.client(
-        "application-autoscaling",
-        region_name="us-east-1",
-        aws_access_key_id="x",
-        aws_secret_access_key="y",
-        endpoint_url="http://127.0.0.1:1",  # never reached: the Stubber answers
-    )
+    c = offline_client("application-autoscaling")
     tracking = activity("vllm-g5-Concurrency-7Q", T0 + timedelta(seconds=200), 1, 2)
     with Stubber(c) as st:
         st.add_response("describe_scaling_policies", {"ScalingPolicies": []})
@@ -805,36 +799,44 @@ SLEEP_ALARM = "vllm-g5-SleepAlarm-3928"
 ALB = "app/vllm-g5-alb/0123456789abcdef"
 
 
-def wake_policy(alarms: list[str]) -> dict[str, Any]:
-    """The wake path's StepScaling policy as DescribeScalingPolicies lists it."""
+def path_policy(name: str, alarms: list[str], config: dict[str, Any]) -> dict[str, Any]:
+    """Another step path's StepScaling policy (``config``: its StepScalingPolicyConfiguration)
+    as DescribeScalingPolicies lists it, beside the fast path's."""
     p = fast_policy(alarms)
     return {
         **p,
-        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, WAKE_POLICY),
-        "PolicyName": WAKE_POLICY,
-        "StepScalingPolicyConfiguration": {
+        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, name),
+        "PolicyName": name,
+        "StepScalingPolicyConfiguration": config,
+    }
+
+
+def wake_policy(alarms: list[str]) -> dict[str, Any]:
+    """The wake path's StepScaling policy as DescribeScalingPolicies lists it."""
+    return path_policy(
+        WAKE_POLICY,
+        alarms,
+        {
             "AdjustmentType": wake.ADJUSTMENT_TYPE,
             "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}],
             "MetricAggregationType": "Maximum",
             "Cooldown": 780,
         },
-    }
+    )
 
 
 def sleep_policy(alarms: list[str]) -> dict[str, Any]:
     """The sleep path's StepScaling policy (ExactCapacity 0) as DescribeScalingPolicies lists it."""
-    p = fast_policy(alarms)
-    return {
-        **p,
-        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, SLEEP_POLICY),
-        "PolicyName": SLEEP_POLICY,
-        "StepScalingPolicyConfiguration": {
+    return path_policy(
+        SLEEP_POLICY,
+        alarms,
+        {
             "AdjustmentType": sleep.ADJUSTMENT_TYPE,
             "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": 0}],
             "MetricAggregationType": "Maximum",
             "Cooldown": sleep.COOLDOWN_S,
         },
-    }
+    )
 
 
 def put_sleep_alarm(c: Clients) -> None:

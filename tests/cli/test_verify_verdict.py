@@ -37,6 +37,7 @@ from .test_verify import (
     desired,
     fast_policy,
     make_service,
+    path_policy,
     policies_hook,
     put_fast_alarm,
 )
@@ -65,7 +66,6 @@ def fast_in_of(path: Path) -> fsi.FastScaleIn:
 
 def in_policy(fast_in: fsi.FastScaleIn, alarms: list[str]) -> dict[str, Any]:
     """The fast scale-in's StepScaling policy as DescribeScalingPolicies lists it."""
-    p = fast_policy(alarms)
     steps: list[dict[str, Any]] = []
     for s in fast_in.steps:
         step: dict[str, Any] = {
@@ -75,18 +75,17 @@ def in_policy(fast_in: fsi.FastScaleIn, alarms: list[str]) -> dict[str, Any]:
         if s.lower is not None:
             step["MetricIntervalLowerBound"] = s.lower
         steps.append(step)
-    return {
-        **p,
-        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, IN_POLICY),
-        "PolicyName": IN_POLICY,
-        "StepScalingPolicyConfiguration": {
+    return path_policy(
+        IN_POLICY,
+        alarms,
+        {
             "AdjustmentType": fsi.ADJUSTMENT_TYPE,
             "StepAdjustments": steps,
             "MinAdjustmentMagnitude": fast_in.min_adjustment,
             "Cooldown": fast_in.cooldown_s,
             "MetricAggregationType": fsi.METRIC_AGGREGATION,
         },
-    }
+    )
 
 
 def put_in_alarm(c: Clients, fast_in: fsi.FastScaleIn, threshold: float | None = None) -> None:
