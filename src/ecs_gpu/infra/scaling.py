@@ -462,17 +462,9 @@ def sleep_expression(spec: Spec, sp: sleep.SleepPath, load_balancer: str) -> cw.
         wake.REJECTED_ID: _elb_metric(load_balancer, wake.REJECTED_METRIC, sp.period_s),
     }
     if sp.in_flight:
-        names = Names(spec.service.name)
-        namespace, metric_name, statistic = sleep.in_flight_metric()
-        metrics[sleep.IN_FLIGHT_ID] = cw.Metric(
-            namespace=namespace,
-            metric_name=metric_name,
-            dimensions_map={
-                demand_metric.CLUSTER_DIMENSION: names.cluster,
-                demand_metric.SERVICE_DIMENSION: names.service,
-            },
-            statistic=statistic,
-            period=Duration.seconds(sp.period_s),
+        # The sidecars' series: with demand_estimate "in-flight" the requests in flight.
+        metrics[sleep.IN_FLIGHT_ID] = concurrency_metric(
+            spec, sp.period_s, sleep.IN_FLIGHT_STATISTIC
         )
     return cw.MathExpression(
         expression=sp.expression,
