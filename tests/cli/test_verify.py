@@ -161,6 +161,35 @@ def test_verify_scaling_refuses_without_yes_before_touching_aws(
     assert sent == []
 
 
+def run_faked(
+    clients: Clients,
+    *,
+    sleep: Any,
+    publisher: Any,
+    now: list[float] | None = None,
+    poll_s: int = 10,
+    **options: Any,
+) -> vs.ScalingResult:
+    """run_verify_scaling on moto, confirmed (--yes), with 600-s timeouts, the test's
+    stand-in ``sleep`` for the policies moto does not run and, given ``now``, its clock."""
+    if now is not None:
+        options["clock"] = lambda: now[0]
+    return verify_cli.run_verify_scaling(
+        clients.cw,
+        clients.ecs,
+        clients.appscaling,
+        NAMES,
+        yes=True,
+        publish_interval_s=0.01,
+        poll_s=poll_s,
+        scale_out_timeout_s=600,
+        scale_in_timeout_s=600,
+        sleep=sleep,
+        publisher=publisher,
+        **options,
+    )
+
+
 def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> None:
     make_service(clients, desired=1)
     sent = count_puts(clients.cw)
@@ -178,20 +207,7 @@ def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> Non
         elif pub.value < 70 and desired(clients) == 2 and now[0] >= 150:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
-    result = verify_cli.run_verify_scaling(
-        clients.cw,
-        clients.ecs,
-        clients.appscaling,
-        NAMES,
-        yes=True,
-        publish_interval_s=0.01,
-        poll_s=15,
-        scale_out_timeout_s=600,
-        scale_in_timeout_s=600,
-        sleep=sleep,
-        clock=lambda: now[0],
-        publisher=pub,
-    )
+    result = run_faked(clients, sleep=sleep, publisher=pub, now=now, poll_s=15)
     assert (result.initial, result.peak, result.final) == (1, 2, 1)
     assert result.scale_out_s == 60.0 and result.scale_in_s == 90.0
     assert not pub.running
@@ -217,19 +233,7 @@ def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> N
         raise KeyboardInterrupt
 
     with pytest.raises(EcsGpuError) as exc:
-        verify_cli.run_verify_scaling(
-            clients.cw,
-            clients.ecs,
-            clients.appscaling,
-            NAMES,
-            yes=True,
-            publish_interval_s=0.01,
-            poll_s=15,
-            scale_out_timeout_s=600,
-            scale_in_timeout_s=600,
-            sleep=ctrl_c,
-            publisher=pub,
-        )
+        run_faked(clients, sleep=ctrl_c, publisher=pub, poll_s=15)
     assert exc.value.exit_code == 130 and "stopped publishing" in exc.value.message
     assert len(sent) == 3
     for _ in range(30):  # thirty more publish intervals
@@ -580,20 +584,12 @@ def drive(
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
     try:
-        result = verify_cli.run_verify_scaling(
-            clients.cw,
-            clients.ecs,
-            clients.appscaling,
-            NAMES,
-            yes=True,
-            fast=fast,
-            publish_interval_s=0.01,
-            poll_s=10,
-            scale_out_timeout_s=600,
-            scale_in_timeout_s=600,
+        result = run_faked(
+            clients,
             sleep=sleep,
-            clock=lambda: now[0],
             publisher=pub,
+            now=now,
+            fast=fast,
             wall_clock=lambda: T0,
             wake_path=wake_path,
         )

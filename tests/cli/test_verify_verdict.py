@@ -40,6 +40,7 @@ from .test_verify import (
     path_policy,
     policies_hook,
     put_fast_alarm,
+    run_faked,
 )
 
 IN_POLICY = "vllm-g5-FastScaleIn-5G6H"
@@ -186,21 +187,13 @@ def drive(
         elif pub.value < fast_in.threshold and d == peak and now[0] >= 150:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
-    result = verify_cli.run_verify_scaling(
-        clients.cw,
-        clients.ecs,
-        clients.appscaling,
-        NAMES,
-        yes=True,
+    result = run_faked(
+        clients,
+        sleep=sleep,
+        publisher=pub,
+        now=now,
         fast=fast,
         fast_in=fast_in,
-        publish_interval_s=0.01,
-        poll_s=10,
-        scale_out_timeout_s=600,
-        scale_in_timeout_s=600,
-        sleep=sleep,
-        clock=lambda: now[0],
-        publisher=pub,
         wall_clock=lambda: T0,
         pace=pace,
     )
