@@ -670,10 +670,6 @@ def _schedule_target() -> facts.Target:
     return facts.Target.from_spec(spec, world.NAMES)
 
 
-def _status(snap: dict[str, Any]) -> dict[str, Any]:
-    return {r.check.id: r for r in run_checks(snap).results}
-
-
 def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.Session) -> None:
     world.build_world(session, instances=1, tasks=1)
     _put_schedule(session)
@@ -693,7 +689,7 @@ def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.S
         {"scheduled_actions": [{k: v for k, v in a.items() if v is not None} for a in acts]},
         required=False,
     )
-    status = _status(snap)
+    status = _statuses(snap)
     assert status["SCL009"].status == "ok"
     # At MinCapacity 0 without a load balancer the workday action wakes it.
     session.client("application-autoscaling").register_scalable_target(
@@ -704,10 +700,10 @@ def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.S
         MaxCapacity=4,
     )
     snap = facts.collect(session, _schedule_target())
-    assert _status(snap)["SCL008"].status == "ok"
+    assert _statuses(snap)["SCL008"].status == "ok"
     # An older deployment: the workday maximum 2, and no action that raises the minimum.
     _put_schedule(session, day_max=2)
-    status = _status(facts.collect(session, _schedule_target()))
+    status = _statuses(facts.collect(session, _schedule_target()))
     (f,) = status["SCL009"].findings
     assert "MaxCapacity 2 (want 4)" in f.fix
     session.client("application-autoscaling").delete_scheduled_action(
@@ -716,7 +712,7 @@ def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.S
         ResourceId=world.NAMES.scalable_target_resource_id,
         ScalableDimension="ecs:service:DesiredCount",
     )
-    status = _status(facts.collect(session, _schedule_target()))
+    status = _statuses(facts.collect(session, _schedule_target()))
     assert status["SCL008"].status == "finding"
     assert "no scheduled action that can still run" in status["SCL008"].findings[0].fix
     assert status["SCL009"].findings[0].title == "A schedule entry is not deployed"
@@ -746,7 +742,7 @@ def test_denied_scheduled_actions_leave_only_their_checks_unknown(session: boto3
             "kinds": ["scheduled_actions"],
         }
     ]
-    status = _status(snap)
+    status = _statuses(snap)
     assert status["SCL009"].status == "unknown"
     assert "application-autoscaling:DescribeScheduledActions" in status["SCL009"].reason
     # A kept service (MinCapacity 1) needs no scheduled action to wake.
