@@ -546,6 +546,15 @@ def put_fast_alarm(c: Clients, fast: fp.FastPath, threshold: float | None = None
     )
 
 
+def lockstep_publisher(clients: Clients) -> tuple[vs.ConcurrencyPublisher, Lockstep]:
+    """The sidecars' series publisher verify scaling drives, paced by the test's clock."""
+    pace = Lockstep()
+    pub = vs.ConcurrencyPublisher(
+        clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01, pace=pace
+    )
+    return pub, pace
+
+
 def drive(
     clients: Clients,
     activities: list[dict[str, Any]],
@@ -569,10 +578,7 @@ def drive(
     calls = activities_hook(clients.appscaling, activities)
     sent = count_puts(clients.cw)
     now = [0.0]
-    pace = Lockstep()
-    pub = vs.ConcurrencyPublisher(
-        clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01, pace=pace
-    )
+    pub, pace = lockstep_publisher(clients)
 
     def sleep(_: float) -> None:
         # Stand-in for the fast path's alarm and step policy, which moto does not run.

@@ -27,7 +27,7 @@ from ecs_gpu.cli import verify as verify_cli
 from ecs_gpu.errors import EXIT_PROBLEMS, ProblemsFound
 from ecs_gpu.spec import load_spec
 
-from .conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
+from .conftest import EXAMPLE_SPEC, NAMES, Clients
 from .test_verify import (
     FAST_ALARM,
     FAST_POLICY,
@@ -36,6 +36,7 @@ from .test_verify import (
     count_puts,
     desired,
     fast_policy,
+    lockstep_publisher,
     make_service,
     path_policy,
     policies_hook,
@@ -171,10 +172,7 @@ def drive(
     calls = activities_hook(clients.appscaling, [scale_out, scale_in])
     sent = count_puts(clients.cw)
     now = [0.0]
-    pace = Lockstep()
-    pub = vs.ConcurrencyPublisher(
-        clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01, pace=pace
-    )
+    pub, pace = lockstep_publisher(clients)
 
     def sleep(_: float) -> None:
         now[0] += 10.0
