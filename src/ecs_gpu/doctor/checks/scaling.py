@@ -274,7 +274,8 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
     ]
 
 
-_REDEPLOY_FAST_PATH: Final = (
+# The fast path's and the fast scale-in's fix (SCL005, SCL007).
+_REDEPLOY_STEP_PATH: Final = (
     "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
 )
 
@@ -303,7 +304,7 @@ def _missing_step_policy(s: Snapshot, c: Check, threshold: float | None, want: s
         "The spec deploys the fast path (a StepScaling policy invoked by an alarm on "
         f"{want}), but the service has no StepScaling policy: a load step waits for "
         "target tracking's one-minute datapoints, minutes, before a task is added. "
-        + _REDEPLOY_FAST_PATH,
+        + _REDEPLOY_STEP_PATH,
         title="The fast path's StepScaling policy is missing",
     )
 
@@ -327,7 +328,7 @@ def _step_policy_alarms(
             c.finding(
                 [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
                 f"No alarm invokes the step policy {pname}, so the fast path never runs. "
-                f"It needs an alarm on {want}. " + _REDEPLOY_FAST_PATH,
+                f"It needs an alarm on {want}. " + _REDEPLOY_STEP_PATH,
                 title="No alarm invokes the fast path's step policy",
             )
         ]
@@ -344,7 +345,7 @@ def _step_policy_alarms(
                     ],
                     f"The step policy {pname} names the alarm {name}, but DescribeAlarms "
                     "did not return it (deleted?), so nothing invokes the fast path. "
-                    + _REDEPLOY_FAST_PATH,
+                    + _REDEPLOY_STEP_PATH,
                     title="The fast path's alarm does not exist",
                 )
             )
@@ -360,7 +361,7 @@ def _step_policy_alarms(
                 f"The alarm {name} that invokes the step policy {pname} watches "
                 f"{'; '.join(d[2] for d in diffs)}. The fast path needs {want}: on another "
                 "series it never fires, and at another period or threshold it fires at a "
-                "load or pace the spec did not ask for. " + _REDEPLOY_FAST_PATH,
+                "load or pace the spec did not ask for. " + _REDEPLOY_STEP_PATH,
             )
         )
     return good, bad
@@ -473,7 +474,7 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
                 f"{fast_scale_in.MAX_STEP_PERCENT} % of the tasks, invoked by a 10-second alarm "
                 "on the concurrency per task with one task fewer), but the service has no "
                 "StepScaling policy that removes tasks: after a load drop the service keeps "
-                "its tasks for target tracking's 15 low minutes. " + _REDEPLOY_FAST_SCALE_IN,
+                "its tasks for target tracking's 15 low minutes. " + _REDEPLOY_STEP_PATH,
                 title="The fast scale-in's StepScaling policy is missing",
             )
         ]
@@ -486,7 +487,7 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
                 c.finding(
                     [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
                     f"No collected alarm invokes the step policy {pname}, so the fast "
-                    "scale-in never runs. " + _REDEPLOY_FAST_SCALE_IN,
+                    "scale-in never runs. " + _REDEPLOY_STEP_PATH,
                     title="No alarm invokes the fast scale-in's step policy",
                 )
             )
@@ -503,15 +504,10 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
                     f"{'; '.join(d[2] for d in diffs)}. The fast scale-in needs the "
                     "concurrency per task on one task fewer below the target over 10-s "
                     "periods: otherwise it never fires, or removes tasks the load "
-                    "needs. " + _REDEPLOY_FAST_SCALE_IN,
+                    "needs. " + _REDEPLOY_STEP_PATH,
                 )
             )
     return bad
-
-
-_REDEPLOY_FAST_SCALE_IN: Final = (
-    "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
-)
 
 
 @check(
