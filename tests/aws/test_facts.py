@@ -187,6 +187,19 @@ def test_recorded_stockout_activity_fires_asg001(session: boto3.Session) -> None
     assert "ASG001" in {f.id for f in run_checks(snap).findings}
 
 
+def _denied_only(snap: dict[str, Any], service: str, operation: str, code: str, kind: str) -> None:
+    """The collection's one denied call: ``service``'s ``operation`` (its IAM action of the
+    same name) answered ``code``, leaving the snapshot kind ``kind`` uncollected."""
+    assert snap[facts.COLLECTION_KEY]["denied"] == [
+        {
+            "call": f"{service} {operation}",
+            "permission": f"{service}:{operation}",
+            "code": code,
+            "kinds": [kind],
+        }
+    ]
+
+
 def test_access_denied_on_one_api_leaves_only_its_checks_unknown(session: boto3.Session) -> None:
     world.build_world(session)
     denied = (
@@ -202,14 +215,7 @@ def test_access_denied_on_one_api_leaves_only_its_checks_unknown(session: boto3.
     session.events.register("before-send.auto-scaling.DescribePolicies", deny)
     snap = facts.collect(session, TARGET)
     assert "asg_policies" not in snap
-    assert snap[facts.COLLECTION_KEY]["denied"] == [
-        {
-            "call": "autoscaling DescribePolicies",
-            "permission": "autoscaling:DescribePolicies",
-            "code": "AccessDenied",
-            "kinds": ["asg_policies"],
-        }
-    ]
+    _denied_only(snap, "autoscaling", "DescribePolicies", "AccessDenied", "asg_policies")
     report = run_checks(snap)
     status = {r.check.id: r for r in report.results}
     assert status["SCL006"].status == "unknown"
@@ -617,14 +623,7 @@ def test_denied_warm_pool_leaves_only_its_check_unknown(session: boto3.Session) 
     )
     snap = facts.collect(session, WARM_TARGET)
     assert "warm_pools" not in snap and "lifecycle_hooks" in snap
-    assert snap[facts.COLLECTION_KEY]["denied"] == [
-        {
-            "call": "autoscaling DescribeWarmPool",
-            "permission": "autoscaling:DescribeWarmPool",
-            "code": "AccessDenied",
-            "kinds": ["warm_pools"],
-        }
-    ]
+    _denied_only(snap, "autoscaling", "DescribeWarmPool", "AccessDenied", "warm_pools")
     status = _statuses(snap)
     assert status["ASG007"].status == "unknown"
     assert "autoscaling:DescribeWarmPool" in status["ASG007"].reason
@@ -734,14 +733,13 @@ def test_denied_scheduled_actions_leave_only_their_checks_unknown(session: boto3
     session.events.register("before-send.application-auto-scaling.DescribeScheduledActions", deny)
     snap = facts.collect(session, _schedule_target())
     assert "scheduled_actions" not in snap
-    assert snap[facts.COLLECTION_KEY]["denied"] == [
-        {
-            "call": "application-autoscaling DescribeScheduledActions",
-            "permission": "application-autoscaling:DescribeScheduledActions",
-            "code": "AccessDeniedException",
-            "kinds": ["scheduled_actions"],
-        }
-    ]
+    _denied_only(
+        snap,
+        "application-autoscaling",
+        "DescribeScheduledActions",
+        "AccessDeniedException",
+        "scheduled_actions",
+    )
     status = _statuses(snap)
     assert status["SCL009"].status == "unknown"
     assert "application-autoscaling:DescribeScheduledActions" in status["SCL009"].reason
