@@ -54,12 +54,25 @@ def write_g5_gpu(directory: Path) -> Path:
     return path
 
 
+# What the scale-to-zero tests append: an internal load balancer (the wake path's).
+INTERNAL_LB: Final = '\n[load_balancer]\nscheme = "internal"\n'
+
+
+def scaled_to_zero(text: str = G5) -> str:
+    """``text`` with ``min_tasks`` and ``min_instances`` 0: a service that may run no task."""
+    return text.replace("min_tasks = 1", "min_tasks = 0").replace(
+        "min_instances = 1", "min_instances = 0"
+    )
+
+
 def _check() -> None:
     # The two files differ exactly in the signal: a stale helper fails loudly here.
     conc, gpu = parse_spec(G5, "g5-vllm.toml"), parse_spec(G5_GPU, "g5-vllm-gpu.toml")
     assert conc.scaling.signal == "concurrency" and conc.service.metrics is not None
     assert gpu.scaling.signal == "task-gpus" and gpu.service.metrics is None
     assert gpu.service.name == conc.service.name
+    zero = parse_spec(scaled_to_zero() + INTERNAL_LB, "g5-vllm-zero.toml")
+    assert zero.scaling.min_tasks == 0 and zero.capacity.min_instances == 0
 
 
 _check()

@@ -5,28 +5,20 @@ from __future__ import annotations
 from ecs_gpu import sleep, wake
 from ecs_gpu.infra import loadbalancer
 from ecs_gpu.spec import Spec, parse_spec
-from example_specs import G5
-
-LB = '\n[load_balancer]\nscheme = "internal"\n'
+from example_specs import G5, INTERNAL_LB, scaled_to_zero
 
 
 def _spec(text: str) -> Spec:
     return parse_spec(text, "s.toml")
 
 
-def _zero(text: str = G5) -> str:
-    return text.replace("min_tasks = 1", "min_tasks = 0").replace(
-        "min_instances = 1", "min_instances = 0"
-    )
-
-
 def test_the_sleep_path_goes_where_the_wake_path_does() -> None:
     night = '\n[[scaling.schedule]]\ncron = "0 8 ? * MON-FRI *"\nmin_tasks = 1\nmax_tasks = 4\n'
     # Kept tasks; zero woken by a schedule only; zero with a load balancer.
-    for text in (G5 + LB, _zero() + night, _zero() + LB):
+    for text in (G5 + INTERNAL_LB, scaled_to_zero() + night, scaled_to_zero() + INTERNAL_LB):
         spec = _spec(text)
         assert (sleep.sleep_path(spec) is None) is (wake.wake_path(spec) is None), text[-40:]
-    sp = sleep.sleep_path(_spec(_zero() + LB))
+    sp = sleep.sleep_path(_spec(scaled_to_zero() + INTERNAL_LB))
     assert sp is not None and sp.tasks == 0 and sp.threshold == 0.0
     assert sp.minutes == sleep.quiet_minutes() and sp.cooldown_s == sleep.PERIOD_S
 
@@ -41,10 +33,12 @@ def test_it_waits_out_the_longest_request_the_load_balancer_lets_stand() -> None
 
 def test_only_the_in_flight_series_joins_the_expression() -> None:
     # The g5 example has [service.metrics] and the default arrival-rate estimate.
-    estimate = sleep.sleep_path(_spec(_zero() + LB))
+    estimate = sleep.sleep_path(_spec(scaled_to_zero() + INTERNAL_LB))
     assert estimate is not None and not estimate.in_flight  # arrivals only: the ALB has them
-    in_flight = _zero().replace("[scaling]\n", '[scaling]\ndemand_estimate = "in-flight"\n')
-    sp = sleep.sleep_path(_spec(in_flight + LB))
+    in_flight = scaled_to_zero().replace(
+        "[scaling]\n", '[scaling]\ndemand_estimate = "in-flight"\n'
+    )
+    sp = sleep.sleep_path(_spec(in_flight + INTERNAL_LB))
     assert sp is not None and sp.in_flight
     assert sp.expression == f"{sleep.ACTIVITY} + FILL({sleep.IN_FLIGHT_ID}, 0)"
 

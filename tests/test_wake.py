@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from ecs_gpu import managed_scaling, startup, wake
 from ecs_gpu.spec import Spec, parse_spec
-from example_specs import G5
+from example_specs import G5, INTERNAL_LB, scaled_to_zero
 
-LB = '\n[load_balancer]\nscheme = "internal"\n'
 POOL = "\n[capacity.warm_pool]\nmin_size = 1\n"
 
 
@@ -14,23 +13,17 @@ def _spec(text: str) -> Spec:
     return parse_spec(text, "s.toml")
 
 
-def _zero(text: str = G5) -> str:
-    return text.replace("min_tasks = 1", "min_tasks = 0").replace(
-        "min_instances = 1", "min_instances = 0"
-    )
-
-
 def test_the_wake_path_needs_zero_and_a_load_balancer() -> None:
-    assert wake.wake_path(_spec(G5 + LB)) is None  # min_tasks 1: no wake needed
-    wp = wake.wake_path(_spec(_zero() + LB))
+    assert wake.wake_path(_spec(G5 + INTERNAL_LB)) is None  # min_tasks 1: no wake needed
+    wp = wake.wake_path(_spec(scaled_to_zero() + INTERNAL_LB))
     assert wp is not None and wp.tasks == 1 and wp.threshold == 1.0
-    warmup = managed_scaling.instance_warmup_s(_spec(_zero() + LB))
+    warmup = managed_scaling.instance_warmup_s(_spec(scaled_to_zero() + INTERNAL_LB))
     assert wp.cooldown_s == warmup + wake.DETECTION_MARGIN_S
 
 
 def test_a_schedule_that_sets_zero_scales_to_zero() -> None:
     night = '\n[[scaling.schedule]]\ncron = "0 20 * * ? *"\nmin_tasks = 0\nmax_tasks = 0\n'
-    spec = _spec(G5 + LB + night)
+    spec = _spec(G5 + INTERNAL_LB + night)
     assert spec.scaling.min_tasks == 1 and wake.scales_to_zero(spec)
     assert wake.wake_path(spec) is not None
 
@@ -42,12 +35,12 @@ def test_the_expression_reads_requests_only_without_a_cpu_datapoint() -> None:
 
 
 def test_start_after_zero_is_cold_pooled_or_on_a_kept_instance() -> None:
-    cold = _spec(_zero() + LB)
+    cold = _spec(scaled_to_zero() + INTERNAL_LB)
     assert wake.start_s(cold) == managed_scaling.cold_start_s(cold)
-    pooled = _spec(_zero() + LB + POOL)
+    pooled = _spec(scaled_to_zero() + INTERNAL_LB + POOL)
     assert wake.pooled_wake(pooled) and not wake.pooled_wake(cold)
     assert wake.start_s(pooled) == managed_scaling.pooled_start_s(pooled) < wake.start_s(cold)
-    kept = _spec(G5.replace("min_tasks = 1", "min_tasks = 0") + LB)  # min_instances 1
+    kept = _spec(G5.replace("min_tasks = 1", "min_tasks = 0") + INTERNAL_LB)  # min_instances 1
     assert wake.start_s(kept) == startup.task_ready_s(kept) < wake.start_s(cold)
 
 

@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ecs_gpu import demand_metric, wake
+from ecs_gpu import wake
 from ecs_gpu.spec import Spec
 
 # The load balancer's idle timeout the template sets (infra/loadbalancer.py):
@@ -62,6 +62,7 @@ COOLDOWN_S: Final = PERIOD_S
 CONNECTIONS_ID: Final = "a"
 CONNECTIONS_METRIC: Final = "ActiveConnectionCount"
 IN_FLIGHT_ID: Final = "q"
+# The in-flight query reads the sidecars' series (demand_metric.py) at this statistic.
 IN_FLIGHT_STATISTIC: Final = "Maximum"
 ACTIVITY: Final = (
     f"FILL({wake.REQUESTS_ID}, 0) + FILL({wake.REJECTED_ID}, 0) + FILL({CONNECTIONS_ID}, 0)"
@@ -100,11 +101,6 @@ def sleep_path(spec: Spec) -> SleepPath | None:
         return None
     in_flight = spec.service.metrics is not None and spec.scaling.demand_estimate == "in-flight"
     return SleepPath(minutes=quiet_minutes(), in_flight=in_flight)
-
-
-def in_flight_metric() -> tuple[str, str, str]:
-    """(namespace, metric, statistic) of the in-flight query (demand_metric.py's series)."""
-    return demand_metric.NAMESPACE, demand_metric.METRIC_NAME, IN_FLIGHT_STATISTIC
 
 
 def is_sleep_policy(policy: Mapping[str, Any]) -> bool:

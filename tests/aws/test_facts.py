@@ -187,6 +187,19 @@ def test_recorded_stockout_activity_fires_asg001(session: boto3.Session) -> None
     assert "ASG001" in {f.id for f in run_checks(snap).findings}
 
 
+def _denied_only(snap: dict[str, Any], service: str, operation: str, code: str, kind: str) -> None:
+    """The collection's one denied call: ``service``'s ``operation`` (its IAM action of the
+    same name) answered ``code``, leaving the snapshot kind ``kind`` uncollected."""
+    assert snap[facts.COLLECTION_KEY]["denied"] == [
+        {
+            "call": f"{service} {operation}",
+            "permission": f"{service}:{operation}",
+            "code": code,
+            "kinds": [kind],
+        }
+    ]
+
+
 def test_access_denied_on_one_api_leaves_only_its_checks_unknown(session: boto3.Session) -> None:
     world.build_world(session)
     denied = (
@@ -202,14 +215,7 @@ def test_access_denied_on_one_api_leaves_only_its_checks_unknown(session: boto3.
     session.events.register("before-send.auto-scaling.DescribePolicies", deny)
     snap = facts.collect(session, TARGET)
     assert "asg_policies" not in snap
-    assert snap[facts.COLLECTION_KEY]["denied"] == [
-        {
-            "call": "autoscaling DescribePolicies",
-            "permission": "autoscaling:DescribePolicies",
-            "code": "AccessDenied",
-            "kinds": ["asg_policies"],
-        }
-    ]
+    _denied_only(snap, "autoscaling", "DescribePolicies", "AccessDenied", "asg_policies")
     report = run_checks(snap)
     status = {r.check.id: r for r in report.results}
     assert status["SCL006"].status == "unknown"
@@ -617,14 +623,7 @@ def test_denied_warm_pool_leaves_only_its_check_unknown(session: boto3.Session) 
     )
     snap = facts.collect(session, WARM_TARGET)
     assert "warm_pools" not in snap and "lifecycle_hooks" in snap
-    assert snap[facts.COLLECTION_KEY]["denied"] == [
-        {
-            "call": "autoscaling DescribeWarmPool",
-            "permission": "autoscaling:DescribeWarmPool",
-            "code": "AccessDenied",
-            "kinds": ["warm_pools"],
-        }
-    ]
+    _denied_only(snap, "autoscaling", "DescribeWarmPool", "AccessDenied", "warm_pools")
     status = _statuses(snap)
     assert status["ASG007"].status == "unknown"
     assert "autoscaling:DescribeWarmPool" in status["ASG007"].reason
@@ -670,10 +669,6 @@ def _schedule_target() -> facts.Target:
     return facts.Target.from_spec(spec, world.NAMES)
 
 
-def _status(snap: dict[str, Any]) -> dict[str, Any]:
-    return {r.check.id: r for r in run_checks(snap).results}
-
-
 def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.Session) -> None:
     world.build_world(session, instances=1, tasks=1)
     _put_schedule(session)
@@ -693,7 +688,7 @@ def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.S
         {"scheduled_actions": [{k: v for k, v in a.items() if v is not None} for a in acts]},
         required=False,
     )
-    status = _status(snap)
+    status = _statuses(snap)
     assert status["SCL009"].status == "ok"
     # At MinCapacity 0 without a load balancer the workday action wakes it.
     session.client("application-autoscaling").register_scalable_target(
@@ -704,10 +699,10 @@ def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.S
         MaxCapacity=4,
     )
     snap = facts.collect(session, _schedule_target())
-    assert _status(snap)["SCL008"].status == "ok"
+    assert _statuses(snap)["SCL008"].status == "ok"
     # An older deployment: the workday maximum 2, and no action that raises the minimum.
     _put_schedule(session, day_max=2)
-    status = _status(facts.collect(session, _schedule_target()))
+    status = _statuses(facts.collect(session, _schedule_target()))
     (f,) = status["SCL009"].findings
     assert "MaxCapacity 2 (want 4)" in f.fix
     session.client("application-autoscaling").delete_scheduled_action(
@@ -716,7 +711,7 @@ def test_scheduled_actions_are_collected_and_checked_end_to_end(session: boto3.S
         ResourceId=world.NAMES.scalable_target_resource_id,
         ScalableDimension="ecs:service:DesiredCount",
     )
-    status = _status(facts.collect(session, _schedule_target()))
+    status = _statuses(facts.collect(session, _schedule_target()))
     assert status["SCL008"].status == "finding"
     assert "no scheduled action that can still run" in status["SCL008"].findings[0].fix
     assert status["SCL009"].findings[0].title == "A schedule entry is not deployed"
@@ -738,15 +733,14 @@ def test_denied_scheduled_actions_leave_only_their_checks_unknown(session: boto3
     session.events.register("before-send.application-auto-scaling.DescribeScheduledActions", deny)
     snap = facts.collect(session, _schedule_target())
     assert "scheduled_actions" not in snap
-    assert snap[facts.COLLECTION_KEY]["denied"] == [
-        {
-            "call": "application-autoscaling DescribeScheduledActions",
-            "permission": "application-autoscaling:DescribeScheduledActions",
-            "code": "AccessDeniedException",
-            "kinds": ["scheduled_actions"],
-        }
-    ]
-    status = _status(snap)
+    _denied_only(
+        snap,
+        "application-autoscaling",
+        "DescribeScheduledActions",
+        "AccessDeniedException",
+        "scheduled_actions",
+    )
+    status = _statuses(snap)
     assert status["SCL009"].status == "unknown"
     assert "application-autoscaling:DescribeScheduledActions" in status["SCL009"].reason
     # A kept service (MinCapacity 1) needs no scheduled action to wake.

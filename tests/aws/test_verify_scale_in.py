@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from botocore.stub import Stubber
+
 from cli.conftest import EXAMPLE_SPEC
 from ecs_gpu import fast_path as fp
 from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify_scale_in as vsi
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.spec import load_spec
+from stubbed import offline_client
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -57,7 +60,7 @@ def test_the_verdict_on_the_first_scale_in() -> None:
 
 def test_the_fast_paths_check_leaves_the_fast_scale_ins_policy_alone() -> None:
     f = _fast_in()
-    removes = vs.StepPolicy("in", ("in-alarm",), removes=True)
+    removes = vs.StepPolicy("in", ("in-alarm",), shape="fast_scale_in")
     # Only the fast scale-in deployed: the fast path is missing, said as such (its
     # policy is not taken for the fast path's with an alarm that does not match).
     fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
@@ -75,16 +78,7 @@ def test_the_fast_paths_check_leaves_the_fast_scale_ins_policy_alone() -> None:
 def test_the_first_scale_in_counts_from_the_last_scale_out() -> None:
     """The fast path may still add after verify saw the rise: the scale-in is judged
     from the count the last scale-out set (botocore Stubber, AWS-shaped answers)."""
-    import boto3
-    from botocore.stub import Stubber
-
-    c = boto3.client(
-        "application-autoscaling",
-        region_name="us-east-1",
-        aws_access_key_id="x",
-        aws_secret_access_key="y",
-        endpoint_url="http://127.0.0.1:1",  # never reached: the Stubber answers
-    )
+    c = offline_client("application-autoscaling")
     rid = "service/vllm-g5/vllm-g5"
 
     def act(policy: str, at_s: int, to: int) -> dict[str, object]:

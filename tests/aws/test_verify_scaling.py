@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from cli.conftest import NAMES, Clients, Lockstep
+from cli.conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
 from cli.test_verify import ASG, make_service
+from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.errors import ProblemsFound
+from ecs_gpu.spec import load_spec
 
 
 def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -> None:
@@ -77,3 +79,25 @@ def test_the_policy_is_read_off_the_cause_as_aws_writes_it() -> None:
     # A name that is a word of the cause ("in state"), or inside another name, is not taken.
     assert vs.policy_in_cause(["in", "ALARM"], cause) is None
     assert vs.policy_in_cause(["web-app", "web-app-cpu-lt-25"], cause) == "web-app-cpu-lt-25"
+
+
+def test_the_fast_path_is_judged_only_on_policies_of_its_shape() -> None:
+    # The wake and sleep policies add or set tasks too: their alarms are no stale fast path.
+    fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
+    assert fast is not None
+    others = [
+        vs.StepPolicy("wake", ("wake-alarm",), shape="wake"),
+        vs.StepPolicy("sleep", ("sleep-alarm",), shape="sleep"),
+    ]
+    said = vs.explain_missing_fast_path(others, [], fast, resource_id="r", cluster="c", service="s")
+    assert said is not None and said.endswith("but r has no StepScaling policy")
+    stale = vs.explain_missing_fast_path(
+        [*others, vs.StepPolicy("out", ("out-alarm",))],
+        [],
+        fast,
+        resource_id="r",
+        cluster="c",
+        service="s",
+    )
+    assert stale is not None and "policy out whose alarm does not match it" in stale
+    assert "wake-alarm" not in stale and "sleep-alarm" not in stale

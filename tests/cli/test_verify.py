@@ -24,7 +24,7 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, gpu_metric, wake
+from ecs_gpu import demand_metric, gpu_metric, sleep, wake
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import main
@@ -32,6 +32,8 @@ from ecs_gpu.cli import verify as verify_cli
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
 from ecs_gpu.spec import load_spec
 from example_specs import write_g5_gpu
+from stubbed import offline_client
+from zero_alarms import sleep_metrics, wake_metrics
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
 
@@ -160,6 +162,35 @@ def test_verify_scaling_refuses_without_yes_before_touching_aws(
     assert sent == []
 
 
+def run_faked(
+    clients: Clients,
+    *,
+    sleep: Any,
+    publisher: Any,
+    now: list[float] | None = None,
+    poll_s: int = 10,
+    **options: Any,
+) -> vs.ScalingResult:
+    """run_verify_scaling on moto, confirmed (--yes), with 600-s timeouts, the test's
+    stand-in ``sleep`` for the policies moto does not run and, given ``now``, its clock."""
+    if now is not None:
+        options["clock"] = lambda: now[0]
+    return verify_cli.run_verify_scaling(
+        clients.cw,
+        clients.ecs,
+        clients.appscaling,
+        NAMES,
+        yes=True,
+        publish_interval_s=0.01,
+        poll_s=poll_s,
+        scale_out_timeout_s=600,
+        scale_in_timeout_s=600,
+        sleep=sleep,
+        publisher=publisher,
+        **options,
+    )
+
+
 def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> None:
     make_service(clients, desired=1)
     sent = count_puts(clients.cw)
@@ -177,20 +208,7 @@ def test_verify_scaling_measures_scale_out_and_scale_in(clients: Clients) -> Non
         elif pub.value < 70 and desired(clients) == 2 and now[0] >= 150:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
-    result = verify_cli.run_verify_scaling(
-        clients.cw,
-        clients.ecs,
-        clients.appscaling,
-        NAMES,
-        yes=True,
-        publish_interval_s=0.01,
-        poll_s=15,
-        scale_out_timeout_s=600,
-        scale_in_timeout_s=600,
-        sleep=sleep,
-        clock=lambda: now[0],
-        publisher=pub,
-    )
+    result = run_faked(clients, sleep=sleep, publisher=pub, now=now, poll_s=15)
     assert (result.initial, result.peak, result.final) == (1, 2, 1)
     assert result.scale_out_s == 60.0 and result.scale_in_s == 90.0
     assert not pub.running
@@ -216,19 +234,7 @@ def test_verify_scaling_stops_publishing_when_interrupted(clients: Clients) -> N
         raise KeyboardInterrupt
 
     with pytest.raises(EcsGpuError) as exc:
-        verify_cli.run_verify_scaling(
-            clients.cw,
-            clients.ecs,
-            clients.appscaling,
-            NAMES,
-            yes=True,
-            publish_interval_s=0.01,
-            poll_s=15,
-            scale_out_timeout_s=600,
-            scale_in_timeout_s=600,
-            sleep=ctrl_c,
-            publisher=pub,
-        )
+        run_faked(clients, sleep=ctrl_c, publisher=pub, poll_s=15)
     assert exc.value.exit_code == 130 and "stopped publishing" in exc.value.message
     assert len(sent) == 3
     for _ in range(30):  # thirty more publish intervals
@@ -541,6 +547,15 @@ def put_fast_alarm(c: Clients, fast: fp.FastPath, threshold: float | None = None
     )
 
 
+def lockstep_publisher(clients: Clients) -> tuple[vs.ConcurrencyPublisher, Lockstep]:
+    """The sidecars' series publisher verify scaling drives, paced by the test's clock."""
+    pace = Lockstep()
+    pub = vs.ConcurrencyPublisher(
+        clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01, pace=pace
+    )
+    return pub, pace
+
+
 def drive(
     clients: Clients,
     activities: list[dict[str, Any]],
@@ -564,10 +579,7 @@ def drive(
     calls = activities_hook(clients.appscaling, activities)
     sent = count_puts(clients.cw)
     now = [0.0]
-    pace = Lockstep()
-    pub = vs.ConcurrencyPublisher(
-        clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01, pace=pace
-    )
+    pub, pace = lockstep_publisher(clients)
 
     def sleep(_: float) -> None:
         # Stand-in for the fast path's alarm and step policy, which moto does not run.
@@ -579,20 +591,12 @@ def drive(
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
     try:
-        result = verify_cli.run_verify_scaling(
-            clients.cw,
-            clients.ecs,
-            clients.appscaling,
-            NAMES,
-            yes=True,
-            fast=fast,
-            publish_interval_s=0.01,
-            poll_s=10,
-            scale_out_timeout_s=600,
-            scale_in_timeout_s=600,
+        result = run_faked(
+            clients,
             sleep=sleep,
-            clock=lambda: now[0],
             publisher=pub,
+            now=now,
+            fast=fast,
             wall_clock=lambda: T0,
             wake_path=wake_path,
         )
@@ -680,13 +684,7 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_fast_path(
 
 def test_the_first_decision_names_a_missing_step_policy(capsys: pytest.CaptureFixture[str]) -> None:
     """Called on its own (no check before it), the report still says no step policy exists."""
-    c = boto3.client(
-        "application-autoscaling",
-        region_name="us-east-1",
-        aws_access_key_id="x",
-        aws_secret_access_key="y",
-        endpoint_url="http://127.0.0.1:1",  # never reached: the Stubber answers
-    )
+    c = offline_client("application-autoscaling")
     tracking = activity("vllm-g5-Concurrency-7Q", T0 + timedelta(seconds=200), 1, 2)
     with Stubber(c) as st:
         st.add_response("describe_scaling_policies", {"ScalingPolicies": []})
@@ -799,55 +797,71 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
 
 WAKE_POLICY = "vllm-g5-Wake-9F8E"
 WAKE_ALARM = "vllm-g5-WakeAlarm-7D6C"
+SLEEP_POLICY = "vllm-g5-Sleep-5B4A"
+SLEEP_ALARM = "vllm-g5-SleepAlarm-3928"
 ALB = "app/vllm-g5-alb/0123456789abcdef"
+
+
+def path_policy(name: str, alarms: list[str], config: dict[str, Any]) -> dict[str, Any]:
+    """Another step path's StepScaling policy (``config``: its StepScalingPolicyConfiguration)
+    as DescribeScalingPolicies lists it, beside the fast path's."""
+    p = fast_policy(alarms)
+    return {
+        **p,
+        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, name),
+        "PolicyName": name,
+        "StepScalingPolicyConfiguration": config,
+    }
 
 
 def wake_policy(alarms: list[str]) -> dict[str, Any]:
     """The wake path's StepScaling policy as DescribeScalingPolicies lists it."""
-    p = fast_policy(alarms)
-    return {
-        **p,
-        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, WAKE_POLICY),
-        "PolicyName": WAKE_POLICY,
-        "StepScalingPolicyConfiguration": {
+    return path_policy(
+        WAKE_POLICY,
+        alarms,
+        {
             "AdjustmentType": wake.ADJUSTMENT_TYPE,
             "StepAdjustments": [{"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1}],
             "MetricAggregationType": "Maximum",
             "Cooldown": 780,
         },
-    }
+    )
+
+
+def sleep_policy(alarms: list[str]) -> dict[str, Any]:
+    """The sleep path's StepScaling policy (ExactCapacity 0) as DescribeScalingPolicies lists it."""
+    return path_policy(
+        SLEEP_POLICY,
+        alarms,
+        {
+            "AdjustmentType": sleep.ADJUSTMENT_TYPE,
+            "StepAdjustments": [{"MetricIntervalUpperBound": 0.0, "ScalingAdjustment": 0}],
+            "MetricAggregationType": "Maximum",
+            "Cooldown": sleep.COOLDOWN_S,
+        },
+    )
+
+
+def put_sleep_alarm(c: Clients) -> None:
+    """The sleep alarm as infra/scaling.py writes it: the same ``r`` as the wake alarm's."""
+    minutes = sleep.quiet_minutes()
+    c.cw.put_metric_alarm(
+        AlarmName=SLEEP_ALARM,
+        Metrics=sleep_metrics(ALB),
+        EvaluationPeriods=minutes,
+        DatapointsToAlarm=minutes,
+        Threshold=sleep.THRESHOLD,
+        ComparisonOperator=sleep.COMPARISON,
+        TreatMissingData="breaching",
+        AlarmActions=[sleep_policy([])["PolicyARN"]],
+    )
 
 
 def put_wake_alarm(c: Clients, running_stat: str = wake.RUNNING_STATISTIC) -> None:
     """The wake alarm as infra/scaling.py writes it (moto's CloudFormation skips alarms)."""
-
-    def stat(qid: str, ns: str, name: str, dims: dict[str, str], st: str) -> dict[str, Any]:
-        metric = {
-            "Namespace": ns,
-            "MetricName": name,
-            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
-        }
-        return {
-            "Id": qid,
-            "MetricStat": {"Metric": metric, "Period": wake.PERIOD_S, "Stat": st},
-            "ReturnData": False,
-        }
-
-    lb = {wake.ELB_DIMENSION: ALB}
     c.cw.put_metric_alarm(
         AlarmName=WAKE_ALARM,
-        Metrics=[
-            {"Id": "expr_1", "Expression": wake.EXPRESSION, "ReturnData": True},
-            stat(wake.REQUESTS_ID, wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
-            stat(wake.REJECTED_ID, wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
-            stat(
-                wake.RUNNING_ID,
-                wake.RUNNING_NAMESPACE,
-                wake.RUNNING_METRIC,
-                {"ClusterName": NAMES.cluster, "ServiceName": NAMES.service},
-                running_stat,
-            ),
-        ],
+        Metrics=wake_metrics(ALB, NAMES.cluster, NAMES.service, running_stat),
         EvaluationPeriods=wake.EVALUATION_PERIODS,
         DatapointsToAlarm=wake.DATAPOINTS_TO_ALARM,
         Threshold=wake.THRESHOLD,
@@ -881,6 +895,30 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_wake_path(
     assert says in message and says in out
     assert out.index("warning:") < out.index("Scaling loop works")  # told before the wait
     assert "First decision: the fast path" in out  # the fast path itself was fine
+
+
+@pytest.mark.parametrize("wake_alarm", [False, True], ids=["no-wake-alarm", "wake-alarm"])
+def test_verify_scaling_judges_only_the_wake_policys_alarm_as_the_wake_alarm(
+    clients: Clients, capsys: pytest.CaptureFixture[str], wake_alarm: bool
+) -> None:
+    # The sleep alarm reads the same RequestCount query r: it is not a stale wake alarm.
+    put_sleep_alarm(clients)
+    if wake_alarm:
+        put_wake_alarm(clients, "Average")
+    policies = [
+        fast_policy([FAST_ALARM]),
+        wake_policy([WAKE_ALARM] if wake_alarm else []),
+        sleep_policy([SLEEP_ALARM]),
+    ]
+    first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
+    with pytest.raises(ProblemsFound) as exc:
+        drive(clients, [first], capsys, policies=policies, wake_path=True)
+    message = " ".join(exc.value.message.split())
+    assert SLEEP_ALARM not in message
+    if wake_alarm:
+        assert f"has a wake alarm that does not match it (alarm {WAKE_ALARM}: it reads" in message
+    else:
+        assert "has no such alarm: at zero tasks nothing starts one again" in message
 
 
 def test_verify_scaling_passes_with_the_wake_path_deployed(

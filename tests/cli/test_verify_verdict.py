@@ -27,7 +27,7 @@ from ecs_gpu.cli import verify as verify_cli
 from ecs_gpu.errors import EXIT_PROBLEMS, ProblemsFound
 from ecs_gpu.spec import load_spec
 
-from .conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
+from .conftest import EXAMPLE_SPEC, NAMES, Clients
 from .test_verify import (
     FAST_ALARM,
     FAST_POLICY,
@@ -36,9 +36,12 @@ from .test_verify import (
     count_puts,
     desired,
     fast_policy,
+    lockstep_publisher,
     make_service,
+    path_policy,
     policies_hook,
     put_fast_alarm,
+    run_faked,
 )
 
 IN_POLICY = "vllm-g5-FastScaleIn-5G6H"
@@ -65,7 +68,6 @@ def fast_in_of(path: Path) -> fsi.FastScaleIn:
 
 def in_policy(fast_in: fsi.FastScaleIn, alarms: list[str]) -> dict[str, Any]:
     """The fast scale-in's StepScaling policy as DescribeScalingPolicies lists it."""
-    p = fast_policy(alarms)
     steps: list[dict[str, Any]] = []
     for s in fast_in.steps:
         step: dict[str, Any] = {
@@ -75,18 +77,17 @@ def in_policy(fast_in: fsi.FastScaleIn, alarms: list[str]) -> dict[str, Any]:
         if s.lower is not None:
             step["MetricIntervalLowerBound"] = s.lower
         steps.append(step)
-    return {
-        **p,
-        "PolicyARN": p["PolicyARN"].replace(FAST_POLICY, IN_POLICY),
-        "PolicyName": IN_POLICY,
-        "StepScalingPolicyConfiguration": {
+    return path_policy(
+        IN_POLICY,
+        alarms,
+        {
             "AdjustmentType": fsi.ADJUSTMENT_TYPE,
             "StepAdjustments": steps,
             "MinAdjustmentMagnitude": fast_in.min_adjustment,
             "Cooldown": fast_in.cooldown_s,
             "MetricAggregationType": fsi.METRIC_AGGREGATION,
         },
-    }
+    )
 
 
 def put_in_alarm(c: Clients, fast_in: fsi.FastScaleIn, threshold: float | None = None) -> None:
@@ -171,10 +172,7 @@ def drive(
     calls = activities_hook(clients.appscaling, [scale_out, scale_in])
     sent = count_puts(clients.cw)
     now = [0.0]
-    pace = Lockstep()
-    pub = vs.ConcurrencyPublisher(
-        clients.cw, NAMES.cluster, NAMES.service, 0.0, interval_s=0.01, pace=pace
-    )
+    pub, pace = lockstep_publisher(clients)
 
     def sleep(_: float) -> None:
         now[0] += 10.0
@@ -187,21 +185,13 @@ def drive(
         elif pub.value < fast_in.threshold and d == peak and now[0] >= 150:
             clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
-    result = verify_cli.run_verify_scaling(
-        clients.cw,
-        clients.ecs,
-        clients.appscaling,
-        NAMES,
-        yes=True,
+    result = run_faked(
+        clients,
+        sleep=sleep,
+        publisher=pub,
+        now=now,
         fast=fast,
         fast_in=fast_in,
-        publish_interval_s=0.01,
-        poll_s=10,
-        scale_out_timeout_s=600,
-        scale_in_timeout_s=600,
-        sleep=sleep,
-        clock=lambda: now[0],
-        publisher=pub,
         wall_clock=lambda: T0,
         pace=pace,
     )

@@ -59,7 +59,7 @@ def explain_missing_fast_scale_in(
         f"below {fast_in.threshold:g} over {fast_in.period_s}-s periods"
     )
     return vs.explain_missing_step_path(
-        [p for p in policies if p.removes],
+        [p for p in policies if p.shape == "fast_scale_in"],
         alarms,
         lambda a: fsi.alarm_differences(a, cluster, service, fast_in.threshold),
         head=f"the spec has a fast scale-in ({wanted}), but {resource_id} ",
@@ -130,7 +130,9 @@ def first_scale_in(
     one; its cause names the alarm and the policy that fired, as for the
     scale-out.
     """
-    removers = [p.name for p in vs.step_policies(appscaling, resource_id) if p.removes]
+    removers = [
+        p.name for p in vs.step_policies(appscaling, resource_id) if p.shape == "fast_scale_in"
+    ]
     current = before
     for a in vs.activities_since(appscaling, resource_id, since=since):
         cause = a.get("Cause", "")

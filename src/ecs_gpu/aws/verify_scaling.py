@@ -24,12 +24,12 @@ from botocore import exceptions as bx
 
 from ecs_gpu import demand_metric, gpu_metric, wake
 from ecs_gpu import fast_path as fp
-from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws.errors import error_code, mapped, translate
 from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError, ProblemsFound
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec
+from ecs_gpu.step_shape import StepShape, shape_of
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
@@ -384,7 +384,7 @@ class Decision:
     status: str
     # The step-scaling (fast path) policy's name, when the cause names it.
     fast_path_policy: str | None
-    # Every StepScaling policy the service has (empty: no fast path deployed).
+    # Every StepScaling policy of the fast path's shape (empty: no fast path deployed).
     step_policies: tuple[str, ...] = ()
 
 
@@ -396,12 +396,13 @@ class StepPolicy:
     # DescribeScalingPolicies lists the CloudWatch alarms whose actions
     # invoke the policy; a step policy with none never fires.
     alarms: tuple[str, ...]
-    # Every step removes tasks: the fast scale-in's shape (fast_scale_in.is_scale_in_policy).
-    removes: bool = False
+    # Which step path its steps make it (step_shape.shape_of): each check judges its own.
+    shape: StepShape = "fast_path"
 
 
 def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) -> list[StepPolicy]:
-    """The service's StepScaling policies: the fast path's, the fast scale-in's, the wake's."""
+    """The service's StepScaling policies: the fast path's, the fast scale-in's, the wake's,
+    the sleep's."""
     found: list[StepPolicy] = []
     with mapped("application-autoscaling", "DescribeScalingPolicies"):
         pages = appscaling.get_paginator("describe_scaling_policies").paginate(
@@ -414,7 +415,7 @@ def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) ->
                 StepPolicy(
                     name=p["PolicyName"],
                     alarms=tuple(a["AlarmName"] for a in p.get("Alarms", [])),
-                    removes=fsi.is_scale_in_policy(p),
+                    shape=shape_of(p),
                 )
                 for p in page.get("ScalingPolicies", [])
                 if p.get("PolicyType") == "StepScaling"
@@ -439,6 +440,26 @@ def describe_alarms(cw: CloudWatchClient, names: Sequence[str]) -> list[dict[str
 Differences = Callable[[Mapping[str, Any]], list[tuple[str, Any, str]]]
 
 
+def judge_alarms(
+    policies: Sequence[StepPolicy], alarms: Sequence[Mapping[str, Any]], differences: Differences
+) -> list[tuple[str, str | None]] | None:
+    """None when an alarm that invokes one of ``policies`` has no ``differences``; else, per
+    alarm they name in order, (its name, what it reads that differs; None: it does not exist)."""
+    by_name = {a["AlarmName"]: a for a in alarms}
+    out: list[tuple[str, str | None]] = []
+    for p in policies:
+        for name in p.alarms:
+            alarm = by_name.get(name)
+            if alarm is None:
+                out.append((name, None))
+                continue
+            diff = differences(alarm)
+            if not diff:
+                return None
+            out.append((name, ", ".join(d[2] for d in diff)))
+    return out
+
+
 def explain_missing_step_path(
     policies: Sequence[StepPolicy],
     alarms: Sequence[Mapping[str, Any]],
@@ -458,18 +479,13 @@ def explain_missing_step_path(
     names = ", ".join(p.name for p in policies)
     if not any(p.alarms for p in policies):
         return head + f"has {kind} {names} with no alarm to invoke it: it never fires"
-    by_name = {a["AlarmName"]: a for a in alarms}
-    seen = []
-    for p in policies:
-        for name in p.alarms:
-            alarm = by_name.get(name)
-            if alarm is None:
-                seen.append(f"alarm {name} does not exist")
-                continue
-            diff = differences(alarm)
-            if not diff:
-                return None
-            seen.append(f"alarm {name}: it reads " + ", ".join(d[2] for d in diff))
+    judged = judge_alarms(policies, alarms, differences)
+    if judged is None:
+        return None
+    seen = [
+        f"alarm {name} does not exist" if reads is None else f"alarm {name}: it reads {reads}"
+        for name, reads in judged
+    ]
     return head + (
         f"has {kind} {names} whose alarm does not match it ({'; '.join(seen)}): "
         "the deployment is older than the spec, or was changed by hand"
@@ -496,7 +512,7 @@ def explain_missing_fast_path(
         f"at or above {fast.threshold:g} over {fast.period_s}-s periods"
     )
     return explain_missing_step_path(
-        [p for p in policies if not p.removes],
+        [p for p in policies if p.shape == "fast_path"],
         alarms,
         lambda a: fp.alarm_differences(a, cluster, service, fast.threshold),
         head=f"the spec has a fast path ({wanted}), but {resource_id} ",
@@ -546,19 +562,15 @@ def explain_missing_wake(
         "the spec scales to zero with a load balancer, so it has a wake path (a StepScaling "
         f"policy invoked by a one-minute alarm on {wake.EXPRESSION}), but {resource_id} "
     )
-    by_name = {a["AlarmName"]: a for a in alarms}
-    seen = []
-    for p in policies:
-        for name in p.alarms:
-            alarm = by_name.get(name)
-            if alarm is None or not any(
-                q.get("Id") == wake.REQUESTS_ID for q in alarm.get("Metrics") or []
-            ):
-                continue  # another step policy's alarm (the fast path's)
-            diff = wake.alarm_differences(alarm, cluster, service)
-            if not diff:
-                return None
-            seen.append(f"alarm {name}: it reads " + ", ".join(d[2] for d in diff))
+    # Only the wake policy's alarms: the sleep alarm reads the same RequestCount ``r``.
+    judged = judge_alarms(
+        [p for p in policies if p.shape == "wake"],
+        alarms,
+        lambda a: wake.alarm_differences(a, cluster, service),
+    )
+    if judged is None:
+        return None
+    seen = [f"alarm {name}: it reads {reads}" for name, reads in judged if reads is not None]
     if not seen:
         return head + "has no such alarm: at zero tasks nothing starts one again"
     return head + (
@@ -609,9 +621,9 @@ def first_decision(
     Application Auto Scaling writes the alarm and the policy that fired into
     the activity's Cause ("monitor alarm X in state ALARM triggered policy Y
     ..."), so a step policy's name there means the fast path decided. The
-    fast scale-in's step policy only removes, so it never is the fast path.
+    other step paths' policies (step_shape) never are the fast path.
     """
-    fast = [p.name for p in step_policies(appscaling, resource_id) if not p.removes]
+    fast = [p.name for p in step_policies(appscaling, resource_id) if p.shape == "fast_path"]
     found = activities_since(appscaling, resource_id, since=since)
     if not found:
         return None

@@ -4,8 +4,9 @@ policy decided first (rendered; :mod:`ecs_gpu.cli.verify` raises the exit code).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.markup import escape
 
@@ -26,6 +27,22 @@ from ecs_gpu.naming import Names
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
     from mypy_boto3_cloudwatch import CloudWatchClient
+
+
+T = TypeVar("T")
+
+
+def _first_activity(read: Callable[[], T | None], resource_id: str) -> T | None:
+    """What ``read`` finds of the first scaling activity; None after saying it found none
+    or could not read them (a note, never the exit code: the scaling itself happened)."""
+    try:
+        found = read()
+    except EcsGpuError as e:
+        render_no_decision(resource_id, e.message)
+        return None
+    if found is None:
+        render_no_decision(resource_id)
+    return found
 
 
 def check_fast_path_first(
@@ -69,14 +86,11 @@ def report_first_decision(
     know (docs/operate.md). ``missing``: what of the fast path the service
     lacks (:func:`ecs_gpu.aws.verify_scaling.check_fast_path`), the reason it did not.
     """
-    try:
-        d = vs.first_decision(appscaling, resource_id, since=since)
-    except EcsGpuError as e:
-        render_no_decision(resource_id, e.message)
-        return None
+    d = _first_activity(
+        lambda: vs.first_decision(appscaling, resource_id, since=since), resource_id
+    )
     if d is None:
-        render_no_decision(resource_id)
-        return d
+        return None
     v = vs.judge(d, since=since, missing=missing)
     render_verdict(v, resource_id, fast)
     return d
@@ -118,13 +132,11 @@ def report_first_scale_in(
     ``since``: when the low datapoints began; ``before``: desiredCount then (the peak).
     Unread or absent activities are a note: the scale-in itself happened.
     """
-    try:
-        d = vsi.first_scale_in(appscaling, resource_id, since=since, before=before)
-    except EcsGpuError as e:
-        render_no_decision(resource_id, e.message)
-        return None
+    d = _first_activity(
+        lambda: vsi.first_scale_in(appscaling, resource_id, since=since, before=before),
+        resource_id,
+    )
     if d is None:
-        render_no_decision(resource_id)
         return None
     v = vsi.judge_scale_in(d, fast_in, since=since, low=low, missing=missing)
     said = escape(d.cause or d.description)

@@ -248,50 +248,84 @@ def _cpu_high_resolution(
     )
 
 
+def _alarmed_step_policy(
+    scope: ecs.ScalableTaskCount,
+    ids: tuple[str, str],
+    *,
+    adjustment_type: appscaling.AdjustmentType,
+    cooldown_s: int,
+    steps: list[tuple[int, float | None, float | None]],
+    alarm: cw.AlarmProps,
+    min_adjustment: int | None = None,
+) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
+    """A step policy (``steps``: adjustment, lower and upper bound over the threshold) and
+    the alarm that invokes it; ``ids``: (policy, alarm) construct ids, ``alarm``: the rest
+    of the alarm's properties (those the step paths set). Every step path builds its pair
+    here.
+
+    Built from ``StepScalingAction`` and a plain alarm rather than CDK's
+    ``scale_on_metric``, which would pick the threshold and the missing-data
+    treatment itself.
+    """
+    policy = appscaling.StepScalingAction(
+        scope,
+        ids[0],
+        scaling_target=_scalable_target(scope),
+        adjustment_type=adjustment_type,
+        cooldown=Duration.seconds(cooldown_s),
+        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
+        min_adjustment_magnitude=min_adjustment,
+    )
+    for adjustment, lower, upper in steps:
+        policy.add_adjustment(adjustment=adjustment, lower_bound=lower, upper_bound=upper)
+    made = cw.Alarm(
+        scope,
+        ids[1],
+        alarm_description=alarm.alarm_description,
+        metric=alarm.metric,
+        comparison_operator=alarm.comparison_operator,
+        threshold=alarm.threshold,
+        evaluation_periods=alarm.evaluation_periods,
+        datapoints_to_alarm=alarm.datapoints_to_alarm,
+        treat_missing_data=alarm.treat_missing_data,
+    )
+    made.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
+    return made, policy
+
+
 def _add_fast_path(
     scope: ecs.ScalableTaskCount, spec: Spec, fp: fast_path.FastPath
 ) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
     """The 10-second alarm and the step policy it invokes (numbers from :mod:`ecs_gpu.fast_path`).
 
-    Built from ``StepScalingAction`` and a plain alarm rather than CDK's
-    ``scale_on_metric``, which would pick the threshold and the missing-data
-    treatment itself. The policy only adds: scale-in stays with target
-    tracking, which sees the same series once a minute.
+    The policy only adds: scale-in stays with target tracking, which sees the
+    same series once a minute.
     """
-    policy = appscaling.StepScalingAction(
-        scope,
-        FAST_PATH_POLICY_ID,
-        scaling_target=_scalable_target(scope),
-        adjustment_type=appscaling.AdjustmentType.PERCENT_CHANGE_IN_CAPACITY,
-        cooldown=Duration.seconds(fp.cooldown_s),
-        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
-        min_adjustment_magnitude=fp.min_adjustment,
-    )
-    for step in fp.steps:
-        policy.add_adjustment(
-            adjustment=step.percent, lower_bound=step.lower, upper_bound=step.upper
-        )
     target = fp.target
-    alarm = cw.Alarm(
+    return _alarmed_step_policy(
         scope,
-        FAST_PATH_ALARM_ID,
-        alarm_description=(
-            f"Requests in flight or waiting per task reached {fp.threshold:g} "
-            f"({spec.scaling.panic_threshold_percent:g} % of the target {target:g}) for "
-            f"{fp.datapoints_to_alarm} x {fp.period_s} s: the step policy adds tasks in "
-            "proportion to the excess (ecs-gpu fast path)."
+        (FAST_PATH_POLICY_ID, FAST_PATH_ALARM_ID),
+        adjustment_type=appscaling.AdjustmentType.PERCENT_CHANGE_IN_CAPACITY,
+        cooldown_s=fp.cooldown_s,
+        min_adjustment=fp.min_adjustment,
+        steps=[(step.percent, step.lower, step.upper) for step in fp.steps],
+        alarm=cw.AlarmProps(
+            alarm_description=(
+                f"Requests in flight or waiting per task reached {fp.threshold:g} "
+                f"({spec.scaling.panic_threshold_percent:g} % of the target {target:g}) for "
+                f"{fp.datapoints_to_alarm} x {fp.period_s} s: the step policy adds tasks in "
+                "proportion to the excess (ecs-gpu fast path)."
+            ),
+            metric=concurrency_metric(spec, fp.period_s),
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            threshold=fp.threshold,
+            evaluation_periods=fp.evaluation_periods,
+            datapoints_to_alarm=fp.datapoints_to_alarm,
+            # A missing series is the missing-metric alarm's business
+            # (observability.py); here it must not add GPU instances.
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
         ),
-        metric=concurrency_metric(spec, fp.period_s),
-        comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        threshold=fp.threshold,
-        evaluation_periods=fp.evaluation_periods,
-        datapoints_to_alarm=fp.datapoints_to_alarm,
-        # A missing series is the missing-metric alarm's business
-        # (observability.py); here it must not add GPU instances.
-        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
     )
-    alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
-    return alarm, policy
 
 
 def scale_in_expression(spec: Spec, fsi: fast_scale_in.FastScaleIn) -> cw.MathExpression:
@@ -318,39 +352,30 @@ def _add_fast_scale_in(
     (aws-semantics.md §9), so the guard is the alarm's expression and the
     step sizes. Target tracking keeps its own scale-in as the backstop.
     """
-    policy = appscaling.StepScalingAction(
+    return _alarmed_step_policy(
         scope,
-        FAST_SCALE_IN_POLICY_ID,
-        scaling_target=_scalable_target(scope),
+        (FAST_SCALE_IN_POLICY_ID, FAST_SCALE_IN_ALARM_ID),
         adjustment_type=appscaling.AdjustmentType.PERCENT_CHANGE_IN_CAPACITY,
-        cooldown=Duration.seconds(fsi.cooldown_s),
-        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
-        min_adjustment_magnitude=fsi.min_adjustment,
-    )
-    for step in fsi.steps:
-        policy.add_adjustment(
-            adjustment=-step.percent, lower_bound=step.lower, upper_bound=step.upper
-        )
-    alarm = cw.Alarm(
-        scope,
-        FAST_SCALE_IN_ALARM_ID,
-        alarm_description=(
-            f"Requests in flight or waiting per task, counted on one task fewer, below "
-            f"{fsi.threshold:g} (the target {fsi.target:g}) for {fsi.datapoints_to_alarm} x "
-            f"{fsi.period_s} s: the step policy removes at most "
-            f"{fast_scale_in.MAX_STEP_PERCENT} % of the tasks, never below what the load "
-            "needs at the target (ecs-gpu fast scale-in)."
+        cooldown_s=fsi.cooldown_s,
+        min_adjustment=fsi.min_adjustment,
+        steps=[(-step.percent, step.lower, step.upper) for step in fsi.steps],
+        alarm=cw.AlarmProps(
+            alarm_description=(
+                f"Requests in flight or waiting per task, counted on one task fewer, below "
+                f"{fsi.threshold:g} (the target {fsi.target:g}) for {fsi.datapoints_to_alarm} x "
+                f"{fsi.period_s} s: the step policy removes at most "
+                f"{fast_scale_in.MAX_STEP_PERCENT} % of the tasks, never below what the load "
+                "needs at the target (ecs-gpu fast scale-in)."
+            ),
+            metric=scale_in_expression(spec, fsi),
+            comparison_operator=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
+            threshold=fsi.threshold,
+            evaluation_periods=fsi.evaluation_periods,
+            datapoints_to_alarm=fsi.datapoints_to_alarm,
+            # No data (the sidecars stopped) is no evidence of low load.
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
         ),
-        metric=scale_in_expression(spec, fsi),
-        comparison_operator=cw.ComparisonOperator.LESS_THAN_THRESHOLD,
-        threshold=fsi.threshold,
-        evaluation_periods=fsi.evaluation_periods,
-        datapoints_to_alarm=fsi.datapoints_to_alarm,
-        # No data (the sidecars stopped) is no evidence of low load.
-        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
     )
-    alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
-    return alarm, policy
 
 
 def running_metric(spec: Spec, period_s: int) -> cw.Metric:
@@ -406,33 +431,27 @@ def _add_wake_path(
     any request while no task runs adds ``wp.tasks`` to the RUNNING count (0),
     so a re-invocation while the first task starts sets the same count.
     """
-    policy = appscaling.StepScalingAction(
+    return _alarmed_step_policy(
         scope,
-        WAKE_POLICY_ID,
-        scaling_target=_scalable_target(scope),
+        (WAKE_POLICY_ID, WAKE_ALARM_ID),
         adjustment_type=appscaling.AdjustmentType.CHANGE_IN_CAPACITY,
-        cooldown=Duration.seconds(wp.cooldown_s),
-        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
-    )
-    policy.add_adjustment(adjustment=wp.tasks, lower_bound=0)
-    alarm = cw.Alarm(
-        scope,
-        WAKE_ALARM_ID,
-        alarm_description=(
-            f"A request reached the load balancer in a {wp.period_s}-s period while the "
-            f"service ran no task: the step policy starts {wp.tasks} (ecs-gpu wake path; "
-            "target tracking has no datapoint at zero tasks)."
+        cooldown_s=wp.cooldown_s,
+        steps=[(wp.tasks, 0, None)],
+        alarm=cw.AlarmProps(
+            alarm_description=(
+                f"A request reached the load balancer in a {wp.period_s}-s period while the "
+                f"service ran no task: the step policy starts {wp.tasks} (ecs-gpu wake path; "
+                "target tracking has no datapoint at zero tasks)."
+            ),
+            metric=wake_expression(spec, wp, alb.load_balancer_full_name),
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            threshold=wp.threshold,
+            evaluation_periods=wp.evaluation_periods,
+            datapoints_to_alarm=wp.datapoints_to_alarm,
+            # No request: the ALB publishes nothing (aws-semantics §10); nothing to wake for.
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
         ),
-        metric=wake_expression(spec, wp, alb.load_balancer_full_name),
-        comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        threshold=wp.threshold,
-        evaluation_periods=wp.evaluation_periods,
-        datapoints_to_alarm=wp.datapoints_to_alarm,
-        # No request: the ALB publishes nothing (aws-semantics §10); nothing to wake for.
-        treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
     )
-    alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
-    return alarm, policy
 
 
 def sleep_expression(spec: Spec, sp: sleep.SleepPath, load_balancer: str) -> cw.MathExpression:
@@ -445,17 +464,9 @@ def sleep_expression(spec: Spec, sp: sleep.SleepPath, load_balancer: str) -> cw.
         sleep.CONNECTIONS_ID: _elb_metric(load_balancer, sleep.CONNECTIONS_METRIC, sp.period_s),
     }
     if sp.in_flight:
-        names = Names(spec.service.name)
-        namespace, metric_name, statistic = sleep.in_flight_metric()
-        metrics[sleep.IN_FLIGHT_ID] = cw.Metric(
-            namespace=namespace,
-            metric_name=metric_name,
-            dimensions_map={
-                demand_metric.CLUSTER_DIMENSION: names.cluster,
-                demand_metric.SERVICE_DIMENSION: names.service,
-            },
-            statistic=statistic,
-            period=Duration.seconds(sp.period_s),
+        # The sidecars' series: with demand_estimate "in-flight" the requests in flight.
+        metrics[sleep.IN_FLIGHT_ID] = concurrency_metric(
+            spec, sp.period_s, sleep.IN_FLIGHT_STATISTIC
         )
     return cw.MathExpression(
         expression=sp.expression,
@@ -477,32 +488,26 @@ def _add_sleep_path(
     a quiet period, read as 0 or missing, sets the count to 0, which
     Application Auto Scaling raises to the target's minimum when one is set.
     """
-    policy = appscaling.StepScalingAction(
+    return _alarmed_step_policy(
         scope,
-        SLEEP_POLICY_ID,
-        scaling_target=_scalable_target(scope),
+        (SLEEP_POLICY_ID, SLEEP_ALARM_ID),
         adjustment_type=appscaling.AdjustmentType.EXACT_CAPACITY,
-        cooldown=Duration.seconds(sp.cooldown_s),
-        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
-    )
-    policy.add_adjustment(adjustment=sp.tasks, upper_bound=0)
-    alarm = cw.Alarm(
-        scope,
-        SLEEP_ALARM_ID,
-        alarm_description=(
-            f"Sleep path (ecs-gpu): {sp.minutes} min without a request or connection at the ALB "
-            f"set the service to {sp.tasks} tasks."
+        cooldown_s=sp.cooldown_s,
+        steps=[(sp.tasks, None, 0)],
+        alarm=cw.AlarmProps(
+            alarm_description=(
+                f"Sleep path (ecs-gpu): {sp.minutes} min without a request or connection at "
+                f"the ALB set the service to {sp.tasks} tasks."
+            ),
+            metric=sleep_expression(spec, sp, alb.load_balancer_full_name),
+            comparison_operator=cw.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
+            threshold=sp.threshold,
+            evaluation_periods=sp.minutes,
+            datapoints_to_alarm=sp.minutes,
+            # A minute without a request has no ALB datapoint (aws-semantics §10): quiet.
+            treat_missing_data=cw.TreatMissingData.BREACHING,
         ),
-        metric=sleep_expression(spec, sp, alb.load_balancer_full_name),
-        comparison_operator=cw.ComparisonOperator.LESS_THAN_OR_EQUAL_TO_THRESHOLD,
-        threshold=sp.threshold,
-        evaluation_periods=sp.minutes,
-        datapoints_to_alarm=sp.minutes,
-        # A minute without a request has no ALB datapoint (aws-semantics §10): quiet.
-        treat_missing_data=cw.TreatMissingData.BREACHING,
     )
-    alarm.add_alarm_action(cw_actions.ApplicationScalingAction(policy))
-    return alarm, policy
 
 
 def _add_schedule(target: ecs.ScalableTaskCount, spec: Spec) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from ecs_gpu import gpu_metric, wake
 from ecs_gpu.doctor.checks import run_checks
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY
+from zero_alarms import wake_metrics
 
 from ..snapshots import (
     FAST_ALARM,
@@ -578,20 +579,6 @@ def with_wake(s: Snap, running_stat: str = wake.RUNNING_STATISTIC) -> None:
         }
     )
 
-    def q(qid: str, ns: str, name: str, dims: dict[str, str], stat: str) -> dict[str, Any]:
-        metric = {
-            "Namespace": ns,
-            "MetricName": name,
-            "Dimensions": [{"Name": k, "Value": v} for k, v in dims.items()],
-        }
-        return {
-            "Id": qid,
-            "MetricStat": {"Metric": metric, "Period": wake.PERIOD_S, "Stat": stat},
-            "ReturnData": False,
-        }
-
-    lb = {wake.ELB_DIMENSION: "app/vllm-g5/0123456789abcdef"}
-    svc = {"ClusterName": NAMES.cluster, "ServiceName": NAMES.service}
     s["alarms"].append(
         {
             "AlarmName": WAKE_ALARM,
@@ -601,12 +588,9 @@ def with_wake(s: Snap, running_stat: str = wake.RUNNING_STATISTIC) -> None:
             "StateValue": "OK",
             "StateReason": "Threshold Crossed: no datapoints were received",
             "StateUpdatedTimestamp": s["alarms"][0]["StateUpdatedTimestamp"],
-            "Metrics": [
-                {"Id": "expr_1", "Expression": wake.EXPRESSION, "ReturnData": True},
-                q(wake.REQUESTS_ID, wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, lb, "Sum"),
-                q(wake.REJECTED_ID, wake.ELB_NAMESPACE, wake.REJECTED_METRIC, lb, "Sum"),
-                q(wake.RUNNING_ID, wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC, svc, running_stat),
-            ],
+            "Metrics": wake_metrics(
+                "app/vllm-g5/0123456789abcdef", NAMES.cluster, NAMES.service, running_stat
+            ),
             "EvaluationPeriods": wake.EVALUATION_PERIODS,
             "DatapointsToAlarm": wake.DATAPOINTS_TO_ALARM,
             "Threshold": wake.THRESHOLD,

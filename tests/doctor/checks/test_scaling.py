@@ -387,6 +387,22 @@ def test_a_deployed_sleep_path_is_ok_and_a_stale_one_is_scl009(
     assert any(e.field == "TreatMissingData" and e.value == "notBreaching" for e in f.evidence)
 
 
+def test_a_missing_wake_alarm_is_not_read_from_the_sleep_alarm(
+    healthy: Callable[[], Snap],
+) -> None:
+    # Both alarms read the load balancer's RequestCount r: SCL008 judges only the
+    # wake policy's alarm, and the sleep alarm is no stale wake alarm.
+    s = healthy()
+    with_sleep(s)
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != WAKE_ALARM]
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "SCL008"]
+    assert f.title == "Nothing wakes the service at zero tasks"
+    assert "no wake alarm invokes a step policy" in f.fix
+    assert all(e.kind != "alarms" for e in f.evidence)
+    assert "SCL010" not in _ids(s)  # without a wake path nothing is said of sleep
+
+
 def test_without_a_wake_path_nothing_is_said_of_sleep(healthy: Callable[[], Snap]) -> None:
     s = healthy()
     zero_without_wake(s)

@@ -10,6 +10,7 @@ from ecs_gpu.doctor.checks.model import Evidence, Unknown
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.host import probe
 from ecs_gpu.signals import SERIES, SeriesAt, Signal, SignalPlan
+from ecs_gpu.step_shape import StepShape, shape_of
 
 
 def collection_target(s: Snapshot) -> dict[str, Any]:
@@ -212,6 +213,31 @@ def policy_alarms(s: Snapshot, p: dict[str, Any]) -> tuple[list[str], list[dict[
     ]
     found = [a for a in s.get("alarms", []) if a.get("AlarmName") in names]
     return names, found
+
+
+def step_path_policies(s: Snapshot, shape: StepShape) -> list[dict[str, Any]]:
+    """The service's StepScaling policies of one step path's shape (step_shape.shape_of):
+    each check judges only its own path's policies and alarms."""
+    return [
+        p
+        for p in s["scaling_policies"]
+        if p.get("PolicyType") == "StepScaling" and shape_of(p) == shape
+    ]
+
+
+def step_path_alarms(s: Snapshot, shape: StepShape) -> list[dict[str, Any]]:
+    """The collected alarms that invoke the service's step policies of ``shape``."""
+    return [a for p in step_path_policies(s, shape) for a in policy_alarms(s, p)[1]]
+
+
+def policy_types_evidence(s: Snapshot) -> Evidence:
+    """Each of the service's scaling policies and its PolicyType: a missing step policy's."""
+    return Evidence(
+        "scaling_policies",
+        collection_target(s).get("service") or "?",
+        "PolicyType",
+        {p.get("PolicyName", "?"): p.get("PolicyType") for p in s["scaling_policies"]},
+    )
 
 
 def spec_plan(s: Snapshot) -> SignalPlan | None:

@@ -11,6 +11,7 @@ SCL009's, what puts it to sleep SCL010's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from ecs_gpu import demand_metric, fast_path, fast_scale_in, schedule, sleep, wake
@@ -24,7 +25,10 @@ from ecs_gpu.doctor.checks.common import (
     policy_alarms,
     policy_metric_stats,
     policy_names_evidence,
+    policy_types_evidence,
     scales_on_concurrency,
+    step_path_alarms,
+    step_path_policies,
 )
 from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
@@ -192,6 +196,37 @@ def _service_scaling_failed(s: Snapshot, c: Check) -> list[Finding]:
     ]
 
 
+def _alarm_differs(
+    c: Check,
+    path: str,
+    alarms: list[dict[str, Any]],
+    differences: Callable[[dict[str, Any]], list[tuple[str, Any, str]]],
+    effect: str,
+    *evidence: Evidence,
+) -> list[Finding]:
+    """Nothing when one of the ``path``'s ``alarms`` has no ``differences``; else one
+    finding with every difference (``effect``: what a differing alarm does)."""
+    diffs = [(a, differences(a)) for a in alarms]
+    if any(not d for _, d in diffs):
+        return []
+    return [
+        c.finding(
+            [
+                *evidence,
+                *(
+                    Evidence("alarms", a.get("AlarmName", "?"), field, value)
+                    for a, d in diffs
+                    for field, value, _ in d
+                ),
+            ],
+            f"The {path} alarm differs from the one ecs-gpu deploys ("
+            + "; ".join(p for _, d in diffs for _, _, p in d)
+            + f"): {effect} Fix: redeploy with `ecs-gpu deploy`.",
+            title=f"The {path} alarm differs from ecs-gpu's",
+        )
+    ]
+
+
 @check(
     "SCL005",
     link="scaling",
@@ -216,16 +251,9 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
         raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
     cluster, service = demand_names(s)
     want = _fast_path_wanted(cluster, service, threshold)
-    # The fast scale-in's step policy only removes: SCL007 checks it; the wake
-    # path's adds one task: SCL008 does; the sleep path's sets 0 (ecs_gpu.sleep).
-    steps = [
-        p
-        for p in s["scaling_policies"]
-        if p.get("PolicyType") == "StepScaling"
-        and not fast_scale_in.is_scale_in_policy(p)
-        and not wake.is_wake_policy(p)
-        and not sleep.is_sleep_policy(p)
-    ]
+    # The fast scale-in's step policy (SCL007), the wake's (SCL008) and the sleep's
+    # (SCL010) are theirs.
+    steps = step_path_policies(s, "fast_path")
     if not steps:
         if not from_spec:
             raise Unknown(
@@ -246,7 +274,8 @@ def _fast_path(s: Snapshot, c: Check) -> list[Finding]:
     ]
 
 
-_REDEPLOY_FAST_PATH: Final = (
+# The fast path's and the fast scale-in's fix (SCL005, SCL007).
+_REDEPLOY_STEP_PATH: Final = (
     "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
 )
 
@@ -269,18 +298,13 @@ def _missing_step_policy(s: Snapshot, c: Check, threshold: float | None, want: s
     """The spec deploys the fast path, and the service has no StepScaling policy."""
     return c.finding(
         [
-            Evidence(
-                "scaling_policies",
-                collection_target(s).get("service") or "?",
-                "PolicyType",
-                {p.get("PolicyName", "?"): p.get("PolicyType") for p in s["scaling_policies"]},
-            ),
+            policy_types_evidence(s),
             Evidence("_collection", "target", "fast_path_threshold", threshold),
         ],
         "The spec deploys the fast path (a StepScaling policy invoked by an alarm on "
         f"{want}), but the service has no StepScaling policy: a load step waits for "
         "target tracking's one-minute datapoints, minutes, before a task is added. "
-        + _REDEPLOY_FAST_PATH,
+        + _REDEPLOY_STEP_PATH,
         title="The fast path's StepScaling policy is missing",
     )
 
@@ -304,7 +328,7 @@ def _step_policy_alarms(
             c.finding(
                 [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
                 f"No alarm invokes the step policy {pname}, so the fast path never runs. "
-                f"It needs an alarm on {want}. " + _REDEPLOY_FAST_PATH,
+                f"It needs an alarm on {want}. " + _REDEPLOY_STEP_PATH,
                 title="No alarm invokes the fast path's step policy",
             )
         ]
@@ -321,7 +345,7 @@ def _step_policy_alarms(
                     ],
                     f"The step policy {pname} names the alarm {name}, but DescribeAlarms "
                     "did not return it (deleted?), so nothing invokes the fast path. "
-                    + _REDEPLOY_FAST_PATH,
+                    + _REDEPLOY_STEP_PATH,
                     title="The fast path's alarm does not exist",
                 )
             )
@@ -337,7 +361,7 @@ def _step_policy_alarms(
                 f"The alarm {name} that invokes the step policy {pname} watches "
                 f"{'; '.join(d[2] for d in diffs)}. The fast path needs {want}: on another "
                 "series it never fires, and at another period or threshold it fires at a "
-                "load or pace the spec did not ask for. " + _REDEPLOY_FAST_PATH,
+                "load or pace the spec did not ask for. " + _REDEPLOY_STEP_PATH,
             )
         )
     return good, bad
@@ -432,11 +456,7 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
     if "alarms" not in s:
         raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
     cluster, service = demand_names(s)
-    removers = [
-        p
-        for p in s["scaling_policies"]
-        if p.get("PolicyType") == "StepScaling" and fast_scale_in.is_scale_in_policy(p)
-    ]
+    removers = step_path_policies(s, "fast_scale_in")
     if not removers:
         if not from_spec:
             raise Unknown(
@@ -447,22 +467,14 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
         return [
             c.finding(
                 [
-                    Evidence(
-                        "scaling_policies",
-                        target.get("service") or "?",
-                        "PolicyType",
-                        {
-                            p.get("PolicyName", "?"): p.get("PolicyType")
-                            for p in s["scaling_policies"]
-                        },
-                    ),
+                    policy_types_evidence(s),
                     Evidence("_collection", "target", "fast_scale_in_threshold", threshold),
                 ],
                 "The spec deploys the fast scale-in (a StepScaling policy that removes at most "
                 f"{fast_scale_in.MAX_STEP_PERCENT} % of the tasks, invoked by a 10-second alarm "
                 "on the concurrency per task with one task fewer), but the service has no "
                 "StepScaling policy that removes tasks: after a load drop the service keeps "
-                "its tasks for target tracking's 15 low minutes. " + _REDEPLOY_FAST_SCALE_IN,
+                "its tasks for target tracking's 15 low minutes. " + _REDEPLOY_STEP_PATH,
                 title="The fast scale-in's StepScaling policy is missing",
             )
         ]
@@ -475,7 +487,7 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
                 c.finding(
                     [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
                     f"No collected alarm invokes the step policy {pname}, so the fast "
-                    "scale-in never runs. " + _REDEPLOY_FAST_SCALE_IN,
+                    "scale-in never runs. " + _REDEPLOY_STEP_PATH,
                     title="No alarm invokes the fast scale-in's step policy",
                 )
             )
@@ -492,15 +504,10 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
                     f"{'; '.join(d[2] for d in diffs)}. The fast scale-in needs the "
                     "concurrency per task on one task fewer below the target over 10-s "
                     "periods: otherwise it never fires, or removes tasks the load "
-                    "needs. " + _REDEPLOY_FAST_SCALE_IN,
+                    "needs. " + _REDEPLOY_STEP_PATH,
                 )
             )
     return bad
-
-
-_REDEPLOY_FAST_SCALE_IN: Final = (
-    "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
-)
 
 
 @check(
@@ -525,8 +532,7 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
         raise Unknown(f"{', '.join(lacking)} missing: {why_missing(s, lacking)}")
     cluster, service = demand_names(s)
     evidence = Evidence("scalable_targets", target.get("ResourceId", "?"), "MinCapacity", 0)
-    wakers = [p for p in s["scaling_policies"] if wake.is_wake_policy(p)]
-    alarms = [a for p in wakers for a in policy_alarms(s, p)[1]]
+    alarms = step_path_alarms(s, "wake")
     if not alarms:
         if not any(svc.get("loadBalancers") for svc in s["services"]):
             return _woken_by_schedule(s, c, target, evidence)
@@ -541,24 +547,14 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
                 "min_tasks = 1.",
             )
         ]
-    diffs = [(a, wake.alarm_differences(a, cluster, service)) for a in alarms]
-    if any(not d for _, d in diffs):
-        return []
-    return [
-        c.finding(
-            [evidence]
-            + [
-                Evidence("alarms", a.get("AlarmName", "?"), field, value)
-                for a, d in diffs
-                for field, value, _ in d
-            ],
-            "The wake alarm differs from the one ecs-gpu deploys ("
-            + "; ".join(p for _, d in diffs for _, _, p in d)
-            + "): it may never fire at zero tasks, or fire while tasks run. Fix: redeploy "
-            "with `ecs-gpu deploy`.",
-            title="The wake alarm differs from ecs-gpu's",
-        )
-    ]
+    return _alarm_differs(
+        c,
+        "wake",
+        alarms,
+        lambda a: wake.alarm_differences(a, cluster, service),
+        "it may never fire at zero tasks, or fire while tasks run.",
+        evidence,
+    )
 
 
 def _schedule_runs(s: Snapshot) -> bool:
@@ -748,10 +744,9 @@ def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
         return []
     if any(k not in s for k in ("scaling_policies", "alarms")):
         return []  # SCL008 says what is missing; without a wake path nothing sleeps
-    if not any(policy_alarms(s, p)[1] for p in s["scaling_policies"] if wake.is_wake_policy(p)):
+    if not step_path_alarms(s, "wake"):
         return []  # no wake path (SCL008's finding): a sleep would never end
-    sleepers = [p for p in s["scaling_policies"] if sleep.is_sleep_policy(p)]
-    alarms = [a for p in sleepers for a in policy_alarms(s, p)[1]]
+    alarms = step_path_alarms(s, "sleep")
     if not alarms:
         return [
             c.finding(
@@ -763,20 +758,10 @@ def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
                 "with `ecs-gpu deploy`.",
             )
         ]
-    diffs = [(a, sleep.alarm_differences(a)) for a in alarms]
-    if any(not d for _, d in diffs):
-        return []
-    return [
-        c.finding(
-            [
-                Evidence("alarms", a.get("AlarmName", "?"), field, value)
-                for a, d in diffs
-                for field, value, _ in d
-            ],
-            "The sleep alarm differs from the one ecs-gpu deploys ("
-            + "; ".join(p for _, d in diffs for _, _, p in d)
-            + "): it may never fire, or cut a request still running. Fix: redeploy with "
-            "`ecs-gpu deploy`.",
-            title="The sleep alarm differs from ecs-gpu's",
-        )
-    ]
+    return _alarm_differs(
+        c,
+        "sleep",
+        alarms,
+        sleep.alarm_differences,
+        "it may never fire, or cut a request still running.",
+    )
