@@ -478,3 +478,67 @@ def test_a_spot_quota_below_the_spot_group_is_an_error_with_the_increase(g5_spot
     assert "needs 16" in f.title and "past 2 Spot instance(s)" in f.title
     assert "--quota-code L-3819A6DF --desired-value 16 --region us-east-1" in f.fix
     assert "g5.xlarge, g6.xlarge" in str([e.value for e in f.evidence])
+
+
+def test_spot_instances_in_use_shrink_the_room_and_the_finding_says_what_fits(
+    g5_spot: Needs,
+) -> None:
+    # 24 Spot vCPUs, the group needs 16; two 8-vCPU Spot instances hold 16 now.
+    held = [instance("g5.2xlarge", 4), instance("g5.2xlarge", 4)]
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(24.0), spot_vcpu_usage=held), g5_spot)
+    (f,) = of(result, "PRE012")
+    assert f.severity == "warning" and not result.has_error
+    assert "16 of its 24 vCPUs are held by 2 running or pending Spot instance(s)" in f.title
+    assert "8 free, room for 2 Spot instance(s) of 4 vCPUs, short of the 4" in f.title
+    assert "--desired-value 32" in f.fix and "this stack's own Spot instances" in f.fix
+    got = {(e.kind, e.field): e.value for e in f.evidence}
+    assert got[("spot_vcpu_usage", "running_vcpus")] == 16
+    assert got[("spot_vcpu_usage", "instances")] == 2
+
+
+def test_spot_usage_that_leaves_exactly_the_group_is_fine(g5_spot: Needs) -> None:
+    held = [instance("g5.2xlarge", 4)]
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(24.0), spot_vcpu_usage=held), g5_spot)
+    (f,) = of(result, "PRE012")
+    assert f.severity == "info"
+    assert "8 held by 1 running or pending Spot instance(s), 16 free, room for 4" in f.title
+
+
+def test_a_spot_quota_below_the_group_counts_what_is_held_in_the_room_and_the_ask(
+    g5_spot: Needs,
+) -> None:
+    # 8 vCPUs, one 4-vCPU Spot instance running: room for one more, not two.
+    held = [instance("g5.xlarge", 2)]
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(8.0), spot_vcpu_usage=held), g5_spot)
+    (f,) = of(result, "PRE012")
+    assert f.severity == "error"
+    assert "past 1 Spot instance(s) fail (4 held by 1 running or pending" in f.title
+    assert "4 free, room for 1 Spot instance(s) of 4 vCPUs" in f.title
+    assert "--desired-value 20" in f.fix
+
+
+def test_on_demand_instances_do_not_count_against_the_spot_quota(g5_spot: Needs) -> None:
+    on_demand = [instance("g5.2xlarge", 4)] * 3  # 24 vCPUs, all PRE001's
+    s = healthy_g5(spot_vcpu_quota=_spot_quota(16.0), spot_vcpu_usage=[], vcpu_usage=on_demand)
+    (f,) = of(evaluate(s, g5_spot), "PRE012")
+    assert f.severity == "info" and "0 held by 0" in f.title and "16 free, room for 4" in f.title
+
+
+def test_a_denied_describe_instances_leaves_the_spot_check_deciding_without_usage(
+    g5_spot: Needs,
+) -> None:
+    denied = [
+        {
+            "call": "ec2 DescribeInstances",
+            "permission": "ec2:DescribeInstances",
+            "kinds": ["vcpu_usage", "spot_vcpu_usage"],
+        }
+    ]
+    s = healthy_g5(spot_vcpu_quota=_spot_quota(64.0))
+    del s["vcpu_usage"]
+    s[COLLECTION_KEY]["denied"] = denied
+    result = evaluate(s, g5_spot)
+    (f,) = of(result, "PRE012")
+    assert f.severity == "info" and f.title.endswith("Spot usage not read")
+    assert status(result, "PRE012") != "unknown" and status(result, "PRE001") != "unknown"
+    assert [d["permission"] for d in result.report.missing_permissions] == ["ec2:DescribeInstances"]

@@ -150,7 +150,8 @@ def test_without_an_applied_value_the_aws_default_is_read(quotas_stub: Stubber) 
     result = pf.preflight(boto3.Session(), _needs())
     (f,) = [f for f in result.report.findings if f.id == "PRE001"]
     assert f.severity == "info" and "64 vCPUs (AWS default) against 16 needed" in f.title
-    # Usage is read from moto's DescribeInstances (no GPU instance runs there).
+    # Usage is read from moto's DescribeInstances: none there (moto matches the
+    # g* filter without wildcards; tests/aws/test_preflight.py answers it AWS-shaped).
     assert "0 in use now" in f.title
 
 

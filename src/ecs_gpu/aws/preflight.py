@@ -19,6 +19,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from fnmatch import fnmatchcase
 from typing import Any, Final
 
 import boto3
@@ -51,6 +52,8 @@ PERMISSIONS: Final = (
     "ecr:DescribeImages",
     "iam:GetRole",
 )
+# Lifecycles the On-Demand quota does not count: Spot has its own quota.
+_NOT_ON_DEMAND: Final = ("spot", "scheduled")
 # The answers EC2, ECR, SSM and Secrets Manager give for a thing that is not there.
 _NOT_FOUND: Final = frozenset(
     {
@@ -82,9 +85,19 @@ class Collector:
         return client(self.session, service, config=cfg, fail_fast=service == "service-quotas")
 
     def read(
-        self, kinds: tuple[str, ...], service: str, operation: str, fn: Callable[[], Any]
+        self,
+        kinds: tuple[str, ...],
+        service: str,
+        operation: str,
+        fn: Callable[[], Any],
+        *,
+        split: bool = False,
     ) -> None:
-        """Run ``fn`` and store its answer under ``kinds[0]``; a refusal is recorded instead."""
+        """Run ``fn`` and store its answer under ``kinds[0]``; a refusal is recorded instead.
+
+        ``split``: one call answers every kind in ``kinds``, and ``fn`` returns
+        each kind's part by name (a refusal leaves them all absent).
+        """
         try:
             value = fn()
         except ResponseParserError as e:
@@ -109,7 +122,10 @@ class Collector:
             message = err.message if isinstance(err, EcsGpuError) else str(err)
             self.errors.append({"call": call, "message": message, "kinds": list(kinds)})
             return
-        self.snapshot[kinds[0]] = value
+        if split:
+            self.snapshot.update({k: value[k] for k in kinds})
+        else:
+            self.snapshot[kinds[0]] = value
 
     def run(self) -> Snapshot:
         n = self.needs
@@ -127,7 +143,9 @@ class Collector:
                 "GetServiceQuota",
                 lambda: self._quota(spot.code),
             )
-        self.read(("vcpu_usage",), "ec2", "DescribeInstances", self._usage)
+        # One DescribeInstances for both quotas' instances in use.
+        usage = ("vcpu_usage",) + (() if spot is None else ("spot_vcpu_usage",))
+        self.read(usage, "ec2", "DescribeInstances", self._usage, split=True)
         ec2 = self.client("ec2")
         self.read(
             ("offerings_region",),
@@ -228,25 +246,41 @@ class Collector:
             raise translate(e, "service-quotas", "GetAWSDefaultServiceQuota") from None
         return {"Quota": q["Quota"], "source": "AWS default"}
 
-    def _usage(self) -> list[dict[str, Any]]:
-        """The running and pending On-Demand instances this quota counts (Spot has its own)."""
-        ec2 = self.client("ec2")
+    def _usage(self) -> dict[str, list[dict[str, Any]]]:
+        """The running and pending instances each vCPU quota counts, by snapshot kind.
+
+        On-Demand instances (no InstanceLifecycle) count against the On-Demand
+        quota, Spot ones against the Spot quota (docs/aws-semantics.md section 8).
+        One call over both quotas' families, split here by lifecycle and type:
+        the two quotas may be different family groups.
+        """
+        n = self.needs
+        counted: list[tuple[str, quotas.VcpuQuota, Callable[[dict[str, Any]], bool]]] = [
+            ("vcpu_usage", n.quota, lambda i: i.get("InstanceLifecycle") not in _NOT_ON_DEMAND)
+        ]
+        if n.spot_quota is not None:
+            counted.append(
+                ("spot_vcpu_usage", n.spot_quota, lambda i: i.get("InstanceLifecycle") == "spot")
+            )
+        patterns = list(dict.fromkeys(p for _, q, _ in counted for p in q.type_patterns))
         filters = [
-            {"Name": "instance-type", "Values": list(self.needs.quota.type_patterns)},
+            {"Name": "instance-type", "Values": patterns},
             {"Name": "instance-state-name", "Values": ["pending", "running"]},
         ]
-        out = []
+        out: dict[str, list[dict[str, Any]]] = {kind: [] for kind, _, _ in counted}
+        ec2 = self.client("ec2")
         for r in _pages(ec2, "describe_instances", "Reservations", Filters=filters):
             for i in r.get("Instances", []):
-                if i.get("InstanceLifecycle") in ("spot", "scheduled"):
-                    continue
-                out.append(
-                    {
-                        "InstanceId": i.get("InstanceId"),
-                        "InstanceType": i.get("InstanceType"),
-                        "CpuOptions": i.get("CpuOptions", {}),
-                    }
-                )
+                itype = i.get("InstanceType") or ""
+                for kind, quota, counts in counted:
+                    if counts(i) and any(fnmatchcase(itype, p) for p in quota.type_patterns):
+                        out[kind].append(
+                            {
+                                "InstanceId": i.get("InstanceId"),
+                                "InstanceType": i.get("InstanceType"),
+                                "CpuOptions": i.get("CpuOptions", {}),
+                            }
+                        )
         return out
 
     def _secrets(self) -> None:

@@ -70,7 +70,7 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             f"({n.instance_type})",
         ),
     ]
-    used = _usage(s, n)
+    used = _usage(s, "vcpu_usage")
     if used is not None:
         ev.append(_ev("vcpu_usage", n.quota.code, "running_vcpus", used))
     # What to ask for: the fleet plus what other instances hold now.
@@ -115,43 +115,77 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
 
 
 def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
-    """PRE012: the Spot quota holds the Spot group at max_instances of its largest type."""
+    """PRE012: the Spot quota holds the Spot group at max_instances of its largest type.
+
+    Like PRE001: the Spot instances of the quota's families that run or start
+    now hold part of it (this stack's own included when it is deployed).
+    """
     quota = n.spot_quota
     assert quota is not None  # applies only with [capacity.spot]
     q = s["spot_vcpu_quota"]
     value = int(float(q["Quota"]["Value"]))
+    source = q["source"]
     need = n.spot_vcpus_needed
+    size = n.spot_vcpus
     ev = [
         _ev("spot_vcpu_quota", quota.code, "Value", value),
-        _ev("spot_vcpu_quota", quota.code, "source", q["source"]),
+        _ev("spot_vcpu_quota", quota.code, "source", source),
         _ev(
             "spec",
             "capacity.spot",
             "spot_vcpus_needed",
-            f"{need} = {n.max_instances} max_instances x {n.spot_vcpus} vCPUs (the largest of "
+            f"{need} = {n.max_instances} max_instances x {size} vCPUs (the largest of "
             f"{', '.join(n.spot_instance_types)})",
         ),
     ]
+    used = _usage(s, "spot_vcpu_usage")
+    held = "Spot usage not read"
+    if used is not None:
+        running = len(s["spot_vcpu_usage"])
+        ev.append(_ev("spot_vcpu_usage", quota.code, "running_vcpus", used))
+        ev.append(_ev("spot_vcpu_usage", quota.code, "instances", running))
+        held = f"{used} held by {running} running or pending Spot instance(s)"
+    # Free vCPUs, and how many Spot instances of the largest listed type they hold.
+    free = max(value - (used or 0), 0)
+    fits = free // size
+    room = f"{free} free, room for {fits} Spot instance(s) of {size} vCPUs"
+    # What to ask for: the Spot group plus what other Spot instances hold now.
+    how = (
+        f"raise it in the Service Quotas console (Amazon EC2, '{quota.name}') or run "
+        f"`{quotas.increase_command(quota, need + (used or 0), n.region)}`"
+    )
     if value < need:
-        fits = value // n.spot_vcpus
+        now = "" if used is None else f" ({held} now: {room})"
         return [
             c.finding(
                 ev,
-                f"raise it in the Service Quotas console (Amazon EC2, '{quota.name}') or run "
-                f"`{quotas.increase_command(quota, need, n.region)}`; until then the Spot "
-                "group's launches fail and the strategy's Spot share waits (lower [capacity.spot] "
-                "spot_percent, or remove the table, to run On-Demand meanwhile).",
+                f"{how}; until then the Spot group's launches fail and the strategy's Spot "
+                "share waits (lower [capacity.spot] spot_percent, or remove the table, to run "
+                "On-Demand meanwhile).",
                 title=f"'{quota.name}' ({quota.code}) is {value} vCPUs in {n.region}; the Spot "
                 f"group at max_instances needs {need}: launches past {fits} Spot instance(s) "
-                "fail",
+                f"fail{now}",
             )
         ]
+    if used is not None and used + need > value:
+        return [
+            c.finding(
+                ev,
+                f"{how}, or free the vCPUs other Spot instances of this quota hold (this "
+                "stack's own Spot instances count too when it is deployed).",
+                title=f"'{quota.name}' has room for the Spot group, but {used} of its {value} "
+                f"vCPUs are {held.split(' ', 1)[1]} now: {room}, short of the {n.max_instances} "
+                "at max_instances until they are freed",
+                severity="warning",
+            )
+        ]
+    usage = held if used is None else f"{held}, {room}"
     return [
         c.finding(
             ev,
             "nothing to do.",
-            title=f"'{quota.name}' covers the Spot group: {value} vCPUs ({q['source']}) against "
-            f"{need} needed; Spot usage not read",
+            title=f"'{quota.name}' covers the Spot group: {value} vCPUs ({source}) against "
+            f"{need} needed; {usage}",
             severity="info",
         )
     ]
@@ -161,14 +195,14 @@ def _needs_spot(n: Needs) -> str | None:
     return None if n.spot_quota is not None else "the spec has no [capacity.spot]"
 
 
-def _usage(s: Snapshot, n: Needs) -> int | None:
-    """vCPUs of the running or pending On-Demand instances of this quota; None if not read."""
-    if "vcpu_usage" not in s:
+def _usage(s: Snapshot, kind: str) -> int | None:
+    """vCPUs of the running or pending instances under ``kind``; None if not read."""
+    if kind not in s:
         return None
     from ecs_gpu import catalog
 
     total = 0
-    for inst in s["vcpu_usage"]:
+    for inst in s[kind]:
         cpu = inst.get("CpuOptions") or {}
         if cpu.get("CoreCount"):
             total += int(cpu["CoreCount"]) * int(cpu.get("ThreadsPerCore") or 1)

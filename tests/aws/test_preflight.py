@@ -1,0 +1,213 @@
+"""aws/preflight.py's read of the instances the vCPU quotas count.
+
+One DescribeInstances serves both quotas, split by InstanceLifecycle.
+moto (5.2) runs an instance launched with ``InstanceMarketOptions`` as Spot
+and answers ``InstanceLifecycle: "spot"``, but matches DescribeInstances'
+filter values exactly (AWS takes ``*`` and ``?`` wildcards, so ``g*`` finds
+no instance on moto) and lacks the ``instance-lifecycle`` filter. So the
+split is tested over AWS-shaped DescribeInstances answers through botocore's
+Stubber (which checks them against the output shape), the denied call on
+moto with IAM enforced; Service Quotas is stubbed as in
+tests/cli/test_preflight.py (moto knows no EC2 code).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from cli.test_failures import as_user, restricted_user
+from ecs_gpu import quotas
+from ecs_gpu.aws import preflight as pf
+from ecs_gpu.aws.preflight_checks import Needs
+from ecs_gpu.spec import parse_spec
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+ACCOUNT = "123456789012"
+
+
+@pytest.fixture(scope="module")
+def spot_needs() -> Needs:
+    """The g5 example (4 x g5.xlarge) with [capacity.spot] over g5.xlarge and g6.xlarge."""
+    text = (EXAMPLES / "g5-vllm.toml").read_text(encoding="utf-8")
+    table = '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n\n[scaling]\n'
+    return Needs.from_spec(
+        parse_spec(text.replace("\n[scaling]\n", table), "spot.toml"), "us-east-1"
+    )
+
+
+def _instance(iid: str, itype: str, cores: int, lifecycle: str | None = None) -> dict[str, Any]:
+    i: dict[str, Any] = {
+        "InstanceId": iid,
+        "InstanceType": itype,
+        "State": {"Code": 16, "Name": "running"},
+        "CpuOptions": {"CoreCount": cores, "ThreadsPerCore": 2},
+    }
+    if lifecycle is not None:
+        i["InstanceLifecycle"] = lifecycle
+    return i
+
+
+SPOT_G5 = [_instance(f"i-0spot{n}", "g5.xlarge", 2, "spot") for n in range(3)]
+ON_DEMAND_G5 = _instance("i-0ondemand", "g5.2xlarge", 4)
+SCHEDULED_G5 = _instance("i-0scheduled", "g5.xlarge", 2, "scheduled")
+SPOT_P4D = _instance("i-0spotp4d", "p4d.24xlarge", 48, "spot")
+
+
+def _quota(quota: quotas.VcpuQuota, value: float) -> dict[str, Any]:
+    return {
+        "Quota": {
+            "ServiceCode": "ec2",
+            "QuotaArn": f"arn:aws:servicequotas:us-east-1:{ACCOUNT}:ec2/{quota.code}",
+            "QuotaCode": quota.code,
+            "QuotaName": quota.name,
+            "Value": value,
+            "Unit": "None",
+            "Adjustable": True,
+            "GlobalQuota": False,
+        }
+    }
+
+
+class _Ec2:
+    """moto's EC2 client, but DescribeInstances' pages come from the Stubber."""
+
+    def __init__(self, real: Any, stubbed: Any) -> None:
+        self.real, self.stubbed = real, stubbed
+
+    def get_paginator(self, name: str) -> Any:
+        return (self.stubbed if name == "describe_instances" else self.real).get_paginator(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+@pytest.fixture
+def stubs(aws: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Stubber, Stubber]:
+    """(Service Quotas, DescribeInstances) answered AWS-shaped; the rest from moto."""
+    sq = boto3.Session().client("service-quotas")
+    ec2 = boto3.Session().client("ec2")
+    sq_stub, ec2_stub = Stubber(sq), Stubber(ec2)
+    sq_stub.activate()
+    ec2_stub.activate()
+    real = pf.Collector.client
+
+    def client(self: pf.Collector, service: str, region: str | None = None) -> Any:
+        if service == "service-quotas":
+            return sq
+        got = real(self, service, region)
+        return _Ec2(got, ec2) if service == "ec2" else got
+
+    monkeypatch.setattr(pf.Collector, "client", client)
+    return sq_stub, ec2_stub
+
+
+def _quotas(stub: Stubber, needs: Needs, on_demand: float, spot: float) -> None:
+    """Both quotas applied, in preflight's order: On-Demand, then Spot."""
+    assert needs.spot_quota is not None
+    for q, value in ((needs.quota, on_demand), (needs.spot_quota, spot)):
+        stub.add_response(
+            "get_service_quota", _quota(q, value), {"ServiceCode": "ec2", "QuotaCode": q.code}
+        )
+
+
+def _instances(stub: Stubber, patterns: list[str], instances: list[dict[str, Any]]) -> None:
+    """One DescribeInstances page, expected with the quotas' families and live states only."""
+    filters = [
+        {"Name": "instance-type", "Values": patterns},
+        {"Name": "instance-state-name", "Values": ["pending", "running"]},
+    ]
+    answer = {"Reservations": [{"ReservationId": "r-0123456789abcdef0", "Instances": instances}]}
+    stub.add_response("describe_instances", answer, {"Filters": filters})
+
+
+def test_one_describe_instances_splits_on_demand_from_spot_by_lifecycle(
+    stubs: tuple[Stubber, Stubber], spot_needs: Needs
+) -> None:
+    _, ec2 = stubs
+    # The Stubber holds one answer: a second DescribeInstances would fail the read.
+    _instances(ec2, ["g*", "vt*"], [*SPOT_G5, ON_DEMAND_G5, SCHEDULED_G5])
+    snapshot = pf.collect(boto3.Session(), spot_needs)
+    ec2.assert_no_pending_responses()
+    assert [i["InstanceId"] for i in snapshot["spot_vcpu_usage"]] == [
+        i["InstanceId"] for i in SPOT_G5
+    ]
+    assert [i["InstanceId"] for i in snapshot["vcpu_usage"]] == ["i-0ondemand"]
+
+
+def test_quotas_of_two_family_groups_share_the_call_and_split_by_type(
+    stubs: tuple[Stubber, Stubber], spot_needs: Needs
+) -> None:
+    """An On-Demand G fleet beside a P Spot quota: one call over g*, vt* and p*."""
+    _, ec2 = stubs
+    needs = dataclasses.replace(spot_needs, spot_quota=quotas.SPOT["P"])
+    _instances(ec2, ["g*", "vt*", "p*"], [SPOT_G5[0], SPOT_P4D, ON_DEMAND_G5])
+    snapshot = pf.collect(boto3.Session(), needs)
+    ec2.assert_no_pending_responses()
+    assert [i["InstanceId"] for i in snapshot["spot_vcpu_usage"]] == ["i-0spotp4d"]
+    assert [i["InstanceId"] for i in snapshot["vcpu_usage"]] == ["i-0ondemand"]
+
+
+def test_a_spec_without_spot_reads_the_on_demand_usage_only(
+    stubs: tuple[Stubber, Stubber],
+) -> None:
+    _, ec2 = stubs
+    _instances(ec2, ["g*", "vt*"], [SPOT_G5[0], ON_DEMAND_G5])
+    g5 = (EXAMPLES / "g5-vllm.toml").read_text(encoding="utf-8")
+    snapshot = pf.collect(boto3.Session(), Needs.from_spec(parse_spec(g5, "g5.toml"), "us-east-1"))
+    ec2.assert_no_pending_responses()
+    assert [i["InstanceId"] for i in snapshot["vcpu_usage"]] == ["i-0ondemand"]
+    assert "spot_vcpu_usage" not in snapshot
+
+
+def test_spot_instances_running_now_leave_the_spot_group_short(
+    stubs: tuple[Stubber, Stubber], spot_needs: Needs
+) -> None:
+    """24 Spot vCPUs; 3 g5.xlarge Spot instances hold 12: 12 free, room for 3 of the 4."""
+    sq, ec2 = stubs
+    _quotas(sq, spot_needs, on_demand=64.0, spot=24.0)
+    _instances(ec2, ["g*", "vt*"], [*SPOT_G5, ON_DEMAND_G5])
+    result = pf.preflight(boto3.Session(), spot_needs)
+    sq.assert_no_pending_responses()
+    (f,) = [f for f in result.report.findings if f.id == "PRE012"]
+    assert f.severity == "warning"
+    assert "12 of its 24 vCPUs are held by 3 running or pending Spot instance(s)" in f.title
+    assert "12 free, room for 3 Spot instance(s) of 4 vCPUs" in f.title
+    assert "--quota-code L-3819A6DF --desired-value 28" in f.fix
+    (od,) = [f for f in result.report.findings if f.id == "PRE001"]
+    assert "8 in use now" in od.title  # the g5.2xlarge only: Spot is PRE012's
+
+
+def test_a_denied_describe_instances_leaves_both_quota_checks_deciding_without_usage(
+    aws: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    spot_needs: Needs,
+) -> None:
+    """moto with IAM enforced: every preflight permission but ec2:DescribeInstances."""
+    env = restricted_user([p for p in pf.PERMISSIONS if p != "ec2:DescribeInstances"])
+    sq = boto3.Session().client("service-quotas")
+    stub = Stubber(sq)
+    _quotas(stub, spot_needs, on_demand=64.0, spot=64.0)
+    stub.activate()
+    real = pf.Collector.client
+
+    def client(self: pf.Collector, service: str, region: str | None = None) -> Any:
+        return sq if service == "service-quotas" else real(self, service, region)
+
+    monkeypatch.setattr(pf.Collector, "client", client)
+    request.getfixturevalue("iam_enforced")
+    as_user(monkeypatch, env)
+    result = pf.preflight(boto3.Session(), spot_needs)
+    stub.assert_no_pending_responses()
+    (denied,) = result.report.missing_permissions
+    assert denied["permission"] == "ec2:DescribeInstances"
+    assert denied["kinds"] == ["vcpu_usage", "spot_vcpu_usage"]
+    (f,) = [f for f in result.report.findings if f.id == "PRE012"]
+    assert f.severity == "info" and "Spot usage not read" in f.title
+    assert not {"PRE001", "PRE012"} & {r.check.id for r in result.report.unknown}
