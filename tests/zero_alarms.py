@@ -57,8 +57,8 @@ def wake_metrics(
 
 
 def sleep_metrics(load_balancer: str) -> list[dict[str, Any]]:
-    """The sleep alarm's Metrics without the in-flight series: requests only."""
+    """The sleep alarm's Metrics without the in-flight series: requests and connections."""
     return [
-        {"Id": "expr_1", "Expression": sleep.REQUESTS, "ReturnData": True},
+        {"Id": "expr_1", "Expression": sleep.ACTIVITY, "ReturnData": True},
         *alb_queries(load_balancer),
     ]
