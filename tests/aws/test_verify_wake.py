@@ -8,7 +8,7 @@ import pytest
 from ecs_gpu import sleep
 from ecs_gpu.aws import verify_wake as vw
 from ecs_gpu.aws.deploy import StackOutput
-from ecs_gpu.errors import EXIT_AWS, AwsError, ProblemsFound
+from ecs_gpu.errors import EXIT_AWS, AwsError, BadInputError, ProblemsFound
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5, INTERNAL_LB, scaled_to_zero
@@ -96,3 +96,11 @@ def test_a_request_that_never_reaches_the_load_balancer_is_unreachable() -> None
     with pytest.raises(AwsError) as exc:
         vw.send_request("http://lb/health", internal=False, opener=refused)
     assert exc.value.exit_code == EXIT_AWS and "ingress_cidrs" in exc.value.message
+
+
+@pytest.mark.parametrize("url", ["lb.example.com/health", "ftp://lb/health", "http:///health"])
+def test_a_url_without_scheme_or_host_is_bad_input(url: str) -> None:
+    with pytest.raises(BadInputError) as exc:
+        vw.check_url(url)
+    assert f"--url {url!r}" in exc.value.message and "Fix:" in exc.value.message
+    assert vw.check_url("https://lb.example.com/health") == "https://lb.example.com/health"

@@ -283,3 +283,13 @@ def test_a_rise_another_policy_made_is_not_a_proof(
     msg = " ".join(exc.value.message.split())
     assert exc.value.exit_code == EXIT_PROBLEMS
     assert f"was not the wake policy's ({WAKE_POLICY})" in msg and "vllm-g5-Scheduled-1A" in msg
+
+
+def test_the_command_refuses_without_yes_after_the_spec_and_before_the_request(
+    clients: Clients, zero_spec: Path, alb: FakeAlb, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_service(clients, desired=0)
+    url = f"http://{alb.host}/health"
+    assert main(["verify", "wake", str(zero_spec), "--url", url]) == EXIT_BAD_INPUT
+    assert "Fix: rerun with --yes" in " ".join(capsys.readouterr().err.split())
+    assert alb.paths == []

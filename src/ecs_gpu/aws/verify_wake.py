@@ -16,6 +16,7 @@ from __future__ import annotations
 import ssl
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -116,11 +117,11 @@ def check_deployed(
             "policy and its alarm), then rerun verify wake."
         )
     wakes = [p for p in policies if p.shape == "wake"]
-    names_ = {a for p in wakes for a in p.alarms}
-    found = [a for a in alarms if a["AlarmName"] in names_]
+    alarm_names = {a for p in wakes for a in p.alarms}
+    found = [a for a in alarms if a["AlarmName"] in alarm_names]
     return WakeConfig(
         policies=tuple(p.name for p in wakes),
-        alarms=tuple(sorted(names_)),
+        alarms=tuple(sorted(alarm_names)),
         disabled=tuple(a["AlarmName"] for a in found if a.get("ActionsEnabled") is False),
     )
 
@@ -194,6 +195,18 @@ def url_from_outputs(spec: Spec, outputs: Sequence[StackOutput], *, stack: str, 
         )
     scheme = "https" if lb.certificate_arn else "http"
     return f"{scheme}://{dns}{lb.health_check_path}"
+
+
+def check_url(url: str) -> str:
+    """--url as given, refused (exit 2) unless it is an http(s) URL with a host."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return url
+    raise BadInputError(
+        f"--url {url!r}: not an http or https URL with a host. Fix: give the load balancer's "
+        "address with its scheme and path, e.g. --url http://internal-my-alb-123.us-east-1."
+        "elb.amazonaws.com/health."
+    )
 
 
 def http_status(url: str, timeout_s: float) -> int:

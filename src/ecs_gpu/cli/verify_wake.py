@@ -231,6 +231,8 @@ def verify_wake_cmd(
     """
     s = load_spec(spec)
     vw.require_wake_path(s, spec)  # exit 2 before any AWS session
+    if url is not None:
+        vw.check_url(url)
     aws = _aws(profile, region)
     run_verify_wake(
         s,
