@@ -31,7 +31,7 @@ from ecs_gpu.cli.options import (
 )
 from ecs_gpu.cli.render import console
 from ecs_gpu.cli.verify import verify_app
-from ecs_gpu.cli.verify_verdict import _first_activity
+from ecs_gpu.cli.verify_verdict import first_activity_or_note
 from ecs_gpu.naming import Names, stack_name_of
 from ecs_gpu.spec import Spec, load_spec
 
@@ -103,7 +103,7 @@ def run_verify_wake(
     if not rose:
         raise vw.never_rose(url=url, status=status, timeout_s=wait, wp=wp, config=config)
     resource_id = names.scalable_target_resource_id
-    d = _first_activity(
+    d = first_activity_or_note(
         lambda: vw.first_activity(
             appscaling, resource_id, since=since, wake_policies=config.policies
         ),
