@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ecs_gpu import managed_scaling, startup, wake
 from ecs_gpu.spec import Spec, parse_spec
+from ecs_gpu.wake import WakePath
 from example_specs import G5, INTERNAL_LB, scaled_to_zero
 
 POOL = "\n[capacity.warm_pool]\nmin_size = 1\n"
@@ -77,3 +78,13 @@ def test_a_deployed_wake_alarm_is_compared_field_by_field() -> None:
     assert diff[0] == "Threshold" and "(want GreaterThanOrEqualToThreshold 1)" in diff[2]
     (diff,) = wake.alarm_differences(_alarm(Metrics=[]), "c", "s")
     assert diff[0] == "Expression"
+
+
+def test_the_detection_bound_is_a_minute_its_lag_and_the_alarms_evaluation() -> None:
+    wp = wake.wake_path(_spec(scaled_to_zero() + INTERNAL_LB))
+    assert wp is not None
+    # The request's ALB minute closes, its datapoint lags one period (§10's gap),
+    # the 1-of-1 alarm evaluates it: three one-minute periods.
+    assert wake.ALB_LAG_S == wake.PERIOD_S == 60
+    assert wake.detection_s(wp) == 180
+    assert wake.detection_s(WakePath(cooldown_s=0, datapoints_to_alarm=2)) == 240

@@ -71,6 +71,9 @@ THRESHOLD: Final = 1.0
 COMPARISON: Final = "GreaterThanOrEqualToThreshold"
 ADJUSTMENT_TYPE: Final = "ChangeInCapacity"
 TASKS_ADDED: Final = 1
+# When an alarm sees a minute's ALB datapoint is not documented (§10 "ALB
+# metrics at no request", a gap): one period, as the simulator assumes.
+ALB_LAG_S: Final = PERIOD_S
 # Beyond the instance warm-up, what the cooldown waits for: the launch comes a
 # CapacityProviderReservation datapoint and its alarm after the wake (about two
 # minutes, aws-semantics §2), and "no task runs" ends a minute and its lag after
@@ -88,6 +91,14 @@ class WakePath:
     threshold: float = THRESHOLD
     evaluation_periods: int = EVALUATION_PERIODS
     datapoints_to_alarm: int = DATAPOINTS_TO_ALARM
+
+
+def detection_s(wp: WakePath) -> int:
+    """From a request at zero to the wake policy's invocation, at the latest: the
+    request's ALB minute closes (one period), its datapoint's lag (:data:`ALB_LAG_S`),
+    and the alarm's evaluation of its datapoints (one period each, aws-semantics §10).
+    ``verify wake`` holds the measured rise of desiredCount against it."""
+    return wp.period_s + ALB_LAG_S + wp.datapoints_to_alarm * wp.period_s
 
 
 def scales_to_zero(spec: Spec) -> bool:

@@ -190,6 +190,11 @@ class ConcurrencyPublisher(Publisher):
 
 
 def desired_count(ecs: ECSClient, cluster: str, service: str) -> int:
+    return int(describe_service(ecs, cluster, service)["desiredCount"])
+
+
+def describe_service(ecs: ECSClient, cluster: str, service: str) -> Mapping[str, Any]:
+    """The ACTIVE service as DescribeServices lists it; exit 1 when it is not there."""
     with mapped("ecs", "DescribeServices"):
         try:
             resp = ecs.describe_services(cluster=cluster, services=[service])
@@ -204,7 +209,7 @@ def desired_count(ecs: ECSClient, cluster: str, service: str) -> int:
             f"ECS service {service} in cluster {cluster} not found or not ACTIVE. "
             "Fix: deploy the spec first (`ecs-gpu deploy SPEC`)."
         )
-    return int(services[0]["desiredCount"])
+    return services[0]
 
 
 def scaling_bounds(

@@ -310,5 +310,14 @@ def main(argv: list[str] | None = None) -> int:
 
 # Command modules register themselves on `app` when imported; the order here
 # is the order of `ecs-gpu --help`: define, predict, operate, diagnose.
-for _module in ("define", "predict", "deploy", "destroy", "preflight", "doctor", "verify"):
+for _module in (
+    "define",
+    "predict",
+    "deploy",
+    "destroy",
+    "preflight",
+    "doctor",
+    "verify",
+    "verify_wake",
+):
     importlib.import_module(f"ecs_gpu.cli.{_module}")

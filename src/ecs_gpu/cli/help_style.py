@@ -26,6 +26,8 @@ METAVARS = {
     "--scale-out-timeout": "SECONDS",
     "--scale-in-timeout": "SECONDS",
     "--publish-interval": "SECONDS",
+    "--running-timeout": "SECONDS",
+    "--url": "URL",
     "--step": "SECONDS",
     "--stack": "NAME",
     "--cluster": "NAME",

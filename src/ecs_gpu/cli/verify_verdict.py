@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def _first_activity(read: Callable[[], T | None], resource_id: str) -> T | None:
+def first_activity_or_note(read: Callable[[], T | None], resource_id: str) -> T | None:
     """What ``read`` finds of the first scaling activity; None after saying it found none
     or could not read them (a note, never the exit code: the scaling itself happened)."""
     try:
@@ -86,7 +86,7 @@ def report_first_decision(
     know (docs/operate.md). ``missing``: what of the fast path the service
     lacks (:func:`ecs_gpu.aws.verify_scaling.check_fast_path`), the reason it did not.
     """
-    d = _first_activity(
+    d = first_activity_or_note(
         lambda: vs.first_decision(appscaling, resource_id, since=since), resource_id
     )
     if d is None:
@@ -132,7 +132,7 @@ def report_first_scale_in(
     ``since``: when the low datapoints began; ``before``: desiredCount then (the peak).
     Unread or absent activities are a note: the scale-in itself happened.
     """
-    d = _first_activity(
+    d = first_activity_or_note(
         lambda: vsi.first_scale_in(appscaling, resource_id, since=since, before=before),
         resource_id,
     )
