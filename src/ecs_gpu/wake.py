@@ -72,7 +72,8 @@ COMPARISON: Final = "GreaterThanOrEqualToThreshold"
 ADJUSTMENT_TYPE: Final = "ChangeInCapacity"
 TASKS_ADDED: Final = 1
 # When an alarm sees a minute's ALB datapoint is not documented (§10 "ALB
-# metrics at no request", a gap): one period, as the simulator assumes.
+# metrics at no request", a gap): one period. The simulator's
+# alb_metric_delay_s defaults to it.
 ALB_LAG_S: Final = PERIOD_S
 # Beyond the instance warm-up, what the cooldown waits for: the launch comes a
 # CapacityProviderReservation datapoint and its alarm after the wake (about two

@@ -32,7 +32,7 @@ from ecs_gpu.fast_scale_in import FastScaleIn
 from ecs_gpu.signals import SERIES, Signal, SignalPlan
 from ecs_gpu.sleep import SleepPath
 from ecs_gpu.spec import Spec
-from ecs_gpu.wake import WakePath
+from ecs_gpu.wake import ALB_LAG_S, WakePath
 
 # --- Application Auto Scaling target tracking (aws-semantics §1) -------------------
 # AlarmHigh: 3 of 3 one-minute datapoints above the target. [obs]
@@ -264,8 +264,9 @@ class SimParams:
     # no task, since an idle server's CPU would hold the last one (infra/scaling.py).
     cpu_scale_in: bool = True
     # The ALB publishes its one-minute datapoints while requests flow (§10);
-    # when an alarm sees one is not documented. Assumed one period, as ECS's.
-    alb_metric_delay_s: float = 60.0
+    # when an alarm sees one is not documented: wake.ALB_LAG_S, which verify
+    # wake's detection bound reads too.
+    alb_metric_delay_s: float = float(ALB_LAG_S)
     # t = 0 in UTC, for the schedule's cron (DEFAULT_START_UTC says why).
     start_utc: datetime = DEFAULT_START_UTC
     # [capacity.spot]: spot_percent 0 without a Spot group. The strategy
