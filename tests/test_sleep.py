@@ -40,7 +40,9 @@ def test_only_the_in_flight_series_joins_the_expression() -> None:
     )
     sp = sleep.sleep_path(_spec(in_flight + INTERNAL_LB))
     assert sp is not None and sp.in_flight
-    assert sp.expression == f"{sleep.ACTIVITY} + FILL({sleep.IN_FLIGHT_ID}, 0)"
+    assert (
+        sp.expression == f"IF(FILL(c, 0) > 0, {sleep.ACTIVITY} + FILL({sleep.IN_FLIGHT_ID}, 0), 1)"
+    )
 
 
 def test_the_deployed_policy_shape_is_told_from_the_other_step_policies() -> None:

@@ -1,8 +1,8 @@
 """The wake and sleep alarms' metric queries as DescribeAlarms returns them.
 
 infra/scaling.py writes both over the load balancer's two counts (``r``,
-``e``), the sleep alarm over its open connections (``a``) and the wake alarm
-over the service's CPU SampleCount too
+``e``), the sleep alarm over its open connections (``a``) too, and both over
+the service's CPU SampleCount (``c``)
 (ecs_gpu.wake, ecs_gpu.sleep); moto's CloudFormation skips alarms, and doctor's
 snapshots hold them as collected, so the tests of verify and doctor build them
 here once.
@@ -57,11 +57,19 @@ def wake_metrics(
     ]
 
 
-def sleep_metrics(load_balancer: str) -> list[dict[str, Any]]:
-    """The sleep alarm's Metrics without the in-flight series: requests and connections."""
+def sleep_metrics(load_balancer: str, cluster: str, service: str) -> list[dict[str, Any]]:
+    """The sleep alarm's Metrics without the in-flight series: requests and connections,
+    gated on the service's CPU series (a task RUNNING)."""
     lb = {wake.ELB_DIMENSION: load_balancer}
     return [
-        {"Id": "expr_1", "Expression": sleep.ACTIVITY, "ReturnData": True},
+        {"Id": "expr_1", "Expression": sleep.REQUESTS, "ReturnData": True},
         *alb_queries(load_balancer),
         metric_query(sleep.CONNECTIONS_ID, wake.ELB_NAMESPACE, sleep.CONNECTIONS_METRIC, lb, "Sum"),
+        metric_query(
+            wake.RUNNING_ID,
+            wake.RUNNING_NAMESPACE,
+            wake.RUNNING_METRIC,
+            {"ClusterName": cluster, "ServiceName": service},
+            wake.RUNNING_STATISTIC,
+        ),
     ]

@@ -16,7 +16,15 @@ for an ECS service and never sets a count below the target's MinCapacity
 1 by day keeps the task, and the alarm sitting in ALARM all night re-sets 0.
 
 A minute without a request has no ALB datapoint (§10 "ALB metrics at no
-request"), so missing data is breaching: silence is what the alarm looks for.
+request"), so each count is FILLed with 0, and the whole expression is read
+only while a task is RUNNING: ECS's service CPU ``SampleCount``, the wake
+alarm's ``c``, exists only then (§10 "ECS metrics with no RUNNING task").
+Without it the value is 1, never quiet: a task the wake path started has no
+CPU datapoint while its instance boots and its model loads (longer than the
+quiet minutes on a cold start), and a lone request got its 503 at once and
+holds no connection, so an ungated alarm would stop that task before it
+served. With the gate every period has a value, and missing data (no series
+at all: the service at zero) is not breaching.
 
 How long: a request the ALB counted may still be running. The template lets
 one go as long as the load balancer's idle timeout (600 s,
@@ -57,6 +65,9 @@ ADJUSTMENT_TYPE: Final = "ExactCapacity"
 TASKS: Final = 0
 # Re-invocations set the same 0; the cooldown only spaces them.
 COOLDOWN_S: Final = PERIOD_S
+# Every period has a value while the gate's CPU series exists; with none at all
+# the service is at zero already: nothing to put to sleep.
+TREAT_MISSING_DATA: Final = "notBreaching"
 # The load balancer's open connections (client and target side): a streaming
 # response holds one however long it runs.
 CONNECTIONS_ID: Final = "a"
@@ -67,7 +78,15 @@ IN_FLIGHT_STATISTIC: Final = "Maximum"
 ACTIVITY: Final = (
     f"FILL({wake.REQUESTS_ID}, 0) + FILL({wake.REJECTED_ID}, 0) + FILL({CONNECTIONS_ID}, 0)"
 )
-IN_FLIGHT_EXPRESSION: Final = f"{ACTIVITY} + FILL({IN_FLIGHT_ID}, 0)"
+# Read only while a task is RUNNING (ECS's CPU datapoint, the wake alarm's ``c``):
+# a task the wake just started has none yet, and the service at zero is asleep.
+# Either way the value is 1, never quiet, so the alarm cannot stop a task before
+# it served, and every period has a value (no reliance on missing data).
+NOT_RUNNING: Final = 1
+REQUESTS: Final = f"IF(FILL({wake.RUNNING_ID}, 0) > 0, {ACTIVITY}, {NOT_RUNNING})"
+IN_FLIGHT_EXPRESSION: Final = (
+    f"IF(FILL({wake.RUNNING_ID}, 0) > 0, {ACTIVITY} + FILL({IN_FLIGHT_ID}, 0), {NOT_RUNNING})"
+)
 EXPRESSION_LABEL: Final = "Requests and connections (and in flight)"
 
 
@@ -85,7 +104,7 @@ class SleepPath:
 
     @property
     def expression(self) -> str:
-        return IN_FLIGHT_EXPRESSION if self.in_flight else ACTIVITY
+        return IN_FLIGHT_EXPRESSION if self.in_flight else REQUESTS
 
 
 def quiet_minutes(longest_request_s: float = LONGEST_REQUEST_S) -> int:
@@ -118,11 +137,11 @@ def is_sleep_policy(policy: Mapping[str, Any]) -> bool:
 def alarm_differences(alarm: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     """(field, value found, phrase) for each way a deployed alarm differs from the sleep
     alarm: one of the two expressions over the ALB's counts and connections, :data:`COMPARISON`
-    :data:`THRESHOLD`, :func:`quiet_minutes` of as many periods, missing data breaching.
+    :data:`THRESHOLD`, :func:`quiet_minutes` of as many periods, :data:`TREAT_MISSING_DATA`.
     Empty: it is the sleep alarm. ``doctor`` (SCL010) reads it."""
     exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
-    if exprs not in ([ACTIVITY], [IN_FLIGHT_EXPRESSION]):
-        return [("Expression", exprs, f"expression {exprs} (want {ACTIVITY}, + in flight)")]
+    if exprs not in ([REQUESTS], [IN_FLIGHT_EXPRESSION]):
+        return [("Expression", exprs, f"expression {exprs} (want {REQUESTS}, + in flight)")]
     out: list[tuple[str, Any, str]] = []
     found = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
     if found != (COMPARISON, THRESHOLD):
@@ -132,6 +151,8 @@ def alarm_differences(alarm: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     if periods != (n, n):
         out.append(("EvaluationPeriods", periods, f"{periods[0]} periods (want {n} of {n})"))
     missing = alarm.get("TreatMissingData")
-    if missing != "breaching":
-        out.append(("TreatMissingData", missing, f"missing data {missing} (want breaching)"))
+    if missing != TREAT_MISSING_DATA:
+        out.append(
+            ("TreatMissingData", missing, f"missing data {missing} (want {TREAT_MISSING_DATA})")
+        )
     return out

@@ -847,12 +847,12 @@ def put_sleep_alarm(c: Clients) -> None:
     minutes = sleep.quiet_minutes()
     c.cw.put_metric_alarm(
         AlarmName=SLEEP_ALARM,
-        Metrics=sleep_metrics(ALB),
+        Metrics=sleep_metrics(ALB, NAMES.cluster, NAMES.service),
         EvaluationPeriods=minutes,
         DatapointsToAlarm=minutes,
         Threshold=sleep.THRESHOLD,
         ComparisonOperator=sleep.COMPARISON,
-        TreatMissingData="breaching",
+        TreatMissingData=sleep.TREAT_MISSING_DATA,
         AlarmActions=[sleep_policy([])["PolicyARN"]],
     )
 

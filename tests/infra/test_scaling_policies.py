@@ -125,8 +125,7 @@ def _alarms(t: T) -> dict[str, dict[str, Any]]:
 
 
 def _is_missing_alarm(a: dict[str, Any]) -> bool:
-    """A missing-metric alarm in its plain form: missing data is breaching (the sleep
-    alarm's is too, silence being what it looks for)."""
+    """A missing-metric alarm in its plain form: missing data is breaching."""
     return a["TreatMissingData"] == "breaching" and not a.get("AlarmDescription", "").startswith(
         "Sleep path"
     )
@@ -645,15 +644,19 @@ def test_the_sleep_alarm_waits_the_longest_request_without_one(
     sp = sleep.sleep_path(specs[key])
     assert sp is not None and sp.in_flight is (key == "zero-alb-in-flight")
     (expr,) = [q for q in alarm["Metrics"] if "Expression" in q]
-    want_expr = sleep.IN_FLIGHT_EXPRESSION if sp.in_flight else sleep.ACTIVITY
+    want_expr = sleep.IN_FLIGHT_EXPRESSION if sp.in_flight else sleep.REQUESTS
     assert expr["Expression"] == want_expr and expr["ReturnData"] is True
-    assert want_expr.startswith("FILL(r, 0) + FILL(e, 0) + FILL(a, 0)")
+    # Read only while a task runs (c: ECS's CPU datapoint); 1, never quiet, otherwise.
+    assert want_expr.startswith("IF(FILL(c, 0) > 0, FILL(r, 0) + FILL(e, 0) + FILL(a, 0)")
+    assert want_expr.endswith(", 1)")
     queries = {q["Id"]: q["MetricStat"] for q in alarm["Metrics"] if "MetricStat" in q}
     want = {
         wake.REQUESTS_ID: (wake.ELB_NAMESPACE, wake.REQUESTS_METRIC, wake.ELB_STATISTIC),
         wake.REJECTED_ID: (wake.ELB_NAMESPACE, wake.REJECTED_METRIC, wake.ELB_STATISTIC),
         # A response streaming past the quiet minutes holds its connection.
         sleep.CONNECTIONS_ID: (wake.ELB_NAMESPACE, "ActiveConnectionCount", "Sum"),
+        # The gate: a task the wake just started has no CPU datapoint until RUNNING.
+        wake.RUNNING_ID: (wake.RUNNING_NAMESPACE, wake.RUNNING_METRIC, wake.RUNNING_STATISTIC),
     }
     if sp.in_flight:
         want[sleep.IN_FLIGHT_ID] = (demand_metric.NAMESPACE, demand_metric.METRIC_NAME, "Maximum")
@@ -669,15 +672,15 @@ def test_the_sleep_alarm_waits_the_longest_request_without_one(
     assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == 10 == sp.minutes
     assert alarm["ComparisonOperator"] == "LessThanOrEqualToThreshold"
     assert alarm["Threshold"] == 0
-    # A minute without a request has no ALB datapoint: silence is what it looks for.
-    assert alarm["TreatMissingData"] == "breaching"
+    # Gated, every period with a task has a value; none at all: already at zero.
+    assert alarm["TreatMissingData"] == "notBreaching"
     (policy_id,) = [k for k in _policies(t, STEP_POLICY) if SLEEP_POLICY_ID in k]
     # botocore's PutMetricAlarm shape checks it with the others
     # (test_alarms_match_the_cloudwatch_api).
     assert alarm["AlarmActions"] == [{"Ref": policy_id}]
     # What doctor (SCL010) compares a deployed alarm with is what the template writes.
     assert sleep.alarm_differences(alarm) == []
-    assert sleep.alarm_differences({**alarm, "TreatMissingData": "notBreaching"})
+    assert sleep.alarm_differences({**alarm, "TreatMissingData": "breaching"})
 
 
 def test_the_sleep_policy_sets_exactly_zero(reports: dict[str, ValidationReport]) -> None:

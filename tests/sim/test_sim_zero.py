@@ -221,19 +221,25 @@ def test_the_sleep_path_ends_the_night_sooner_than_target_tracking() -> None:
     assert s["cold_start_waits_s"] == ref["cold_start_waits_s"]
 
 
+def _idle_minute(layer: SleepLayer, minute: int, running: int = 1) -> None:
+    """A minute with no request and nothing in flight, a task RUNNING or not."""
+    layer.sample(0.0, 0.0, running)
+    layer.close_minute(minute * 60.0)
+
+
 def test_the_sleep_alarm_needs_every_minute_quiet_and_keeps_the_minimum() -> None:
     layer = SleepLayer(sleep.SleepPath(minutes=3, in_flight=False), delay_s=60.0)
     for minute in (1, 2, 3):
-        layer.close_minute(minute * 60.0)  # nothing arrived: no datapoint
+        _idle_minute(layer, minute)  # a task runs, nothing arrives
     # Three quiet minutes, but the third is not visible until its lag has passed.
     assert layer.decide(180.0, 2, 0) == 2
     assert layer.decide(240.0, 2, 0) == 0 and layer.actions == 1
     # A request in the window holds it; a scheduled minimum is never crossed.
-    layer.sample(1.0, 0.0)
+    layer.sample(1.0, 0.0, 1)
     layer.close_minute(240.0)
     assert layer.decide(300.0, 1, 0) == 1
     for minute in (5, 6, 7):
-        layer.close_minute(minute * 60.0)
+        _idle_minute(layer, minute)
     assert layer.decide(480.0, 1, 1) == 1 and layer.actions == 1
     assert layer.decide(540.0, 2, 1) == 1 and layer.actions == 2
 
@@ -245,10 +251,27 @@ def test_a_request_still_streaming_is_never_cut(in_flight: bool) -> None:
     # sidecars' in-flight series.
     layer = SleepLayer(sleep.SleepPath(minutes=2, in_flight=in_flight), delay_s=0.0)
     for minute in range(1, 6):
-        layer.sample(0.0, 1.0)
+        layer.sample(0.0, 1.0, 1)
         layer.close_minute(minute * 60.0)
         assert layer.decide(minute * 60.0, 1, 0) == 1
     # Once it has finished, two quiet minutes put the service to sleep.
     for minute in (6, 7):
-        layer.close_minute(minute * 60.0)
+        _idle_minute(layer, minute)
     assert layer.decide(420.0, 1, 0) == 0
+
+
+def test_a_task_the_wake_started_is_not_put_back_to_sleep_while_it_starts() -> None:
+    # One request at zero got its 503 and holds no connection; the task the wake
+    # asked for has no CPU datapoint until RUNNING (a cold start outlasts the
+    # quiet minutes). Ungated, those minutes would read quiet and stop it.
+    layer = SleepLayer(sleep.SleepPath(minutes=2, in_flight=False), delay_s=0.0)
+    layer.sample(1.0, 0.0, 0)
+    layer.close_minute(60.0)
+    for minute in range(2, 14):
+        _idle_minute(layer, minute, running=0)
+        assert layer.decide(minute * 60.0, 1, 0) == 1
+    assert layer.actions == 0
+    # Once it runs and stays idle, the quiet minutes count.
+    for minute in (14, 15):
+        _idle_minute(layer, minute)
+    assert layer.decide(900.0, 1, 0) == 0 and layer.actions == 1

@@ -319,7 +319,7 @@ def never_rose(
         "state and invokes nothing: `aws cloudwatch enable-alarm-actions --alarm-names "
         f"{' '.join(config.disabled)}`); "
         if config.disabled
-        else "the wake alarm's actions are disabled; "
+        else ""
     )
     return ProblemsFound(
         f"desiredCount stayed 0 for {timeout_s:.0f} s after the request to {url} (answered "

@@ -456,12 +456,14 @@ def _add_wake_path(
 
 def sleep_expression(spec: Spec, sp: sleep.SleepPath, load_balancer: str) -> cw.MathExpression:
     """The load balancer's requests and open connections (and, with the in-flight series,
-    the most requests any task has in flight) in a period: 0 or missing while the service
-    has nothing to serve."""
+    the most requests any task has in flight) in a period while a task is RUNNING: 0 while
+    the service has nothing to serve, 1 while no task runs (:mod:`ecs_gpu.sleep`)."""
     metrics: dict[str, cw.IMetric] = {
         wake.REQUESTS_ID: _elb_metric(load_balancer, wake.REQUESTS_METRIC, sp.period_s),
         wake.REJECTED_ID: _elb_metric(load_balancer, wake.REJECTED_METRIC, sp.period_s),
         sleep.CONNECTIONS_ID: _elb_metric(load_balancer, sleep.CONNECTIONS_METRIC, sp.period_s),
+        # The gate: read only while a task is RUNNING (ecs_gpu.sleep).
+        wake.RUNNING_ID: running_metric(spec, sp.period_s),
     }
     if sp.in_flight:
         # The sidecars' series: with demand_estimate "in-flight" the requests in flight.
@@ -504,8 +506,8 @@ def _add_sleep_path(
             threshold=sp.threshold,
             evaluation_periods=sp.minutes,
             datapoints_to_alarm=sp.minutes,
-            # A minute without a request has no ALB datapoint (aws-semantics §10): quiet.
-            treat_missing_data=cw.TreatMissingData.BREACHING,
+            # The gated expression has a value every period a task exists (ecs_gpu.sleep).
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
         ),
     )
 

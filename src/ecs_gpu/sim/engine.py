@@ -395,7 +395,7 @@ def simulate(
             wake.sample(arrivals, running)
         if sleep is not None:
             # In flight: the requests in service (Little's law) and waiting.
-            sleep.sample(arrivals, served / step_s * mean_request_s + queue.queue)
+            sleep.sample(arrivals, served / step_s * mean_request_s + queue.queue, running)
         if zero is not None:
             zero.account(t, rate, arrivals, ready, billed)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)

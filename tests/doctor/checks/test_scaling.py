@@ -328,7 +328,7 @@ def test_a_deployed_wake_path_is_ok_and_not_mistaken_for_the_fast_path(
 SLEEP_ALARM = f"{NAMES.service}-SleepAlarm-6F5E4D3C2B1A"
 
 
-def with_sleep(s: Snap, missing: str = "breaching") -> dict[str, Any]:
+def with_sleep(s: Snap, missing: str = sleep.TREAT_MISSING_DATA) -> dict[str, Any]:
     """with_wake, then the sleep path's policy and alarm as infra/scaling.py writes them
     (ecs_gpu.sleep); returns the policy."""
     with_wake(s)
@@ -349,7 +349,11 @@ def with_sleep(s: Snap, missing: str = "breaching") -> dict[str, Any]:
     }
     s["scaling_policies"].append(policy)
     wake_alarm = next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)
-    queries = [q for q in wake_alarm["Metrics"] if q["Id"] in (wake.REQUESTS_ID, wake.REJECTED_ID)]
+    queries = [
+        q
+        for q in wake_alarm["Metrics"]
+        if q["Id"] in (wake.REQUESTS_ID, wake.REJECTED_ID, wake.RUNNING_ID)
+    ]
     n = sleep.quiet_minutes()
     s["alarms"].append(
         {
@@ -359,7 +363,7 @@ def with_sleep(s: Snap, missing: str = "breaching") -> dict[str, Any]:
             "AlarmActions": [arn],
             "StateValue": "ALARM",
             "Metrics": [
-                {"Id": "expr_1", "Expression": sleep.ACTIVITY, "ReturnData": True},
+                {"Id": "expr_1", "Expression": sleep.REQUESTS, "ReturnData": True},
                 *queries,
             ],
             "EvaluationPeriods": n,
@@ -372,7 +376,7 @@ def with_sleep(s: Snap, missing: str = "breaching") -> dict[str, Any]:
     return policy
 
 
-def test_a_deployed_sleep_path_is_ok_and_a_stale_one_is_scl009(
+def test_a_deployed_sleep_path_is_ok_and_a_stale_one_is_scl010(
     healthy: Callable[[], Snap],
 ) -> None:
     s = healthy()
@@ -380,11 +384,11 @@ def test_a_deployed_sleep_path_is_ok_and_a_stale_one_is_scl009(
     validate_snapshot(s)
     assert not {"SCL005", "SCL008", "SCL010"} & _ids(s)
     stale = healthy()
-    with_sleep(stale, missing="notBreaching")
+    with_sleep(stale, missing="breaching")
     validate_snapshot(stale)
     (f,) = [f for f in run_checks(stale).findings if f.id == "SCL010"]
     assert f.title == "The sleep alarm differs from ecs-gpu's" and f.severity == "warning"
-    assert any(e.field == "TreatMissingData" and e.value == "notBreaching" for e in f.evidence)
+    assert any(e.field == "TreatMissingData" and e.value == "breaching" for e in f.evidence)
 
 
 def test_a_missing_wake_alarm_is_not_read_from_the_sleep_alarm(
