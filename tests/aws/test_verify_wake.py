@@ -98,7 +98,9 @@ def test_a_request_that_never_reaches_the_load_balancer_is_unreachable() -> None
     assert exc.value.exit_code == EXIT_AWS and "ingress_cidrs" in exc.value.message
 
 
-@pytest.mark.parametrize("url", ["lb.example.com/health", "ftp://lb/health", "http:///health"])
+@pytest.mark.parametrize(
+    "url", ["lb.example.com/health", "ftp://lb/health", "http:///health", "http://lb x/health"]
+)
 def test_a_url_without_scheme_or_host_is_bad_input(url: str) -> None:
     with pytest.raises(BadInputError) as exc:
         vw.check_url(url)

@@ -43,9 +43,11 @@ LB_DNS_OUTPUT: Final = "LoadBalancerDnsName"
 # What the ALB answers while its target group has no registered target (§10).
 AT_ZERO_STATUS: Final = 503
 REQUEST_TIMEOUT_S: Final = 10.0
-# Past the detection bound, the default wait adds one minute: while in ALARM the
-# alarm invokes its policy again every minute (aws-semantics §9, §1).
-DESIRED_MARGIN_S: Final = wake.PERIOD_S
+# Past the detection bound, the default wait adds three minutes: one for the
+# alarm's re-invocation while in ALARM (aws-semantics §9, §1), two more because
+# the ALB datapoint's lag inside the bound is an assumption (§10, a gap), so a
+# working wake path that lags longer does not read as broken.
+DESIRED_MARGIN_S: Final = 3 * wake.PERIOD_S
 # Past the start (boot + pull + load), the default wait for a RUNNING task adds
 # the wake cooldown's margin: the CPR datapoint and its alarm before an instance
 # is asked for (§2, §10 "The floor at zero").
@@ -200,7 +202,10 @@ def url_from_outputs(spec: Spec, outputs: Sequence[StackOutput], *, stack: str, 
 def check_url(url: str) -> str:
     """--url as given, refused (exit 2) unless it is an http(s) URL with a host."""
     parts = urllib.parse.urlsplit(url)
-    if parts.scheme in ("http", "https") and parts.netloc:
+    # A space or control character in the host is no URL http.client sends:
+    # refuse it here as bad input rather than report it unreachable.
+    clean = not any(ch.isspace() or ord(ch) < 32 for ch in parts.netloc)
+    if parts.scheme in ("http", "https") and parts.netloc and clean:
         return url
     raise BadInputError(
         f"--url {url!r}: not an http or https URL with a host. Fix: give the load balancer's "
