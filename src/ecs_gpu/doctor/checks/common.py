@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from ecs_gpu import demand_metric
-from ecs_gpu.doctor.checks.model import Evidence, Unknown
+from ecs_gpu.doctor.checks.model import CheckFn, Evidence, Unknown
+from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.host import probe
-from ecs_gpu.signals import SERIES, SeriesAt, Signal, SignalPlan
+from ecs_gpu.signals import SERIES, Checked, CheckText, SeriesAt, Signal, SignalPlan
 from ecs_gpu.step_shape import StepShape, shape_of
 
 
@@ -348,3 +350,22 @@ def spot_groups(s: Snapshot) -> list[dict[str, Any]]:
         if dist is not None and dist.get("OnDemandPercentageAboveBaseCapacity", 100) < 100:
             out.append(g)
     return out
+
+
+def register_per_series(
+    link: str,
+    text_of: Callable[[Checked], CheckText],
+    make: Callable[[tuple[Signal, ...]], CheckFn],
+) -> None:
+    """Register one check per id that ``text_of`` gives the signals' rows
+    (``signals.SERIES[s].checked``): signals sharing a watched series share the check,
+    which ``make`` builds over them. "Does it arrive" (metric.py) and "does a policy
+    track it" (scaling.py) are both registered this way, so a new signal adds none."""
+    shared: dict[str, list[Signal]] = {}
+    for signal, series in SERIES.items():
+        shared.setdefault(text_of(series.checked).id, []).append(signal)
+    for signals in shared.values():
+        t = text_of(SERIES[signals[0]].checked)
+        check(t.id, link=link, severity=t.severity, title=t.title, requires=t.requires, doc=t.doc)(
+            make(tuple(signals))
+        )

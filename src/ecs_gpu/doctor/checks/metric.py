@@ -16,6 +16,7 @@ from ecs_gpu.doctor.checks.common import (
     metric_series,
     policy_metrics,
     policy_names_evidence,
+    register_per_series,
     series_at,
     service_items,
     tracks,
@@ -150,19 +151,7 @@ def _empty_on_demand_by_design(s: Snapshot, asg: str) -> bool:
     )
 
 
-def _register_arrival_checks() -> None:
-    """One "does it arrive" check per watched series, its id and words from the signal's row."""
-    shared: dict[str, list[Signal]] = {}
-    for signal, series in SERIES.items():
-        shared.setdefault(series.checked.arrives.id, []).append(signal)
-    for signals in shared.values():
-        t = SERIES[signals[0]].checked.arrives
-        check(
-            t.id, link="metric", severity=t.severity, title=t.title, requires=t.requires, doc=t.doc
-        )(_arrives(tuple(signals)))
-
-
-_register_arrival_checks()
+register_per_series("metric", lambda c: c.arrives, _arrives)
 
 
 def _reads_reservation(p: dict[str, Any]) -> bool:

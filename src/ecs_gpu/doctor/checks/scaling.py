@@ -26,6 +26,7 @@ from ecs_gpu.doctor.checks.common import (
     policy_metric_stats,
     policy_names_evidence,
     policy_types_evidence,
+    register_per_series,
     scales_on_concurrency,
     step_path_alarms,
     step_path_policies,
@@ -112,19 +113,7 @@ def _tracked(signals: tuple[Signal, ...]) -> CheckFn:
     return tracked
 
 
-def _register_tracked_checks() -> None:
-    """One "does a policy track it" check per watched series, from the signal's row."""
-    shared: dict[str, list[Signal]] = {}
-    for signal, series in SERIES.items():
-        shared.setdefault(series.checked.tracked.id, []).append(signal)
-    for signals in shared.values():
-        t = SERIES[signals[0]].checked.tracked
-        check(
-            t.id, link="scaling", severity=t.severity, title=t.title, requires=t.requires, doc=t.doc
-        )(_tracked(tuple(signals)))
-
-
-_register_tracked_checks()
+register_per_series("scaling", lambda c: c.tracked, _tracked)
 
 
 @check(
