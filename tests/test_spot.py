@@ -129,3 +129,39 @@ def test_the_on_demand_group_may_be_empty_only_without_base_and_floor(
     spec = spec.model_copy(update={"capacity": cap})
     assert spot.on_demand_may_be_empty(spec) is empty
     assert spot.split(1, 0, 70) == (0, 1)
+
+
+@pytest.mark.parametrize(
+    ("base", "od", "sp", "has_task", "groups", "hostless"),
+    [
+        # Each group with a host must publish, On-Demand first, whatever the base.
+        (0, 1, 2, True, ("od", "sp"), ()),
+        (1, 1, 2, True, ("od", "sp"), ()),
+        # No base: every task may run on Spot, an empty On-Demand group is by design.
+        (0, 0, 2, True, ("sp",), ()),
+        # A base while a task runs: the On-Demand group must run a host, even with the
+        # Spot group carrying tasks, and its having none is the problem.
+        (1, 0, 2, True, ("od", "sp"), ("od",)),
+        (2, 0, 0, True, ("od",), ("od",)),
+        # A base but no task: the group may scale to zero.
+        (1, 0, 0, False, (), ()),
+        (1, 0, 2, False, ("sp",), ()),
+        # The Spot group at zero is never a problem here (the shortfall alarm's).
+        (1, 3, 0, True, ("od",), ()),
+        # Neither has a host and none must: nothing can publish yet.
+        (0, 0, 0, True, (), ()),
+    ],
+)
+def test_publishers_are_the_groups_with_hosts_and_the_base_group_while_a_task_runs(
+    base: int, od: int, sp: int, has_task: bool, groups: tuple[str, ...], hostless: tuple[str, ...]
+) -> None:
+    pub = spot.publishers("od", "sp", base, {"od": od, "sp": sp}, has_task=has_task)
+    assert pub == spot.Publishers(groups, hostless)
+
+
+def test_without_spot_the_one_group_must_always_publish() -> None:
+    # Its having no host is for the missing series' causes to say, not this rule.
+    for counts in ({}, {"od": 0}, {"od": 2}):
+        assert spot.publishers("od", None, None, counts) == spot.Publishers(("od",))
+    # A group left out of the counts has no instance in service.
+    assert spot.publishers("od", "sp", 1, {}) == spot.Publishers(("od",), ("od",))

@@ -9,6 +9,7 @@ two-minute notice, and the Spot price. Sources: docs/aws-semantics.md §11.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -184,6 +185,57 @@ def on_demand_may_be_empty(spec: Spec) -> bool:
     """
     spot = spec.capacity.spot
     return spot is not None and spot.on_demand_base == 0 and spec.capacity.min_instances == 0
+
+
+@dataclass(frozen=True)
+class Publishers:
+    """Which GPU groups' hosts must publish the agent's series (:func:`publishers`)."""
+
+    # The groups whose series must arrive, the On-Demand group first.
+    groups: tuple[str, ...]
+    # Of those, the ones with no InService instance although one must run: a
+    # problem of capacity (no host launched), not of the agent.
+    hostless: tuple[str, ...] = ()
+
+
+def publishers(
+    on_demand: str,
+    spot_asg: str | None,
+    on_demand_base: int | None,
+    in_service: Mapping[str, int],
+    *,
+    has_task: bool = True,
+) -> Publishers:
+    """The GPU groups that must publish the agent's series, and those with no host to.
+
+    The one rule ``verify metrics`` and doctor's MET001 share. ``in_service`` is each
+    group's InService instances (a group absent counts 0); ``has_task`` whether the
+    service wants a task (True when not known).
+
+    - Without [capacity.spot] (``spot_asg`` None): the one group, always; whether it has
+      a host is for the missing series' causes, not this rule (``hostless`` empty).
+    - A group with an InService instance must publish: every host runs the agent.
+    - The Spot group at zero publishes nothing by design (MinSize 0: between
+      interruptions, or while the base carries every task; a shortage is the shortfall
+      alarm's).
+    - The On-Demand group at zero with ``on_demand_base`` >= 1 while the service has a
+      task must publish and is ``hostless``: ECS places the base's tasks on its provider
+      first (aws-semantics §11 "Strategy base and weight"), so a task means an On-Demand
+      host. With ``on_demand_base = 0`` every task may run on Spot, and with no task the
+      group may scale to zero: either way, nothing to verify there.
+
+    ``groups`` empty: no host runs, so nothing can publish yet. The strategy is all it
+    reads: a group held above zero by its MinSize yet empty failed to launch, which the
+    Auto Scaling checks report.
+    """
+    if spot_asg is None or on_demand_base is None:
+        return Publishers((on_demand,))
+    od_required = on_demand_base >= 1 and has_task
+    od_empty = in_service.get(on_demand, 0) == 0
+    groups = [on_demand] if od_required or not od_empty else []
+    if in_service.get(spot_asg, 0) > 0:
+        groups.append(spot_asg)
+    return Publishers(tuple(groups), (on_demand,) if od_required and od_empty else ())
 
 
 # Instances the Spot group wants and does not have in service.

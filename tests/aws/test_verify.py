@@ -51,14 +51,24 @@ def test_verify_metrics_waits_until_the_last_series_lands(clients: Clients) -> N
     assert total.datapoints == 1 and total.latest == 23028.0
 
 
-def test_publishing_groups_with_and_without_spot() -> None:
-    from ecs_gpu.aws.verify import publishing_groups
+def test_the_plan_waits_for_each_group_with_a_host_and_every_other_series_once() -> None:
+    from ecs_gpu.aws.verify import metrics_plan
+    from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, SeriesAt, Signal
+    from ecs_gpu.spot import Publishers
 
-    # Without Spot the one group must publish, hosts or not (its absence is the problem).
-    assert publishing_groups("od", None, {}) == ["od"]
-    # With Spot, each group with a host in service, On-Demand first; an empty one is
-    # empty by design (no base, or no Spot host between interruptions).
-    assert publishing_groups("od", "spot", {"od": 1, "spot": 2}) == ["od", "spot"]
-    assert publishing_groups("od", "spot", {"od": 0, "spot": 2}) == ["spot"]
-    assert publishing_groups("od", "spot", {"od": 3}) == ["od"]
-    assert publishing_groups("od", "spot", {"od": 0, "spot": 0}) == []
+    names = SeriesAt(asg="od", cluster="c", service="s")
+    signals: tuple[Signal, ...] = (DEFAULT_GPU_SIGNAL, "concurrency")
+    # Without Spot: the one group, every signal.
+    (only,) = metrics_plan(names, signals).waits
+    assert only == (names, signals)
+    # Both groups: the agent's series of each, the concurrency once, with the first.
+    both = metrics_plan(names, signals, Publishers(("od", "spot")), 0)
+    assert [(at.asg, sig) for at, sig in both.waits] == [
+        ("od", signals),
+        ("spot", (DEFAULT_GPU_SIGNAL,)),
+    ]
+    # A group that must run a host and has none is named, not waited for: the
+    # concurrency then goes with the Spot group.
+    hostless = metrics_plan(names, signals, Publishers(("od", "spot"), ("od",)), 1)
+    assert [(at.asg, sig) for at, sig in hostless.waits] == [("spot", signals)]
+    assert hostless.hostless == ("od",) and hostless.on_demand_base == 1

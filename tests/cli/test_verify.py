@@ -935,14 +935,14 @@ def test_verify_scaling_passes_with_the_wake_path_deployed(
 # --- Spot: the agent's series of each group that runs a host ------------------------
 
 
-def _spot_spec(tmp_path: Path) -> Path:
+def _spot_spec(tmp_path: Path, base: int = 0) -> Path:
     # [capacity.spot] with on_demand_base = 0 and no instance floor: every task may
     # run on Spot, and the On-Demand group may have no host at all.
     text = EXAMPLE_SPEC.read_text(encoding="utf-8")
     text = text.replace("min_instances = 1", "min_instances = 0").replace(
         "\n[scaling]\n",
         '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
-        "on_demand_base = 0\n\n[scaling]\n",
+        f"on_demand_base = {base}\n\n[scaling]\n",
         1,
     )
     path = tmp_path / "spot.toml"
@@ -1019,3 +1019,37 @@ def test_with_spot_and_no_host_in_either_group_nothing_can_publish(
     assert code == EXIT_PROBLEMS
     assert f"neither {NAMES.asg} nor the Spot group {NAMES.spot_asg}" in err
     assert "Fix:" in err
+
+
+def test_with_spot_every_failing_group_is_named_in_one_message(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = _spot_spec(tmp_path)
+    _group(clients, NAMES.asg, 1)
+    _group(clients, NAMES.spot_asg, 1)
+    put_concurrency(clients.cw, 14.0)
+    # Neither group's agent publishes: the second group is checked too, not left out
+    # behind the first one's failure.
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_PROBLEMS
+    assert f"3 of 3 GPU series missing for ASG {NAMES.asg}" in err
+    assert f"3 of 3 GPU series missing for ASG {NAMES.spot_asg}" in err
+
+
+def test_with_a_base_an_empty_on_demand_group_fails_though_the_spot_group_publishes(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = _spot_spec(tmp_path, base=1)
+    _group(clients, NAMES.asg, 0)  # on_demand_base = 1: it must run the base's task
+    _group(clients, NAMES.spot_asg, 1)
+    _all_three_for(clients, NAMES.spot_asg)
+    put_concurrency(clients.cw, 14.0)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert code == EXIT_PROBLEMS
+    assert f"{NAMES.asg} has no instance in service, yet [capacity.spot] on_demand_base = 1" in err
+    assert "Fix:" in err and "ASG001" in err
+    # The Spot group, which has a host, was still checked (and carried the concurrency).
+    assert "All 3 GPU series" in " ".join(captured.out.split())

@@ -28,10 +28,13 @@ from tenacity import (
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.aws.errors import mapped
+from ecs_gpu.doctor.checks.common import in_service_counts
 from ecs_gpu.errors import ProblemsFound
+from ecs_gpu.naming import Names
 from ecs_gpu.signals import (
     DEFAULT_GPU_SIGNAL,
     SERIES,
+    SeriesAt,
     SeriesNames,
     ServerMetrics,
     Signal,
@@ -39,6 +42,7 @@ from ecs_gpu.signals import (
     Verified,
 )
 from ecs_gpu.spec import Spec
+from ecs_gpu.spot import Publishers, publishers
 
 if TYPE_CHECKING:
     from mypy_boto3_autoscaling import AutoScalingClient
@@ -279,33 +283,56 @@ def needs_divisor(spec: Spec) -> bool:
     return SignalPlan.of(spec.scaling).divides_by_reservation
 
 
-def in_service(autoscaling: AutoScalingClient, groups: Sequence[str]) -> dict[str, int]:
-    """InService instances of each named Auto Scaling group (0 for a group not found)."""
-    counts = dict.fromkeys(groups, 0)
+@dataclass(frozen=True)
+class MetricsPlan:
+    """What ``verify metrics`` waits for, from ecs_gpu.spot.publishers.
+
+    ``waits``: each group that must publish and has a host, with the signals whose
+    series must arrive there (the agent's for each, every other signal once, with
+    the first). ``hostless``: the groups that must run a host and have none, a
+    problem named without waiting (nothing there can publish).
+    """
+
+    waits: tuple[tuple[SeriesNames, tuple[Signal, ...]], ...]
+    hostless: tuple[str, ...] = ()
+    on_demand_base: int | None = None
+
+
+def metrics_plan(
+    names: SeriesNames,
+    signals: Sequence[Signal],
+    pub: Publishers | None = None,
+    on_demand_base: int | None = None,
+) -> MetricsPlan:
+    """The plan for ``pub``'s groups (without it, ``names.asg``'s alone: no Spot)."""
+    pub = pub or publishers(names.asg, None, None, {})
+    hosts = [g for g in pub.groups if g not in pub.hostless]
+    waits = tuple(
+        (
+            names if group == names.asg else SeriesAt(group, names.cluster, names.service),
+            tuple(signals) if i == 0 else tuple(signals[:1]),
+        )
+        for i, group in enumerate(hosts)
+    )
+    return MetricsPlan(waits, pub.hostless, on_demand_base)
+
+
+def spot_metrics_plan(
+    autoscaling: AutoScalingClient, names: Names, signals: Sequence[Signal], on_demand_base: int
+) -> MetricsPlan:
+    """With [capacity.spot]: the plan for the groups' InService instances now.
+
+    Raises :func:`no_host_problem` when neither group has a host and none must.
+    """
     with mapped("autoscaling", "DescribeAutoScalingGroups"):
         pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
-            AutoScalingGroupNames=list(groups)
+            AutoScalingGroupNames=[names.asg, names.spot_asg]
         )
-        for page in pages:
-            for g in page.get("AutoScalingGroups", []):
-                counts[g["AutoScalingGroupName"]] = sum(
-                    i.get("LifecycleState") == "InService" for i in g.get("Instances", [])
-                )
-    return counts
-
-
-def publishing_groups(on_demand: str, spot: str | None, counts: Mapping[str, int]) -> list[str]:
-    """The GPU groups whose hosts must publish the agent's series, On-Demand first.
-
-    Without [capacity.spot] the one group, always. With it, each of the two
-    that has an instance in service: a group at zero instances publishes
-    nothing by design (a Spot group between interruptions, or the On-Demand
-    group with ``on_demand_base = 0``), and every host of a group that has
-    one must. Empty: no GPU host runs at all (:func:`no_host_problem`).
-    """
-    if spot is None:
-        return [on_demand]
-    return [g for g in (on_demand, spot) if counts.get(g, 0) > 0]
+        groups = [g for page in pages for g in page.get("AutoScalingGroups", [])]
+    pub = publishers(names.asg, names.spot_asg, on_demand_base, in_service_counts(groups))
+    if not pub.groups:
+        raise no_host_problem(names.asg, names.spot_asg)
+    return metrics_plan(names, signals, pub, on_demand_base)
 
 
 def no_host_problem(on_demand: str, spot: str) -> ProblemsFound:
@@ -316,6 +343,26 @@ def no_host_problem(on_demand: str, spot: str) -> ProblemsFound:
         "capacity provider launches the first instance), then run `ecs-gpu verify metrics` "
         "again; `ecs-gpu doctor SPEC` says why instances do not launch."
     )
+
+
+def hostless_problem(group: str, on_demand_base: int | None) -> str:
+    """Why the On-Demand ``group`` with a base yet no host is a problem, and what to do."""
+    return (
+        f"{group} has no instance in service, yet [capacity.spot] on_demand_base = "
+        f"{on_demand_base} puts the service's first task(s) on it, so no On-Demand host "
+        "publishes the GPU series. Fix: if the service runs no task (scaled to 0), none "
+        "runs by design: run `ecs-gpu verify metrics` once it has one; otherwise `ecs-gpu "
+        "doctor SPEC` says why the group launches none (ASG001 launch failures, its MaxSize)."
+    )
+
+
+def metrics_problem(
+    plan: MetricsPlan, reports: Sequence[MetricsReport], *, timeout_s: float
+) -> ProblemsFound | None:
+    """Exit 1 naming every failing group at once (hostless ones, then missing series), or None."""
+    parts = [hostless_problem(g, plan.on_demand_base) for g in plan.hostless]
+    parts += [missing_problem(r, timeout_s=timeout_s).message for r in reports if not r.ok]
+    return ProblemsFound("\n".join(parts)) if parts else None
 
 
 def missing_problem(report: MetricsReport, *, timeout_s: float) -> ProblemsFound:

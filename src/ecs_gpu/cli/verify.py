@@ -108,9 +108,8 @@ def run_verify_metrics(
             server=server,
         )
     render_series(report)
-    if not report.ok:
-        raise vf.missing_problem(report, timeout_s=timeout_s)
-    render_metrics_ok(report)
+    if report.ok:
+        render_metrics_ok(report)
     return report
 
 
@@ -156,7 +155,8 @@ def verify_metrics_cmd(
     (agent or sidecar not publishing, PutMetricData denied, wrong
     dimension). With a task-gpus SPEC it also reports AWS/ECS GPUReservation
     of the cluster, the policy's divisor (a warning when it has no data; not
-    the exit code).
+    the exit code). With [capacity.spot], the series of each group that must
+    publish (docs/operate.md "With Spot capacity"), every failing group named.
 
     Example:
 
@@ -179,34 +179,28 @@ def verify_metrics_cmd(
         series_names = names
         signals = SignalPlan.of(loaded.scaling).arriving
         server = vf.server_metrics(loaded)
-    # With Spot, the agent's series of each group that runs a host (on_demand_base 0
-    # may leave the On-Demand group empty); every other series once, with the first.
-    groups = [series_names.asg]
+    # With Spot, the agent's series of each group that must publish (spot.publishers).
+    plan = vf.metrics_plan(series_names, signals)
     if loaded is not None and names is not None and loaded.capacity.spot is not None:
-        counts = vf.in_service(aws("autoscaling"), [names.asg, names.spot_asg])
-        groups = vf.publishing_groups(names.asg, names.spot_asg, counts)
-        if not groups:
-            raise vf.no_host_problem(names.asg, names.spot_asg)
-    try:
-        for i, group in enumerate(groups):
-            run_verify_metrics(
-                cw,
-                series_names
-                if group == series_names.asg
-                else SeriesAt(group, series_names.cluster, series_names.service),
-                signals=signals if i == 0 else signals[:1],
-                timeout_s=timeout,
-                interval_s=interval,
-                window_s=window,
-                server=server,
-            )
-    except ProblemsFound:
-        # The series were read (only an AWS error ends the wait otherwise).
-        if names is not None and divisor:
-            report_divisor(cw, names.cluster, window_s=window)
-        raise
+        base = loaded.capacity.spot.on_demand_base
+        plan = vf.spot_metrics_plan(aws("autoscaling"), names, signals, base)
+    reports = [
+        run_verify_metrics(
+            cw,
+            at,
+            signals=sig,
+            timeout_s=timeout,
+            interval_s=interval,
+            window_s=window,
+            server=server,
+        )
+        for at, sig in plan.waits
+    ]
+    # Every group's series were read (only an AWS error ends the wait otherwise).
     if names is not None and divisor:
         report_divisor(cw, names.cluster, window_s=window)
+    if (problem := vf.metrics_problem(plan, reports, timeout_s=timeout)) is not None:
+        raise problem
 
 
 def report_divisor(cw: CloudWatchClient, cluster: str, *, window_s: float) -> None:

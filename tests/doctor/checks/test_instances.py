@@ -30,3 +30,23 @@ def test_cpu_host_of_another_service_is_not_a_gpu_finding(healthy: Callable[[], 
     s["container_instances"].append(other)
     validate_snapshot(s)
     assert not [f for f in run_checks(s).findings if f.id == "ECS003"]
+
+
+def test_in_service_counts_only_instances_in_service_per_group() -> None:
+    from ecs_gpu.doctor.checks.common import in_service, in_service_counts
+
+    groups = [
+        {
+            "AutoScalingGroupName": "od",
+            "Instances": [
+                {"InstanceId": "i-1", "LifecycleState": "InService"},
+                {"InstanceId": "i-2", "LifecycleState": "Pending"},
+                {"InstanceId": "i-3", "LifecycleState": "Terminating"},
+            ],
+        },
+        {"AutoScalingGroupName": "spot", "Instances": []},
+        {"AutoScalingGroupName": "other"},
+    ]
+    # verify metrics, MET001 (through ecs_gpu.spot.publishers) and ECS001 read these.
+    assert in_service(groups) == {"od": ["i-1"], "spot": [], "other": []}
+    assert in_service_counts(groups) == {"od": 1, "spot": 0, "other": 0}

@@ -200,3 +200,23 @@ def test_without_base_an_empty_on_demand_group_publishing_nothing_is_no_met001(
     _no_gpu_series(s)
     s["auto_scaling_groups"][0].update(Instances=[], DesiredCapacity=0, MinSize=0)
     assert [f.id for f in _found(s, "MET001")] == ["MET001"]
+
+
+def test_with_a_base_an_empty_on_demand_group_is_a_launch_problem_while_a_task_runs(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    as_spot(s)  # on_demand_base = 1
+    _no_gpu_series(s)
+    s["auto_scaling_groups"][0].update(Instances=[], DesiredCapacity=0, MinSize=0)
+    validate_snapshot(s)
+    # The service wants a task and ECS puts the base's first: no host ran, so the fix
+    # is the launches (ecs_gpu.spot.publishers, as verify metrics), not the agent.
+    (f,) = _found(s, "MET001")
+    assert f"{NAMES.asg} has no instance in service, yet on_demand_base = 1" in f.fix
+    assert "ASG001" in f.fix and "--probe-hosts" not in f.fix
+    # Scaled to zero tasks, the group may be empty with a base too: nothing to publish.
+    s["services"][0].update(desiredCount=0, runningCount=0)
+    s["services"][0]["deployments"][0].update(desiredCount=0, runningCount=0)
+    validate_snapshot(s)
+    assert _found(s, "MET001") == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -339,6 +339,28 @@ def tracks(s: Snapshot, signals: tuple[Signal, ...]) -> bool | None:
     """
     by_plan = plan_tracks(s, signals)
     return policies_track(s, signals) if by_plan is None else by_plan
+
+
+def in_service(groups: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The InService instance ids of each DescribeAutoScalingGroups group, by group name.
+
+    ``LifecycleState`` InService only: Pending, Terminating, Standby and warm-pool
+    states run no task. ``verify metrics`` counts the same items live.
+    """
+    return {
+        g["AutoScalingGroupName"]: [
+            i.get("InstanceId", "?")
+            for i in g.get("Instances") or []
+            if i.get("LifecycleState") == "InService"
+        ]
+        for g in groups
+        if "AutoScalingGroupName" in g
+    }
+
+
+def in_service_counts(groups: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """How many InService instances each group has (:func:`in_service`), by group name."""
+    return {name: len(ids) for name, ids in in_service(groups).items()}
 
 
 def spot_groups(s: Snapshot) -> list[dict[str, Any]]:

@@ -9,6 +9,7 @@ from ecs_gpu.doctor.checks.common import (
     active_instances,
     attribute,
     collection_target,
+    in_service,
     resource_gpus,
     service_items,
 )
@@ -32,17 +33,12 @@ def _ecs_instances(s: Snapshot, c: Check) -> list[Finding]:
         return []
     cluster = collection_target(s).get("cluster") or "the cluster"
     statuses = sorted({ci.get("status", "?") for ci in s["container_instances"]})
-    in_service = [
-        i["InstanceId"]
-        for g in s.get("auto_scaling_groups", [])
-        for i in g.get("Instances", [])
-        if i.get("LifecycleState") == "InService"
-    ]
+    hosts = [iid for ids in in_service(s.get("auto_scaling_groups", [])).values() for iid in ids]
     ev = [Evidence("container_instances", cluster, "status", statuses or "none registered")]
-    if in_service:
+    if hosts:
         ev.append(Evidence("auto_scaling_groups", "*", "Instances[].LifecycleState", "InService"))
         fix = (
-            f"Instances {', '.join(in_service[:5])} run but never registered: check that "
+            f"Instances {', '.join(hosts[:5])} run but never registered: check that "
             f"/etc/ecs/ecs.config has ECS_CLUSTER={cluster}, that the instance role has the "
             "AmazonEC2ContainerServiceforEC2Role permissions, and that the ecs service is "
             "active (ecs-gpu doctor --probe-hosts)."

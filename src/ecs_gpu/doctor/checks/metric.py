@@ -8,11 +8,12 @@ signal adds no code here. MET004 is the task-gpus policy's divisor.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.doctor.checks.common import (
     collection_target,
+    in_service_counts,
     metric_series,
     policy_metrics,
     policy_names_evidence,
@@ -25,6 +26,7 @@ from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unkno
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.signals import SERIES, Signal
+from ecs_gpu.spot import publishers
 
 
 def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
@@ -59,7 +61,8 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
                 "ecs-gpu that did not collect it); collect it again"
             )
         empty = [q for q in queries if not results.get(q["Id"], {}).get("Values")]
-        if not empty or (not by_task and _empty_on_demand_by_design(s, names.asg)):
+        host = "runs" if by_task else _on_demand_host(s, names.asg)
+        if not empty or host == "none by design":
             return []
         metrics = dict.fromkeys(q["MetricStat"]["Metric"]["MetricName"] for q in empty)
         dims = ",".join(f"{d['Name']}={d['Value']}" for d in series.watched.dimensions(names))
@@ -107,7 +110,7 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
                 )
             ]
         evidence.append(window)
-        remedy = checked.remedy(0)
+        remedy = _hostless_remedy(s, names.asg) if host == "missing" else checked.remedy(0)
         if tracked is False and checked.untracked is not None:
             untracked_title, untracked_readers = checked.untracked
             target = collection_target(s)
@@ -137,17 +140,33 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
     return arrives
 
 
-def _empty_on_demand_by_design(s: Snapshot, asg: str) -> bool:
-    """With [capacity.spot] and ``on_demand_base = 0`` every task may run on Spot and the
-    On-Demand group ``asg`` hold no instance (ecs_gpu.spot.on_demand_may_be_empty): no
-    host publishes its series, which is no fault (its missing-metric alarm reads it only
-    while the group has an instance in service; the Spot group's alarms watch Spot)."""
+def _on_demand_host(s: Snapshot, asg: str) -> Literal["runs", "none by design", "missing"]:
+    """The On-Demand group ``asg``'s hosts as ecs_gpu.spot.publishers judges them (the
+    rule ``verify metrics`` reads too): "none by design" with Spot when the group is
+    empty and need not publish (no base, or no task; its missing-metric alarm reads it
+    only while the group has an instance in service), "missing" when it is empty yet
+    must run the base, "runs" otherwise (also without Spot or when the group was not
+    collected: then its series must arrive)."""
     spot = collection_target(s).get("spot") or {}
-    if spot.get("on_demand_base") != 0:
-        return False
-    groups = [g for g in s.get("auto_scaling_groups") or [] if g.get("AutoScalingGroupName") == asg]
-    return bool(groups) and not any(
-        i.get("LifecycleState") == "InService" for g in groups for i in g.get("Instances") or []
+    counts = in_service_counts(s.get("auto_scaling_groups") or [])
+    if spot.get("asg") is None or spot.get("on_demand_base") is None or asg not in counts:
+        return "runs"
+    svc = next(iter(service_items(s)), {})
+    pub = publishers(
+        asg, spot["asg"], spot["on_demand_base"], counts, has_task=svc.get("desiredCount", 1) > 0
+    )
+    if asg in pub.hostless:
+        return "missing"
+    return "runs" if asg in pub.groups else "none by design"
+
+
+def _hostless_remedy(s: Snapshot, asg: str) -> str:
+    base = (collection_target(s).get("spot") or {}).get("on_demand_base")
+    return (
+        f"Cause: {asg} has no instance in service, yet on_demand_base = {base} puts the "
+        "service's first task(s) on it, so no On-Demand host runs the agent. Fix the "
+        "launches, not the agent: the Auto Scaling checks (ASG001 launch failures, ASG008 "
+        "managed scaling) and the group's MaxSize."
     )
 
 
