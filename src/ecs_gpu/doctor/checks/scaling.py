@@ -726,7 +726,7 @@ def scalable_target_id_of(s: Snapshot) -> str:
     requires=("scalable_targets",),
     doc="The service's MinCapacity is 0 and a wake alarm wakes it, but no sleep alarm (ten "
     "minutes without a request at the load balancer) invokes an ExactCapacity 0 step policy, "
-    "or it differs from ecs_gpu.sleep's.",
+    "or it differs from sleep.alarm_differences (a query's metric or load balancer included).",
 )
 def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
     if not any(t.get("MinCapacity") == 0 for t in s["scalable_targets"]):
@@ -735,6 +735,14 @@ def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
         return []  # SCL008 says what is missing; without a wake path nothing sleeps
     if not step_path_alarms(s, "wake"):
         return []  # no wake path (SCL008's finding): a sleep would never end
+    cluster, service = demand_names(s)
+    # The load balancer the sleep alarm must read: the one a matching wake alarm reads.
+    lbs = [
+        wake.load_balancer_of(a)
+        for a in step_path_alarms(s, "wake")
+        if not wake.alarm_differences(a, cluster, service)
+    ]
+    lb = lbs[0] if lbs and all(x == lbs[0] for x in lbs) else None
     alarms = step_path_alarms(s, "sleep")
     if not alarms:
         return [
@@ -751,6 +759,6 @@ def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
         c,
         "sleep",
         alarms,
-        sleep.alarm_differences,
+        lambda a: sleep.alarm_differences(a, cluster, service, lb),
         "it may never fire, or cut a request still running.",
     )
