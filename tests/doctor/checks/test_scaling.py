@@ -432,6 +432,40 @@ def test_a_sleep_alarm_on_another_load_balancer_is_scl010(healthy: Callable[[], 
     assert [e.field for e in f.evidence] == ["Metrics.a.Dimensions"]
 
 
+def test_a_scheduled_fleet_by_day_still_has_its_sleep_alarm_checked(
+    healthy: Callable[[], Snap],
+) -> None:
+    # Daytime: the workday action raised MinCapacity to 1; the spec (min_tasks 0 behind
+    # a load balancer) has the sleep path, and tonight its alarm reads the wrong metric.
+    s = healthy()
+    with_sleep(s)
+    with_schedule(s)
+    s[COLLECTION_KEY]["target"]["sleep_path"] = True
+    s["scalable_targets"][0]["MinCapacity"] = 1
+    _sleep_query(s, sleep.CONNECTIONS_ID)["Metric"]["MetricName"] = "NewConnectionCount"
+    assert "SCL008" not in _ids(s)  # at MinCapacity 1 nothing is said of the wake
+    (f,) = _scl010(s).findings
+    assert any(e.field == "Metrics.a" for e in f.evidence)
+    assert "MinCapacity is 1 now; the sleep alarm acts once it is 0" in f.fix
+    # Without the spec the night's scheduled action (MinCapacity 0) says the same.
+    s[COLLECTION_KEY]["target"]["sleep_path"] = None
+    assert [x.id for x in _scl010(s).findings] == ["SCL010"]
+    # No sleep alarm at all, by day: said too.
+    s[COLLECTION_KEY]["target"]["sleep_path"] = True
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != SLEEP_ALARM]
+    (f,) = _scl010(s).findings
+    assert "no sleep alarm invokes" in f.fix and "MinCapacity is 1 now" in f.fix
+
+
+def test_a_spec_without_the_sleep_path_is_not_held_to_one(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    with_wake(s)  # MinCapacity 0 and a wake alarm, but the spec has no sleep path (by hand)
+    s[COLLECTION_KEY]["target"]["sleep_path"] = False
+    assert _scl010(s).status == "ok"
+    s[COLLECTION_KEY]["target"]["sleep_path"] = None  # without a spec: MinCapacity 0 says
+    assert [f.id for f in _scl010(s).findings] == ["SCL010"]
+
+
 def test_a_missing_wake_alarm_is_not_read_from_the_sleep_alarm(
     healthy: Callable[[], Snap],
 ) -> None:
