@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from ecs_gpu import sleep, wake
+from typing import Any
+
+from ecs_gpu import demand_metric, sleep, wake
 from ecs_gpu.infra import loadbalancer
 from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5, INTERNAL_LB, scaled_to_zero
+from zero_alarms import metric_query, sleep_metrics
 
 
 def _spec(text: str) -> Spec:
@@ -58,3 +61,77 @@ def test_the_deployed_policy_shape_is_told_from_the_other_step_policies() -> Non
     assert not sleep.is_sleep_policy(policy("PercentChangeInCapacity", -1, -10))
     assert not sleep.is_sleep_policy(policy("ExactCapacity"))
     assert not wake.is_wake_policy(policy("ExactCapacity", 0))
+
+
+LB = "app/vllm-g5/0123456789abcdef"
+
+
+def _alarm(in_flight: bool = False) -> dict[str, Any]:
+    """The sleep alarm as DescribeAlarms returns what infra/scaling.py writes."""
+    metrics = sleep_metrics(LB, "c", "s")
+    if in_flight:
+        metrics[0] = {**metrics[0], "Expression": sleep.IN_FLIGHT_EXPRESSION}
+        dims = {d["Name"]: d["Value"] for d in demand_metric.dimensions("c", "s")}
+        metrics.append(
+            metric_query(
+                sleep.IN_FLIGHT_ID,
+                demand_metric.NAMESPACE,
+                demand_metric.METRIC_NAME,
+                dims,
+                sleep.IN_FLIGHT_STATISTIC,
+            )
+        )
+    n = sleep.quiet_minutes()
+    return {
+        "Metrics": metrics,
+        "ComparisonOperator": sleep.COMPARISON,
+        "Threshold": sleep.THRESHOLD,
+        "EvaluationPeriods": n,
+        "DatapointsToAlarm": n,
+        "TreatMissingData": sleep.TREAT_MISSING_DATA,
+    }
+
+
+def _metric(alarm: dict[str, Any], qid: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(q for q in alarm["Metrics"] if q.get("Id") == qid)
+    metric: dict[str, Any] = found["MetricStat"]["Metric"]
+    return metric
+
+
+def test_a_deployed_sleep_alarm_is_compared_query_by_query() -> None:
+    assert sleep.alarm_differences(_alarm(), "c", "s") == []
+    assert sleep.alarm_differences(_alarm(), "c", "s", LB) == []
+    assert sleep.alarm_differences(_alarm(in_flight=True), "c", "s", LB) == []
+    # The requests query on another metric: the expression and thresholds all match.
+    wrong = _alarm()
+    _metric(wrong, wake.REQUESTS_ID)["MetricName"] = "RequestCountPerTarget"
+    (diff,) = sleep.alarm_differences(wrong, "c", "s")
+    assert diff[0] == "Metrics.r" and "RequestCountPerTarget" in str(diff[1])
+    # The gate on another service's CPU: it would read "a task runs" for the wrong one.
+    (diff,) = sleep.alarm_differences(_alarm(), "c", "other")
+    assert diff[0] == "Metrics.c.Dimensions"
+    # The in-flight series at Average, not the most any task has.
+    averaged = _alarm(in_flight=True)
+    next(q for q in averaged["Metrics"] if q["Id"] == sleep.IN_FLIGHT_ID)["MetricStat"]["Stat"] = (
+        "Average"
+    )
+    (diff,) = sleep.alarm_differences(averaged, "c", "s")
+    assert diff[0] == "Metrics.q" and "Average" in str(diff[1])
+
+
+def test_the_sleep_alarm_reads_one_load_balancer_the_given_one() -> None:
+    # The open connections of another load balancer: one query off the others.
+    stray = _alarm()
+    _metric(stray, sleep.CONNECTIONS_ID)["Dimensions"][0]["Value"] = "app/other/1"
+    (diff,) = sleep.alarm_differences(stray, "c", "s")
+    assert diff[0] == "Metrics.a.Dimensions" and f"(want {LB})" in diff[2]
+    # All three on another load balancer than the wake alarm's: consistent, still wrong.
+    fields = [d[0] for d in sleep.alarm_differences(_alarm(), "c", "s", "app/other/1")]
+    assert fields == ["Metrics.r.Dimensions", "Metrics.e.Dimensions", "Metrics.a.Dimensions"]
+    # By the target group too: not the LoadBalancer dimension alone.
+    grouped = _alarm()
+    _metric(grouped, wake.REQUESTS_ID)["Dimensions"].append(
+        {"Name": "TargetGroup", "Value": "targetgroup/x/1"}
+    )
+    (diff,) = sleep.alarm_differences(grouped, "c", "s")
+    assert diff[0] == "Metrics.r.Dimensions" and "TargetGroup" in diff[2]

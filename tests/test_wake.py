@@ -80,6 +80,20 @@ def test_a_deployed_wake_alarm_is_compared_field_by_field() -> None:
     assert diff[0] == "Expression"
 
 
+def test_the_wake_alarms_counts_are_of_one_load_balancer() -> None:
+    alarm = _alarm()
+    assert wake.load_balancer_of(alarm) == "app/x/1"
+    # The 503s of another load balancer: requests at zero here would not wake it.
+    metrics = alarm["Metrics"]
+    assert isinstance(metrics, list)
+    rejected = next(q for q in metrics if q["Id"] == wake.REJECTED_ID)
+    rejected["MetricStat"]["Metric"]["Dimensions"] = [
+        {"Name": wake.ELB_DIMENSION, "Value": "app/y/2"}
+    ]
+    (diff,) = wake.alarm_differences(alarm, "c", "s")
+    assert diff[0] == "Metrics.e.Dimensions" and "app/y/2" in diff[2] and "app/x/1" in diff[2]
+
+
 def test_the_detection_bound_is_a_minute_its_lag_and_the_alarms_evaluation() -> None:
     wp = wake.wake_path(_spec(scaled_to_zero() + INTERNAL_LB))
     assert wp is not None

@@ -52,7 +52,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ecs_gpu import wake
+from ecs_gpu import demand_metric, wake
 from ecs_gpu.spec import Spec
 
 # The load balancer's idle timeout the template sets (infra/loadbalancer.py):
@@ -134,15 +134,35 @@ def is_sleep_policy(policy: Mapping[str, Any]) -> bool:
     )
 
 
-def alarm_differences(alarm: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+def queries(cluster: str, service: str, in_flight: bool) -> dict[str, wake.Query]:
+    """The sleep alarm's queries by id: the wake alarm's (the ALB's two counts, the CPU
+    gate), the ALB's open connections and, ``in_flight``, the sidecars' series."""
+    want = {**wake.queries(cluster, service), CONNECTIONS_ID: wake.elb_query(CONNECTIONS_METRIC)}
+    if in_flight:
+        dims = {d["Name"]: d["Value"] for d in demand_metric.dimensions(cluster, service)}
+        want[IN_FLIGHT_ID] = (
+            demand_metric.NAMESPACE,
+            demand_metric.METRIC_NAME,
+            IN_FLIGHT_STATISTIC,
+            dims,
+        )
+    return want
+
+
+def alarm_differences(
+    alarm: Mapping[str, Any], cluster: str, service: str, load_balancer: Any = None
+) -> list[tuple[str, Any, str]]:
     """(field, value found, phrase) for each way a deployed alarm differs from the sleep
-    alarm: one of the two expressions over the ALB's counts and connections, :data:`COMPARISON`
+    alarm: one of the two expressions over :func:`queries` (each query's namespace,
+    metric, statistic, dimensions and period; the ALB's three of one load balancer,
+    ``load_balancer`` where given: the wake alarm's), :data:`COMPARISON`
     :data:`THRESHOLD`, :func:`quiet_minutes` of as many periods, :data:`TREAT_MISSING_DATA`.
-    Empty: it is the sleep alarm. ``doctor`` (SCL010) reads it."""
+    Empty: it is the sleep alarm. Pure; ``doctor`` (SCL010) reads it."""
     exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
     if exprs not in ([REQUESTS], [IN_FLIGHT_EXPRESSION]):
         return [("Expression", exprs, f"expression {exprs} (want {REQUESTS}, + in flight)")]
-    out: list[tuple[str, Any, str]] = []
+    want = queries(cluster, service, in_flight=exprs == [IN_FLIGHT_EXPRESSION])
+    out = wake.query_differences(alarm, want, load_balancer)
     found = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
     if found != (COMPARISON, THRESHOLD):
         out.append(("Threshold", found, f"{found} (want {COMPARISON} {THRESHOLD:g})"))

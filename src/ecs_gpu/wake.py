@@ -150,6 +150,31 @@ def start_s(spec: Spec) -> float:
     return managed_scaling.cold_start_s(spec)
 
 
+# One MetricStat query the wake and sleep alarms read: (namespace, metric, statistic,
+# dimensions); dimensions None: the load balancer's, by ELB_DIMENSION alone.
+Query = tuple[str, str, str, Mapping[str, str] | None]
+
+
+def elb_query(metric: str) -> Query:
+    """One of the load balancer's counts, as the wake and sleep alarms read it."""
+    return (ELB_NAMESPACE, metric, ELB_STATISTIC, None)
+
+
+def queries(cluster: str, service: str) -> dict[str, Query]:
+    """The wake alarm's queries by id: the ALB's two counts and the service's CPU
+    SampleCount; the sleep alarm reads them too."""
+    return {
+        REQUESTS_ID: elb_query(REQUESTS_METRIC),
+        REJECTED_ID: elb_query(REJECTED_METRIC),
+        RUNNING_ID: (
+            RUNNING_NAMESPACE,
+            RUNNING_METRIC,
+            RUNNING_STATISTIC,
+            {"ClusterName": cluster, "ServiceName": service},
+        ),
+    }
+
+
 def _query(alarm: Mapping[str, Any], qid: str) -> Mapping[str, Any]:
     for q in alarm.get("Metrics") or []:
         if q.get("Id") == qid:
@@ -158,37 +183,47 @@ def _query(alarm: Mapping[str, Any], qid: str) -> Mapping[str, Any]:
     return {}
 
 
-def alarm_differences(
-    alarm: Mapping[str, Any], cluster: str, service: str
+def _dimensions(ms: Mapping[str, Any]) -> dict[Any, Any]:
+    metric = ms.get("Metric") or {}
+    return {d.get("Name"): d.get("Value") for d in metric.get("Dimensions") or []}
+
+
+def load_balancer_of(alarm: Mapping[str, Any]) -> Any:
+    """The LoadBalancer the alarm's RequestCount query ``r`` reads (None without one)."""
+    return _dimensions(_query(alarm, REQUESTS_ID)).get(ELB_DIMENSION)
+
+
+def query_differences(
+    alarm: Mapping[str, Any], want: Mapping[str, Query], load_balancer: Any = None
 ) -> list[tuple[str, Any, str]]:
-    """(field, value found, phrase) for each way a deployed alarm differs from the wake
-    alarm (:data:`EXPRESSION` over the ALB's two counts and the service's CPU
-    SampleCount at :data:`PERIOD_S`, :data:`COMPARISON` :data:`THRESHOLD`); empty: it
-    is the wake alarm. ``verify scaling`` reads it."""
-    exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
-    if exprs != [EXPRESSION]:
-        return [("Expression", exprs, f"expression {exprs} (want {EXPRESSION})")]
-    want = {
-        REQUESTS_ID: (ELB_NAMESPACE, REQUESTS_METRIC, ELB_STATISTIC, None),
-        REJECTED_ID: (ELB_NAMESPACE, REJECTED_METRIC, ELB_STATISTIC, None),
-        RUNNING_ID: (
-            RUNNING_NAMESPACE,
-            RUNNING_METRIC,
-            RUNNING_STATISTIC,
-            {"ClusterName": cluster, "ServiceName": service},
-        ),
-    }
+    """(field, value found, phrase) for each way the alarm's queries differ from ``want``:
+    namespace, metric, statistic, dimensions and :data:`PERIOD_S`. The load balancer's
+    queries read one LoadBalancer, ``load_balancer`` where given, else the first's: a
+    query on another ALB counts requests this service never sees. Pure; the wake and
+    sleep alarms' comparisons share it."""
     out: list[tuple[str, Any, str]] = []
+    # The first ELB query's load balancer (a CloudFormation token in a template: no hash).
+    lb = load_balancer
     for qid, (ns, name, stat, dims) in want.items():
         ms = _query(alarm, qid)
         metric = ms.get("Metric") or {}
         found = (metric.get("Namespace"), metric.get("MetricName"), ms.get("Stat"))
         if found != (ns, name, stat):
             out.append((f"Metrics.{qid}", found, f"{qid} reads {found} (want {(ns, name, stat)})"))
-        got = {d.get("Name"): d.get("Value") for d in metric.get("Dimensions") or []}
+        got = _dimensions(ms)
         if dims is None and set(got) != {ELB_DIMENSION}:
             out.append(
                 (f"Metrics.{qid}.Dimensions", got, f"{qid} by {sorted(got)} (want {ELB_DIMENSION})")
+            )
+        elif dims is None and lb is None:
+            lb = got[ELB_DIMENSION]
+        elif dims is None and got[ELB_DIMENSION] != lb:
+            out.append(
+                (
+                    f"Metrics.{qid}.Dimensions",
+                    got,
+                    f"{qid} reads load balancer {got[ELB_DIMENSION]} (want {lb})",
+                )
             )
         if dims is not None and got != dims:
             out.append((f"Metrics.{qid}.Dimensions", got, f"{qid} by {got} (want {dims})"))
@@ -200,6 +235,20 @@ def alarm_differences(
                     f"{qid} period {ms.get('Period')} s (want {PERIOD_S} s)",
                 )
             )
+    return out
+
+
+def alarm_differences(
+    alarm: Mapping[str, Any], cluster: str, service: str
+) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed alarm differs from the wake
+    alarm (:data:`EXPRESSION` over :func:`queries` at :data:`PERIOD_S`, both counts of
+    one load balancer, :data:`COMPARISON` :data:`THRESHOLD`); empty: it is the wake
+    alarm. doctor (SCL008) and ``verify scaling`` read it."""
+    exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
+    if exprs != [EXPRESSION]:
+        return [("Expression", exprs, f"expression {exprs} (want {EXPRESSION})")]
+    out = query_differences(alarm, queries(cluster, service))
     if alarm.get("ComparisonOperator") != COMPARISON or alarm.get("Threshold") != THRESHOLD:
         found_op = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
         out.append(("Threshold", found_op, f"{found_op} (want {COMPARISON} {THRESHOLD:g})"))

@@ -508,6 +508,7 @@ def test_stack_finds_the_spec_deployed_as_that_stack(
         "warm_pool": None,
         "spot": None,
         "schedule": [],  # the spec has no [[scaling.schedule]]
+        "sleep_path": False,  # min_tasks 1 and no schedule: nothing sleeps
     }
     snap = json.loads(saved.read_text())
     # It read that deployment's objects, not the default stack's (three instances there).

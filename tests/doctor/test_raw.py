@@ -88,6 +88,7 @@ def test_raw_output_infers_the_target_and_checks_as_usual(
         "warm_pool": None,
         "spot": None,
         "schedule": None,
+        "sleep_path": None,
     }
     assert meta["region"] == REGION and meta["collected_at"] == NOW.isoformat()
     assert meta["probe_hosts"] is True

@@ -679,8 +679,14 @@ def test_the_sleep_alarm_waits_the_longest_request_without_one(
     # (test_alarms_match_the_cloudwatch_api).
     assert alarm["AlarmActions"] == [{"Ref": policy_id}]
     # What doctor (SCL010) compares a deployed alarm with is what the template writes.
-    assert sleep.alarm_differences(alarm) == []
-    assert sleep.alarm_differences({**alarm, "TreatMissingData": "breaching"})
+    # The template's queries, in-flight series and load balancer token included.
+    assert sleep.alarm_differences(alarm, NAMES.cluster, NAMES.service) == []
+    # The wake alarm's load balancer, which doctor holds the sleep alarm to.
+    lb = wake.load_balancer_of(_wake_alarm(t))
+    assert lb is not None
+    assert sleep.alarm_differences(alarm, NAMES.cluster, NAMES.service, lb) == []
+    stale = {**alarm, "TreatMissingData": "breaching"}
+    assert sleep.alarm_differences(stale, NAMES.cluster, NAMES.service)
 
 
 def test_the_sleep_policy_sets_exactly_zero(reports: dict[str, ValidationReport]) -> None:

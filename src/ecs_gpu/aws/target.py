@@ -4,7 +4,7 @@ from a spec, from names, or from a cluster and service alone."""
 
 from __future__ import annotations
 
-from ecs_gpu import fast_path, fast_scale_in, host, schedule
+from ecs_gpu import fast_path, fast_scale_in, host, schedule, sleep
 from ecs_gpu.doctor.snapshot import ScheduleTarget, SpotTarget, TargetNames, WarmPoolTarget
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import Signal
@@ -75,6 +75,7 @@ class Target(TargetNames):
         warm_pool: WarmPoolTarget | None = None,
         spot: SpotTarget | None = None,
         schedule: list[ScheduleTarget] | None = None,
+        sleep_path: bool | None = None,
     ) -> Target:
         return cls(
             cluster=names.cluster,
@@ -90,6 +91,7 @@ class Target(TargetNames):
             warm_pool=warm_pool,
             spot=spot,
             schedule=schedule,
+            sleep_path=sleep_path,
         )
 
     @classmethod
@@ -106,6 +108,7 @@ class Target(TargetNames):
             warm_pool=WarmPool.from_spec(spec, names),
             spot=_spot_target(spec, names),
             schedule=_schedule_targets(spec),
+            sleep_path=sleep.sleep_path(spec) is not None,
         )
 
     @classmethod

@@ -264,6 +264,9 @@ class TargetNames(_Model):
     # The spec's [[scaling.schedule]] entries, in order ([] without any); None
     # without a spec (or in a snapshot from before the field).
     schedule: list[ScheduleTarget] | None = None
+    # Whether the spec deploys the sleep path (ecs_gpu.sleep.sleep_path), SCL010's
+    # whatever MinCapacity is now; None without a spec (or in an older snapshot).
+    sleep_path: bool | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """As the snapshot's ``_collection.target`` holds it (every key, None included)."""

@@ -548,6 +548,8 @@ def concurrency_alarm_no_data(s: Snap) -> None:
 
 # (check id, breakage, evidence kind, evidence field contains, evidence value contains, fix contains)
 WAKE_ALARM = f"{NAMES.service}-WakeAlarm-1A2B3C4D5E6F"
+# The load balancer's full name both alarms read (app/<name>/<id>).
+LOAD_BALANCER = "app/vllm-g5/0123456789abcdef"
 
 
 def with_wake(s: Snap, running_stat: str = wake.RUNNING_STATISTIC) -> None:
@@ -588,9 +590,7 @@ def with_wake(s: Snap, running_stat: str = wake.RUNNING_STATISTIC) -> None:
             "StateValue": "OK",
             "StateReason": "Threshold Crossed: no datapoints were received",
             "StateUpdatedTimestamp": s["alarms"][0]["StateUpdatedTimestamp"],
-            "Metrics": wake_metrics(
-                "app/vllm-g5/0123456789abcdef", NAMES.cluster, NAMES.service, running_stat
-            ),
+            "Metrics": wake_metrics(LOAD_BALANCER, NAMES.cluster, NAMES.service, running_stat),
             "EvaluationPeriods": wake.EVALUATION_PERIODS,
             "DatapointsToAlarm": wake.DATAPOINTS_TO_ALARM,
             "Threshold": wake.THRESHOLD,

@@ -10,6 +10,7 @@ import pytest
 from ecs_gpu import demand_metric, fast_path, gpu_metric, sleep, wake
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.doctor.checks import run_checks
+from zero_alarms import sleep_metrics
 
 from ..snapshots import (
     FAST_ALARM,
@@ -20,6 +21,7 @@ from ..snapshots import (
     validate_snapshot,
 )
 from .cases import (
+    LOAD_BALANCER,
     NIGHTS,
     WAKE_ALARM,
     WORKDAYS,
@@ -349,11 +351,6 @@ def with_sleep(s: Snap, missing: str = sleep.TREAT_MISSING_DATA) -> dict[str, An
     }
     s["scaling_policies"].append(policy)
     wake_alarm = next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)
-    queries = [
-        q
-        for q in wake_alarm["Metrics"]
-        if q["Id"] in (wake.REQUESTS_ID, wake.REJECTED_ID, wake.RUNNING_ID)
-    ]
     n = sleep.quiet_minutes()
     s["alarms"].append(
         {
@@ -362,10 +359,7 @@ def with_sleep(s: Snap, missing: str = sleep.TREAT_MISSING_DATA) -> dict[str, An
             "AlarmArn": alarm_arn,
             "AlarmActions": [arn],
             "StateValue": "ALARM",
-            "Metrics": [
-                {"Id": "expr_1", "Expression": sleep.REQUESTS, "ReturnData": True},
-                *queries,
-            ],
+            "Metrics": sleep_metrics(LOAD_BALANCER, NAMES.cluster, NAMES.service),
             "EvaluationPeriods": n,
             "DatapointsToAlarm": n,
             "Threshold": sleep.THRESHOLD,
@@ -389,6 +383,87 @@ def test_a_deployed_sleep_path_is_ok_and_a_stale_one_is_scl010(
     (f,) = [f for f in run_checks(stale).findings if f.id == "SCL010"]
     assert f.title == "The sleep alarm differs from ecs-gpu's" and f.severity == "warning"
     assert any(e.field == "TreatMissingData" and e.value == "breaching" for e in f.evidence)
+
+
+def _sleep_query(s: Snap, qid: str) -> dict[str, Any]:
+    alarm = next(a for a in s["alarms"] if a["AlarmName"] == SLEEP_ALARM)
+    ms: dict[str, Any] = next(q for q in alarm["Metrics"] if q["Id"] == qid)["MetricStat"]
+    return ms
+
+
+def _scl010(s: Snap) -> Any:
+    validate_snapshot(s)
+    return next(r for r in run_checks(s).results if r.check.id == "SCL010")
+
+
+def test_a_sleep_query_on_the_wrong_metric_is_scl010(healthy: Callable[[], Snap]) -> None:
+    # Expression, threshold and periods as deployed; r reads the target's requests, which
+    # a request answered 503 at zero never reaches: the rest still matches.
+    s = healthy()
+    with_sleep(s)
+    _sleep_query(s, wake.REQUESTS_ID)["Metric"]["MetricName"] = "RequestCountPerTarget"
+    (f,) = _scl010(s).findings
+    assert f.title == "The sleep alarm differs from ecs-gpu's"
+    assert any(
+        e.field == "Metrics.r" and "RequestCountPerTarget" in str(e.value) for e in f.evidence
+    )
+    assert "RequestCount" in f.fix and "ecs-gpu deploy" in f.fix
+
+
+def test_a_sleep_alarm_on_another_load_balancer_is_scl010(healthy: Callable[[], Snap]) -> None:
+    # All of the sleep alarm's ALB queries read a load balancer the wake alarm does not:
+    # quiet there, the service is put to sleep while its own ALB serves.
+    s = healthy()
+    with_sleep(s)
+    other = "app/other-alb/fedcba9876543210"
+    for qid in (wake.REQUESTS_ID, wake.REJECTED_ID, sleep.CONNECTIONS_ID):
+        _sleep_query(s, qid)["Metric"]["Dimensions"] = [
+            {"Name": wake.ELB_DIMENSION, "Value": other}
+        ]
+    (f,) = _scl010(s).findings
+    fields = {e.field for e in f.evidence}
+    assert {"Metrics.r.Dimensions", "Metrics.e.Dimensions", "Metrics.a.Dimensions"} <= fields
+    assert other in f.fix and LOAD_BALANCER in f.fix
+    # One query alone on another load balancer (open connections of someone else's).
+    s = healthy()
+    with_sleep(s)
+    _sleep_query(s, sleep.CONNECTIONS_ID)["Metric"]["Dimensions"][0]["Value"] = other
+    (f,) = _scl010(s).findings
+    assert [e.field for e in f.evidence] == ["Metrics.a.Dimensions"]
+
+
+def test_a_scheduled_fleet_by_day_still_has_its_sleep_alarm_checked(
+    healthy: Callable[[], Snap],
+) -> None:
+    # Daytime: the workday action raised MinCapacity to 1; the spec (min_tasks 0 behind
+    # a load balancer) has the sleep path, and tonight its alarm reads the wrong metric.
+    s = healthy()
+    with_sleep(s)
+    with_schedule(s)
+    s[COLLECTION_KEY]["target"]["sleep_path"] = True
+    s["scalable_targets"][0]["MinCapacity"] = 1
+    _sleep_query(s, sleep.CONNECTIONS_ID)["Metric"]["MetricName"] = "NewConnectionCount"
+    assert "SCL008" not in _ids(s)  # at MinCapacity 1 nothing is said of the wake
+    (f,) = _scl010(s).findings
+    assert any(e.field == "Metrics.a" for e in f.evidence)
+    assert "MinCapacity is 1 now; the sleep alarm acts once it is 0" in f.fix
+    # Without the spec the night's scheduled action (MinCapacity 0) says the same.
+    s[COLLECTION_KEY]["target"]["sleep_path"] = None
+    assert [x.id for x in _scl010(s).findings] == ["SCL010"]
+    # No sleep alarm at all, by day: said too.
+    s[COLLECTION_KEY]["target"]["sleep_path"] = True
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != SLEEP_ALARM]
+    (f,) = _scl010(s).findings
+    assert "no sleep alarm invokes" in f.fix and "MinCapacity is 1 now" in f.fix
+
+
+def test_a_spec_without_the_sleep_path_is_not_held_to_one(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    with_wake(s)  # MinCapacity 0 and a wake alarm, but the spec has no sleep path (by hand)
+    s[COLLECTION_KEY]["target"]["sleep_path"] = False
+    assert _scl010(s).status == "ok"
+    s[COLLECTION_KEY]["target"]["sleep_path"] = None  # without a spec: MinCapacity 0 says
+    assert [f.id for f in _scl010(s).findings] == ["SCL010"]
 
 
 def test_a_missing_wake_alarm_is_not_read_from_the_sleep_alarm(

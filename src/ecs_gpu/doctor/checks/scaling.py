@@ -718,31 +718,62 @@ def scalable_target_id_of(s: Snapshot) -> str:
     return scalable_target_id(target.get("cluster") or "?", target.get("service") or "?")
 
 
+def _has_sleep_path(s: Snapshot) -> bool:
+    """Whether the service has the sleep path: the spec's rule (sleep.sleep_path, recorded
+    in the snapshot) whatever MinCapacity is now; without a spec, MinCapacity 0 now or a
+    scheduled action that sets it (wake.scales_to_zero's two ways)."""
+    from_spec = collection_target(s).get("sleep_path")
+    if from_spec is not None:
+        return bool(from_spec)
+    return any(t.get("MinCapacity") == 0 for t in s["scalable_targets"]) or any(
+        (a.get("ScalableTargetAction") or {}).get("MinCapacity") == 0 and _still_runs(s, a)
+        for a in s.get("scheduled_actions", [])
+    )
+
+
 @check(
     "SCL010",
     link="scaling",
     severity="warning",
     title="The service at zero holds its last task 15 minutes",
     requires=("scalable_targets",),
-    doc="The service's MinCapacity is 0 and a wake alarm wakes it, but no sleep alarm (ten "
-    "minutes without a request at the load balancer) invokes an ExactCapacity 0 step policy, "
-    "or it differs from ecs_gpu.sleep's.",
+    doc="The spec deploys the sleep path (sleep.sleep_path: it scales to zero behind a load "
+    "balancer; without a spec, MinCapacity 0 or a scheduled action to 0, and a wake alarm), "
+    "whatever MinCapacity is now, but no sleep alarm (ten minutes without a request at the "
+    "load balancer) invokes an ExactCapacity 0 step policy, or it differs from "
+    "sleep.alarm_differences (a query's metric or load balancer included).",
 )
 def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
-    if not any(t.get("MinCapacity") == 0 for t in s["scalable_targets"]):
+    if not _has_sleep_path(s):
         return []
-    if any(k not in s for k in ("scaling_policies", "alarms")):
-        return []  # SCL008 says what is missing; without a wake path nothing sleeps
-    if not step_path_alarms(s, "wake"):
+    from_spec = collection_target(s).get("sleep_path") is not None
+    lacking = tuple(k for k in ("scaling_policies", "alarms") if k not in s)
+    if lacking and from_spec:
+        raise Unknown(f"{', '.join(lacking)} missing: {why_missing(s, lacking)}")
+    if lacking or not (from_spec or step_path_alarms(s, "wake")):
         return []  # no wake path (SCL008's finding): a sleep would never end
+    cluster, service = demand_names(s)
+    # The load balancer the sleep alarm must read: the one a matching wake alarm reads.
+    lbs = [
+        wake.load_balancer_of(a)
+        for a in step_path_alarms(s, "wake")
+        if not wake.alarm_differences(a, cluster, service)
+    ]
+    lb = lbs[0] if lbs and all(x == lbs[0] for x in lbs) else None
+    mins = [t.get("MinCapacity") for t in s["scalable_targets"]]
+    later = (
+        ""
+        if not mins or 0 in mins
+        else f" (MinCapacity is {mins[0]} now; the sleep alarm acts once it is 0)"
+    )
     alarms = step_path_alarms(s, "sleep")
     if not alarms:
         return [
             c.finding(
                 [policy_names_evidence(s)],
-                "The service wakes from zero tasks, but no sleep alarm invokes an "
-                "ExactCapacity 0 step policy: at no load its last task stays for target "
-                "tracking's 15 low minutes (aws-semantics.md §9) instead of "
+                "The service may scale to zero behind a load balancer, but no sleep alarm "
+                f"invokes an ExactCapacity 0 step policy{later}: at no load its last task "
+                "stays for target tracking's 15 low minutes (aws-semantics.md §9) instead of "
                 f"{sleep.quiet_minutes()}, before the instance's 15 (§2). Fix: redeploy "
                 "with `ecs-gpu deploy`.",
             )
@@ -751,6 +782,6 @@ def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
         c,
         "sleep",
         alarms,
-        sleep.alarm_differences,
-        "it may never fire, or cut a request still running.",
+        lambda a: sleep.alarm_differences(a, cluster, service, lb),
+        f"it may never fire, or cut a request still running{later}.",
     )
