@@ -921,15 +921,68 @@ def test_verify_scaling_judges_only_the_wake_policys_alarm_as_the_wake_alarm(
         assert "has no such alarm: at zero tasks nothing starts one again" in message
 
 
-def test_verify_scaling_passes_with_the_wake_path_deployed(
+def test_verify_scaling_passes_with_the_wake_and_sleep_paths_deployed(
     clients: Clients, capsys: pytest.CaptureFixture[str]
 ) -> None:
     put_wake_alarm(clients)
-    policies = [fast_policy([FAST_ALARM]), wake_policy([WAKE_ALARM])]
+    put_sleep_alarm(clients)
+    policies = [
+        fast_policy([FAST_ALARM]),
+        wake_policy([WAKE_ALARM]),
+        sleep_policy([SLEEP_ALARM]),
+    ]
     first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
     result, _, out, _ = drive(clients, [first], capsys, policies=policies, wake_path=True)
     assert (result.initial, result.peak, result.final) == (1, 2, 1)
     assert "warning" not in out and "Scaling loop works" in out
+
+
+@pytest.mark.parametrize(
+    ("sleep_alarm", "says"),
+    [
+        (None, f"but {NAMES.scalable_target_resource_id} has no sleep policy"),
+        ("wrong-metric", "whose alarm does not match it (alarm vllm-g5-SleepAlarm"),
+        ("other-alb", "whose alarm does not match it (alarm vllm-g5-SleepAlarm"),
+    ],
+    ids=["no-sleep-policy", "sleep-alarm-on-another-metric", "sleep-alarm-on-another-alb"],
+)
+def test_verify_scaling_says_when_the_service_lacks_the_specs_sleep_path(
+    clients: Clients, capsys: pytest.CaptureFixture[str], sleep_alarm: str | None, says: str
+) -> None:
+    # Without the sleep path an idle service keeps its last task and instance.
+    put_wake_alarm(clients)
+    policies = [fast_policy([FAST_ALARM]), wake_policy([WAKE_ALARM])]
+    if sleep_alarm is not None:
+        metrics = sleep_metrics(ALB, NAMES.cluster, NAMES.service)
+        for q in metrics:
+            stat = q.get("MetricStat")
+            if stat and q["Id"] == "r" and sleep_alarm == "wrong-metric":
+                stat["Metric"]["MetricName"] = "RequestCountPerTarget"
+            if stat and q["Id"] == "a" and sleep_alarm == "other-alb":
+                stat["Metric"]["Dimensions"] = [
+                    {"Name": "LoadBalancer", "Value": "app/other/0123456789abcdef"}
+                ]
+        minutes = sleep.quiet_minutes()
+        clients.cw.put_metric_alarm(
+            AlarmName=SLEEP_ALARM,
+            Metrics=metrics,
+            EvaluationPeriods=minutes,
+            DatapointsToAlarm=minutes,
+            Threshold=sleep.THRESHOLD,
+            ComparisonOperator=sleep.COMPARISON,
+            TreatMissingData=sleep.TREAT_MISSING_DATA,
+            AlarmActions=[sleep_policy([])["PolicyARN"]],
+        )
+        policies.append(sleep_policy([SLEEP_ALARM]))
+    first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
+    with pytest.raises(ProblemsFound) as exc:
+        drive(clients, [first], capsys, policies=policies, wake_path=True)
+    message = " ".join(exc.value.message.split())
+    out = " ".join(capsys.readouterr().out.split())
+    assert exc.value.exit_code == EXIT_PROBLEMS
+    assert "so it has a sleep path (an ExactCapacity 0 StepScaling policy" in message
+    assert says in message and says in out
+    assert "wake path" not in message  # the wake path itself was fine
 
 
 # --- Spot: the agent's series of each group that runs a host ------------------------
