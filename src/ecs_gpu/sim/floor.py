@@ -67,10 +67,6 @@ class Floor:
     fleet_overload_steps: int
     step_s: float
 
-    @property
-    def budget_s(self) -> float:
-        return self.budget_steps * self.step_s
-
 
 def step_needs(p: SimParams, offered_rps: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Tasks each step needs at full load: the fewest whose capacity is not below the rate."""
