@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ecs_gpu import managed_scaling, startup, wake
+from ecs_gpu import managed_scaling, sleep, startup, wake
 from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.wake import WakePath
 from example_specs import G5, INTERNAL_LB, scaled_to_zero
@@ -19,7 +19,23 @@ def test_the_wake_path_needs_zero_and_a_load_balancer() -> None:
     wp = wake.wake_path(_spec(scaled_to_zero() + INTERNAL_LB))
     assert wp is not None and wp.tasks == 1 and wp.threshold == 1.0
     warmup = managed_scaling.instance_warmup_s(_spec(scaled_to_zero() + INTERNAL_LB))
-    assert wp.cooldown_s == warmup + wake.DETECTION_MARGIN_S
+    assert wp.cooldown_s == min(warmup + wake.DETECTION_MARGIN_S, 10 * 60)
+
+
+def test_the_cooldown_ends_before_the_sleep_can_stop_the_task() -> None:
+    # The sleep needs its quiet minutes with a RUNNING task, which a wake onto an
+    # instance still there may have at once: the cooldown is over by then (§10).
+    quiet_s = sleep.quiet_minutes() * sleep.PERIOD_S
+    kept = scaled_to_zero().replace("min_instances = 0", "min_instances = 1")
+    for text in (scaled_to_zero(), scaled_to_zero() + POOL, kept):
+        spec = _spec(text + INTERNAL_LB)
+        warmup = managed_scaling.instance_warmup_s(spec) + wake.DETECTION_MARGIN_S
+        assert wake.cooldown_s(spec) == min(warmup, quiet_s) == quiet_s
+    # A pool that covers every scale-out starts in minutes: its warm-up's cooldown
+    # is under the window and stays.
+    quick = _spec(scaled_to_zero() + INTERNAL_LB + "\n[capacity.warm_pool]\nmin_size = 4\n")
+    warmup = managed_scaling.instance_warmup_s(quick) + wake.DETECTION_MARGIN_S
+    assert warmup < quiet_s and wake.cooldown_s(quick) == warmup
 
 
 def test_a_schedule_that_sets_zero_scales_to_zero() -> None:

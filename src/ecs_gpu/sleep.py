@@ -47,7 +47,6 @@ on a managed group").
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -55,9 +54,10 @@ from typing import Any, Final
 from ecs_gpu import demand_metric, wake
 from ecs_gpu.spec import Spec
 
-# The load balancer's idle timeout the template sets (infra/loadbalancer.py):
-# the longest a request may go without a byte before the ALB cuts it.
-LONGEST_REQUEST_S: Final = 600
+# The quiet window is defined in wake (the wake's cooldown must end within it);
+# the sleep path reads it here.
+LONGEST_REQUEST_S: Final = wake.LONGEST_REQUEST_S
+quiet_minutes = wake.quiet_minutes
 PERIOD_S: Final = wake.PERIOD_S
 THRESHOLD: Final = 0.0
 COMPARISON: Final = "LessThanOrEqualToThreshold"
@@ -105,12 +105,6 @@ class SleepPath:
     @property
     def expression(self) -> str:
         return IN_FLIGHT_EXPRESSION if self.in_flight else REQUESTS
-
-
-def quiet_minutes(longest_request_s: float = LONGEST_REQUEST_S) -> int:
-    """Whole alarm periods without a request before the service sleeps: they cover
-    the longest request, so the last counted one has finished."""
-    return max(1, math.ceil(longest_request_s / PERIOD_S))
 
 
 def sleep_path(spec: Spec) -> SleepPath | None:

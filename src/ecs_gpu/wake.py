@@ -23,7 +23,9 @@ The step adds one task (``ChangeInCapacity``): Application Auto Scaling
 starts from the RUNNING count (§1 "Base for the computation"), so while the
 first task boots, pulls and loads, every re-invocation sets the same desired
 count of one. The cooldown covers the minutes between the task's start and
-its first CPU datapoint, when the alarm may still read "no task".
+its first CPU datapoint, when the alarm may still read "no task", and ends
+before the sleep path (:mod:`ecs_gpu.sleep`) can stop that task: during it
+the policy adds nothing, so the next request's wake would wait, or be lost.
 
 The template (infra/scaling.py) writes these numbers and the simulator
 (sim/controllers.WakeLayer) runs them, so they are here once, without CDK.
@@ -31,6 +33,7 @@ The template (infra/scaling.py) writes these numbers and the simulator
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -82,6 +85,19 @@ ALB_LAG_S: Final = PERIOD_S
 DETECTION_MARGIN_S: Final = 300
 
 
+# The sleep path's quiet window (ecs_gpu.sleep, which reads it from here: the
+# wake's cooldown must end within it). The load balancer's idle timeout the
+# template sets (infra/loadbalancer.py): the longest a request may go without a
+# byte before the ALB cuts it.
+LONGEST_REQUEST_S: Final = 600
+
+
+def quiet_minutes(longest_request_s: float = LONGEST_REQUEST_S) -> int:
+    """Whole alarm periods without a request before the service sleeps: they cover
+    the longest request, so the last counted one has finished."""
+    return max(1, math.ceil(longest_request_s / PERIOD_S))
+
+
 @dataclass(frozen=True)
 class WakePath:
     """The alarm and step policy a spec deploys (None from :func:`wake_path` without one)."""
@@ -110,14 +126,30 @@ def scales_to_zero(spec: Spec) -> bool:
 
 
 def cooldown_s(spec: Spec) -> int:
-    """The step policy's cooldown: until the alarm sees the first task's CPU datapoint.
+    """The step policy's cooldown: until the alarm sees the first task's CPU datapoint,
+    and over before the sleep path can stop that task.
 
     The capacity provider's instance warm-up (boot + pull + model, or the
     pooled start; managed_scaling) plus :data:`DETECTION_MARGIN_S`. A shorter
     one lets the alarm, still reading "no task" for the minutes before the
     task's first datapoint, add a second task to the one now RUNNING.
+
+    At most the sleep alarm's quiet minutes: each needs a RUNNING task, and a
+    wake's task may be RUNNING at once (on an instance still there after the
+    last sleep, its image pulled), so the sleep may set 0 that soon after the
+    wake. During its own cooldown the policy "won't increase the desired
+    capacity again unless either a larger scale out is triggered or the
+    cooldown period ends", and its one step is never larger (aws-semantics §10
+    "The wake's cooldown after a sleep"): a cooldown still running after the
+    sleep would hold the next request's wake (lost for a lone request, whose
+    1-of-1 alarm is in ALARM one minute). Where the bound cuts the warm-up
+    short, a cold wake's task may be RUNNING without a CPU datapoint after the
+    cooldown, and a client still retrying then adds a second task, on the
+    second instance a launch from none brings anyway (§2 "N = 0 and tasks
+    provisioning").
     """
-    return managed_scaling.instance_warmup_s(spec) + DETECTION_MARGIN_S
+    warmup = managed_scaling.instance_warmup_s(spec) + DETECTION_MARGIN_S
+    return min(warmup, quiet_minutes() * PERIOD_S)
 
 
 def wake_path(spec: Spec) -> WakePath | None:

@@ -524,7 +524,13 @@ class WakeLayer:
     threshold and re-invokes its policy every minute while in ALARM
     (params.ALARM_REINVOKE_S); the step adds ``tasks`` to the RUNNING count
     (aws-semantics §1 "Base for the computation"), at most max_tasks, and
-    the cooldown holds a further increase.
+    the cooldown holds a further increase: the policy "won't increase the
+    desired capacity again unless either a larger scale out is triggered or
+    the cooldown period ends", and its one step is never larger. A scale-in
+    (the sleep's 0) leaves the cooldown running: AWS says only that a
+    scale-out ends a scale-in's cooldown (§10 "The wake's cooldown after a
+    sleep", a gap). A held invocation is not kept: the alarm invokes again
+    only in a later minute that reads requests.
     """
 
     __slots__ = ("_delay", "_ran", "_requests", "_wp", "actions", "last_action", "series")
