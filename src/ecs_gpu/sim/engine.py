@@ -37,7 +37,12 @@ from ecs_gpu.sim.controllers import (
 )
 from ecs_gpu.sim.fleet import Fleet, WarmPool
 from ecs_gpu.sim.markets import Markets
-from ecs_gpu.sim.metrics import DemandPipeline, MetricPipeline, tracked_series
+from ecs_gpu.sim.metrics import (
+    DemandPipeline,
+    MetricPipeline,
+    RequestCountSeries,
+    tracked_series,
+)
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.serving import RequestQueue
 
@@ -267,7 +272,13 @@ def simulate(
         if p.fast_scale_in is None or demand is None
         else FastScaleInLayer(p.fast_scale_in, p.min_tasks)
     )
-    service = ServiceLayer(p, desired, tracked_series(p, metrics, demand), metrics.cpu)
+    tracked = tracked_series(p, metrics, demand)
+    # The ALBRequestCountPerTarget policy (no datapoint without a request).
+    requests: RequestCountSeries | None = None
+    if p.request_count_target is not None:
+        requests = RequestCountSeries(p.alb_metric_delay_s)
+        tracked.append((requests.series, p.request_count_target))
+    service = ServiceLayer(p, desired, tracked, metrics.cpu)
     sched = ScheduleLayer(p.schedule, p.start_utc) if p.schedule else None
     if sched is not None and (state := sched.initial()) is not None:
         _schedule_action(0.0, fleet, service, state)
@@ -316,6 +327,8 @@ def simulate(
         if i and i % steps_per_min == 0:
             # Close the minute that just ended and let the alarms look.
             metrics.close_minute(t)
+            if requests is not None:
+                requests.close_minute(t)
             hold_in = False
             if demand is not None:
                 demand.close_minute(t)
@@ -391,6 +404,9 @@ def simulate(
             pool_running_s += in_pool * step_s
             pool_stopped_s += pool.stopped(t) * step_s
         account(t, rate, cap, u, ready, billed)
+        if requests is not None:
+            # Routed to the targets that serve (ready, and noticed Spot ones).
+            requests.sample(arrivals, ready + fleet.leaving_ready)
         if wake is not None:
             wake.sample(arrivals, running)
         if sleep is not None:

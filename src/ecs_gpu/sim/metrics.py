@@ -3,9 +3,10 @@
 Samples taken every step are averaged into one-minute datapoints and
 published to :class:`MetricSeries` with the lag of
 their source: the CloudWatch agent's GPU series (``agent_flush_delay_s``),
-ECS's service CPU (``ecs_metric_delay_s``), and the host CPU the
-anti-pattern ASG policy reads. No decisions here: the controllers read the
-series.
+ECS's service CPU (``ecs_metric_delay_s``), the host CPU the
+anti-pattern ASG policy reads, and the load balancer's requests per target
+(``alb_metric_delay_s``, :class:`RequestCountSeries`). No decisions here:
+the controllers read the series.
 """
 
 from __future__ import annotations
@@ -246,6 +247,46 @@ class DemandPipeline:
         self.tracking.publish(t + self._delay, min(self._min_sum / n, self._cap) if n else None)
         self._min_sum = self._min_n = 0.0
         self.tracking.visible(t)
+
+
+class RequestCountSeries:
+    """The load balancer's ALBRequestCountPerTarget, the request-count policy's series.
+
+    Each minute's datapoint is the requests routed to a target in the minute
+    over the healthy targets (RequestCountPerTarget: "the average number of
+    requests received by each target", statistic Sum), visible ``delay_s``
+    after the minute. None (no datapoint) in a minute without a request: the
+    ALB reports only while requests flow (aws-semantics §10 "ALB metrics at no
+    request"); and None while no target is healthy, when no target received a
+    request (the ALB answers 503 itself; §10 "RequestCountPerTarget" [gap]).
+    A missing datapoint never counts as low, so this policy holds target
+    tracking's scale-in (all policies must agree) through quiet minutes.
+    """
+
+    __slots__ = ("_delay", "_requests", "_target_steps", "_targets", "series")
+
+    def __init__(self, delay_s: float) -> None:
+        self._delay = delay_s
+        self.series = MetricSeries()
+        self._requests = self._targets = 0.0
+        self._target_steps = 0
+
+    def sample(self, arrivals: float, targets: int) -> None:
+        """One step's requests and the healthy targets they were routed to."""
+        if targets <= 0:
+            return
+        self._requests += arrivals
+        self._targets += targets
+        self._target_steps += 1
+
+    def close_minute(self, t: float) -> None:
+        """Publish the minute that ended at ``t`` and move due datapoints into view."""
+        n = self._target_steps
+        value = None if n == 0 or self._requests <= 0 else self._requests / (self._targets / n)
+        self.series.publish(t + self._delay, value)
+        self._requests = self._targets = 0.0
+        self._target_steps = 0
+        self.series.visible(t)
 
 
 # --- each signal's simulated series -----------------------------------------------

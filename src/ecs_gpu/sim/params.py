@@ -267,6 +267,9 @@ class SimParams:
     # when an alarm sees one is not documented: wake.ALB_LAG_S, which verify
     # wake's detection bound reads too.
     alb_metric_delay_s: float = float(ALB_LAG_S)
+    # [load_balancer] request_count_target: the ALBRequestCountPerTarget
+    # policy's target (requests per task a minute), None without one.
+    request_count_target: float | None = None
     # t = 0 in UTC, for the schedule's cron (DEFAULT_START_UTC says why).
     start_utc: datetime = DEFAULT_START_UTC
     # [capacity.spot]: spot_percent 0 without a Spot group. The strategy
@@ -428,6 +431,12 @@ def from_spec(spec: Spec) -> SimParams:
             sleep=sleep.sleep_path(spec),
             schedule=tuple((schedule.parse(e.cron), e.min_tasks, e.max_tasks) for e in sc.schedule),
             cpu_scale_in=not wake.scales_to_zero(spec),
+            # The request-count policy, as infra/scaling.py deploys it.
+            request_count_target=(
+                None
+                if spec.load_balancer is None or spec.load_balancer.request_count_target is None
+                else float(spec.load_balancer.request_count_target)
+            ),
         ),
     )
 
