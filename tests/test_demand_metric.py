@@ -4,22 +4,27 @@ The sidecar script is linted with shellcheck and executed with bash against
 real vLLM ``/metrics`` lines (tests/data/vllm-metrics.txt, source beside it)
 served over HTTP; the ``aws`` it calls is a stand-in that records its
 arguments, which are then checked against botocore's PutMetricData model.
+The run loop (the container's command) runs on a fake clock: stand-in
+``date`` and ``sleep`` first on its PATH (_FakeClock), so its tests count
+scrapes and datapoints exactly and wait on events, never on real seconds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import select
 import shutil
+import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import boto3
 import pytest
@@ -30,6 +35,9 @@ from ecs_gpu.spec import METRICS_PRESETS
 
 SAMPLE = Path(__file__).parent / "data" / "vllm-metrics.txt"
 VLLM = METRICS_PRESETS["vllm"]
+# A safety net for a broken script only: no test below waits on time, and
+# each run of the sidecar ends on an event well within it.
+SAFETY_S = 120
 
 
 def _tool(name: str) -> str:
@@ -190,19 +198,42 @@ def test_estimate_falls_back_to_in_flight_without_completions_or_after_a_reset(
 # --- one publish, end to end over HTTP --------------------------------------------------
 
 
-class _Handler(BaseHTTPRequestHandler):
-    # "/up-then-down" answers its first GET, then fails like a crashed server.
-    answered_up_then_down = 0
+class _Server(ThreadingHTTPServer):
+    """The test server on 127.0.0.1: the paths it was asked, in order, and the
+    gate that holds "/stall"'s answer until the test is over."""
 
+    def __init__(self, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.paths: list[str] = []
+        self.release = threading.Event()
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def start(self) -> None:
+        # shutdown() waits for serve_forever to see it: 0.5 s a test by default.
+        threading.Thread(target=self.serve_forever, args=(0.01,), daemon=True).start()
+
+    def stop(self) -> None:
+        self.release.set()
+        self.shutdown()
+        self.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
-        if self.path == "/stall":  # the answer stops mid-body for 3 s
+        server = cast(_Server, self.server)
+        server.paths.append(self.path)
+        if self.path == "/stall":  # the answer stops mid-body until the test is over
             self.send_response(200)
             self.end_headers()
             self.wfile.write(b'vllm:num_requests_running{engine="0"} 3.0\n')
             self.wfile.write(b'vllm:num_requests_running{engine="1"} 1')
             self.wfile.flush()
-            time.sleep(3)
-            self.wfile.write(b"2.0\n")
+            server.release.wait(SAFETY_S)
+            with contextlib.suppress(OSError):  # the sidecar has hung up by now
+                self.wfile.write(b"2.0\n")
             return
         if self.path == "/idle-tgi":  # TGI before its first request: no gauge yet
             self.send_response(200)
@@ -213,42 +244,63 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(404)
             self.end_headers()
             return
-        if self.path == "/up-then-down":
-            _Handler.answered_up_then_down += 1
-        up_once = self.path == "/up-then-down" and _Handler.answered_up_then_down == 1
-        if self.path == "/metrics" or up_once:
+        # "/up-then-down" answers its first GET, then fails like a crashed server.
+        up_once = self.path == "/up-then-down" and server.paths.count(self.path) == 1
+        if self.path == "/overload":
+            body = _overload(server.paths.count(self.path) - 1).encode()
+        elif self.path == "/metrics" or up_once:
             body = SAMPLE.read_bytes()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
         else:  # a server still loading its model
             self.send_response(503)
             self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; version=0.0.4")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
+def _overload(n: int) -> str:
+    """The n-th scrape (from 0) of test_estimate_sizes_for_the_arrivals_not_the_backlog's
+    overload: 11 running at 1.4 completions a second, 28 more waiting each 10 s."""
+    return (
+        "vllm:num_requests_running 11\n"
+        f"vllm:num_requests_waiting {28 * n}\n"
+        f"vllm:request_success_total {100 + 14 * n}\n"
+    )
+
+
 @pytest.fixture
-def server() -> Iterator[int]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd.server_address[1]
-    httpd.shutdown()
-    httpd.server_close()
+def http() -> Iterator[_Server]:
+    httpd = _Server()
+    httpd.start()
+    yield httpd
+    httpd.stop()
+
+
+@pytest.fixture
+def server(http: _Server) -> int:
+    """The test server's port."""
+    return http.port
+
+
+def _executable(tmp_path: Path, name: str, body: str) -> None:
+    """A stand-in command ``name`` in tmp_path/bin, first on the sidecar's PATH (_env)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    path = bindir / name
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
 
 
 def _stand_in_aws(tmp_path: Path, record: str, command: str) -> Path:
     """An `aws` in tmp_path/bin running ``command`` ({record}: the record file's path)."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
     path = tmp_path / record
-    aws = bindir / "aws"
-    aws.write_text(f"#!/bin/sh\n{command.format(record=path)}\n")
-    aws.chmod(0o755)
+    _executable(tmp_path, "aws", command.format(record=path))
     return path
 
 
@@ -258,7 +310,9 @@ def fake_aws(tmp_path: Path) -> Path:
     return _stand_in_aws(tmp_path, "aws-args", 'printf "%s\\n" "$@" > "{record}"')
 
 
-def _env(port: int, path: str, record: Path, starting_max_s: int = 600) -> dict[str, str]:
+def _env(
+    port: int, path: str, record: Path, starting_max_s: int = 600, **estimate: Any
+) -> dict[str, str]:
     env = demand_metric.sidecar_environment(
         metrics_port=port,
         metrics_path=path,
@@ -266,6 +320,7 @@ def _env(port: int, path: str, record: Path, starting_max_s: int = 600) -> dict[
         cluster_name="llm",
         service_name="llm",
         starting_max_s=starting_max_s,
+        **estimate,
     )
     # What CloudFormation hands ECS: the Sub body resolved in us-east-1.
     script = demand_metric.resolve_sub(env[demand_metric.SCRIPT_ENV], "us-east-1")
@@ -324,55 +379,135 @@ def test_once_scrapes_sums_and_publishes_a_high_resolution_datapoint(
         cw.put_metric_data(**request)
 
 
-def test_container_command_decodes_and_runs_the_script(server: int, fake_aws: Path) -> None:
-    """The task definition's entry point and command, as ECS would run them, for a moment."""
-    env = _env(server, "/metrics", fake_aws)
-    proc = subprocess.Popen(
+def _container(env: dict[str, str]) -> subprocess.Popen[str]:
+    """The task definition's entry point and command, as ECS runs them."""
+    return subprocess.Popen(
         [*demand_metric.SIDECAR_ENTRY_POINT, *demand_metric.SIDECAR_COMMAND],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # so a failed test can kill its sleep too
     )
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    """After a failure: the sidecar and whatever it started (its pending sleep)."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
+def test_container_command_decodes_and_runs_the_script(tmp_path: Path, server: int) -> None:
+    """The container's command with the real `sleep` and `date`: its first publish
+    (at once), then ECS's stop in the middle of the 10-s sleep after it."""
+    record = _stand_in_aws(tmp_path, "aws-args", 'printf "%s\\n" "$@" > "{record}"; echo published')
+    proc = _container(_env(server, "/metrics", record))
     try:
-        for _ in range(100):  # the first publish comes at once, then every 10 s
-            if fake_aws.exists() and fake_aws.read_text().strip():
-                break
-            time.sleep(0.1)
-        assert proc.poll() is None, proc.communicate()
+        assert proc.stdout is not None
+        # Waits for the event; the timeout is a safety net for a broken script.
+        ready, _, _ = select.select([proc.stdout], [], [], SAFETY_S)
+        assert ready and proc.stdout.readline() == "published\n", proc.stderr
+        assert proc.poll() is None
+        proc.terminate()  # ECS's stop: the trap exits at once, taking the sleep along
+        _, err = proc.communicate(timeout=SAFETY_S)
     finally:
-        proc.terminate()  # ECS's stop: the trap exits at once
-        _, err = proc.communicate(timeout=30)
+        _kill(proc)
     assert proc.returncode == 0, err
-    assert _cli_to_request(fake_aws.read_text().splitlines())["MetricData"][0]["Value"] == 8.0
+    assert _cli_to_request(record.read_text().splitlines())["MetricData"][0]["Value"] == 8.0
 
 
-def _run_loop(
-    env: dict[str, str], seconds: float, *, midway: Callable[[], object] | None = None
-) -> str:
-    """The container's command for ``seconds`` with a 1-s interval; its stderr.
+# --- the run loop, on a fake clock ------------------------------------------------------
 
-    ``midway`` runs halfway through (e.g. a server that comes up late).
+# The fake clock starts at an epoch second, as `date +%s` reads: the script
+# must count the start deadline from its own start, not from 0.
+T0 = 1_700_000_000
+INTERVAL = demand_metric.PUBLISH_INTERVAL_S
+
+
+class _FakeClock:
+    """Stand-in `date` and `sleep` (tmp_path/bin, first on the sidecar's PATH)
+    that read and move a fake clock kept in a file, so the run loop's seconds
+    are fake ones and every count below is exact, however slow the machine.
+
+    ``sleep N`` adds N to the clock, records N and returns at once. When the
+    clock reaches ``hook_at`` it first waits (on a FIFO) for the test to run
+    ``on_hook``: a server that comes up between two scrapes. When it reaches
+    ``stop_at`` it sends the sidecar ECS's stop (SIGTERM) and waits like a
+    real sleep: the sidecar's trap must end it, or its open stderr keeps the
+    run from ending and the safety net fails the test.
     """
-    proc = subprocess.Popen(
-        [*demand_metric.SIDECAR_ENTRY_POINT, *demand_metric.SIDECAR_COMMAND],
-        env={**env, "INTERVAL_S": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        if midway is not None:
-            time.sleep(seconds / 2)
-            midway()
-            seconds /= 2
-        time.sleep(seconds)
-        assert proc.poll() is None, proc.communicate()
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, err
-    return err
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.path = tmp_path / "clock"
+        self.slept = tmp_path / "slept"
+        self.stop_at = tmp_path / "stop-at"
+        self.hook_at = tmp_path / "hook-at"
+        self.fifo = tmp_path / "hook"
+        os.mkfifo(self.fifo)
+        real_sleep = _tool("sleep")
+        _executable(
+            tmp_path,
+            "date",
+            f'[ "$*" = +%s ] || {{ echo "stand-in date: only +%s, not \'$*\'" >&2; exit 2; }}\n'
+            f"cat '{self.path}'",
+        )
+        _executable(
+            tmp_path,
+            "sleep",
+            f"now=$(($(cat '{self.path}') + $1))\n"
+            f"echo \"$now\" > '{self.path}'\n"
+            f"echo \"$1\" >> '{self.slept}'\n"
+            f"if [ \"$now\" -eq \"$(cat '{self.hook_at}')\" ]; then read -r _ < '{self.fifo}'; fi\n"
+            f'if [ "$now" -ge "$(cat \'{self.stop_at}\')" ]; then\n'
+            f'  kill -TERM "$PPID"\n'
+            f"  exec '{real_sleep}' {SAFETY_S}\n"
+            "fi",
+        )
+
+    def now(self) -> int:
+        return int(self.path.read_text())
+
+    def sleeps(self) -> list[int]:
+        return [int(n) for n in self.slept.read_text().split()]
+
+    def run(
+        self,
+        env: dict[str, str],
+        *,
+        stop_at: int,
+        hook_at: int = -1,
+        on_hook: Callable[[], object] | None = None,
+    ) -> str:
+        """The container's command from T0 until the clock reaches ``stop_at``; its stderr."""
+        self.path.write_text(f"{T0}\n")
+        self.stop_at.write_text(f"{stop_at}\n")
+        self.hook_at.write_text(f"{hook_at}\n")
+        hook = None
+        if on_hook is not None:
+            hook = threading.Thread(target=self._hook, args=(on_hook,), daemon=True)
+            hook.start()
+        proc = _container(env)
+        try:
+            # The loop ends itself at stop_at; the timeout is a safety net.
+            _, err = proc.communicate(timeout=SAFETY_S)
+        finally:
+            _kill(proc)
+            if hook is not None and hook.is_alive():  # the clock never reached hook_at
+                os.close(os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK))
+        assert proc.returncode == 0, err
+        assert self.now() == stop_at, err
+        return err
+
+    def _hook(self, on_hook: Callable[[], object]) -> None:
+        with open(self.fifo, "w") as sleeper:  # opens when the stand-in sleep waits on it
+            on_hook()
+            sleeper.write("done\n")
+
+
+@pytest.fixture
+def clock(tmp_path: Path) -> _FakeClock:
+    return _FakeClock(tmp_path)
 
 
 @pytest.fixture
@@ -402,51 +537,126 @@ def _values(record: Path) -> list[float]:
     return [_cli_to_request(c)["MetricData"][0]["Value"] for c in _calls(record)]
 
 
-def test_a_starting_task_publishes_zero_until_its_server_answers(aws_log: Path) -> None:
+def _logged_status(err: str, status: int) -> int:
+    """How many scrapes the sidecar logged as answered with ``status``."""
+    return len(re.findall(rf": HTTP/1\.[01] {status} ", err))
+
+
+def test_a_starting_task_publishes_zero_until_its_server_answers(
+    aws_log: Path, clock: _FakeClock
+) -> None:
     # Nothing listens yet (the model loads before the server binds): the
-    # RUNNING task holds no request. Then the server comes up with 8.
+    # RUNNING task holds no request. The server comes up at 20 s, after the
+    # second scrape's sleep, and answers 8.
     port = _free_port()
-    servers: list[ThreadingHTTPServer] = []
+    servers: list[_Server] = []
 
     def come_up() -> None:
-        servers.append(ThreadingHTTPServer(("127.0.0.1", port), _Handler))
-        threading.Thread(target=servers[0].serve_forever, daemon=True).start()
+        servers.append(_Server(port))
+        servers[0].start()
 
     try:
-        err = _run_loop(_env(port, "/metrics", aws_log), 5.0, midway=come_up)
+        err = clock.run(
+            _env(port, "/metrics", aws_log),
+            stop_at=T0 + 5 * INTERVAL,
+            hook_at=T0 + 2 * INTERVAL,
+            on_hook=come_up,
+        )
     finally:
         for httpd in servers:
-            httpd.shutdown()
-            httpd.server_close()
-    values = _values(aws_log)
-    zeros = values[: values.index(8.0)] if 8.0 in values else values
-    assert len(zeros) >= 2 and set(zeros) == {0.0}, err
-    assert values[len(zeros) :] and set(values[len(zeros) :]) == {8.0}, err
+            httpd.stop()
+    # Scrapes at 0 and 10 s: no answer, 0; at 20, 30 and 40 s: 8.
+    assert _values(aws_log) == [0.0, 0.0, 8.0, 8.0, 8.0], err
+    assert servers[0].paths == ["/metrics"] * 3
+    assert clock.sleeps() == [INTERVAL] * 5
 
 
 def test_a_server_that_never_answers_gets_zeros_only_until_the_start_deadline(
-    aws_log: Path,
+    aws_log: Path, clock: _FakeClock
 ) -> None:
     # A wrong [service.metrics] port: zeros for ever would scale the service
     # in and keep the missing-metric alarm quiet.
-    err = _run_loop(_env(_free_port(), "/metrics", aws_log, starting_max_s=2), 4.5)
-    values = _values(aws_log)
-    assert 1 <= len(values) <= 3 and set(values) == {0.0}, err
-    assert "within 2 s of the start: check [service.metrics] port" in err
+    env = _env(_free_port(), "/metrics", aws_log, starting_max_s=30)
+    err = clock.run(env, stop_at=T0 + 60)
+    # Scrapes at 0, 10 and 20 s publish 0; at 30 (the deadline), 40 and 50 s nothing.
+    assert _values(aws_log) == [0.0] * 3, err
+    assert err.count("within 30 s of the start: check [service.metrics] port") == 3, err
+    assert clock.sleeps() == [INTERVAL] * 6
 
 
-def test_an_http_error_while_starting_publishes_nothing(server: int, aws_log: Path) -> None:
+def test_an_http_error_while_starting_publishes_nothing(
+    http: _Server, aws_log: Path, clock: _FakeClock
+) -> None:
     # A wrong path (404) is a server that is up: no zero, so the series stays
     # missing and its alarm reports it.
-    err = _run_loop(_env(server, "/wrong", aws_log), 2.5)
+    err = clock.run(_env(http.port, "/wrong", aws_log), stop_at=T0 + 3 * INTERVAL)
+    assert http.paths == ["/wrong"] * 3
     assert _calls(aws_log) == []
-    assert "404" in err
+    assert _logged_status(err, 404) == 3, err
+
+
+def test_once_the_server_answered_a_failed_scrape_publishes_nothing(
+    http: _Server, aws_log: Path, clock: _FakeClock
+) -> None:
+    err = clock.run(_env(http.port, "/up-then-down", aws_log), stop_at=T0 + 4 * INTERVAL)
+    # The first scrape published 8 requests; the three failures after it
+    # publish nothing (no false zero: the missing-metric alarm reports a dead server).
+    assert http.paths == ["/up-then-down"] * 4
+    assert _values(aws_log) == [8.0]
+    assert _logged_status(err, 503) == 3, err
+
+
+def test_the_loop_keeps_its_interval_and_the_estimate_its_dt(
+    tmp_path: Path, http: _Server, clock: _FakeClock
+) -> None:
+    # An `aws` that takes 3 s: the loop sleeps the other 7, so scrapes stay
+    # 10 s apart and the estimate's dt is those 10 s: the datapoints are the
+    # estimate mode's for the same scrapes.
+    record = tmp_path / "aws-calls"
+    times = tmp_path / "aws-times"
+    _executable(
+        tmp_path,
+        "aws",
+        f"{{ echo --call; printf '%s\\n' \"$@\"; }} >> '{record}'\n"
+        f"cat '{clock.path}' >> '{times}'\n"
+        f"echo $(($(cat '{clock.path}') + 3)) > '{clock.path}'",
+    )
+    env = _env(
+        http.port,
+        "/overload",
+        record,
+        waiting=VLLM[1],
+        completed="vllm:request_success_total",
+        drain_s=120,
+    )
+    clock.run(env, stop_at=T0 + 4 * INTERVAL)
+    assert [int(t) for t in times.read_text().split()] == [T0 + i * INTERVAL for i in range(4)]
+    assert clock.sleeps() == [INTERVAL - 3] * 4
+    script = tmp_path / "demand-sidecar.sh"
+    script.write_text(demand_metric.embedded_script())
+    scrapes = [(11.0, 28.0 * i, 100.0 + 14 * i, INTERVAL) for i in range(4)]
+    assert _values(record) == _estimates(script, 120, scrapes)
+    assert _values(record)[0] == 11.0  # the first scrape: in flight
+
+
+def test_a_missing_completed_counter_is_logged_once(
+    server: int, aws_log: Path, clock: _FakeClock
+) -> None:
+    env = _env(
+        server, "/metrics", aws_log, waiting=VLLM[1], completed="vllm:no_such_total", drain_s=120
+    )
+    err = clock.run(env, stop_at=T0 + 3 * INTERVAL)
+    assert _values(aws_log) == [8.0] * 3  # requests in flight
+    message = "none of 'vllm:no_such_total' in /metrics: publishing requests in flight"
+    assert err.count(message) == 1, err
 
 
 def test_an_answer_that_stops_mid_body_publishes_nothing(
     script: Path, server: int, fake_aws: Path
 ) -> None:
-    # Summing what arrived would publish 4 (3 + "1" of "12.0"), not 15.
+    # Summing what arrived would publish 4 (3 + "1" of "12.0"), not 15. The
+    # rest of the body never comes while the script runs (the server holds
+    # it until the test is over), so the 1-s read timeout ends the scrape.
     env = {**_env(server, "/stall", fake_aws), "TIMEOUT_S": "1"}
     result = _run(script, "once", env)
     assert result.returncode == 1
@@ -462,19 +672,6 @@ def test_tgi_before_its_first_request_reads_zero(script: Path, server: int, fake
     result = _run(script, "once", {**env, "ABSENT_IS_ZERO": "1"})
     assert result.returncode == 0, result.stderr
     assert _cli_to_request(fake_aws.read_text().splitlines())["MetricData"][0]["Value"] == 0.0
-
-
-def test_once_the_server_answered_a_failed_scrape_publishes_nothing(
-    server: int, aws_log: Path
-) -> None:
-    _Handler.answered_up_then_down = 0
-    err = _run_loop(_env(server, "/up-then-down", aws_log), 3.5)
-    # The first scrape published 8 requests; the failures after it publish
-    # nothing (no false zero: the missing-metric alarm reports a dead server).
-    assert _Handler.answered_up_then_down >= 3, err
-    values = [_cli_to_request(c)["MetricData"][0]["Value"] for c in _calls(aws_log)]
-    assert values == [8.0]
-    assert "503" in err
 
 
 def test_no_datapoint_while_the_server_is_not_ready(

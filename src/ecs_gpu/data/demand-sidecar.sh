@@ -47,8 +47,14 @@ DRAIN_S=${DRAIN_S:-}
 # The decay of the mean request time's sums: about the last WINDOW scrapes.
 WINDOW=${WINDOW:-6}
 
-# Set once the server has answered a scrape (publish_once).
-ANSWERED=0
+# publish_once's argument in the run loop: "starting" until the server has
+# answered a scrape (publish_once empties it).
+STARTING=starting
+
+# The clock is `date +%s`, read where bash's $SECONDS was: a child process
+# cannot drive $SECONDS, and the tests (tests/test_demand_metric.py) run the
+# loop on a fake clock through stand-in `date` and `sleep` commands first on
+# PATH. T0, the start (main), is what $SECONDS counted from.
 
 log() { printf 'demand-sidecar: %s\n' "$*" >&2; }
 
@@ -231,7 +237,7 @@ publish_once() {
   rc=$?
   if ((rc == 1)); then
     if [[ ${1:-} == starting ]]; then
-      if ((SECONDS < STARTING_MAX_S)); then
+      if (($(date +%s) - T0 < STARTING_MAX_S)); then
         put_value 0.000
       else
         log "no answer on port ${METRICS_PORT} within ${STARTING_MAX_S} s of the start:" \
@@ -240,7 +246,7 @@ publish_once() {
     fi
     return 1
   fi
-  ANSWERED=1
+  STARTING=
   ((rc == 0)) || return 1
   result=$(sum_series <<<"$body") || return 1
   read -r total samples waiting completed completed_n <<<"$result"
@@ -253,11 +259,11 @@ publish_once() {
     return 1
   fi
   if estimating; then
-    if ((completed_n == 0 && !ABSENT_IS_ZERO)); then
+    # Said once: at the first estimate (PREV_F is -1 only until then).
+    ((completed_n || ABSENT_IS_ZERO || PREV_F >= 0)) ||
       log "none of '${COMPLETED}' in ${METRICS_PATH}: publishing requests in flight"
-    fi
-    estimate $((total - waiting)) "$waiting" "$completed" $((SECONDS - LAST_SCRAPE))
-    LAST_SCRAPE=$SECONDS
+    estimate $((total - waiting)) "$waiting" "$completed" $(($(date +%s) - LAST_SCRAPE))
+    LAST_SCRAPE=$(date +%s)
     total=$EST
   fi
   value=$(printf '%d.%03d' $((total / 1000)) $((total % 1000)))
@@ -279,18 +285,15 @@ put_value() {
 
 main() {
   local started left
+  T0=$(date +%s)
   SLEEPER=""
   # Bash as PID 1 ignores SIGTERM unless trapped: stop at once on ECS's stop,
   # taking the pending sleep along.
   trap 'if [[ -n $SLEEPER ]]; then kill "$SLEEPER" 2>/dev/null; fi; exit 0' TERM INT
   while :; do
-    started=$SECONDS
-    if ((ANSWERED)); then
-      publish_once || true
-    else
-      publish_once starting || true
-    fi
-    left=$((INTERVAL_S - (SECONDS - started)))
+    started=$(date +%s)
+    publish_once "$STARTING" || true
+    left=$((INTERVAL_S - ($(date +%s) - started)))
     if ((left > 0)); then
       sleep "$left" &
       SLEEPER=$!
