@@ -5,7 +5,7 @@ from __future__ import annotations
 from ecs_gpu import managed_scaling, sleep, startup, wake
 from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.wake import WakePath
-from example_specs import G5, INTERNAL_LB, scaled_to_zero
+from example_specs import G5, G5_GPU, INTERNAL_LB, scaled_to_zero
 
 POOL = "\n[capacity.warm_pool]\nmin_size = 1\n"
 
@@ -118,3 +118,41 @@ def test_the_detection_bound_is_a_minute_its_lag_and_the_alarms_evaluation() -> 
     assert wake.ALB_LAG_S == wake.PERIOD_S == 60
     assert wake.detection_s(wp) == 180
     assert wake.detection_s(WakePath(cooldown_s=0, datapoints_to_alarm=2)) == 240
+
+
+# --- The woken task: target tracking must not stop it before it serves (§1, §10) -------
+
+
+def test_a_gpu_signal_at_zero_needs_the_request_count_policy() -> None:
+    # The idle hosts read 0 %: the GPU policy's low alarm is in ALARM when the wake acts.
+    gpu = _spec(scaled_to_zero(G5_GPU) + INTERNAL_LB)
+    (problem,) = wake.unprotected_wake(gpu)
+    assert (problem.key, problem.value) == ("scaling.min_tasks", 0)
+    assert "publish 0 % GPU utilization" in problem.what
+    assert "request_count_target" in problem.fix and "min_tasks = 1" in problem.fix
+    # The request count has no datapoint until a task serves: it holds every scale-in.
+    held = _spec(scaled_to_zero(G5_GPU) + INTERNAL_LB + "request_count_target = 60\n")
+    assert wake.unprotected_wake(held) == []
+    # No wake path (min_tasks 1, or no load balancer): nothing to protect.
+    assert wake.unprotected_wake(_spec(G5_GPU + INTERNAL_LB)) == []
+
+
+def test_a_schedule_to_zero_is_named_by_its_key() -> None:
+    night = '\n[[scaling.schedule]]\ncron = "0 20 * * ? *"\nmin_tasks = 0\nmax_tasks = 0\n'
+    (problem,) = wake.unprotected_wake(_spec(G5_GPU + INTERNAL_LB + night))
+    assert (problem.key, problem.value) == ("scaling.schedule", "an entry with min_tasks = 0")
+
+
+def test_concurrency_at_zero_holds_a_model_that_is_ready_within_the_low_minutes() -> None:
+    quick = _spec(scaled_to_zero() + INTERNAL_LB)
+    assert startup.model_ready_s(quick) == 60.0 and wake.unprotected_wake(quick) == []
+    # The sidecar publishes 0 while the server starts: 13 minutes is the last safe start.
+    for load_s, refused in ((779.0, False), (780.0, True), (2400.0, True)):
+        text = scaled_to_zero() + INTERNAL_LB
+        spec = _spec(text.replace("\n[simulation]\n", f"\n[simulation]\nmodel_load_s = {load_s}\n"))
+        assert startup.model_ready_s(spec) == load_s
+        problems = wake.unprotected_wake(spec)
+        assert bool(problems) is refused, load_s
+        if refused:
+            assert f"about {load_s / 60:.0f} min to serve" in problems[0].what
+            assert "15 low minutes" in problems[0].what

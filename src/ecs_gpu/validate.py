@@ -315,6 +315,7 @@ def validate(spec: Spec, *, path: str = "spec", stage: StageFn | None = None) ->
     problems = cross_field_problems(spec, path)
     if problems:
         raise SpecError(path, problems)
+    wake.check_woken_task(spec, path)
     from ecs_gpu.synth import build
 
     tell = stage if stage is not None else _quiet

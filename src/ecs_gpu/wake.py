@@ -1,9 +1,12 @@
 """The wake path: what starts a task again when a scale-to-zero service has none.
 
 With ``[scaling] min_tasks = 0`` target tracking can take the service to
-zero tasks, but not back: with no task there is no GPU, CPU or concurrency
-datapoint, and a policy with insufficient data does not scale
-(aws-semantics.md §10 "Target tracking at zero"). Two wake paths:
+zero tasks, but not back: with no task there is no CPU or concurrency
+datapoint, and a policy with insufficient data does not scale; the GPU
+series of the hosts that stay reads 0 %, which asks for no task either
+(aws-semantics.md §10 "Target tracking at zero"). And target tracking must
+not take the woken task back to zero before it serves
+(:func:`unprotected_wake`). Two wake paths:
 
 * With ``[load_balancer]``: a one-minute alarm on the load balancer's
   requests, by metric math that reads them only while the service has no
@@ -39,7 +42,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ecs_gpu import managed_scaling, signals, startup
+from ecs_gpu.errors import SpecError
 from ecs_gpu.spec import Spec
+from ecs_gpu.spec.messages import Problem
 
 ELB_NAMESPACE: Final = "AWS/ApplicationELB"
 REQUESTS_METRIC: Final = "RequestCount"
@@ -158,6 +163,81 @@ def wake_path(spec: Spec) -> WakePath | None:
     if not scales_to_zero(spec) or spec.load_balancer is None:
         return None
     return WakePath(cooldown_s=cooldown_s(spec))
+
+
+def check_woken_task(spec: Spec, path: str = "spec") -> None:
+    """Refuse (:class:`SpecError`, exit 2, naming ``path``) a spec whose woken task target
+    tracking would stop before it serves (:func:`unprotected_wake`). Synth, diff, deploy,
+    validate and plan call it after the spec's own rules; the construct applies it too."""
+    problems = [p.format(path) for p in unprotected_wake(spec)]
+    if problems:
+        raise SpecError(path, problems)
+
+
+# A minute for the low alarm to see a datapoint, and a minute of margin, inside
+# target tracking's low minutes (signals.TRACKING_LOW_DATAPOINTS).
+_START_MARGIN_MINUTES: Final = 2
+
+
+def unprotected_wake(spec: Spec) -> list[Problem]:
+    """Why target tracking would stop the task the wake starts before it serves; empty
+    when nothing can (a rule validate and the template's construct apply, exit 2).
+
+    Application Auto Scaling scales in only when every target-tracking policy with
+    scale-in reads low (aws-semantics §1 "Multiple TT policies"), and a policy without
+    a datapoint is not ready to. So the woken task is safe while some policy has none:
+
+    * ``[load_balancer] request_count_target``: the per-target request count has no
+      datapoint until a healthy target receives a request (§10 "RequestCountPerTarget",
+      a **[gap]** for the minutes no target is healthy), so it holds every scale-in.
+    * A GPU signal alone: no. At zero the hosts that stay (``min_instances``, or the last
+      one for managed scaling's 15 low minutes after the sleep) publish 0 %, and the GPU
+      expression reads that (§10 "The GPU series on an idle floor"): the GPU policy's low
+      alarm is already in ALARM when the wake starts a task, and sets it back to 0.
+    * The concurrency signal: while the server starts, each sidecar publishes 0 (the
+      demand sidecar's start deadline), so its policy reads low from the task's start:
+      safe only if the model is ready within the policy's low minutes.
+    """
+    sc = spec.scaling
+    if wake_path(spec) is None or (
+        spec.load_balancer is not None and spec.load_balancer.request_count_target is not None
+    ):
+        return []
+    key = "scaling.min_tasks" if sc.min_tasks == 0 else "scaling.schedule"
+    value = 0 if sc.min_tasks == 0 else "an entry with min_tasks = 0"
+    protect = (
+        "add [load_balancer] request_count_target (its per-target request count has no "
+        "datapoint until a task serves, which holds every target-tracking scale-in)"
+    )
+    if not signals.SignalPlan.of(sc).tracks_concurrency:
+        return [
+            Problem(
+                key,
+                value,
+                "scales to zero on a GPU signal: at zero tasks the hosts that stay (the "
+                "instance floor, or the last instance for managed scaling's 15 low minutes "
+                "after a sleep) publish 0 % GPU utilization, so the GPU policy's scale-in "
+                "alarm is already low when the wake starts a task, and target tracking sets "
+                "it back to 0 before it serves",
+                f"{protect}, or scale on concurrency with [service.metrics], or keep min_tasks = 1",
+            )
+        ]
+    ready = startup.model_ready_s(spec)
+    low_s = (signals.TRACKING_LOW_DATAPOINTS - _START_MARGIN_MINUTES) * PERIOD_S
+    if ready < low_s:
+        return []
+    return [
+        Problem(
+            key,
+            value,
+            f"scales to zero while the model takes about {ready / 60:.0f} min to serve after "
+            "its container starts, and until the server answers each sidecar publishes 0 "
+            f"requests: target tracking's scale-in alarm reads its "
+            f"{signals.TRACKING_LOW_DATAPOINTS} low minutes first and sets the task the wake "
+            "started back to 0 before it serves",
+            f"{protect}, or keep min_tasks = 1",
+        )
+    ]
 
 
 def pooled_wake(spec: Spec) -> bool:

@@ -21,6 +21,7 @@ from ecs_gpu.errors import (
     EXIT_PROBLEMS,
     BadInputError,
 )
+from example_specs import G5_GPU, scaled_to_zero
 
 
 def test_catalog_lists_every_family(capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,6 +103,25 @@ def test_error_text_in_brackets_reaches_the_user(
     err = capsys.readouterr().err
     for section in ("service", "capacity", "scaling"):
         assert f"Fix: add a [{section}] section" in err
+
+
+@pytest.mark.parametrize("command", ["synth", "validate", "diff", "deploy", "plan"])
+def test_a_woken_task_target_tracking_would_stop_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # A GPU signal at zero with no request-count policy: the idle hosts' 0 % would
+    # set the woken task back to 0 (wake.unprotected_wake). Refused naming the file,
+    # before synth and before any AWS call (no credentials here: deploy would be exit 3).
+    spec = tmp_path / "zero.toml"
+    spec.write_text(
+        scaled_to_zero(G5_GPU) + '\n[load_balancer]\nscheme = "internal"\n', encoding="utf-8"
+    )
+    argv = [command, str(spec)] + (["-o", str(tmp_path / "out")] if command == "synth" else [])
+    assert cli.main(argv) == EXIT_BAD_INPUT
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{spec}: scaling.min_tasks = 0: scales to zero on a GPU signal" in err
+    assert "request_count_target" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
 
 
 @settings(max_examples=150, deadline=None)

@@ -129,10 +129,12 @@ def synth_cmd(
     from ecs_gpu.naming import check_stack_name
     from ecs_gpu.outputs import is_stdout
     from ecs_gpu.synth import write_template
+    from ecs_gpu.wake import check_woken_task
 
     if stack is not None:
         check_stack_name(stack)
     loaded = load_spec(spec)
+    check_woken_task(loaded, str(spec))
     print_notes(loaded.warnings(str(spec)))
     with stage_status(err_console) as stage:
         path = write_template(loaded, out, stack_name=stack, spec_path=spec, stage=stage)

@@ -42,6 +42,7 @@ from ecs_gpu.cli.render import console, follow_to_end, render_outputs, render_su
 from ecs_gpu.errors import ProblemsFound
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
 from ecs_gpu.spec import Spec, load_spec
+from ecs_gpu.wake import check_woken_task
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
@@ -293,6 +294,7 @@ def _prelude(
     costs no synth), then the template."""
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
+    check_woken_task(s, str(spec))
     print_notes(s.warnings(str(spec)))
     name = stack_of(s, stack)
     aws = _aws(profile, region)

@@ -15,7 +15,7 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ecs_gpu import spot, startup
+from ecs_gpu import spot, startup, wake
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
@@ -69,6 +69,7 @@ class GpuService(Construct):
         problems = cross_field_problems(spec)
         if problems:
             raise SpecError("spec", problems)
+        wake.check_woken_task(spec)
         super().__init__(scope, construct_id)
         spec = self._for_deployment(spec)
         self.spec = spec

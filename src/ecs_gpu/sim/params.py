@@ -21,6 +21,7 @@ from ecs_gpu import (
     gpu_metric,
     managed_scaling,
     schedule,
+    signals,
     sleep,
     spot,
     startup,
@@ -41,7 +42,7 @@ TT_HIGH_DATAPOINTS: Final = 3
 # AlarmLow: 15 of 15 one-minute datapoints below ~0.9 x target. [obs] same issue;
 # "usually more than 10% lower": awsdocs/application-auto-scaling-user-guide@8e4642f
 # doc_source/application-auto-scaling-target-tracking.md
-TT_LOW_DATAPOINTS: Final = 15
+TT_LOW_DATAPOINTS: Final = signals.TRACKING_LOW_DATAPOINTS
 TT_LOW_FRACTION: Final = 0.9
 # Target-tracking alarms evaluate one-minute datapoints; Application Auto
 # Scaling has no Period field (§1 "High resolution",
