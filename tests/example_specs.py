@@ -19,6 +19,9 @@ from ecs_gpu.spec import parse_spec
 EXAMPLES_DIR: Final = Path(__file__).resolve().parents[1] / "examples"
 G5_PATH: Final = EXAMPLES_DIR / "g5-vllm.toml"
 G5: Final = G5_PATH.read_text(encoding="utf-8")
+# The big models: g6e's 61-GiB model loads in 433 s, p5's in 2,398 s (startup.model_ready_s).
+G6E: Final = (EXAMPLES_DIR / "g6e-alb-odcr.toml").read_text(encoding="utf-8")
+P5: Final = (EXAMPLES_DIR / "p5-8gpu.toml").read_text(encoding="utf-8")
 
 
 def without_concurrency(text: str) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecs_gpu import demand_metric, sleep, wake
+from ecs_gpu import demand_metric, sleep, startup, wake
 from ecs_gpu.infra import loadbalancer
 from ecs_gpu.spec import Spec, parse_spec
-from example_specs import G5, INTERNAL_LB, scaled_to_zero
+from example_specs import G5, G6E, INTERNAL_LB, P5, scaled_to_zero
 from zero_alarms import metric_query, sleep_metrics
 
 
@@ -21,17 +21,41 @@ def test_the_sleep_path_goes_where_the_wake_path_does() -> None:
     for text in (G5 + INTERNAL_LB, scaled_to_zero() + night, scaled_to_zero() + INTERNAL_LB):
         spec = _spec(text)
         assert (sleep.sleep_path(spec) is None) is (wake.wake_path(spec) is None), text[-40:]
-    sp = sleep.sleep_path(_spec(scaled_to_zero() + INTERNAL_LB))
+    spec = _spec(scaled_to_zero() + INTERNAL_LB)
+    sp = sleep.sleep_path(spec)
     assert sp is not None and sp.tasks == 0 and sp.threshold == 0.0
-    assert sp.minutes == sleep.quiet_minutes() and sp.cooldown_s == sleep.PERIOD_S
+    assert sp.minutes == sleep.quiet_minutes(spec) and sp.cooldown_s == sleep.PERIOD_S
 
 
 def test_it_waits_out_the_longest_request_the_load_balancer_lets_stand() -> None:
     # One number: the ALB idle timeout the template sets is the request bound here.
     assert sleep.LONGEST_REQUEST_S == loadbalancer.IDLE_TIMEOUT_S
-    n = sleep.quiet_minutes()
+    n = sleep.MIN_QUIET_MINUTES
     assert n * sleep.PERIOD_S >= sleep.LONGEST_REQUEST_S > (n - 1) * sleep.PERIOD_S
-    assert sleep.quiet_minutes(61) == 2 and sleep.quiet_minutes(1) == 1
+    assert wake.request_minutes(61) == 2 and wake.request_minutes(1) == 1
+    # A small model loads well within it: g5's 60 s keeps the ten minutes.
+    assert sleep.quiet_minutes(_spec(scaled_to_zero() + INTERNAL_LB)) == n == 10
+
+
+def test_the_quiet_window_outlasts_the_load_of_a_task_the_wake_started() -> None:
+    # The task is RUNNING (its CPU datapoint, the gate) from its containers' start, while
+    # its model loads: the window, from its first RUNNING minute (which may begin up to
+    # a minute before it), covers a load as slow as the grace period allows and the
+    # ALB's two 30-s checks, or a lone request's task is stopped before it serves.
+    for text, minutes in ((G6E, 13), (P5, 62)):
+        spec = _spec(scaled_to_zero(text).replace("min_tasks = 2", "min_tasks = 0"))
+        sp = sleep.sleep_path(spec)
+        assert sp is not None and sp.minutes == sleep.quiet_minutes(spec) == minutes
+        load_s = startup.model_ready_s(spec) * startup.GRACE_FACTOR + startup.GRACE_MARGIN_S
+        assert startup.running_to_healthy_s(spec) == load_s
+        assert (minutes - 1) * sleep.PERIOD_S >= load_s > (minutes - 2) * sleep.PERIOD_S
+        # The image pull comes before RUNNING (PENDING): a longer one changes nothing.
+        slower = spec.model_copy(
+            update={"simulation": spec.simulation.model_copy(update={"image_pull_s": 900.0})}
+        )
+        assert sleep.quiet_minutes(slower) == minutes
+    # p5's 40-minute (2,398-s) model: over an hour, where ten minutes stopped every woken task.
+    assert startup.model_ready_s(_spec(P5)) > 39 * 60 > sleep.MIN_QUIET_MINUTES * 60
 
 
 def test_only_the_in_flight_series_joins_the_expression() -> None:
@@ -66,7 +90,7 @@ def test_the_deployed_policy_shape_is_told_from_the_other_step_policies() -> Non
 LB = "app/vllm-g5/0123456789abcdef"
 
 
-def _alarm(in_flight: bool = False) -> dict[str, Any]:
+def _alarm(in_flight: bool = False, n: int = sleep.MIN_QUIET_MINUTES) -> dict[str, Any]:
     """The sleep alarm as DescribeAlarms returns what infra/scaling.py writes."""
     metrics = sleep_metrics(LB, "c", "s")
     if in_flight:
@@ -81,7 +105,6 @@ def _alarm(in_flight: bool = False) -> dict[str, Any]:
                 sleep.IN_FLIGHT_STATISTIC,
             )
         )
-    n = sleep.quiet_minutes()
     return {
         "Metrics": metrics,
         "ComparisonOperator": sleep.COMPARISON,
@@ -117,6 +140,21 @@ def test_a_deployed_sleep_alarm_is_compared_query_by_query() -> None:
     )
     (diff,) = sleep.alarm_differences(averaged, "c", "s")
     assert diff[0] == "Metrics.q" and "Average" in str(diff[1])
+
+
+def test_the_window_is_the_specs_where_known_else_at_least_the_longest_request() -> None:
+    # verify scaling and doctor with the spec hold the alarm to the spec's window: the
+    # ten minutes of an alarm deployed before it knew the model's load are too short.
+    (diff,) = sleep.alarm_differences(_alarm(), "c", "s", LB, minutes=62)
+    assert diff[:2] == ("EvaluationPeriods", (10, 10)) and "(want 62 of 62)" in diff[2]
+    assert sleep.alarm_differences(_alarm(n=62), "c", "s", LB, minutes=62) == []
+    # Without the spec the model is unknown: any window of at least ten, all of it.
+    assert sleep.alarm_differences(_alarm(n=62), "c", "s", LB) == []
+    assert sleep.alarm_differences(_alarm(n=10), "c", "s", LB) == []
+    (diff,) = sleep.alarm_differences(_alarm(n=9), "c", "s", LB)
+    assert diff[:2] == ("EvaluationPeriods", (9, 9)) and "at least 10" in diff[2]
+    (diff,) = sleep.alarm_differences({**_alarm(n=13), "DatapointsToAlarm": 12}, "c", "s")
+    assert diff[:2] == ("EvaluationPeriods", (13, 12))
 
 
 def test_the_sleep_alarm_reads_one_load_balancer_the_given_one() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ecs_gpu import managed_scaling, sleep, startup, wake
 from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.wake import WakePath
-from example_specs import G5, G5_GPU, INTERNAL_LB, scaled_to_zero
+from example_specs import G5, G5_GPU, G6E, INTERNAL_LB, P5, scaled_to_zero
 
 POOL = "\n[capacity.warm_pool]\nmin_size = 1\n"
 
@@ -25,10 +25,11 @@ def test_the_wake_path_needs_zero_and_a_load_balancer() -> None:
 def test_the_cooldown_ends_before_the_sleep_can_stop_the_task() -> None:
     # The sleep needs its quiet minutes with a RUNNING task, which a wake onto an
     # instance still there may have at once: the cooldown is over by then (§10).
-    quiet_s = sleep.quiet_minutes() * sleep.PERIOD_S
+    quiet_s = sleep.MIN_QUIET_MINUTES * sleep.PERIOD_S
     kept = scaled_to_zero().replace("min_instances = 0", "min_instances = 1")
     for text in (scaled_to_zero(), scaled_to_zero() + POOL, kept):
         spec = _spec(text + INTERNAL_LB)
+        assert sleep.quiet_minutes(spec) * sleep.PERIOD_S == quiet_s  # g5's 60-s model
         warmup = managed_scaling.instance_warmup_s(spec) + wake.DETECTION_MARGIN_S
         assert wake.cooldown_s(spec) == min(warmup, quiet_s) == quiet_s
     # A pool that covers every scale-out starts in minutes: its warm-up's cooldown
@@ -36,6 +37,19 @@ def test_the_cooldown_ends_before_the_sleep_can_stop_the_task() -> None:
     quick = _spec(scaled_to_zero() + INTERNAL_LB + "\n[capacity.warm_pool]\nmin_size = 4\n")
     warmup = managed_scaling.instance_warmup_s(quick) + wake.DETECTION_MARGIN_S
     assert warmup < quiet_s and wake.cooldown_s(quick) == warmup
+
+
+def test_the_cooldown_bound_is_the_specs_own_quiet_window() -> None:
+    # A big model lengthens the sleep's window (wake.quiet_minutes), and with it the
+    # bound: g6e's kept instances (900-s warm-up) now get 13 minutes, not 10; p5's
+    # 62-minute window is past its warm-up + 300 s, which stays.
+    g6e = _spec(scaled_to_zero(G6E).replace("min_tasks = 2", "min_tasks = 0"))
+    assert wake.quiet_minutes(g6e) == 13 and wake.load_minutes(g6e) == 13
+    assert wake.cooldown_s(g6e) == 13 * wake.PERIOD_S
+    assert managed_scaling.instance_warmup_s(g6e) + wake.DETECTION_MARGIN_S > 13 * 60
+    p5 = _spec(scaled_to_zero(P5))
+    warmup = managed_scaling.instance_warmup_s(p5) + wake.DETECTION_MARGIN_S
+    assert wake.quiet_minutes(p5) == 62 and wake.cooldown_s(p5) == warmup < 62 * 60
 
 
 def test_a_schedule_that_sets_zero_scales_to_zero() -> None:

@@ -20,21 +20,28 @@ request"), so each count is FILLed with 0, and the whole expression is read
 only while a task is RUNNING: ECS's service CPU ``SampleCount``, the wake
 alarm's ``c``, exists only then (§10 "ECS metrics with no RUNNING task").
 Without it the value is 1, never quiet: a task the wake path started has no
-CPU datapoint while its instance boots and its model loads (longer than the
-quiet minutes on a cold start), and a lone request got its 503 at once and
-holds no connection, so an ungated alarm would stop that task before it
-served. With the gate every period has a value, and missing data (no series
-at all: the service at zero) is not breaching.
+CPU datapoint while its instance boots and its image pulls (the task is
+PENDING then), and a lone request got its 503 at once and holds no
+connection, so an ungated alarm would stop that task before it served. With
+the gate every period has a value, and missing data (no series at all: the
+service at zero) is not breaching.
 
-How long: a request the ALB counted may still be running. The template lets
-one go as long as the load balancer's idle timeout (600 s,
+The gate is not enough: the task is RUNNING, with its CPU datapoint, while
+its model server downloads and loads the model, before its ALB target is
+healthy (aws-semantics §10 "A task RUNNING while its model loads"). So the
+quiet window outlasts that too (:func:`ecs_gpu.wake.quiet_minutes`, per
+spec): 10 minutes for a 60-s model, 62 for p5-8gpu's 40-minute one.
+
+How long at least: a request the ALB counted may still be running. The
+template lets one go as long as the load balancer's idle timeout (600 s,
 infra/loadbalancer.IDLE_TIMEOUT_S, set because LLM responses stream for
 minutes) without a byte: :data:`LONGEST_REQUEST_S`, the spec states no
-other. So the alarm waits that long in whole periods after the last counted
-request. A response that streams for longer keeps its connection open, and
-the expression adds the load balancer's ``ActiveConnectionCount`` (``Sum``,
-published while it is non-zero: aws-semantics §10 "Open connections"), so a
-minute with a connection open is never quiet, whatever the sidecars report.
+other. So the alarm waits at least that long in whole periods after the
+last counted request (:data:`MIN_QUIET_MINUTES`). A response that streams
+for longer keeps its connection open, and the expression adds the load
+balancer's ``ActiveConnectionCount`` (``Sum``, published while it is
+non-zero: aws-semantics §10 "Open connections"), so a minute with a
+connection open is never quiet, whatever the sidecars report.
 With ``[service.metrics]`` and ``demand_estimate = "in-flight"`` it adds the
 sidecars' series too (the requests in flight, Maximum); the arrival-rate
 estimate is a function of arrivals (demand_metric.py "The estimate"), not of
@@ -57,6 +64,7 @@ from ecs_gpu.spec import Spec
 # The quiet window is defined in wake (the wake's cooldown must end within it);
 # the sleep path reads it here.
 LONGEST_REQUEST_S: Final = wake.LONGEST_REQUEST_S
+MIN_QUIET_MINUTES: Final = wake.MIN_QUIET_MINUTES
 quiet_minutes = wake.quiet_minutes
 PERIOD_S: Final = wake.PERIOD_S
 THRESHOLD: Final = 0.0
@@ -113,7 +121,7 @@ def sleep_path(spec: Spec) -> SleepPath | None:
     if wake.wake_path(spec) is None:
         return None
     in_flight = spec.service.metrics is not None and spec.scaling.demand_estimate == "in-flight"
-    return SleepPath(minutes=quiet_minutes(), in_flight=in_flight)
+    return SleepPath(minutes=quiet_minutes(spec), in_flight=in_flight)
 
 
 def is_sleep_policy(policy: Mapping[str, Any]) -> bool:
@@ -144,14 +152,20 @@ def queries(cluster: str, service: str, in_flight: bool) -> dict[str, wake.Query
 
 
 def alarm_differences(
-    alarm: Mapping[str, Any], cluster: str, service: str, load_balancer: Any = None
+    alarm: Mapping[str, Any],
+    cluster: str,
+    service: str,
+    load_balancer: Any = None,
+    minutes: int | None = None,
 ) -> list[tuple[str, Any, str]]:
     """(field, value found, phrase) for each way a deployed alarm differs from the sleep
     alarm: one of the two expressions over :func:`queries` (each query's namespace,
     metric, statistic, dimensions and period; the ALB's three of one load balancer,
     ``load_balancer`` where given: the wake alarm's), :data:`COMPARISON`
-    :data:`THRESHOLD`, :func:`quiet_minutes` of as many periods, :data:`TREAT_MISSING_DATA`.
-    Empty: it is the sleep alarm. Pure; ``doctor`` (SCL010) reads it."""
+    :data:`THRESHOLD`, ``minutes`` of as many periods (the spec's :func:`quiet_minutes`;
+    None, without a spec: any window of at least :data:`MIN_QUIET_MINUTES`, which the
+    model's load may lengthen), :data:`TREAT_MISSING_DATA`. Empty: it is the sleep
+    alarm. Pure; ``doctor`` (SCL010) and ``verify scaling`` read it."""
     exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
     if exprs not in ([REQUESTS], [IN_FLIGHT_EXPRESSION]):
         return [("Expression", exprs, f"expression {exprs} (want {REQUESTS}, + in flight)")]
@@ -160,10 +174,15 @@ def alarm_differences(
     found = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
     if found != (COMPARISON, THRESHOLD):
         out.append(("Threshold", found, f"{found} (want {COMPARISON} {THRESHOLD:g})"))
-    n = quiet_minutes()
     periods = (alarm.get("EvaluationPeriods"), alarm.get("DatapointsToAlarm"))
-    if periods != (n, n):
-        out.append(("EvaluationPeriods", periods, f"{periods[0]} periods (want {n} of {n})"))
+    if minutes is not None and periods != (minutes, minutes):
+        want_n = f"{minutes} of {minutes}"
+        out.append(("EvaluationPeriods", periods, f"{periods[0]} periods (want {want_n})"))
+    elif minutes is None and not (
+        periods[0] == periods[1] and isinstance(periods[0], int) and periods[0] >= MIN_QUIET_MINUTES
+    ):
+        want_n = f"N of N, N at least {MIN_QUIET_MINUTES}"
+        out.append(("EvaluationPeriods", periods, f"{periods[0]} periods (want {want_n})"))
     missing = alarm.get("TreatMissingData")
     if missing != TREAT_MISSING_DATA:
         out.append(

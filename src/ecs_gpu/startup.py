@@ -143,6 +143,20 @@ def model_start(spec: Spec) -> ModelStart:
     )
 
 
+def running_to_healthy_s(spec: Spec) -> float:
+    """From the container's start to its load balancer target healthy, for a model as
+    slow as the grace period allows: :func:`model_ready_s` x :data:`GRACE_FACTOR`, then
+    one ALB health-check round (:data:`GRACE_MARGIN_S`: the target group's healthy
+    threshold x interval, 2 x 30 s, infra/loadbalancer.py).
+
+    The image pull is not in it: ECS pulls while the task is PENDING and counts it
+    RUNNING from the containers' start (aws-semantics.md §10 "A task RUNNING while its
+    model loads"), so this is the time a RUNNING task may still not serve. The sleep
+    path's quiet window outlasts it (:func:`ecs_gpu.wake.quiet_minutes`).
+    """
+    return model_ready_s(spec) * GRACE_FACTOR + GRACE_MARGIN_S
+
+
 def task_ready_s(spec: Spec) -> float:
     """Task placed to serving: the image pull, then the model."""
     return spec.simulation.image_pull_s + model_ready_s(spec)

@@ -198,11 +198,19 @@ def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
             f"request wakes it), then about {start / 60:.0f} min for {what}"
         )
     sp = sleep.sleep_path(spec)
+    # Longer than the longest request's: a woken task is RUNNING while its model loads.
+    longer = (
+        ""
+        if sp is None or sp.minutes <= sleep.MIN_QUIET_MINUTES
+        else f" ({sp.minutes}, not {sleep.MIN_QUIET_MINUTES}: a woken task counts as running "
+        f"while its model loads, about {startup.model_ready_s(spec) / 60:.0f} min, and must "
+        "serve before the alarm can stop it)"
+    )
     sleeps = (
         ""
         if sp is None
         else f" After {sp.minutes} min without a request or an open connection the sleep "
-        "alarm sets zero tasks; "
+        f"alarm sets zero tasks{longer}; "
         "the instance leaves after managed scaling's 15 low minutes."
     )
     key = "scaling.min_tasks" if sc.min_tasks == 0 else "scaling.schedule"

@@ -97,10 +97,42 @@ DETECTION_MARGIN_S: Final = 300
 LONGEST_REQUEST_S: Final = 600
 
 
-def quiet_minutes(longest_request_s: float = LONGEST_REQUEST_S) -> int:
-    """Whole alarm periods without a request before the service sleeps: they cover
-    the longest request, so the last counted one has finished."""
+def request_minutes(longest_request_s: float = LONGEST_REQUEST_S) -> int:
+    """Whole alarm periods that cover the longest request, so the last counted one has
+    finished."""
     return max(1, math.ceil(longest_request_s / PERIOD_S))
+
+
+# The least quiet window of any spec: what doctor accepts without the spec's.
+MIN_QUIET_MINUTES: Final = request_minutes()
+
+
+def load_minutes(spec: Spec) -> int:
+    """Whole alarm periods that cover a woken task's start to serving, counted from its
+    first RUNNING minute: :func:`ecs_gpu.startup.running_to_healthy_s`, plus one for the
+    minute it turns RUNNING in (that minute has its CPU datapoint, and may be quiet)."""
+    return math.ceil(startup.running_to_healthy_s(spec) / PERIOD_S) + 1
+
+
+def quiet_minutes(spec: Spec) -> int:
+    """Periods without a request before the service sleeps: the longer of the longest
+    request (:func:`request_minutes`) and a woken task's load (:func:`load_minutes`).
+
+    The sleep alarm reads the requests only while a task is RUNNING (ECS's CPU
+    datapoint), and a task is RUNNING while its model server still loads: the
+    container runs, its ALB target is not healthy yet (aws-semantics.md §10 "A
+    task RUNNING while its model loads"). A lone request at zero gets its 503
+    and holds no connection, so from the woken task's first RUNNING minute
+    every minute is quiet until the next request: a window shorter than the
+    load stops the task before it ever serves (a 40-minute p5 load under a
+    10-minute window: a sparse-traffic service never serves). The load is
+    taken as slow as the health-check grace period allows for (model x 1.5,
+    then the ALB's two 30-s checks), so a download slower than the estimate
+    is neither replaced by ECS nor stopped by the sleep. The image pull and
+    the boot come before RUNNING and are not in it. 10 for g5-vllm's 60-s
+    model, 13 for g6e-alb-odcr's 433 s, 62 for p5-8gpu's 2,398 s.
+    """
+    return max(MIN_QUIET_MINUTES, load_minutes(spec))
 
 
 @dataclass(frozen=True)
@@ -154,7 +186,7 @@ def cooldown_s(spec: Spec) -> int:
     provisioning").
     """
     warmup = managed_scaling.instance_warmup_s(spec) + DETECTION_MARGIN_S
-    return min(warmup, quiet_minutes() * PERIOD_S)
+    return min(warmup, quiet_minutes(spec) * PERIOD_S)
 
 
 def wake_path(spec: Spec) -> WakePath | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import boto3
 
-from ecs_gpu import fast_path
+from ecs_gpu import fast_path, sleep
 from ecs_gpu.aws.facts import Collector
 from ecs_gpu.aws.target import Target
 from ecs_gpu.naming import Names
@@ -85,3 +85,21 @@ def test_the_schedule_is_each_entrys_expression_and_bounds_from_schedule_py() ->
     assert Target.from_cluster_service("c", "s").schedule is None
     plain = parse_spec(SPEC.format(extra=""), "t.toml")
     assert Target.from_spec(plain, Names(plain.service.name)).schedule == []
+
+
+def test_the_sleep_path_is_recorded_with_its_window() -> None:
+    # The window is the spec's (sleep.quiet_minutes: longer than the model's load), so
+    # doctor holds the deployed alarm to it; without a sleep path, no window.
+    zero = SPEC.format(extra="").replace("max_tasks = 4\n", "max_tasks = 4\nmin_tasks = 0\n")
+    lb = '\n[load_balancer]\nscheme = "internal"\n'
+    # A 15-minute load: 900 x 1.5 + the ALB's 60 s, in minutes, plus the first one.
+    slow = "\n[simulation]\nmodel_load_s = 900\n"
+    for text, minutes in ((zero + lb, 10), (zero + lb + slow, 25)):
+        spec = parse_spec(text, "t.toml")
+        assert sleep.quiet_minutes(spec) == minutes
+        target = Target.from_spec(spec, Names(spec.service.name))
+        assert target.sleep_path is True and target.sleep_minutes == minutes
+    kept = parse_spec(SPEC.format(extra="") + lb, "t.toml")
+    target = Target.from_spec(kept, Names(kept.service.name))
+    assert target.sleep_path is False and target.sleep_minutes is None
+    assert Target.from_cluster_service("c", "s").sleep_minutes is None

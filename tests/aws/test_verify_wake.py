@@ -11,7 +11,7 @@ from ecs_gpu.aws.deploy import StackOutput
 from ecs_gpu.errors import EXIT_AWS, AwsError, BadInputError, ProblemsFound
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
-from example_specs import G5, INTERNAL_LB, scaled_to_zero
+from example_specs import G5, INTERNAL_LB, P5, scaled_to_zero
 
 NIGHT = '\n[[scaling.schedule]]\ncron = "0 20 * * ? *"\nmin_tasks = 0\nmax_tasks = 2\n'
 CERT = 'certificate_arn = "arn:aws:acm:us-east-1:123456789012:certificate/0b1c2d3e"\n'
@@ -52,7 +52,11 @@ def test_a_stack_without_the_output_names_it_and_offers_url() -> None:
 
 def test_when_it_sleeps_names_the_quiet_minutes_and_the_schedule() -> None:
     zero = vw.when_it_sleeps(_spec(scaled_to_zero() + INTERNAL_LB))
-    assert f"after {sleep.quiet_minutes()} one-minute periods" in zero and "schedule" not in zero
+    assert "after 10 one-minute periods" in zero and "schedule" not in zero
+    # A 40-minute model: the spec's window, longer than its load (wake.quiet_minutes).
+    p5 = _spec(scaled_to_zero(P5))
+    assert f"after {sleep.quiet_minutes(p5)} one-minute periods" in vw.when_it_sleeps(p5)
+    assert "after 62 one-minute periods" in vw.when_it_sleeps(p5)
     night = vw.when_it_sleeps(_spec(G5 + INTERNAL_LB + NIGHT))
     assert "[scaling] min_tasks = 1, 0 from the [[scaling.schedule]] entries at 0 20 * * ? *" in (
         night

@@ -844,7 +844,7 @@ def sleep_policy(alarms: list[str]) -> dict[str, Any]:
 
 def put_sleep_alarm(c: Clients) -> None:
     """The sleep alarm as infra/scaling.py writes it: the same ``r`` as the wake alarm's."""
-    minutes = sleep.quiet_minutes()
+    minutes = sleep.MIN_QUIET_MINUTES
     c.cw.put_metric_alarm(
         AlarmName=SLEEP_ALARM,
         Metrics=sleep_metrics(ALB, NAMES.cluster, NAMES.service),
@@ -962,7 +962,7 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_sleep_path(
                 stat["Metric"]["Dimensions"] = [
                     {"Name": "LoadBalancer", "Value": "app/other/0123456789abcdef"}
                 ]
-        minutes = sleep.quiet_minutes()
+        minutes = sleep.MIN_QUIET_MINUTES
         clients.cw.put_metric_alarm(
             AlarmName=SLEEP_ALARM,
             Metrics=metrics,

@@ -509,6 +509,7 @@ def test_stack_finds_the_spec_deployed_as_that_stack(
         "spot": None,
         "schedule": [],  # the spec has no [[scaling.schedule]]
         "sleep_path": False,  # min_tasks 1 and no schedule: nothing sleeps
+        "sleep_minutes": None,
     }
     snap = json.loads(saved.read_text())
     # It read that deployment's objects, not the default stack's (three instances there).

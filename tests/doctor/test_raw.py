@@ -89,6 +89,7 @@ def test_raw_output_infers_the_target_and_checks_as_usual(
         "spot": None,
         "schedule": None,
         "sleep_path": None,
+        "sleep_minutes": None,
     }
     assert meta["region"] == REGION and meta["collected_at"] == NOW.isoformat()
     assert meta["probe_hosts"] is True

@@ -68,6 +68,12 @@ SPECS = {
     .replace("min_instances = 1", "min_instances = 0")
     .replace("min_tasks = 1", "min_tasks = 0")
     + '\n[load_balancer]\nscheme = "internal"\n',
+    # A 15-minute model load: the sleep alarm's window outlasts it (wake.quiet_minutes).
+    "zero-alb-slow-model": _scaling("target_concurrency_per_task = 16\n")
+    .replace("min_instances = 1", "min_instances = 0")
+    .replace("min_tasks = 1", "min_tasks = 0")
+    .replace("mean_request_s = 8.0\n", "mean_request_s = 8.0\nmodel_load_s = 900\n")
+    + '\n[load_balancer]\nscheme = "internal"\n',
     # Without a load balancer: only the schedule wakes it.
     "zero-schedule": _scaling("target_concurrency_per_task = 16\n").replace(
         "min_tasks = 1", "min_tasks = 0"
@@ -635,7 +641,7 @@ def _sleep_alarm(t: T) -> dict[str, Any]:
     return found[0]
 
 
-@pytest.mark.parametrize("key", ["zero-alb", "zero-alb-in-flight"])
+@pytest.mark.parametrize("key", ["zero-alb", "zero-alb-in-flight", "zero-alb-slow-model"])
 def test_the_sleep_alarm_waits_the_longest_request_without_one(
     key: str, specs: dict[str, Spec], reports: dict[str, ValidationReport]
 ) -> None:
@@ -668,8 +674,11 @@ def test_the_sleep_alarm_waits_the_longest_request_without_one(
     if sp.in_flight:
         dims = queries[sleep.IN_FLIGHT_ID]["Metric"]["Dimensions"]
         assert dims == _concurrency_plain()["Dimensions"]
-    # Ten quiet minutes: the ALB's idle timeout (600 s), the longest request it lets stand.
-    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == 10 == sp.minutes
+    # Ten quiet minutes: the ALB's idle timeout (600 s), the longest request it lets
+    # stand, which g5's 60-s model loads within; a 15-minute load gets 25 (900 x 1.5 +
+    # the ALB's 60 s, in minutes, + the minute the task turns RUNNING in).
+    minutes = 25 if key == "zero-alb-slow-model" else 10
+    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == minutes == sp.minutes
     assert alarm["ComparisonOperator"] == "LessThanOrEqualToThreshold"
     assert alarm["Threshold"] == 0
     # Gated, every period with a task has a value; none at all: already at zero.
@@ -753,6 +762,18 @@ def test_at_zero_the_cpu_policy_leaves_the_scale_in_vote(
     # Only the load balancer's requests can tell the sleep alarm the service is idle.
     sleeps = "10 min without a request or an open connection the sleep" in notes[0].message
     assert sleeps is (key == "zero-alb")
+
+
+def test_the_note_says_why_a_slow_model_sleeps_later(
+    reports: dict[str, ValidationReport],
+) -> None:
+    (note,) = [n for n in reports["zero-alb-slow-model"].notes if n.id == "scale-to-zero"]
+    assert "After 25 min without a request or an open connection" in note.message
+    assert "(25, not 10: a woken task counts as running while its model loads, about 15 min" in (
+        note.message
+    )
+    (g5,) = [n for n in reports["zero-alb"].notes if n.id == "scale-to-zero"]
+    assert "not 10" not in g5.message
 
 
 def test_with_tasks_kept_the_cpu_policy_scales_in(reports: dict[str, ValidationReport]) -> None:

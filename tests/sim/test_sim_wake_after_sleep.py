@@ -17,11 +17,12 @@ import numpy.typing as npt
 import pytest
 
 from ecs_gpu import sleep, wake
-from ecs_gpu.sim.controllers import WakeLayer
+from ecs_gpu.sim.controllers import SleepLayer, WakeLayer
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams, from_spec
+from ecs_gpu.sleep import SleepPath
 from ecs_gpu.spec import parse_spec
-from example_specs import G5
+from example_specs import G5, P5, scaled_to_zero
 
 STEP = 10.0
 LB = '\n[load_balancer]\nscheme = "internal"\n'
@@ -147,7 +148,8 @@ def test_each_request_after_a_sleep_wakes_even_on_the_instance_still_there() -> 
     # it: a cooldown longer than that window (the cold warm-up + 300 s) would hold the
     # third request's wake.
     p = _params(ZERO + LB, 600.0)
-    assert p.wake is not None and p.wake.cooldown_s == sleep.quiet_minutes() * sleep.PERIOD_S
+    assert p.sleep is not None and p.wake is not None
+    assert p.wake.cooldown_s == p.sleep.minutes * sleep.PERIOD_S
     requests = [FIRST_S]
     for _ in range(3):
         _, down = _changes(simulate(p, _trace(*requests), step_s=STEP, seed=0))
@@ -172,3 +174,54 @@ def test_a_cold_start_past_the_window_may_add_a_second_task_on_the_second_instan
     assert max(res.timeline["instances"]) == 2
     longer = simulate(p.with_(wake=wake.WakePath(cooldown_s=1200)), r, step_s=STEP, seed=0)
     assert longer.summary["wake_scale_outs"] == 1 and max(longer.timeline["instances"]) == 2
+
+
+def _first_running_and_sleep(p: SimParams, minutes: int) -> tuple[float, float | None, int]:
+    """After one request at zero: when the woken task is first RUNNING, when the desired
+    count falls (None: never) and how often the sleep path set it."""
+    res = simulate(p, _trace(FIRST_S, minutes=minutes), step_s=STEP, seed=0)
+    tl = res.timeline
+    running = next(t for t, n in zip(tl["t_s"], tl["running_tasks"], strict=True) if n > 0)
+    _, down = _changes(res)
+    return running, (down[0] if down else None), res.summary["sleep_scale_ins"]
+
+
+def test_a_big_model_woken_by_one_request_is_not_put_to_sleep_before_it_serves() -> None:
+    # p5-8gpu at zero: a 40-minute model load after its boot and pull. The woken task
+    # is RUNNING (the CPU gate reads "a task runs") all through that load, and the lone
+    # request got its 503: every minute from then on is quiet.
+    spec = parse_spec(scaled_to_zero(P5), "p5.toml")
+    p = from_spec(spec).with_(poisson_arrivals=False, boot_jitter_fraction=0.0)
+    assert p.model_load_s > 39 * 60 and p.sleep is not None
+    assert p.sleep.minutes == sleep.quiet_minutes(spec) == 62
+    # The sleep alarm, minute by minute, as the engine feeds it: RUNNING from the
+    # engine's own start, quiet after; it does not set 0 before the model is up and its
+    # target has passed the ALB's two 30-s checks.
+    running, _, _ = _first_running_and_sleep(p, 30)
+    healthy = running + p.model_load_s + 60
+    for sp, stops_it in ((p.sleep, False), (SleepPath(minutes=10, in_flight=False), True)):
+        layer = SleepLayer(sp, p.alb_metric_delay_s)
+        slept = []
+        for minute in range(1, round(healthy / 60) + 1):
+            t = minute * 60.0
+            layer.sample(1.0 if minute == 1 else 0.0, 0.0, int(t > running))
+            layer.close_minute(t)
+            if layer.decide(t, 1, 0) == 0:
+                slept.append(t)
+        # The ten minutes of before stopped it a quarter of the way into its load.
+        assert bool(slept) is stops_it and (not slept or slept[0] <= running + 12 * 60)
+    # In the engine: the spec's window never sets 0 during the load; ten minutes did.
+    _, _, sleeps = _first_running_and_sleep(p, 60)
+    assert sleeps == 0
+    _, fell, sleeps = _first_running_and_sleep(p.with_(sleep=SleepPath(10, False)), 60)
+    assert sleeps == 1 and fell is not None and fell < running + p.model_load_s
+
+
+def test_a_small_model_keeps_the_ten_minutes() -> None:
+    # g5's 60-s model loads well within the longest request's ten minutes: the sleep
+    # sets 0 ten quiet minutes (plus the ALB's lag and the minute's alignment) after the
+    # woken task's first RUNNING minute, as before.
+    p = _params(ZERO + LB)
+    assert p.sleep is not None and p.sleep.minutes == 10
+    running, fell, sleeps = _first_running_and_sleep(p, 60)
+    assert sleeps == 1 and fell is not None and 10 * 60 <= fell - running <= 12 * 60

@@ -205,7 +205,7 @@ def _tail_minutes(p: SimParams) -> list[float]:
 
 def test_the_sleep_path_ends_the_night_sooner_than_target_tracking() -> None:
     p = from_spec(_spec(ZERO + LB))
-    assert p.sleep is not None and p.sleep.minutes == sleep.quiet_minutes() == 10
+    assert p.sleep is not None and p.sleep.minutes == sleep.quiet_minutes(_spec(ZERO + LB)) == 10
     with_sleep = _tail_minutes(p)
     without = _tail_minutes(p.with_(sleep=None))
     # N quiet minutes plus the ALB's lag and the minute's alignment; target tracking

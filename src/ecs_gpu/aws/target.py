@@ -76,6 +76,7 @@ class Target(TargetNames):
         spot: SpotTarget | None = None,
         schedule: list[ScheduleTarget] | None = None,
         sleep_path: bool | None = None,
+        sleep_minutes: int | None = None,
     ) -> Target:
         return cls(
             cluster=names.cluster,
@@ -92,6 +93,7 @@ class Target(TargetNames):
             spot=spot,
             schedule=schedule,
             sleep_path=sleep_path,
+            sleep_minutes=sleep_minutes,
         )
 
     @classmethod
@@ -99,6 +101,7 @@ class Target(TargetNames):
         """``names`` plus what the spec's [scaling] and warm pool deploy, for the checks."""
         fp = fast_path.fast_path(spec)
         fsi = fast_scale_in.fast_scale_in(spec)
+        sp = sleep.sleep_path(spec)
         return cls.from_names(
             names,
             signal=spec.scaling.signal,
@@ -108,7 +111,8 @@ class Target(TargetNames):
             warm_pool=WarmPool.from_spec(spec, names),
             spot=_spot_target(spec, names),
             schedule=_schedule_targets(spec),
-            sleep_path=sleep.sleep_path(spec) is not None,
+            sleep_path=sp is not None,
+            sleep_minutes=None if sp is None else sp.minutes,
         )
 
     @classmethod

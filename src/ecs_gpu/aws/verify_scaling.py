@@ -29,8 +29,8 @@ from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError, Problem
 from ecs_gpu.naming import Names
 from ecs_gpu.signals import SignalPlan
 from ecs_gpu.sleep import EXPRESSION_LABEL as SLEEP_READS
+from ecs_gpu.sleep import MIN_QUIET_MINUTES
 from ecs_gpu.sleep import alarm_differences as sleep_differences
-from ecs_gpu.sleep import quiet_minutes
 from ecs_gpu.spec import Spec
 from ecs_gpu.step_shape import StepShape, shape_of
 
@@ -594,23 +594,26 @@ def explain_missing_sleep(
     resource_id: str,
     cluster: str,
     service: str,
+    minutes: int | None = None,
 ) -> str | None:
     """What of the spec's sleep path the service lacks; None when it is deployed.
 
     Deployed means an ExactCapacity 0 StepScaling policy invoked by the sleep alarm
     (``ecs_gpu.sleep.alarm_differences``, as doctor's SCL010 judges it, on the load balancer
-    the wake alarm reads); without it an idle service keeps its last task, and its
-    instance, until the next scheduled action or for good.
+    the wake alarm reads, over ``minutes`` periods: the spec's ``sleep.quiet_minutes``;
+    None: any window of at least ``sleep.MIN_QUIET_MINUTES``); without it an idle service
+    keeps its last task, and its instance, until the next scheduled action or for good.
     """
+    window = f"at least {MIN_QUIET_MINUTES}" if minutes is None else minutes
     wakes = {n for p in policies if p.shape == "wake" for n in p.alarms}
     lb = next((wake.load_balancer_of(a) for a in alarms if a.get("AlarmName") in wakes), None)
     return explain_missing_step_path(
         [p for p in policies if p.shape == "sleep"],
         alarms,
-        lambda a: sleep_differences(a, cluster, service, load_balancer=lb),
+        lambda a: sleep_differences(a, cluster, service, load_balancer=lb, minutes=minutes),
         head=(
             "the spec scales to zero with a load balancer, so it has a sleep path (an "
-            f"ExactCapacity 0 StepScaling policy invoked after {quiet_minutes()} quiet "
+            f"ExactCapacity 0 StepScaling policy invoked after {window} quiet "
             f"minutes of {SLEEP_READS.lower()}), but {resource_id} "
         ),
         kind="sleep policy",
@@ -618,18 +621,22 @@ def explain_missing_sleep(
 
 
 def check_zero_paths(
-    appscaling: ApplicationAutoScalingClient, cw: CloudWatchClient, names: Names
+    appscaling: ApplicationAutoScalingClient,
+    cw: CloudWatchClient,
+    names: Names,
+    sleep_minutes: int | None = None,
 ) -> str | None:
     """Read the service's step policies and their alarms once; what of the wake path
-    (:func:`explain_missing_wake`) and the sleep path (:func:`explain_missing_sleep`)
-    it lacks, in one sentence; None when both are deployed."""
+    (:func:`explain_missing_wake`) and the sleep path (:func:`explain_missing_sleep`,
+    over ``sleep_minutes`` periods: the spec's window) it lacks, in one sentence; None
+    when both are deployed."""
     resource_id = names.scalable_target_resource_id
     policies, alarms = read_step_path(appscaling, cw, resource_id)
+    where = {"resource_id": resource_id, "cluster": names.cluster, "service": names.service}
     found = [
-        explain(policies, alarms, resource_id=resource_id, cluster=names.cluster,
-                service=names.service)
-        for explain in (explain_missing_wake, explain_missing_sleep)
-    ]  # fmt: skip
+        explain_missing_wake(policies, alarms, **where),
+        explain_missing_sleep(policies, alarms, **where, minutes=sleep_minutes),
+    ]
     lacking = [m for m in found if m is not None]
     return "; ".join(lacking) if lacking else None
 

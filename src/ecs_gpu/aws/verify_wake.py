@@ -141,8 +141,8 @@ def service_counts(ecs: ECSClient, names: Names) -> Counts:
 
 def when_it_sleeps(spec: Spec) -> str:
     """When the service goes to zero by itself (the sleep path, a schedule)."""
-    sp = sleep.sleep_path(spec)
-    minutes = sleep.quiet_minutes() if sp is None else sp.minutes
+    # The spec's window: at least the longest request's, longer than its model's load.
+    minutes = sleep.quiet_minutes(spec)
     what = (
         f"after {minutes} one-minute periods without a request or an open connection at "
         "its load balancer (the sleep path)"

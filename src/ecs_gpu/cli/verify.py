@@ -237,6 +237,7 @@ def run_verify_scaling(
     wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     pace: vs.Pace | None = None,
     wake_path: bool = False,
+    sleep_minutes: int | None = None,
     fast_in: fsi.FastScaleIn | None = None,
 ) -> vs.ScalingResult:
     """With ``fast`` or ``concurrency_target`` (a spec on the concurrency signal), drive
@@ -247,7 +248,8 @@ def run_verify_scaling(
     a warning, and exit 1 after the test), and after the scale-out the first
     scaling activity says whether the fast path decided it. With
     ``concurrency_target`` alone (the fast path off) high is twice the
-    target. Low is 0. ``wake_path``: check the wake and sleep alarms too (exit 1 after).
+    target. Low is 0. ``wake_path``: check the wake and sleep alarms too (exit 1 after),
+    the sleep alarm's window ``sleep_minutes`` (the spec's, ``wake.quiet_minutes``).
     ``fast_in`` (the spec's fast scale-in): check its step policy and alarm
     first (missing: exit 1 after), and after the fall judge the first scale-in
     (exit 1 unless its policy removed the first task, within its step).
@@ -257,7 +259,7 @@ def run_verify_scaling(
     vs.check_consent(yes, names, concurrency=concurrency)
     initial = vs.check_scalable(ecs, appscaling, names)
     missing = check_fast_path_first(cw, appscaling, names, fast, target)
-    lacks_wake = vs.check_zero_paths(appscaling, cw, names) if wake_path else None
+    lacks_wake = vs.check_zero_paths(appscaling, cw, names, sleep_minutes) if wake_path else None
     if lacks_wake is not None:
         warn_wake_missing(lacks_wake)
     lacks_in = check_fast_scale_in_first(cw, appscaling, names, fast_in)
@@ -389,5 +391,6 @@ def verify_scaling_cmd(
         scale_out_timeout_s=scale_out_timeout,
         scale_in_timeout_s=scale_in_timeout,
         wake_path=wake.wake_path(s) is not None,
+        sleep_minutes=wake.quiet_minutes(s),
         fast_in=fsi.fast_scale_in(s),
     )

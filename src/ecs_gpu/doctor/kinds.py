@@ -267,6 +267,10 @@ class TargetNames(_Model):
     # Whether the spec deploys the sleep path (ecs_gpu.sleep.sleep_path), SCL010's
     # whatever MinCapacity is now; None without a spec (or in an older snapshot).
     sleep_path: bool | None = None
+    # Its quiet window (sleep.quiet_minutes: the model's load may lengthen it), which
+    # SCL010 holds the alarm's periods to; None without a sleep path, without a spec
+    # (any window of at least sleep.MIN_QUIET_MINUTES then) or in an older snapshot.
+    sleep_minutes: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """As the snapshot's ``_collection.target`` holds it (every key, None included)."""

@@ -580,7 +580,10 @@ class SleepLayer:
     ``delay_s`` after the minute (a count with no datapoint reads 0: FILL).
     It is read only in a minute with a RUNNING task (ECS's
     CPU datapoint, ecs_gpu.sleep's gate); a minute without one reads 1, never
-    quiet, so a task the wake started is not stopped while it starts. The
+    quiet, so a task the wake started is not stopped while its instance boots
+    and its image pulls. It is RUNNING, and its minutes may be quiet, while
+    its model loads (fleet.Task: running_at before ready_at): ``minutes`` is
+    the spec's ecs_gpu.wake.quiet_minutes, which outlasts that load. The
     sidecars' in-flight series, which ``in_flight`` adds in the template, is
     never more than that. The alarm is ``minutes`` of
     ``minutes`` at or below 0 and re-invokes its policy every minute while in

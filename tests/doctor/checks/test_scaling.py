@@ -330,9 +330,11 @@ def test_a_deployed_wake_path_is_ok_and_not_mistaken_for_the_fast_path(
 SLEEP_ALARM = f"{NAMES.service}-SleepAlarm-6F5E4D3C2B1A"
 
 
-def with_sleep(s: Snap, missing: str = sleep.TREAT_MISSING_DATA) -> dict[str, Any]:
+def with_sleep(
+    s: Snap, missing: str = sleep.TREAT_MISSING_DATA, n: int = sleep.MIN_QUIET_MINUTES
+) -> dict[str, Any]:
     """with_wake, then the sleep path's policy and alarm as infra/scaling.py writes them
-    (ecs_gpu.sleep); returns the policy."""
+    (ecs_gpu.sleep) over ``n`` quiet minutes; returns the policy."""
     with_wake(s)
     wake_policy = s["scaling_policies"][-1]
     arn = wake_policy["PolicyARN"].replace("/wake", "/sleep")
@@ -351,7 +353,6 @@ def with_sleep(s: Snap, missing: str = sleep.TREAT_MISSING_DATA) -> dict[str, An
     }
     s["scaling_policies"].append(policy)
     wake_alarm = next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)
-    n = sleep.quiet_minutes()
     s["alarms"].append(
         {
             **wake_alarm,
@@ -455,6 +456,32 @@ def test_a_scheduled_fleet_by_day_still_has_its_sleep_alarm_checked(
     s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != SLEEP_ALARM]
     (f,) = _scl010(s).findings
     assert "no sleep alarm invokes" in f.fix and "MinCapacity is 1 now" in f.fix
+
+
+def test_the_sleep_window_is_the_specs_when_recorded_else_at_least_ten(
+    healthy: Callable[[], Snap],
+) -> None:
+    # The spec's model loads for 12 minutes: its window is 13 (sleep.quiet_minutes), and
+    # a ten-minute alarm (deployed before the window knew the load) stops a woken task
+    # before it serves.
+    s = healthy()
+    with_sleep(s)
+    s[COLLECTION_KEY]["target"].update(sleep_path=True, sleep_minutes=13)
+    (f,) = _scl010(s).findings
+    (e,) = f.evidence
+    assert e.field == "EvaluationPeriods" and e.value == (10, 10)
+    assert "10 periods (want 13 of 13)" in f.fix
+    s = healthy()
+    with_sleep(s, n=13)
+    s[COLLECTION_KEY]["target"].update(sleep_path=True, sleep_minutes=13)
+    assert _scl010(s).status == "ok"
+    # Without the spec the model is unknown: 13 passes, under ten does not.
+    s[COLLECTION_KEY]["target"].update(sleep_path=None, sleep_minutes=None)
+    assert _scl010(s).status == "ok"
+    s = healthy()
+    with_sleep(s, n=9)
+    (f,) = _scl010(s).findings
+    assert "9 periods (want N of N, N at least 10)" in f.fix
 
 
 def test_a_spec_without_the_sleep_path_is_not_held_to_one(healthy: Callable[[], Snap]) -> None:

@@ -739,9 +739,10 @@ def _has_sleep_path(s: Snapshot) -> bool:
     requires=("scalable_targets",),
     doc="The spec deploys the sleep path (sleep.sleep_path: it scales to zero behind a load "
     "balancer; without a spec, MinCapacity 0 or a scheduled action to 0, and a wake alarm), "
-    "whatever MinCapacity is now, but no sleep alarm (ten minutes without a request at the "
-    "load balancer) invokes an ExactCapacity 0 step policy, or it differs from "
-    "sleep.alarm_differences (a query's metric or load balancer included).",
+    "whatever MinCapacity is now, but no sleep alarm (sleep.quiet_minutes without a request "
+    "at the load balancer: at least ten, longer than the model's load) invokes an "
+    "ExactCapacity 0 step policy, or it differs from sleep.alarm_differences (a query's "
+    "metric or load balancer included; without a spec, any window of at least ten).",
 )
 def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
     if not _has_sleep_path(s):
@@ -767,6 +768,8 @@ def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
         else f" (MinCapacity is {mins[0]} now; the sleep alarm acts once it is 0)"
     )
     alarms = step_path_alarms(s, "sleep")
+    # The spec's window where recorded; without, any of at least the longest request's.
+    minutes = collection_target(s).get("sleep_minutes")
     if not alarms:
         return [
             c.finding(
@@ -774,14 +777,14 @@ def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
                 "The service may scale to zero behind a load balancer, but no sleep alarm "
                 f"invokes an ExactCapacity 0 step policy{later}: at no load its last task "
                 "stays for target tracking's 15 low minutes (aws-semantics.md §9) instead of "
-                f"{sleep.quiet_minutes()}, before the instance's 15 (§2). Fix: redeploy "
-                "with `ecs-gpu deploy`.",
+                f"{minutes or sleep.MIN_QUIET_MINUTES}, before the instance's 15 (§2). Fix: "
+                "redeploy with `ecs-gpu deploy`.",
             )
         ]
     return _alarm_differs(
         c,
         "sleep",
         alarms,
-        lambda a: sleep.alarm_differences(a, cluster, service, lb),
+        lambda a: sleep.alarm_differences(a, cluster, service, lb, minutes),
         f"it may never fire, or cut a request still running{later}.",
     )
