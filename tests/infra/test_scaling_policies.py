@@ -68,12 +68,14 @@ SPECS = {
     .replace("min_instances = 1", "min_instances = 0")
     .replace("min_tasks = 1", "min_tasks = 0")
     + '\n[load_balancer]\nscheme = "internal"\n',
-    # A 15-minute model load: the sleep alarm's window outlasts it (wake.quiet_minutes).
+    # A 15-minute model load: the sleep alarm's window outlasts it (wake.quiet_minutes),
+    # and the request-count policy holds target tracking's scale-in until it serves
+    # (without it the spec is refused: wake.unprotected_wake).
     "zero-alb-slow-model": _scaling("target_concurrency_per_task = 16\n")
     .replace("min_instances = 1", "min_instances = 0")
     .replace("min_tasks = 1", "min_tasks = 0")
     .replace("mean_request_s = 8.0\n", "mean_request_s = 8.0\nmodel_load_s = 900\n")
-    + '\n[load_balancer]\nscheme = "internal"\n',
+    + '\n[load_balancer]\nscheme = "internal"\nrequest_count_target = 60\n',
     # Without a load balancer: only the schedule wakes it.
     "zero-schedule": _scaling("target_concurrency_per_task = 16\n").replace(
         "min_tasks = 1", "min_tasks = 0"
@@ -303,7 +305,12 @@ def test_gpu_policy_only_as_a_guard(case: tuple[Spec, T]) -> None:
 
 def test_cpu_policy_uses_ecs_20_second_series(case: tuple[Spec, T]) -> None:
     spec, t = case
-    (cpu,) = [c for c in _tracking(t) if "PredefinedMetricSpecification" in c]
+    # The CPU policy (a spec with request_count_target has a second predefined one).
+    (cpu,) = [
+        c
+        for c in _tracking(t)
+        if "CPU" in c.get("PredefinedMetricSpecification", {}).get("PredefinedMetricType", "")
+    ]
     assert cpu["PredefinedMetricSpecification"] == {
         "PredefinedMetricType": "ECSServiceAverageCPUUtilizationHighResolution"
     }
