@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from simhelp import STEP, load, spec_text
+from simhelp import CONCURRENCY, METRICS, STEP, load, spec_text
 
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.metrics import RequestCountSeries
@@ -140,3 +140,36 @@ def test_the_policy_scales_out_on_requests_per_target() -> None:
     rps = np.full(round(1800 / STEP), 3.0)
     tl = simulate(p.with_(gpu_target_percent=100.0), rps, step_s=STEP, seed=0).timeline
     assert max(tl["desired_tasks"]) >= 3
+
+
+def _ready_at(tl: dict[str, list[float]]) -> float:
+    """When a task first became ready (inf: never)."""
+    return next((t for t, n in zip(tl["t_s"], tl["ready_tasks"], strict=True) if n), math.inf)
+
+
+def test_a_concurrency_task_that_loads_longer_than_the_low_minutes_is_scaled_in_unless_held() -> (
+    None
+):
+    # The sidecar publishes 0 while its server starts (no request reaches a server
+    # that is not up), so with a 30-minute model the concurrency policy reads 15 low
+    # minutes before the woken task serves: target tracking sets it back to 0, the
+    # case wake.unprotected_wake refuses. The request-count policy, which has no
+    # datapoint until a task serves, holds that scale-in.
+    slow = "model_load_s = 1800\n"
+    rps = load((QUIET, 0.0), (600.0, 0.05), (4800.0, 0.05))
+    for lb, held in (('\n[load_balancer]\nscheme = "internal"\n', False), (LB, True)):
+        text = spec_text(min_tasks=0, service=METRICS, scaling=CONCURRENCY, simulation=slow)
+        p = _params(text + lb)
+        assert p.model_load_s == 1800.0
+        r = simulate(p, rps, step_s=STEP, seed=0, start="cold")
+        tl = r.timeline
+        woke = next(t for t, d in zip(tl["t_s"], tl["desired_tasks"], strict=True) if d)
+        ready = _ready_at(tl)
+        cut = [t for t, before, after in _drops(tl) if after == 0 and t < ready]
+        if held:
+            assert ready < math.inf and not cut, (woke, ready, cut)
+        else:
+            # Cut before it served, by target tracking (the sleep path needs its
+            # quiet window, which outlasts the load: wake.quiet_minutes).
+            assert cut and cut[0] - woke < 1800.0, (woke, ready, cut)
+            assert r.summary["sleep_scale_ins"] == 0

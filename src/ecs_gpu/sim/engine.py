@@ -385,7 +385,11 @@ def simulate(
             # their mean time plus the queue drained over backlog_drain_s
             # (demand_metric.py "The estimate": in steady state both are the
             # requests in service).
-            if drain_s is None:
+            if not ready:
+                # No server answers: every sidecar publishes its start's 0 (the load
+                # balancer turns the requests away, none reaches a server's counters).
+                total = 0.0
+            elif drain_s is None:
                 total = served / step_s * mean_request_s + queue.queue
             else:
                 total = mean_request_s * (arrivals / step_s + queue.queue / drain_s)
