@@ -170,3 +170,17 @@ def test_concurrency_at_zero_holds_a_model_that_is_ready_within_the_low_minutes(
         if refused:
             assert f"about {load_s / 60:.0f} min to serve" in problems[0].what
             assert "15 low minutes" in problems[0].what
+
+
+def test_a_spot_base_of_zero_wakes_cold_on_spot() -> None:
+    # The one woken task is the Spot provider's (spot.split): its group has no pool
+    # and no floor, so the kept On-Demand instance and its warm pool do not help.
+    spot = '\n[capacity.spot]\ninstance_types = ["g5.xlarge"]\non_demand_base = 0\n'
+    kept = G5.replace("min_tasks = 1", "min_tasks = 0") + INTERNAL_LB  # min_instances 1
+    od, cold = _spec(kept + POOL), _spec(kept + POOL + spot)
+    assert not wake.wakes_on_spot(od) and wake.wakes_on_spot(cold)
+    assert wake.start_s(od) == startup.task_ready_s(od)
+    assert not wake.pooled_wake(cold)
+    assert wake.start_s(cold) == managed_scaling.cold_start_s(cold) > wake.start_s(od)
+    based = _spec(kept + POOL + spot.replace("on_demand_base = 0", "on_demand_base = 1"))
+    assert not wake.wakes_on_spot(based) and wake.start_s(based) == wake.start_s(od)

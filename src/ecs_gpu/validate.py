@@ -180,7 +180,14 @@ def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
         return []
     sc, cap = spec.scaling, spec.capacity
     start = wake.start_s(spec)
-    if max(cap.min_instances, cap.reserved_instances or 0) >= 1:
+    if wake.wakes_on_spot(spec):
+        what = (
+            "a Spot instance's boot, the image pull and the model load ([capacity.spot] "
+            "on_demand_base = 0 puts the one task on Spot, whose group has no warm pool or "
+            "floor; a Spot shortage leaves it PROVISIONING: on_demand_base = 1 wakes on "
+            "On-Demand)"
+        )
+    elif max(cap.min_instances, cap.reserved_instances or 0) >= 1:
         what = "the image pull and model load on the instance min_instances keeps"
     elif wake.pooled_wake(spec):
         what = "the warm pool's start and the model load"

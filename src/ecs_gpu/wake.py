@@ -41,7 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ecs_gpu import managed_scaling, signals, startup
+from ecs_gpu import managed_scaling, signals, spot, startup
 from ecs_gpu.errors import SpecError
 from ecs_gpu.spec import Spec
 from ecs_gpu.spec.messages import Problem
@@ -272,9 +272,22 @@ def unprotected_wake(spec: Spec) -> list[Problem]:
     ]
 
 
+def wakes_on_spot(spec: Spec) -> bool:
+    """Whether the task a wake starts is the Spot provider's: with ``[capacity.spot]
+    on_demand_base = 0`` the strategy's weights place the one task (``spot.split``,
+    Spot at ``spot_percent`` >= 50). A task is bound to its provider's group, so it
+    starts cold there (the Spot group has no warm pool and no floor) whatever the
+    On-Demand group keeps, and a Spot shortage leaves it PROVISIONING."""
+    sp = spec.capacity.spot
+    return sp is not None and spot.split(1, sp.on_demand_base, sp.spot_percent)[1] == 1
+
+
 def pooled_wake(spec: Spec) -> bool:
     """Whether the first instance after zero comes from the warm pool: the pool holds
-    one at the group's floor (managed_scaling.pool_size)."""
+    one at the group's floor (managed_scaling.pool_size), and the woken task is the
+    On-Demand group's (not :func:`wakes_on_spot`)."""
+    if wakes_on_spot(spec):
+        return False
     cap = spec.capacity
     wp = cap.warm_pool
     floor = max(cap.min_instances, cap.reserved_instances or 0)
@@ -286,8 +299,10 @@ def pooled_wake(spec: Spec) -> bool:
 def start_s(spec: Spec) -> float:
     """From the wake to a serving task: the image pull and model on a kept instance
     (min_instances >= 1), else the warm pool's start when the pool holds an instance
-    (:func:`pooled_wake`), else a cold boot + pull + model (managed_scaling)."""
-    if max(spec.capacity.min_instances, spec.capacity.reserved_instances or 0) >= 1:
+    (:func:`pooled_wake`), else a cold boot + pull + model (managed_scaling); always
+    the cold boot when the woken task is the Spot group's (:func:`wakes_on_spot`)."""
+    kept = max(spec.capacity.min_instances, spec.capacity.reserved_instances or 0) >= 1
+    if kept and not wakes_on_spot(spec):
         return startup.task_ready_s(spec)
     if pooled_wake(spec):
         return managed_scaling.pooled_start_s(spec)
