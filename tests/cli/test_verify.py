@@ -857,7 +857,9 @@ def put_sleep_alarm(c: Clients) -> None:
     )
 
 
-def put_wake_alarm(c: Clients, running_stat: str = wake.RUNNING_STATISTIC) -> None:
+def put_wake_alarm(
+    c: Clients, running_stat: str = wake.RUNNING_STATISTIC, missing: str = "notBreaching"
+) -> None:
     """The wake alarm as infra/scaling.py writes it (moto's CloudFormation skips alarms)."""
     c.cw.put_metric_alarm(
         AlarmName=WAKE_ALARM,
@@ -866,7 +868,7 @@ def put_wake_alarm(c: Clients, running_stat: str = wake.RUNNING_STATISTIC) -> No
         DatapointsToAlarm=wake.DATAPOINTS_TO_ALARM,
         Threshold=wake.THRESHOLD,
         ComparisonOperator=wake.COMPARISON,
-        TreatMissingData="notBreaching",
+        TreatMissingData=missing,
         AlarmActions=[wake_policy([])["PolicyARN"]],
     )
 
@@ -895,6 +897,34 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_wake_path(
     assert says in message and says in out
     assert out.index("warning:") < out.index("Scaling loop works")  # told before the wait
     assert "First decision: the fast path" in out  # the fast path itself was fine
+
+
+@pytest.mark.parametrize(
+    ("missing", "step", "says"),
+    [
+        # Missing data breaching: every quiet minute at zero reads as a request and wakes it.
+        ("breaching", 1, "has a wake alarm that does not match it"),
+        # The alarm as deployed, the policy's step edited to start two tasks.
+        ("notBreaching", 2, "has a wake policy that does not match it (steps (lower, upper, "),
+    ],
+    ids=["missing-data-breaching", "two-task-step"],
+)
+def test_verify_scaling_holds_the_wake_alarm_and_step_to_the_templates(
+    clients: Clients, capsys: pytest.CaptureFixture[str], missing: str, step: int, says: str
+) -> None:
+    put_wake_alarm(clients, missing=missing)
+    policy = wake_policy([WAKE_ALARM])
+    policy["StepScalingPolicyConfiguration"]["StepAdjustments"][0]["ScalingAdjustment"] = step
+    first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
+    with pytest.raises(ProblemsFound) as exc:
+        drive(
+            clients, [first], capsys, policies=[fast_policy([FAST_ALARM]), policy], wake_path=True
+        )
+    message = " ".join(exc.value.message.split())
+    assert exc.value.exit_code == EXIT_PROBLEMS
+    assert says in message
+    want = "missing data breaching (want notBreaching)" if step == 1 else "(want [(0, None, 1)])"
+    assert want in message
 
 
 @pytest.mark.parametrize("wake_alarm", [False, True], ids=["no-wake-alarm", "wake-alarm"])

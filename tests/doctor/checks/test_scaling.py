@@ -575,6 +575,28 @@ def test_a_stale_wake_alarm_is_scl008_naming_the_field(healthy: Callable[[], Sna
     assert "ecs-gpu deploy" in f.fix
 
 
+def test_a_wake_alarm_breaching_on_missing_data_is_scl008(healthy: Callable[[], Snap]) -> None:
+    # Every quiet minute at zero has no ALB datapoint: breaching reads each as a request.
+    s = healthy()
+    with_wake(s)
+    next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)["TreatMissingData"] = "breaching"
+    (f,) = _scl008(s).findings
+    assert f.title == "The wake alarm differs from ecs-gpu's"
+    assert ("TreatMissingData", "breaching") in [(e.field, e.value) for e in f.evidence]
+
+
+def test_a_wake_policy_with_a_larger_step_is_scl008(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    with_wake(s)
+    step = s["scaling_policies"][-1]["StepScalingPolicyConfiguration"]["StepAdjustments"][0]
+    step["ScalingAdjustment"] = 3
+    (f,) = _scl008(s).findings
+    assert f.title == "The wake policy differs from ecs-gpu's" and f.severity == "error"
+    (e,) = f.evidence
+    assert (e.kind, e.id, e.value) == ("scaling_policies", "wake", [(0.0, None, 3)])
+    assert "ecs-gpu deploy" in f.fix
+
+
 def _zero_without_lb(s: Snap) -> None:
     """MinCapacity 0, no load balancer (so no wake alarm): only a schedule wakes it."""
     s["scalable_targets"][0]["MinCapacity"] = 0

@@ -478,8 +478,8 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
     "spec's sleep path: sleep.sleep_path, recorded in the snapshot, which a service has "
     "exactly where it has the wake path; without a spec a scheduled action to 0) and it has "
     "a load balancer, but no wake alarm (the load balancer's requests while no task runs) "
-    "invokes a step policy, the wake alarm differs from ecs_gpu.wake's, or its actions are "
-    "disabled (ActionsEnabled false).",
+    "invokes a step policy, the wake alarm or the wake policy's step differs from "
+    "ecs_gpu.wake's, or the alarm's actions are disabled (ActionsEnabled false).",
 )
 def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
     zero = [t for t in s["scalable_targets"] if t.get("MinCapacity") == 0]
@@ -513,7 +513,7 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
                 "min_tasks = 1.",
             )
         ]
-    return alarm_differs(
+    return _wake_policy_differs(s, c, later) + alarm_differs(
         c,
         "wake",
         alarms,
@@ -523,6 +523,28 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
         disabled="at zero tasks nothing starts one: the service stays at zero and the load "
         f"balancer answers every request 503{later}.",
     )
+
+
+def _wake_policy_differs(s: Snapshot, c: Check, later: str) -> list[Finding]:
+    """One finding when every wake policy's step differs from the template's
+    (wake.policy_differences): one task, from 0 over the threshold."""
+    diffs = [(p, wake.policy_differences(p)) for p in step_path_policies(s, "wake")]
+    if not diffs or any(not d for _, d in diffs):
+        return []
+    return [
+        c.finding(
+            [
+                Evidence("scaling_policies", p.get("PolicyName", "?"), f, v)
+                for p, d in diffs
+                for f, v, _ in d
+            ],
+            "The wake policy differs from the one ecs-gpu deploys ("
+            + "; ".join(x for _, d in diffs for _, _, x in d)
+            + f"): a request at zero tasks starts more tasks than it needs, or none{later}. "
+            "Fix: redeploy with `ecs-gpu deploy`.",
+            title="The wake policy differs from ecs-gpu's",
+        )
+    ]
 
 
 def _schedule_runs(s: Snapshot) -> bool:
