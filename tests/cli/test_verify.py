@@ -1136,3 +1136,48 @@ def test_with_a_base_an_empty_on_demand_group_fails_though_the_spot_group_publis
     assert "Fix:" in err and "ASG001" in err
     # The Spot group, which has a host, was still checked (and carried the concurrency).
     assert "All 3 GPU series" in " ".join(captured.out.split())
+
+
+@pytest.mark.parametrize("desired", [0, 1])
+def test_with_a_base_the_on_demand_host_is_wanted_only_while_the_service_wants_a_task(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path, desired: int
+) -> None:
+    # Scaled to zero (desiredCount 0, DescribeServices) the base places no task, so the
+    # empty On-Demand group is by design; with a task wanted it must run a host.
+    spec = _spot_spec(tmp_path, base=1)
+    make_service(clients, desired=desired)
+    _group(clients, NAMES.asg, 0)
+    _group(clients, NAMES.spot_asg, 1)  # a Spot host still there, publishing
+    _all_three_for(clients, NAMES.spot_asg)
+    put_concurrency(clients.cw, 14.0)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert "All 3 GPU series" in " ".join(captured.out.split())
+    if desired:
+        assert code == EXIT_PROBLEMS
+        assert f"{NAMES.asg} has no instance in service, yet [capacity.spot]" in err
+    else:
+        assert code == 0, err
+        assert NAMES.asg not in err
+
+
+def test_with_spot_at_zero_tasks_and_no_host_nothing_is_verified_and_it_says_so(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A healthy scale-to-zero Spot service at night: no task, no instance in either group.
+    spec = _spot_spec(tmp_path, base=1)
+    make_service(clients, desired=0)
+    _group(clients, NAMES.asg, 0)
+    _group(clients, NAMES.spot_asg, 0)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert f"note: the service {NAMES.service} runs no task (desiredCount 0)" in out
+    assert "nothing was verified" in out and "once the service has a task" in out
+    # A task wanted and still no host: the base's On-Demand host is missing, exit 1.
+    clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_PROBLEMS
+    assert f"{NAMES.asg} has no instance in service, yet [capacity.spot] on_demand_base = 1" in err
