@@ -95,6 +95,9 @@ def _alarm(**changes: object) -> dict[str, object]:
         ],
         "ComparisonOperator": wake.COMPARISON,
         "Threshold": wake.THRESHOLD,
+        "EvaluationPeriods": wake.EVALUATION_PERIODS,
+        "DatapointsToAlarm": wake.DATAPOINTS_TO_ALARM,
+        "TreatMissingData": "notBreaching",
     }
     return {**alarm, **changes}
 
@@ -108,6 +111,40 @@ def test_a_deployed_wake_alarm_is_compared_field_by_field() -> None:
     assert diff[0] == "Threshold" and "(want GreaterThanOrEqualToThreshold 1)" in diff[2]
     (diff,) = wake.alarm_differences(_alarm(Metrics=[]), "c", "s")
     assert diff[0] == "Expression"
+
+
+def test_the_wake_alarms_periods_and_missing_data_are_compared() -> None:
+    # Missing data breaching: every quiet minute at zero reads as a request.
+    (diff,) = wake.alarm_differences(_alarm(TreatMissingData="breaching"), "c", "s")
+    assert diff[:2] == ("TreatMissingData", "breaching") and "want notBreaching" in diff[2]
+    (diff,) = wake.alarm_differences(_alarm(TreatMissingData=None), "c", "s")
+    assert diff[0] == "TreatMissingData"  # absent: CloudWatch's default, missing
+    # Three minutes of requests before a wake: the first request's client gives up.
+    (diff,) = wake.alarm_differences(_alarm(EvaluationPeriods=3, DatapointsToAlarm=3), "c", "s")
+    assert diff[:2] == ("EvaluationPeriods", (3, 3)) and "(want 1 of 1)" in diff[2]
+
+
+def _policy(*steps: dict[str, object]) -> dict[str, object]:
+    return {
+        "StepScalingPolicyConfiguration": {
+            "AdjustmentType": wake.ADJUSTMENT_TYPE,
+            "StepAdjustments": list(steps),
+            "Cooldown": 600,
+        }
+    }
+
+
+def test_the_wake_policys_step_is_one_task_from_zero() -> None:
+    one = _policy({"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 1})
+    assert wake.is_wake_policy(one) and wake.policy_differences(one) == []
+    # Two tasks per request at zero: still a wake policy, but not the template's step.
+    two = _policy({"MetricIntervalLowerBound": 0.0, "ScalingAdjustment": 2})
+    assert wake.is_wake_policy(two)
+    (diff,) = wake.policy_differences(two)
+    assert diff[1] == [(0.0, None, 2)] and "(want [(0, None, 1)])" in diff[2]
+    bounded = _policy({"MetricIntervalLowerBound": 0.0, "MetricIntervalUpperBound": 5.0,
+                       "ScalingAdjustment": 1})  # fmt: skip
+    assert wake.policy_differences(bounded)
 
 
 def test_the_wake_alarms_counts_are_of_one_load_balancer() -> None:

@@ -397,12 +397,18 @@ def query_differences(
     return out
 
 
+# No request: the ALB publishes nothing (aws-semantics §10), nothing to wake for;
+# breaching would read every quiet minute at zero as a request.
+TREAT_MISSING_DATA: Final = "notBreaching"
+
+
 def alarm_differences(
     alarm: Mapping[str, Any], cluster: str, service: str
 ) -> list[tuple[str, Any, str]]:
     """(field, value found, phrase) for each way a deployed alarm differs from the wake
     alarm (:data:`EXPRESSION` over :func:`queries` at :data:`PERIOD_S`, both counts of
-    one load balancer, :data:`COMPARISON` :data:`THRESHOLD`); empty: it is the wake
+    one load balancer, :data:`COMPARISON` :data:`THRESHOLD`, :data:`DATAPOINTS_TO_ALARM`
+    of :data:`EVALUATION_PERIODS`, :data:`TREAT_MISSING_DATA`); empty: it is the wake
     alarm. doctor (SCL008) and ``verify scaling`` read it."""
     exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
     if exprs != [EXPRESSION]:
@@ -411,6 +417,21 @@ def alarm_differences(
     if alarm.get("ComparisonOperator") != COMPARISON or alarm.get("Threshold") != THRESHOLD:
         found_op = (alarm.get("ComparisonOperator"), alarm.get("Threshold"))
         out.append(("Threshold", found_op, f"{found_op} (want {COMPARISON} {THRESHOLD:g})"))
+    periods = (alarm.get("EvaluationPeriods"), alarm.get("DatapointsToAlarm"))
+    if periods != (EVALUATION_PERIODS, DATAPOINTS_TO_ALARM):
+        out.append(
+            (
+                "EvaluationPeriods",
+                periods,
+                f"{periods[1]} of {periods[0]} periods "
+                f"(want {DATAPOINTS_TO_ALARM} of {EVALUATION_PERIODS})",
+            )
+        )
+    missing = alarm.get("TreatMissingData")
+    if missing != TREAT_MISSING_DATA:
+        out.append(
+            ("TreatMissingData", missing, f"missing data {missing} (want {TREAT_MISSING_DATA})")
+        )
     return out
 
 
@@ -427,3 +448,30 @@ def is_wake_policy(policy: Mapping[str, Any]) -> bool:
             for s in steps
         )
     )
+
+
+def policy_differences(policy: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed wake policy (one
+    :func:`is_wake_policy` takes) differs from the template's: one step adding
+    :data:`TASKS_ADDED` from 0 over the threshold, unbounded above. A larger step
+    starts tasks the first request does not need. The cooldown is not compared: it is
+    the spec's (:func:`cooldown_s`), which a snapshot does not record. doctor (SCL008)
+    and ``verify scaling`` read it."""
+    cfg = policy.get("StepScalingPolicyConfiguration") or {}
+    steps = [
+        (
+            s.get("MetricIntervalLowerBound"),
+            s.get("MetricIntervalUpperBound"),
+            s.get("ScalingAdjustment"),
+        )
+        for s in cfg.get("StepAdjustments") or []
+    ]
+    if steps == [(0.0, None, TASKS_ADDED)]:
+        return []
+    return [
+        (
+            "StepScalingPolicyConfiguration.StepAdjustments",
+            steps,
+            f"steps (lower, upper, adjustment) {steps} (want [(0, None, {TASKS_ADDED})])",
+        )
+    ]

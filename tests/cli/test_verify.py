@@ -857,7 +857,9 @@ def put_sleep_alarm(c: Clients) -> None:
     )
 
 
-def put_wake_alarm(c: Clients, running_stat: str = wake.RUNNING_STATISTIC) -> None:
+def put_wake_alarm(
+    c: Clients, running_stat: str = wake.RUNNING_STATISTIC, missing: str = "notBreaching"
+) -> None:
     """The wake alarm as infra/scaling.py writes it (moto's CloudFormation skips alarms)."""
     c.cw.put_metric_alarm(
         AlarmName=WAKE_ALARM,
@@ -866,7 +868,7 @@ def put_wake_alarm(c: Clients, running_stat: str = wake.RUNNING_STATISTIC) -> No
         DatapointsToAlarm=wake.DATAPOINTS_TO_ALARM,
         Threshold=wake.THRESHOLD,
         ComparisonOperator=wake.COMPARISON,
-        TreatMissingData="notBreaching",
+        TreatMissingData=missing,
         AlarmActions=[wake_policy([])["PolicyARN"]],
     )
 
@@ -895,6 +897,34 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_wake_path(
     assert says in message and says in out
     assert out.index("warning:") < out.index("Scaling loop works")  # told before the wait
     assert "First decision: the fast path" in out  # the fast path itself was fine
+
+
+@pytest.mark.parametrize(
+    ("missing", "step", "says"),
+    [
+        # Missing data breaching: every quiet minute at zero reads as a request and wakes it.
+        ("breaching", 1, "has a wake alarm that does not match it"),
+        # The alarm as deployed, the policy's step edited to start two tasks.
+        ("notBreaching", 2, "has a wake policy that does not match it (steps (lower, upper, "),
+    ],
+    ids=["missing-data-breaching", "two-task-step"],
+)
+def test_verify_scaling_holds_the_wake_alarm_and_step_to_the_templates(
+    clients: Clients, capsys: pytest.CaptureFixture[str], missing: str, step: int, says: str
+) -> None:
+    put_wake_alarm(clients, missing=missing)
+    policy = wake_policy([WAKE_ALARM])
+    policy["StepScalingPolicyConfiguration"]["StepAdjustments"][0]["ScalingAdjustment"] = step
+    first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
+    with pytest.raises(ProblemsFound) as exc:
+        drive(
+            clients, [first], capsys, policies=[fast_policy([FAST_ALARM]), policy], wake_path=True
+        )
+    message = " ".join(exc.value.message.split())
+    assert exc.value.exit_code == EXIT_PROBLEMS
+    assert says in message
+    want = "missing data breaching (want notBreaching)" if step == 1 else "(want [(0, None, 1)])"
+    assert want in message
 
 
 @pytest.mark.parametrize("wake_alarm", [False, True], ids=["no-wake-alarm", "wake-alarm"])
@@ -1106,3 +1136,48 @@ def test_with_a_base_an_empty_on_demand_group_fails_though_the_spot_group_publis
     assert "Fix:" in err and "ASG001" in err
     # The Spot group, which has a host, was still checked (and carried the concurrency).
     assert "All 3 GPU series" in " ".join(captured.out.split())
+
+
+@pytest.mark.parametrize("desired", [0, 1])
+def test_with_a_base_the_on_demand_host_is_wanted_only_while_the_service_wants_a_task(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path, desired: int
+) -> None:
+    # Scaled to zero (desiredCount 0, DescribeServices) the base places no task, so the
+    # empty On-Demand group is by design; with a task wanted it must run a host.
+    spec = _spot_spec(tmp_path, base=1)
+    make_service(clients, desired=desired)
+    _group(clients, NAMES.asg, 0)
+    _group(clients, NAMES.spot_asg, 1)  # a Spot host still there, publishing
+    _all_three_for(clients, NAMES.spot_asg)
+    put_concurrency(clients.cw, 14.0)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert "All 3 GPU series" in " ".join(captured.out.split())
+    if desired:
+        assert code == EXIT_PROBLEMS
+        assert f"{NAMES.asg} has no instance in service, yet [capacity.spot]" in err
+    else:
+        assert code == 0, err
+        assert NAMES.asg not in err
+
+
+def test_with_spot_at_zero_tasks_and_no_host_nothing_is_verified_and_it_says_so(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # A healthy scale-to-zero Spot service at night: no task, no instance in either group.
+    spec = _spot_spec(tmp_path, base=1)
+    make_service(clients, desired=0)
+    _group(clients, NAMES.asg, 0)
+    _group(clients, NAMES.spot_asg, 0)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == 0
+    assert f"note: the service {NAMES.service} runs no task (desiredCount 0)" in out
+    assert "nothing was verified" in out and "once the service has a task" in out
+    # A task wanted and still no host: the base's On-Demand host is missing, exit 1.
+    clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_PROBLEMS
+    assert f"{NAMES.asg} has no instance in service, yet [capacity.spot] on_demand_base = 1" in err

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import demand_metric
+from ecs_gpu import demand_metric, sleep
 from ecs_gpu import fast_path as fp
 from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify_scaling as vs
@@ -31,6 +31,7 @@ from .conftest import EXAMPLE_SPEC, NAMES, Clients
 from .test_verify import (
     FAST_ALARM,
     FAST_POLICY,
+    SLEEP_POLICY,
     T0,
     activities_hook,
     count_puts,
@@ -42,6 +43,7 @@ from .test_verify import (
     policies_hook,
     put_fast_alarm,
     run_faked,
+    sleep_policy,
 )
 
 IN_POLICY = "vllm-g5-FastScaleIn-5G6H"
@@ -153,14 +155,15 @@ def drive(
     peak: int = 2,
     policies: list[dict[str, Any]] | None = None,
     in_threshold: float | None = None,
+    initial: int = 1,
 ) -> tuple[vs.ScalingResult, list[dict[str, Any]]]:
     """verify scaling on the example's fast path and fast scale-in, both deployed by default.
 
-    The stand-in adds ``peak - 1`` tasks at 30 s (the fast path's decision at
+    The stand-in adds ``peak - initial`` tasks at 30 s (the fast path's decision at
     31 s) and removes them at 150 s; ``scale_in`` is the activity that says
     who removed them. ``policies``: what DescribeScalingPolicies lists instead.
     """
-    make_service(clients, desired=1, max_tasks=8)
+    make_service(clients, desired=initial, max_tasks=8)
     fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
     assert fast is not None
     put_fast_alarm(clients, fast)
@@ -178,12 +181,14 @@ def drive(
         now[0] += 10.0
         pace.tick()
         d = desired(clients)
-        if pub.value >= fast.threshold and d == 1 and now[0] >= 30:
+        if pub.value >= fast.threshold and d == initial and now[0] >= 30:
             clients.ecs.update_service(
                 cluster=NAMES.cluster, service=NAMES.service, desiredCount=peak
             )
         elif pub.value < fast_in.threshold and d == peak and now[0] >= 150:
-            clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
+            clients.ecs.update_service(
+                cluster=NAMES.cluster, service=NAMES.service, desiredCount=initial
+            )
 
     result = run_faked(
         clients,
@@ -245,6 +250,48 @@ def test_target_tracking_removing_the_first_task_is_a_problem(
     assert f"{fast_in.datapoints_to_alarm} x {fast_in.period_s}-s datapoints below" in message
     assert "SCL007" in message and "`ecs-gpu deploy SPEC`" in message
     assert "Scaling loop works" in out  # the loop moved; the verdict is the exit code
+
+
+def test_the_sleep_path_setting_zero_at_a_peak_of_one_is_a_note(
+    clients: Clients, capsys: pytest.CaptureFixture[str], fsi_spec: Path
+) -> None:
+    # A scale-to-zero service: the fast path starts its one task, the fast scale-in never
+    # removes the last, and the sleep path's ExactCapacity 0 sets 0 after its quiet
+    # minutes (the load balancer saw no request: verify publishes only the series).
+    fast_in = fast_in_of(fsi_spec)
+    assert fast_in.tasks_to_remove(0.0, 1) == 0
+    policies = [fast_policy([FAST_ALARM]), in_policy(fast_in, [IN_ALARM]), sleep_policy([])]
+    at = 30 + 60 * sleep.MIN_QUIET_MINUTES + 40
+    result, _ = drive(
+        clients, fast_in, activity(SLEEP_POLICY, at, 0), peak=1, initial=0, policies=policies
+    )
+    out = said(capsys)
+    assert (result.initial, result.peak, result.final) == (0, 1, 0)
+    assert (
+        f"First scale-in: the sleep path (step policy {SLEEP_POLICY}, 1 -> 0) after its quiet "
+        "minutes, as designed; the fast scale-in's step allows none of 1" in out
+    )
+    assert "target tracking" not in out.lower() and "Scaling loop works" in out
+
+
+def test_the_sleep_path_before_a_fast_scale_in_that_could_act_is_a_problem(
+    clients: Clients, capsys: pytest.CaptureFixture[str], fsi_spec: Path
+) -> None:
+    # From 2 tasks the fast scale-in's step removes one within a minute or so: the sleep
+    # coming first means its alarm never breached. Named as the sleep, not target tracking.
+    fast_in = fast_in_of(fsi_spec)
+    policies = [fast_policy([FAST_ALARM]), in_policy(fast_in, [IN_ALARM]), sleep_policy([])]
+    with pytest.raises(ProblemsFound) as exc:
+        drive(clients, fast_in, activity(SLEEP_POLICY, 30 + 640, 1), policies=policies)
+    out = said(capsys)
+    message = " ".join(exc.value.message.split())
+    assert exc.value.exit_code == EXIT_PROBLEMS
+    assert "First scale-in: the sleep path, not the fast scale-in. 640 s after" in out
+    assert f"was the sleep path's policy {SLEEP_POLICY} (ExactCapacity 0 after" in message
+    assert f"not the fast scale-in's step policy ({IN_POLICY}), whose step allowed 1 of 2" in (
+        message
+    )
+    assert "Target tracking" not in message and "SCL007" in message
 
 
 def test_the_fast_scale_in_removing_more_than_its_step_is_a_problem(

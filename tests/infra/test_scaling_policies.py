@@ -625,6 +625,11 @@ def test_the_wake_alarm_reads_requests_only_while_no_task_runs(
     assert alarm["TreatMissingData"] == "notBreaching"
     (policy_id,) = [k for k in _policies(t, STEP_POLICY) if WAKE_POLICY_ID in k]
     assert alarm["AlarmActions"] == [{"Ref": policy_id}]
+    # What doctor (SCL008) and verify scaling compare a deployed alarm with is what the
+    # template writes; a stale missing-data setting is told.
+    assert wake.alarm_differences(alarm, NAMES.cluster, NAMES.service) == []
+    stale = {**alarm, "TreatMissingData": "breaching"}
+    assert wake.alarm_differences(stale, NAMES.cluster, NAMES.service)
 
 
 def test_the_wake_policy_adds_one_task_to_the_running_count(
@@ -638,6 +643,7 @@ def test_the_wake_policy_adds_one_task_to_the_running_count(
         {"MetricIntervalLowerBound": 0, "ScalingAdjustment": wake.TASKS_ADDED}
     ]
     assert cfg["Cooldown"] == wake.cooldown_s(specs["zero-alb"])
+    assert wake.is_wake_policy(policy) and wake.policy_differences(policy) == []
 
 
 def _sleep_alarm(t: T) -> dict[str, Any]:

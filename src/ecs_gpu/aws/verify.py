@@ -47,6 +47,7 @@ from ecs_gpu.spot import Publishers, publishers
 if TYPE_CHECKING:
     from mypy_boto3_autoscaling import AutoScalingClient
     from mypy_boto3_cloudwatch import CloudWatchClient
+    from mypy_boto3_ecs import ECSClient
 
 # Agent collects every 60 s and flushes every 60 s, and CloudWatch takes a
 # minute or two to serve a datapoint: ten minutes holds several of each.
@@ -296,6 +297,8 @@ class MetricsPlan:
     waits: tuple[tuple[SeriesNames, tuple[Signal, ...]], ...]
     hostless: tuple[str, ...] = ()
     on_demand_base: int | None = None
+    # Nothing can publish by design (the service at zero tasks, no host): what to say.
+    idle: str | None = None
 
 
 def metrics_plan(
@@ -317,19 +320,58 @@ def metrics_plan(
     return MetricsPlan(waits, pub.hostless, on_demand_base)
 
 
-def spot_metrics_plan(
-    autoscaling: AutoScalingClient, names: Names, signals: Sequence[Signal], on_demand_base: int
-) -> MetricsPlan:
-    """With [capacity.spot]: the plan for the groups' InService instances now.
+def service_desired(ecs: ECSClient, cluster: str, service: str) -> int | None:
+    """The service's desiredCount (DescribeServices); None when it is not ACTIVE (not
+    deployed yet: then the rule reads a task as wanted)."""
+    with mapped("ecs", "DescribeServices"):
+        try:
+            resp = ecs.describe_services(cluster=cluster, services=[service])
+        except ecs.exceptions.ClusterNotFoundException:
+            return None
+    active = [s for s in resp.get("services", []) if s.get("status") == "ACTIVE"]
+    return int(active[0]["desiredCount"]) if active else None
 
-    Raises :func:`no_host_problem` when neither group has a host and none must.
+
+def idle_note(names: Names) -> str:
+    """At zero tasks with no host in either group: nothing publishes, by design."""
+    return (
+        f"the service {names.service} runs no task (desiredCount 0) and neither {names.asg} "
+        f"nor the Spot group {names.spot_asg} has an instance in service: nothing publishes "
+        "the series by design, so nothing was verified. Run `ecs-gpu verify metrics` again "
+        "once the service has a task."
+    )
+
+
+def spot_metrics_plan(
+    autoscaling: AutoScalingClient,
+    ecs: ECSClient,
+    names: Names,
+    signals: Sequence[Signal],
+    on_demand_base: int,
+) -> MetricsPlan:
+    """With [capacity.spot]: the plan for the groups' InService instances now and whether
+    the service wants a task (its desiredCount: at 0 the base needs no On-Demand host).
+
+    At zero tasks with no host at all, a plan with nothing to wait for and the
+    :func:`idle_note` (exit 0: a service scaled to zero is healthy, and nothing can
+    publish); raises :func:`no_host_problem` when neither group has a host and a task
+    is wanted (or the service is not found).
     """
     with mapped("autoscaling", "DescribeAutoScalingGroups"):
         pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
             AutoScalingGroupNames=[names.asg, names.spot_asg]
         )
         groups = [g for page in pages for g in page.get("AutoScalingGroups", [])]
-    pub = publishers(names.asg, names.spot_asg, on_demand_base, in_service_counts(groups))
+    desired = service_desired(ecs, names.cluster, names.service)
+    pub = publishers(
+        names.asg,
+        names.spot_asg,
+        on_demand_base,
+        in_service_counts(groups),
+        has_task=desired != 0,
+    )
+    if not pub.groups and desired == 0:
+        return MetricsPlan((), idle=idle_note(names))
     if not pub.groups:
         raise no_host_problem(names.asg, names.spot_asg)
     return metrics_plan(names, signals, pub, on_demand_base)
@@ -349,10 +391,10 @@ def hostless_problem(group: str, on_demand_base: int | None) -> str:
     """Why the On-Demand ``group`` with a base yet no host is a problem, and what to do."""
     return (
         f"{group} has no instance in service, yet [capacity.spot] on_demand_base = "
-        f"{on_demand_base} puts the service's first task(s) on it, so no On-Demand host "
-        "publishes the GPU series. Fix: if the service runs no task (scaled to 0), none "
-        "runs by design: run `ecs-gpu verify metrics` once it has one; otherwise `ecs-gpu "
-        "doctor SPEC` says why the group launches none (ASG001 launch failures, its MaxSize)."
+        f"{on_demand_base} puts the service's first task(s) on it and the service wants a "
+        "task (desiredCount above 0, or the service was not found), so no On-Demand host "
+        "publishes the GPU series. Fix: `ecs-gpu doctor SPEC` says why the group launches "
+        "none (ASG001 launch failures, its MaxSize)."
     )
 
 

@@ -7,8 +7,9 @@ its alarm's ``s / (n - k)`` reads the published low value. Before the test
 path's check, :func:`ecs_gpu.aws.verify_scaling.explain_missing_step_path`,
 on the policies that only remove); after the fall :func:`first_scale_in`
 reads the first activity that lowered desiredCount, and :func:`judge_scale_in`
-says whether the fast scale-in's policy made it, within its step. The CLI
-renders; every decision is here.
+says whether the fast scale-in's policy made it, within its step, or the sleep
+path's ExactCapacity 0 did (a scale-to-zero spec, no verdict on the fast
+scale-in). The CLI renders; every decision is here.
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ class ScaleIn:
     policy: str | None
     # Every StepScaling policy of the service that only removes tasks.
     removers: tuple[str, ...] = ()
+    # The sleep path's ExactCapacity 0 policy (step_shape "sleep"), when the cause names it.
+    sleeper: str | None = None
 
     @property
     def removed(self) -> int | None:
@@ -126,19 +129,20 @@ def first_scale_in(
     ``before``: desiredCount at ``since``; a later activity that set a higher
     count (the fast path still adding after verify saw the rise) raises it.
     An activity lowers it when its cause names a step policy that only
-    removes (the fast scale-in's) or the count it set is below the current
-    one; its cause names the alarm and the policy that fired, as for the
-    scale-out.
+    removes (the fast scale-in's) or the sleep path's, or the count it set is
+    below the current one; its cause names the alarm and the policy that
+    fired, as for the scale-out.
     """
-    removers = [
-        p.name for p in vs.step_policies(appscaling, resource_id) if p.shape == "fast_scale_in"
-    ]
+    policies = vs.step_policies(appscaling, resource_id)
+    removers = [p.name for p in policies if p.shape == "fast_scale_in"]
+    sleepers = [p.name for p in policies if p.shape == "sleep"]
     current = before
     for a in vs.activities_since(appscaling, resource_id, since=since):
         cause = a.get("Cause", "")
         after = count_set(a)
         policy = vs.policy_in_cause(removers, cause)
-        if policy is None and (after is None or after >= current):
+        sleeper = vs.policy_in_cause(sleepers, cause)
+        if policy is None and sleeper is None and (after is None or after >= current):
             current = current if after is None else after
             continue
         return ScaleIn(
@@ -150,6 +154,7 @@ def first_scale_in(
             after=after,
             policy=policy,
             removers=tuple(removers),
+            sleeper=sleeper if policy is None else None,
         )
     return None
 
@@ -162,12 +167,15 @@ class ScaleInVerdict:
     (its step policy removed more than the step allows); ``lacking`` (the
     service lacks the fast scale-in, as :func:`check_fast_scale_in` said);
     ``not_fast`` (it is deployed, and another policy, target tracking's
-    15-minute low alarm, removed the first task).
+    15-minute low alarm, removed the first task); ``sleep`` (the sleep path's
+    ExactCapacity 0 policy set 0 after its quiet minutes: not the fast
+    scale-in's verdict, a problem only where the fast scale-in's step could
+    have removed a task before it, :func:`scale_in_problem`).
     """
 
     decision: ScaleIn
     after_s: float
-    by: Literal["fast_scale_in", "too_many", "lacking", "not_fast"]
+    by: Literal["fast_scale_in", "too_many", "lacking", "not_fast", "sleep"]
     # The most tasks one invocation may remove at the published low value.
     allowed: int
 
@@ -190,6 +198,8 @@ def judge_scale_in(
     if d.policy is not None:
         too_many = d.removed is not None and d.removed > allowed
         return ScaleInVerdict(d, after, "too_many" if too_many else "fast_scale_in", allowed)
+    if d.sleeper is not None:
+        return ScaleInVerdict(d, after, "sleep", allowed)
     if missing is not None:
         return ScaleInVerdict(d, after, "lacking", allowed)
     return ScaleInVerdict(d, after, "not_fast", allowed)
@@ -199,9 +209,25 @@ def scale_in_problem(
     v: ScaleInVerdict, fast_in: fsi.FastScaleIn, *, resource_id: str
 ) -> ProblemsFound | None:
     """Exit 1 for a deployed fast scale-in that did not remove the first task, or removed
-    more than its step allows; None otherwise (``lacking`` is the missing check's)."""
+    more than its step allows; None otherwise (``lacking`` is the missing check's). The
+    sleep path setting 0 first is the design where the fast scale-in's step allowed
+    nothing (it never removes the last task: a peak of 1); with a task it could remove,
+    the fast scale-in let the quiet minutes pass."""
     d = v.decision
     said = d.cause or d.description
+    if v.by == "sleep" and v.allowed >= 1:
+        return ProblemsFound(
+            f"the first scale-in on {resource_id}, {v.after_s:.0f} s after the low datapoints "
+            f"began, was the sleep path's policy {d.sleeper} (ExactCapacity 0 after "
+            "its quiet minutes at the load balancer), not the fast "
+            f"scale-in's step policy ({', '.join(d.removers) or 'none'}), whose step allowed "
+            f"{v.allowed} of {d.before} at the value verify published: {said}. Its alarm "
+            f"never breached in those minutes (it needs {fast_in.datapoints_to_alarm} x "
+            f"{fast_in.period_s}-s datapoints below {fast_in.threshold:g} in a row), its "
+            "actions are disabled, or it reads another series. Fix: `ecs-gpu doctor SPEC` "
+            "(SCL007 checks the step policy and its alarm), redeploy with `ecs-gpu deploy "
+            "SPEC`, then rerun verify scaling with the default --publish-interval."
+        )
     if v.by == "not_fast":
         removers = ", ".join(d.removers) or "none"
         return ProblemsFound(

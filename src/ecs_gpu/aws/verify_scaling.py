@@ -406,6 +406,8 @@ class StepPolicy:
     alarms: tuple[str, ...]
     # Which step path its steps make it (step_shape.shape_of): each check judges its own.
     shape: StepShape = "fast_path"
+    # A wake policy's differences from the template's step (wake.policy_differences).
+    differs: str = ""
 
 
 def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) -> list[StepPolicy]:
@@ -424,6 +426,7 @@ def step_policies(appscaling: ApplicationAutoScalingClient, resource_id: str) ->
                     name=p["PolicyName"],
                     alarms=tuple(a["AlarmName"] for a in p.get("Alarms", [])),
                     shape=shape_of(p),
+                    differs=", ".join(d[2] for d in wake.policy_differences(p)),
                 )
                 for p in page.get("ScalingPolicies", [])
                 if p.get("PolicyType") == "StepScaling"
@@ -571,12 +574,11 @@ def explain_missing_wake(
         f"policy invoked by a one-minute alarm on {wake.EXPRESSION}), but {resource_id} "
     )
     # Only the wake policy's alarms: the sleep alarm reads the same RequestCount ``r``.
-    judged = judge_alarms(
-        [p for p in policies if p.shape == "wake"],
-        alarms,
-        lambda a: wake.alarm_differences(a, cluster, service),
-    )
+    wakes = [p for p in policies if p.shape == "wake"]
+    judged = judge_alarms(wakes, alarms, lambda a: wake.alarm_differences(a, cluster, service))
     if judged is None:
+        if all(p.differs for p in wakes):  # judged None: there is one
+            return head + f"has a wake policy that does not match it ({wakes[0].differs})"
         return None
     seen = [f"alarm {name}: it reads {reads}" for name, reads in judged if reads is not None]
     if not seen:

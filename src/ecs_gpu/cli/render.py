@@ -262,6 +262,11 @@ def render_metrics_ok(report: vf.MetricsReport) -> None:
         console.print(f"[green]{escape(line)}[/]", soft_wrap=True)
 
 
+def render_note(text: str) -> None:
+    """A note: said, never the exit code."""
+    console.print(f"[yellow]note:[/] {escape(text)}", soft_wrap=True)
+
+
 def render_divisor(cluster: str, r: vf.Series | None, error: str | None = None) -> None:
     """The task-gpus divisor: its datapoints, or why it has none (``error``: unread)."""
     where = (

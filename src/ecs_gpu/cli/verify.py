@@ -39,6 +39,7 @@ from ecs_gpu.cli.render import (
     console,
     render_divisor,
     render_metrics_ok,
+    render_note,
     render_series,
     scaling_progress,
     warn_wake_missing,
@@ -183,7 +184,9 @@ def verify_metrics_cmd(
     plan = vf.metrics_plan(series_names, signals)
     if loaded is not None and names is not None and loaded.capacity.spot is not None:
         base = loaded.capacity.spot.on_demand_base
-        plan = vf.spot_metrics_plan(aws("autoscaling"), names, signals, base)
+        plan = vf.spot_metrics_plan(aws("autoscaling"), aws("ecs"), names, signals, base)
+    if plan.idle is not None:
+        render_note(plan.idle)
     reports = [
         run_verify_metrics(
             cw,

@@ -148,6 +148,14 @@ def report_first_scale_in(
             f"allowed) {when}",
             soft_wrap=True,
         )
+    elif v.by == "sleep" and v.allowed == 0:
+        console.print(
+            f"[green]First scale-in: the sleep path[/] (step policy {escape(d.sleeper or '')}, "
+            f"{d.before} -> {d.after if d.after is not None else '?'}) after its quiet minutes, "
+            f"as designed; the fast scale-in's step allows none of {d.before} (it never "
+            f"removes the last task), so this is no verdict on it. {when}",
+            soft_wrap=True,
+        )
     elif v.by == "lacking":
         console.print(
             "[yellow]First scale-in: not the fast scale-in[/], which the service lacks (the "
@@ -155,6 +163,9 @@ def report_first_scale_in(
             soft_wrap=True,
         )
     else:
-        what = "more than its step allows" if v.by == "too_many" else "not the fast scale-in"
+        what = {
+            "too_many": "more than its step allows",
+            "sleep": "the sleep path, not the fast scale-in",
+        }.get(v.by, "not the fast scale-in")
         console.print(f"[red]First scale-in: {what}[/]. {when}", soft_wrap=True)
     return vsi.scale_in_problem(v, fast_in, resource_id=resource_id)

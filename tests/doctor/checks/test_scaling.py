@@ -444,7 +444,7 @@ def test_a_scheduled_fleet_by_day_still_has_its_sleep_alarm_checked(
     s[COLLECTION_KEY]["target"]["sleep_path"] = True
     s["scalable_targets"][0]["MinCapacity"] = 1
     _sleep_query(s, sleep.CONNECTIONS_ID)["Metric"]["MetricName"] = "NewConnectionCount"
-    assert "SCL008" not in _ids(s)  # at MinCapacity 1 nothing is said of the wake
+    assert "SCL008" not in _ids(s)  # its wake alarm is the one ecs-gpu deploys
     (f,) = _scl010(s).findings
     assert any(e.field == "Metrics.a" for e in f.evidence)
     assert "MinCapacity is 1 now; the sleep alarm acts once it is 0" in f.fix
@@ -482,6 +482,58 @@ def test_the_sleep_window_is_the_specs_when_recorded_else_at_least_ten(
     with_sleep(s, n=9)
     (f,) = _scl010(s).findings
     assert "9 periods (want N of N, N at least 10)" in f.fix
+
+
+def test_a_scheduled_fleet_by_day_still_has_its_wake_alarm_checked(
+    healthy: Callable[[], Snap],
+) -> None:
+    # Daytime (MinCapacity 1 by the workday action) on a spec with the sleep path, so the
+    # wake path too: tonight its alarm, on the tasks' CPU Average, never reads "no task".
+    s = healthy()
+    with_sleep(s)
+    with_schedule(s)
+    s[COLLECTION_KEY]["target"]["sleep_path"] = True
+    s["scalable_targets"][0]["MinCapacity"] = 1
+    wake_alarm = next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)
+    c_query = next(q for q in wake_alarm["Metrics"] if q["Id"] == wake.RUNNING_ID)
+    c_query["MetricStat"]["Stat"] = "Average"
+    (f,) = _scl008(s).findings
+    assert f.title == "The wake alarm differs from ecs-gpu's" and f.severity == "error"
+    assert "MinCapacity is 1 now; the wake alarm acts once it is 0" in f.fix
+    # No wake alarm at all, by day: said too.
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != WAKE_ALARM]
+    (f,) = _scl008(s).findings
+    assert "no wake alarm invokes" in f.fix and "1 now" in f.fix
+    # A spec without the sleep path (nor the wake path) at MinCapacity 1: nothing to wake.
+    s[COLLECTION_KEY]["target"]["sleep_path"] = False
+    assert _scl008(s).status == "ok"
+
+
+def test_a_wake_alarm_with_its_actions_disabled_is_scl008(healthy: Callable[[], Snap]) -> None:
+    # Left disabled after maintenance: it goes to ALARM at the night's first request and
+    # invokes nothing, so the service answers 503 all night.
+    s = healthy()
+    with_sleep(s)
+    assert _scl008(s).status == "ok"
+    next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)["ActionsEnabled"] = False
+    (f,) = _scl008(s).findings
+    assert f.title == "The wake alarm's actions are disabled" and f.severity == "error"
+    assert ("alarms", WAKE_ALARM, "ActionsEnabled", False) in [
+        (e.kind, e.id, e.field, e.value) for e in f.evidence
+    ]
+    assert f"enable-alarm-actions --alarm-names {WAKE_ALARM}" in f.fix and "503" in f.fix
+    assert _scl010(s).status == "ok"  # the sleep alarm's own actions are enabled
+
+
+def test_a_sleep_alarm_with_its_actions_disabled_is_scl010(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    with_sleep(s)
+    next(a for a in s["alarms"] if a["AlarmName"] == SLEEP_ALARM)["ActionsEnabled"] = False
+    (f,) = _scl010(s).findings
+    assert f.title == "The sleep alarm's actions are disabled" and f.severity == "warning"
+    assert f"enable-alarm-actions --alarm-names {SLEEP_ALARM}" in f.fix
+    assert "15 low minutes" in f.fix
+    assert _scl008(s).status == "ok"
 
 
 def test_a_spec_without_the_sleep_path_is_not_held_to_one(healthy: Callable[[], Snap]) -> None:
@@ -547,6 +599,28 @@ def test_a_stale_wake_alarm_is_scl008_naming_the_field(healthy: Callable[[], Sna
     f = next(f for f in run_checks(s).findings if f.id == "SCL008")
     assert f.title == "The wake alarm differs from ecs-gpu's"
     assert any(e.field == "Metrics.c" and "Average" in str(e.value) for e in f.evidence)
+    assert "ecs-gpu deploy" in f.fix
+
+
+def test_a_wake_alarm_breaching_on_missing_data_is_scl008(healthy: Callable[[], Snap]) -> None:
+    # Every quiet minute at zero has no ALB datapoint: breaching reads each as a request.
+    s = healthy()
+    with_wake(s)
+    next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)["TreatMissingData"] = "breaching"
+    (f,) = _scl008(s).findings
+    assert f.title == "The wake alarm differs from ecs-gpu's"
+    assert ("TreatMissingData", "breaching") in [(e.field, e.value) for e in f.evidence]
+
+
+def test_a_wake_policy_with_a_larger_step_is_scl008(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    with_wake(s)
+    step = s["scaling_policies"][-1]["StepScalingPolicyConfiguration"]["StepAdjustments"][0]
+    step["ScalingAdjustment"] = 3
+    (f,) = _scl008(s).findings
+    assert f.title == "The wake policy differs from ecs-gpu's" and f.severity == "error"
+    (e,) = f.evidence
+    assert (e.kind, e.id, e.value) == ("scaling_policies", "wake", [(0.0, None, 3)])
     assert "ecs-gpu deploy" in f.fix
 
 

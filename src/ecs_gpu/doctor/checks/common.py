@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ecs_gpu import demand_metric
-from ecs_gpu.doctor.checks.model import CheckFn, Evidence, Unknown
+from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.host import probe
@@ -391,3 +391,52 @@ def register_per_series(
         check(t.id, link=link, severity=t.severity, title=t.title, requires=t.requires, doc=t.doc)(
             make(tuple(signals))
         )
+
+
+def alarm_differs(
+    c: Check,
+    path: str,
+    alarms: list[dict[str, Any]],
+    differences: Callable[[dict[str, Any]], list[tuple[str, Any, str]]],
+    effect: str,
+    *evidence: Evidence,
+    disabled: str,
+) -> list[Finding]:
+    """Nothing when one of the ``path``'s ``alarms`` has no ``differences`` and its
+    actions enabled; else one finding: every difference (``effect``: what a differing
+    alarm does), or, where every matching alarm has ``ActionsEnabled`` false, that
+    (``disabled``: what the path then fails to do). A disabled alarm still changes
+    state but invokes nothing (aws-semantics.md §10 "Alarm actions disabled")."""
+    diffs = [(a, differences(a)) for a in alarms]
+    matching = [a for a, d in diffs if not d]
+    if matching:
+        # ActionsEnabled absent (an older snapshot): AWS's default, enabled.
+        if any(a.get("ActionsEnabled") is not False for a in matching):
+            return []
+        names = [str(a.get("AlarmName", "?")) for a in matching]
+        return [
+            c.finding(
+                [*evidence, *(Evidence("alarms", n, "ActionsEnabled", False) for n in names)],
+                f"The {path} alarm {', '.join(names)} has its actions disabled "
+                "(ActionsEnabled false, as `aws cloudwatch disable-alarm-actions` leaves it, "
+                f"say after maintenance): it goes to ALARM and invokes no policy, so {disabled} "
+                "Fix: aws cloudwatch enable-alarm-actions --alarm-names " + " ".join(names),
+                title=f"The {path} alarm's actions are disabled",
+            )
+        ]
+    return [
+        c.finding(
+            [
+                *evidence,
+                *(
+                    Evidence("alarms", a.get("AlarmName", "?"), field, value)
+                    for a, d in diffs
+                    for field, value, _ in d
+                ),
+            ],
+            f"The {path} alarm differs from the one ecs-gpu deploys ("
+            + "; ".join(p for _, d in diffs for _, _, p in d)
+            + f"): {effect} Fix: redeploy with `ecs-gpu deploy`.",
+            title=f"The {path} alarm differs from ecs-gpu's",
+        )
+    ]

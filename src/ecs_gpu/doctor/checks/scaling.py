@@ -11,12 +11,12 @@ SCL009's, what puts it to sleep SCL010's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 from ecs_gpu import demand_metric, fast_path, fast_scale_in, schedule, sleep, wake
 from ecs_gpu.doctor.checks.common import (
     NEVER,
+    alarm_differs,
     collection_target,
     demand_names,
     parse_time,
@@ -181,37 +181,6 @@ def _service_scaling_failed(s: Snapshot, c: Check) -> list[Finding]:
             ],
             "Application Auto Scaling could not change the task count: fix what StatusMessage "
             "names (usually IAM of the scaling role or a deleted service).",
-        )
-    ]
-
-
-def _alarm_differs(
-    c: Check,
-    path: str,
-    alarms: list[dict[str, Any]],
-    differences: Callable[[dict[str, Any]], list[tuple[str, Any, str]]],
-    effect: str,
-    *evidence: Evidence,
-) -> list[Finding]:
-    """Nothing when one of the ``path``'s ``alarms`` has no ``differences``; else one
-    finding with every difference (``effect``: what a differing alarm does)."""
-    diffs = [(a, differences(a)) for a in alarms]
-    if any(not d for _, d in diffs):
-        return []
-    return [
-        c.finding(
-            [
-                *evidence,
-                *(
-                    Evidence("alarms", a.get("AlarmName", "?"), field, value)
-                    for a, d in diffs
-                    for field, value, _ in d
-                ),
-            ],
-            f"The {path} alarm differs from the one ecs-gpu deploys ("
-            + "; ".join(p for _, d in diffs for _, _, p in d)
-            + f"): {effect} Fix: redeploy with `ecs-gpu deploy`.",
-            title=f"The {path} alarm differs from ecs-gpu's",
         )
     ]
 
@@ -505,22 +474,28 @@ def _fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
     severity="error",
     title="Nothing wakes the service at zero tasks",
     requires=("scalable_targets",),
-    doc="The service's MinCapacity is 0 and it has a load balancer, but no wake alarm (the "
-    "load balancer's requests while no task runs) invokes a step policy, or the wake alarm "
-    "differs from ecs_gpu.wake's.",
+    doc="The service may run no task (MinCapacity 0, or, whatever MinCapacity is now, the "
+    "spec's sleep path: sleep.sleep_path, recorded in the snapshot, which a service has "
+    "exactly where it has the wake path; without a spec a scheduled action to 0) and it has "
+    "a load balancer, but no wake alarm (the load balancer's requests while no task runs) "
+    "invokes a step policy, the wake alarm or the wake policy's step differs from "
+    "ecs_gpu.wake's, or the alarm's actions are disabled (ActionsEnabled false).",
 )
 def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
     zero = [t for t in s["scalable_targets"] if t.get("MinCapacity") == 0]
-    if not zero:
+    # By day a scheduled fleet is at MinCapacity 1: its wake alarm acts tonight.
+    if not (zero or (s["scalable_targets"] and _has_sleep_path(s))):
         return []  # at least one task is kept: target tracking always has a datapoint
-    target = zero[0]
-    # The rest is read only at MinCapacity 0: a denied DescribeAlarms leaves a kept
-    # service's check ok, not unknown.
+    target = (zero or s["scalable_targets"])[0]
+    # The rest is read only where the service may be at zero: a denied DescribeAlarms
+    # leaves a kept service's check ok, not unknown.
     lacking = tuple(k for k in ("scaling_policies", "alarms", "services") if k not in s)
     if lacking:
         raise Unknown(f"{', '.join(lacking)} missing: {why_missing(s, lacking)}")
     cluster, service = demand_names(s)
-    evidence = Evidence("scalable_targets", target.get("ResourceId", "?"), "MinCapacity", 0)
+    mins = target.get("MinCapacity")
+    evidence = Evidence("scalable_targets", target.get("ResourceId", "?"), "MinCapacity", mins)
+    later = "" if zero else f" (MinCapacity is {mins} now; the wake alarm acts once it is 0)"
     alarms = step_path_alarms(s, "wake")
     if not alarms:
         if not any(svc.get("loadBalancers") for svc in s["services"]):
@@ -528,7 +503,9 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
         return [
             c.finding(
                 [evidence, policy_names_evidence(s)],
-                "The service may scale to zero tasks (MinCapacity 0), and no wake alarm invokes "
+                "The service may scale to zero tasks (MinCapacity 0"
+                + ("" if zero else f" by its spec or schedule, {mins} now")
+                + "), and no wake alarm invokes "
                 "a step policy: with no task no policy has a datapoint, so target tracking does "
                 "nothing (aws-semantics.md §10), the service stays at zero and the load balancer "
                 "answers every request 503. Fix: redeploy with `ecs-gpu deploy` (a spec with "
@@ -536,14 +513,38 @@ def _wake_path(s: Snapshot, c: Check) -> list[Finding]:
                 "min_tasks = 1.",
             )
         ]
-    return _alarm_differs(
+    return _wake_policy_differs(s, c, later) + alarm_differs(
         c,
         "wake",
         alarms,
         lambda a: wake.alarm_differences(a, cluster, service),
-        "it may never fire at zero tasks, or fire while tasks run.",
+        f"it may never fire at zero tasks, or fire while tasks run{later}.",
         evidence,
+        disabled="at zero tasks nothing starts one: the service stays at zero and the load "
+        f"balancer answers every request 503{later}.",
     )
+
+
+def _wake_policy_differs(s: Snapshot, c: Check, later: str) -> list[Finding]:
+    """One finding when every wake policy's step differs from the template's
+    (wake.policy_differences): one task, from 0 over the threshold."""
+    diffs = [(p, wake.policy_differences(p)) for p in step_path_policies(s, "wake")]
+    if not diffs or any(not d for _, d in diffs):
+        return []
+    return [
+        c.finding(
+            [
+                Evidence("scaling_policies", p.get("PolicyName", "?"), f, v)
+                for p, d in diffs
+                for f, v, _ in d
+            ],
+            "The wake policy differs from the one ecs-gpu deploys ("
+            + "; ".join(x for _, d in diffs for _, _, x in d)
+            + f"): a request at zero tasks starts more tasks than it needs, or none{later}. "
+            "Fix: redeploy with `ecs-gpu deploy`.",
+            title="The wake policy differs from ecs-gpu's",
+        )
+    ]
 
 
 def _schedule_runs(s: Snapshot) -> bool:
@@ -781,10 +782,12 @@ def _sleep_path(s: Snapshot, c: Check) -> list[Finding]:
                 "redeploy with `ecs-gpu deploy`.",
             )
         ]
-    return _alarm_differs(
+    return alarm_differs(
         c,
         "sleep",
         alarms,
         lambda a: sleep.alarm_differences(a, cluster, service, lb, minutes),
         f"it may never fire, or cut a request still running{later}.",
+        disabled="at no load the last task stays for target tracking's 15 low minutes "
+        f"(aws-semantics.md §9) instead of {minutes or sleep.MIN_QUIET_MINUTES}{later}.",
     )
