@@ -116,15 +116,17 @@ class SignalPlan:
         return self.tracks_gpu and SERIES[self.gpu_series].divides_by_reservation
 
 
+# Target tracking's scale-in alarm (AlarmLow): 15 of 15 one-minute datapoints
+# below about 0.9 x the target (aws-semantics §1; the simulator's TT_LOW_DATAPOINTS):
+# the fewest minutes a policy reads low before it removes a task.
+TRACKING_LOW_DATAPOINTS: Final = 15
+
+
 # --- each signal's series, as every consumer reads it ---------------------------------
 
 # Construct ids of the target-tracking policies: their logical ids derive
 # from them, and tests and doctor find the policies by them. Both GPU series
 # deploy the one GPU policy.
-# Target tracking's scale-in alarm (AlarmLow): 15 of 15 one-minute datapoints
-# below about 0.9 x the target (aws-semantics §1; the simulator's TT_LOW_DATAPOINTS):
-# the fewest minutes a policy reads low before it removes a task.
-TRACKING_LOW_DATAPOINTS: Final = 15
 GPU_POLICY_ID: Final = "GpuUtilization"
 CONCURRENCY_POLICY_ID: Final = "ConcurrencyPerTask"
 

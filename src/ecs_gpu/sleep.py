@@ -175,13 +175,13 @@ def alarm_differences(
     if found != (COMPARISON, THRESHOLD):
         out.append(("Threshold", found, f"{found} (want {COMPARISON} {THRESHOLD:g})"))
     periods = (alarm.get("EvaluationPeriods"), alarm.get("DatapointsToAlarm"))
-    if minutes is not None and periods != (minutes, minutes):
-        want_n = f"{minutes} of {minutes}"
-        out.append(("EvaluationPeriods", periods, f"{periods[0]} periods (want {want_n})"))
-    elif minutes is None and not (
-        periods[0] == periods[1] and isinstance(periods[0], int) and periods[0] >= MIN_QUIET_MINUTES
-    ):
+    if minutes is not None:
+        ok, want_n = periods == (minutes, minutes), f"{minutes} of {minutes}"
+    else:
+        n = periods[0]
+        ok = periods[1] == n and isinstance(n, int) and n >= MIN_QUIET_MINUTES
         want_n = f"N of N, N at least {MIN_QUIET_MINUTES}"
+    if not ok:
         out.append(("EvaluationPeriods", periods, f"{periods[0]} periods (want {want_n})"))
     missing = alarm.get("TreatMissingData")
     if missing != TREAT_MISSING_DATA:

@@ -842,12 +842,13 @@ def sleep_policy(alarms: list[str]) -> dict[str, Any]:
     )
 
 
-def put_sleep_alarm(c: Clients) -> None:
-    """The sleep alarm as infra/scaling.py writes it: the same ``r`` as the wake alarm's."""
+def put_sleep_alarm(c: Clients, metrics: list[dict[str, Any]] | None = None) -> None:
+    """The sleep alarm as infra/scaling.py writes it: the same ``r`` as the wake alarm's
+    (``metrics`` in place of its queries: a hand-edited one)."""
     minutes = sleep.MIN_QUIET_MINUTES
     c.cw.put_metric_alarm(
         AlarmName=SLEEP_ALARM,
-        Metrics=sleep_metrics(ALB, NAMES.cluster, NAMES.service),
+        Metrics=metrics or sleep_metrics(ALB, NAMES.cluster, NAMES.service),
         EvaluationPeriods=minutes,
         DatapointsToAlarm=minutes,
         Threshold=sleep.THRESHOLD,
@@ -992,17 +993,7 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_sleep_path(
                 stat["Metric"]["Dimensions"] = [
                     {"Name": "LoadBalancer", "Value": "app/other/0123456789abcdef"}
                 ]
-        minutes = sleep.MIN_QUIET_MINUTES
-        clients.cw.put_metric_alarm(
-            AlarmName=SLEEP_ALARM,
-            Metrics=metrics,
-            EvaluationPeriods=minutes,
-            DatapointsToAlarm=minutes,
-            Threshold=sleep.THRESHOLD,
-            ComparisonOperator=sleep.COMPARISON,
-            TreatMissingData=sleep.TREAT_MISSING_DATA,
-            AlarmActions=[sleep_policy([])["PolicyARN"]],
-        )
+        put_sleep_alarm(clients, metrics)
         policies.append(sleep_policy([SLEEP_ALARM]))
     first = activity(FAST_POLICY, T0 + timedelta(seconds=31), 1, 2)
     with pytest.raises(ProblemsFound) as exc:

@@ -433,16 +433,24 @@ def test_a_sleep_alarm_on_another_load_balancer_is_scl010(healthy: Callable[[], 
     assert [e.field for e in f.evidence] == ["Metrics.a.Dimensions"]
 
 
-def test_a_scheduled_fleet_by_day_still_has_its_sleep_alarm_checked(
-    healthy: Callable[[], Snap],
-) -> None:
-    # Daytime: the workday action raised MinCapacity to 1; the spec (min_tasks 0 behind
-    # a load balancer) has the sleep path, and tonight its alarm reads the wrong metric.
+def _by_day(healthy: Callable[[], Snap]) -> Snap:
+    """A scheduled fleet by day: its spec scales to zero at night behind a load balancer
+    (the sleep path and so the wake path recorded), the workday action has set
+    MinCapacity 1."""
     s = healthy()
     with_sleep(s)
     with_schedule(s)
     s[COLLECTION_KEY]["target"]["sleep_path"] = True
     s["scalable_targets"][0]["MinCapacity"] = 1
+    return s
+
+
+def test_a_scheduled_fleet_by_day_still_has_its_sleep_alarm_checked(
+    healthy: Callable[[], Snap],
+) -> None:
+    # Daytime: the workday action raised MinCapacity to 1; the spec (min_tasks 0 behind
+    # a load balancer) has the sleep path, and tonight its alarm reads the wrong metric.
+    s = _by_day(healthy)
     _sleep_query(s, sleep.CONNECTIONS_ID)["Metric"]["MetricName"] = "NewConnectionCount"
     assert "SCL008" not in _ids(s)  # its wake alarm is the one ecs-gpu deploys
     (f,) = _scl010(s).findings
@@ -489,11 +497,7 @@ def test_a_scheduled_fleet_by_day_still_has_its_wake_alarm_checked(
 ) -> None:
     # Daytime (MinCapacity 1 by the workday action) on a spec with the sleep path, so the
     # wake path too: tonight its alarm, on the tasks' CPU Average, never reads "no task".
-    s = healthy()
-    with_sleep(s)
-    with_schedule(s)
-    s[COLLECTION_KEY]["target"]["sleep_path"] = True
-    s["scalable_targets"][0]["MinCapacity"] = 1
+    s = _by_day(healthy)
     wake_alarm = next(a for a in s["alarms"] if a["AlarmName"] == WAKE_ALARM)
     c_query = next(q for q in wake_alarm["Metrics"] if q["Id"] == wake.RUNNING_ID)
     c_query["MetricStat"]["Stat"] = "Average"

@@ -426,17 +426,29 @@ def alarm_differs(
         ]
     return [
         c.finding(
-            [
-                *evidence,
-                *(
-                    Evidence("alarms", a.get("AlarmName", "?"), field, value)
-                    for a, d in diffs
-                    for field, value, _ in d
-                ),
-            ],
+            [*evidence, *difference_evidence("alarms", "AlarmName", diffs)],
             f"The {path} alarm differs from the one ecs-gpu deploys ("
-            + "; ".join(p for _, d in diffs for _, _, p in d)
+            + difference_phrases(diffs)
             + f"): {effect} Fix: redeploy with `ecs-gpu deploy`.",
             title=f"The {path} alarm differs from ecs-gpu's",
         )
     ]
+
+
+# A deployed item and its (field, value found, phrase) differences from what ecs-gpu
+# deploys: an alarm's (wake, sleep), a scheduled action's (schedule).
+Differences = list[tuple[dict[str, Any], list[tuple[str, Any, str]]]]
+
+
+def difference_evidence(kind: str, name_key: str, diffs: Differences) -> list[Evidence]:
+    """One Evidence per difference of each ``kind`` item, by its ``name_key``."""
+    return [
+        Evidence(kind, item.get(name_key, "?"), field, value)
+        for item, d in diffs
+        for field, value, _ in d
+    ]
+
+
+def difference_phrases(diffs: Differences) -> str:
+    """Every difference's phrase, in order, joined for a finding's sentence."""
+    return "; ".join(phrase for _, d in diffs for _, _, phrase in d)

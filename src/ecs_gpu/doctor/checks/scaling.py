@@ -19,6 +19,8 @@ from ecs_gpu.doctor.checks.common import (
     alarm_differs,
     collection_target,
     demand_names,
+    difference_evidence,
+    difference_phrases,
     parse_time,
     plan_tracks,
     policies_track,
@@ -669,13 +671,9 @@ def _schedule_deployed(s: Snapshot, c: Check) -> list[Finding]:
             continue
         out.append(
             c.finding(
-                [
-                    Evidence("scheduled_actions", a.get("ScheduledActionName", "?"), f, v)
-                    for a, d in diffs
-                    for f, v, _ in d
-                ],
+                difference_evidence("scheduled_actions", "ScheduledActionName", diffs),
                 f"The scheduled action for the spec's {words} has "
-                + "; ".join(p for _, d in diffs for _, _, p in d)
+                + difference_phrases(diffs)
                 + ": at that minute the task bounds are not what the spec asks for. "
                 + _REDEPLOY_SCHEDULE,
             )
