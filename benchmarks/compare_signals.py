@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 from compare_designs import OVERRIDES, SPEC, STEP_S, mean_scale
 
-from ecs_gpu import fast_path
+from ecs_gpu import fast_path, managed_scaling
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.params import SimParams, from_spec
@@ -155,13 +155,16 @@ def design(label: str, extra_scaling: str = "") -> SimParams:
     if before and p.fast_path is not None:
         p = p.with_(
             fast_path=dataclasses.replace(
-                p.fast_path, steps=fast_path.steps(spec, starts=BEFORE_16_STEPS)
+                p.fast_path,
+                steps=fast_path.steps(spec, starts=BEFORE_16_STEPS),
+                # Issue 8's cooldown: the instance warm-up, without the launch datapoint.
+                cooldown_s=int(p.instance_warmup_s),
             ),
             tracking_cap_ratio=overrides.get("tracking_cap_ratio"),
         )
     if "instance_warmup_s" in overrides and p.fast_path is not None:
         # The fast path's cooldown is the same warm-up (ecs_gpu.fast_path).
-        cooldown = int(p.instance_warmup_s)
+        cooldown = int(p.instance_warmup_s) + (0 if before else managed_scaling.LAUNCH_DATAPOINT_S)
         p = p.with_(fast_path=dataclasses.replace(p.fast_path, cooldown_s=cooldown))
     return p
 

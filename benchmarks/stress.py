@@ -33,8 +33,8 @@ peak desired count held, the per-task concurrency during the crowd, and
 when tasks and instances came down after it; --goals issue 16's goals per
 issue-16 design; --reuse the what-if of warm-pool reuse on scale-in
 (ReuseOnScaleIn, which ECS does not allow: aws-semantics.md §9). --sweep
-alone: issue 16's default with the pool, one setting changed at a time, on
-six loads (the settings the default was chosen among). --scale-in-frontier
+alone: issue 16's default with the pool, one setting changed at a time, and
+without the pool, on six loads (the settings the default was chosen among). --scale-in-frontier
 alone: the fast scale-in's settings and the instances kept beside it, one
 at a time, against issue 16's goals summed over every load
 (docs/benchmarks.md "The scale-in frontier"). --scale-out-frontier alone:
@@ -280,7 +280,8 @@ def reuse(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
 
 
 # --sweep: issue 16's default with the covering pool, one setting changed at a
-# time (spec keys where one exists), on the loads where the settings differ.
+# time (spec keys where one exists), and without the pool, on the loads where
+# the settings differ.
 SWEEP_LOADS = (
     "azure2023-conv",
     "servegen-deepseek-r1",
@@ -310,6 +311,9 @@ def sweep_variants() -> dict[str, SimParams]:
     for cap in (1.2, 2.0):
         out[f"tracking capped at {cap:g} x target"] = base.with_(tracking_cap_ratio=cap)
     out["three fast-path steps (0, 50, 100 % over)"] = three
+    # The drain window without the pool, where cold starts let a backlog grow.
+    out["no warm pool"] = design(NEW_DEFAULT)
+    out["no warm pool, backlog_drain_s = 900"] = design(NEW_DEFAULT, "\nbacklog_drain_s = 900")
     out['demand_estimate = "in-flight"'] = design(
         NEW_DEFAULT_POOL, '\ndemand_estimate = "in-flight"'
     )
@@ -326,7 +330,7 @@ def sweep_variants() -> dict[str, SimParams]:
 
 
 def sweep() -> None:
-    """One setting of issue 16's default (with the pool) changed at a time."""
+    """One setting of issue 16's default (with the pool) changed at a time, and the pool itself."""
     print(
         "| load | variant | GPU-hours x reference | overload s | peak desired / need "
         "| median drop to 10 % of need min |"

@@ -173,9 +173,10 @@ def test_cooldown_is_a_new_instances_time_to_serve() -> None:
     spec = concurrency_spec()
     fp = fast_path.fast_path(spec)
     assert fp is not None
-    assert fp.cooldown_s == managed_scaling.instance_warmup_s(spec)
+    # Managed scaling's launch datapoint (60 s), then the cold warm-up (480 s).
+    assert fp.cooldown_s == managed_scaling.instance_warmup_s(spec) + 60 == 540
     sim = spec.simulation
-    assert fp.cooldown_s >= sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
+    assert fp.cooldown_s >= 60 + sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
 
 
 def _with_pool(pool: str) -> Spec:
@@ -197,9 +198,9 @@ def test_with_a_warm_pool_the_cooldown_is_a_pooled_instances_time_to_serve() -> 
     fp = fast_path.fast_path(pooled)
     assert fp is not None
     sim = pooled.simulation
-    # Warm start (60 s) + model load (60 s): no boot, no image pull.
-    assert fp.cooldown_s == managed_scaling.instance_warmup_s(pooled) == 120
-    assert fp.cooldown_s >= sim.warm_start_s + sim.model_load_s
+    # The launch datapoint (60 s), warm start (60 s) + model load (60 s): no boot, no pull.
+    assert fp.cooldown_s == managed_scaling.instance_warmup_s(pooled) + 60 == 180
+    assert fp.cooldown_s >= 60 + sim.warm_start_s + sim.model_load_s
     assert fp.cooldown_s < sim.instance_boot_s + sim.image_pull_s + sim.model_load_s
 
 
@@ -274,4 +275,4 @@ def test_the_default_pool_does_not_cover_scale_out_so_the_cooldown_stays_cold() 
             "cold.toml",
         )
     )
-    assert cold is not None and fp.cooldown_s == cold.cooldown_s == 480
+    assert cold is not None and fp.cooldown_s == cold.cooldown_s == 540

@@ -164,13 +164,18 @@ def cooldown_s(spec: Spec) -> int:
     """Seconds before the same step may add tasks again: a new task's time to serve.
 
     Added tasks lower per-task concurrency only once they serve, and on a GPU
-    fleet a new task usually waits for a new instance: the capacity
+    fleet a new task usually waits for a new instance: managed scaling's
+    launch datapoint (managed_scaling.LAUNCH_DATAPOINT_S), then the capacity
     provider's instance warm-up (managed_scaling.instance_warmup_s), boot +
     image pull + model, or with a warm pool that covers the fleet a warm
     start + model. Until then the alarm still sees the old excess; a larger
-    step is not held back (cooldown semantics above).
+    step is not held back (cooldown semantics above). With the warm-up alone
+    the cooldown ended while the added tasks still loaded, and the next
+    invocation multiplied the running count, those tasks included, by the
+    old excess: without a pool M-mid's peak reached 63 tasks where 38 serve
+    it (docs/benchmarks.md "Pay for what you serve").
     """
-    return managed_scaling.instance_warmup_s(spec)
+    return managed_scaling.instance_warmup_s(spec) + managed_scaling.LAUNCH_DATAPOINT_S
 
 
 def fast_path(spec: Spec) -> FastPath | None:
