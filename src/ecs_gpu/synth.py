@@ -40,12 +40,16 @@ class Synthesized:
     service: GpuService
 
 
-def build(spec: Spec, *, outdir: str, stack_name: str | None = None) -> Synthesized:
+def build(
+    spec: Spec, *, outdir: str, stack_name: str | None = None, spot_deployed: bool = False
+) -> Synthesized:
     """The CDK app, the standalone stack and the GpuService in it (not yet synthesized).
 
     ``outdir`` is the cloud assembly's scratch directory; the caller owns and removes it.
     ``stack_name`` (``--stack``) replaces the spec-derived name, so one spec can
-    be deployed as several stacks.
+    be deployed as several stacks. ``spot_deployed``: the running stack has a
+    Spot capacity provider (GpuService's keyword; deploy reads it, synth
+    itself is offline and never knows).
     """
     ensure_node()
     from aws_cdk import App, BootstraplessSynthesizer, Stack
@@ -62,7 +66,7 @@ def build(spec: Spec, *, outdir: str, stack_name: str | None = None) -> Synthesi
         synthesizer=BootstraplessSynthesizer(),
         analytics_reporting=False,
     )
-    service = GpuService(stack, CONSTRUCT_ID, spec=spec)
+    service = GpuService(stack, CONSTRUCT_ID, spec=spec, spot_deployed=spot_deployed)
     return Synthesized(app=app, stack=stack, service=service)
 
 
@@ -74,13 +78,18 @@ def template_of(built: Synthesized) -> dict[str, Any]:
 
 
 def synth_template(
-    spec: Spec, *, stack_name: str | None = None, stage: StageFn | None = None
+    spec: Spec,
+    *,
+    stack_name: str | None = None,
+    stage: StageFn | None = None,
+    spot_deployed: bool = False,
 ) -> dict[str, Any]:
     """The CloudFormation template for ``spec``, as a dict; ``stage`` is told "synth"."""
     if stage is not None:
         stage("synth")
     with tempfile.TemporaryDirectory(prefix="ecs-gpu-cdk-") as outdir:
-        return template_of(build(spec, outdir=outdir, stack_name=stack_name))
+        built = build(spec, outdir=outdir, stack_name=stack_name, spot_deployed=spot_deployed)
+        return template_of(built)
 
 
 def template_json(template: dict[str, Any]) -> str:

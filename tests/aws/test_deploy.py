@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
 
 import pytest
 from botocore.stub import Stubber
 
 from cli.conftest import NAMES, NO_WAIT
+from cli.test_deploy import record_calls
 from cli.test_events import ROLLBACK, STACK_ID, describe_stack
+from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws.stack_events import StackEvent
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
@@ -58,3 +62,87 @@ def test_follow_a_rollback_reports_the_first_failure_and_never_deletes(cfn: Any)
     assert "first failure: Asg" in problem.message and "instance limit" in problem.message
     assert "Resource creation cancelled" not in problem.message
     assert "describe-stack-events --stack-name vllm-g5 --region us-east-1" in problem.message
+
+
+# --- the running stack's strategy: Spot output, template, forced deployment ----------
+#
+# moto's AWS::ECS::Service ignores CapacityProviderStrategy and ForceNewDeployment
+# (moto/ecs/models.py, Service.create/update_from_cloudformation_json): it neither
+# refuses a strategy change nor starts a deployment. What moto does keep is what
+# these read: the stack's outputs and the template it runs (GetTemplate).
+
+
+def _running(template: dict[str, Any], *, spot: bool) -> dict[str, Any]:
+    """The stand-in as a stack whose service runs the plain or the Spot strategy."""
+    t = copy.deepcopy(template)
+    od = {"CapacityProvider": NAMES.capacity_provider, "Base": 1 if spot else 0}
+    strategy = [{**od, "Weight": 30 if spot else 1}]
+    outputs: dict[str, Any] = {"ClusterName": {"Value": {"Ref": "Cluster"}}}
+    if spot:
+        strategy.append({"CapacityProvider": NAMES.spot_capacity_provider, "Base": 0, "Weight": 70})
+        outputs[redeploy.SPOT_OUTPUT] = {"Value": NAMES.spot_capacity_provider}
+    t["Resources"]["Service"]["Properties"]["CapacityProviderStrategy"] = strategy
+    t["Outputs"] = outputs
+    return t
+
+
+def _forcing(template: dict[str, Any]) -> dict[str, Any]:
+    t = copy.deepcopy(template)
+    t["Resources"]["Service"]["Properties"][redeploy.FORCE_KEY] = {
+        "EnableForceNewDeployment": True,
+        "ForceNewDeploymentNonce": "strategy-0123456789abcdef",
+    }
+    return t
+
+
+def test_spot_in_stack_reads_the_output_naming_the_spot_provider(
+    clients: Any, template: dict[str, Any]
+) -> None:
+    assert dp.spot_in_stack(clients.cfn, STACK) is False  # no stack yet
+    clients.cfn.create_stack(
+        StackName=STACK, TemplateBody=json.dumps(_running(template, spot=True))
+    )
+    plain = _running(template, spot=False)
+    # Other physical names, so the two stacks do not collide.
+    for lid, key in (
+        ("Cluster", "ClusterName"),
+        ("Service", "ServiceName"),
+        ("LogGroup", "LogGroupName"),
+    ):
+        plain["Resources"][lid]["Properties"][key] = "other"
+    clients.cfn.create_stack(StackName="other", TemplateBody=json.dumps(plain))
+    assert dp.spot_in_stack(clients.cfn, STACK) is True
+    assert dp.spot_in_stack(clients.cfn, "other") is False
+
+
+def test_deployed_template_is_the_one_the_stack_runs(
+    clients: Any, template: dict[str, Any]
+) -> None:
+    assert dp.deployed_template(clients.cfn, STACK) is None
+    running = _running(template, spot=True)
+    clients.cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(running))
+    assert dp.deployed_template(clients.cfn, STACK) == running
+
+
+def test_the_forced_deployment_stays_only_when_the_strategy_changes(
+    clients: Any, template: dict[str, Any]
+) -> None:
+    with_spot = _running(template, spot=True)
+    # A new stack: CloudFormation creates the service, nothing to force.
+    assert not redeploy.forces(dp.settle_forced_deployment(clients.cfn, STACK, _forcing(with_spot)))
+    clients.cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(with_spot))
+    calls = record_calls(clients.cfn)
+    # The same strategy redeployed: dropped, so the redeploy touches no task.
+    same = dp.settle_forced_deployment(clients.cfn, STACK, _forcing(with_spot))
+    assert not redeploy.forces(same) and same == with_spot
+    assert "GetTemplate" in calls
+    # [capacity.spot] removed, or its base changed: kept.
+    removed = _forcing(_running(template, spot=False))
+    assert dp.settle_forced_deployment(clients.cfn, STACK, removed) == removed
+    based = _forcing(with_spot)
+    based["Resources"]["Service"]["Properties"]["CapacityProviderStrategy"][0]["Base"] = 2
+    assert redeploy.forces(dp.settle_forced_deployment(clients.cfn, STACK, based))
+    # A template that forces nothing is not compared: no GetTemplate for it.
+    calls.clear()
+    assert dp.settle_forced_deployment(clients.cfn, STACK, with_spot) is with_spot
+    assert calls == []

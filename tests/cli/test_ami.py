@@ -184,7 +184,7 @@ def published(
 
     monkeypatch.setattr(options, "client", hooked)
     # The template `ecs-gpu deploy` synthesizes for this spec and stack, made once.
-    monkeypatch.setattr(deploy_cli, "synth_template", lambda spec, stack=None: g5_for_moto)
+    monkeypatch.setattr(deploy_cli, "synth_template", lambda spec, stack=None, **_: g5_for_moto)
     return pub
 
 

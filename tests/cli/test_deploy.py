@@ -18,6 +18,7 @@ because moto cannot delete the VPC the real stack creates.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,14 @@ import boto3
 import pytest
 from rich.console import Console
 
+from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.cli import main, options, render
 from ecs_gpu.errors import EXIT_INTERRUPTED, ProblemsFound, StackInterrupted
-from moto_cfn import ami_parameters
+from moto_cfn import ami_parameters, for_moto
 
 from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, moto_skips
 
@@ -468,7 +470,7 @@ def test_cli_deploy_prints_the_outputs_and_json_has_changes_status_and_outputs(
 ) -> None:
     """The real command; synth gives the stand-in, DescribeStacks lists its outputs."""
     tpl = template
-    monkeypatch.setattr(deploy_cli, "synth_template", lambda *_: tpl)
+    monkeypatch.setattr(deploy_cli, "synth_template", lambda *_, **__: tpl)
     real = options.make_session
 
     def make(profile: str | None = None, region: str | None = None) -> boto3.Session:
@@ -541,3 +543,73 @@ def test_cli_diff_json_is_the_change_list(
     assert all(c["action"] == "Add" and c["replaces"] is False for c in doc["changes"])
     # With a file the table still prints, and says where the JSON went.
     assert "(new stack)" in out and f"change list JSON: {out_file}" in out
+
+
+def test_deploy_that_removes_spot_still_forces_the_new_deployment_once(
+    clients: Clients,
+    g5_for_moto: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The real command on a running Spot stack whose spec no longer has [capacity.spot].
+
+    The running stack is the real g5 template with the Spot strategy and the
+    output naming the Spot provider (a real Spot template is over the inline
+    limit, and moto skips the capacity providers anyway). moto's ECS service
+    ignores the strategy and ForceNewDeployment (tests/aws/test_deploy.py), so
+    this checks what deploy decides and what CloudFormation is sent and keeps.
+    moto lists no outputs for a stack made by change sets (OUTPUTS above), so
+    DescribeStacks is answered AWS-shaped with the running template's outputs.
+    """
+    running = copy.deepcopy(g5_for_moto)
+    svc = redeploy.service_properties(running)
+    assert svc is not None
+    od = svc["CapacityProviderStrategy"][0]
+    svc["CapacityProviderStrategy"] = [  # type: ignore[index]
+        {**od, "Base": 1, "Weight": 30},
+        {"CapacityProvider": NAMES.spot_capacity_provider, "Base": 0, "Weight": 70},
+    ]
+    deploy(clients, running)
+    listed = {**OUTPUTS, redeploy.SPOT_OUTPUT: NAMES.spot_capacity_provider}
+
+    def add(parsed: dict[str, Any], **_: Any) -> None:
+        for st in parsed.get("Stacks", []):
+            st["Outputs"] = [{"OutputKey": k, "OutputValue": v} for k, v in listed.items()]
+
+    real_session = options.make_session
+
+    def make(profile: str | None = None, region: str | None = None) -> boto3.Session:
+        s = real_session(profile, region)
+        s.events.register("after-call.cloudformation.DescribeStacks", add)
+        return s
+
+    monkeypatch.setattr(options, "make_session", make)
+    told: list[bool] = []
+    real = deploy_cli.synth_template
+
+    def synth(spec: Any, stack: str | None = None, *, spot_deployed: bool = False) -> Any:
+        told.append(spot_deployed)
+        return for_moto(real(spec, stack, spot_deployed=spot_deployed))
+
+    monkeypatch.setattr(deploy_cli, "synth_template", synth)
+    args = ["deploy", str(EXAMPLE_SPEC), "--yes", "--skip-preflight", "--poll-interval", "0.01"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert told == [True] and "replaces every running task" in err
+
+    def service_of_stack() -> dict[str, Any]:
+        body = clients.cfn.get_template(StackName=STACK)["TemplateBody"]
+        props = redeploy.service_properties(json.loads(body) if isinstance(body, str) else body)
+        assert props is not None
+        return dict(props)
+
+    assert service_of_stack()[redeploy.FORCE_KEY] == {
+        "EnableForceNewDeployment": True,
+        "ForceNewDeploymentNonce": redeploy.nonce([(NAMES.capacity_provider, 0, 1)]),
+    }
+    # The stack now runs the plain template, without the Spot output.
+    del listed[redeploy.SPOT_OUTPUT]
+    # The next deploy of the same spec forces nothing: the strategy is the deployed one.
+    assert main(args) == 0
+    assert told == [True, False] and "replaces every running task" not in capsys.readouterr().err
+    assert redeploy.FORCE_KEY not in service_of_stack()

@@ -388,9 +388,9 @@ def test_one_spec_deploys_as_two_stacks_that_do_not_collide(
     made: list[str | None] = []
     real = deploy_cli.synth_template
 
-    def synth_for_moto(spec: Any, stack: str | None = None) -> dict[str, Any]:
+    def synth_for_moto(spec: Any, stack: str | None = None, **kw: Any) -> dict[str, Any]:
         made.append(stack)
-        return for_moto(real(spec, stack))
+        return for_moto(real(spec, stack, **kw))
 
     monkeypatch.setattr(deploy_cli, "synth_template", synth_for_moto)
     assert main(["deploy", SPEC, "--yes", "--poll-interval", "0.01"]) == EXIT_OK
@@ -435,7 +435,7 @@ def _no_aws_config(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing may be called
     synthesized: list[str | None] = []
 
-    def synth(spec: Any, stack: str | None = None) -> dict[str, Any]:
+    def synth(spec: Any, stack: str | None = None, **_: Any) -> dict[str, Any]:
         synthesized.append(stack)
         return {}
 

@@ -299,7 +299,7 @@ def test_deploy_refuses_on_a_preflight_error_and_skip_preflight_goes_ahead(
     """moto: the secret is missing from Secrets Manager; the template is the stand-in."""
     synthesized: list[object] = []
 
-    def synth(*_: object) -> dict[str, Any]:
+    def synth(*_: object, **__: object) -> dict[str, Any]:
         synthesized.append(_)
         return template
 

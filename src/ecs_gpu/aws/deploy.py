@@ -18,6 +18,7 @@ Rules this module keeps:
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from botocore import exceptions as bx
 
+from ecs_gpu import redeploy
 from ecs_gpu.aws.errors import (
     AccessDenied,
     error_code,
@@ -212,6 +214,58 @@ def stack_outputs(cfn: CloudFormationClient, stack: str) -> tuple[str, list[Stac
         for o in stacks[0].get("Outputs", [])
     ]
     return stacks[0]["StackStatus"], outs
+
+
+def spot_in_stack(cfn: CloudFormationClient, stack: str) -> bool:
+    """Whether the deployed stack has a Spot capacity provider (its output naming it).
+
+    False for a stack that does not exist. Removing [capacity.spot] from a
+    running stack changes the service's strategy, so deploy then still
+    renders the forced deployment (GpuService ``spot_deployed``).
+    """
+    with mapped("cloudformation", "DescribeStacks"):
+        try:
+            stacks = cfn.describe_stacks(StackName=stack).get("Stacks", [])
+        except bx.ClientError as e:
+            if _is_missing_stack(e):
+                return False
+            raise
+    outputs = stacks[0].get("Outputs", []) if stacks else []
+    return any(o.get("OutputKey") == redeploy.SPOT_OUTPUT for o in outputs)
+
+
+def deployed_template(cfn: CloudFormationClient, stack: str) -> dict[str, Any] | None:
+    """The template the stack runs (GetTemplate), or None when there is no stack to read.
+
+    None too for a stack that a change set created and nothing executed yet
+    (REVIEW_IN_PROGRESS: deploy creates it) and for a body that is not JSON
+    (not a template ecs-gpu wrote).
+    """
+    state = stack_state(cfn, stack)
+    if state is None or state.status == "REVIEW_IN_PROGRESS":
+        return None
+    with mapped("cloudformation", "GetTemplate"):
+        body: Any = cfn.get_template(StackName=state.stack_id).get("TemplateBody")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except ValueError:
+            return None
+    return dict(body) if isinstance(body, Mapping) else None
+
+
+def settle_forced_deployment(
+    cfn: CloudFormationClient, stack: str, template: dict[str, Any]
+) -> dict[str, Any]:
+    """``template`` forcing the service's new deployment only when its strategy changes.
+
+    Reads the running template (GetTemplate) only when ``template`` forces
+    one (a spec with [capacity.spot], or a stack that had it); see
+    :func:`ecs_gpu.redeploy.settled`.
+    """
+    if not redeploy.forces(template):
+        return template
+    return redeploy.settled(template, deployed_template(cfn, stack))
 
 
 def stack_status(cfn: CloudFormationClient, stack_id: str) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from rich.markup import escape
 
+from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import staging
 from ecs_gpu.cli import ami as ami_cli
@@ -50,14 +51,16 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 
-def synth_template(spec: Spec, stack: str | None = None) -> dict[str, Any]:
+def synth_template(
+    spec: Spec, stack: str | None = None, *, spot_deployed: bool = False
+) -> dict[str, Any]:
     """The CloudFormation template for ``spec`` as stack ``stack`` (from the Define layer)."""
     # Imported here: only the commands that need a template pay for CDK.
     from ecs_gpu.cli.stages import stage_status
     from ecs_gpu.synth import synth_template as synth
 
     with stage_status(err_console) as stage:
-        return synth(spec, stack_name=stack, stage=stage)
+        return synth(spec, stack_name=stack, stage=stage, spot_deployed=spot_deployed)
 
 
 def run_diff(
@@ -291,7 +294,8 @@ def _prelude(
 ) -> _Prelude:
     """The spec, its notes, the session (checked before the seconds of synth), the
     template bucket, the AMI to pass, ``before_synth`` (deploy's preflight: a refusal
-    costs no synth), then the template."""
+    costs no synth), then the template, forcing the service's new deployment only
+    when its capacity-provider strategy changes (ecs_gpu.redeploy)."""
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
     check_woken_task(s, str(spec))
@@ -309,7 +313,11 @@ def _prelude(
     )
     if before_synth is not None:
         before_synth(s, aws)
-    return _Prelude(s, name, aws, staging, image.parameters, synth_template(s, name))
+    cfn = aws("cloudformation")
+    template = synth_template(s, name, spot_deployed=dp.spot_in_stack(cfn, name))
+    template = dp.settle_forced_deployment(cfn, name, template)
+    print_notes([n] if (n := redeploy.note(template)) else [])
+    return _Prelude(s, name, aws, staging, image.parameters, template)
 
 
 @contextmanager

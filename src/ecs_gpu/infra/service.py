@@ -15,7 +15,7 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ecs_gpu import spot, startup, wake
+from ecs_gpu import redeploy, spot, startup, wake
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
@@ -47,7 +47,7 @@ OUTPUT_CLIENTS_SG = "ClientsSecurityGroupId"
 OUTPUT_LB_DNS = "LoadBalancerDnsName"
 # [capacity.spot] only.
 OUTPUT_SPOT_ASG = "SpotAutoScalingGroupName"
-OUTPUT_SPOT_CAPACITY_PROVIDER = "SpotCapacityProviderName"
+OUTPUT_SPOT_CAPACITY_PROVIDER = redeploy.SPOT_OUTPUT
 
 
 class GpuService(Construct):
@@ -60,9 +60,16 @@ class GpuService(Construct):
 
         stack = Stack(app, "vllm-g5")
         GpuService(stack, "GpuService", spec=load_spec("examples/g5-vllm.toml"))
+
+    ``spot_deployed``: the running stack has a Spot capacity provider. The
+    deploy that removes [capacity.spot] sets it, so the service still forces
+    the new deployment ECS needs for the new strategy (ecs_gpu.redeploy);
+    ``ecs-gpu deploy`` reads it from the stack's outputs.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, spec: Spec) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, spec: Spec, spot_deployed: bool = False
+    ) -> None:
         # A Spec built in Python skips load_spec's cross-field rules (an image
         # is checked per field, a CDK token marker only across the spec): no
         # template is built from a spec that breaks one, on either path.
@@ -87,6 +94,8 @@ class GpuService(Construct):
         )
         self._open_task_port(spec)
         self.service = self._ecs_service(spec, names, cp_name)
+        if spec.capacity.spot is not None or spot_deployed:
+            self._force_new_deployment()
         self.scaling = build_scaling(
             self.service,
             spec,
@@ -142,16 +151,18 @@ class GpuService(Construct):
             asg.node.add_dependency(self.instance_role.policy)
             asg.node.add_dependency(self.cluster)
 
-    def _strategy(self, cp_name: str) -> list[tuple[str, int, int]]:
+    def _strategy(self, cp_name: str, spot_cp: str | None = None) -> list[redeploy.StrategyItem]:
         """(provider, base, weight) of the service's strategy, the cluster's default too.
 
         One provider, or with [capacity.spot] the On-Demand base and both
-        weights (spot.strategy; only one provider may have a base).
+        weights (spot.strategy; only one provider may have a base). ``spot_cp``
+        names the Spot provider (default: its construct's name, a token).
         """
         st = spot.strategy(self.spec)
         if st is None or self.capacity.spot is None:
             return [(cp_name, 0, 1)]
-        spot_cp = self.capacity.spot.capacity_provider.capacity_provider_name
+        if spot_cp is None:
+            spot_cp = self.capacity.spot.capacity_provider.capacity_provider_name
         return [
             (cp_name, st.on_demand_base, st.on_demand_weight),
             (spot_cp, 0, st.spot_weight),
@@ -274,6 +285,21 @@ class GpuService(Construct):
             # Registers the essential container `app` on its port, as targets of type ip.
             service.attach_to_application_target_group(self.load_balancer.target_group)
         return service
+
+    def _force_new_deployment(self) -> None:
+        """ForceNewDeployment, its nonce the strategy's by physical names (stable across synths).
+
+        ECS refuses a running service a new strategy without it; deploy drops
+        it again when the strategy is the deployed one (redeploy.settled).
+        """
+        names = self.names
+        strategy = self._strategy(names.capacity_provider, names.spot_capacity_provider)
+        cfn_service = self.service.node.default_child
+        assert isinstance(cfn_service, ecs.CfnService)
+        cfn_service.force_new_deployment = ecs.CfnService.ForceNewDeploymentProperty(
+            enable_force_new_deployment=True,
+            force_new_deployment_nonce=redeploy.nonce(strategy),
+        )
 
     def _outputs(self, cp_name: str) -> None:
         """The stack outputs deploy and verify read."""

@@ -90,6 +90,8 @@ def test_a_firing_shortfall_is_an_error_naming_the_way_out(healthy: Callable[[],
     (f,) = _found(s, "ALM003")
     assert f.severity == "error" and f.title == "The Spot group is short of Spot capacity"
     assert "on_demand_base" in f.fix and "PROVISIONING" in f.fix
+    # The redeploy it advises is a strategy change, which deploy now forces.
+    assert "forces the new deployment ECS needs" in f.fix
     # Without actions nobody heard it: the fix says so.
     assert "Nobody was told" in f.fix
     a["AlarmActions"] = ["arn:aws:sns:us-east-1:123456789012:oncall"]
@@ -144,6 +146,7 @@ def test_a_spot_launch_without_capacity_names_the_strategy_as_the_way_out(
     (f,) = _found(s, "ASG001")
     assert "UnfulfillableCapacity" in str(f.evidence[0].value)
     assert "on_demand_base" in f.fix and "PROVISIONING" in f.fix
+    assert "forces the new deployment ECS needs" in f.fix
 
 
 def _od_gpu_alarm(s: Snap) -> dict[str, Any]:

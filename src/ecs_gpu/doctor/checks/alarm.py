@@ -224,7 +224,8 @@ _SPOT_ALARMS: dict[str, tuple[str, str, str]] = {
         "launch takes: EC2 has no Spot capacity for its types in its Availability Zones, and "
         "the service's Spot share of tasks waits in PROVISIONING (ASG checks show the failed "
         "launches). Now: raise [capacity.spot] on_demand_base or lower spot_percent and "
-        "redeploy with `ecs-gpu deploy`; then list more interchangeable instance_types.",
+        "redeploy with `ecs-gpu deploy` (a new strategy: it forces the new deployment ECS "
+        "needs, each task replaced once); then list more interchangeable instance_types.",
     ),
 }
 

@@ -217,8 +217,9 @@ def _asg_launch_failed(s: Snapshot, c: Check) -> list[Finding]:
                 "EC2 has no Spot capacity for the group's types in its Availability Zones, so "
                 "the service's Spot share of tasks waits in PROVISIONING (the Spot shortfall "
                 "alarm, ALM003, pages on it). Now: raise [capacity.spot] on_demand_base or lower "
-                "spot_percent and redeploy with `ecs-gpu deploy`; then list more interchangeable "
-                "instance_types. The group keeps retrying on its own."
+                "spot_percent and redeploy with `ecs-gpu deploy` (a new strategy: it forces the "
+                "new deployment ECS needs, each task replaced once); then list more "
+                "interchangeable instance_types. The group keeps retrying on its own."
             )
         elif any(k in msg for k in _STOCKOUT):
             fix = (
@@ -338,7 +339,8 @@ def _spot_interrupted(s: Snapshot, c: Check) -> list[Finding]:
                 "ECS_ENABLE_SPOT_INSTANCE_DRAINING, LT003) and a new instance started. If they "
                 "come often: list more interchangeable types in [capacity.spot] instance_types "
                 "(more pools for price-capacity-optimized), raise on_demand_base or lower "
-                "spot_percent, and check `ecs-gpu plan` with [simulation] "
+                "spot_percent (`ecs-gpu deploy` replaces each task once for the new strategy), "
+                "and check `ecs-gpu plan` with [simulation] "
                 "spot_interruption_band set to the Spot Instance Advisor's band for your types.",
             )
         )
