@@ -5,7 +5,7 @@ real vLLM ``/metrics`` lines (tests/data/vllm-metrics.txt, source beside it)
 served over HTTP; the ``aws`` it calls is a stand-in that records its
 arguments, which are then checked against botocore's PutMetricData model.
 The run loop (the container's command) runs on a fake clock: stand-in
-``date`` and ``sleep`` first on its PATH (_FakeClock), so its tests count
+``date`` and ``sleep`` first on its PATH (tests/sidecar_clock.py), so its tests count
 scrapes and datapoints exactly and wait on events, never on real seconds.
 """
 
@@ -15,11 +15,9 @@ import contextlib
 import os
 import re
 import select
-import shutil
-import signal
 import subprocess
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,19 +30,10 @@ from botocore.stub import Stubber
 
 from ecs_gpu import demand_metric
 from ecs_gpu.spec import METRICS_PRESETS
+from sidecar_clock import SAFETY_S, T0, FakeClock, container, executable, kill, tool
 
 SAMPLE = Path(__file__).parent / "data" / "vllm-metrics.txt"
 VLLM = METRICS_PRESETS["vllm"]
-# A safety net for a broken script only: no test below waits on time, and
-# each run of the sidecar ends on an event well within it.
-SAFETY_S = 120
-
-
-def _tool(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.fail(f"{name} is not installed (apt-get install {name}); these checks never skip")
-    return path
 
 
 @pytest.fixture(params=["source", "embedded"])
@@ -64,7 +53,7 @@ def _run(
     script: Path, mode: str, env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [_tool("bash"), str(script), mode],
+        [tool("bash"), str(script), mode],
         input=stdin,
         env={"PATH": os.environ["PATH"], **env},
         capture_output=True,
@@ -83,7 +72,7 @@ def _sum(script: Path, series: tuple[str, ...], text: str) -> tuple[int, int]:
 
 def test_script_passes_shellcheck(script: Path) -> None:
     result = subprocess.run(
-        [_tool("shellcheck"), "--severity=style", "--shell=bash", str(script)],
+        [tool("shellcheck"), "--severity=style", "--shell=bash", str(script)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -288,19 +277,10 @@ def server(http: _Server) -> int:
     return http.port
 
 
-def _executable(tmp_path: Path, name: str, body: str) -> None:
-    """A stand-in command ``name`` in tmp_path/bin, first on the sidecar's PATH (_env)."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir(exist_ok=True)
-    path = bindir / name
-    path.write_text(f"#!/bin/sh\n{body}\n")
-    path.chmod(0o755)
-
-
 def _stand_in_aws(tmp_path: Path, record: str, command: str) -> Path:
     """An `aws` in tmp_path/bin running ``command`` ({record}: the record file's path)."""
     path = tmp_path / record
-    _executable(tmp_path, "aws", command.format(record=path))
+    executable(tmp_path, "aws", command.format(record=path))
     return path
 
 
@@ -379,30 +359,11 @@ def test_once_scrapes_sums_and_publishes_a_high_resolution_datapoint(
         cw.put_metric_data(**request)
 
 
-def _container(env: dict[str, str]) -> subprocess.Popen[str]:
-    """The task definition's entry point and command, as ECS runs them."""
-    return subprocess.Popen(
-        [*demand_metric.SIDECAR_ENTRY_POINT, *demand_metric.SIDECAR_COMMAND],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # so a failed test can kill its sleep too
-    )
-
-
-def _kill(proc: subprocess.Popen[str]) -> None:
-    """After a failure: the sidecar and whatever it started (its pending sleep)."""
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-
-
 def test_container_command_decodes_and_runs_the_script(tmp_path: Path, server: int) -> None:
     """The container's command with the real `sleep` and `date`: its first publish
     (at once), then ECS's stop in the middle of the 10-s sleep after it."""
     record = _stand_in_aws(tmp_path, "aws-args", 'printf "%s\\n" "$@" > "{record}"; echo published')
-    proc = _container(_env(server, "/metrics", record))
+    proc = container(_env(server, "/metrics", record))
     try:
         assert proc.stdout is not None
         # Waits for the event; the timeout is a safety net for a broken script.
@@ -412,102 +373,19 @@ def test_container_command_decodes_and_runs_the_script(tmp_path: Path, server: i
         proc.terminate()  # ECS's stop: the trap exits at once, taking the sleep along
         _, err = proc.communicate(timeout=SAFETY_S)
     finally:
-        _kill(proc)
+        kill(proc)
     assert proc.returncode == 0, err
     assert _cli_to_request(record.read_text().splitlines())["MetricData"][0]["Value"] == 8.0
 
 
 # --- the run loop, on a fake clock ------------------------------------------------------
 
-# The fake clock starts at an epoch second, as `date +%s` reads: the script
-# must count the start deadline from its own start, not from 0.
-T0 = 1_700_000_000
 INTERVAL = demand_metric.PUBLISH_INTERVAL_S
 
 
-class _FakeClock:
-    """Stand-in `date` and `sleep` (tmp_path/bin, first on the sidecar's PATH)
-    that read and move a fake clock kept in a file, so the run loop's seconds
-    are fake ones and every count below is exact, however slow the machine.
-
-    ``sleep N`` adds N to the clock, records N and returns at once. When the
-    clock reaches ``hook_at`` it first waits (on a FIFO) for the test to run
-    ``on_hook``: a server that comes up between two scrapes. When it reaches
-    ``stop_at`` it sends the sidecar ECS's stop (SIGTERM) and waits like a
-    real sleep: the sidecar's trap must end it, or its open stderr keeps the
-    run from ending and the safety net fails the test.
-    """
-
-    def __init__(self, tmp_path: Path) -> None:
-        self.path = tmp_path / "clock"
-        self.slept = tmp_path / "slept"
-        self.stop_at = tmp_path / "stop-at"
-        self.hook_at = tmp_path / "hook-at"
-        self.fifo = tmp_path / "hook"
-        os.mkfifo(self.fifo)
-        real_sleep = _tool("sleep")
-        _executable(
-            tmp_path,
-            "date",
-            f'[ "$*" = +%s ] || {{ echo "stand-in date: only +%s, not \'$*\'" >&2; exit 2; }}\n'
-            f"cat '{self.path}'",
-        )
-        _executable(
-            tmp_path,
-            "sleep",
-            f"now=$(($(cat '{self.path}') + $1))\n"
-            f"echo \"$now\" > '{self.path}'\n"
-            f"echo \"$1\" >> '{self.slept}'\n"
-            f"if [ \"$now\" -eq \"$(cat '{self.hook_at}')\" ]; then read -r _ < '{self.fifo}'; fi\n"
-            f'if [ "$now" -ge "$(cat \'{self.stop_at}\')" ]; then\n'
-            f'  kill -TERM "$PPID"\n'
-            f"  exec '{real_sleep}' {SAFETY_S}\n"
-            "fi",
-        )
-
-    def now(self) -> int:
-        return int(self.path.read_text())
-
-    def sleeps(self) -> list[int]:
-        return [int(n) for n in self.slept.read_text().split()]
-
-    def run(
-        self,
-        env: dict[str, str],
-        *,
-        stop_at: int,
-        hook_at: int = -1,
-        on_hook: Callable[[], object] | None = None,
-    ) -> str:
-        """The container's command from T0 until the clock reaches ``stop_at``; its stderr."""
-        self.path.write_text(f"{T0}\n")
-        self.stop_at.write_text(f"{stop_at}\n")
-        self.hook_at.write_text(f"{hook_at}\n")
-        hook = None
-        if on_hook is not None:
-            hook = threading.Thread(target=self._hook, args=(on_hook,), daemon=True)
-            hook.start()
-        proc = _container(env)
-        try:
-            # The loop ends itself at stop_at; the timeout is a safety net.
-            _, err = proc.communicate(timeout=SAFETY_S)
-        finally:
-            _kill(proc)
-            if hook is not None and hook.is_alive():  # the clock never reached hook_at
-                os.close(os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK))
-        assert proc.returncode == 0, err
-        assert self.now() == stop_at, err
-        return err
-
-    def _hook(self, on_hook: Callable[[], object]) -> None:
-        with open(self.fifo, "w") as sleeper:  # opens when the stand-in sleep waits on it
-            on_hook()
-            sleeper.write("done\n")
-
-
 @pytest.fixture
-def clock(tmp_path: Path) -> _FakeClock:
-    return _FakeClock(tmp_path)
+def clock(tmp_path: Path) -> FakeClock:
+    return FakeClock(tmp_path)
 
 
 @pytest.fixture
@@ -543,7 +421,7 @@ def _logged_status(err: str, status: int) -> int:
 
 
 def test_a_starting_task_publishes_zero_until_its_server_answers(
-    aws_log: Path, clock: _FakeClock
+    aws_log: Path, clock: FakeClock
 ) -> None:
     # Nothing listens yet (the model loads before the server binds): the
     # RUNNING task holds no request. The server comes up at 20 s, after the
@@ -572,7 +450,7 @@ def test_a_starting_task_publishes_zero_until_its_server_answers(
 
 
 def test_a_server_that_never_answers_gets_zeros_only_until_the_start_deadline(
-    aws_log: Path, clock: _FakeClock
+    aws_log: Path, clock: FakeClock
 ) -> None:
     # A wrong [service.metrics] port: zeros for ever would scale the service
     # in and keep the missing-metric alarm quiet.
@@ -585,7 +463,7 @@ def test_a_server_that_never_answers_gets_zeros_only_until_the_start_deadline(
 
 
 def test_an_http_error_while_starting_publishes_nothing(
-    http: _Server, aws_log: Path, clock: _FakeClock
+    http: _Server, aws_log: Path, clock: FakeClock
 ) -> None:
     # A wrong path (404) is a server that is up: no zero, so the series stays
     # missing and its alarm reports it.
@@ -596,7 +474,7 @@ def test_an_http_error_while_starting_publishes_nothing(
 
 
 def test_once_the_server_answered_a_failed_scrape_publishes_nothing(
-    http: _Server, aws_log: Path, clock: _FakeClock
+    http: _Server, aws_log: Path, clock: FakeClock
 ) -> None:
     err = clock.run(_env(http.port, "/up-then-down", aws_log), stop_at=T0 + 4 * INTERVAL)
     # The first scrape published 8 requests; the three failures after it
@@ -607,14 +485,14 @@ def test_once_the_server_answered_a_failed_scrape_publishes_nothing(
 
 
 def test_the_loop_keeps_its_interval_and_the_estimate_its_dt(
-    tmp_path: Path, http: _Server, clock: _FakeClock
+    tmp_path: Path, http: _Server, clock: FakeClock
 ) -> None:
     # An `aws` that takes 3 s: the loop sleeps the other 7, so scrapes stay
     # 10 s apart and the estimate's dt is those 10 s: the datapoints are the
     # estimate mode's for the same scrapes.
     record = tmp_path / "aws-calls"
     times = tmp_path / "aws-times"
-    _executable(
+    executable(
         tmp_path,
         "aws",
         f"{{ echo --call; printf '%s\\n' \"$@\"; }} >> '{record}'\n"
@@ -640,7 +518,7 @@ def test_the_loop_keeps_its_interval_and_the_estimate_its_dt(
 
 
 def test_a_missing_completed_counter_is_logged_once(
-    server: int, aws_log: Path, clock: _FakeClock
+    server: int, aws_log: Path, clock: FakeClock
 ) -> None:
     env = _env(
         server, "/metrics", aws_log, waiting=VLLM[1], completed="vllm:no_such_total", drain_s=120

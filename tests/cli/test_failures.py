@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from botocore.awsrequest import AWSResponse
 
 from conftest import CAPTIVE_PORTAL, JUNK, FakeEndpoint, http_200
 from ecs_gpu.aws import clients
+from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
@@ -27,7 +29,7 @@ from ecs_gpu.cli import main, options
 from ecs_gpu.cli import verify as verify_cli
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS
 
-from .conftest import NAMES, NO_WAIT
+from .conftest import NAMES, NO_WAIT, SETTLE_S, Lockstep
 
 SPEC = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
 
@@ -235,6 +237,19 @@ def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
     )
     request.getfixturevalue("iam_enforced")
     c = _session_clients(env)
+    # The publisher's first put is denied and ends its thread; the poll after it
+    # raises the denial. The stand-in sleep waits for that event and moves a fake
+    # clock, so no real second decides the outcome (a publisher that is not denied
+    # puts once, then the fake timeout ends the test as a failure).
+    pub = vs.Publisher(c["cloudwatch"], NAMES.asg, 0.0, interval_s=60, pace=Lockstep())
+    now = [0.0]
+
+    def until_the_publisher_ends(seconds: float) -> None:
+        for t in threading.enumerate():
+            if t.name == "ecs-gpu-publisher":
+                t.join(SETTLE_S)
+        now[0] += seconds
+
     with pytest.raises(AccessDenied) as exc:
         verify_cli.run_verify_scaling(
             c["cloudwatch"],
@@ -242,10 +257,13 @@ def test_verify_scaling_denied_put_metric_data_exits_3_naming_it(
             c["application-autoscaling"],
             NAMES,
             yes=True,
-            publish_interval_s=1,
-            poll_s=0.05,
-            scale_out_timeout_s=20,
-            scale_in_timeout_s=1,
+            publish_interval_s=60,
+            poll_s=15,
+            scale_out_timeout_s=15,
+            scale_in_timeout_s=15,
+            sleep=until_the_publisher_ends,
+            clock=lambda: now[0],
+            publisher=pub,
         )
     assert exc.value.exit_code == EXIT_AWS
     assert exc.value.permission == "cloudwatch:PutMetricData"

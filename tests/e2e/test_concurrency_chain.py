@@ -27,7 +27,10 @@ server the sidecar scrapes and the ``aws`` program it calls:
 
 Two things differ from ECS, on purpose: METRICS_PORT is the test server's
 free port (the deployed value, the container port 8000, is asserted first),
-and INTERVAL_S is 1 s instead of 10 s so two publishes take two seconds.
+and the sidecar's clock is fake (tests/sidecar_clock.py: stand-in ``date``
+and ``sleep`` first on its PATH): its 10-s sleeps return at once and the
+second ends the run with ECS's stop (SIGTERM), so each run is exactly two
+scrapes, however slow the machine, and nothing waits on real seconds.
 What this cannot prove: that ECS starts the container as described, or that
 the real AWS CLI parses the options as awscli's put-metric-data
 customization documents (tests/test_demand_metric.py checks the request).
@@ -38,12 +41,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,7 @@ import boto3
 import pytest
 
 from ecs_gpu import demand_metric, gpu_metric
+from ecs_gpu.aws import facts
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
@@ -60,6 +63,7 @@ from ecs_gpu.naming import Names
 from ecs_gpu.spec import load_spec
 from example_specs import G5, G5_PATH
 from moto_cfn import ami_parameters, for_moto
+from sidecar_clock import T0, FakeClock, executable
 
 from . import agent
 from .test_metric_chain import NO_WAIT
@@ -207,55 +211,39 @@ def emulate_agent(session: boto3.Session) -> None:
 class SidecarRun:
     calls: list[dict[str, Any]]  # one per `aws` call: the request and the denial, if any
     stderr: str
-    returncode: int
+    sleeps: list[int]  # the seconds of each sleep between scrapes (fake ones)
 
 
 def run_sidecar(
-    task: Task, tmp_path: Path, port: int, *, until: str, override: dict[str, str] | None = None
+    task: Task, tmp_path: Path, port: int, *, override: dict[str, str] | None = None
 ) -> SidecarRun:
-    """Run the deployed entry point + command until ``until`` happened twice, then stop it.
+    """Run the deployed entry point + command for PUBLISHES intervals of its fake clock.
 
-    ``until``: "call" (the sidecar called `aws`) or a text its log must show.
+    The stand-in ``sleep`` returns at once; the PUBLISHES-th sends ECS's stop
+    (SIGTERM), on which the script's trap exits 0 (FakeClock.run checks both),
+    so the run ends on that event after exactly PUBLISHES scrapes.
     """
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "aws").write_text(f'#!/bin/sh\nexec "{sys.executable}" "{STANDIN}" "$@"\n')
-    (bindir / "aws").chmod(0o755)
-    policies, log, err = tmp_path / "policies.json", tmp_path / "calls.jsonl", tmp_path / "err"
+    clock = FakeClock(tmp_path)
+    executable(tmp_path, "aws", f'exec "{sys.executable}" "{STANDIN}" "$@"')
+    policies, log = tmp_path / "policies.json", tmp_path / "calls.jsonl"
     policies.write_text(json.dumps(task.task_policies))
     log.touch()
     env = {
         **task.environment,
         "METRICS_PORT": str(port),
-        "INTERVAL_S": "1",
         **(override or {}),
         # The sidecar's process environment on ECS holds its task-role credentials; here
         # the moto endpoint's.
         **{k: v for k, v in os.environ.items() if k.startswith("AWS_") and k != "AWS_REGION"},
-        "PATH": f"{bindir}:{os.environ['PATH']}",
+        "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
         "STANDIN_POLICIES": str(policies),
         "STANDIN_LOG": str(log),
     }
+    interval = int(env["INTERVAL_S"])
     argv = [*task.sidecar["entryPoint"], *task.sidecar["command"]]
-    with err.open("w") as stderr:
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline and proc.poll() is None:
-                seen = (
-                    len(log.read_text().splitlines())
-                    if until == "call"
-                    else err.read_text().count(until)
-                )
-                if seen >= PUBLISHES:
-                    break
-                time.sleep(0.1)
-            assert proc.poll() is None, err.read_text()  # it runs until ECS stops it
-        finally:
-            proc.terminate()  # ECS's stop: the script's trap exits at once
-            proc.wait(timeout=30)
+    err = clock.run(env, stop_at=T0 + PUBLISHES * interval, argv=argv)
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    return SidecarRun(calls, err.read_text(), proc.returncode)
+    return SidecarRun(calls, err, clock.sleeps())
 
 
 def verify(capsys: pytest.CaptureFixture[str], spec: Path) -> tuple[int, str]:
@@ -264,12 +252,39 @@ def verify(capsys: pytest.CaptureFixture[str], spec: Path) -> tuple[int, str]:
     return code, " ".join((captured.out + captured.err).split())
 
 
+def doctor_a_second_on(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], spec: Path
+) -> tuple[int, dict[str, Any]]:
+    """``ecs-gpu doctor SPEC --json -``, collecting as of one second from now.
+
+    moto stamps a datapoint sent without a Timestamp (the sidecar sends none,
+    so CloudWatch stamps it on receipt) with its own clock, to the
+    microsecond (moto/cloudwatch/models.py, MetricDatumBase: ``timestamp or
+    utcnow()``), and its GetMetricData truncates StartTime and EndTime to the
+    whole second before keeping ``start <= timestamp < end``
+    (CloudWatchBackend.get_metric_data). doctor reads up to the time it
+    collects at (facts.Collector.now): a datapoint from that very second
+    would be left out. Collecting at now + 1 s is doctor run a second after
+    the last publish, without waiting for that second.
+    """
+    collect = facts.collect
+
+    def a_second_on(*args: Any, **kwargs: Any) -> facts.Snapshot:
+        return collect(*args, **{**kwargs, "now": datetime.now(UTC) + timedelta(seconds=1)})
+
+    monkeypatch.setattr(facts, "collect", a_second_on)
+    code = main(["doctor", str(spec), "--json", "-"])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return code, report
+
+
 def test_the_deployed_sidecar_publishes_and_verify_and_doctor_accept(
     aws: str,
     template: dict[str, Any],
     vllm: int,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     task = deploy(template)
     env = task.environment
@@ -279,12 +294,13 @@ def test_the_deployed_sidecar_publishes_and_verify_and_doctor_accept(
     assert env["METRICS_PORT"] == str(SPEC.service.container_port)
     assert env["SERIES"] == "vllm:num_requests_running vllm:num_requests_waiting"
     assert env["DIMENSIONS"] == f"ClusterName={NAMES.cluster},ServiceName={NAMES.service}"
+    assert env["INTERVAL_S"] == str(demand_metric.PUBLISH_INTERVAL_S)
     assert agent.put_metric_data_denial(task.task_policies, env["NAMESPACE"]) is None
 
     emulate_agent(task.session)
-    run = run_sidecar(task, tmp_path, vllm, until="call")
-    assert run.returncode == 0, run.stderr
-    assert len(run.calls) >= PUBLISHES and all(c["denied"] is None for c in run.calls)
+    run = run_sidecar(task, tmp_path, vllm)
+    assert run.sleeps == [demand_metric.PUBLISH_INTERVAL_S] * PUBLISHES
+    assert len(run.calls) == PUBLISHES and all(c["denied"] is None for c in run.calls), run.stderr
     datum = run.calls[0]["request"]["MetricData"][0]
     assert datum["Value"] == SAMPLE_SUM and datum["StorageResolution"] == 1
 
@@ -294,12 +310,7 @@ def test_the_deployed_sidecar_publishes_and_verify_and_doctor_accept(
     assert f"latest mean per task {SAMPLE_SUM:g}" in out
     assert re.search(rf"ConcurrentRequestsPerTask Average present\W+\d+\W+{SAMPLE_SUM:g}", out)
 
-    # doctor reads up to "now" (verify one period past it), and moto truncates
-    # GetMetricData's EndTime to the whole second while it stamps datapoints
-    # to the microsecond: a datapoint from this very second would be left out.
-    time.sleep(1.1)
-    code = main(["doctor", str(G5_PATH), "--json", "-"])
-    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    code, report = doctor_a_second_on(monkeypatch, capsys, G5_PATH)
     # moto runs no task and has no GPU resources, so other checks may fire or stay
     # unknown; the sidecar and its series are what this chain feeds.
     assert code in (EXIT_OK, EXIT_PROBLEMS)
@@ -319,9 +330,10 @@ def test_series_names_the_server_does_not_serve_publish_nothing_and_verify_names
     task = deploy(typo_template)
     assert task.environment["SERIES"] == "vllm:num_requests_runing vllm:num_requests_queued"
     emulate_agent(task.session)
-    run = run_sidecar(task, tmp_path, vllm, until="none of")
+    run = run_sidecar(task, tmp_path, vllm)
     assert run.calls == []  # it never called `aws`: no false zero
-    assert "none of 'vllm:num_requests_runing vllm:num_requests_queued'" in run.stderr
+    none_of = "none of 'vllm:num_requests_runing vllm:num_requests_queued'"
+    assert run.stderr.count(none_of) == PUBLISHES, run.stderr  # said at each scrape
 
     code, out = verify(capsys, typo_spec)
     assert code == EXIT_PROBLEMS, out
@@ -341,8 +353,8 @@ def test_a_namespace_the_task_role_denies_lands_nothing_and_verify_says_so(
 ) -> None:
     task = deploy(template)
     emulate_agent(task.session)
-    run = run_sidecar(task, tmp_path, vllm, until="call", override={"NAMESPACE": "EcsGpu/Other"})
-    assert len(run.calls) >= PUBLISHES
+    run = run_sidecar(task, tmp_path, vllm, override={"NAMESPACE": "EcsGpu/Other"})
+    assert len(run.calls) == PUBLISHES, run.stderr
     assert all("cloudwatch:namespace=EcsGpu/Other" in (c["denied"] or "") for c in run.calls)
     assert "AccessDenied" in run.stderr
     cw = task.session.client("cloudwatch")
