@@ -506,6 +506,14 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
                 fast_path=dataclasses.replace(fp, evaluation_periods=3, datapoints_to_alarm=3)
             ),
         ),
+        "fast-path MetricAggregationType Minimum": (
+            "policy setting",
+            today.with_(fast_path=dataclasses.replace(fp, aggregation="Minimum")),
+        ),
+        "fast-path MetricAggregationType Average": (
+            "policy setting",
+            today.with_(fast_path=dataclasses.replace(fp, aggregation="Average")),
+        ),
         "steps from 100 % over add 1.5 x": (
             "policy setting",
             today.with_(fast_path=dataclasses.replace(fp, steps=bigger)),

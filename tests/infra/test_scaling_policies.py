@@ -367,7 +367,8 @@ def test_fast_path_policy_adds_in_proportion_to_the_excess(case: tuple[Spec, T])
     cfg = policy["StepScalingPolicyConfiguration"]
     # The template says what fast_path.py (and so the simulator) says.
     assert cfg["AdjustmentType"] == fast_path.ADJUSTMENT_TYPE == "PercentChangeInCapacity"
-    assert cfg["MetricAggregationType"] == fast_path.METRIC_AGGREGATION == "Maximum"
+    assert cfg["MetricAggregationType"] == fp.aggregation == fast_path.METRIC_AGGREGATION
+    assert fp.aggregation == "Maximum"
     assert cfg["MinAdjustmentMagnitude"] == fast_path.MIN_ADJUSTMENT_MAGNITUDE == 1
     assert cfg["Cooldown"] == fp.cooldown_s
     got = [

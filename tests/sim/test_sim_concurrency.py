@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 from collections import deque
@@ -183,6 +184,34 @@ def test_fast_path_cooldown_lets_only_a_larger_step_through() -> None:
     t = 120.0 + fp.cooldown_s
     assert layer.decide(t, fleet, 20, hist) == 20  # running 4 + 4 < desired 20
     assert layer.actions == 2
+
+
+def test_fast_path_reduces_the_window_by_its_aggregation() -> None:
+    # A 20-s burst: both datapoints breach, the second less. Maximum (the
+    # template's) sizes the step from the larger, Minimum from what both reached.
+    fp = _p().fast_path
+    assert fp is not None
+    burst: deque[float | None] = deque([fp.threshold * 1.5, fp.threshold * 1.1], maxlen=2)
+    by = {
+        agg: FastPathLayer(dataclasses.replace(fp, aggregation=agg), 64).alarm_value(burst)
+        for agg in ("Maximum", "Minimum", "Average")
+    }
+    assert by == pytest.approx(
+        {
+            "Maximum": fp.threshold * 1.5,
+            "Minimum": fp.threshold * 1.1,
+            "Average": fp.threshold * 1.3,
+        }
+    )
+    # One breaching datapoint of two raises no alarm, whatever the aggregation.
+    one: deque[float | None] = deque([1.0, fp.threshold * 3], maxlen=2)
+    assert (
+        FastPathLayer(dataclasses.replace(fp, aggregation="Minimum"), 64).alarm_value(one) is None
+    )
+    fleet = _fleet(10)
+    assert FastPathLayer(fp, 64).decide(0.0, fleet, 10, burst) > FastPathLayer(
+        dataclasses.replace(fp, aggregation="Minimum"), 64
+    ).decide(0.0, fleet, 10, burst)
 
 
 def test_fast_path_needs_two_breaching_datapoints() -> None:

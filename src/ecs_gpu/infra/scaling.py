@@ -257,6 +257,7 @@ def _alarmed_step_policy(
     steps: list[tuple[int, float | None, float | None]],
     alarm: cw.AlarmProps,
     min_adjustment: int | None = None,
+    aggregation: str = "Maximum",
 ) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
     """A step policy (``steps``: adjustment, lower and upper bound over the threshold) and
     the alarm that invokes it; ``ids``: (policy, alarm) construct ids, ``alarm``: the rest
@@ -273,7 +274,8 @@ def _alarmed_step_policy(
         scaling_target=_scalable_target(scope),
         adjustment_type=adjustment_type,
         cooldown=Duration.seconds(cooldown_s),
-        metric_aggregation_type=appscaling.MetricAggregationType.MAXIMUM,
+        # One-step policies (wake, sleep) keep the default: it picks no step there.
+        metric_aggregation_type=appscaling.MetricAggregationType[aggregation.upper()],
         min_adjustment_magnitude=min_adjustment,
     )
     for adjustment, lower, upper in steps:
@@ -308,6 +310,7 @@ def _add_fast_path(
         adjustment_type=appscaling.AdjustmentType.PERCENT_CHANGE_IN_CAPACITY,
         cooldown_s=fp.cooldown_s,
         min_adjustment=fp.min_adjustment,
+        aggregation=fp.aggregation,
         steps=[(step.percent, step.lower, step.upper) for step in fp.steps],
         alarm=cw.AlarmProps(
             alarm_description=(
@@ -358,6 +361,7 @@ def _add_fast_scale_in(
         adjustment_type=appscaling.AdjustmentType.PERCENT_CHANGE_IN_CAPACITY,
         cooldown_s=fsi.cooldown_s,
         min_adjustment=fsi.min_adjustment,
+        aggregation=fast_scale_in.METRIC_AGGREGATION,
         steps=[(-step.percent, step.lower, step.upper) for step in fsi.steps],
         alarm=cw.AlarmProps(
             alarm_description=(

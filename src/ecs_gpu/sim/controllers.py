@@ -362,13 +362,21 @@ class FastPathLayer:
         return self.cooldown.actions
 
     def alarm_value(self, history: deque[float | None]) -> float | None:
-        """The Maximum of the evaluated datapoints when the alarm breaches, else None."""
+        """The evaluated datapoints, reduced by the policy's aggregation, when the alarm breaches.
+
+        None when it does not. Maximum (the template's) is the largest
+        breaching datapoint; Minimum and Average reduce every datapoint in
+        the window.
+        """
         fp = self._fp
-        window = list(history)[-fp.evaluation_periods :]
-        breaching = [v for v in window if v is not None and v >= fp.threshold]
-        if len(breaching) < fp.datapoints_to_alarm:
+        window = [v for v in list(history)[-fp.evaluation_periods :] if v is not None]
+        if sum(v >= fp.threshold for v in window) < fp.datapoints_to_alarm:
             return None
-        return max(breaching)
+        if fp.aggregation == "Minimum":
+            return min(window)
+        if fp.aggregation == "Average":
+            return sum(window) / len(window)
+        return max(window)
 
     def decide(self, t: float, fleet: Fleet, desired: int, history: deque[float | None]) -> int:
         """The desired count after this step's alarm evaluation (never lower)."""
