@@ -197,15 +197,19 @@ def test_a_schedule_to_zero_is_named_by_its_key() -> None:
 def test_concurrency_at_zero_holds_a_model_that_is_ready_within_the_low_minutes() -> None:
     quick = _spec(scaled_to_zero() + INTERNAL_LB)
     assert startup.model_ready_s(quick) == 60.0 and wake.unprotected_wake(quick) == []
-    # The sidecar publishes 0 while the server starts: 13 minutes is the last safe start.
-    for load_s, refused in ((779.0, False), (780.0, True), (2400.0, True)):
+    # The sidecar publishes 0 until the task serves: 13 minutes from its start is the
+    # last safe one, for a model as slow as the grace allows (x 1.5) and 60 s of health
+    # checks, the figure the sleep window outlasts: a 480-s model.
+    for load_s, refused in ((479.0, False), (480.0, True), (2400.0, True)):
         text = scaled_to_zero() + INTERNAL_LB
         spec = _spec(text.replace("\n[simulation]\n", f"\n[simulation]\nmodel_load_s = {load_s}\n"))
         assert startup.model_ready_s(spec) == load_s
+        assert startup.running_to_healthy_s(spec) == load_s * 1.5 + 60
         problems = wake.unprotected_wake(spec)
         assert bool(problems) is refused, load_s
         if refused:
-            assert f"about {load_s / 60:.0f} min to serve" in problems[0].what
+            minutes = (load_s * 1.5 + 60) / 60
+            assert f"about {minutes:.0f} min to serve" in problems[0].what
             assert "15 low minutes" in problems[0].what
 
 

@@ -227,8 +227,11 @@ def unprotected_wake(spec: Spec) -> list[Problem]:
       expression reads that (§10 "The GPU series on an idle floor"): the GPU policy's low
       alarm is already in ALARM when the wake starts a task, and sets it back to 0.
     * The concurrency signal: while the server starts, each sidecar publishes 0 (the
-      demand sidecar's start deadline), so its policy reads low from the task's start:
-      safe only if the model is ready within the policy's low minutes.
+      demand sidecar's start deadline), and no request reaches the task before its
+      target is healthy, so its policy reads low from the task's start: safe only if
+      the task serves within the policy's low minutes, for a model as slow as the
+      health-check grace allows (startup.running_to_healthy_s, the figure the sleep
+      path's quiet window outlasts).
     """
     sc = spec.scaling
     if wake_path(spec) is None or (
@@ -254,7 +257,7 @@ def unprotected_wake(spec: Spec) -> list[Problem]:
                 f"{protect}, or scale on concurrency with [service.metrics], or keep min_tasks = 1",
             )
         ]
-    ready = startup.model_ready_s(spec)
+    ready = startup.running_to_healthy_s(spec)
     low_s = (signals.TRACKING_LOW_DATAPOINTS - _START_MARGIN_MINUTES) * PERIOD_S
     if ready < low_s:
         return []
@@ -262,8 +265,10 @@ def unprotected_wake(spec: Spec) -> list[Problem]:
         Problem(
             key,
             value,
-            f"scales to zero while the model takes about {ready / 60:.0f} min to serve after "
-            "its container starts, and until the server answers each sidecar publishes 0 "
+            f"scales to zero while the task may take about {ready / 60:.0f} min to serve "
+            "after its container starts (the model as slow as the health-check grace "
+            "allows, then the load balancer's health checks), and until then each sidecar "
+            "publishes 0 "
             f"requests: target tracking's scale-in alarm reads its "
             f"{signals.TRACKING_LOW_DATAPOINTS} low minutes first and sets the task the wake "
             "started back to 0 before it serves",
