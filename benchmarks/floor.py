@@ -26,7 +26,7 @@ import sys
 from compare_signals import NEW_DEFAULT_POOL, NEW_FSI_POOL, design
 from stress import LABELS, load
 
-from ecs_gpu.sim.floor import fleet_floor
+from ecs_gpu.sim.floor import constant_fleet, fleet_floor
 from ecs_gpu.sim.stress import SHAPES
 from ecs_gpu.sim.workload import bundled_traces
 
@@ -42,10 +42,11 @@ def main() -> int:
         "| load | overload bound s (1.1 x issue 8's) | floor GPU-hours (no fleet pays less) "
         "| a fleet within the bound: GPU-hours | its overload s | floor x reference "
         "| reference GPU-hours | 1.5 x reference reachable "
+        "| a constant fleet within the bound: instances | its GPU-hours | x reference "
         + "".join(f"| {LABELS[d]} GPU-hours | x floor " for d in DESIGNS)
         + "|"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---|" + "---:|---:|" * len(DESIGNS))
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|" + "---:|---:|" * len(DESIGNS))
     for name in (*traces, *SHAPES):
         go = load(name, traces, base)[1]
         ref = go(design("reference")).summary["gpu_hours"]
@@ -57,6 +58,14 @@ def main() -> int:
         )
         fleet = "-" if math.isinf(f.fleet_gpu_hours) else f"{f.fleet_gpu_hours:.1f}"
         reach = "yes" if f.lower_gpu_hours <= 1.5 * ref else "no"
+        held = constant_fleet(
+            first.params, first.timeline["offered_rps"], STEP_S, math.floor(bound_s / STEP_S + 1e-9)
+        )
+        const = (
+            "| - | - | - "
+            if held is None
+            else f"| {held.instances} | {held.gpu_hours:.1f} | {held.gpu_hours / ref:.2f} "
+        )
         cells = "".join(
             f"| {r.summary['gpu_hours']:.1f} | {r.summary['gpu_hours'] / f.lower_gpu_hours:.2f} "
             for r in runs.values()
@@ -64,7 +73,7 @@ def main() -> int:
         print(
             f"| {name} | {bound_s:.0f} | {f.lower_gpu_hours:.1f} | {fleet} "
             f"| {f.fleet_overload_steps * STEP_S:.0f} | {f.lower_gpu_hours / ref:.2f} "
-            f"| {ref:.1f} | {reach} {cells}|"
+            f"| {ref:.1f} | {reach} {const}{cells}|"
         )
     return 0
 

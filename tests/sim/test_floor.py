@@ -10,7 +10,7 @@ import pytest
 from simhelp import CONCURRENCY, METRICS, load, params
 
 from ecs_gpu.sim.engine import simulate
-from ecs_gpu.sim.floor import fleet_floor, step_needs
+from ecs_gpu.sim.floor import constant_fleet, fleet_floor, step_needs
 
 # One task per g5.xlarge instance, 2 req/s a task at full load.
 TINY = params(max_tasks=3, max_instances=3).with_(cpr_low_datapoints=2)
@@ -128,3 +128,27 @@ def test_no_simulated_fleet_pays_less_than_the_floor_for_its_overload(design: ob
     each_step = float(step_needs(p, rates).sum()) * 10.0 / 3600.0  # type: ignore[arg-type]
     assert served.lower_gpu_hours > each_step * 1.05
     assert np.isfinite(served.fleet_gpu_hours)
+
+
+def test_the_constant_fleet_is_the_one_the_simulator_runs_with_min_equal_to_max() -> None:
+    # Bursts of 4 tasks' full load over a base of 1: with 2 steps allowed the fleet
+    # must hold 4 instances; with the bursts' 6 steps allowed, 2 (the base's 1.5).
+    rates = load((600, 3.0), (30, 8.0), (600, 3.0), (30, 8.0), (600, 3.0))
+    p = params(max_tasks=8, max_instances=8)
+    tight = constant_fleet(p, rates, 10.0, 2)
+    loose = constant_fleet(p, rates, 10.0, 6)
+    assert tight is not None and (tight.instances, tight.overload_steps) == (4, 0)
+    assert loose is not None and (loose.instances, loose.overload_steps) == (2, 6)
+    for fleet in (tight, loose):
+        n = fleet.instances
+        held = params(min_tasks=n, max_tasks=n, min_instances=n, max_instances=n)
+        r = simulate(held, rates, step_s=10.0, seed=0)
+        assert r.summary["overload_seconds"] == fleet.overload_steps * 10.0
+        assert r.summary["gpu_hours"] == pytest.approx(fleet.gpu_hours, abs=1e-4)  # rounded
+        # And no fleet the floor's rules allow pays less for that overload.
+        assert fleet_floor(p, rates, 10.0, fleet.overload_steps).lower_gpu_hours <= (
+            fleet.gpu_hours + 1e-9
+        )
+    # Beyond max_instances nothing fits.
+    assert constant_fleet(params(max_tasks=2, max_instances=2), rates, 10.0, 0) is None
+

@@ -219,3 +219,35 @@ def fleet_floor(
         else (math.inf, 0)
     )
     return Floor(budget_steps, lower, fleet[0], fleet[1], step_s)
+
+
+@dataclass(frozen=True, slots=True)
+class ConstantFleet:
+    """The fewest instances that, held all the load long, stay within an overload budget."""
+
+    instances: int
+    gpu_hours: float
+    overload_steps: int
+
+
+def constant_fleet(
+    p: SimParams, offered_rps: npt.ArrayLike, step_s: float, budget_steps: int
+) -> ConstantFleet | None:
+    """The least constant fleet on ``offered_rps`` within ``budget_steps`` overload steps,
+    or None when not even ``max_instances`` is.
+
+    A fleet that never scales (``min_instances = max_instances``, tasks the
+    same) is causal: it needs no foresight, only the count. So where it fits
+    the budget for no more GPU-hours than a goal allows, the goal is within a
+    design's reach, and what misses it is how the design adapts, not what it
+    cannot know. Its overload is the simulator's (a step whose rate is above
+    the ready capacity, at full load), with every task ready all along.
+    """
+    needs = step_needs(p, offered_rps)
+    hours = len(needs) * step_s / 3600.0
+    for n in range(p.max_instances + 1):
+        over = int((needs > min(n * p.tasks_per_instance, p.max_tasks)).sum())
+        if over <= budget_steps:
+            return ConstantFleet(n, n * p.gpus_per_instance * hours, over)
+    return None
+
