@@ -1,38 +1,51 @@
-"""When a stack update forces the ECS service's new deployment, and when it must not.
+"""When a stack update forces the ECS service's new deployment, and when deploy refuses.
 
 ECS refuses a running service a changed capacity-provider strategy unless
 the update forces a new deployment (docs/aws-semantics.md §11 "Changing a
 running service's strategy"), so adding, changing or removing
 [capacity.spot] on a running stack needs the service's
-``ForceNewDeployment``. Its nonce is a hash of the strategy, so it changes
-exactly when the strategy does. CloudFormation does not document whether it
-also forces a deployment when the service is updated for another reason (a
-tag, the grace period) while the property stays in the template (§11
-[gap]), so deploy keeps the property only in the update whose strategy
-differs from the deployed one (:func:`settled`): a redeploy never replaces
-tasks for it.
+``ForceNewDeployment``. A template renders it only when asked
+(``GpuService(force_new_deployment_nonce=...)``): a redeploy never replaces
+tasks the user did not ask to replace. ``ecs-gpu deploy`` and ``diff`` ask
+(:func:`decide`) only when the stack exists and the strategy the spec makes
+differs from the one its running template gives the service (GetTemplate).
 
-Pure: the construct (:mod:`ecs_gpu.infra.service`) renders the property,
-deploy (:mod:`ecs_gpu.aws.deploy`) settles it against the deployed template.
+Removing [capacity.spot] while the running strategy still puts tasks on Spot
+is refused: CloudFormation updates the cluster's capacity providers before
+the service that depends on them, and ECS keeps a provider that tasks use
+(PutClusterCapacityProviders, aws-semantics §11). ``spot_percent = 0`` first
+moves the tasks to On-Demand.
+
+Pure: :mod:`ecs_gpu.aws.deploy` reads the running template, the construct
+(:mod:`ecs_gpu.infra.service`) renders the property.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
+from ecs_gpu import spot
+from ecs_gpu.errors import BadInputError
+from ecs_gpu.naming import Names
+from ecs_gpu.spec import Spec
+
 SERVICE_TYPE: Final = "AWS::ECS::Service"
+CAPACITY_PROVIDER_TYPE: Final = "AWS::ECS::CapacityProvider"
 FORCE_KEY: Final = "ForceNewDeployment"
 STRATEGY_KEY: Final = "CapacityProviderStrategy"
 # The stack output naming the Spot capacity provider (the construct's
-# OUTPUT_SPOT_CAPACITY_PROVIDER): deploy reads the running stack's Spot from it.
+# OUTPUT_SPOT_CAPACITY_PROVIDER).
 SPOT_OUTPUT: Final = "SpotCapacityProviderName"
 NONCE_PREFIX: Final = "strategy-"
+# The roles the nonce names the providers by: the same for any stack name.
+ON_DEMAND: Final = "on-demand"
+SPOT: Final = "spot"
 
-# (capacity provider name, base, weight): one item of the service's strategy.
+# (capacity provider, base, weight): one item of the service's strategy.
 StrategyItem = tuple[str, int, int]
 
 
@@ -47,11 +60,32 @@ def nonce(strategy: Sequence[StrategyItem]) -> str:
     return NONCE_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+def strategy(spec: Spec, names: Names) -> list[StrategyItem]:
+    """The service's strategy for ``spec`` by the providers' physical names ``names``."""
+    st = spot.strategy(spec)
+    if st is None:
+        return [(names.capacity_provider, 0, 1)]
+    return [
+        (names.capacity_provider, st.on_demand_base, st.on_demand_weight),
+        (names.spot_capacity_provider, 0, st.spot_weight),
+    ]
+
+
+def strategy_nonce(spec: Spec) -> str:
+    """The nonce to pass ``GpuService(force_new_deployment_nonce=...)`` for ``spec``'s strategy.
+
+    The providers by role, not name, so the nonce does not depend on the
+    stack or the construct's place; it changes exactly when the strategy does.
+    """
+    st = spot.strategy(spec)
+    if st is None:
+        return nonce([(ON_DEMAND, 0, 1)])
+    return nonce([(ON_DEMAND, st.on_demand_base, st.on_demand_weight), (SPOT, 0, st.spot_weight)])
+
+
 def service_properties(template: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     """The properties of the template's one ECS service; None without exactly one."""
-    if template is None:
-        return None
-    resources = template.get("Resources")
+    resources = template.get("Resources") if template is not None else None
     if not isinstance(resources, Mapping):
         return None
     found = [
@@ -63,46 +97,129 @@ def service_properties(template: Mapping[str, Any] | None) -> Mapping[str, Any] 
     return props if isinstance(props, Mapping) else None
 
 
+def service_logical_id(template: Mapping[str, Any]) -> str | None:
+    """The logical id of the template's one ECS service (None without exactly one)."""
+    resources = template.get("Resources")
+    if not isinstance(resources, Mapping):
+        return None
+    ids = [
+        k for k, r in resources.items() if isinstance(r, Mapping) and r.get("Type") == SERVICE_TYPE
+    ]
+    return ids[0] if len(ids) == 1 else None
+
+
 def forces(template: Mapping[str, Any]) -> bool:
     """Whether ``template`` forces the service's new deployment."""
     props = service_properties(template)
     return props is not None and FORCE_KEY in props
 
 
-def strategy_changed(template: Mapping[str, Any], deployed: Mapping[str, Any] | None) -> bool:
-    """Whether the service's strategy in ``template`` differs from the one in ``deployed``.
+def forced_service(template: Mapping[str, Any]) -> str | None:
+    """The logical id of the service whose new deployment ``template`` forces, if it does."""
+    return service_logical_id(template) if forces(template) else None
 
-    False when ``deployed`` (the stack's current template) has no service:
-    a service CloudFormation creates needs no forced deployment.
+
+def deployed_strategy(template: Mapping[str, Any]) -> list[StrategyItem] | str:
+    """The running service's strategy by physical names, or what could not be read.
+
+    A provider is a name, or a ``Ref`` to a capacity provider of the same
+    template with its ``Name`` (as ecs-gpu's templates have it).
     """
-    new, old = service_properties(template), service_properties(deployed)
-    if new is None or old is None:
-        return False
-    return new.get(STRATEGY_KEY) != old.get(STRATEGY_KEY)
-
-
-def settled(template: dict[str, Any], deployed: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``template`` as deploy sends it onto a stack whose template is ``deployed``.
-
-    ``deployed`` None is a new stack. The service's ``ForceNewDeployment``
-    stays only when its strategy differs from the deployed one; otherwise
-    the template comes back without it (a copy; ``template`` is untouched).
-    """
-    if not forces(template) or strategy_changed(template, deployed):
-        return template
-    out = copy.deepcopy(template)
-    for r in out["Resources"].values():
-        if r.get("Type") == SERVICE_TYPE:
-            del r["Properties"][FORCE_KEY]
+    props = service_properties(template)
+    if props is None:
+        return "its template has no single AWS::ECS::Service"
+    items = props.get(STRATEGY_KEY)
+    if not isinstance(items, list) or not items:
+        return "its ECS service has no CapacityProviderStrategy"
+    resources = template.get("Resources", {})
+    out: list[StrategyItem] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            return f"its service's CapacityProviderStrategy item {item!r} is not one ecs-gpu wrote"
+        cp = item.get("CapacityProvider")
+        if isinstance(cp, Mapping) and set(cp) == {"Ref"} and isinstance(cp["Ref"], str):
+            target = resources.get(cp["Ref"])
+            if isinstance(target, Mapping) and target.get("Type") == CAPACITY_PROVIDER_TYPE:
+                target_props = target.get("Properties")
+                cp = target_props.get("Name") if isinstance(target_props, Mapping) else None
+        base, weight = item.get("Base", 0), item.get("Weight", 0)
+        if not (isinstance(cp, str) and isinstance(base, int) and isinstance(weight, int)):
+            return f"its service's CapacityProviderStrategy item {item!r} is not one ecs-gpu wrote"
+        out.append((cp, base, weight))
     return out
 
 
-def note(template: Mapping[str, Any]) -> str | None:
-    """What diff and deploy tell the user when ``template`` forces a new deployment."""
-    if not forces(template):
-        return None
+@dataclass(frozen=True)
+class Decision:
+    """Whether this update forces the service's new deployment, and what to tell the user."""
+
+    # Pass to GpuService(force_new_deployment_nonce=...); None: no forced deployment.
+    nonce: str | None = None
+    note: str | None = None
+    # The running template could not be compared (nothing is forced).
+    warning: str | None = None
+
+    @property
+    def forces(self) -> bool:
+        return self.nonce is not None
+
+
+REPLACES_EVERY_TASK: Final = (
+    "the service's capacity-provider strategy changes ([capacity.spot] added, changed or "
+    "removed): ECS takes a new strategy only with a new deployment, so this update replaces "
+    "every running task, as a new image would (docs/spec.md [capacity.spot])."
+)
+
+
+def decide(
+    spec: Spec,
+    spec_path: str,
+    stack: str,
+    deployed: Mapping[str, Any] | str | None,
+) -> Decision:
+    """What deploying ``spec`` as ``stack`` onto its running template ``deployed`` forces.
+
+    ``deployed`` None: no stack yet (CloudFormation creates the service);
+    a string: what the caller could not read (a YAML body). Raises
+    :class:`BadInputError` for a removal of [capacity.spot] while the running
+    strategy still gives Spot a weight.
+    """
+    if deployed is None:
+        return Decision()
+    old = deployed_strategy(deployed) if not isinstance(deployed, str) else deployed
+    if isinstance(old, str):
+        return Decision(
+            warning=(
+                f"stack {stack}: could not read the running capacity-provider strategy ({old}), "
+                "so this update forces no new deployment; if it changes [capacity.spot] on a "
+                "running service, ECS refuses the update and it rolls back."
+            )
+        )
+    names = Names.for_deployment(spec, stack)
+    new = strategy(spec, names)
+    if new == old:
+        return Decision()
+    spot_weight = sum(w for cp, _, w in old if cp != names.capacity_provider)
+    if spec.capacity.spot is None and spot_weight > 0:
+        raise BadInputError(removal_refused(spec_path, stack, names))
+    note = REPLACES_EVERY_TASK
+    if spec.capacity.spot is None:
+        note += (
+            f" The Spot group {names.spot_asg} is deleted: it must have no instances left "
+            "(its scale-in-protected instances would hold the delete)."
+        )
+    return Decision(nonce=strategy_nonce(spec), note=note)
+
+
+def removal_refused(spec_path: str, stack: str, names: Names) -> str:
+    """Why deploy will not remove [capacity.spot] while Spot has a weight, and the way there."""
     return (
-        "the service's capacity-provider strategy changes ([capacity.spot] added, changed "
-        "or removed): ECS takes a new strategy only with a new deployment, so this update "
-        "replaces every running task, as a new image would (docs/spec.md [capacity.spot])."
+        f"{spec_path}: [capacity.spot] is removed, but stack {stack} still places tasks on Spot "
+        f"(its strategy gives {names.spot_capacity_provider} a weight). CloudFormation would "
+        "first take the Spot provider off the cluster, which ECS refuses while tasks use it, and "
+        "the update would roll back. Fix: keep the table with `spot_percent = 0` and deploy "
+        "(that forced deployment moves every task to On-Demand); wait until the Spot group "
+        f"has no instances (`aws autoscaling describe-auto-scaling-groups "
+        f"--auto-scaling-group-names {names.spot_asg}`, or the ECS console's Tasks tab: no "
+        f"task on {names.spot_capacity_provider}); then remove the table and deploy again."
     )

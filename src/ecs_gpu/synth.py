@@ -41,15 +41,19 @@ class Synthesized:
 
 
 def build(
-    spec: Spec, *, outdir: str, stack_name: str | None = None, spot_deployed: bool = False
+    spec: Spec,
+    *,
+    outdir: str,
+    stack_name: str | None = None,
+    force_new_deployment_nonce: str | None = None,
 ) -> Synthesized:
     """The CDK app, the standalone stack and the GpuService in it (not yet synthesized).
 
     ``outdir`` is the cloud assembly's scratch directory; the caller owns and removes it.
     ``stack_name`` (``--stack``) replaces the spec-derived name, so one spec can
-    be deployed as several stacks. ``spot_deployed``: the running stack has a
-    Spot capacity provider (GpuService's keyword; deploy reads it, synth
-    itself is offline and never knows).
+    be deployed as several stacks. ``force_new_deployment_nonce``: GpuService's
+    keyword, which only deploy and diff pass (ecs_gpu.redeploy.decide); the
+    offline commands never force a deployment.
     """
     ensure_node()
     from aws_cdk import App, BootstraplessSynthesizer, Stack
@@ -66,7 +70,9 @@ def build(
         synthesizer=BootstraplessSynthesizer(),
         analytics_reporting=False,
     )
-    service = GpuService(stack, CONSTRUCT_ID, spec=spec, spot_deployed=spot_deployed)
+    service = GpuService(
+        stack, CONSTRUCT_ID, spec=spec, force_new_deployment_nonce=force_new_deployment_nonce
+    )
     return Synthesized(app=app, stack=stack, service=service)
 
 
@@ -82,13 +88,18 @@ def synth_template(
     *,
     stack_name: str | None = None,
     stage: StageFn | None = None,
-    spot_deployed: bool = False,
+    force_new_deployment_nonce: str | None = None,
 ) -> dict[str, Any]:
     """The CloudFormation template for ``spec``, as a dict; ``stage`` is told "synth"."""
     if stage is not None:
         stage("synth")
     with tempfile.TemporaryDirectory(prefix="ecs-gpu-cdk-") as outdir:
-        built = build(spec, outdir=outdir, stack_name=stack_name, spot_deployed=spot_deployed)
+        built = build(
+            spec,
+            outdir=outdir,
+            stack_name=stack_name,
+            force_new_deployment_nonce=force_new_deployment_nonce,
+        )
         return template_of(built)
 
 

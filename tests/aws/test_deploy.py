@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from cli.conftest import NAMES, NO_WAIT
+from cli.conftest import EXAMPLE_SPEC, NAMES, NO_WAIT
 from cli.test_deploy import record_calls
 from cli.test_events import ROLLBACK, STACK_ID, describe_stack
 from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws.stack_events import StackEvent
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
+from ecs_gpu.spec import parse_spec
 
 STACK = NAMES.stack
 
@@ -64,12 +65,12 @@ def test_follow_a_rollback_reports_the_first_failure_and_never_deletes(cfn: Any)
     assert "describe-stack-events --stack-name vllm-g5 --region us-east-1" in problem.message
 
 
-# --- the running stack's strategy: Spot output, template, forced deployment ----------
+# --- the running stack's strategy: its template, the forced deployment -----------
 #
 # moto's AWS::ECS::Service ignores CapacityProviderStrategy and ForceNewDeployment
 # (moto/ecs/models.py, Service.create/update_from_cloudformation_json): it neither
 # refuses a strategy change nor starts a deployment. What moto does keep is what
-# these read: the stack's outputs and the template it runs (GetTemplate).
+# these read: the stack's state and tags and the template it runs (GetTemplate).
 
 
 def _running(template: dict[str, Any], *, spot: bool) -> dict[str, Any]:
@@ -86,63 +87,81 @@ def _running(template: dict[str, Any], *, spot: bool) -> dict[str, Any]:
     return t
 
 
-def _forcing(template: dict[str, Any]) -> dict[str, Any]:
-    t = copy.deepcopy(template)
-    t["Resources"]["Service"]["Properties"][redeploy.FORCE_KEY] = {
-        "EnableForceNewDeployment": True,
-        "ForceNewDeploymentNonce": "strategy-0123456789abcdef",
-    }
-    return t
-
-
-def test_spot_in_stack_reads_the_output_naming_the_spot_provider(
-    clients: Any, template: dict[str, Any]
-) -> None:
-    assert dp.spot_in_stack(clients.cfn, STACK) is False  # no stack yet
-    clients.cfn.create_stack(
-        StackName=STACK, TemplateBody=json.dumps(_running(template, spot=True))
-    )
-    plain = _running(template, spot=False)
-    # Other physical names, so the two stacks do not collide.
-    for lid, key in (
-        ("Cluster", "ClusterName"),
-        ("Service", "ServiceName"),
-        ("LogGroup", "LogGroupName"),
-    ):
-        plain["Resources"][lid]["Properties"][key] = "other"
-    clients.cfn.create_stack(StackName="other", TemplateBody=json.dumps(plain))
-    assert dp.spot_in_stack(clients.cfn, STACK) is True
-    assert dp.spot_in_stack(clients.cfn, "other") is False
+def _spec(spot: str | None) -> Any:
+    text = EXAMPLE_SPEC.read_text(encoding="utf-8")
+    if spot is not None:
+        table = '[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
+        text = text.replace("\n[scaling]\n", f"\n{table}{spot}\n[scaling]\n", 1)
+    return parse_spec(text, "g5.toml")
 
 
 def test_deployed_template_is_the_one_the_stack_runs(
     clients: Any, template: dict[str, Any]
 ) -> None:
-    assert dp.deployed_template(clients.cfn, STACK) is None
     running = _running(template, spot=True)
     clients.cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(running))
-    assert dp.deployed_template(clients.cfn, STACK) == running
+    state = dp.stack_state(clients.cfn, STACK)
+    assert state is not None
+    assert dp.deployed_template(clients.cfn, state) == running
 
 
-def test_the_forced_deployment_stays_only_when_the_strategy_changes(
+def test_a_yaml_body_is_named_not_read(cfn: Any) -> None:
+    """botocore Stubber: GetTemplate answers a YAML body as AWS sends it, a string."""
+    state = dp.StackState(STACK_ID, STACK, "UPDATE_COMPLETE", "")
+    with Stubber(cfn) as stub:
+        stub.add_response(
+            "get_template", {"TemplateBody": "Resources:\n  Q: {Type: AWS::SQS::Queue}\n"}
+        )
+        assert dp.deployed_template(cfn, state) == "its template body is not JSON (YAML?)"
+
+
+def test_forced_deployment_compares_the_running_strategy(
     clients: Any, template: dict[str, Any]
 ) -> None:
-    with_spot = _running(template, spot=True)
-    # A new stack: CloudFormation creates the service, nothing to force.
-    assert not redeploy.forces(dp.settle_forced_deployment(clients.cfn, STACK, _forcing(with_spot)))
-    clients.cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(with_spot))
     calls = record_calls(clients.cfn)
-    # The same strategy redeployed: dropped, so the redeploy touches no task.
-    same = dp.settle_forced_deployment(clients.cfn, STACK, _forcing(with_spot))
-    assert not redeploy.forces(same) and same == with_spot
-    assert "GetTemplate" in calls
-    # [capacity.spot] removed, or its base changed: kept.
-    removed = _forcing(_running(template, spot=False))
-    assert dp.settle_forced_deployment(clients.cfn, STACK, removed) == removed
-    based = _forcing(with_spot)
-    based["Resources"]["Service"]["Properties"]["CapacityProviderStrategy"][0]["Base"] = 2
-    assert redeploy.forces(dp.settle_forced_deployment(clients.cfn, STACK, based))
-    # A template that forces nothing is not compared: no GetTemplate for it.
-    calls.clear()
-    assert dp.settle_forced_deployment(clients.cfn, STACK, with_spot) is with_spot
-    assert calls == []
+    args = ("g5.toml", STACK, "us-east-1")
+    # No stack yet: CloudFormation creates the service, nothing to force or read.
+    assert not dp.forced_deployment(clients.cfn, _spec(""), *args).forces
+    assert "GetTemplate" not in calls
+    running = _running(template, spot=True)
+    tags = dp.stack_tags(NAMES.service_name)
+    clients.cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(running), Tags=tags)
+    # The same strategy: nothing forced.
+    same = dp.forced_deployment(clients.cfn, _spec(""), *args)
+    assert not same.forces and same.warning is None and "GetTemplate" in calls
+    # A new base: forced, with the spec's nonce.
+    based = _spec("on_demand_base = 2\n")
+    assert dp.forced_deployment(clients.cfn, based, *args).nonce == redeploy.strategy_nonce(based)
+    # The table removed while Spot has a weight: refused, naming the spec file.
+    with pytest.raises(BadInputError, match=r"^g5.toml: \[capacity.spot\] is removed"):
+        dp.forced_deployment(clients.cfn, _spec(None), *args)
+
+
+def test_a_stack_deploy_refuses_is_refused_before_its_template_is_read(
+    clients: Any, template: dict[str, Any]
+) -> None:
+    running = json.dumps(_running(template, spot=True))
+    clients.cfn.create_stack(StackName=STACK, TemplateBody=running)  # no ecs-gpu tag
+    calls = record_calls(clients.cfn)
+    with pytest.raises(BadInputError, match="not made by ecs-gpu"):
+        dp.forced_deployment(clients.cfn, _spec(None), "g5.toml", STACK, None)
+    assert calls == ["DescribeStacks"]
+
+
+def test_a_failed_rollback_of_a_forced_update_names_the_way_out() -> None:
+    result = dp.FollowResult("UPDATE_ROLLBACK_FAILED", [])
+    forced = dp.report_failure(result, STACK, None, forced_service="GpuService3FB432FD")
+    assert (
+        f"continue-update-rollback --stack-name {STACK} --resources-to-skip GpuService3FB432FD"
+        in forced.message
+    )
+    assert "--resources-to-skip" not in dp.report_failure(result, STACK, None).message
+    done = dp.FollowResult("UPDATE_ROLLBACK_COMPLETE", [])
+    assert (
+        "--resources-to-skip"
+        not in dp.report_failure(done, STACK, None, forced_service="GpuService3FB432FD").message
+    )
+    # A stack found UPDATE_ROLLBACK_FAILED says the same.
+    stuck = dp.StackState("id", STACK, "UPDATE_ROLLBACK_FAILED", "Service failed")
+    with pytest.raises(ProblemsFound, match="--resources-to-skip"):
+        dp._refuse_busy(stuck, None)

@@ -33,7 +33,14 @@ from ecs_gpu.aws import destroy as ds
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.cli import main, options, render
-from ecs_gpu.errors import EXIT_INTERRUPTED, ProblemsFound, StackInterrupted
+from ecs_gpu.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_PROBLEMS,
+    ProblemsFound,
+    StackInterrupted,
+)
+from ecs_gpu.spec import load_spec
 from moto_cfn import ami_parameters, for_moto
 
 from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, moto_skips
@@ -541,75 +548,127 @@ def test_cli_diff_json_is_the_change_list(
     assert doc["stack"] == STACK and doc["new_stack"] is True
     assert {c["logical_id"] for c in doc["changes"]} == set(g5_template["Resources"])
     assert all(c["action"] == "Add" and c["replaces"] is False for c in doc["changes"])
+    assert doc["forces_new_deployment"] is False  # a new stack: CloudFormation creates it
     # With a file the table still prints, and says where the JSON went.
     assert "(new stack)" in out and f"change list JSON: {out_file}" in out
 
 
-def test_deploy_that_removes_spot_still_forces_the_new_deployment_once(
-    clients: Clients,
-    g5_for_moto: dict[str, Any],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """The real command on a running Spot stack whose spec no longer has [capacity.spot].
+def _running_spot(g5_for_moto: dict[str, Any], spot_weight: int) -> dict[str, Any]:
+    """The real g5 template as a stack whose service runs a Spot strategy.
 
-    The running stack is the real g5 template with the Spot strategy and the
-    output naming the Spot provider (a real Spot template is over the inline
-    limit, and moto skips the capacity providers anyway). moto's ECS service
+    A real Spot template is over the inline limit, and moto skips the capacity
+    providers anyway: the Spot item names its provider. moto's ECS service
     ignores the strategy and ForceNewDeployment (tests/aws/test_deploy.py), so
-    this checks what deploy decides and what CloudFormation is sent and keeps.
-    moto lists no outputs for a stack made by change sets (OUTPUTS above), so
-    DescribeStacks is answered AWS-shaped with the running template's outputs.
+    these check what deploy decides and what CloudFormation is sent and keeps.
     """
     running = copy.deepcopy(g5_for_moto)
     svc = redeploy.service_properties(running)
     assert svc is not None
     od = svc["CapacityProviderStrategy"][0]
     svc["CapacityProviderStrategy"] = [  # type: ignore[index]
-        {**od, "Base": 1, "Weight": 30},
-        {"CapacityProvider": NAMES.spot_capacity_provider, "Base": 0, "Weight": 70},
+        {**od, "Base": 1, "Weight": 100 - spot_weight},
+        {"CapacityProvider": NAMES.spot_capacity_provider, "Base": 0, "Weight": spot_weight},
     ]
-    deploy(clients, running)
-    listed = {**OUTPUTS, redeploy.SPOT_OUTPUT: NAMES.spot_capacity_provider}
+    return running
 
-    def add(parsed: dict[str, Any], **_: Any) -> None:
-        for st in parsed.get("Stacks", []):
-            st["Outputs"] = [{"OutputKey": k, "OutputValue": v} for k, v in listed.items()]
 
+def _synth_told(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
+    """The nonces deploy passes to synth (the real synth, for moto)."""
+    told: list[str | None] = []
+    real = deploy_cli.synth_template
+
+    def synth(spec: Any, stack: str | None = None, *, nonce: str | None = None) -> Any:
+        told.append(nonce)
+        return for_moto(real(spec, stack, nonce=nonce))
+
+    monkeypatch.setattr(deploy_cli, "synth_template", synth)
+    return told
+
+
+def _service_of_stack(clients: Clients) -> dict[str, Any]:
+    body = clients.cfn.get_template(StackName=STACK)["TemplateBody"]
+    props = redeploy.service_properties(json.loads(body) if isinstance(body, str) else body)
+    assert props is not None
+    return dict(props)
+
+
+DEPLOY = ["deploy", str(EXAMPLE_SPEC), "--yes", "--skip-preflight", "--poll-interval", "0.01"]
+
+
+def test_removing_spot_that_still_has_tasks_is_refused_before_synth(
+    clients: Clients,
+    g5_for_moto: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    deploy(clients, _running_spot(g5_for_moto, 70))
+    told = _synth_told(monkeypatch)
+    for cmd in (DEPLOY, ["diff", str(EXAMPLE_SPEC)]):
+        assert main(cmd) == EXIT_BAD_INPUT
+        err = capsys.readouterr().err
+        assert f"{EXAMPLE_SPEC}: [capacity.spot] is removed" in " ".join(err.split())
+        assert "spot_percent = 0" in err and "replaces every running task" not in err
+    assert told == []
+
+
+def test_removing_drained_spot_forces_the_new_deployment_once(
+    clients: Clients,
+    g5_for_moto: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """The Spot weight is 0 (spot_percent = 0 deployed): the plain spec's deploy forces."""
+    deploy(clients, _running_spot(g5_for_moto, 0))
+    told = _synth_told(monkeypatch)
+    out = tmp_path / "deploy.json"
+    assert main([*DEPLOY, "--json", str(out)]) == 0
+    err = capsys.readouterr().err
+    plain_nonce = redeploy.strategy_nonce(load_spec(EXAMPLE_SPEC))
+    assert told == [plain_nonce] and "replaces every running task" in err
+    assert json.loads(out.read_text())["forces_new_deployment"] is True
+    assert _service_of_stack(clients)[redeploy.FORCE_KEY] == {
+        "EnableForceNewDeployment": True,
+        "ForceNewDeploymentNonce": plain_nonce,
+    }
+    # The next deploy of the same spec forces nothing: the strategy is the deployed one.
+    assert main([*DEPLOY, "--json", str(out)]) == 0
+    assert told == [plain_nonce, None] and "replaces every running task" not in (
+        capsys.readouterr().err
+    )
+    assert json.loads(out.read_text())["forces_new_deployment"] is False
+    assert redeploy.FORCE_KEY not in _service_of_stack(clients)
+
+
+def test_a_foreign_or_busy_stack_is_refused_before_its_template_is_read(
+    clients: Clients,
+    fresh_template: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The ownership and state refusals come first: no GetTemplate, no note."""
+    spot = [{"CapacityProvider": NAMES.spot_capacity_provider, "Base": 0, "Weight": 70}]
+    fresh_template["Resources"]["Service"]["Properties"]["CapacityProviderStrategy"] = spot
+    # Someone else's stack by the same name (the stand-in: no ecs-gpu tag or description).
+    clients.cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(fresh_template))
+    calls: list[str] = []
     real_session = options.make_session
 
     def make(profile: str | None = None, region: str | None = None) -> boto3.Session:
         s = real_session(profile, region)
-        s.events.register("after-call.cloudformation.DescribeStacks", add)
+        s.events.register("before-call.cloudformation", lambda model, **_: calls.append(model.name))
         return s
 
     monkeypatch.setattr(options, "make_session", make)
-    told: list[bool] = []
-    real = deploy_cli.synth_template
-
-    def synth(spec: Any, stack: str | None = None, *, spot_deployed: bool = False) -> Any:
-        told.append(spot_deployed)
-        return for_moto(real(spec, stack, spot_deployed=spot_deployed))
-
-    monkeypatch.setattr(deploy_cli, "synth_template", synth)
-    args = ["deploy", str(EXAMPLE_SPEC), "--yes", "--skip-preflight", "--poll-interval", "0.01"]
-    assert main(args) == 0
+    told = _synth_told(monkeypatch)
+    assert main(DEPLOY) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
-    assert told == [True] and "replaces every running task" in err
-
-    def service_of_stack() -> dict[str, Any]:
-        body = clients.cfn.get_template(StackName=STACK)["TemplateBody"]
-        props = redeploy.service_properties(json.loads(body) if isinstance(body, str) else body)
-        assert props is not None
-        return dict(props)
-
-    assert service_of_stack()[redeploy.FORCE_KEY] == {
-        "EnableForceNewDeployment": True,
-        "ForceNewDeploymentNonce": redeploy.nonce([(NAMES.capacity_provider, 0, 1)]),
-    }
-    # The stack now runs the plain template, without the Spot output.
-    del listed[redeploy.SPOT_OUTPUT]
-    # The next deploy of the same spec forces nothing: the strategy is the deployed one.
-    assert main(args) == 0
-    assert told == [True, False] and "replaces every running task" not in capsys.readouterr().err
-    assert redeploy.FORCE_KEY not in service_of_stack()
+    assert "not made by ecs-gpu" in err and "[capacity.spot]" not in err
+    assert "GetTemplate" not in calls and told == []
+    # A stack whose rollback failed: the state refusal, not the removal's.
+    busy = dp.StackState("id", STACK, "UPDATE_ROLLBACK_FAILED", "", tags={dp.TAG_SPEC: STACK})
+    monkeypatch.setattr(dp, "stack_state", lambda *_: busy)
+    assert main(DEPLOY) == EXIT_PROBLEMS
+    err = " ".join(capsys.readouterr().err.split())
+    assert "UPDATE_ROLLBACK_FAILED" in err and "--resources-to-skip" in err
+    assert "GetTemplate" not in calls and told == []

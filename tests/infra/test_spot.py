@@ -126,7 +126,7 @@ def test_spot_on_the_g5_example_deploys_through_the_template_bucket(t: dict[str,
     # Spot needs the concurrency signal, so its template carries the sidecar;
     # since issue 16's estimate (about 1.9 KB of script) and the Spot alarms
     # (3.0 KB) the g5 example with Spot is over the inline limit by about
-    # 4.9 KB with its forced deployment (docs/host.md "Size"):
+    # 4.8 KB (docs/host.md "Size"):
     # deploy refuses it inline naming --template-bucket, through which it fits.
     body = template.minified(t)
     assert len(body.encode()) > template.MAX_TEMPLATE_BODY_BYTES

@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
     from mypy_boto3_iam import IAMClient
 
+    from ecs_gpu.spec import Spec
+
 _PENDING_CHANGE_SET = frozenset({"CREATE_PENDING", "CREATE_IN_PROGRESS"})
 # Stack tags deploy sets; destroy (and deploy onto an existing stack) only
 # touch a stack that carries them, so a typo in --stack cannot delete or
@@ -216,56 +218,42 @@ def stack_outputs(cfn: CloudFormationClient, stack: str) -> tuple[str, list[Stac
     return stacks[0]["StackStatus"], outs
 
 
-def spot_in_stack(cfn: CloudFormationClient, stack: str) -> bool:
-    """Whether the deployed stack has a Spot capacity provider (its output naming it).
+def deployed_template(cfn: CloudFormationClient, state: StackState) -> dict[str, Any] | str:
+    """The template the stack ``state`` runs (GetTemplate), or what could not be read.
 
-    False for a stack that does not exist. Removing [capacity.spot] from a
-    running stack changes the service's strategy, so deploy then still
-    renders the forced deployment (GpuService ``spot_deployed``).
+    A YAML body (not a template ecs-gpu wrote) is not parsed: CloudFormation's
+    short-form tags need their own loader, and the caller only warns.
     """
-    with mapped("cloudformation", "DescribeStacks"):
-        try:
-            stacks = cfn.describe_stacks(StackName=stack).get("Stacks", [])
-        except bx.ClientError as e:
-            if _is_missing_stack(e):
-                return False
-            raise
-    outputs = stacks[0].get("Outputs", []) if stacks else []
-    return any(o.get("OutputKey") == redeploy.SPOT_OUTPUT for o in outputs)
-
-
-def deployed_template(cfn: CloudFormationClient, stack: str) -> dict[str, Any] | None:
-    """The template the stack runs (GetTemplate), or None when there is no stack to read.
-
-    None too for a stack that a change set created and nothing executed yet
-    (REVIEW_IN_PROGRESS: deploy creates it) and for a body that is not JSON
-    (not a template ecs-gpu wrote).
-    """
-    state = stack_state(cfn, stack)
-    if state is None or state.status == "REVIEW_IN_PROGRESS":
-        return None
     with mapped("cloudformation", "GetTemplate"):
         body: Any = cfn.get_template(StackName=state.stack_id).get("TemplateBody")
     if isinstance(body, str):
         try:
             body = json.loads(body)
         except ValueError:
-            return None
-    return dict(body) if isinstance(body, Mapping) else None
+            return "its template body is not JSON (YAML?)"
+    return dict(body) if isinstance(body, Mapping) else "its template body is not a JSON object"
 
 
-def settle_forced_deployment(
-    cfn: CloudFormationClient, stack: str, template: dict[str, Any]
-) -> dict[str, Any]:
-    """``template`` forcing the service's new deployment only when its strategy changes.
+def forced_deployment(
+    cfn: CloudFormationClient,
+    spec: Spec,
+    spec_path: str,
+    stack: str,
+    region: str | None,
+) -> redeploy.Decision:
+    """Whether deploying ``spec`` onto ``stack`` forces the service's new deployment.
 
-    Reads the running template (GetTemplate) only when ``template`` forces
-    one (a spec with [capacity.spot], or a stack that had it); see
-    :func:`ecs_gpu.redeploy.settled`.
+    The stack's owner and state are checked first (as :func:`plan` does), so a
+    stack deploy would refuse is refused before its template is read; then
+    :func:`ecs_gpu.redeploy.decide` compares the strategies (GetTemplate only
+    for a stack that exists).
     """
-    if not redeploy.forces(template):
-        return template
-    return redeploy.settled(template, deployed_template(cfn, stack))
+    state = stack_state(cfn, stack)
+    if state is None or state.status == "REVIEW_IN_PROGRESS":
+        return redeploy.decide(spec, spec_path, stack, None)
+    check_owned(state, spec.service.name, action="update")
+    _refuse_busy(state, region)
+    return redeploy.decide(spec, spec_path, stack, deployed_template(cfn, state))
 
 
 def stack_status(cfn: CloudFormationClient, stack_id: str) -> str:
@@ -284,6 +272,17 @@ def _status_by_id(cfn: CloudFormationClient, stack_id: str) -> str:
             raise
     stacks = resp.get("Stacks", [])
     return stacks[0]["StackStatus"] if stacks else "DELETE_COMPLETE"
+
+
+# The way out of a rollback that ECS refused: after a forced update (a new
+# strategy) the rollback reapplies the old strategy without forcing a new
+# deployment (aws-semantics §11 [gap]).
+_SKIP_SERVICE: Final = (
+    "If the resource that failed to roll back is the ECS service (a capacity-provider strategy "
+    "change, which ECS takes only with a forced deployment), skip it: `aws cloudformation "
+    "continue-update-rollback --stack-name {stack} --resources-to-skip {service}`, and deploy "
+    "again (the service keeps the new strategy until then)."
+)
 
 
 def _refuse_busy(state: StackState, region: str | None) -> None:
@@ -305,7 +304,8 @@ def _refuse_busy(state: StackState, region: str | None) -> None:
             f"stack {state.name} is UPDATE_ROLLBACK_FAILED ({state.reason or 'no reason given'}): "
             "CloudFormation accepts no update until the rollback is finished. Fix: resolve the "
             "resource it names, then `aws cloudformation continue-update-rollback --stack-name "
-            f"{state.name}`, and deploy again."
+            f"{state.name}`, and deploy again. "
+            + _SKIP_SERVICE.format(stack=state.name, service="<the service's logical id>")
         )
     if state.status == "DELETE_FAILED":
         raise ProblemsFound(
@@ -330,6 +330,8 @@ class Plan:
     tags: list[dict[str, str]] = field(default_factory=list)
     # The template's parameter values (the AMI: ecs_gpu.ami), passed to every change set.
     parameters: dict[str, str] = field(default_factory=dict)
+    # The update forces the ECS service's new deployment (ecs_gpu.redeploy).
+    forces_new_deployment: bool = False
 
     @property
     def new_stack(self) -> bool:
@@ -340,6 +342,7 @@ class Plan:
         return {
             "stack": self.stack,
             "new_stack": self.new_stack,
+            "forces_new_deployment": self.forces_new_deployment,
             "changes": self.summary.as_list(),
         }
 
@@ -451,6 +454,21 @@ def plan(
     template travels (default: inline, size-checked here); ``parameters``
     are the template's parameter values (the AMI, :mod:`ecs_gpu.ami`).
     """
+    p = _plan(cfn, stack, template, waits, region, service_name, source, parameters)
+    p.forces_new_deployment = not p.new_stack and redeploy.forces(template)
+    return p
+
+
+def _plan(
+    cfn: CloudFormationClient,
+    stack: str,
+    template: Mapping[str, Any],
+    waits: Waits | None,
+    region: str | None,
+    service_name: str | None,
+    source: TemplateSource | None,
+    parameters: Mapping[str, str] | None,
+) -> Plan:
     w = waits or Waits()
     params = dict(parameters or {})
     src = source or TemplateSource(template, stack)
@@ -726,8 +744,14 @@ def interrupted(stack: str, region: str | None, what: str) -> StackInterrupted:
     )
 
 
-def report_failure(result: FollowResult, stack: str, region: str | None) -> ProblemsFound:
-    """A stack that ended in failure, named by its first failing resource."""
+def report_failure(
+    result: FollowResult, stack: str, region: str | None, *, forced_service: str | None = None
+) -> ProblemsFound:
+    """A stack that ended in failure, named by its first failing resource.
+
+    ``forced_service``: the logical id of the ECS service whose new deployment
+    the update forced; a rollback that then failed names the way out.
+    """
     f = result.failure
     cause = (
         f"first failure: {f.logical_id} ({f.resource_type}) {f.status}: "
@@ -735,9 +759,15 @@ def report_failure(result: FollowResult, stack: str, region: str | None) -> Prob
         if f
         else "CloudFormation reported no failing resource"
     )
+    way_out = ""
+    if forced_service is not None and result.status == "UPDATE_ROLLBACK_FAILED":
+        way_out = " " + _SKIP_SERVICE.format(stack=stack, service=forced_service)
     return ProblemsFound(
         f"stack {stack} ended {result.status}; {cause}. The stack is left as CloudFormation "
-        f"left it; ecs-gpu does not delete it. See every event: " + follow_hint(stack, region) + "."
+        f"left it; ecs-gpu does not delete it. See every event: "
+        + follow_hint(stack, region)
+        + "."
+        + way_out
     )
 
 

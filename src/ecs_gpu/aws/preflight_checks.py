@@ -160,8 +160,8 @@ def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             c.finding(
                 ev,
                 f"{how}; until then the Spot group's launches fail and the strategy's Spot "
-                "share waits (lower [capacity.spot] spot_percent, or remove the table, to run "
-                "On-Demand meanwhile).",
+                "share waits (lower [capacity.spot] spot_percent, 0 for none, to run On-Demand "
+                "meanwhile; a running stack drops the table only after spot_percent = 0).",
                 title=f"'{quota.name}' ({quota.code}) is {value} vCPUs in {n.region}; the Spot "
                 f"group at max_instances needs {need}: launches past {fits} Spot instance(s) "
                 f"fail{now}",

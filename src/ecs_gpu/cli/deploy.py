@@ -20,7 +20,7 @@ from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import staging
 from ecs_gpu.cli import ami as ami_cli
-from ecs_gpu.cli import app, err_console, json_option, print_notes
+from ecs_gpu.cli import app, err_console, json_option, print_notes, say
 from ecs_gpu.cli.ami import UpdateAmiOpt
 from ecs_gpu.cli.options import (
     Aws,
@@ -52,15 +52,16 @@ if TYPE_CHECKING:
 
 
 def synth_template(
-    spec: Spec, stack: str | None = None, *, spot_deployed: bool = False
+    spec: Spec, stack: str | None = None, *, nonce: str | None = None
 ) -> dict[str, Any]:
-    """The CloudFormation template for ``spec`` as stack ``stack`` (from the Define layer)."""
+    """The CloudFormation template for ``spec`` as stack ``stack`` (from the Define layer);
+    with ``nonce`` the service forces its new deployment (ecs_gpu.redeploy)."""
     # Imported here: only the commands that need a template pay for CDK.
     from ecs_gpu.cli.stages import stage_status
     from ecs_gpu.synth import synth_template as synth
 
     with stage_status(err_console) as stage:
-        return synth(spec, stack_name=stack, stage=stage, spot_deployed=spot_deployed)
+        return synth(spec, stack_name=stack, stage=stage, force_new_deployment_nonce=nonce)
 
 
 def run_diff(
@@ -206,8 +207,9 @@ def _deploy(
     stack_id, seen = dp.execute(cfn, p, template, waits=waits, source=source)
     try:
         result = follow_to_end(
-            cfn, stack, stack_id, seen, waits, region=region, what="The deployment"
-        )
+            cfn, stack, stack_id, seen, waits, region=region, what="The deployment",
+            forced_service=redeploy.forced_service(template),
+        )  # fmt: skip
     except ProblemsFound:
         if report is not None:
             # A failed deploy still says how it ended (ROLLBACK_COMPLETE, ...).
@@ -293,9 +295,10 @@ def _prelude(
     before_synth: Callable[[Spec, Aws], None] | None = None,
 ) -> _Prelude:
     """The spec, its notes, the session (checked before the seconds of synth), the
-    template bucket, the AMI to pass, ``before_synth`` (deploy's preflight: a refusal
-    costs no synth), then the template, forcing the service's new deployment only
-    when its capacity-provider strategy changes (ecs_gpu.redeploy)."""
+    template bucket, whether the update forces the service's new deployment (the
+    running stack's owner and state first, then its capacity-provider strategy:
+    ecs_gpu.redeploy), the AMI to pass, ``before_synth`` (deploy's preflight: a
+    refusal costs no synth), then the template."""
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
     check_woken_task(s, str(spec))
@@ -303,6 +306,9 @@ def _prelude(
     name = stack_of(s, stack)
     aws = _aws(profile, region)
     staging = owned_by_caller(aws, staging)
+    forced = dp.forced_deployment(aws("cloudformation"), s, str(spec), name, aws.region)
+    if forced.warning is not None:
+        say("warning:", "yellow", forced.warning)
     image = ami_cli.choose(
         aws("cloudformation"),
         aws("ssm"),
@@ -313,10 +319,8 @@ def _prelude(
     )
     if before_synth is not None:
         before_synth(s, aws)
-    cfn = aws("cloudformation")
-    template = synth_template(s, name, spot_deployed=dp.spot_in_stack(cfn, name))
-    template = dp.settle_forced_deployment(cfn, name, template)
-    print_notes([n] if (n := redeploy.note(template)) else [])
+    template = synth_template(s, name, nonce=forced.nonce)
+    print_notes([forced.note] if forced.note else [])
     return _Prelude(s, name, aws, staging, image.parameters, template)
 
 

@@ -138,11 +138,14 @@ def follow_to_end(
     region: str | None,
     what: str,
     stuck_after_s: float | None = None,
+    forced_service: str | None = None,
 ) -> dp.FollowResult:
     """Follow a deploy or delete to its end; every way it can end becomes one message.
 
     Ctrl-C stops following (the stack is left alone), a delete stuck past
-    ``stuck_after_s`` is explained, a failure names the first failing resource.
+    ``stuck_after_s`` is explained, a failure names the first failing resource
+    (and, for an update that forced ``forced_service``'s new deployment, the
+    way out of a failed rollback).
     """
     try:
         result = follow_with_progress(
@@ -153,7 +156,7 @@ def follow_to_end(
     if result.stuck:
         raise dp.stuck_delete(result, stack, region, stuck_after_s or 0)
     if not result.ok:
-        raise dp.report_failure(result, stack, region)
+        raise dp.report_failure(result, stack, region, forced_service=forced_service)
     console.print(f"[green]Stack {escape(stack)} is {result.status}.[/]")
     return result
 

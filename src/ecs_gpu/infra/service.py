@@ -61,14 +61,22 @@ class GpuService(Construct):
         stack = Stack(app, "vllm-g5")
         GpuService(stack, "GpuService", spec=load_spec("examples/g5-vllm.toml"))
 
-    ``spot_deployed``: the running stack has a Spot capacity provider. The
-    deploy that removes [capacity.spot] sets it, so the service still forces
-    the new deployment ECS needs for the new strategy (ecs_gpu.redeploy);
-    ``ecs-gpu deploy`` reads it from the stack's outputs.
+    ``force_new_deployment_nonce``: set the service's ``ForceNewDeployment``
+    with this nonce, which ECS needs to take a new capacity-provider strategy
+    on a running service. Pass ``ecs_gpu.redeploy.strategy_nonce(spec)`` for
+    the deploy that adds, changes or removes [capacity.spot] on a running
+    stack (it replaces every task); leave it None otherwise, so a redeploy
+    replaces no task. ``ecs-gpu deploy`` passes it when the running
+    template's strategy differs (ecs_gpu.redeploy.decide).
     """
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, spec: Spec, spot_deployed: bool = False
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        spec: Spec,
+        force_new_deployment_nonce: str | None = None,
     ) -> None:
         # A Spec built in Python skips load_spec's cross-field rules (an image
         # is checked per field, a CDK token marker only across the spec): no
@@ -94,8 +102,8 @@ class GpuService(Construct):
         )
         self._open_task_port(spec)
         self.service = self._ecs_service(spec, names, cp_name)
-        if spec.capacity.spot is not None or spot_deployed:
-            self._force_new_deployment()
+        if force_new_deployment_nonce is not None:
+            self._force_new_deployment(force_new_deployment_nonce)
         self.scaling = build_scaling(
             self.service,
             spec,
@@ -151,18 +159,17 @@ class GpuService(Construct):
             asg.node.add_dependency(self.instance_role.policy)
             asg.node.add_dependency(self.cluster)
 
-    def _strategy(self, cp_name: str, spot_cp: str | None = None) -> list[redeploy.StrategyItem]:
+    def _strategy(self, cp_name: str) -> list[redeploy.StrategyItem]:
         """(provider, base, weight) of the service's strategy, the cluster's default too.
 
         One provider, or with [capacity.spot] the On-Demand base and both
-        weights (spot.strategy; only one provider may have a base). ``spot_cp``
-        names the Spot provider (default: its construct's name, a token).
+        weights (spot.strategy; only one provider may have a base);
+        redeploy.strategy is the same by physical names.
         """
         st = spot.strategy(self.spec)
         if st is None or self.capacity.spot is None:
             return [(cp_name, 0, 1)]
-        if spot_cp is None:
-            spot_cp = self.capacity.spot.capacity_provider.capacity_provider_name
+        spot_cp = self.capacity.spot.capacity_provider.capacity_provider_name
         return [
             (cp_name, st.on_demand_base, st.on_demand_weight),
             (spot_cp, 0, st.spot_weight),
@@ -286,19 +293,13 @@ class GpuService(Construct):
             service.attach_to_application_target_group(self.load_balancer.target_group)
         return service
 
-    def _force_new_deployment(self) -> None:
-        """ForceNewDeployment, its nonce the strategy's by physical names (stable across synths).
-
-        ECS refuses a running service a new strategy without it; deploy drops
-        it again when the strategy is the deployed one (redeploy.settled).
-        """
-        names = self.names
-        strategy = self._strategy(names.capacity_provider, names.spot_capacity_provider)
+    def _force_new_deployment(self, nonce: str) -> None:
+        """ForceNewDeployment with ``nonce``: ECS refuses a running service a new strategy
+        without it (aws-semantics §11)."""
         cfn_service = self.service.node.default_child
         assert isinstance(cfn_service, ecs.CfnService)
         cfn_service.force_new_deployment = ecs.CfnService.ForceNewDeploymentProperty(
-            enable_force_new_deployment=True,
-            force_new_deployment_nonce=redeploy.nonce(strategy),
+            enable_force_new_deployment=True, force_new_deployment_nonce=nonce
         )
 
     def _outputs(self, cp_name: str) -> None:

@@ -59,7 +59,9 @@ class SpotSpec(_Section):
     on_demand_base: Annotated[int, Field(ge=0)] = 1
     # Percent of the tasks above the base that run on Spot: the strategy's
     # weights, spot_percent on Spot and 100 - spot_percent on On-Demand.
-    spot_percent: Annotated[int, Field(ge=1, le=100)] = 70
+    # 0 keeps the Spot provider at weight 0, which places no task: the step
+    # that empties the Spot group before the table is removed (redeploy.py).
+    spot_percent: Annotated[int, Field(ge=0, le=100)] = 70
 
     @field_validator("instance_types")
     @classmethod
