@@ -151,4 +151,3 @@ def test_the_constant_fleet_is_the_one_the_simulator_runs_with_min_equal_to_max(
         )
     # Beyond max_instances nothing fits.
     assert constant_fleet(params(max_tasks=2, max_instances=2), rates, 10.0, 0) is None
-

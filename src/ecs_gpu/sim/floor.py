@@ -250,4 +250,3 @@ def constant_fleet(
         if over <= budget_steps:
             return ConstantFleet(n, n * p.gpus_per_instance * hours, over)
     return None
-
