@@ -129,9 +129,14 @@ def explain_missing_step_path(
         f"alarm {name} does not exist" if reads is None else f"alarm {name}: it reads {reads}"
         for name, reads in judged
     ]
-    return head + (
-        f"has {kind} {names} whose alarm does not match it ({'; '.join(seen)}): "
-        "the deployment is older than the spec, or was changed by hand"
+    return head + _not_matching(f"{kind} {names} whose alarm", seen)
+
+
+def _not_matching(what: str, seen: Sequence[str]) -> str:
+    """``what`` (an alarm of a step path) reads ``seen``, not what the spec deploys."""
+    return (
+        f"has {what} does not match it ({'; '.join(seen)}): the deployment is older than "
+        "the spec, or was changed by hand"
     )
 
 
@@ -215,10 +220,7 @@ def explain_missing_wake(
     seen = [f"alarm {name}: it reads {reads}" for name, reads in judged if reads is not None]
     if not seen:
         return head + "has no such alarm: at zero tasks nothing starts one again"
-    return head + (
-        f"has a wake alarm that does not match it ({'; '.join(seen)}): the deployment is "
-        "older than the spec, or was changed by hand"
-    )
+    return head + _not_matching("a wake alarm that", seen)
 
 
 def explain_missing_sleep(

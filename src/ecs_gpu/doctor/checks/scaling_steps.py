@@ -21,31 +21,49 @@ from ecs_gpu.doctor.checks.common import (
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.step_shape import StepShape
+
+
+def _step_path(
+    s: Snapshot, key: str, shape: StepShape, *, policy: str, option: str
+) -> tuple[float | None, list[dict[str, Any]]] | None:
+    """The threshold a snapshot taken with the spec records under ``key`` (None without
+    one) and the service's step policies of ``shape``; None when there is nothing to
+    judge: the GPU signals have no 10-second series, hence no step path, or the spec
+    turns the path off. Unknown without the alarms, or without a ``policy`` and a spec
+    to say whether the service should have one (``option``: its [scaling] key)."""
+    if not scales_on_concurrency(s):
+        return None
+    target = collection_target(s)
+    # A snapshot taken with the spec records its threshold (None: the path is off).
+    from_spec = target.get("signal") is not None and key in target
+    threshold = target.get(key) if from_spec else None
+    if from_spec and threshold is None:
+        return None
+    if "alarms" not in s:
+        raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
+    policies = step_path_policies(s, shape)
+    if not policies and not from_spec:
+        raise Unknown(
+            f"the service has no {policy}, and without the spec doctor cannot tell whether "
+            f"it should ([scaling] {option}): run `ecs-gpu doctor SPEC`"
+        )
+    return threshold, policies
 
 
 def judge_fast_path(s: Snapshot, c: Check) -> list[Finding]:
     """SCL005: the fast path's step policy and its alarm, as the spec deploys them."""
-    if not scales_on_concurrency(s):
-        return []  # the GPU signals have no 10-second series, hence no fast path
-    target = collection_target(s)
-    # A snapshot taken with the spec records its threshold (None: fast path off).
-    from_spec = target.get("signal") is not None and "fast_path_threshold" in target
-    threshold = target.get("fast_path_threshold") if from_spec else None
-    if from_spec and threshold is None:
-        return []
-    if "alarms" not in s:
-        raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
-    cluster, service = demand_names(s)
-    want = _fast_path_wanted(cluster, service, threshold)
     # The fast scale-in's step policy (SCL007), the wake's (SCL008) and the sleep's
     # (SCL010) are theirs.
-    steps = step_path_policies(s, "fast_path")
+    path = _step_path(
+        s, "fast_path_threshold", "fast_path", policy="StepScaling policy", option="fast_scale_out"
+    )
+    if path is None:
+        return []
+    threshold, steps = path
+    cluster, service = demand_names(s)
+    want = _fast_path_wanted(cluster, service, threshold)
     if not steps:
-        if not from_spec:
-            raise Unknown(
-                "the service has no StepScaling policy, and without the spec doctor cannot "
-                "tell whether it should ([scaling] fast_scale_out): run `ecs-gpu doctor SPEC`"
-            )
         return [_missing_step_policy(s, c, threshold, want)]
     good: list[dict[str, Any]] = []
     bad: list[Finding] = []
@@ -174,24 +192,18 @@ def _fast_alarm_without_data(c: Check, a: dict[str, Any]) -> Finding:
 
 def judge_fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
     """SCL007: the fast scale-in's step policy and its alarm, as the spec deploys them."""
-    if not scales_on_concurrency(s):
-        return []  # the GPU signals have no 10-second series, hence no fast scale-in
-    target = collection_target(s)
-    from_spec = target.get("signal") is not None and "fast_scale_in_threshold" in target
-    threshold = target.get("fast_scale_in_threshold") if from_spec else None
-    if from_spec and threshold is None:
+    path = _step_path(
+        s,
+        "fast_scale_in_threshold",
+        "fast_scale_in",
+        policy="StepScaling policy that removes tasks",
+        option="fast_scale_in",
+    )
+    if path is None:
         return []
-    if "alarms" not in s:
-        raise Unknown(f"alarms is missing: {why_missing(s, ('alarms',))}")
+    threshold, removers = path
     cluster, service = demand_names(s)
-    removers = step_path_policies(s, "fast_scale_in")
     if not removers:
-        if not from_spec:
-            raise Unknown(
-                "the service has no StepScaling policy that removes tasks, and without the "
-                "spec doctor cannot tell whether it should ([scaling] fast_scale_in): run "
-                "`ecs-gpu doctor SPEC`"
-            )
         return [
             c.finding(
                 [
