@@ -158,17 +158,30 @@ def _step_policy_alarms(
         if not diffs:
             good.append(a)
             continue
-        name = a.get("AlarmName", "?")
         bad.append(
-            c.finding(
-                [Evidence("alarms", name, field, value) for field, value, _ in diffs],
-                f"The alarm {name} that invokes the step policy {pname} watches "
-                f"{'; '.join(d[2] for d in diffs)}. The fast path needs {want}: on another "
-                "series it never fires, and at another period or threshold it fires at a "
-                "load or pace the spec did not ask for. " + _REDEPLOY_STEP_PATH,
+            _differing_alarm(
+                c,
+                a,
+                pname,
+                diffs,
+                f"watches {'; '.join(d[2] for d in diffs)}. The fast path needs {want}: on "
+                "another series it never fires, and at another period or threshold it fires "
+                "at a load or pace the spec did not ask for.",
             )
         )
     return good, bad
+
+
+def _differing_alarm(
+    c: Check, a: dict[str, Any], pname: str, diffs: list[tuple[str, Any, str]], says: str
+) -> Finding:
+    """The alarm ``a`` that invokes the step policy ``pname`` differs from its step path's
+    (``diffs``); ``says``: what it reads and what the path needs instead."""
+    name = a.get("AlarmName", "?")
+    return c.finding(
+        [Evidence("alarms", name, field, value) for field, value, _ in diffs],
+        f"The alarm {name} that invokes the step policy {pname} {says} " + _REDEPLOY_STEP_PATH,
+    )
 
 
 def _fast_alarm_without_data(c: Check, a: dict[str, Any]) -> Finding:
@@ -236,15 +249,15 @@ def judge_fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
             diffs = fast_scale_in.alarm_differences(a, cluster, service, threshold)
             if not diffs:
                 return []
-            name = a.get("AlarmName", "?")
             bad.append(
-                c.finding(
-                    [Evidence("alarms", name, field, value) for field, value, _ in diffs],
-                    f"The alarm {name} that invokes the step policy {pname} has "
-                    f"{'; '.join(d[2] for d in diffs)}. The fast scale-in needs the "
+                _differing_alarm(
+                    c,
+                    a,
+                    pname,
+                    diffs,
+                    f"has {'; '.join(d[2] for d in diffs)}. The fast scale-in needs the "
                     "concurrency per task on one task fewer below the target over 10-s "
-                    "periods: otherwise it never fires, or removes tasks the load "
-                    "needs. " + _REDEPLOY_STEP_PATH,
+                    "periods: otherwise it never fires, or removes tasks the load needs.",
                 )
             )
     return bad
