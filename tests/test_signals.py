@@ -245,9 +245,9 @@ def test_each_policy_target_is_a_scaling_key() -> None:
 
 # What these modules read and say of a series is its SERIES row (built from its
 # contract module): none imports the concurrency contract, names the
-# concurrency signal or reads its plan flag. (doctor/checks/scaling.py still
+# concurrency signal or reads its plan flag. (doctor/checks/scaling_steps.py
 # reads demand_metric for the fast path's step policies, SCL005 and SCL007;
-# its "does a policy track it" check is the rows', below.)
+# scaling.py's "does a policy track it" check is the rows', below.)
 SIGNAL_FREE = (
     "aws/verify.py",
     "cli/render.py",

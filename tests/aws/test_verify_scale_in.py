@@ -10,7 +10,7 @@ from cli.conftest import EXAMPLE_SPEC
 from ecs_gpu import fast_path as fp
 from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify_scale_in as vsi
-from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.aws import verify_step_paths as vsp
 from ecs_gpu.spec import load_spec
 from stubbed import offline_client
 
@@ -60,17 +60,17 @@ def test_the_verdict_on_the_first_scale_in() -> None:
 
 def test_the_fast_paths_check_leaves_the_fast_scale_ins_policy_alone() -> None:
     f = _fast_in()
-    removes = vs.StepPolicy("in", ("in-alarm",), shape="fast_scale_in")
+    removes = vsp.StepPolicy("in", ("in-alarm",), shape="fast_scale_in")
     # Only the fast scale-in deployed: the fast path is missing, said as such (its
     # policy is not taken for the fast path's with an alarm that does not match).
     fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
     assert fast is not None
-    said = vs.explain_missing_fast_path(
+    said = vsp.explain_missing_fast_path(
         [removes], [], fast, resource_id="r", cluster="c", service="s"
     )
     assert said is not None and said.endswith("but r has no StepScaling policy")
     missing = vsi.explain_missing_fast_scale_in(
-        [vs.StepPolicy("out", ("out-alarm",))], [], f, resource_id="r", cluster="c", service="s"
+        [vsp.StepPolicy("out", ("out-alarm",))], [], f, resource_id="r", cluster="c", service="s"
     )
     assert missing is not None and missing.endswith("has no StepScaling policy that removes tasks")
 

@@ -4,7 +4,7 @@ With ``[scaling] fast_scale_in = true`` the low phase of the test is what the
 fast scale-in acts on: the synthetic datapoints carry 1,000 counts each, so
 its alarm's ``s / (n - k)`` reads the published low value. Before the test
 :func:`check_fast_scale_in` says what of it the service lacks (the fast
-path's check, :func:`ecs_gpu.aws.verify_scaling.explain_missing_step_path`,
+path's check, :func:`ecs_gpu.aws.verify_step_paths.explain_missing_step_path`,
 on the policies that only remove); after the fall :func:`first_scale_in`
 reads the first activity that lowered desiredCount, and :func:`judge_scale_in`
 says whether the fast scale-in's policy made it, within its step, or the sleep
@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ecs_gpu import demand_metric
 from ecs_gpu import fast_scale_in as fsi
-from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.aws import verify_decision as vdec
+from ecs_gpu.aws import verify_step_paths as vsp
 from ecs_gpu.errors import ProblemsFound
 from ecs_gpu.naming import Names
 
@@ -38,7 +39,7 @@ _CAUSE_COUNT = re.compile(r"from \d+ to (\d+)")
 
 
 def explain_missing_fast_scale_in(
-    policies: Sequence[vs.StepPolicy],
+    policies: Sequence[vsp.StepPolicy],
     alarms: Sequence[Mapping[str, Any]],
     fast_in: fsi.FastScaleIn,
     *,
@@ -59,7 +60,7 @@ def explain_missing_fast_scale_in(
         f"{demand_metric.METRIC_NAME} ({demand_metric.cli_dimensions(cluster, service)}) "
         f"below {fast_in.threshold:g} over {fast_in.period_s}-s periods"
     )
-    return vs.explain_missing_step_path(
+    return vsp.explain_missing_step_path(
         [p for p in policies if p.shape == "fast_scale_in"],
         alarms,
         lambda a: fsi.alarm_differences(a, cluster, service, fast_in.threshold),
@@ -76,7 +77,7 @@ def check_fast_scale_in(
 ) -> str | None:
     """Read the service's step policies and alarms; see :func:`explain_missing_fast_scale_in`."""
     resource_id = names.scalable_target_resource_id
-    policies, alarms = vs.read_step_path(appscaling, cw, resource_id)
+    policies, alarms = vsp.read_step_path(appscaling, cw, resource_id)
     return explain_missing_fast_scale_in(
         policies,
         alarms,
@@ -133,15 +134,15 @@ def first_scale_in(
     below the current one; its cause names the alarm and the policy that
     fired, as for the scale-out.
     """
-    policies = vs.step_policies(appscaling, resource_id)
+    policies = vsp.step_policies(appscaling, resource_id)
     removers = [p.name for p in policies if p.shape == "fast_scale_in"]
     sleepers = [p.name for p in policies if p.shape == "sleep"]
     current = before
-    for a in vs.activities_since(appscaling, resource_id, since=since):
+    for a in vdec.activities_since(appscaling, resource_id, since=since):
         cause = a.get("Cause", "")
         after = count_set(a)
-        policy = vs.policy_in_cause(removers, cause)
-        sleeper = vs.policy_in_cause(sleepers, cause)
+        policy = vdec.policy_in_cause(removers, cause)
+        sleeper = vdec.policy_in_cause(sleepers, cause)
         if policy is None and sleeper is None and (after is None or after >= current):
             current = current if after is None else after
             continue

@@ -1,7 +1,7 @@
 """``verify wake``: prove live that one request at zero tasks starts a task.
 
 ``verify scaling`` checks the wake path's configuration (the step policy and
-its alarm, :func:`ecs_gpu.aws.verify_scaling.explain_missing_wake`); nothing
+its alarm, :func:`ecs_gpu.aws.verify_step_paths.explain_missing_wake`); nothing
 there proves that the alarm fires. This does, on a service at zero: one HTTP
 request to the load balancer (503: no registered target, aws-semantics §10),
 then desiredCount polled until the wake policy raises it, the first scaling
@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ecs_gpu import sleep, wake
+from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.aws import verify_step_paths as vsp
 from ecs_gpu.aws.deploy import StackOutput, stack_outputs
 from ecs_gpu.errors import AwsError, AwsRefused, BadInputError, ProblemsFound
 from ecs_gpu.naming import Names
@@ -108,8 +110,8 @@ def check_deployed(
     """verify scaling's wake check (exit 1 with its fix when missing or stale), and the
     wake policies and alarms for the proof."""
     resource_id = names.scalable_target_resource_id
-    policies, alarms = vs.read_step_path(appscaling, cw, resource_id)
-    missing = vs.explain_missing_wake(
+    policies, alarms = vsp.read_step_path(appscaling, cw, resource_id)
+    missing = vsp.explain_missing_wake(
         policies, alarms, resource_id=resource_id, cluster=names.cluster, service=names.service
     )
     if missing is not None:
@@ -292,7 +294,7 @@ def first_activity(
 ) -> WakeDecision | None:
     """The first scaling activity at or after ``since``; its Cause names the alarm and
     the policy that fired (aws-semantics §9 "What a scaling activity says")."""
-    found = vs.activities_since(appscaling, resource_id, since=since)
+    found = vdec.activities_since(appscaling, resource_id, since=since)
     if not found:
         return None
     a: Mapping[str, Any] = found[0]
@@ -302,7 +304,7 @@ def first_activity(
         cause=cause,
         description=a.get("Description", ""),
         status=a.get("StatusCode", ""),
-        policy=vs.policy_in_cause(wake_policies, cause),
+        policy=vdec.policy_in_cause(wake_policies, cause),
         wake_policies=tuple(wake_policies),
     )
 

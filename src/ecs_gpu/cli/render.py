@@ -20,7 +20,7 @@ from ecs_gpu import gpu_metric, terminal
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws import verify as vf
-from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent
 
 if TYPE_CHECKING:
@@ -306,8 +306,8 @@ def render_no_decision(resource_id: str, error: str | None = None) -> None:
     )
 
 
-def render_verdict(v: vs.Verdict, resource_id: str, fast: fp.FastPath) -> None:
-    """Who made verify scaling's first scale-out decision (:func:`.verify_scaling.judge`)."""
+def render_verdict(v: vdec.Verdict, resource_id: str, fast: fp.FastPath) -> None:
+    """Who made verify scaling's first scale-out decision (:func:`.verify_decision.judge`)."""
     d = v.decision
     said = escape(d.cause or d.description)
     if v.by == "fast_path":

@@ -1,8 +1,9 @@
 """``ecs-gpu verify metrics`` and ``ecs-gpu verify scaling``: prove a deployed service works.
 
-Thin: the checks, the test and their verdicts are :mod:`ecs_gpu.aws.verify`
-and :mod:`ecs_gpu.aws.verify_scaling`; this module parses, shows progress
-and renders. The ``run_*`` functions take clients, so tests drive them
+Thin: the checks, the test and their verdicts are :mod:`ecs_gpu.aws.verify`,
+:mod:`ecs_gpu.aws.verify_scaling`, :mod:`ecs_gpu.aws.verify_step_paths` and
+:mod:`ecs_gpu.aws.verify_decision`; this module parses, shows progress and
+renders. The ``run_*`` functions take clients, so tests drive them
 against moto (or a Stubber) without going through argv.
 """
 
@@ -21,6 +22,7 @@ from ecs_gpu import fast_path as fp
 from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.aws import verify_step_paths as vsp
 from ecs_gpu.cli import app
 from ecs_gpu.cli.options import (
     PollOpt,
@@ -262,7 +264,7 @@ def run_verify_scaling(
     vs.check_consent(yes, names, concurrency=concurrency)
     initial = vs.check_scalable(ecs, appscaling, names)
     missing = check_fast_path_first(cw, appscaling, names, fast, target)
-    lacks_wake = vs.check_zero_paths(appscaling, cw, names, sleep_minutes) if wake_path else None
+    lacks_wake = vsp.check_zero_paths(appscaling, cw, names, sleep_minutes) if wake_path else None
     if lacks_wake is not None:
         warn_wake_missing(lacks_wake)
     lacks_in = check_fast_scale_in_first(cw, appscaling, names, fast_in)

@@ -12,8 +12,10 @@ from rich.markup import escape
 
 from ecs_gpu import fast_path as fp
 from ecs_gpu import fast_scale_in as fsi
+from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.aws import verify_scale_in as vsi
 from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.aws import verify_step_paths as vsp
 from ecs_gpu.cli.render import (
     console,
     note_fast_path_off,
@@ -55,7 +57,7 @@ def check_fast_path_first(
     """Before the test: what of the fast path the service lacks (a warning), or the
     note that the spec has none; the first for :func:`report_first_decision`."""
     if fast is not None:
-        missing = vs.check_fast_path(
+        missing = vsp.check_fast_path(
             appscaling,
             cw,
             fast,
@@ -78,20 +80,21 @@ def report_first_decision(
     since: datetime,
     fast: fp.FastPath,
     missing: str | None = None,
-) -> vs.Decision | None:
+) -> vdec.Decision | None:
     """Say which policy made the first scale-out decision, and how fast; never the exit code.
 
     The scale-out happened (desiredCount rose); whether the fast path or
     target tracking moved it first is what a concurrency deployment wants to
     know (docs/operate.md). ``missing``: what of the fast path the service
-    lacks (:func:`ecs_gpu.aws.verify_scaling.check_fast_path`), the reason it did not.
+    lacks (:func:`ecs_gpu.aws.verify_step_paths.check_fast_path`), the reason it
+    did not.
     """
     d = first_activity_or_note(
-        lambda: vs.first_decision(appscaling, resource_id, since=since), resource_id
+        lambda: vdec.first_decision(appscaling, resource_id, since=since), resource_id
     )
     if d is None:
         return None
-    v = vs.judge(d, since=since, missing=missing)
+    v = vdec.judge(d, since=since, missing=missing)
     render_verdict(v, resource_id, fast)
     return d
 

@@ -1,0 +1,59 @@
+"""aws/verify_step_paths: each step path of the spec, judged on the deployed policies."""
+
+from __future__ import annotations
+
+from cli.conftest import EXAMPLE_SPEC, NAMES
+from ecs_gpu import fast_path as fp
+from ecs_gpu import sleep
+from ecs_gpu.aws import verify_step_paths as vsp
+from ecs_gpu.spec import load_spec
+from zero_alarms import sleep_metrics
+
+
+def test_the_fast_path_is_judged_only_on_policies_of_its_shape() -> None:
+    # The wake and sleep policies add or set tasks too: their alarms are no stale fast path.
+    fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
+    assert fast is not None
+    others = [
+        vsp.StepPolicy("wake", ("wake-alarm",), shape="wake"),
+        vsp.StepPolicy("sleep", ("sleep-alarm",), shape="sleep"),
+    ]
+    said = vsp.explain_missing_fast_path(
+        others, [], fast, resource_id="r", cluster="c", service="s"
+    )
+    assert said is not None and said.endswith("but r has no StepScaling policy")
+    stale = vsp.explain_missing_fast_path(
+        [*others, vsp.StepPolicy("out", ("out-alarm",))],
+        [],
+        fast,
+        resource_id="r",
+        cluster="c",
+        service="s",
+    )
+    assert stale is not None and "policy out whose alarm does not match it" in stale
+    assert "wake-alarm" not in stale and "sleep-alarm" not in stale
+
+
+def test_the_sleep_alarm_is_held_to_the_specs_window() -> None:
+    # A spec whose model loads for 12 minutes has a 13-minute window: an alarm of ten
+    # (deployed before the window knew the load) would stop a woken task mid-load.
+    alarm = {
+        "AlarmName": "sleep-alarm",
+        "Metrics": sleep_metrics("app/lb/1", NAMES.cluster, NAMES.service),
+        "EvaluationPeriods": 10,
+        "DatapointsToAlarm": 10,
+        "Threshold": sleep.THRESHOLD,
+        "ComparisonOperator": sleep.COMPARISON,
+        "TreatMissingData": sleep.TREAT_MISSING_DATA,
+    }
+    policies = [vsp.StepPolicy("sleep", ("sleep-alarm",), "sleep")]
+    where = {"resource_id": "service/c/s", "cluster": NAMES.cluster, "service": NAMES.service}
+    msg = vsp.explain_missing_sleep(policies, [alarm], **where, minutes=13)
+    assert msg is not None and "invoked after 13 quiet minutes" in msg
+    assert "10 periods (want 13 of 13)" in msg
+    assert vsp.explain_missing_sleep(policies, [alarm], **where, minutes=10) is None
+    # Without the spec's window: any of at least ten.
+    assert vsp.explain_missing_sleep(policies, [alarm], **where) is None
+    short = {**alarm, "EvaluationPeriods": 9, "DatapointsToAlarm": 9}
+    msg = vsp.explain_missing_sleep(policies, [short], **where)
+    assert msg is not None and "after at least 10 quiet minutes" in msg
