@@ -469,6 +469,28 @@ def test_the_spot_quota_is_checked_only_with_a_spot_group(g5: Needs, g5_spot: Ne
     assert f.severity == "info" and "covers the Spot group: 64 vCPUs" in f.title
 
 
+def test_spot_percent_zero_needs_no_spot_quota(g5_spot: Needs) -> None:
+    # The step before removing [capacity.spot] from a running stack (redeploy): its
+    # weight-0 provider launches nothing, so an account without Spot quota may take it.
+    from ecs_gpu.spec import parse_spec
+
+    text = (
+        (EXAMPLES / "g5-vllm.toml")
+        .read_text(encoding="utf-8")
+        .replace(
+            "\n[scaling]\n",
+            '\n[capacity.spot]\ninstance_types = ["g5.xlarge"]\nspot_percent = 0\n\n[scaling]\n',
+        )
+    )
+    needs = Needs.from_spec(parse_spec(text, "spot0.toml"), "us-east-1")
+    assert needs.spot_quota is None and needs.spot_vcpus_needed == 0
+    assert needs.spot_instance_types == ("g5.xlarge",) and g5_spot.spot_quota is not None
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(0.0)), needs)
+    skipped = {i: why for i, _, why in result.not_applicable}
+    assert "spot_percent = 0 launches no Spot instance" in skipped["PRE012"]
+    assert not of(result, "PRE012") and not result.has_error
+
+
 def test_a_spot_quota_below_the_spot_group_is_an_error_with_the_increase(g5_spot: Needs) -> None:
     # New accounts often start with little Spot quota: 8 vCPUs hold two 4-vCPU instances.
     result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(8.0)), g5_spot)

@@ -192,7 +192,11 @@ def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
 
 
 def _needs_spot(n: Needs) -> str | None:
-    return None if n.spot_quota is not None else "the spec has no [capacity.spot]"
+    if n.spot_quota is not None:
+        return None
+    if n.spot_instance_types:
+        return "[capacity.spot] spot_percent = 0 launches no Spot instance"
+    return "the spec has no [capacity.spot]"
 
 
 def _usage(s: Snapshot, kind: str) -> int | None:

@@ -119,7 +119,13 @@ class Needs:
             image=spec.service.image,
             ecr=ecr,
             secrets=tuple(grants),
-            spot_quota=quotas.spot(spot_types[0]) if spot_types else None,
+            # spot_percent = 0 (the step before removing the table): the weight-0 Spot
+            # provider launches nothing, so no Spot quota is needed.
+            spot_quota=(
+                quotas.spot(spot_types[0])
+                if spot_types and sp is not None and sp.spot_percent > 0
+                else None
+            ),
             spot_vcpus=max((catalog.lookup(t).vcpus for t in spot_types), default=0),
             spot_instance_types=spot_types,
         )
