@@ -163,7 +163,7 @@ def design(label: str, extra_scaling: str = "") -> SimParams:
             tracking_cap_ratio=overrides.get("tracking_cap_ratio"),
         )
     if "instance_warmup_s" in overrides and p.fast_path is not None:
-        # The fast path's cooldown is the same warm-up (ecs_gpu.fast_path).
+        # The fast path's cooldown follows the warm-up (ecs_gpu.fast_path: + the launch datapoint).
         cooldown = int(p.instance_warmup_s) + (0 if before else managed_scaling.LAUNCH_DATAPOINT_S)
         p = p.with_(fast_path=dataclasses.replace(p.fast_path, cooldown_s=cooldown))
     return p
