@@ -235,3 +235,27 @@ def alarm_differences(
         shown = f"{found:g}" if isinstance(found, int | float) else "none"
         out.append(("Threshold", found, f"threshold {shown} (want {threshold:g})"))
     return out
+
+
+def policy_differences(
+    policy: Mapping[str, Any], cooldown: int | None
+) -> list[tuple[str, Any, str]]:
+    """(field, value found, phrase) for each way a deployed fast-path policy differs from
+    the template's: its adjustment type, aggregation and, when the spec is known
+    (``cooldown``: :func:`cooldown_s`), its cooldown. A cooldown shorter than a new
+    task's time to serve (a stack deployed before it counted managed scaling's launch
+    datapoint) lets the next invocation multiply tasks still starting by an excess they
+    have not answered. doctor (SCL005) reads it."""
+    cfg = policy.get("StepScalingPolicyConfiguration") or {}
+    out: list[tuple[str, Any, str]] = []
+    for field, want in (
+        ("AdjustmentType", ADJUSTMENT_TYPE),
+        ("MetricAggregationType", METRIC_AGGREGATION),
+        ("Cooldown", cooldown),
+    ):
+        got = cfg.get(field)
+        if want is not None and got != want:
+            out.append(
+                (f"StepScalingPolicyConfiguration.{field}", got, f"{field} {got} (want {want})")
+            )
+    return out

@@ -676,6 +676,7 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
         target["signal"] = spec.scaling.signal
         target["gpu_guard"] = spec.scaling.gpu_guard
         target["fast_path_threshold"] = fp.threshold
+        target["fast_path_cooldown_s"] = fp.cooldown_s
         target["fast_scale_in_threshold"] = fsi.threshold
     env = demand_metric.sidecar_environment(
         metrics_port=8000,

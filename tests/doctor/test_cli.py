@@ -504,6 +504,7 @@ def test_stack_finds_the_spec_deployed_as_that_stack(
         "signal": "task-gpus",
         "gpu_guard": False,
         "fast_path_threshold": None,
+        "fast_path_cooldown_s": None,
         "fast_scale_in_threshold": None,
         "warm_pool": None,
         "spot": None,

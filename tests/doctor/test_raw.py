@@ -84,6 +84,7 @@ def test_raw_output_infers_the_target_and_checks_as_usual(
         "signal": None,
         "gpu_guard": None,
         "fast_path_threshold": None,
+        "fast_path_cooldown_s": None,
         "fast_scale_in_threshold": None,
         "warm_pool": None,
         "spot": None,

@@ -254,6 +254,8 @@ class TargetNames(_Model):
     # fast_path.threshold(spec) when the spec deploys the fast path, else None
     # (with a signal: the spec deploys none; without: no spec was given).
     fast_path_threshold: float | None = None
+    # fast_path.cooldown_s(spec) when the spec deploys the fast path, else None.
+    fast_path_cooldown_s: int | None = None
     # fast_scale_in.threshold when the spec deploys the fast scale-in, else None
     # (with a signal: the spec deploys none; without: no spec was given).
     fast_scale_in_threshold: float | None = None

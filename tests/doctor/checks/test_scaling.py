@@ -237,6 +237,40 @@ def test_fast_alarm_threshold_comes_from_the_spec(healthy: Callable[[], Snap]) -
     assert "SCL005" not in _ids(s)
 
 
+def _fast_policy(s: Snap) -> dict[str, Any]:
+    return next(
+        p
+        for p in s["scaling_policies"]
+        if p.get("PolicyType") == "StepScaling"
+        and p["StepScalingPolicyConfiguration"].get("AdjustmentType") == "PercentChangeInCapacity"
+        and p["StepScalingPolicyConfiguration"]["StepAdjustments"][0]["ScalingAdjustment"] > 0
+    )
+
+
+def test_a_fast_path_cooldown_from_before_the_launch_datapoint_is_reported(
+    healthy: Callable[[], Snap],
+) -> None:
+    # A stack deployed when the cooldown was the instance warm-up alone: 60 s short.
+    s = healthy()
+    as_concurrency(s)
+    assert "SCL005" not in _ids(s)
+    want = fast_path.cooldown_s(concurrency_spec())
+    _fast_policy(s)["StepScalingPolicyConfiguration"]["Cooldown"] = want - 60
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert f.title == "The fast path's step policy differs from the spec's"
+    assert f"Cooldown {want - 60} (want {want})" in f.fix and "ecs-gpu deploy" in f.fix
+    # The aggregation is the template's whatever the spec; without the spec the
+    # cooldown is not known, so only it goes unjudged.
+    s = healthy()
+    as_concurrency(s, signal_in_target=False)
+    policy = _fast_policy(s)["StepScalingPolicyConfiguration"]
+    policy["Cooldown"] = want - 60
+    assert "SCL005" not in _ids(s)
+    policy["MetricAggregationType"] = "Average"
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert "MetricAggregationType Average (want Maximum)" in f.fix and "Cooldown" not in f.fix
+
+
 def test_fast_alarm_without_data_is_a_warning(healthy: Callable[[], Snap]) -> None:
     s = healthy()
     as_concurrency(s)

@@ -67,12 +67,16 @@ def judge_fast_path(s: Snapshot, c: Check) -> list[Finding]:
         return [_missing_step_policy(s, c, threshold, want)]
     good: list[dict[str, Any]] = []
     bad: list[Finding] = []
+    cooldown = collection_target(s).get("fast_path_cooldown_s")
+    differs = [f for p in steps for f in _differing_policy(c, p, cooldown)]
     for p in steps:
         matching, wrong = _step_policy_alarms(s, c, p, (cluster, service), threshold, want)
         good += matching
         bad += wrong
     if not good:
-        return bad
+        return bad + differs
+    if differs:
+        return differs
     return [
         _fast_alarm_without_data(c, a) for a in good if a.get("StateValue") == "INSUFFICIENT_DATA"
     ]
@@ -82,6 +86,26 @@ def judge_fast_path(s: Snapshot, c: Check) -> list[Finding]:
 _REDEPLOY_STEP_PATH: Final = (
     "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
 )
+
+
+def _differing_policy(c: Check, p: dict[str, Any], cooldown: int | None) -> list[Finding]:
+    """A finding when the fast path's step policy is not the template's
+    (fast_path.policy_differences), e.g. a cooldown from before it counted the launch."""
+    diffs = fast_path.policy_differences(p, cooldown)
+    if not diffs:
+        return []
+    pname = p.get("PolicyName", "?")
+    return [
+        c.finding(
+            [Evidence("scaling_policies", pname, field, value) for field, value, _ in diffs],
+            f"The fast path's step policy {pname} is not the spec's: "
+            + "; ".join(phrase for _, _, phrase in diffs)
+            + ". A cooldown shorter than a new task's time to serve (managed scaling's "
+            "launch datapoint and the instance warm-up) lets the next invocation multiply "
+            "the tasks still starting by an excess they have not answered. " + _REDEPLOY_STEP_PATH,
+            title="The fast path's step policy differs from the spec's",
+        )
+    ]
 
 
 def _fast_path_wanted(cluster: str, service: str, threshold: float | None) -> str:
