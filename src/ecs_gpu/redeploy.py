@@ -60,15 +60,24 @@ def nonce(strategy: Sequence[StrategyItem]) -> str:
     return NONCE_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def strategy(spec: Spec, names: Names) -> list[StrategyItem]:
-    """The service's strategy for ``spec`` by the providers' physical names ``names``."""
+def strategy_items(spec: Spec, on_demand: str, spot_provider: str) -> list[StrategyItem]:
+    """The service's strategy for ``spec``, its providers called ``on_demand`` and
+    ``spot_provider`` (unused without [capacity.spot]): one provider, or the On-Demand
+    base and both weights (spot.strategy; only one provider may have a base). The
+    template (by CDK tokens), :func:`strategy` (by physical names) and
+    :func:`strategy_nonce` (by role) all read it."""
     st = spot.strategy(spec)
     if st is None:
-        return [(names.capacity_provider, 0, 1)]
+        return [(on_demand, 0, 1)]
     return [
-        (names.capacity_provider, st.on_demand_base, st.on_demand_weight),
-        (names.spot_capacity_provider, 0, st.spot_weight),
+        (on_demand, st.on_demand_base, st.on_demand_weight),
+        (spot_provider, 0, st.spot_weight),
     ]
+
+
+def strategy(spec: Spec, names: Names) -> list[StrategyItem]:
+    """The service's strategy for ``spec`` by the providers' physical names ``names``."""
+    return strategy_items(spec, names.capacity_provider, names.spot_capacity_provider)
 
 
 def strategy_nonce(spec: Spec) -> str:
@@ -77,10 +86,7 @@ def strategy_nonce(spec: Spec) -> str:
     The providers by role, not name, so the nonce does not depend on the
     stack or the construct's place; it changes exactly when the strategy does.
     """
-    st = spot.strategy(spec)
-    if st is None:
-        return nonce([(ON_DEMAND, 0, 1)])
-    return nonce([(ON_DEMAND, st.on_demand_base, st.on_demand_weight), (SPOT, 0, st.spot_weight)])
+    return nonce(strategy_items(spec, ON_DEMAND, SPOT))
 
 
 def service_properties(template: Mapping[str, Any] | None) -> Mapping[str, Any] | None:

@@ -15,7 +15,7 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ecs_gpu import redeploy, spot, startup, wake
+from ecs_gpu import redeploy, startup, wake
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
@@ -160,20 +160,11 @@ class GpuService(Construct):
             asg.node.add_dependency(self.cluster)
 
     def _strategy(self, cp_name: str) -> list[redeploy.StrategyItem]:
-        """(provider, base, weight) of the service's strategy, the cluster's default too.
-
-        One provider, or with [capacity.spot] the On-Demand base and both
-        weights (spot.strategy; only one provider may have a base);
-        redeploy.strategy is the same by physical names.
-        """
-        st = spot.strategy(self.spec)
-        if st is None or self.capacity.spot is None:
-            return [(cp_name, 0, 1)]
-        spot_cp = self.capacity.spot.capacity_provider.capacity_provider_name
-        return [
-            (cp_name, st.on_demand_base, st.on_demand_weight),
-            (spot_cp, 0, st.spot_weight),
-        ]
+        """(provider, base, weight) of the service's strategy, the cluster's default too
+        (redeploy.strategy_items, by the providers' CDK names)."""
+        spot_group = self.capacity.spot
+        spot_cp = "" if spot_group is None else spot_group.capacity_provider.capacity_provider_name
+        return redeploy.strategy_items(self.spec, cp_name, spot_cp)
 
     def _capacity_provider_association(
         self, cp_name: str
