@@ -67,7 +67,7 @@ from compare_signals import (
     worst,
 )
 
-from ecs_gpu import fast_path, fast_scale_in
+from ecs_gpu import fast_path, fast_scale_in, managed_scaling
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams
@@ -312,8 +312,18 @@ def sweep_variants() -> dict[str, SimParams]:
         out[f"tracking capped at {cap:g} x target"] = base.with_(tracking_cap_ratio=cap)
     out["three fast-path steps (0, 50, 100 % over)"] = three
     # The drain window without the pool, where cold starts let a backlog grow.
-    out["no warm pool"] = design(NEW_DEFAULT)
+    cold = design(NEW_DEFAULT)
+    out["no warm pool"] = cold
     out["no warm pool, backlog_drain_s = 900"] = design(NEW_DEFAULT, "\nbacklog_drain_s = 900")
+    # The fast path's cooldown before it counted managed scaling's launch datapoint.
+    for label, p in (("", base), ("no warm pool, ", cold)):
+        assert p.fast_path is not None
+        out[f"{label}fast-path cooldown without the launch datapoint"] = p.with_(
+            fast_path=dataclasses.replace(
+                p.fast_path,
+                cooldown_s=p.fast_path.cooldown_s - managed_scaling.LAUNCH_DATAPOINT_S,
+            )
+        )
     out['demand_estimate = "in-flight"'] = design(
         NEW_DEFAULT_POOL, '\ndemand_estimate = "in-flight"'
     )
