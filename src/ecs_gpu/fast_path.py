@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from ecs_gpu import demand_metric, managed_scaling
 from ecs_gpu.signals import SignalPlan
@@ -47,7 +47,8 @@ COMPARISON: Final = "GreaterThanOrEqualToThreshold"
 # keeps mooncake's peak within 1.2x need with the pool, but puts two more
 # loads over issue 16's overload bound (docs/benchmarks.md "The scale-out
 # frontier").
-METRIC_AGGREGATION: Final = "Maximum"
+Aggregation = Literal["Maximum", "Minimum", "Average"]
+METRIC_AGGREGATION: Final[Aggregation] = "Maximum"
 ADJUSTMENT_TYPE: Final = "PercentChangeInCapacity"
 # A percentage of one or two tasks rounds to less than a task; at least one
 # task is always added (StepScalingPolicyConfiguration.MinAdjustmentMagnitude).
@@ -97,7 +98,7 @@ class FastPath:
     datapoints_to_alarm: int = DATAPOINTS_TO_ALARM
     min_adjustment: int = MIN_ADJUSTMENT_MAGNITUDE
     # MetricAggregationType; another only in the benchmarks' frontier.
-    aggregation: str = METRIC_AGGREGATION
+    aggregation: Aggregation = METRIC_AGGREGATION
 
     def step_for(self, concurrency: float) -> Step | None:
         """The step the policy takes at this per-task concurrency, or None below the threshold."""
