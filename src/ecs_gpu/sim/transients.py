@@ -84,6 +84,17 @@ def peak_vs_need(
     return PeakNeed(peak, tasks_needed(p, peak), int(max(desired, default=0)))
 
 
+def need_per_step(
+    p: SimParams, offered_rps: Sequence[float], step_s: float
+) -> npt.NDArray[np.float64]:
+    """Each step's need: its minute's load at the target, clipped to min_tasks..max_tasks
+    (desired cannot leave them); steps of a last partial minute are dropped."""
+    loads = minute_means(offered_rps, step_s)
+    # p.tasks_for_rate for every minute at once, then for every step.
+    raw = np.where(loads > 0, np.ceil(loads / p.rps_per_task_at_target - 1e-9), 0.0)
+    return np.repeat(np.clip(raw, p.min_tasks, p.max_tasks), round(MINUTE_S / step_s))
+
+
 @dataclass(frozen=True)
 class LoadDrop:
     """One load drop: when, from which level, and how long desired took to meet the need."""
@@ -137,9 +148,7 @@ def drops_to_need(
     loads = minute_means(offered_rps, step_s)
     per = round(MINUTE_S / step_s)
     within, hold = round(within_s / MINUTE_S), round(hold_s / MINUTE_S)
-    # p.tasks_for_rate for every minute at once, then for every step.
-    raw = np.where(loads > 0, np.ceil(loads / p.rps_per_task_at_target - 1e-9), 0.0)
-    need = np.repeat(np.clip(raw, p.min_tasks, p.max_tasks), per)
+    need = need_per_step(p, offered_rps, step_s)
     want = np.asarray(desired, dtype=np.float64)[: len(need)]
     ok = np.abs(want - need) <= band * need + 1e-9
     out: list[LoadDrop] = []
