@@ -39,6 +39,22 @@ def test_other_weights_are_a_warning_naming_both_strategies(healthy: Callable[[]
     (f,) = _found(s, "SVC003")
     assert f.severity == "warning"
     assert "base 0, weight 50" in str(f.evidence[0].value) and "weight 70" in f.fix
+    # A hand edit survives a deploy (CloudFormation compares templates): the fix
+    # restores the spec's strategy on the service itself, every provider named.
+    svc = s["services"][0]
+    cluster = svc["clusterArn"].rsplit("/", 1)[-1]
+    want = s["_collection"]["target"]
+    spot = want["spot"]
+    items = (
+        f"capacityProvider={want['capacity_provider']},base={spot['on_demand_base']},"
+        f"weight={100 - spot['spot_percent']} "
+        f"capacityProvider={spot['capacity_provider']},base=0,weight={spot['spot_percent']}"
+    )
+    assert (
+        f"aws ecs update-service --cluster {cluster} --service {svc['serviceName']} "
+        f"--capacity-provider-strategy {items} --force-new-deployment"
+    ) in f.fix
+    assert "a deploy does not undo it" in f.fix
 
 
 def test_without_a_spot_spec_the_strategy_is_not_checked(healthy: Callable[[], Snap]) -> None:

@@ -252,12 +252,20 @@ def _spot_strategy(s: Snapshot, c: Check) -> list[Finding]:
             )
         else:
             why = "splits the tasks otherwise than the spec's on_demand_base and spot_percent"
+        cluster = short_name(svc.get("clusterArn", "")) or target.get("cluster") or "<cluster>"
+        items = " ".join(
+            f"capacityProvider={cp},base={b},weight={w}" for cp, (b, w) in want.items()
+        )
         out.append(
             c.finding(
                 [Evidence("services", name, "capacityProviderStrategy", shown)],
                 f"The service's capacity-provider strategy {why} (the spec deploys {spec}). "
-                "Redeploy with `ecs-gpu deploy`; a strategy changed by hand is overwritten by "
-                "the next deploy.",
+                "If the spec changed since the last deploy, `ecs-gpu deploy` applies it and "
+                "replaces every task. If the strategy was changed by hand, a deploy does not "
+                "undo it: CloudFormation compares the new template with the last one, not with "
+                "the service (aws-semantics §11). Restore it with `aws ecs update-service "
+                f"--cluster {cluster} --service {name} --capacity-provider-strategy {items} "
+                "--force-new-deployment`, which also replaces every task.",
                 severity="error" if spot_cp not in have else "warning",
             )
         )
