@@ -159,6 +159,21 @@ def test_publishers_are_the_groups_with_hosts_and_the_base_group_while_a_task_ru
     assert pub == spot.Publishers(groups, hostless)
 
 
+def test_at_spot_percent_0_every_task_needs_an_on_demand_host() -> None:
+    # No base, but no weight for Spot either: the empty On-Demand group is hostless.
+    pub = spot.publishers("od", "sp", 0, {"od": 0, "sp": 1}, spot_percent=0)
+    assert pub == spot.Publishers(("od", "sp"), ("od",))
+    # ... while the service wants a task: at zero the group may be empty.
+    assert spot.publishers("od", "sp", 0, {"od": 0}, has_task=False, spot_percent=0) == (
+        spot.Publishers(())
+    )
+    assert spot.on_demand_claim(0, 0) == "[capacity.spot] spot_percent = 0 puts every task on it"
+    assert spot.on_demand_claim(2, 30) is not None and "on_demand_base = 2" in str(
+        spot.on_demand_claim(2, 30)
+    )
+    assert spot.on_demand_claim(0, 30) is None
+
+
 def test_without_spot_the_one_group_must_always_publish() -> None:
     # Its having no host is for the missing series' causes to say, not this rule.
     for counts in ({}, {"od": 0}, {"od": 2}):

@@ -198,6 +198,17 @@ class Publishers:
     hostless: tuple[str, ...] = ()
 
 
+def on_demand_claim(on_demand_base: int, spot_percent: int | None = None) -> str | None:
+    """Why the service's tasks need an On-Demand host, as a spec key reads, or None when
+    every task may run on Spot: a base puts the first tasks on On-Demand, and
+    ``spot_percent = 0`` every task (aws-semantics §11 "Strategy base and weight")."""
+    if spot_percent == 0:
+        return "[capacity.spot] spot_percent = 0 puts every task on it"
+    if on_demand_base >= 1:
+        return f"[capacity.spot] on_demand_base = {on_demand_base} puts the first task(s) on it"
+    return None
+
+
 def publishers(
     on_demand: str,
     spot_asg: str | None,
@@ -205,6 +216,7 @@ def publishers(
     in_service: Mapping[str, int],
     *,
     has_task: bool = True,
+    spot_percent: int | None = None,
 ) -> Publishers:
     """The GPU groups that must publish the agent's series, and those with no host to.
 
@@ -218,11 +230,12 @@ def publishers(
     - The Spot group at zero publishes nothing by design (MinSize 0: between
       interruptions, or while the base carries every task; a shortage is the shortfall
       alarm's).
-    - The On-Demand group at zero with ``on_demand_base`` >= 1 while the service has a
-      task must publish and is ``hostless``: ECS places the base's tasks on its provider
-      first (aws-semantics §11 "Strategy base and weight"), so a task means an On-Demand
-      host. With ``on_demand_base = 0`` every task may run on Spot, and with no task the
-      group may scale to zero: either way, nothing to verify there.
+    - The On-Demand group at zero with ``on_demand_base`` >= 1 or ``spot_percent`` 0
+      while the service has a task must publish and is ``hostless``: ECS places the
+      base's tasks on its provider first, and at weight 0 for Spot every task there
+      (:func:`on_demand_claim`), so a task means an On-Demand host. Otherwise every task
+      may run on Spot, and with no task the group may scale to zero: either way,
+      nothing to verify there.
 
     ``groups`` empty: no host runs, so nothing can publish yet. The strategy is all it
     reads: a group held above zero by its MinSize yet empty failed to launch, which the
@@ -230,7 +243,7 @@ def publishers(
     """
     if spot_asg is None or on_demand_base is None:
         return Publishers((on_demand,))
-    od_required = on_demand_base >= 1 and has_task
+    od_required = has_task and on_demand_claim(on_demand_base, spot_percent) is not None
     od_empty = in_service.get(on_demand, 0) == 0
     groups = [on_demand] if od_required or not od_empty else []
     if in_service.get(spot_asg, 0) > 0:

@@ -1009,14 +1009,14 @@ def test_verify_scaling_says_when_the_service_lacks_the_specs_sleep_path(
 # --- Spot: the agent's series of each group that runs a host ------------------------
 
 
-def _spot_spec(tmp_path: Path, base: int = 0) -> Path:
+def _spot_spec(tmp_path: Path, base: int = 0, extra: str = "") -> Path:
     # [capacity.spot] with on_demand_base = 0 and no instance floor: every task may
     # run on Spot, and the On-Demand group may have no host at all.
     text = EXAMPLE_SPEC.read_text(encoding="utf-8")
     text = text.replace("min_instances = 1", "min_instances = 0").replace(
         "\n[scaling]\n",
         '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
-        f"on_demand_base = {base}\n\n[scaling]\n",
+        f"on_demand_base = {base}\n{extra}\n[scaling]\n",
         1,
     )
     path = tmp_path / "spot.toml"
@@ -1109,6 +1109,25 @@ def test_with_spot_every_failing_group_is_named_in_one_message(
     assert code == EXIT_PROBLEMS
     assert f"3 of 3 GPU series missing for ASG {NAMES.asg}" in err
     assert f"3 of 3 GPU series missing for ASG {NAMES.spot_asg}" in err
+
+
+def test_at_spot_percent_0_an_empty_on_demand_group_fails_without_a_base(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The first step of removing [capacity.spot]: every task goes On-Demand, so an
+    # empty On-Demand group is a problem though on_demand_base is 0.
+    spec = _spot_spec(tmp_path, extra="spot_percent = 0\n")
+    _group(clients, NAMES.asg, 0)
+    _group(clients, NAMES.spot_asg, 1)  # a Spot host still draining
+    _all_three_for(clients, NAMES.spot_asg)
+    put_concurrency(clients.cw, 14.0)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_PROBLEMS
+    assert (
+        f"{NAMES.asg} has no instance in service, yet [capacity.spot] spot_percent = 0 puts "
+        "every task on it"
+    ) in err
 
 
 def test_with_a_base_an_empty_on_demand_group_fails_though_the_spot_group_publishes(

@@ -42,7 +42,7 @@ from ecs_gpu.signals import (
     Verified,
 )
 from ecs_gpu.spec import Spec
-from ecs_gpu.spot import Publishers, publishers
+from ecs_gpu.spot import Publishers, on_demand_claim, publishers
 
 if TYPE_CHECKING:
     from mypy_boto3_autoscaling import AutoScalingClient
@@ -296,7 +296,8 @@ class MetricsPlan:
 
     waits: tuple[tuple[SeriesNames, tuple[Signal, ...]], ...]
     hostless: tuple[str, ...] = ()
-    on_demand_base: int | None = None
+    # Why a hostless group must run a host (spot.on_demand_claim).
+    on_demand_claim: str | None = None
     # Nothing can publish by design (the service at zero tasks, no host): what to say.
     idle: str | None = None
 
@@ -305,7 +306,7 @@ def metrics_plan(
     names: SeriesNames,
     signals: Sequence[Signal],
     pub: Publishers | None = None,
-    on_demand_base: int | None = None,
+    on_demand_claim: str | None = None,
 ) -> MetricsPlan:
     """The plan for ``pub``'s groups (without it, ``names.asg``'s alone: no Spot)."""
     pub = pub or publishers(names.asg, None, None, {})
@@ -317,7 +318,7 @@ def metrics_plan(
         )
         for i, group in enumerate(hosts)
     )
-    return MetricsPlan(waits, pub.hostless, on_demand_base)
+    return MetricsPlan(waits, pub.hostless, on_demand_claim)
 
 
 def service_desired(ecs: ECSClient, cluster: str, service: str) -> int | None:
@@ -348,6 +349,7 @@ def spot_metrics_plan(
     names: Names,
     signals: Sequence[Signal],
     on_demand_base: int,
+    spot_percent: int | None = None,
 ) -> MetricsPlan:
     """With [capacity.spot]: the plan for the groups' InService instances now and whether
     the service wants a task (its desiredCount: at 0 the base needs no On-Demand host).
@@ -369,12 +371,13 @@ def spot_metrics_plan(
         on_demand_base,
         in_service_counts(groups),
         has_task=desired != 0,
+        spot_percent=spot_percent,
     )
     if not pub.groups and desired == 0:
         return MetricsPlan((), idle=idle_note(names))
     if not pub.groups:
         raise no_host_problem(names.asg, names.spot_asg)
-    return metrics_plan(names, signals, pub, on_demand_base)
+    return metrics_plan(names, signals, pub, on_demand_claim(on_demand_base, spot_percent))
 
 
 def no_host_problem(on_demand: str, spot: str) -> ProblemsFound:
@@ -387,11 +390,11 @@ def no_host_problem(on_demand: str, spot: str) -> ProblemsFound:
     )
 
 
-def hostless_problem(group: str, on_demand_base: int | None) -> str:
-    """Why the On-Demand ``group`` with a base yet no host is a problem, and what to do."""
+def hostless_problem(group: str, claim: str | None) -> str:
+    """Why the On-Demand ``group`` that must run a task yet has no host is a problem, and
+    what to do; ``claim`` is why it must (spot.on_demand_claim)."""
     return (
-        f"{group} has no instance in service, yet [capacity.spot] on_demand_base = "
-        f"{on_demand_base} puts the service's first task(s) on it and the service wants a "
+        f"{group} has no instance in service, yet {claim} and the service wants a "
         "task (desiredCount above 0, or the service was not found), so no On-Demand host "
         "publishes the GPU series. Fix: `ecs-gpu doctor SPEC` says why the group launches "
         "none (ASG001 launch failures, its MaxSize)."
@@ -402,7 +405,7 @@ def metrics_problem(
     plan: MetricsPlan, reports: Sequence[MetricsReport], *, timeout_s: float
 ) -> ProblemsFound | None:
     """Exit 1 naming every failing group at once (hostless ones, then missing series), or None."""
-    parts = [hostless_problem(g, plan.on_demand_base) for g in plan.hostless]
+    parts = [hostless_problem(g, plan.on_demand_claim) for g in plan.hostless]
     parts += [missing_problem(r, timeout_s=timeout_s).message for r in reports if not r.ok]
     return ProblemsFound("\n".join(parts)) if parts else None
 

@@ -185,8 +185,10 @@ def verify_metrics_cmd(
     # With Spot, the agent's series of each group that must publish (spot.publishers).
     plan = vf.metrics_plan(series_names, signals)
     if loaded is not None and names is not None and loaded.capacity.spot is not None:
-        base = loaded.capacity.spot.on_demand_base
-        plan = vf.spot_metrics_plan(aws("autoscaling"), aws("ecs"), names, signals, base)
+        sp = loaded.capacity.spot
+        plan = vf.spot_metrics_plan(
+            aws("autoscaling"), aws("ecs"), names, signals, sp.on_demand_base, sp.spot_percent
+        )
     if plan.idle is not None:
         render_note(plan.idle)
     reports = [

@@ -232,10 +232,29 @@ def test_with_a_base_an_empty_on_demand_group_is_a_launch_problem_while_a_task_r
     # The service wants a task and ECS puts the base's first: no host ran, so the fix
     # is the launches (ecs_gpu.spot.publishers, as verify metrics), not the agent.
     (f,) = _found(s, "MET001")
-    assert f"{NAMES.asg} has no instance in service, yet on_demand_base = 1" in f.fix
+    assert (
+        f"{NAMES.asg} has no instance in service, yet [capacity.spot] on_demand_base = 1 "
+        "puts the first task(s) on it"
+    ) in f.fix
     assert "ASG001" in f.fix and "--probe-hosts" not in f.fix
     # Scaled to zero tasks, the group may be empty with a base too: nothing to publish.
     s["services"][0].update(desiredCount=0, runningCount=0)
     s["services"][0]["deployments"][0].update(desiredCount=0, runningCount=0)
     validate_snapshot(s)
     assert _found(s, "MET001") == []
+
+
+def test_at_spot_percent_0_an_empty_on_demand_group_is_a_launch_problem_without_a_base(
+    healthy: Callable[[], Snap],
+) -> None:
+    # Every task goes On-Demand at Spot weight 0 (the first step of removing
+    # [capacity.spot]), so the base of 0 does not excuse an empty group.
+    s = healthy()
+    as_spot_od0(s)
+    _no_gpu_series(s)
+    s["auto_scaling_groups"][0].update(Instances=[], DesiredCapacity=0, MinSize=0)
+    validate_snapshot(s)
+    assert _found(s, "MET001") == []  # spot_percent 70: every task may run on Spot
+    s["_collection"]["target"]["spot"]["spot_percent"] = 0
+    (f,) = _found(s, "MET001")
+    assert "[capacity.spot] spot_percent = 0 puts every task on it" in f.fix

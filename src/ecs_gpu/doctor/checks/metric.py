@@ -26,7 +26,7 @@ from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unkno
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.signals import SERIES, Signal
-from ecs_gpu.spot import publishers
+from ecs_gpu.spot import on_demand_claim, publishers
 
 
 def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
@@ -153,7 +153,12 @@ def _on_demand_host(s: Snapshot, asg: str) -> Literal["runs", "none by design", 
         return "runs"
     svc = next(iter(service_items(s)), {})
     pub = publishers(
-        asg, spot["asg"], spot["on_demand_base"], counts, has_task=svc.get("desiredCount", 1) > 0
+        asg,
+        spot["asg"],
+        spot["on_demand_base"],
+        counts,
+        has_task=svc.get("desiredCount", 1) > 0,
+        spot_percent=spot.get("spot_percent"),
     )
     if asg in pub.hostless:
         return "missing"
@@ -161,10 +166,11 @@ def _on_demand_host(s: Snapshot, asg: str) -> Literal["runs", "none by design", 
 
 
 def _hostless_remedy(s: Snapshot, asg: str) -> str:
-    base = (collection_target(s).get("spot") or {}).get("on_demand_base")
+    spot = collection_target(s).get("spot") or {}
+    claim = on_demand_claim(spot.get("on_demand_base") or 0, spot.get("spot_percent"))
     return (
-        f"Cause: {asg} has no instance in service, yet on_demand_base = {base} puts the "
-        "service's first task(s) on it, so no On-Demand host runs the agent. Fix the "
+        f"Cause: {asg} has no instance in service, yet {claim}, so no On-Demand host runs "
+        "the agent. Fix the "
         "launches, not the agent: the Auto Scaling checks (ASG001 launch failures, ASG008 "
         "managed scaling) and the group's MaxSize."
     )
