@@ -119,6 +119,8 @@ def test_interruption_rate_is_the_key_else_the_band() -> None:
         ("on_demand_base = 0", 0, True),
         # A floor of one instance: never empty.
         ("on_demand_base = 0", 1, False),
+        # No weight for Spot: every task runs On-Demand, so no task-free empty group.
+        ("on_demand_base = 0\nspot_percent = 0", 0, False),
     ],
 )
 def test_the_on_demand_group_may_be_empty_only_without_base_and_floor(

@@ -173,6 +173,17 @@ ON_DEMAND_GPU_MISSING_ASLEEP_LABEL: Final = (
 )
 
 
+def on_demand_claim(on_demand_base: int, spot_percent: int | None = None) -> str | None:
+    """Why the service's tasks need an On-Demand host, as a spec key reads, or None when
+    every task may run on Spot: a base puts the first tasks on On-Demand, and
+    ``spot_percent = 0`` every task (aws-semantics §11 "Strategy base and weight")."""
+    if spot_percent == 0:
+        return "[capacity.spot] spot_percent = 0 puts every task on it"
+    if on_demand_base >= 1:
+        return f"[capacity.spot] on_demand_base = {on_demand_base} puts the first task(s) on it"
+    return None
+
+
 def on_demand_may_be_empty(spec: Spec) -> bool:
     """Whether the On-Demand group may have no instance while tasks run (on Spot).
 
@@ -180,11 +191,16 @@ def on_demand_may_be_empty(spec: Spec) -> bool:
     the weights may put every task on Spot (one task: :func:`split` gives it to Spot
     at the default 70 %), managed scaling takes the On-Demand group to zero, and its
     hosts' GPU series stops by design. With a base ECS places the base's tasks first,
-    so the group is empty only with no task, which ``wake.MISSING_EXPRESSION`` already
-    reads as "not missing"; with ``min_instances`` >= 1 it always has an instance.
+    and at ``spot_percent = 0`` every task (:func:`on_demand_claim`), so the group is
+    empty only with no task, which ``wake.MISSING_EXPRESSION`` already reads as "not
+    missing"; with ``min_instances`` >= 1 it always has an instance.
     """
     spot = spec.capacity.spot
-    return spot is not None and spot.on_demand_base == 0 and spec.capacity.min_instances == 0
+    return (
+        spot is not None
+        and on_demand_claim(spot.on_demand_base, spot.spot_percent) is None
+        and spec.capacity.min_instances == 0
+    )
 
 
 @dataclass(frozen=True)
@@ -196,17 +212,6 @@ class Publishers:
     # Of those, the ones with no InService instance although one must run: a
     # problem of capacity (no host launched), not of the agent.
     hostless: tuple[str, ...] = ()
-
-
-def on_demand_claim(on_demand_base: int, spot_percent: int | None = None) -> str | None:
-    """Why the service's tasks need an On-Demand host, as a spec key reads, or None when
-    every task may run on Spot: a base puts the first tasks on On-Demand, and
-    ``spot_percent = 0`` every task (aws-semantics §11 "Strategy base and weight")."""
-    if spot_percent == 0:
-        return "[capacity.spot] spot_percent = 0 puts every task on it"
-    if on_demand_base >= 1:
-        return f"[capacity.spot] on_demand_base = {on_demand_base} puts the first task(s) on it"
-    return None
 
 
 def publishers(
