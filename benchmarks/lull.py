@@ -99,13 +99,15 @@ def main() -> int:
     p = params(BOUND[0])
     a = simulate(p, fall, step_s=STEP_S, seed=SEED)
     (drop,) = drops_to_need(p, a.timeline["offered_rps"], a.timeline["desired_tasks"], STEP_S)
-    need = need_per_step(p, fall, STEP_S)
+    needs = need_per_step(p, fall, STEP_S)
     steps = np.arange(drop.at_s, drop.at_s + GOAL_S + STEP_S / 2, STEP_S)
     floors, worst = [], {d: 0.0 for d in BOUND}
     for s in steps:
         back = lull_rates(float(s), k)
         floors.append(
-            overload_floor(p, back, STEP_S, float(s), int(need[round(s / STEP_S)])).overload_floor_s
+            overload_floor(
+                p, back, STEP_S, float(s), int(needs[round(s / STEP_S)])
+            ).overload_floor_s
         )
         for d in BOUND:
             over = simulate(params(d), back, step_s=STEP_S, seed=SEED).summary["overload_seconds"]

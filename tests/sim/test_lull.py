@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import pytest
-from simhelp import CONCURRENCY, METRICS, STEP, params
+from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.engine import SimResult, simulate
@@ -69,6 +69,12 @@ def test_the_floor_is_the_model_load_on_tasks_too_few_for_the_rise() -> None:
     assert overload_floor(p, np.full(100, 6.0), STEP, 500.0, 3).overload_floor_s == 0.0
     # The load's end cuts the window.
     assert overload_floor(p, rps, STEP, 960.0, 3).overload_floor_s == 30.0
+    # The band counts: need 10 allows 11 tasks, which serve 22 req/s at full load.
+    f = overload_floor(p, np.full(100, 21.0), STEP, 500.0, 10)
+    assert (f.most_tasks, f.overload_floor_s) == (11, 0.0)
+    assert overload_floor(p, np.full(100, 23.0), STEP, 500.0, 10).overload_floor_s == 60.0
+    with pytest.raises(BadInputError, match="decided_at_s = 990"):
+        overload_floor(p, rps, STEP, 990.0, 3)
 
 
 def test_spot_is_refused() -> None:
@@ -95,14 +101,20 @@ def test_no_design_has_less_overload_on_its_lull_than_the_floor(scaling: str) ->
     assert b.summary["overload_seconds"] >= floor.overload_floor_s
 
 
-def test_a_design_that_holds_its_tasks_has_no_overload_on_any_lull_the_goal_forces() -> None:
+@pytest.mark.parametrize("scaling", [ISSUE8, HOLD])
+def test_a_design_that_holds_its_tasks_has_no_overload_on_any_lull_the_goal_forces(
+    scaling: str,
+) -> None:
+    # Issue 8's default (the overload bound's design) and issue 16's: target
+    # tracking's 15 low datapoints keep every task through the 5 minutes.
     fall = rates(FALL, STEP)
-    p = _design(HOLD)
+    p = _design(scaling)
     need = need_per_step(p, fall, STEP)
-    for s in np.arange(3600.0, 3600.0 + GOAL_S + 1, 60.0):
+    for s in np.arange(3600.0, 3600.0 + GOAL_S + 1, STEP):
         back = rates(lull(FALL, float(s) + STEP, HIGH, 3600.0), STEP)
-        assert overload_floor(p, back, STEP, float(s), int(need[round(s / STEP)])).overload_floor_s
-        assert _run(HOLD, back).summary["overload_seconds"] == 0.0
+        floor = overload_floor(p, back, STEP, float(s), int(need[round(s / STEP)]))
+        assert floor.overload_floor_s == 60.0
+        assert _run(scaling, back).summary["overload_seconds"] == 0.0
 
 
 def test_poisson_arrivals_keep_the_engine_causal() -> None:
@@ -112,4 +124,3 @@ def test_poisson_arrivals_keep_the_engine_causal() -> None:
     back = rates(lull(FALL, 3900.0, HIGH, 3600.0), STEP)
     a, b = _run(FAST, fall, poisson=True), _run(FAST, back, poisson=True)
     assert _same_until(a, b, 390)
-    assert not _same_until(a, b, 391)

@@ -27,9 +27,12 @@ lull it keeps its tasks and has no overload (benchmarks/lull.py), a bound of
 ``s`` over the overload bound. The loads "after a drop" and "after a lull"
 are the same when the scale-in must act; only what follows tells them apart.
 
-The reading of "within 10 % in <= 5 minutes" this needs: at the step where
-the count gets there, which is what ``transients.drops_to_need`` measures
-(the first such step), and the lull comes back one step after it.
+Any step within the 5 minutes where the count is within 10 % will do; the
+benchmark takes the first, which ``transients.drops_to_need`` measures, and
+the lull that comes back one step after it. "Need" is at the design's own
+target (70 % here): at a target low enough that the tasks within 10 % of the
+drop's need still serve the plateau at full load (37 % or less on
+benchmarks/lull.py's load), or with ``min_tasks`` that high (16), the floor is 0.
 """
 
 from __future__ import annotations
@@ -44,20 +47,21 @@ import numpy.typing as npt
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.stress import Knots
-from ecs_gpu.sim.transients import DROP_WITHIN_S, NEED_BAND
+from ecs_gpu.sim.transients import NEED_BAND, NEED_WITHIN_S
 
-# Issue 16's bound on the time from a drop to within NEED_BAND of need: the
-# window after a drop in which a scale-in meeting it must act.
-GOAL_S = DROP_WITHIN_S
+# The window after a drop in which a scale-in meeting issue 16's goal must act.
+GOAL_S = NEED_WITHIN_S
 
 
-def rate_before(knots: Knots, t: float) -> float:
-    """The curve's rate just before ``t`` (its left limit: at a jump, the earlier value)."""
+def rate_before(knots: Knots, t: float, name: str = "t") -> float:
+    """The curve's rate just before ``t`` (its left limit: at a jump, the earlier value);
+    ``name`` is the caller's for ``t`` in the error."""
     for (t0, r0), (t1, r1) in pairwise(knots):
         if t0 < t <= t1:
             return r0 + (r1 - r0) * (t - t0) / (t1 - t0)
     raise BadInputError(
-        f"t = {t!r} s: not within the shape (0 to {knots[-1][0]:g} s). Fix: a time inside it."
+        f"{name} = {t!r} s: not within the shape (after 0, up to {knots[-1][0]:g} s). "
+        "Fix: a time inside it."
     )
 
 
@@ -69,11 +73,14 @@ def lull(knots: Knots, back_at_s: float, level_rps: float, hold_s: float) -> Kno
     the load comes back.
     """
     if not (math.isfinite(level_rps) and level_rps >= 0):
-        raise BadInputError(f"level_rps = {level_rps!r}: must be a finite rate of at least 0.")
+        raise BadInputError(
+            f"level_rps = {level_rps!r}: must be a finite rate of at least 0. Fix: e.g. the "
+            "level before the drop."
+        )
     if not (math.isfinite(hold_s) and hold_s > 0):
         raise BadInputError(f"hold_s = {hold_s!r}: must be a finite time above 0. Fix: e.g. 3600.")
     before = tuple(k for k in knots if k[0] < back_at_s)
-    cut = rate_before(knots, back_at_s)
+    cut = rate_before(knots, back_at_s, "back_at_s")
     return (*before, (back_at_s, cut), (back_at_s, level_rps), (back_at_s + hold_s, level_rps))
 
 
@@ -115,8 +122,15 @@ def overload_floor(
             "interrupted Spot task serves beside them. Fix: a design without [capacity.spot]."
         )
     rates = np.asarray(lull_rps, dtype=np.float64)
-    most = math.floor((1.0 + band) * need_tasks + 1e-9)
     first = round(decided_at_s / step_s) + 1
+    if not (step_s > 0 and need_tasks >= 0 and 0 <= decided_at_s and first < len(rates)):
+        raise BadInputError(
+            f"decided_at_s = {decided_at_s!r}, step_s = {step_s!r}, need_tasks = "
+            f"{need_tasks!r}: the step must be above 0, the need at least 0, and the lull "
+            f"must have a step after decided_at_s (it has {len(rates)}). Fix: a time inside "
+            "the load."
+        )
+    most = math.floor((1.0 + band) * need_tasks + 1e-9)
     last = first + math.ceil(p.model_load_s / step_s - 1e-9)
     window = rates[first : min(last, len(rates))]
     over = int(np.sum(window > most * p.task_capacity_rps + 1e-9))
