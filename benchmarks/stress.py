@@ -539,7 +539,13 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
         ),
         "instance warm-up 60 s": (
             "no: under the pooled start",
-            today.with_(instance_warmup_s=60.0),
+            # The fast path's cooldown follows the warm-up, as fast_path.cooldown_s writes it.
+            today.with_(
+                instance_warmup_s=60.0,
+                fast_path=dataclasses.replace(
+                    fp, cooldown_s=60 + managed_scaling.LAUNCH_DATAPOINT_S
+                ),
+            ),
         ),
     }
     for n in MIN_STEPS:
