@@ -143,3 +143,33 @@ def test_gpu_series_no_policy_reads_is_a_met001_warning(
     s[COLLECTION_KEY]["target"]["gpu_guard"] = True
     f = next(f for f in run_checks(s).findings if f.id == "MET001")
     assert f.severity == "error" and "the scaling policy tracks a series nobody writes" in f.fix
+
+
+def _asleep(s: Snap, *, hosts: bool) -> Snap:
+    """Scaled to zero by design: MinCapacity 0, no task, and (unless ``hosts``) the
+    group emptied by managed scaling; no GPU series in the window."""
+    s["scalable_targets"][0]["MinCapacity"] = 0
+    s["services"][0].update(desiredCount=0, runningCount=0)
+    s["services"][0]["deployments"][0].update(desiredCount=0, runningCount=0)
+    s["tasks"] = []
+    if not hosts:
+        s["auto_scaling_groups"][0].update(MinSize=0, DesiredCapacity=0, Instances=[])
+        s["container_instances"], s["instances"] = [], []
+    metric_missing(s)
+    validate_snapshot(s)
+    return s
+
+
+def test_a_service_asleep_on_an_empty_group_has_no_gpu_series_by_design(
+    healthy: Callable[[], Snap],
+) -> None:
+    # No host runs the agent: the template's missing-metric alarm reads 0 then too.
+    assert not [f for f in run_checks(_asleep(healthy(), hosts=False)).findings if f.id == "MET001"]
+
+
+def test_a_host_left_running_while_asleep_must_still_publish(
+    healthy: Callable[[], Snap],
+) -> None:
+    # The agent runs on the host whether or not a task does.
+    (f,) = [f for f in run_checks(_asleep(healthy(), hosts=True)).findings if f.id == "MET001"]
+    assert "--probe-hosts" in f.fix

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from ecs_gpu.doctor.checks.common import (
+    asleep,
     collection_target,
     plan_tracks,
     policy_alarms,
     policy_metrics,
     series_at,
-    service_items,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
@@ -24,15 +24,6 @@ def _reads(a: dict[str, Any], metrics: set[tuple[str, str]]) -> bool:
     """Does the alarm (plain, or metric math) read one of ``metrics``, (namespace, name)?"""
     found = [a] + [q.get("MetricStat", {}).get("Metric", {}) for q in a.get("Metrics", [])]
     return any((m.get("Namespace"), m.get("MetricName")) in metrics for m in found)
-
-
-def _asleep(s: Snapshot) -> bool:
-    """At zero tasks by design: MinCapacity 0 and no task desired. Every target-tracking
-    alarm then reads no data, since no task publishes (aws-semantics.md §10); SCL008
-    checks what wakes the service."""
-    desired = [svc.get("desiredCount") for svc in service_items(s)]
-    zero = [t for t in s.get("scalable_targets") or [] if t.get("MinCapacity") == 0]
-    return bool(zero) and desired == [0]
 
 
 def _meant_as_a_signal(p: dict[str, Any]) -> bool:
@@ -119,7 +110,7 @@ def _missing_policy_alarms(s: Snapshot, c: Check) -> list[Finding]:
 )
 def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
     missing_alarm = collection_target(s).get("missing_metric_alarm")
-    if _asleep(s):
+    if asleep(s):
         return _missing_policy_alarms(s, c)
     names = series_at(s)
     # The missing-metric alarms read the series too, by design (ALM002, ALM003).

@@ -358,6 +358,16 @@ def in_service(groups: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
     }
 
 
+def asleep(s: Snapshot) -> bool:
+    """At zero tasks by design: MinCapacity 0 and no task desired. Every target-tracking
+    alarm then reads no data, since no task publishes (aws-semantics.md §10), and once
+    managed scaling has emptied the group no host publishes the agent's series either;
+    SCL008 checks what wakes the service."""
+    desired = [svc.get("desiredCount") for svc in service_items(s)]
+    zero = [t for t in s.get("scalable_targets") or [] if t.get("MinCapacity") == 0]
+    return bool(zero) and desired == [0]
+
+
 def in_service_counts(groups: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """How many InService instances each group has (:func:`in_service`), by group name."""
     return {name: len(ids) for name, ids in in_service(groups).items()}

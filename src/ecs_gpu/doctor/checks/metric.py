@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from ecs_gpu import gpu_metric
 from ecs_gpu.doctor.checks.common import (
+    asleep,
     collection_target,
     in_service_counts,
     metric_series,
@@ -63,6 +64,10 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
         empty = [q for q in queries if not results.get(q["Id"], {}).get("Values")]
         host = "runs" if by_task else _on_demand_host(s, names.asg)
         if not empty or host == "none by design":
+            return []
+        if not by_task and asleep(s) and _no_host(s, names.asg):
+            # Scaled to zero and the group emptied: no agent runs to publish (the
+            # template's missing-metric alarm reads 0 then, infra/observability.py).
             return []
         metrics = dict.fromkeys(q["MetricStat"]["Metric"]["MetricName"] for q in empty)
         dims = ",".join(f"{d['Name']}={d['Value']}" for d in series.watched.dimensions(names))
@@ -163,6 +168,16 @@ def _on_demand_host(s: Snapshot, asg: str) -> Literal["runs", "none by design", 
     if asg in pub.hostless:
         return "missing"
     return "runs" if asg in pub.groups else "none by design"
+
+
+def _no_host(s: Snapshot, asg: str) -> bool:
+    """Whether ``asg`` was collected with no InService instance (not collected: unknown,
+    so False: its series must arrive)."""
+    groups = s.get("auto_scaling_groups")
+    if not groups:
+        return False
+    counts = in_service_counts(groups)
+    return asg in counts and counts[asg] == 0
 
 
 def _hostless_remedy(s: Snapshot, asg: str) -> str:
