@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import botocore.session
 import pytest
 
 from ecs_gpu import redeploy
@@ -147,3 +148,13 @@ def test_service_properties_and_the_forced_service() -> None:
     assert redeploy.forced_service(t) == "GpuService3FB432FD"
     assert redeploy.service_properties({"Resources": []}) is None
     assert redeploy.service_properties(None) is None
+
+
+def test_the_refresh_preferences_are_what_the_autoscaling_api_takes() -> None:
+    # doctor LT001 prints them as start-instance-refresh --preferences JSON, and
+    # the template's update policy writes the same percentages.
+    model = botocore.session.get_session().get_service_model("autoscaling")
+    members = model.shape_for("RefreshPreferences").members
+    prefs = redeploy.REFRESH_PREFERENCES
+    assert set(prefs) <= set(members)
+    assert prefs["ScaleInProtectedInstances"] in members["ScaleInProtectedInstances"].enum

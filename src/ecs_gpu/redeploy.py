@@ -155,6 +155,21 @@ def deployed_strategy(template: Mapping[str, Any]) -> list[StrategyItem] | str:
     return out
 
 
+# The GPU group's instance refresh: the template's update policy
+# (infra/capacity.py) and the command doctor LT001 gives. Launch before
+# terminating, never below today's GPU count, and replace the scale-in
+# protected instances (managed termination protection protects every one
+# running a task; the default Wait holds an hour, then fails the refresh).
+REFRESH_MIN_HEALTHY_PERCENT: Final = 100
+REFRESH_MAX_HEALTHY_PERCENT: Final = 110
+REFRESH_PREFERENCES: Final = {
+    "SkipMatching": True,
+    "MinHealthyPercentage": REFRESH_MIN_HEALTHY_PERCENT,
+    "MaxHealthyPercentage": REFRESH_MAX_HEALTHY_PERCENT,
+    "ScaleInProtectedInstances": "Refresh",
+}
+
+
 @dataclass(frozen=True)
 class Decision:
     """Whether this update forces the service's new deployment, and what to tell the user."""

@@ -24,7 +24,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from ecs_gpu import ami, host, spot
+from ecs_gpu import ami, host, redeploy, spot
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.infra import cleanup
 from ecs_gpu.infra.network import Network, retention
@@ -425,8 +425,8 @@ def _asg(
             strategy=autoscaling.InstanceRefreshStrategy.ROLLING,
             # Launch the replacement before terminating: never below the
             # current GPU count while a refresh runs.
-            min_healthy_percentage=100,
-            max_healthy_percentage=110,
+            min_healthy_percentage=redeploy.REFRESH_MIN_HEALTHY_PERCENT,
+            max_healthy_percentage=redeploy.REFRESH_MAX_HEALTHY_PERCENT,
             instance_warmup=warm,
             skip_matching=True,
             # Every instance is protected from scale-in (managed termination

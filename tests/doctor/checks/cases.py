@@ -637,7 +637,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("SCL010", with_wake, "scaling_policies", "PolicyName", "wake", "ecs-gpu deploy"),
     ("LT002", lt_targets_reservation, "launch_template_versions", "CapacityReservationTarget", CR_ID, "capacity-reservations-first"),
     ("LT003", spot_without_draining, "launch_template_versions", "ECS_ENABLE_SPOT_INSTANCE_DRAINING", "not set", "ecs-gpu deploy"),
-    ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, "start-instance-refresh"),
+    ("LT001", old_launch_template, "auto_scaling_groups", "LaunchTemplate.Version", IID, '"ScaleInProtectedInstances": "Refresh"'),
     ("HOST000", probe_undeliverable, "host_probes", "Status", "Undeliverable", "AmazonSSMManagedInstanceCore"),
     ("HOST001", no_nvidia_smi, "host_probes", "nvidia_smi", "command not found", "GPU-optimized AMI"),
     ("HOST002", agent_cannot_stat, "host_probes", "agent_log", "Cannot get file's stat", "systemd"),

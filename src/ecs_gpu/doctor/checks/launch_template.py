@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from typing import Any
 
 import yaml
 
-from ecs_gpu import host
+from ecs_gpu import host, redeploy
 from ecs_gpu.doctor.checks.common import (
     ODCR_FIRST,
     spot_groups,
@@ -123,9 +124,13 @@ def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
                     ),
                 ],
                 "These instances still run an older launch template (older AMI and NVIDIA driver) "
-                "and keep it until replaced. Start an instance refresh: aws autoscaling "
+                "and keep it until replaced. An instance refresh replaces each of them, and the "
+                "tasks on it, one new instance first (the template's own refresh settings: "
+                "every GPU instance is scale-in protected, so the default Wait would stall for "
+                "an hour and fail, and 100-110 % healthy never drops below today's GPUs; the "
+                "group's DefaultInstanceWarmup paces it): aws autoscaling "
                 f"start-instance-refresh --auto-scaling-group-name {g['AutoScalingGroupName']} "
-                '--preferences \'{"SkipMatching": true, "InstanceWarmup": 300}\'.',
+                f"--preferences '{json.dumps(redeploy.REFRESH_PREFERENCES)}'.",
             )
         )
     return out
