@@ -171,7 +171,7 @@ def test_no_change_reasons_cover_both_wordings() -> None:
 def test_new_stack_preview_lists_every_resource(template: dict[str, Any]) -> None:
     changes = changes_from_template(template)
     assert {c.logical_id for c in changes} == set(template["Resources"])
-    assert all(c.action == "Add" and not c.loud for c in changes)
+    assert all(c.action == "Add" and c.disruption is None for c in changes)
 
 
 def test_stuck_delete_names_the_protected_asg() -> None:
@@ -363,10 +363,110 @@ def test_asg_replacement_is_called_out_loudly(
         )
         stub.assert_no_pending_responses()
     assert p.summary.counts() == {"Modify": 2, "Add": 1}
-    assert [c.logical_id for c in p.summary.loud_replacements] == ["Asg"]
+    assert {k: [c.logical_id for c in v] for k, v in p.summary.disruptions().items()} == {
+        "fleet-replaced": ["Asg"]
+    }
     out = capsys.readouterr().out
     assert "REPLACEMENT: Asg" in out and "new GPU fleet" in out
     assert "REPLACEMENT: LogGroup" not in out
+
+
+def test_a_new_launch_template_version_and_task_revision_are_called_out(
+    cfn: Any, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An upgrade that changes the host's user data and the task definition: no
+    # resource is replaced, yet every GPU instance and every task is.
+    detail = {
+        "Target": {
+            "Attribute": "Properties",
+            "Name": "LaunchTemplate",
+            "RequiresRecreation": "Never",
+        },
+        "Evaluation": "Dynamic",
+        "ChangeSource": "ResourceAttribute",
+        "CausingEntity": "LaunchTemplate.LatestVersionNumber",
+    }
+    changes = [
+        {
+            "Type": "Resource",
+            "ResourceChange": {
+                "Action": "Modify",
+                "LogicalResourceId": "LaunchTemplate",
+                "ResourceType": "AWS::EC2::LaunchTemplate",
+                "Replacement": "False",
+                "Scope": ["Properties"],
+            },
+        },
+        {
+            "Type": "Resource",
+            "ResourceChange": {
+                "Action": "Modify",
+                "LogicalResourceId": "Asg",
+                "PhysicalResourceId": NAMES.asg,
+                "ResourceType": ASG_T,
+                "Replacement": "False",
+                "Scope": ["Properties"],
+                "Details": [detail],
+            },
+        },
+        {
+            "Type": "Resource",
+            "ResourceChange": {
+                "Action": "Modify",
+                "LogicalResourceId": "TaskDef",
+                "ResourceType": "AWS::ECS::TaskDefinition",
+                "Replacement": "True",
+                "Scope": ["Properties"],
+            },
+        },
+    ]
+    page = {
+        "ChangeSetId": CS_ID,
+        "StackId": STACK_ID,
+        "Status": "CREATE_COMPLETE",
+        "Changes": changes,
+    }
+    with Stubber(cfn) as stub:
+        _existing_stack_change_set(stub, page)
+        stub.add_response("describe_change_set", page, {"ChangeSetName": CS_ID})
+        stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
+        p = deploy_cli.run_diff(
+            cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name
+        )
+        stub.assert_no_pending_responses()
+    assert {k: [c.logical_id for c in v] for k, v in p.summary.disruptions().items()} == {
+        "fleet-refreshed": ["LaunchTemplate", "Asg"],
+        "tasks-replaced": ["TaskDef"],
+    }
+    out = " ".join(capsys.readouterr().out.split())
+    assert "FLEET REFRESH: LaunchTemplate (AWS::EC2::LaunchTemplate), Asg" in out
+    assert "replaces every GPU instance" in out
+    assert "TASK RESTART: TaskDef (AWS::ECS::TaskDefinition)" in out
+    assert "REPLACEMENT" not in out
+    listed = {c["logical_id"]: c["disruption"] for c in p.summary.as_list()}
+    assert listed == {
+        "LaunchTemplate": "fleet-refreshed",
+        "Asg": "fleet-refreshed",
+        "TaskDef": "tasks-replaced",
+    }
+
+
+def test_a_group_change_that_is_not_its_template_refreshes_nothing() -> None:
+    (c,) = parse_changes(
+        [
+            {
+                "Type": "Resource",
+                "ResourceChange": {
+                    "Action": "Modify",
+                    "LogicalResourceId": "Asg",
+                    "ResourceType": ASG_T,
+                    "Replacement": "False",
+                    "Details": [{"Target": {"Attribute": "Properties", "Name": "MaxSize"}}],
+                },
+            }
+        ]
+    )
+    assert c.properties == ("MaxSize",) and c.disruption is None
 
 
 def test_parse_changes_keeps_order_and_replacement_flags() -> None:
@@ -396,7 +496,8 @@ def test_parse_changes_keeps_order_and_replacement_flags() -> None:
         )
     )
     assert [c.logical_id for c in summary.changes] == ["Svc", "Old"]
-    assert summary.changes[0].loud and not summary.changes[1].loud
+    assert summary.changes[0].disruption == "service-replaced"
+    assert summary.changes[1].disruption is None
     assert summary.of("Remove")[0].logical_id == "Old"
 
 

@@ -11,20 +11,35 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final, Literal
 
 STACK_TYPE = "AWS::CloudFormation::Stack"
+ASG_TYPE = "AWS::AutoScaling::AutoScalingGroup"
+LAUNCH_TEMPLATE_TYPE = "AWS::EC2::LaunchTemplate"
+SERVICE_TYPE = "AWS::ECS::Service"
+TASK_DEFINITION_TYPE = "AWS::ECS::TaskDefinition"
 
-# Replacing these takes the service down or recycles every GPU instance:
-# a new ASG launches a new fleet (cold GPU boot, image pull) and a new
-# service drains every task. A diff must shout about them.
-LOUD_REPLACEMENT_TYPES = frozenset(
-    {
-        "AWS::AutoScaling::AutoScalingGroup",
-        "AWS::EC2::LaunchTemplate",
-        "AWS::ECS::Service",
-    }
+# What a change does to the running GPU instances or tasks, beyond the
+# resource itself. A diff must shout about each before deploy asks:
+# - "fleet-replaced": a new group launches a new fleet (cold GPU boots, image
+#   pulls, model loads) and the old one is terminated;
+# - "fleet-refreshed": the group's update policy is an instance refresh
+#   (infra/capacity.py), which CloudFormation starts when the group's launch
+#   template or mixed instances policy changes (aws-semantics §4 "An instance
+#   refresh on update"), and any change to a launch template's data is a new
+#   version the groups launch from: every GPU instance is replaced, in place;
+# - "service-replaced": a new service, every task stopped and started anew;
+# - "tasks-replaced": a task definition is immutable, so any change is a new
+#   revision, and the service's rolling deployment replaces every task.
+Disruption = Literal["fleet-replaced", "fleet-refreshed", "service-replaced", "tasks-replaced"]
+DISRUPTIONS: Final[tuple[Disruption, ...]] = (
+    "fleet-replaced",
+    "fleet-refreshed",
+    "service-replaced",
+    "tasks-replaced",
 )
+# A group's properties whose change starts its instance refresh.
+REFRESH_PROPERTIES: Final = frozenset({"LaunchTemplate", "MixedInstancesPolicy"})
 
 # Statuses in which CloudFormation has finished with the stack.
 TERMINAL_STATUSES = frozenset(
@@ -119,15 +134,31 @@ class ResourceChange:
     resource_type: str
     replacement: str | None = None  # "True" | "False" | "Conditional" (Modify only)
     physical_id: str | None = None
+    # The properties the change names (Details[].Target.Name of Attribute Properties).
+    properties: tuple[str, ...] = ()
 
     @property
     def replaces(self) -> bool:
         return self.action == "Modify" and self.replacement in ("True", "Conditional")
 
     @property
-    def loud(self) -> bool:
-        """A replacement that recycles the fleet or the service."""
-        return self.replaces and self.resource_type in LOUD_REPLACEMENT_TYPES
+    def disruption(self) -> Disruption | None:
+        """What this change does to running GPU instances or tasks (DISRUPTIONS), or None."""
+        if self.action != "Modify":
+            return None
+        kind = self.resource_type
+        if kind == ASG_TYPE:
+            if self.replaces:
+                return "fleet-replaced"
+            return "fleet-refreshed" if REFRESH_PROPERTIES & set(self.properties) else None
+        if kind == LAUNCH_TEMPLATE_TYPE:
+            # A new version or a new template: the groups launching from it refresh.
+            return "fleet-refreshed"
+        if kind == SERVICE_TYPE and self.replaces:
+            return "service-replaced"
+        if kind == TASK_DEFINITION_TYPE and self.replaces:
+            return "tasks-replaced"
+        return None
 
 
 def parse_changes(changes: Iterable[Mapping[str, Any]]) -> list[ResourceChange]:
@@ -144,6 +175,14 @@ def parse_changes(changes: Iterable[Mapping[str, Any]]) -> list[ResourceChange]:
                 resource_type=str(rc.get("ResourceType", "")),
                 replacement=rc.get("Replacement"),
                 physical_id=rc.get("PhysicalResourceId"),
+                properties=tuple(
+                    dict.fromkeys(
+                        str(d["Target"]["Name"])
+                        for d in rc.get("Details") or []
+                        if (d.get("Target") or {}).get("Attribute") == "Properties"
+                        and (d.get("Target") or {}).get("Name")
+                    )
+                ),
             )
         )
     return out
@@ -168,9 +207,14 @@ class ChangeSummary:
     def empty(self) -> bool:
         return not self.changes
 
-    @property
-    def loud_replacements(self) -> list[ResourceChange]:
-        return [c for c in self.changes if c.loud]
+    def disruptions(self) -> dict[Disruption, list[ResourceChange]]:
+        """The changes that disrupt running instances or tasks, by kind, in DISRUPTIONS order."""
+        out: dict[Disruption, list[ResourceChange]] = {}
+        for kind in DISRUPTIONS:
+            hit = [c for c in self.changes if c.disruption == kind]
+            if hit:
+                out[kind] = hit
+        return out
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -188,6 +232,7 @@ class ChangeSummary:
                 "physical_id": c.physical_id,
                 "replacement": c.replacement,
                 "replaces": c.replaces,
+                "disruption": c.disruption,
             }
             for c in self.changes
         ]

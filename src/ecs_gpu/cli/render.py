@@ -21,7 +21,7 @@ from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_decision as vdec
-from ecs_gpu.aws.stack_events import ChangeSummary, StackEvent
+from ecs_gpu.aws.stack_events import ChangeSummary, Disruption, StackEvent
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
@@ -52,27 +52,34 @@ def render_summary(stack: str, summary: ChangeSummary, *, new_stack: bool) -> No
             repl = f"[bold red]{c.replacement}[/]" if c.replaces else c.replacement
         table.add_row(f"[{style}]{sign}[/]", escape(c.resource_type), escape(c.logical_id), repl)
     terminal.print_table(console, table)
-    for c in summary.loud_replacements:
-        console.print(
-            f"[bold red]REPLACEMENT:[/] {escape(c.logical_id)} ({c.resource_type}) will be "
-            f"replaced (Replacement={c.replacement}): "
-            + _REPLACEMENT_IMPACT.get(c.resource_type, "it is deleted and created anew."),
-            soft_wrap=True,
-        )
+    for kind, changes in summary.disruptions().items():
+        label, impact = _DISRUPTION[kind]
+        ids = ", ".join(f"{escape(c.logical_id)} ({c.resource_type})" for c in changes)
+        console.print(f"[bold red]{label}:[/] {ids}: {impact}", soft_wrap=True)
 
 
-_REPLACEMENT_IMPACT = {
-    "AWS::AutoScaling::AutoScalingGroup": (
-        "a new GPU fleet launches and the old one is terminated: cold boots, image pulls, "
-        "model loads, and a capacity gap meanwhile."
+# What each kind of change does to the running fleet (stack_events.DISRUPTIONS).
+_DISRUPTION: dict[Disruption, tuple[str, str]] = {
+    "fleet-replaced": (
+        "REPLACEMENT",
+        "replaced: a new GPU fleet launches and the old one is terminated: cold boots, image "
+        "pulls, model loads, and a capacity gap meanwhile.",
     ),
-    "AWS::EC2::LaunchTemplate": (
-        "instances launched from now on use the new template; running ones are not replaced "
-        "until they are recycled."
+    "fleet-refreshed": (
+        "FLEET REFRESH",
+        "a new launch template version, so the group's instance refresh replaces every GPU "
+        "instance (new ones launch before old ones go, 100-110 % healthy), and the tasks on "
+        "each move: a cold boot, image pull and model load per instance.",
     ),
-    "AWS::ECS::Service": (
-        "the service is deleted and created anew: every task stops, and traffic fails until "
-        "the new tasks are healthy."
+    "service-replaced": (
+        "REPLACEMENT",
+        "replaced: the service is deleted and created anew: every task stops, and traffic "
+        "fails until the new tasks are healthy.",
+    ),
+    "tasks-replaced": (
+        "TASK RESTART",
+        "a new task definition revision, so the service's rolling deployment replaces every "
+        "task (each new one loads its model before it serves).",
     ),
 }
 
