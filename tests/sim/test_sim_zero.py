@@ -129,6 +129,16 @@ def test_the_schedule_in_force_at_the_start_is_the_latest_before_it() -> None:
     assert s["max_tasks"] == 0 and s["unserved_requests"] > 0
 
 
+def test_an_action_due_at_the_start_itself_is_in_force() -> None:
+    # t = 0 is Monday 00:00 UTC: a midnight wake must not leave the evening's zero on.
+    night = '\n[[scaling.schedule]]\ncron = "0 20 * * ? *"\nmin_tasks = 0\nmax_tasks = 0\n'
+    midnight = '\n[[scaling.schedule]]\ncron = "0 0 * * ? *"\nmin_tasks = 1\nmax_tasks = 4\n'
+    p = from_spec(_spec(ZERO + night + midnight))
+    assert ScheduleLayer(p.schedule, P.DEFAULT_START_UTC).initial() == (1, 4)
+    s = simulate(p, np.full(60, 1.0), step_s=STEP, seed=0).summary
+    assert s["max_tasks"] >= 1 and s["unserved_requests"] == 0
+
+
 def test_the_wake_alarm_reads_requests_only_while_no_task_runs() -> None:
     wp = wake.WakePath(cooldown_s=300)
     layer = WakeLayer(wp, delay_s=60.0)

@@ -657,8 +657,8 @@ class ScheduleLayer:
     At each minute a cron matches (in UTC, from ``start_utc`` at t = 0), the
     target's minimum and maximum become the action's; a desired count below
     the new minimum scales out to it, one above the maximum in to it
-    (ScalableTargetAction, aws-semantics §10). At t = 0 the latest action of
-    the week before is in force, as it would be on a running service.
+    (ScalableTargetAction, aws-semantics §10). At t = 0 the action due then, or
+    else the latest of the week before, is in force, as on a running service.
     """
 
     __slots__ = ("_actions", "_start")
@@ -671,8 +671,10 @@ class ScheduleLayer:
         self._start = start_utc
 
     def initial(self) -> tuple[int, int] | None:
-        """The (min, max) the latest action before t = 0 set, or None when none ran."""
-        for back in range(1, self.LOOKBACK_MIN + 1):
+        """The (min, max) in force at t = 0: an action due at t = 0 itself, else the latest
+        before it; None when none ran. (The engine's minute ticks start after t = 0,
+        so an action at t = 0, Monday 00:00 UTC by default, is applied here or never.)"""
+        for back in range(0, self.LOOKBACK_MIN + 1):
             at = self._start - timedelta(minutes=back)
             for cron, mn, mx in reversed(self._actions):
                 if cron.matches(at):
