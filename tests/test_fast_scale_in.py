@@ -51,9 +51,13 @@ def test_step_table() -> None:
     ]
     assert fsi.step_for(10.0) is None and fsi.step_for(11.0) is None
     assert fsi.step_for(9.5) == fsi.steps[0]
-    assert fsi.step_for(9.0) == fsi.steps[0]  # lower bounds are inclusive
+    # Below the threshold AWS includes a band's upper bound, not its lower one
+    # (StepAdjustment: "greater than 40 and less than or equal to 50").
+    assert fsi.step_for(9.0) == fsi.steps[1]
+    assert fsi.step_for(9.01) == fsi.steps[0]
     assert fsi.step_for(8.9) == fsi.steps[1]
-    assert fsi.step_for(7.5) == fsi.steps[1]
+    assert fsi.step_for(7.5) == fsi.steps[2]
+    assert fsi.step_for(7.51) == fsi.steps[1]
     assert fsi.step_for(7.4) == fsi.steps[2]
     assert fsi.step_for(0.0) == fsi.steps[2]
     # Removes: one task just under the target, 10 %, then at most 25 %.

@@ -31,7 +31,7 @@ together (§9). The guard is therefore in the alarm and the steps:
 * Each step removes at most :data:`MAX_STEP_PERCENT` % and never more than
   its band's highest value allows: at per-task concurrency ``c`` over ``n``
   tasks the load needs ``n x c / target`` tasks, so a band whose values are
-  below ``e`` may remove ``1 - e / target`` of the tasks. The policy picks the
+  at most ``e`` may remove ``1 - e / target`` of the tasks. The policy picks the
   band from the Maximum of the window's datapoints (the smallest cut). The
   band just under the target removes one task (1 %, with the minimum of one
   task), which the expression says is safe; from 200 tasks up its 1 % is two
@@ -128,7 +128,13 @@ def expression(threshold: float, period_s: int = ALARM_PERIOD_S) -> str:
 
 @dataclass(frozen=True)
 class Step:
-    """One StepAdjustment: ``lower <= value - threshold < upper`` removes ``percent`` %."""
+    """One StepAdjustment: ``lower < value - threshold <= upper`` removes ``percent`` %.
+
+    Below the breach threshold AWS makes the lower bound exclusive and the upper
+    inclusive ("greater than 40 and less than or equal to 50" for -10 and 0 at a
+    threshold of 50: StepAdjustment, aws-semantics §9 "Step bounds below the
+    threshold"); above it, as the fast path's, the other way round.
+    """
 
     lower: float | None  # None: no lower bound
     upper: float
@@ -154,7 +160,7 @@ class FastScaleIn:
         if not delta < 0:
             return None
         for step in self.steps:
-            if (step.lower is None or step.lower <= delta) and delta < step.upper:
+            if (step.lower is None or step.lower < delta) and delta <= step.upper:
                 return step
         return None  # unreachable: the last step has no lower bound
 
@@ -181,8 +187,9 @@ def threshold(target: float) -> float:
 def steps(target: float, max_percent: int = MAX_STEP_PERCENT) -> tuple[Step, ...]:
     """The step table: each band removes what its highest value leaves at the target.
 
-    A band whose alarm values are below ``e`` (its upper edge) has per-task
-    concurrency below ``e`` on one task fewer, so removing ``1 - e / target``
+    A band whose alarm values are at most ``e`` (its upper edge, inclusive below
+    the threshold) has per-task concurrency at most ``e`` on one task fewer, so
+    removing ``1 - e / target``
     of the tasks leaves at least what the load needs at the target; capped
     at ``max_percent`` (:data:`MAX_STEP_PERCENT`; benchmarks/stress.py
     --scale-in-frontier runs a smaller cap).

@@ -131,6 +131,30 @@ def test_diff_on_unchanged_spec_reports_no_changes(
     assert [s["ExecutionStatus"] for s in left] == ["EXECUTE_COMPLETE"]
 
 
+def test_diff_of_a_new_host_script_says_every_gpu_instance_is_replaced(
+    clients: Clients, g5_for_moto: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An upgrade that changes the host's user data: no resource is replaced, but
+    # the launch template's new version refreshes the fleet. (moto's change set
+    # has no Details or Replacement: the launch template's Modify is enough.)
+    deploy(clients, g5_for_moto)
+    capsys.readouterr()
+    changed = copy.deepcopy(g5_for_moto)
+    (lt,) = [r for r in changed["Resources"].values() if r["Type"] == "AWS::EC2::LaunchTemplate"]
+    lt["Properties"]["LaunchTemplateData"]["UserData"] = {"Fn::Base64": "#!/bin/bash\ntrue\n"}
+    p = deploy_cli.run_diff(
+        clients.cfn,
+        STACK,
+        changed,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
+        parameters=ami_parameters(changed),
+    )
+    assert "fleet-refreshed" in p.summary.disruptions()
+    out = " ".join(capsys.readouterr().out.split())
+    assert "FLEET REFRESH:" in out and "replaces every GPU instance" in out
+
+
 def test_cli_diff_of_a_new_stack_lists_the_synthesized_resources(
     aws: str,
     g5_template: dict[str, Any],
