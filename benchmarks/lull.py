@@ -29,7 +29,7 @@ import sys
 
 import numpy as np
 from compare_designs import MEAN_TASKS, STEP_S
-from compare_signals import SEED, design
+from compare_signals import NEW_DEFAULT, NEW_DEFAULT_POOL, SEED, design
 from stress import LABELS
 
 from ecs_gpu.sim.engine import SimResult, simulate
@@ -39,6 +39,7 @@ from ecs_gpu.sim.stress import plateau_drop, rates
 from ecs_gpu.sim.transients import drops_to_need, need_per_step
 
 BOUND = ("concurrency + fast path", "concurrency + fast path + warm pool")
+WHAT_IF = (NEW_DEFAULT, NEW_DEFAULT_POOL)
 HOLD_S = 3600.0
 # The fall at once: a ramp's minute has a need between the two levels, and
 # tasks within 10 % of it still serve the old level at full load.
@@ -122,6 +123,25 @@ def main() -> int:
     print(
         f"| {len(steps)} | {min(floors):.0f} " + "".join(f"| {worst[d]:.0f} " for d in BOUND) + "|"
     )
+    # The what-if: the fast path's scale-out ends target tracking's scale-in
+    # cooldown (SimParams.fast_path_ends_scale_in_cooldown).
+    print()
+    print(
+        "| design | its lull: overload s, the cooldown kept (the model) "
+        "| the fast path's scale-out ends the scale-in cooldown (what-if) |"
+    )
+    print("|---|---:|---:|")
+    for label in WHAT_IF:
+        p = params(label)
+        a = simulate(p, fall, step_s=STEP_S, seed=SEED)
+        (drop,) = drops_to_need(p, a.timeline["offered_rps"], a.timeline["desired_tasks"], STEP_S)
+        assert drop.to_need_s is not None
+        back = lull_rates(drop.at_s + drop.to_need_s, k)
+        kept, ended = (
+            simulate(q, back, step_s=STEP_S, seed=SEED).summary["overload_seconds"]
+            for q in (p, p.with_(fast_path_ends_scale_in_cooldown=True))
+        )
+        print(f"| {LABELS[label]} | {kept:.0f} | {ended:.0f} |")
     return 0
 
 

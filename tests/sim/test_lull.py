@@ -124,3 +124,29 @@ def test_poisson_arrivals_keep_the_engine_causal() -> None:
     back = rates(lull(FALL, 3900.0, HIGH, 3600.0), STEP)
     a, b = _run(FAST, fall, poisson=True), _run(FAST, back, poisson=True)
     assert _same_until(a, b, 390)
+
+
+def test_a_fast_path_scale_out_that_ends_the_scale_in_cooldown_is_undone() -> None:
+    # The what-if SimParams.fast_path_ends_scale_in_cooldown (benchmarks/lull.py's
+    # last table): 25 tasks' load, then 9, then back on the lull of the first step
+    # within 10 % of need. Target tracking scaled in just before the rise; once the
+    # fast path's scale-out ends that cooldown, its next minute's scale-in, from a
+    # low datapoint still in its alarm, removes the fast path's tasks.
+    high, low = 25 * 1.4, 9 * 1.4
+    fall_knots = plateau_drop(
+        base_rps=low, factor=high / low, plateau_s=3600.0, fall_s=0.0, after_s=3600.0
+    )
+    p = params(service=METRICS, scaling=HOLD, max_tasks=32, max_instances=32, min_tasks=1)
+    fall = rates(fall_knots, STEP)
+    a = simulate(p, fall, step_s=STEP, seed=0)
+    (drop,) = drops_to_need(p, fall, a.timeline["desired_tasks"], STEP)
+    assert drop.to_need_s is not None
+    back = rates(lull(fall_knots, drop.at_s + drop.to_need_s + STEP, high, 3600.0), STEP)
+    kept = simulate(p, back, step_s=STEP, seed=0).summary["overload_seconds"]
+    what_if = p.with_(fast_path_ends_scale_in_cooldown=True)
+    ended = simulate(what_if, back, step_s=STEP, seed=0)
+    assert kept == 90.0 and ended.summary["overload_seconds"] > 5 * kept
+    # The fast path's tasks were set, then taken away within the minute.
+    desired = np.asarray(ended.timeline["desired_tasks"])
+    rise = round((drop.at_s + drop.to_need_s) / STEP) + 1
+    assert desired[rise : rise + 6].max() > 20 and desired[rise + 6 : rise + 30].max() < 12

@@ -360,6 +360,8 @@ def simulate(
             # A scheduled action may have lowered the maximum below the spec's.
             want = min(want, max(service.desired, service.scaler.max_tasks))
             if want != service.desired:
+                if want > service.desired and p.fast_path_ends_scale_in_cooldown:
+                    service.scaler.last_scale_in = -math.inf
                 service.desired = want
                 apply_desired(t, fleet, want)
             if asg_fast is not None and fast.invoked is not None:

@@ -249,6 +249,13 @@ class SimParams:
     # benchmarks/stress.py --scale-in-frontier sets it: instances that stay
     # longer after the fast scale-in empties them.
     cpr_low_datapoints: int = CPR_LOW_DATAPOINTS
+    # What-if, never from a spec: the fast path's scale-out ends target
+    # tracking's scale-in cooldown, as AWS says another alarm's scale-out does
+    # (aws-semantics §1). Off, the model keeps the cooldown; whether target
+    # tracking's next scale-in, from a low datapoint still in its alarm, then
+    # undoes the fast path's tasks in AWS (the two "at the same time" give the
+    # larger capacity, §9) is not documented: benchmarks/lull.py measures both.
+    fast_path_ends_scale_in_cooldown: bool = False
     # A Stopped or Hibernated pool instance bills only its root volume:
     # catalog.gp3_usd_per_hour of [capacity] root_volume_* (dated gp3 price).
     pool_volume_usd_per_hour: float = 0.0
