@@ -33,10 +33,10 @@ from compare_signals import NEW_DEFAULT, NEW_DEFAULT_POOL, SEED, design
 from stress import LABELS
 
 from ecs_gpu.sim.engine import SimResult, simulate
-from ecs_gpu.sim.lull import GOAL_S, lull, overload_floor
+from ecs_gpu.sim.lull import lull, overload_floor
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.stress import plateau_drop, rates
-from ecs_gpu.sim.transients import drops_to_need, need_per_step
+from ecs_gpu.sim.transients import NEED_WITHIN_S, drops_to_need, need_per_step
 
 BOUND = ("concurrency + fast path", "concurrency + fast path + warm pool")
 WHAT_IF = (NEW_DEFAULT, NEW_DEFAULT_POOL)
@@ -79,10 +79,13 @@ def main() -> int:
         "| this design's overload s | the same up to then |"
     )
     print("|---|---:|---:|---:|---:|---:|---|")
+    drop_at: float | None = None
+    kept: dict[str, tuple[float, float]] = {}  # label -> (its s, its overload on its lull)
     for label, name in LABELS.items():
         p = params(label)
         a = simulate(p, fall, step_s=STEP_S, seed=SEED)
         (drop,) = drops_to_need(p, a.timeline["offered_rps"], a.timeline["desired_tasks"], STEP_S)
+        drop_at = drop.at_s  # the load's, the same for every design
         if drop.to_need_s is None:
             print(f"| {name} | never | - | - | - | - | - |")
             continue
@@ -91,17 +94,17 @@ def main() -> int:
         back = lull_rates(s, k)
         floor = overload_floor(p, back, STEP_S, s, need)
         b = simulate(p, back, step_s=STEP_S, seed=SEED)
+        kept[label] = (s, b.summary["overload_seconds"])
         print(
             f"| {name} | {drop.to_need_s / 60:.1f} | {need} | {floor.most_tasks} "
             f"| {floor.overload_floor_s:.0f} | {b.summary['overload_seconds']:.0f} "
             f"| {'yes' if same_until(a, b, s) else 'no'} |"
         )
+    assert drop_at is not None
     # Every lull a scale-in within the five minutes could meet.
     p = params(BOUND[0])
-    a = simulate(p, fall, step_s=STEP_S, seed=SEED)
-    (drop,) = drops_to_need(p, a.timeline["offered_rps"], a.timeline["desired_tasks"], STEP_S)
     needs = need_per_step(p, fall, STEP_S)
-    steps = np.arange(drop.at_s, drop.at_s + GOAL_S + STEP_S / 2, STEP_S)
+    steps = np.arange(drop_at, drop_at + NEED_WITHIN_S + STEP_S / 2, STEP_S)
     floors, worst = [], {d: 0.0 for d in BOUND}
     for s in steps:
         back = lull_rates(float(s), k)
@@ -113,15 +116,18 @@ def main() -> int:
         for d in BOUND:
             over = simulate(params(d), back, step_s=STEP_S, seed=SEED).summary["overload_seconds"]
             worst[d] = max(worst[d], over)
+    plateau = float(fall.max())
     print()
     print(
         "| lulls (back one step after s, s from the drop to 5 minutes after it) "
+        "| the plateau req/s | its tasks at full load "
         "| least overload of any controller within 10 % of need at s, s "
         "| issue 8 default: most overload on them s | + warm pool s |"
     )
-    print("|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|")
     print(
-        f"| {len(steps)} | {min(floors):.0f} " + "".join(f"| {worst[d]:.0f} " for d in BOUND) + "|"
+        f"| {len(steps)} | {plateau:.1f} | {plateau / p.task_capacity_rps:.1f} "
+        f"| {min(floors):.0f} " + "".join(f"| {worst[d]:.0f} " for d in BOUND) + "|"
     )
     # The what-if: the fast path's scale-out ends target tracking's scale-in
     # cooldown (SimParams.fast_path_ends_scale_in_cooldown).
@@ -132,16 +138,10 @@ def main() -> int:
     )
     print("|---|---:|---:|")
     for label in WHAT_IF:
-        p = params(label)
-        a = simulate(p, fall, step_s=STEP_S, seed=SEED)
-        (drop,) = drops_to_need(p, a.timeline["offered_rps"], a.timeline["desired_tasks"], STEP_S)
-        assert drop.to_need_s is not None
-        back = lull_rates(drop.at_s + drop.to_need_s, k)
-        kept, ended = (
-            simulate(q, back, step_s=STEP_S, seed=SEED).summary["overload_seconds"]
-            for q in (p, p.with_(fast_path_ends_scale_in_cooldown=True))
-        )
-        print(f"| {LABELS[label]} | {kept:.0f} | {ended:.0f} |")
+        s, model = kept[label]
+        what_if = params(label).with_(fast_path_ends_scale_in_cooldown=True)
+        ended = simulate(what_if, lull_rates(s, k), step_s=STEP_S, seed=SEED)
+        print(f"| {LABELS[label]} | {model:.0f} | {ended.summary['overload_seconds']:.0f} |")
     return 0
 
 

@@ -162,6 +162,8 @@ def deployed_strategy(template: Mapping[str, Any]) -> list[StrategyItem] | str:
 # running a task; the default Wait holds an hour, then fails the refresh).
 REFRESH_MIN_HEALTHY_PERCENT: Final = 100
 REFRESH_MAX_HEALTHY_PERCENT: Final = 110
+# How the refresh's healthy range reads in a sentence (diff, doctor LT001).
+REFRESH_HEALTHY_RANGE: Final = f"{REFRESH_MIN_HEALTHY_PERCENT}-{REFRESH_MAX_HEALTHY_PERCENT} %"
 REFRESH_PREFERENCES: Final = {
     "SkipMatching": True,
     "MinHealthyPercentage": REFRESH_MIN_HEALTHY_PERCENT,

@@ -111,19 +111,24 @@ def test_deploy_creates_the_stack_and_reports_success(
     assert "new stack" in out and f"Stack {STACK} is CREATE_COMPLETE" in out
 
 
+def _diff(clients: Clients, template: dict[str, Any]) -> dp.Plan:
+    """``ecs-gpu diff`` of ``template`` against the stack, with its AMI parameter."""
+    return deploy_cli.run_diff(
+        clients.cfn,
+        STACK,
+        template,
+        waits=NO_WAIT,
+        service_name=NAMES.service_name,
+        parameters=ami_parameters(template),
+    )
+
+
 def test_diff_on_unchanged_spec_reports_no_changes(
     clients: Clients, g5_for_moto: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     deploy(clients, g5_for_moto)
     capsys.readouterr()
-    p = deploy_cli.run_diff(
-        clients.cfn,
-        STACK,
-        g5_for_moto,
-        waits=NO_WAIT,
-        service_name=NAMES.service_name,
-        parameters=ami_parameters(g5_for_moto),
-    )
+    p = _diff(clients, g5_for_moto)
     assert p.summary.empty and not p.new_stack
     assert f"Stack {STACK}: no changes." in capsys.readouterr().out
     # The preview left no change set behind.
@@ -142,14 +147,7 @@ def test_diff_of_a_new_host_script_says_every_gpu_instance_is_replaced(
     changed = copy.deepcopy(g5_for_moto)
     (lt,) = [r for r in changed["Resources"].values() if r["Type"] == "AWS::EC2::LaunchTemplate"]
     lt["Properties"]["LaunchTemplateData"]["UserData"] = {"Fn::Base64": "#!/bin/bash\ntrue\n"}
-    p = deploy_cli.run_diff(
-        clients.cfn,
-        STACK,
-        changed,
-        waits=NO_WAIT,
-        service_name=NAMES.service_name,
-        parameters=ami_parameters(changed),
-    )
+    p = _diff(clients, changed)
     assert "fleet-refreshed" in p.summary.disruptions()
     out = " ".join(capsys.readouterr().out.split())
     assert "FLEET REFRESH:" in out and "replaces every GPU instance" in out

@@ -315,6 +315,25 @@ def test_refused_template_exits_1_naming_cloudformation_message(
     )
 
 
+def _diff_of(cfn: Any, template: dict[str, Any], changes: list[dict[str, Any]]) -> dp.Plan:
+    """``ecs-gpu diff`` of an existing stack whose change set lists ``changes``."""
+    page = {
+        "ChangeSetId": CS_ID,
+        "StackId": STACK_ID,
+        "Status": "CREATE_COMPLETE",
+        "Changes": changes,
+    }
+    with Stubber(cfn) as stub:
+        _existing_stack_change_set(stub, page)
+        stub.add_response("describe_change_set", page, {"ChangeSetName": CS_ID})
+        stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
+        p = deploy_cli.run_diff(
+            cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name
+        )
+        stub.assert_no_pending_responses()
+    return p
+
+
 def test_asg_replacement_is_called_out_loudly(
     cfn: Any, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -348,20 +367,7 @@ def test_asg_replacement_is_called_out_loudly(
             },
         },
     ]
-    page = {
-        "ChangeSetId": CS_ID,
-        "StackId": STACK_ID,
-        "Status": "CREATE_COMPLETE",
-        "Changes": changes,
-    }
-    with Stubber(cfn) as stub:
-        _existing_stack_change_set(stub, page)
-        stub.add_response("describe_change_set", page, {"ChangeSetName": CS_ID})
-        stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
-        p = deploy_cli.run_diff(
-            cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name
-        )
-        stub.assert_no_pending_responses()
+    p = _diff_of(cfn, template, changes)
     assert p.summary.counts() == {"Modify": 2, "Add": 1}
     assert {k: [c.logical_id for c in v] for k, v in p.summary.disruptions().items()} == {
         "fleet-replaced": ["Asg"]
@@ -420,20 +426,7 @@ def test_a_new_launch_template_version_and_task_revision_are_called_out(
             },
         },
     ]
-    page = {
-        "ChangeSetId": CS_ID,
-        "StackId": STACK_ID,
-        "Status": "CREATE_COMPLETE",
-        "Changes": changes,
-    }
-    with Stubber(cfn) as stub:
-        _existing_stack_change_set(stub, page)
-        stub.add_response("describe_change_set", page, {"ChangeSetName": CS_ID})
-        stub.add_response("delete_change_set", {}, {"ChangeSetName": CS_ID})
-        p = deploy_cli.run_diff(
-            cfn, STACK, template, waits=NO_WAIT, service_name=NAMES.service_name
-        )
-        stub.assert_no_pending_responses()
+    p = _diff_of(cfn, template, changes)
     assert {k: [c.logical_id for c in v] for k, v in p.summary.disruptions().items()} == {
         "fleet-refreshed": ["LaunchTemplate", "Asg"],
         "tasks-replaced": ["TaskDef"],

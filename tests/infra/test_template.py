@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from ecs_gpu import ami, demand_metric, gpu_metric, host
+from ecs_gpu import ami, demand_metric, gpu_metric, host, redeploy
 from ecs_gpu.infra import loadbalancer
 from ecs_gpu.managed_scaling import instance_warmup_s, max_scaling_step
 from ecs_gpu.naming import Names
@@ -150,6 +150,8 @@ def test_asg_update_policy_reaches_running_instances(t: T, spec: Spec) -> None:
     # Every instance is scale-in protected: "Wait" would stall the refresh.
     assert prefs["ScaleInProtectedInstances"] == "Refresh"
     assert prefs["MinHealthyPercentage"] == 100
+    # doctor LT001's start-instance-refresh gives the same preferences.
+    assert redeploy.REFRESH_PREFERENCES.items() <= prefs.items()
 
 
 def test_no_host_cpu_policy_on_the_asg(t: T) -> None:

@@ -9,10 +9,10 @@ from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.engine import SimResult, simulate
-from ecs_gpu.sim.lull import GOAL_S, lull, overload_floor, rate_before
+from ecs_gpu.sim.lull import lull, overload_floor, rate_before
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.stress import plateau_drop, rates
-from ecs_gpu.sim.transients import drops_to_need, need_per_step
+from ecs_gpu.sim.transients import NEED_WITHIN_S, drops_to_need, need_per_step
 
 # 8 tasks at the concurrency target (1.4 req/s a task: 11.2 over 8 s), then 2.
 HIGH, LOW = 8 * 1.4, 2 * 1.4
@@ -110,7 +110,7 @@ def test_a_design_that_holds_its_tasks_has_no_overload_on_any_lull_the_goal_forc
     fall = rates(FALL, STEP)
     p = _design(scaling)
     need = need_per_step(p, fall, STEP)
-    for s in np.arange(3600.0, 3600.0 + GOAL_S + 1, STEP):
+    for s in np.arange(3600.0, 3600.0 + NEED_WITHIN_S + 1, STEP):
         back = rates(lull(FALL, float(s) + STEP, HIGH, 3600.0), STEP)
         floor = overload_floor(p, back, STEP, float(s), int(need[round(s / STEP)]))
         assert floor.overload_floor_s == 60.0

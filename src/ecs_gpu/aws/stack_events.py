@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from ecs_gpu.redeploy import SERVICE_TYPE
+
 STACK_TYPE = "AWS::CloudFormation::Stack"
 ASG_TYPE = "AWS::AutoScaling::AutoScalingGroup"
 LAUNCH_TEMPLATE_TYPE = "AWS::EC2::LaunchTemplate"
-SERVICE_TYPE = "AWS::ECS::Service"
 TASK_DEFINITION_TYPE = "AWS::ECS::TaskDefinition"
 
 # What a change does to the running GPU instances or tasks, beyond the
@@ -161,6 +162,16 @@ class ResourceChange:
         return None
 
 
+def _changed_properties(details: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The property names a change's Details name, each once, in order."""
+    targets = (d.get("Target") or {} for d in details)
+    return tuple(
+        dict.fromkeys(
+            str(t["Name"]) for t in targets if t.get("Attribute") == "Properties" and t.get("Name")
+        )
+    )
+
+
 def parse_changes(changes: Iterable[Mapping[str, Any]]) -> list[ResourceChange]:
     """``DescribeChangeSet.Changes`` -> resource changes, in CloudFormation's order."""
     out = []
@@ -175,14 +186,7 @@ def parse_changes(changes: Iterable[Mapping[str, Any]]) -> list[ResourceChange]:
                 resource_type=str(rc.get("ResourceType", "")),
                 replacement=rc.get("Replacement"),
                 physical_id=rc.get("PhysicalResourceId"),
-                properties=tuple(
-                    dict.fromkeys(
-                        str(d["Target"]["Name"])
-                        for d in rc.get("Details") or []
-                        if (d.get("Target") or {}).get("Attribute") == "Properties"
-                        and (d.get("Target") or {}).get("Name")
-                    )
-                ),
+                properties=_changed_properties(rc.get("Details") or []),
             )
         )
     return out

@@ -16,7 +16,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ecs_gpu import fast_path as fp
-from ecs_gpu import gpu_metric, terminal
+from ecs_gpu import gpu_metric, redeploy, terminal
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws import verify as vf
@@ -68,8 +68,9 @@ _DISRUPTION: dict[Disruption, tuple[str, str]] = {
     "fleet-refreshed": (
         "FLEET REFRESH",
         "a new launch template version, so the group's instance refresh replaces every GPU "
-        "instance (new ones launch before old ones go, 100-110 % healthy), and the tasks on "
-        "each move: a cold boot, image pull and model load per instance.",
+        f"instance (new ones launch before old ones go, {redeploy.REFRESH_HEALTHY_RANGE} "
+        "healthy), and the tasks on each move: a cold boot, image pull and model load per "
+        "instance.",
     ),
     "service-replaced": (
         "REPLACEMENT",

@@ -30,9 +30,9 @@ are the same when the scale-in must act; only what follows tells them apart.
 Any step within the 5 minutes where the count is within 10 % will do; the
 benchmark takes the first, which ``transients.drops_to_need`` measures, and
 the lull that comes back one step after it. "Need" is at the design's own
-target (70 % here): at a target low enough that the tasks within 10 % of the
-drop's need still serve the plateau at full load (37 % or less on
-benchmarks/lull.py's load), or with ``min_tasks`` that high (16), the floor is 0.
+target (70 % here): at a target low enough, or a ``min_tasks`` high enough,
+that the tasks within 10 % of the drop's need still serve the plateau at full
+load, the floor is 0.
 """
 
 from __future__ import annotations
@@ -47,10 +47,7 @@ import numpy.typing as npt
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.stress import Knots
-from ecs_gpu.sim.transients import NEED_BAND, NEED_WITHIN_S
-
-# The window after a drop in which a scale-in meeting issue 16's goal must act.
-GOAL_S = NEED_WITHIN_S
+from ecs_gpu.sim.transients import NEED_BAND
 
 
 def rate_before(knots: Knots, t: float, name: str = "t") -> float:

@@ -127,7 +127,8 @@ def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
                 "and keep it until replaced. An instance refresh replaces each of them, and the "
                 "tasks on it, one new instance first (the template's own refresh settings: "
                 "every GPU instance is scale-in protected, so the default Wait would stall for "
-                "an hour and fail, and 100-110 % healthy never drops below today's GPUs; the "
+                f"an hour and fail, and {redeploy.REFRESH_HEALTHY_RANGE} healthy never drops below "
+                "today's GPUs; the "
                 "group's DefaultInstanceWarmup paces it): aws autoscaling "
                 f"start-instance-refresh --auto-scaling-group-name {g['AutoScalingGroupName']} "
                 f"--preferences '{json.dumps(redeploy.REFRESH_PREFERENCES)}'.",

@@ -173,11 +173,7 @@ def _on_demand_host(s: Snapshot, asg: str) -> Literal["runs", "none by design", 
 def _no_host(s: Snapshot, asg: str) -> bool:
     """Whether ``asg`` was collected with no InService instance (not collected: unknown,
     so False: its series must arrive)."""
-    groups = s.get("auto_scaling_groups")
-    if not groups:
-        return False
-    counts = in_service_counts(groups)
-    return asg in counts and counts[asg] == 0
+    return in_service_counts(s.get("auto_scaling_groups") or []).get(asg) == 0
 
 
 def _hostless_remedy(s: Snapshot, asg: str) -> str:
