@@ -155,3 +155,47 @@ def test_json_dash_into_a_closed_pipe_ends_quietly_with_141() -> None:
         os.close(write)
     assert proc.returncode == 141, proc.stderr
     assert proc.stderr == ""
+
+
+def test_a_named_pipe_is_written_in_place_not_replaced_by_a_file(tmp_path: Path) -> None:
+    """Renaming a temporary over a pipe or device (``-o /dev/null`` as root) would
+    replace it with a regular file."""
+    pipe = tmp_path / "out.json"
+    os.mkfifo(pipe)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)  # so the writer's open does not block
+    try:
+        outputs.check_output(pipe, "--json", suffix=".json")
+        outputs.write_text(pipe, '{"ok": true}\n', "--json")
+        assert stat.S_ISFIFO(pipe.stat().st_mode)
+        assert os.read(reader, 100) == b'{"ok": true}\n'
+    finally:
+        os.close(reader)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_dev_null_is_an_output_whatever_its_name_or_folder() -> None:
+    """/dev is not writable for a user and /dev/null has no .png suffix; neither matters."""
+    null = Path(os.devnull)
+    outputs.check_output(null, "--plot", suffix=".png")
+    outputs.write_text(null, "discarded\n", "--json")
+    assert stat.S_ISCHR(null.stat().st_mode)
+
+
+def test_an_output_through_a_symlink_writes_its_target_and_keeps_the_link(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "real.json"
+    target.write_text("old\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    outputs.write_text(link, "new\n", "--json")
+    assert link.is_symlink()
+    assert target.read_text() == "new\n"
+
+
+def test_plan_can_discard_its_plot_and_json_to_dev_null(capsys: pytest.CaptureFixture[str]) -> None:
+    from ecs_gpu.cli import main
+
+    rc = main(["plan", str(EXAMPLE), "-o", os.devnull, "--json", os.devnull])
+    assert rc == 0, capsys.readouterr().err
+    assert stat.S_ISCHR(Path(os.devnull).stat().st_mode)

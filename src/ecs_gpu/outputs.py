@@ -12,6 +12,10 @@
   the mode of the file they replace), as a plain write would.
 - A write that fails, to a file or to standard output (a full disk), is
   exit 2 naming the option and the OS error.
+- An output that is a symbolic link is written at its target (the link
+  stays a link), and one that is not a regular file (``/dev/null``, a
+  named pipe) is written in place: renaming over it would replace the
+  device with a file.
 """
 
 from __future__ import annotations
@@ -35,6 +39,16 @@ def is_stdout(path: Path | str | None) -> bool:
     return path is not None and str(path) == STDOUT
 
 
+def _target(path: Path) -> Path:
+    """The file a write to ``path`` lands in: a symbolic link's target, so the link stays."""
+    return path.resolve() if path.is_symlink() else path
+
+
+def _is_special(path: Path) -> bool:
+    """True for an existing output that is not a regular file or folder (a device, a pipe)."""
+    return path.exists() and not path.is_file() and not path.is_dir()
+
+
 def check_output(path: Path, option: str = "output", suffix: str | None = None) -> None:
     """Refuse an output path that cannot be written, naming ``option``."""
     if is_stdout(path):
@@ -43,6 +57,12 @@ def check_output(path: Path, option: str = "output", suffix: str | None = None) 
                 f"{option} -: writes a {suffix[1:].upper()} file, which a terminal cannot "
                 f"show. Fix: give a file name ending in {suffix}."
             )
+        return
+    path = _target(path)
+    if _is_special(path):
+        # /dev/null or a pipe: written in place, so its name and folder do not matter.
+        if not os.access(path, os.W_OK):
+            raise BadInputError(f"{option} {path}: is not writable. Fix: choose another path.")
         return
     parent = path.parent
     if path.is_dir():
@@ -93,7 +113,10 @@ def check_distinct(inputs: Mapping[str, Path | None], outputs: Mapping[str, Path
         for other_opt, other in outs[i + 1 :]:
             both_stdout = is_stdout(out) and is_stdout(other)
             if both_stdout or (
-                not is_stdout(out) and not is_stdout(other) and _same_file(out, other)
+                not is_stdout(out)
+                and not is_stdout(other)
+                and _same_file(out, other)
+                and not _is_special(_target(out))  # /dev/null keeps nothing to overwrite
             ):
                 raise BadInputError(
                     f"{opt} and {other_opt}: both write {out}; one would overwrite the other. "
@@ -139,7 +162,11 @@ def write_with(path: Path, option: str, write: Callable[[Path], object]) -> None
     on any failure, Ctrl-C included. The result has the user's umask, or the
     mode of the file it replaces.
     """
+    path = _target(path)
     with _translate(path, option):
+        if _is_special(path):
+            write(path)  # a device or pipe has nothing to keep whole
+            return
         tmp = _temporary_sibling(path)
         try:
             write(tmp)
