@@ -199,3 +199,18 @@ def test_plan_can_discard_its_plot_and_json_to_dev_null(capsys: pytest.CaptureFi
     rc = main(["plan", str(EXAMPLE), "-o", os.devnull, "--json", os.devnull])
     assert rc == 0, capsys.readouterr().err
     assert stat.S_ISCHR(Path(os.devnull).stat().st_mode)
+
+
+def test_dev_stdout_on_a_pipe_is_written_through_not_resolved() -> None:
+    """/dev/stdout links to /proc/self/fd/1, which names a pipe as ``pipe:[N]``: following
+    the link by name would write a stray file, not the pipe."""
+    import subprocess
+
+    code = (
+        "from pathlib import Path; from ecs_gpu import outputs; "
+        "outputs.write_text(Path('/dev/stdout'), 'through\\n', '--json')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd="/"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "through\n", "")

@@ -39,14 +39,20 @@ def is_stdout(path: Path | str | None) -> bool:
     return path is not None and str(path) == STDOUT
 
 
-def _target(path: Path) -> Path:
-    """The file a write to ``path`` lands in: a symbolic link's target, so the link stays."""
-    return path.resolve() if path.is_symlink() else path
-
-
 def _is_special(path: Path) -> bool:
     """True for an existing output that is not a regular file or folder (a device, a pipe)."""
     return path.exists() and not path.is_file() and not path.is_dir()
+
+
+def _target(path: Path) -> Path:
+    """The file a write to ``path`` lands in: a symbolic link's target, so the link stays.
+
+    A link to a device or pipe is kept as given: ``/dev/stdout`` on a pipe
+    resolves to a name (``pipe:[123]``) that cannot be opened.
+    """
+    if path.is_symlink() and not _is_special(path):
+        return path.resolve()
+    return path
 
 
 def check_output(path: Path, option: str = "output", suffix: str | None = None) -> None:
