@@ -205,6 +205,17 @@ def test_destroy_of_the_real_stack_unprotects_its_instances_first(
     assert "--desired-count MIN_TASKS" in exc.value.message
     after = clients.autoscaling.describe_auto_scaling_instances()["AutoScalingInstances"]
     assert not any(i["ProtectedFromScaleIn"] for i in after)
+    # Keeping the service means protecting the fleet again (managed termination
+    # protection needs it), which a redeploy of the same template would not do.
+    group = before[0]["AutoScalingGroupName"]
+    assert (
+        f"update-auto-scaling-group --auto-scaling-group-name {group} "
+        "--new-instances-protected-from-scale-in" in exc.value.message
+    )
+    assert (
+        f"set-instance-protection --auto-scaling-group-name {group} "
+        f"--instance-ids {before[0]['InstanceId']} --protected-from-scale-in" in exc.value.message
+    )
     svc = clients.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
     assert svc["services"][0]["desiredCount"] == 0
 
@@ -694,3 +705,80 @@ def test_a_foreign_or_busy_stack_is_refused_before_its_template_is_read(
     err = " ".join(capsys.readouterr().err.split())
     assert "UPDATE_ROLLBACK_FAILED" in err and "--resources-to-skip" in err
     assert "GetTemplate" not in calls and told == []
+
+
+def test_destroy_refuses_a_termination_protected_stack_before_changing_anything(
+    clients: Clients, template: dict[str, Any]
+) -> None:
+    """DeleteStack on a protected stack fails and leaves it as it was; destroy's steps
+    before it would already have stopped every task. moto neither returns
+    EnableTerminationProtection nor enforces it, so DescribeStacks gets it as AWS sends it."""
+    deploy(clients, template)
+
+    def protected(parsed: dict[str, Any], **_: Any) -> None:
+        for s in parsed.get("Stacks", []):
+            s["EnableTerminationProtection"] = True
+
+    clients.cfn.meta.events.register("after-call.cloudformation.DescribeStacks", protected)
+    calls = record_calls(clients.cfn, clients.ecs, clients.autoscaling, clients.appscaling)
+    with pytest.raises(ProblemsFound) as exc:
+        _destroy(clients, yes=True)
+    assert exc.value.exit_code == 1
+    assert "termination protection" in exc.value.message
+    assert f"--no-enable-termination-protection --stack-name {STACK}" in exc.value.message
+    _untouched(clients, calls)
+
+
+def test_destroy_of_a_stack_whose_service_is_already_inactive_goes_on_to_delete(
+    clients: Clients, template: dict[str, Any]
+) -> None:
+    """A rerun after DELETE_FAILED: CloudFormation already deleted the service, which ECS
+    keeps as INACTIVE and refuses to update. moto answers ServiceNotFound instead, so
+    UpdateService gets ECS's answer (a 400 with ServiceNotActiveException)."""
+    from botocore.awsrequest import AWSResponse
+
+    deploy(clients, template)
+
+    def not_active(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        error = {"Code": "ServiceNotActiveException", "Message": "Service was not ACTIVE."}
+        return AWSResponse("http://127.0.0.1/stub", 400, {}, None), {"Error": error}
+
+    clients.ecs.meta.events.register("before-call.ecs.UpdateService", not_active)
+    result = _destroy(clients, yes=True)
+    assert result is not None and result.status == "DELETE_COMPLETE"
+
+
+def test_destroy_leaves_alone_what_has_the_specs_names_but_is_not_in_the_stack(
+    clients: Clients,
+) -> None:
+    """A stack whose create failed before its cluster, service and group existed: the
+    ones of those names belong to something else, which destroy neither lists nor changes."""
+    ec2 = boto3.Session().client("ec2")
+    lt = ec2.create_launch_template(
+        LaunchTemplateName="other-lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
+    )["LaunchTemplate"]["LaunchTemplateId"]
+    clients.autoscaling.create_auto_scaling_group(
+        AutoScalingGroupName=NAMES.asg,
+        LaunchTemplate={"LaunchTemplateId": lt},
+        MinSize=1,
+        MaxSize=1,
+        AvailabilityZones=["us-east-1a"],
+        NewInstancesProtectedFromScaleIn=True,
+    )
+    clients.ecs.create_cluster(clusterName=NAMES.cluster)
+    # A stack ecs-gpu made (its tag) holding none of them.
+    body = {"Resources": {"Logs": {"Type": "AWS::Logs::LogGroup"}}}
+    clients.cfn.create_stack(
+        StackName=STACK,
+        TemplateBody=json.dumps(body),
+        Tags=[{"Key": dp.TAG_SPEC, "Value": NAMES.service_name}],
+    )
+    calls = record_calls(clients.cfn, clients.ecs, clients.autoscaling, clients.appscaling)
+    result = _destroy(clients, yes=True)
+    assert result is not None and result.status == "DELETE_COMPLETE"
+    assert not {"UpdateService", "RegisterScalableTarget", "UpdateAutoScalingGroup"} & set(calls)
+    assert "SetInstanceProtection" not in calls
+    group = clients.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[NAMES.asg])
+    g = group["AutoScalingGroups"][0]
+    assert g["NewInstancesProtectedFromScaleIn"] is True
+    assert all(i["ProtectedFromScaleIn"] for i in g["Instances"])

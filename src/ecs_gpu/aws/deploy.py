@@ -118,6 +118,8 @@ class StackState:
     # DescribeStacks' Parameters, each as strings (ParameterKey, ParameterValue,
     # and ResolvedValue for an SSM-typed one): where the running AMI is read.
     parameters: tuple[Mapping[str, str], ...] = ()
+    # EnableTerminationProtection: DeleteStack then fails (destroy refuses first).
+    termination_protection: bool = False
 
     @property
     def made_by_ecs_gpu(self) -> bool:
@@ -186,6 +188,7 @@ def stack_state(cfn: CloudFormationClient, stack: str) -> StackState | None:
         tags={t["Key"]: t["Value"] for t in s.get("Tags", [])},
         description=s.get("Description", ""),
         parameters=tuple({k: str(v) for k, v in p.items()} for p in s.get("Parameters", [])),
+        termination_protection=bool(s.get("EnableTerminationProtection", False)),
     )
 
 

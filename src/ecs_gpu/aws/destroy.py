@@ -68,7 +68,11 @@ def physical_of(resources: list[StackResource], rtype: str) -> str | None:
     return None
 
 
-_ECS_GONE = frozenset({"ServiceNotFoundException", "ClusterNotFoundException"})
+# ServiceNotActiveException: a DRAINING or INACTIVE service ("You can't update a
+# service that's inactive", UpdateService), e.g. one a failed delete already removed.
+_ECS_GONE = frozenset(
+    {"ServiceNotFoundException", "ClusterNotFoundException", "ServiceNotActiveException"}
+)
 _ECS_SCALABLE_DIMENSION: Final = "ecs:service:DesiredCount"
 
 
@@ -198,33 +202,43 @@ def unprotect_instances(autoscaling: AutoScalingClient, asg: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Deployed:
-    """The physical names of a deployed stack's cluster, service and ASG (and Spot ASG)."""
+    """The physical names of a deployed stack's cluster, service and ASG (and Spot ASG).
 
-    cluster: str
-    service: str
-    asg: str
+    None where the stack has no such resource (a create that failed early):
+    destroy then skips that step rather than act on a same-named resource of
+    another stack.
+    """
+
+    cluster: str | None
+    service: str | None
+    asg: str | None
     # [capacity.spot]'s group, when the stack has one.
     spot_asg: str | None = None
 
     @property
     def groups(self) -> list[str]:
         """Every GPU group destroy unprotects: the On-Demand one, then the Spot one."""
-        return [self.asg] if self.spot_asg is None else [self.asg, self.spot_asg]
+        return [g for g in (self.asg, self.spot_asg) if g]
 
     @property
-    def service_name(self) -> str:
+    def service_name(self) -> str | None:
         # A service's physical id is its ARN (.../service/CLUSTER/NAME).
-        return self.service.rsplit("/", 1)[-1]
+        return self.service.rsplit("/", 1)[-1] if self.service else None
 
     @property
-    def scalable_target_resource_id(self) -> str:
+    def scalable_target_resource_id(self) -> str | None:
+        if self.cluster is None or self.service_name is None:
+            return None
         return scalable_target_id(self.cluster, self.service_name)
 
     @classmethod
     def of(cls, resources: list[StackResource], names: Names) -> Deployed:
-        """From the stack's own resources (right for any --stack); the spec's names if absent.
+        """From the stack's own resources only (right for any --stack).
 
-        With two groups, the Spot one is the one named ``names.spot_asg``.
+        Not the spec's names for a resource the stack lacks: a cluster, service
+        or group of that name belongs to something else, which destroy does
+        not list and must not change. With two groups, the Spot one is the one
+        named ``names.spot_asg``.
         """
         groups = [
             r.physical_id
@@ -233,9 +247,9 @@ class Deployed:
         ]
         spot = names.spot_asg if names.spot_asg in groups else None
         return cls(
-            cluster=physical_of(resources, "AWS::ECS::Cluster") or names.cluster,
-            service=physical_of(resources, "AWS::ECS::Service") or names.service,
-            asg=next((g for g in groups if g != spot), names.asg),
+            cluster=physical_of(resources, "AWS::ECS::Cluster"),
+            service=physical_of(resources, "AWS::ECS::Service"),
+            asg=next((g for g in groups if g != spot), None),
             spot_asg=spot,
         )
 
@@ -272,6 +286,22 @@ def find(
     return Target(stack, state, resources, Deployed.of(resources, names))
 
 
+def check_deletable(target: Target) -> None:
+    """Refuse (exit 1) a stack with termination protection before anything changes.
+
+    DeleteStack on it "fails and the stack, including its status, remains
+    unchanged", but destroy's steps before it would already have taken the
+    service to 0 tasks and unprotected its instances.
+    """
+    if target.state.termination_protection:
+        raise ProblemsFound(
+            f"stack {target.stack} has termination protection, so CloudFormation will not "
+            "delete it; nothing was changed. Fix: if you do mean to delete it, `aws "
+            "cloudformation update-termination-protection --no-enable-termination-protection "
+            f"--stack-name {target.stack}`, then run destroy again."
+        )
+
+
 def check_not_busy(target: Target, region: str | None) -> None:
     """Refuse (exit 1) a stack another operation than a delete owns."""
     if is_in_progress(target.state.status):
@@ -301,19 +331,46 @@ class Step:
     group: str = ""
 
 
-def _half_done(names: Deployed) -> str:
-    """What a destroy that stopped before DeleteStack leaves behind, and the two ways on."""
+def _half_done(names: Deployed, unprotected: dict[str, list[str]]) -> str:
+    """What a destroy that stopped before DeleteStack leaves behind, and the two ways on.
+
+    ``unprotected``: the instances destroy took scale-in protection from, by
+    group. Keeping the service means protecting them again: managed termination
+    protection needs the group and each instance protected, and a redeploy of
+    an unchanged template puts nothing back.
+    """
     rid = names.scalable_target_resource_id
-    return (
+    keep: list[str] = []
+    if rid is not None:
+        keep.append(
+            "`aws application-autoscaling register-scalable-target --service-namespace ecs "
+            f"--resource-id {rid} --scalable-dimension ecs:service:DesiredCount --min-capacity "
+            "MIN_TASKS --suspended-state DynamicScalingInSuspended=false,"
+            "DynamicScalingOutSuspended=false,ScheduledScalingSuspended=false`"
+        )
+        keep.append(
+            f"`aws ecs update-service --cluster {names.cluster} --service {names.service_name} "
+            "--desired-count MIN_TASKS`"
+        )
+    for group in names.groups:
+        keep.append(
+            "`aws autoscaling update-auto-scaling-group --auto-scaling-group-name "
+            f"{group} --new-instances-protected-from-scale-in`"
+        )
+        if unprotected.get(group):
+            keep.append(
+                f"`aws autoscaling set-instance-protection --auto-scaling-group-name {group} "
+                f"--instance-ids {' '.join(unprotected[group])} --protected-from-scale-in`"
+            )
+    text = (
         " The stack is still there, but destroy may already have set the service's desired "
         "count to 0, suspended its autoscaling (minimum 0) and unprotected its instances. "
-        "Finish with `ecs-gpu destroy SPEC`, or keep the service: `aws application-autoscaling "
-        f"register-scalable-target --service-namespace ecs --resource-id {rid} "
-        "--scalable-dimension ecs:service:DesiredCount --min-capacity MIN_TASKS "
-        "--suspended-state DynamicScalingInSuspended=false,DynamicScalingOutSuspended=false,"
-        f"ScheduledScalingSuspended=false` and `aws ecs update-service --cluster {names.cluster} "
-        f"--service {names.service_name} --desired-count MIN_TASKS` (MIN_TASKS: [scaling] "
-        "min_tasks)."
+        "Finish with `ecs-gpu destroy SPEC`"
+    )
+    if not keep:
+        return text + "."
+    return (
+        text + ", or keep the service: " + " and ".join(keep) + " (MIN_TASKS: [scaling] min_tasks)."
     )
 
 
@@ -328,20 +385,26 @@ def _prepare_delete(
     task_timeout_s: float,
     waits: dp.Waits,
     on_step: Callable[[Step], None],
+    unprotected: dict[str, list[str]],
 ) -> set[str]:
-    """Steps 1-4 of destroy: hold scaling at 0, stop the tasks, unprotect, DeleteStack."""
+    """Steps 1-4 of destroy: hold scaling at 0, stop the tasks, unprotect, DeleteStack.
+
+    A step whose resource the stack lacks is skipped. ``unprotected`` is filled
+    with the instances unprotected, by group, as each call returns.
+    """
     cluster, service = deployed.cluster, deployed.service
-    if hold_scaling_at_zero(appscaling, deployed.scalable_target_resource_id):
+    rid = deployed.scalable_target_resource_id
+    if rid is not None and hold_scaling_at_zero(appscaling, rid):
         on_step(Step("held_scaling", deployed))
-    if scale_service_to_zero(ecs, cluster, service):
+    if cluster is not None and service is not None and scale_service_to_zero(ecs, cluster, service):
         on_step(Step("scaled_to_zero", deployed))
         alive = wait_tasks_stopped(ecs, cluster, service, timeout_s=task_timeout_s, waits=waits)
         if alive:
             on_step(Step("tasks_still_stopping", deployed, len(alive), task_timeout_s))
     for asg in deployed.groups:
-        unprotected = unprotect_instances(autoscaling, asg)
-        if unprotected:
-            on_step(Step("unprotected", deployed, len(unprotected), group=asg))
+        unprotected[asg] = unprotect_instances(autoscaling, asg)
+        if unprotected[asg]:
+            on_step(Step("unprotected", deployed, len(unprotected[asg]), group=asg))
     return dp.delete_stack(cfn, state.stack_id)
 
 
@@ -361,6 +424,7 @@ def start_delete(
     Stopped on the way (Ctrl-C, a denial), the error keeps its exit code and
     says what is left half done and the two ways on.
     """
+    unprotected: dict[str, list[str]] = {}
     try:
         return _prepare_delete(
             ecs,
@@ -372,14 +436,16 @@ def start_delete(
             task_timeout_s=task_timeout_s,
             waits=waits,
             on_step=on_step,
+            unprotected=unprotected,
         )
     except KeyboardInterrupt:
         raise EcsGpuError(
-            "interrupted before the stack delete started." + _half_done(target.deployed),
+            "interrupted before the stack delete started."
+            + _half_done(target.deployed, unprotected),
             exit_code=EXIT_INTERRUPTED,
         ) from None
     except EcsGpuError as e:
         # Same error and exit code (a denial stays exit 3), plus what is left.
-        e.message += _half_done(target.deployed)
+        e.message += _half_done(target.deployed, unprotected)
         e.args = (e.message,)
         raise

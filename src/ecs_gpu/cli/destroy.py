@@ -72,6 +72,7 @@ def run_destroy(
     render_doomed(target)
     if not target.deleting:
         ds.check_not_busy(target, region)
+        ds.check_deletable(target)
         console.print(
             "This stops every task, terminates the GPU instances and deletes the service's "
             "logs and dashboard."

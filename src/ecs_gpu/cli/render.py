@@ -200,7 +200,9 @@ def render_destroy_step(step: ds.Step) -> None:
     if step.kind == "held_scaling":
         console.print("Suspended the service's autoscaling and set its minimum to 0.")
     elif step.kind == "scaled_to_zero":
-        console.print(f"Scaled service {escape(d.service_name)} to 0 tasks; waiting for them.")
+        console.print(
+            f"Scaled service {escape(d.service_name or '')} to 0 tasks; waiting for them."
+        )
     elif step.kind == "tasks_still_stopping":
         console.print(
             f"[yellow]{step.count} task(s) still stopping after {step.timeout_s:.0f} s; "
@@ -209,7 +211,7 @@ def render_destroy_step(step: ds.Step) -> None:
     else:
         console.print(
             f"Removed scale-in protection from {step.count} instance(s) of "
-            f"{escape(step.group or d.asg)}, so CloudFormation can terminate them."
+            f"{escape(step.group or d.asg or '')}, so CloudFormation can terminate them."
         )
 
 
