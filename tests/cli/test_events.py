@@ -553,3 +553,37 @@ def test_a_stuck_delete_is_explained_not_waited_on_forever(cfn: Any) -> None:
     assert f"Asg ({ASG_T}, {NAMES.asg})" in msg and "protected from scale-in" in msg
     assert "Service" not in msg.split("stops waiting here")[1].split("Follow")[0]
     assert "describe-stack-events --stack-name vllm-g5" in msg
+
+
+@pytest.mark.parametrize(
+    ("prop", "disruption"),
+    [
+        # UpdateService: "This parameter triggers a new service deployment."
+        ("NetworkConfiguration", "tasks-replaced"),
+        ("LoadBalancers", "tasks-replaced"),
+        ("ServiceRegistries", "tasks-replaced"),
+        ("ForceNewDeployment", "tasks-replaced"),
+        # "This parameter doesn't trigger a new service deployment."
+        ("DesiredCount", None),
+        ("HealthCheckGracePeriodSeconds", None),
+        ("CapacityProviderStrategy", None),
+    ],
+)
+def test_a_service_change_ecs_applies_by_a_new_deployment_restarts_every_task(
+    prop: str, disruption: str | None
+) -> None:
+    (c,) = parse_changes(
+        [
+            {
+                "Type": "Resource",
+                "ResourceChange": {
+                    "Action": "Modify",
+                    "LogicalResourceId": "Service",
+                    "ResourceType": "AWS::ECS::Service",
+                    "Replacement": "False",
+                    "Details": [{"Target": {"Attribute": "Properties", "Name": prop}}],
+                },
+            }
+        ]
+    )
+    assert c.disruption == disruption

@@ -31,7 +31,9 @@ TASK_DEFINITION_TYPE = "AWS::ECS::TaskDefinition"
 #   version the groups launch from: every GPU instance is replaced, in place;
 # - "service-replaced": a new service, every task stopped and started anew;
 # - "tasks-replaced": a task definition is immutable, so any change is a new
-#   revision, and the service's rolling deployment replaces every task.
+#   revision, and the service's rolling deployment replaces every task; so
+#   does a change to a service property that ECS applies by a new deployment
+#   (DEPLOYMENT_PROPERTIES).
 Disruption = Literal["fleet-replaced", "fleet-refreshed", "service-replaced", "tasks-replaced"]
 DISRUPTIONS: Final[tuple[Disruption, ...]] = (
     "fleet-replaced",
@@ -41,6 +43,26 @@ DISRUPTIONS: Final[tuple[Disruption, ...]] = (
 )
 # A group's properties whose change starts its instance refresh.
 REFRESH_PROPERTIES: Final = frozenset({"LaunchTemplate", "MixedInstancesPolicy"})
+# A service's properties whose change "triggers a new service deployment"
+# (botocore's ECS model, UpdateService: taskDefinition, networkConfiguration,
+# loadBalancers, serviceRegistries, platformVersion, serviceConnectConfiguration,
+# volumeConfigurations, vpcLatticeConfigurations; forceNewDeployment starts one
+# by definition), which replaces every task. Not among them: desiredCount,
+# capacityProviderStrategy, placement, deploymentConfiguration and the health
+# check grace period ("doesn't trigger a new service deployment").
+DEPLOYMENT_PROPERTIES: Final = frozenset(
+    {
+        "TaskDefinition",
+        "NetworkConfiguration",
+        "LoadBalancers",
+        "ServiceRegistries",
+        "PlatformVersion",
+        "ServiceConnectConfiguration",
+        "VolumeConfigurations",
+        "VpcLatticeConfigurations",
+        "ForceNewDeployment",
+    }
+)
 
 # Statuses in which CloudFormation has finished with the stack.
 TERMINAL_STATUSES = frozenset(
@@ -155,8 +177,10 @@ class ResourceChange:
         if kind == LAUNCH_TEMPLATE_TYPE:
             # A new version or a new template: the groups launching from it refresh.
             return "fleet-refreshed"
-        if kind == SERVICE_TYPE and self.replaces:
-            return "service-replaced"
+        if kind == SERVICE_TYPE:
+            if self.replaces:
+                return "service-replaced"
+            return "tasks-replaced" if DEPLOYMENT_PROPERTIES & set(self.properties) else None
         if kind == TASK_DEFINITION_TYPE and self.replaces:
             return "tasks-replaced"
         return None

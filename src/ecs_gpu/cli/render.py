@@ -79,8 +79,10 @@ _DISRUPTION: dict[Disruption, tuple[str, str]] = {
     ),
     "tasks-replaced": (
         "TASK RESTART",
-        "a new task definition revision, so the service's rolling deployment replaces every "
-        "task (each new one loads its model before it serves).",
+        "a new task definition revision, or a service setting ECS applies by a new "
+        "deployment (its network, load balancer or service registry), so the service's "
+        "rolling deployment replaces every task (each new one loads its model before it "
+        "serves).",
     ),
 }
 
