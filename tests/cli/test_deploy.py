@@ -782,3 +782,56 @@ def test_destroy_leaves_alone_what_has_the_specs_names_but_is_not_in_the_stack(
     g = group["AutoScalingGroups"][0]
     assert g["NewInstancesProtectedFromScaleIn"] is True
     assert all(i["ProtectedFromScaleIn"] for i in g["Instances"])
+
+
+def _ctrl_c_on(client: Any, operation: str) -> None:
+    """Ctrl-C arrives while ``operation`` is being sent (a botocore before-call hook)."""
+
+    def ctrl_c(**_: Any) -> None:
+        raise KeyboardInterrupt
+
+    client.meta.events.register(
+        f"before-call.{client.meta.service_model.service_id.hyphenize()}.{operation}", ctrl_c
+    )
+
+
+def test_ctrl_c_after_yes_while_a_new_stacks_change_set_computes_deletes_it(
+    clients: Clients, template: dict[str, Any]
+) -> None:
+    _ctrl_c_on(clients.cfn, "DescribeChangeSet")
+    calls = record_calls(clients.cfn)
+    with pytest.raises(StackInterrupted) as exc:
+        deploy(clients, template)
+    assert exc.value.exit_code == EXIT_INTERRUPTED
+    assert "nothing was deployed and the change set is deleted" in exc.value.message
+    assert "REVIEW_IN_PROGRESS with no resources" in exc.value.message
+    assert "ExecuteChangeSet" not in calls and "DeleteChangeSet" in calls
+    assert clients.cfn.list_change_sets(StackName=STACK)["Summaries"] == []
+
+
+def test_ctrl_c_after_yes_before_an_update_executes_leaves_the_stack_unchanged(
+    clients: Clients, template: dict[str, Any], fresh_template: dict[str, Any]
+) -> None:
+    deploy(clients, template)
+    fresh_template["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] = 7
+    _ctrl_c_on(clients.cfn, "DescribeStackEvents")  # the events read before ExecuteChangeSet
+    calls = record_calls(clients.cfn)
+    with pytest.raises(StackInterrupted) as exc:
+        deploy(clients, fresh_template)
+    assert f"stack {STACK} is unchanged" in exc.value.message
+    assert "ExecuteChangeSet" not in calls and "DeleteChangeSet" in calls
+    # Only the first deploy's change set is left, executed (moto keeps it).
+    left = clients.cfn.list_change_sets(StackName=STACK)["Summaries"]
+    assert [c["ExecutionStatus"] for c in left] == ["EXECUTE_COMPLETE"]
+    status = clients.cfn.describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"]
+    assert status == "CREATE_COMPLETE"
+
+
+def test_ctrl_c_while_execute_change_set_is_sent_says_the_deployment_may_have_started(
+    clients: Clients, template: dict[str, Any]
+) -> None:
+    _ctrl_c_on(clients.cfn, "ExecuteChangeSet")
+    with pytest.raises(StackInterrupted) as exc:
+        deploy(clients, template)
+    assert "may have started" in exc.value.message
+    assert f"describe-stack-events --stack-name {STACK}" in exc.value.message

@@ -51,7 +51,13 @@ from ecs_gpu.aws.stack_events import (
     required_capabilities,
 )
 from ecs_gpu.aws.staging import TemplateSource
-from ecs_gpu.errors import AwsRefused, BadInputError, ProblemsFound, StackInterrupted
+from ecs_gpu.errors import (
+    AwsRefused,
+    BadInputError,
+    EcsGpuError,
+    ProblemsFound,
+    StackInterrupted,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
@@ -594,31 +600,74 @@ def execute(
     *,
     waits: Waits | None = None,
     source: TemplateSource | None = None,
+    region: str | None = None,
 ) -> tuple[str, set[str]]:
-    """Run the plan. Returns the stack id and the event ids that predate this run."""
+    """Run the plan. Returns the stack id and the event ids that predate this run.
+
+    Ctrl-C before ExecuteChangeSet is sent deletes the change set and says
+    nothing was deployed; Ctrl-C while it is in flight says the deployment
+    may have started and how to follow it. Both exit 130.
+    """
     w = waits or Waits()
-    if p.new_stack:
-        src = source or TemplateSource(template, p.stack)
-        cs_id, stack_id = _create_change_set(
-            cfn, p.stack, src, "CREATE", p.capabilities, p.tags, p.parameters
-        )
-        first = _wait_change_set(cfn, cs_id, w)
-        if first.get("Status") == "FAILED":
-            raise ProblemsFound(
-                f"CloudFormation could not compute the change set for new stack {p.stack}: "
-                f"{first.get('StatusReason') or 'no reason given'}. The stack stays in "
-                "REVIEW_IN_PROGRESS with no resources. Fix: correct what it names and deploy "
-                "again."
+    try:
+        if p.new_stack:
+            src = source or TemplateSource(template, p.stack)
+            cs_id, stack_id = _create_change_set(
+                cfn, p.stack, src, "CREATE", p.capabilities, p.tags, p.parameters
             )
-        p.change_set_id = cs_id
-        p.stack_id = stack_id or first.get("StackId") or p.stack
-    if not p.change_set_id:
-        raise ProblemsFound(f"nothing to execute for stack {p.stack}: it has no changes.")
-    seen = _seen_event_ids(cfn, p.stack_id or p.stack)
+            p.change_set_id = cs_id
+            p.stack_id = stack_id or p.stack_id
+            first = _wait_change_set(cfn, cs_id, w)
+            if first.get("Status") == "FAILED":
+                raise ProblemsFound(
+                    f"CloudFormation could not compute the change set for new stack {p.stack}: "
+                    f"{first.get('StatusReason') or 'no reason given'}. The stack stays in "
+                    "REVIEW_IN_PROGRESS with no resources. Fix: correct what it names and "
+                    "deploy again."
+                )
+            p.stack_id = stack_id or first.get("StackId") or p.stack
+        if not p.change_set_id:
+            raise ProblemsFound(f"nothing to execute for stack {p.stack}: it has no changes.")
+        seen = _seen_event_ids(cfn, p.stack_id or p.stack)
+    except KeyboardInterrupt:
+        raise _interrupted_before_execute(cfn, p) from None
     fix = "correct what it names and deploy again; the stack is as CloudFormation left it."
-    with _refusal_is_a_problem("ExecuteChangeSet", p.stack, fix):
-        cfn.execute_change_set(ChangeSetName=p.change_set_id)
+    try:
+        with _refusal_is_a_problem("ExecuteChangeSet", p.stack, fix):
+            cfn.execute_change_set(ChangeSetName=p.change_set_id)
+    except KeyboardInterrupt:
+        raise StackInterrupted(
+            f"interrupted while asking CloudFormation to run the change set for stack "
+            f"{p.stack}: the deployment may have started. "
+            + follow_hint(p.stack, region).capitalize()
+            + ", and run ecs-gpu again once it has finished."
+        ) from None
     return p.stack_id or p.stack, seen
+
+
+def _interrupted_before_execute(cfn: CloudFormationClient, p: Plan) -> StackInterrupted:
+    """Ctrl-C after the question but before ExecuteChangeSet: drop the change set."""
+    left = (
+        f"stack {p.stack} stays in REVIEW_IN_PROGRESS with no resources (the next deploy "
+        "uses it; `ecs-gpu destroy SPEC` deletes it)"
+        if p.new_stack and p.stack_id
+        else f"stack {p.stack} is unchanged"
+    )
+    cs_id, p.change_set_id = p.change_set_id, None
+    if cs_id is None:
+        return StackInterrupted(f"interrupted before the deployment started: {left}.")
+    try:
+        _delete_change_set(cfn, cs_id)
+    except (EcsGpuError, bx.BotoCoreError, bx.ClientError, KeyboardInterrupt):
+        return StackInterrupted(
+            f"interrupted before the deployment started: {left}, but its change set could "
+            f"not be deleted. Fix: `aws cloudformation delete-change-set --change-set-name "
+            f"{cs_id}`."
+        )
+    return StackInterrupted(
+        f"interrupted before the deployment started: nothing was deployed and the change "
+        f"set is deleted; {left}."
+    )
 
 
 def ensure_ecs_service_linked_role(iam: IAMClient) -> bool:

@@ -204,7 +204,7 @@ def _deploy(
         return None
     if p.new_stack and iam is not None:
         ensure_service_linked_role(iam)
-    stack_id, seen = dp.execute(cfn, p, template, waits=waits, source=source)
+    stack_id, seen = dp.execute(cfn, p, template, waits=waits, source=source, region=region)
     try:
         result = follow_to_end(
             cfn, stack, stack_id, seen, waits, region=region, what="The deployment",
