@@ -587,3 +587,32 @@ def test_a_service_change_ecs_applies_by_a_new_deployment_restarts_every_task(
         ]
     )
     assert c.disruption == disruption
+
+
+@pytest.mark.parametrize(
+    ("scope", "disruption"),
+    [
+        (["Tags"], None),  # the stack's tags, propagated: no new version
+        (["Properties"], "fleet-refreshed"),
+        (["Properties", "Tags"], "fleet-refreshed"),
+        ([], "fleet-refreshed"),  # CloudFormation did not say: assume the worst
+    ],
+)
+def test_a_launch_template_refreshes_the_fleet_unless_only_its_tags_change(
+    scope: list[str], disruption: str | None
+) -> None:
+    (c,) = parse_changes(
+        [
+            {
+                "Type": "Resource",
+                "ResourceChange": {
+                    "Action": "Modify",
+                    "LogicalResourceId": "LaunchTemplate",
+                    "ResourceType": "AWS::EC2::LaunchTemplate",
+                    "Replacement": "False",
+                    "Scope": scope,
+                },
+            }
+        ]
+    )
+    assert c.disruption == disruption

@@ -159,6 +159,9 @@ class ResourceChange:
     physical_id: str | None = None
     # The properties the change names (Details[].Target.Name of Attribute Properties).
     properties: tuple[str, ...] = ()
+    # What the change touches (ResourceChange.Scope: Properties, Metadata, Tags, ...);
+    # empty when CloudFormation does not say.
+    scope: tuple[str, ...] = ()
 
     @property
     def replaces(self) -> bool:
@@ -176,6 +179,10 @@ class ResourceChange:
             return "fleet-refreshed" if REFRESH_PROPERTIES & set(self.properties) else None
         if kind == LAUNCH_TEMPLATE_TYPE:
             # A new version or a new template: the groups launching from it refresh.
+            # Not a change of tags alone (the stack's ecs-gpu:version after an
+            # upgrade): that tags the template and makes no version.
+            if self.scope and "Properties" not in self.scope and not self.replaces:
+                return None
             return "fleet-refreshed"
         if kind == SERVICE_TYPE:
             if self.replaces:
@@ -211,6 +218,7 @@ def parse_changes(changes: Iterable[Mapping[str, Any]]) -> list[ResourceChange]:
                 replacement=rc.get("Replacement"),
                 physical_id=rc.get("PhysicalResourceId"),
                 properties=_changed_properties(rc.get("Details") or []),
+                scope=tuple(str(x) for x in rc.get("Scope") or ()),
             )
         )
     return out
