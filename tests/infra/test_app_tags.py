@@ -8,11 +8,14 @@ refresh then replaces every GPU instance on every ``cdk deploy``.
 
 from __future__ import annotations
 
+import re
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ecs_gpu import ami
 from ecs_gpu.naming import CONSTRUCT_ID
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import parse_spec
@@ -86,3 +89,16 @@ def test_the_construct_keeps_its_own_launch_template_tags(untagged: Template) ->
     ]
     assert "TagSpecifications" not in lts[spot]
     assert "TagSpecifications" not in lts[spot]["LaunchTemplateData"]
+
+
+def test_the_documented_cdk_deploy_parameter_is_the_apps_ami_parameter(untagged: Template) -> None:
+    """docs/template.md's `cdk deploy --parameters KEY=...` names the parameter both
+    launch templates read, in a user's app as in `ecs-gpu synth`."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "template.md").read_text("utf-8")
+    keys = set(re.findall(r"cdk deploy --parameters (\w+)=", doc))
+    assert keys == {ami.PARAMETER}, keys
+    param = untagged["Parameters"][ami.PARAMETER]
+    assert param["Type"] == "AWS::EC2::Image::Id"
+    assert "Default" not in param  # the spec pins no ami_id: a new stack must be given one
+    images = [p["LaunchTemplateData"]["ImageId"] for p in _launch_templates(untagged).values()]
+    assert images == [{"Ref": ami.PARAMETER}] * 2
