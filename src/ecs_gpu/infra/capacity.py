@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import jsii
-from aws_cdk import Aws, CfnParameter, CustomResource, Duration, RemovalPolicy, Stack, Tags
+from aws_cdk import Aws, CfnParameter, CustomResource, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_autoscaling as autoscaling
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecs as ecs
@@ -286,9 +286,6 @@ def _spot_group(
     lt = _launch_template(
         scope, group, role, sg, construct_id="SpotLaunchTemplate", spot=True, profile=shared
     )
-    # No construct-path Name tag on its instances and volumes: 170 bytes of a
-    # template that must stay under 51,200 inline (docs/host.md).
-    Tags.of(lt).remove("Name")
     mixed = autoscaling.MixedInstancesPolicy(
         launch_template=lt,
         launch_template_overrides=[
@@ -354,7 +351,7 @@ def _launch_template(
     the group's overrides and ``profile``, the On-Demand template's.
     """
     cap = spec.capacity
-    return ec2.LaunchTemplate(
+    lt = ec2.LaunchTemplate(
         scope,
         construct_id,
         # An explicit AMI id, so a deploy replaces GPU instances only when
@@ -384,6 +381,40 @@ def _launch_template(
                 ),
             )
         ],
+    )
+    # The Spot template carries no construct-path Name tag on its instances
+    # and volumes: 170 bytes of a template that must stay under 51,200
+    # inline (docs/host.md).
+    _pin_tags(lt, {} if spot else {"Name": lt.node.path})
+    return lt
+
+
+def _pin_tags(lt: ec2.LaunchTemplate, tags: dict[str, str]) -> None:
+    """Make ``tags`` the launch template's only tags, whatever a CDK app adds around it.
+
+    The L2 renders every tag the Tags aspect gives it (``Tags.of(app).add``
+    reaches it) into both TagSpecifications, the inner one part of
+    LaunchTemplateData: a tag whose value changes each deploy (a commit, a
+    date) would make a new template version every deploy, and the group's
+    instance refresh would replace every GPU instance. The L1 overrides are
+    applied after the aspects, so they win. The app's tags still reach the
+    instances through the group's Tags (PropagateAtLaunch), which are no
+    template version.
+    """
+    cfn = lt.node.default_child
+    if not isinstance(cfn, ec2.CfnLaunchTemplate):
+        raise TypeError(f"unexpected launch template child {type(cfn).__name__}")
+    if not tags:
+        cfn.add_property_deletion_override("TagSpecifications")
+        cfn.add_property_deletion_override("LaunchTemplateData.TagSpecifications")
+        return
+    rendered = [{"Key": k, "Value": v} for k, v in sorted(tags.items())]
+    cfn.add_property_override(
+        "TagSpecifications", [{"ResourceType": "launch-template", "Tags": rendered}]
+    )
+    cfn.add_property_override(
+        "LaunchTemplateData.TagSpecifications",
+        [{"ResourceType": kind, "Tags": rendered} for kind in ("instance", "volume")],
     )
 
 
