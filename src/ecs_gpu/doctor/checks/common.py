@@ -428,7 +428,7 @@ def alarm_differs(
             c.finding(
                 [*evidence, *(Evidence("alarms", n, "ActionsEnabled", False) for n in names)],
                 f"The {path} alarm {', '.join(names)} has its actions disabled "
-                "(ActionsEnabled false, as `aws cloudwatch disable-alarm-actions` leaves it, "
+                "(ActionsEnabled false, as DisableAlarmActions leaves it, "
                 f"say after maintenance): it goes to ALARM and invokes no policy, so {disabled} "
                 "Fix: aws cloudwatch enable-alarm-actions --alarm-names " + " ".join(names),
                 title=f"The {path} alarm's actions are disabled",
