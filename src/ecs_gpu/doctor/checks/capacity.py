@@ -19,6 +19,53 @@ from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.naming import Names
 
+# ecs-gpu's targetCapacity ([capacity] target_capacity_percent's default) where the
+# provider reports none.
+_TARGET_CAPACITY: Final = 100
+
+
+def _shorthand(fields: dict[str, Any]) -> str:
+    """``fields`` in the AWS CLI's shorthand syntax (``a=1,b=X``)."""
+    return ",".join(f"{k}={v}" for k, v in fields.items() if not isinstance(v, dict))
+
+
+def _enable_managed_scaling(name: str, prov: dict[str, Any]) -> str:
+    """The update-capacity-provider command that turns managed scaling on and repeats
+    every setting the provider has now (the managedScaling fields, termination
+    protection and draining), so that nothing else changes with it."""
+    ms = {
+        "status": "ENABLED",
+        "targetCapacity": _TARGET_CAPACITY,
+        **{k: v for k, v in prov.get("managedScaling", {}).items() if k != "status"},
+    }
+    rest = {
+        k: prov[k]
+        for k in ("managedTerminationProtection", "managedDraining")
+        if isinstance(prov.get(k), str)
+    }
+    provider = f"managedScaling={{{_shorthand(ms)}}}" + "".join(
+        f",{k}={v}" for k, v in rest.items()
+    )
+    return (
+        f"aws ecs update-capacity-provider --name {name} --auto-scaling-group-provider '{provider}'"
+    )
+
+
+def _protect_running(asg: dict[str, Any]) -> str:
+    """The set-instance-protection clause for the group's unprotected instances ("" if none)."""
+    ids = [
+        i["InstanceId"]
+        for i in asg.get("Instances", [])
+        if "InstanceId" in i and not i.get("ProtectedFromScaleIn")
+    ]
+    if not ids:
+        return ""
+    return (
+        "; it protects no instance running now, so protect those too: aws autoscaling "
+        f"set-instance-protection --auto-scaling-group-name {asg['AutoScalingGroupName']} "
+        f"--instance-ids {' '.join(ids)} --protected-from-scale-in"
+    )
+
 
 @check(
     "ASG008",
@@ -140,12 +187,20 @@ def _cp_managed_scaling(s: Snapshot, c: Check) -> list[Finding]:
                             name,
                             "autoScalingGroupProvider.managedScaling.status",
                             ms.get("status"),
-                        )
+                        ),
+                        Evidence(
+                            "capacity_providers",
+                            name,
+                            "autoScalingGroupProvider.managedScaling",
+                            ms,
+                        ),
                     ],
-                    "Managed scaling is off: nothing adds an instance when GPU tasks cannot be "
-                    f"placed. Enable it: aws ecs update-capacity-provider --name {name} "
-                    "--auto-scaling-group-provider "
-                    "'managedScaling={status=ENABLED,targetCapacity=100}'.",
+                    f"Managed scaling of {name} is off ({_shorthand(ms) or 'no settings'}): "
+                    "nothing adds an instance when GPU tasks cannot be placed. Enable it, "
+                    "repeating the provider's other settings (a managedScaling field left out "
+                    "takes ECS's default, aws-semantics.md §12): "
+                    + _enable_managed_scaling(name, prov)
+                    + ".",
                 )
             )
         asg = asgs.get(prov.get("autoScalingGroupArn", ""))
@@ -172,7 +227,11 @@ def _cp_managed_scaling(s: Snapshot, c: Check) -> list[Finding]:
                     ],
                     "Managed termination protection needs the ASG to protect new instances from "
                     "scale-in; without it the ASG can terminate an instance running GPU tasks. "
-                    "Set NewInstancesProtectedFromScaleIn on the ASG.",
+                    "Protect new instances: aws autoscaling update-auto-scaling-group "
+                    f"--auto-scaling-group-name {asg['AutoScalingGroupName']} "
+                    "--new-instances-protected-from-scale-in"
+                    + _protect_running(asg)
+                    + " (`ecs-gpu deploy` sets it too).",
                     severity="warning",
                 )
             )
