@@ -462,3 +462,14 @@ def difference_evidence(kind: str, name_key: str, diffs: Differences) -> list[Ev
 def difference_phrases(diffs: Differences) -> str:
     """Every difference's phrase, in order, joined for a finding's sentence."""
     return "; ".join(phrase for _, d in diffs for _, _, phrase in d)
+
+
+def replace_instance(iid: str) -> str:
+    """The command that has an Auto Scaling instance replaced: marked Unhealthy, its
+    group terminates it and launches another from the group's launch template, scale-in
+    protection or not (aws-semantics.md §12 "Replacing an instance")."""
+    return (
+        f"aws autoscaling set-instance-health --instance-id {iid} --health-status Unhealthy "
+        "(its Auto Scaling group terminates it and launches a replacement, even with scale-in "
+        "protection on)"
+    )
