@@ -797,3 +797,29 @@ def test_wake_check_reads_alarms_only_at_zero(healthy: Callable[[], Snap]) -> No
     s["scalable_targets"][0]["MinCapacity"] = 0
     r = next(r for r in run_checks(s).results if r.check.id == "SCL008")
     assert r.status == "unknown" and "alarms missing" in r.reason
+
+
+@pytest.mark.parametrize(
+    ("check_id", "alarm", "effect"),
+    [
+        ("SCL005", FAST_ALARM, "waits for target tracking's one-minute datapoints"),
+        ("SCL007", SCALE_IN_ALARM, "keeps its tasks for target tracking's 15 low minutes"),
+    ],
+)
+def test_a_step_path_alarm_with_its_actions_disabled(
+    healthy: Callable[[], Snap], check_id: str, alarm: str, effect: str
+) -> None:
+    # The fast path's (or fast scale-in's) alarm as the spec deploys it, left disabled:
+    # it goes to ALARM and never invokes its step policy.
+    s = healthy()
+    as_concurrency(s)
+    assert not [f for f in run_checks(s).findings if f.id == check_id]
+    next(a for a in s["alarms"] if a["AlarmName"] == alarm)["ActionsEnabled"] = False
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == check_id]
+    assert f.severity == "error" and f.title.endswith("alarm's actions are disabled")
+    assert ("alarms", alarm, "ActionsEnabled", False) in [
+        (e.kind, e.id, e.field, e.value) for e in f.evidence
+    ]
+    assert f.fix.endswith(f"Fix: aws cloudwatch enable-alarm-actions --alarm-names {alarm}")
+    assert effect in f.fix

@@ -403,6 +403,29 @@ def register_per_series(
         )
 
 
+def actions_disabled(
+    c: Check, path: str, alarms: list[dict[str, Any]], disabled: str, *evidence: Evidence
+) -> Finding:
+    """The ``path``'s ``alarms`` (each as the path needs it) all have ``ActionsEnabled``
+    false: they change state and invoke nothing (``disabled``: what the path then fails
+    to do; aws-semantics.md §10 "Alarm actions disabled")."""
+    names = [str(a.get("AlarmName", "?")) for a in alarms]
+    return c.finding(
+        [*evidence, *(Evidence("alarms", n, "ActionsEnabled", False) for n in names)],
+        f"The {path} alarm {', '.join(names)} has its actions disabled "
+        "(ActionsEnabled false, as DisableAlarmActions leaves it, "
+        f"say after maintenance): it goes to ALARM and invokes no policy, so {disabled} "
+        "Fix: aws cloudwatch enable-alarm-actions --alarm-names " + " ".join(names),
+        title=f"The {path} alarm's actions are disabled",
+    )
+
+
+def actions_enabled(alarm: dict[str, Any]) -> bool:
+    """Does the alarm invoke its actions? ``ActionsEnabled`` absent (an older snapshot,
+    a hand-made one) is AWS's default, enabled."""
+    return alarm.get("ActionsEnabled") is not False
+
+
 def alarm_differs(
     c: Check,
     path: str,
@@ -420,20 +443,9 @@ def alarm_differs(
     diffs = [(a, differences(a)) for a in alarms]
     matching = [a for a, d in diffs if not d]
     if matching:
-        # ActionsEnabled absent (an older snapshot): AWS's default, enabled.
-        if any(a.get("ActionsEnabled") is not False for a in matching):
+        if any(actions_enabled(a) for a in matching):
             return []
-        names = [str(a.get("AlarmName", "?")) for a in matching]
-        return [
-            c.finding(
-                [*evidence, *(Evidence("alarms", n, "ActionsEnabled", False) for n in names)],
-                f"The {path} alarm {', '.join(names)} has its actions disabled "
-                "(ActionsEnabled false, as DisableAlarmActions leaves it, "
-                f"say after maintenance): it goes to ALARM and invokes no policy, so {disabled} "
-                "Fix: aws cloudwatch enable-alarm-actions --alarm-names " + " ".join(names),
-                title=f"The {path} alarm's actions are disabled",
-            )
-        ]
+        return [actions_disabled(c, path, matching, disabled, *evidence)]
     return [
         c.finding(
             [*evidence, *difference_evidence("alarms", "AlarmName", diffs)],
