@@ -291,3 +291,41 @@ def test_termination_protection_without_group_protection_names_both_commands(
         "--new-instances-protected-from-scale-in;"
     ) in f.fix
     assert f"--instance-ids {IID} --protected-from-scale-in" in f.fix
+
+
+def _launch_activity(s: Snap, iid: str, start: str, end: str) -> None:
+    s["scaling_activities"].insert(
+        0,
+        {
+            "ActivityId": "9a8b7c6d-1111-4222-8333-444455556666",
+            "AutoScalingGroupName": NAMES.asg,
+            "Description": f"Launching a new EC2 instance into warm pool: {iid}",
+            "Cause": "At 2026-11-29T15:10:00Z an instance was launched in response to a warm "
+            "pool size change.",
+            "StartTime": start,
+            "EndTime": end,
+            "StatusCode": "Successful",
+            "Progress": 100,
+        },
+    )
+
+
+def test_a_launch_that_waited_out_the_hooks_heartbeat_is_asg007(
+    healthy: Callable[[], Snap],
+) -> None:
+    # What a timed-out hook leaves once the instance went on: no waiting state, only a
+    # launch activity as long as the heartbeat (2015 s here).
+    s = healthy()
+    as_warm_pool(s)
+    assert not [f for f in run_checks(s).findings if f.id == "ASG007"]
+    _launch_activity(s, WARM_IID, "2026-11-29T15:10:00+00:00", "2026-11-29T15:43:40+00:00")
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "ASG007"]
+    assert f.title == "A launch waited out the launch hook's heartbeat"
+    ev = {(e.kind, e.field): e.value for e in f.evidence}
+    assert ev[("scaling_activities", "EndTime - StartTime (s)")] == 2020
+    assert ev[("lifecycle_hooks", "HeartbeatTimeout")] == 2015
+    assert "put it in service (CONTINUE)" in f.fix and WARM_IID in f.fix
+    # A launch shorter than the heartbeat: the unit completed the hook.
+    s["scaling_activities"][0]["EndTime"] = "2026-11-29T15:20:00+00:00"
+    assert not [f for f in run_checks(s).findings if f.id == "ASG007"]

@@ -674,9 +674,80 @@ def _hook_not_completed(s: Snapshot, c: Check) -> list[Finding]:
                     "the hook's DefaultResult, so each launch waits that long.",
                 )
             )
+    out += _timed_out_launches(s, c, groups)
     if undecided and not out:
         raise Unknown(
             f"{', '.join(undecided)} wait on the launch hook, but instances has no LaunchTime "
             "for them"
+        )
+    return out
+
+
+# A launch's activity (DescribeScalingActivities), into the group or its warm pool:
+# "Launching a new EC2 instance: i-..." / "... into warm pool: i-...".
+_LAUNCH_ACTIVITY: Final = "launching a new ec2 instance"
+
+
+def _timed_out_launches(s: Snapshot, c: Check, groups: list[dict[str, Any]]) -> list[Finding]:
+    """What a timed-out launch hook leaves once the instance has gone on: a launch
+    activity that lasted as long as the hook's heartbeat (the instance waited it out,
+    then EC2 Auto Scaling took the hook's DefaultResult). One finding per group, the
+    newest such activity; nothing without scaling_activities (the waiting instances
+    above are the live case)."""
+    out = []
+    for g in groups:
+        name = g.get("AutoScalingGroupName", "?")
+        hook = _launch_hook(s, name)
+        beat = None if hook is None else hook.get("HeartbeatTimeout")
+        if hook is None or not isinstance(beat, int):
+            continue
+        slow = []
+        for a in s.get("scaling_activities", []):
+            if a.get("AutoScalingGroupName") != name:
+                continue
+            if not str(a.get("Description", "")).lower().startswith(_LAUNCH_ACTIVITY):
+                continue
+            start, end = parse_time(a.get("StartTime")), parse_time(a.get("EndTime"))
+            if start is not None and end is not None and (end - start).total_seconds() >= beat:
+                slow.append((end, (end - start).total_seconds(), a))
+        if not slow:
+            continue
+        slow.sort(key=lambda t: t[0], reverse=True)
+        _, took, newest = slow[0]
+        aid = newest.get("ActivityId", name)
+        hook_name = hook.get("LifecycleHookName", "?")
+        result = hook.get("DefaultResult", "ABANDON")
+        went_on = (
+            "put it in service (CONTINUE), pulled or not"
+            if result == "CONTINUE"
+            else "terminated it (ABANDON) and launched another"
+        )
+        out.append(
+            c.finding(
+                [
+                    Evidence("scaling_activities", aid, "Description", newest.get("Description")),
+                    Evidence(
+                        "scaling_activities",
+                        aid,
+                        "EndTime - StartTime (s)",
+                        round(took),
+                    ),
+                    Evidence("lifecycle_hooks", hook_name, "HeartbeatTimeout", beat),
+                    Evidence("lifecycle_hooks", hook_name, "DefaultResult", result),
+                    Evidence(
+                        "scaling_activities", name, "launches as long as the heartbeat", len(slow)
+                    ),
+                ],
+                f"{len(slow)} launch(es) of {name} lasted as long as the {beat} s heartbeat of "
+                f"the launch hook {hook_name} (the newest {round(took)} s: "
+                f"{newest.get('Description')}): the hook timed out, the host's warm-pool unit "
+                f"({host.WARM_UNIT}) never completed it, and EC2 Auto Scaling then {went_on}. "
+                "Each such launch waits the whole heartbeat. Read the unit's log "
+                f"{host.HOST_SETUP_LOG} on an instance it launched. Usual causes: the instance "
+                "role lacks autoscaling:CompleteLifecycleAction (policy ecs-gpu-warm-pool), the "
+                "hook's name is not the one the unit completes (ASG006), or the pull is slower "
+                "than the heartbeat.",
+                title="A launch waited out the launch hook's heartbeat",
+            )
         )
     return out
