@@ -82,6 +82,19 @@ def describe_alarms(cw: CloudWatchClient, names: Sequence[str]) -> list[dict[str
 
 Differences = Callable[[Mapping[str, Any]], list[tuple[str, Any, str]]]
 
+# How judge_alarms says an alarm as the path needs it invokes nothing.
+ACTIONS_DISABLED = "its actions are disabled (ActionsEnabled false: it invokes nothing;"
+
+
+def enable_actions(names: Sequence[str]) -> str:
+    """The command that turns the alarms' actions back on (EnableAlarmActions)."""
+    return "aws cloudwatch enable-alarm-actions --alarm-names " + " ".join(names)
+
+
+def disabled_alarms(judged: Sequence[tuple[str, str | None]] | None) -> list[str]:
+    """The alarms :func:`judge_alarms` found as the path needs them but disabled."""
+    return [n for n, why in judged or () if why is not None and why.startswith(ACTIONS_DISABLED)]
+
 
 def judge_alarms(
     policies: Sequence[StepPolicy], alarms: Sequence[Mapping[str, Any]], differences: Differences
@@ -104,13 +117,7 @@ def judge_alarms(
                 # ActionsEnabled absent: AWS's default, enabled.
                 if alarm.get("ActionsEnabled") is not False:
                     return None
-                out.append(
-                    (
-                        name,
-                        "its actions are disabled (ActionsEnabled false: it invokes nothing; "
-                        f"aws cloudwatch enable-alarm-actions --alarm-names {name})",
-                    )
-                )
+                out.append((name, f"{ACTIONS_DISABLED} {enable_actions([name])})"))
                 continue
             out.append((name, "it reads " + ", ".join(d[2] for d in diff)))
     return out
