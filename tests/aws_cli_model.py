@@ -107,7 +107,10 @@ def _span(text: str, start: int) -> str:
 
 def commands(text: str) -> list[str]:
     """Every `aws ...` command the text quotes, as it quotes it."""
-    return [_span(text, m.start()) for m in _START.finditer(text)]
+    starts = [m.start() for m in _START.finditer(text)]
+    # A command ends where the next one starts, at the latest (prose joins them).
+    ends = [*starts[1:], len(text)] if starts else []
+    return [_span(text[:end], start) for start, end in zip(starts, ends, strict=True)]
 
 
 def _check(command: str) -> list[str]:

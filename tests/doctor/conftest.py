@@ -31,7 +31,10 @@ def fixes_quote_runnable_commands(monkeypatch: pytest.MonkeyPatch) -> Iterator[N
 
     def checked(self: Check, *args: Any, **kwargs: Any) -> Finding:
         f = render(self, *args, **kwargs)
-        wrong = problems(f.fix)
+        try:
+            wrong = problems(f.fix)
+        except Exception as e:  # the runner reads a ValueError as "unknown": fail loudly
+            raise AssertionError(f"{f.id}: the command check itself failed: {e!r}") from e
         assert not wrong, f"{f.id} quotes a command the AWS CLI refuses: {wrong}"
         return f
 
