@@ -83,7 +83,11 @@ def test_pool_off_the_spec_is_an_asg005_warning(healthy: Callable[[], Snap]) -> 
     }
     # The spec leaves max_prepared unset: the template deploys its default, min_size (1).
     assert "has max_prepared = 1 (set, or its default: min_size)" in f.fix
-    assert "ecs-gpu deploy" in f.fix
+    # A redeploy of the unchanged stack leaves a change by hand: the spec's values, by hand.
+    assert (
+        f"aws autoscaling put-warm-pool --auto-scaling-group-name {NAMES.asg} --min-size 1 "
+        "--max-group-prepared-capacity 1 --pool-state Stopped."
+    ) in f.fix
 
 
 def test_unset_max_prepared_may_read_back_as_minus_one(healthy: Callable[[], Snap]) -> None:
@@ -99,6 +103,35 @@ def test_pool_being_deleted_is_an_asg005_error(healthy: Callable[[], Snap]) -> N
     s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["Status"] = "PendingDelete"
     (f,) = _found(s, "ASG005")
     assert f.severity == "error" and "being deleted" in f.fix
+    assert "Once its delete has finished, put it back" in f.fix
+    assert f"put-warm-pool --auto-scaling-group-name {NAMES.asg} --min-size 1" in f.fix
+
+
+def test_a_warm_pool_or_hook_deleted_by_hand_is_put_back_with_the_specs_values(
+    healthy: Callable[[], Snap],
+) -> None:
+    from .cases import no_launch_hook, no_warm_pool
+
+    s = healthy()
+    no_warm_pool(s)
+    (f,) = _found(s, "ASG005")
+    assert (
+        f"aws autoscaling put-warm-pool --auto-scaling-group-name {NAMES.asg} --min-size 1 "
+        "--max-group-prepared-capacity 1 --pool-state Stopped."
+    ) in f.fix
+    # An unset max_prepared (an older snapshot) is left out: the group's MaxSize.
+    s[COLLECTION_KEY]["target"]["warm_pool"]["max_prepared"] = None
+    (f,) = _found(s, "ASG005")
+    assert "--min-size 1 --pool-state Stopped." in f.fix
+    s = healthy()
+    no_launch_hook(s)
+    (f,) = _found(s, "ASG006")
+    assert (
+        f"aws autoscaling put-lifecycle-hook --lifecycle-hook-name {NAMES.asg}-launch "
+        f"--auto-scaling-group-name {NAMES.asg} "
+        "--lifecycle-transition autoscaling:EC2_INSTANCE_LAUNCHING --heartbeat-timeout 2015 "
+        "--default-result CONTINUE."
+    ) in f.fix
 
 
 @pytest.mark.parametrize(
@@ -125,6 +158,7 @@ def test_hook_heartbeat_off_the_spec_is_an_asg006_warning(healthy: Callable[[], 
     (f,) = _found(s, "ASG006")
     assert f.severity == "warning" and "another heartbeat" in f.title
     assert [e.value for e in f.evidence] == [600, 2015]
+    assert "--heartbeat-timeout 2015 --default-result CONTINUE." in f.fix
 
 
 def test_without_a_spec_any_launch_hook_will_do(healthy: Callable[[], Snap]) -> None:

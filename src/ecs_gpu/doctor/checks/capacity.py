@@ -416,7 +416,28 @@ LAUNCHING: Final = "autoscaling:EC2_INSTANCE_LAUNCHING"
 _POOL_DEFAULTS: Final = {"PoolState": "Stopped", "MinSize": 0}
 # How an instance waits for a launch hook, in each place it can be.
 _WAITING: Final = {"warm_pools": "Warmed:Pending:Wait", "auto_scaling_groups": "Pending:Wait"}
-_REDEPLOY: Final = "Redeploy with `ecs-gpu deploy`."
+
+
+def _put_warm_pool(group: str, want: dict[str, Any]) -> str:
+    """The put-warm-pool command with the spec's [capacity.warm_pool] values (an unset
+    max_prepared is left out: the group's MaxSize)."""
+    prepared = want.get("max_prepared")
+    return (
+        f"aws autoscaling put-warm-pool --auto-scaling-group-name {group} "
+        f"--min-size {want['min_size']}"
+        + (f" --max-group-prepared-capacity {prepared}" if prepared is not None else "")
+        + f" --pool-state {want['pool_state']}"
+    )
+
+
+def _put_launch_hook(group: str, hook: str, heartbeat: Any) -> str:
+    """The put-lifecycle-hook command for the warm-pool unit's launch hook, as the
+    template writes it (CONTINUE: at the heartbeat the instance goes on, pulled or not)."""
+    return (
+        f"aws autoscaling put-lifecycle-hook --lifecycle-hook-name {hook} "
+        f"--auto-scaling-group-name {group} --lifecycle-transition {LAUNCHING} "
+        f"--heartbeat-timeout {heartbeat} --default-result CONTINUE"
+    )
 
 
 def _warm_pool_target(s: Snapshot) -> dict[str, Any] | None:
@@ -491,8 +512,15 @@ def _warm_pool_config(s: Snapshot, c: Check) -> list[Finding]:
                     + (" (it is being deleted)" if cfg else "")
                     + ": every scale-out boots a new instance and pulls the image, minutes "
                     "instead of the spec's warm start. "
-                    + _REDEPLOY
-                    + " It creates the pool (AWS::AutoScaling::WarmPool).",
+                    + (
+                        "Once its delete has finished, put"
+                        if cfg
+                        else "A redeploy of the unchanged stack does not recreate a pool "
+                        "deleted by hand (CloudFormation compares templates); put"
+                    )
+                    + " it back with the spec's values: "
+                    + _put_warm_pool(name, want)
+                    + ".",
                 )
             )
             continue
@@ -506,7 +534,9 @@ def _warm_pool_config(s: Snapshot, c: Check) -> list[Finding]:
                     ],
                     f"The warm pool of {name} has {'; '.join(d[2] for d in diffs)}: it holds "
                     "another number of instances, or keeps them in another state, than the "
-                    "spec (and `ecs-gpu plan`'s warm starts) assume. " + _REDEPLOY,
+                    "spec (and `ecs-gpu plan`'s warm starts) assume. Set the spec's values "
+                    "(PutWarmPool updates the pool; a redeploy of the unchanged stack leaves a "
+                    "change made by hand): " + _put_warm_pool(name, want) + ".",
                     title="The warm pool differs from the spec",
                     severity="warning",
                 )
@@ -569,8 +599,18 @@ def _warm_pool_hook(s: Snapshot, c: Check) -> list[Finding]:
                     "that hook, so its complete-lifecycle-action fails; and without the hook "
                     "EC2 Auto Scaling stops a warming instance as soon as it runs, before the "
                     "image pull ends (it does not wait for user data), so a warm start pulls "
-                    "again. " + _REDEPLOY + " It sets the hook in the group's "
-                    "LifecycleHookSpecificationList.",
+                    "again. "
+                    + (
+                        "A redeploy of the unchanged stack does not put back a hook deleted by "
+                        "hand (it is in the group's LifecycleHookSpecificationList, which has "
+                        "not changed); put it with the spec's values: "
+                        + _put_launch_hook(name, want["hook_name"], want["hook_timeout_s"])
+                        + "."
+                        if want
+                        else "Run `ecs-gpu doctor SPEC` for the hook's name and heartbeat, "
+                        "or redeploy with `ecs-gpu deploy` after a change that reaches the "
+                        "group."
+                    ),
                 )
             )
             continue
@@ -593,7 +633,10 @@ def _warm_pool_hook(s: Snapshot, c: Check) -> list[Finding]:
                     f"warm-pool unit may make, the delays between them and "
                     f"{host.HOOK_MARGIN_S} s for boot and login). Shorter, EC2 Auto Scaling "
                     "goes on before a slow pull ends and a warm start pulls again; longer, an "
-                    "instance whose unit failed holds its launch that much longer. " + _REDEPLOY,
+                    "instance whose unit failed holds its launch that much longer. Set the "
+                    "spec's (PutLifecycleHook updates the hook): "
+                    + _put_launch_hook(name, hook_name, want["hook_timeout_s"])
+                    + ".",
                     title="The warm pool's launch hook has another heartbeat",
                     severity="warning",
                 )
