@@ -115,3 +115,15 @@ def test_at_zero_by_design_alarms_without_data_are_expected(healthy: Callable[[]
     s["scalable_targets"][0]["MinCapacity"] = 0
     validate_snapshot(s)
     assert "ALM001" not in {f.id for f in run_checks(s).findings}
+
+
+def test_a_deleted_missing_metric_alarm_is_put_back_by_a_drift_aware_change_set(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    name = s["_collection"]["target"]["missing_metric_alarm"]
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != name]
+    (f,) = [f for f in run_checks(s).findings if f.id == "ALM002"]
+    assert f.title == "GPU missing-metric alarm does not exist"
+    assert "--use-previous-template" in f.fix and "--deployment-mode REVERT_DRIFT;" in f.fix
+    assert "ecs-gpu deploy" not in f.fix

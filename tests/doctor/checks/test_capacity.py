@@ -279,6 +279,7 @@ def test_a_capacity_provider_or_its_group_that_is_gone_is_asg008(
     f = next(f for f in run_checks(s).findings if f.id == "ASG008")
     assert f.title == "The capacity provider's Auto Scaling group does not exist"
     assert NAMES.asg in f.fix
+    assert "`ecs-gpu destroy SPEC` then `ecs-gpu deploy SPEC`" in f.fix
     s = healthy()
     s["services"][0]["capacityProviderStrategy"].append(
         {"capacityProvider": "gone", "weight": 1, "base": 0}

@@ -194,6 +194,16 @@ def test_step_policy_without_an_alarm_is_scl005(healthy: Callable[[], Snap]) -> 
     f = next(f for f in run_checks(s).findings if f.id == "SCL005")
     assert f.title == "The fast path's alarm does not exist"
     assert (f.evidence[1].kind, f.evidence[1].id) == ("alarms", FAST_ALARM)
+    assert (
+        f"aws cloudformation create-change-set --stack-name {NAMES.stack} --change-set-name "
+        "ecs-gpu-revert-drift"
+    ) in f.fix and "--deployment-mode REVERT_DRIFT" in f.fix
+    assert "ecs-gpu deploy" not in f.fix
+    # Without the stack's name (--cluster/--service) doctor cannot quote it.
+    s[COLLECTION_KEY]["target"]["stack"] = None
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert "create-change-set" not in f.fix and "`ecs-gpu doctor SPEC` names the stack" in f.fix
+    s[COLLECTION_KEY]["target"]["stack"] = NAMES.stack
     step["Alarms"] = []
     f = next(f for f in run_checks(s).findings if f.id == "SCL005")
     assert f.title == "No alarm invokes the fast path's step policy"

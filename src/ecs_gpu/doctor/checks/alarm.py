@@ -13,6 +13,7 @@ from ecs_gpu.doctor.checks.common import (
     plan_tracks,
     policy_alarms,
     policy_metrics,
+    revert_drift,
     series_at,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
@@ -192,7 +193,7 @@ def _missing_metric_alarm(s: Snapshot, c: Check) -> list[Finding]:
             c.finding(
                 [Evidence("alarms", name, "AlarmName", None)],
                 f"The alarm {name} that fires when the GPU metric stops does not exist, so a "
-                "dead metric goes unnoticed. Redeploy with `ecs-gpu deploy`.",
+                "dead metric goes unnoticed. " + revert_drift(s, "an alarm"),
                 title="GPU missing-metric alarm does not exist",
                 severity="warning",
             )
@@ -270,7 +271,7 @@ def _spot_alarms(s: Snapshot, c: Check) -> list[Finding]:
                 c.finding(
                     [Evidence("alarms", name, "AlarmName", None)],
                     f"The alarm {name} that {watches} does not exist, so nobody hears of it. "
-                    "Redeploy with `ecs-gpu deploy`.",
+                    + revert_drift(s, "an alarm", newer=True),
                     title="A Spot group alarm does not exist",
                     severity="warning",
                 )

@@ -173,7 +173,12 @@ def _cp_managed_scaling(s: Snapshot, c: Check) -> list[Finding]:
                         ],
                         f"The capacity provider {name} scales the Auto Scaling group {group}, "
                         "which DescribeAutoScalingGroups did not return: it was deleted, so "
-                        "the provider can launch nothing. Redeploy with `ecs-gpu deploy`.",
+                        "the provider can launch nothing. A redeploy of the unchanged stack "
+                        "does not recreate it, and a new group cannot be given to the "
+                        "provider (UpdateCapacityProvider changes no autoScalingGroupArn; "
+                        "aws-semantics.md §12): delete the stack and deploy it again, "
+                        "`ecs-gpu destroy SPEC` then `ecs-gpu deploy SPEC` (the service runs "
+                        "no task in between).",
                         title="The capacity provider's Auto Scaling group does not exist",
                     )
                 )

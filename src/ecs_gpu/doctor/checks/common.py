@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ecs_gpu import demand_metric
+from ecs_gpu import ami, demand_metric
 from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
@@ -484,4 +484,40 @@ def replace_instance(iid: str) -> str:
         f"aws autoscaling set-instance-health --instance-id {iid} --health-status Unhealthy "
         "(its Auto Scaling group terminates it and launches a replacement, even with scale-in "
         "protection on)"
+    )
+
+
+# The change set revert_drift names (one at a time: a second create under the name fails
+# until the first is executed or deleted).
+REVERT_DRIFT_CHANGE_SET: Final = "ecs-gpu-revert-drift"
+
+
+def revert_drift(s: Snapshot, what: str, *, newer: bool = False) -> str:
+    """How to put back ``what``, a resource of the stack deleted by hand: a redeploy of
+    the unchanged stack does not (CloudFormation compares templates), a drift-aware
+    change set brings the resources in line with the template (aws-semantics.md §12
+    "A stack resource deleted by hand"). ``newer``: ecs-gpu added the resource after
+    some stacks were deployed, so a stack that never had it gets it from a redeploy."""
+    older = (
+        "If the stack was deployed by an ecs-gpu from before it, `ecs-gpu deploy` adds it. "
+        if newer
+        else ""
+    )
+    stack = collection_target(s).get("stack")
+    if not stack:
+        return older + (
+            f"A redeploy of the unchanged stack does not recreate {what} deleted by hand; a "
+            "drift-aware change set on its stack does (`ecs-gpu doctor SPEC` names the stack "
+            "and quotes the commands)."
+        )
+    cs = f"--stack-name {stack} --change-set-name {REVERT_DRIFT_CHANGE_SET}"
+    return older + (
+        f"A redeploy of the unchanged stack does not recreate {what} deleted by hand "
+        "(CloudFormation compares templates, not what exists); a drift-aware change set "
+        f"brings the stack's resources back in line with its template: aws cloudformation "
+        f"create-change-set {cs} --change-set-type UPDATE --use-previous-template "
+        f"--parameters ParameterKey={ami.PARAMETER},UsePreviousValue=true "
+        "--capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM --deployment-mode REVERT_DRIFT; "
+        f"read what it will do: aws cloudformation describe-change-set {cs}; then run it: "
+        f"aws cloudformation execute-change-set {cs}."
     )

@@ -12,6 +12,7 @@ import yaml
 from ecs_gpu import host, redeploy
 from ecs_gpu.doctor.checks.common import (
     ODCR_FIRST,
+    revert_drift,
     spot_groups,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
@@ -86,8 +87,10 @@ def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
                     ],
                     f"The group launches from the launch template {lt}, of which "
                     "DescribeLaunchTemplateVersions returned no version: it was deleted, so "
-                    "every launch fails (ASG001 shows the failed activity). Redeploy with "
-                    "`ecs-gpu deploy`, which creates it again.",
+                    "every launch fails (ASG001 shows the failed activity). "
+                    + revert_drift(s, "a launch template")
+                    + " Read the change set before you run it: it must create the template "
+                    "and set the group's LaunchTemplate to the new one.",
                     title="The group's launch template does not exist",
                     severity="error",
                 )

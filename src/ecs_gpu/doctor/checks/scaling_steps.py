@@ -17,6 +17,7 @@ from ecs_gpu.doctor.checks.common import (
     demand_names,
     policy_alarms,
     policy_types_evidence,
+    revert_drift,
     scales_on_concurrency,
     step_path_policies,
 )
@@ -188,7 +189,7 @@ def _step_policy_alarms(
                     ],
                     f"The step policy {pname} names the alarm {name}, but DescribeAlarms "
                     "did not return it (deleted?), so nothing invokes the fast path. "
-                    + _REDEPLOY_STEP_PATH,
+                    + revert_drift(s, "an alarm"),
                     title="The fast path's alarm does not exist",
                 )
             )
