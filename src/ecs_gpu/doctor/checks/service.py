@@ -185,10 +185,10 @@ def _secrets_fix(s: Snapshot, task: dict[str, Any], reason: str) -> str | None:
     if not any(k in reason for k in _SECRETS_FAILED):
         return None
     td_arn = str(task.get("taskDefinitionArn", ""))
-    td = next(
+    td: dict[str, Any] = next(
         (t for t in s.get("task_definitions", []) if t.get("taskDefinitionArn") == td_arn), {}
     )
-    role = td.get("executionRoleArn") or "the task execution role"
+    role = str(td.get("executionRoleArn") or "the task execution role")
     secrets = [
         (str(ct.get("name")), str(sec.get("name")), str(sec.get("valueFrom", "")))
         for ct in td.get("containerDefinitions", [])
