@@ -833,3 +833,20 @@ def test_a_step_path_alarm_with_its_actions_disabled(
     ]
     assert f.fix.endswith(f"Fix: aws cloudwatch enable-alarm-actions --alarm-names {alarm}")
     assert effect in f.fix
+
+
+def test_a_step_path_alarm_deleted_by_hand_is_put_back_by_a_drift_aware_change_set(
+    healthy: Callable[[], Snap],
+) -> None:
+    # The step policy is there and names its alarm; the alarm is gone. A redeploy of the
+    # unchanged stack would not recreate it.
+    cases = [("SCL007", as_concurrency, SCALE_IN_ALARM), ("SCL008", with_sleep, WAKE_ALARM)]
+    cases.append(("SCL010", with_sleep, SLEEP_ALARM))
+    for check_id, deploy, alarm in cases:
+        s = healthy()
+        deploy(s)
+        s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != alarm]
+        (f,) = [f for f in run_checks(s).findings if f.id == check_id]
+        assert f"names {alarm}, which DescribeAlarms did not return" in f.fix, check_id
+        assert "--deployment-mode REVERT_DRIFT;" in f.fix, check_id
+        assert "Fix: redeploy" not in f.fix and "Redeploy with" not in f.fix, check_id

@@ -521,3 +521,21 @@ def revert_drift(s: Snapshot, what: str, *, newer: bool = False) -> str:
         f"read what it will do: aws cloudformation describe-change-set {cs}; then run it: "
         f"aws cloudformation execute-change-set {cs}."
     )
+
+
+def deleted_step_alarms(s: Snapshot, shape: StepShape) -> str:
+    """ "" when no step policy of ``shape`` names an alarm DescribeAlarms did not return;
+    else what is gone and how to put it back (a stack alarm: :func:`revert_drift`)."""
+    collected = {a.get("AlarmName") for a in s.get("alarms", [])}
+    gone = {
+        str(p.get("PolicyName", "?")): names
+        for p in step_path_policies(s, shape)
+        if (names := [n for n in policy_alarms(s, p)[0] if n not in collected])
+    }
+    if not gone:
+        return ""
+    said = "; ".join(f"{p} names {', '.join(n)}" for p, n in gone.items())
+    return (
+        f"Its step policy is there, but its alarm is gone ({said}, which DescribeAlarms did "
+        "not return). " + revert_drift(s, "an alarm")
+    )

@@ -14,6 +14,7 @@ from ecs_gpu.doctor.checks.common import (
     actions_disabled,
     actions_enabled,
     collection_target,
+    deleted_step_alarms,
     demand_names,
     policy_alarms,
     policy_types_evidence,
@@ -281,7 +282,8 @@ def judge_fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
                 c.finding(
                     [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
                     f"No collected alarm invokes the step policy {pname}, so the fast "
-                    "scale-in never runs. " + _REDEPLOY_STEP_PATH,
+                    "scale-in never runs. "
+                    + (deleted_step_alarms(s, "fast_scale_in") or _REDEPLOY_STEP_PATH),
                     title="No alarm invokes the fast scale-in's step policy",
                 )
             )
