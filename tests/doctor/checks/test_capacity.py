@@ -345,6 +345,17 @@ def _launch_activity(s: Snap, iid: str, start: str, end: str) -> None:
     )
 
 
+def test_an_instance_stuck_on_the_hook_can_be_let_go_now(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    warm_instance_stuck(s)
+    (f,) = _found(s, "ASG007")
+    assert (
+        f"aws autoscaling complete-lifecycle-action --lifecycle-hook-name {NAMES.asg}-launch "
+        f"--auto-scaling-group-name {NAMES.asg} --lifecycle-action-result CONTINUE "
+        f"--instance-id {WARM_IID}."
+    ) in f.fix
+
+
 def test_a_launch_that_waited_out_the_hooks_heartbeat_is_asg007(
     healthy: Callable[[], Snap],
 ) -> None:

@@ -719,7 +719,10 @@ def _hook_not_completed(s: Snapshot, c: Check) -> list[Finding]:
                     "autoscaling:CompleteLifecycleAction (policy ecs-gpu-warm-pool), the "
                     "hook's name is not the one the unit completes (ASG006), or the pull is "
                     "slower than the heartbeat. At the heartbeat EC2 Auto Scaling goes on with "
-                    "the hook's DefaultResult, so each launch waits that long.",
+                    "the hook's DefaultResult, so each launch waits that long. To let this one "
+                    "go on now, pulled or not: aws autoscaling complete-lifecycle-action "
+                    f"--lifecycle-hook-name {hook_name} --auto-scaling-group-name {name} "
+                    f"--lifecycle-action-result CONTINUE --instance-id {iid}.",
                 )
             )
     out += _timed_out_launches(s, c, groups)
