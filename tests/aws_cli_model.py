@@ -8,7 +8,8 @@ option per member of its input shape, kebab case too (``--auto-scaling-group-nam
 a boolean member also as ``--no-...``). ``problems`` finds every such command in
 a text and says what the CLI would refuse: a service or command that does not
 exist, an option the operation does not have, an option without the value its
-member needs, a required member left out, or an elided command (``...``), which
+member needs, a JSON value its member's shape refuses (botocore's own parameter
+validator), a required member left out, or an elided command (``...``), which
 the user cannot run as quoted. The CLI's own global options (``--region``,
 ``--cli-input-json``, the pagination options, ...) are accepted everywhere, and
 ``--cli-input-json``/``--cli-input-yaml`` may carry the required members.
@@ -16,6 +17,7 @@ the user cannot run as quoted. The CLI's own global options (``--region``,
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from functools import cache
@@ -23,7 +25,8 @@ from typing import Final
 
 import botocore.session
 from botocore import xform_name
-from botocore.model import OperationModel, ServiceModel
+from botocore.model import OperationModel, ServiceModel, Shape
+from botocore.validate import ParamValidator
 
 # The AWS CLI's options that are no model member (`aws help`, and the pagination
 # options the CLI adds to a paginated operation).
@@ -113,6 +116,26 @@ def commands(text: str) -> list[str]:
     return [_span(text[:end], start) for start, end in zip(starts, ends, strict=True)]
 
 
+def _json_value(name: str, member: Shape, values: list[str], shape: Shape) -> list[str]:
+    """What botocore's parameter validator says of a JSON value given for a structure,
+    list or map member ``name`` of the input ``shape`` (shorthand syntax, ``a=1,b=2``, is
+    not checked; the input's own required members are _check's)."""
+    if member.type_name not in ("structure", "list", "map") or len(values) != 1:
+        return []
+    if not values[0].lstrip().startswith(("{", "[")):
+        return []
+    try:
+        value = json.loads(values[0])
+    except ValueError as e:
+        return [f"is not JSON ({e})"]
+    report = ParamValidator().validate({name: value}, shape)
+    return [
+        line
+        for line in report.generate_report().splitlines()
+        if line and not line.startswith("Missing required parameter in input:")
+    ]
+
+
 def _check(command: str) -> list[str]:
     try:
         words = shlex.split(command)
@@ -131,7 +154,7 @@ def _check(command: str) -> list[str]:
     out: list[str] = []
     given: set[str] = set()
     option: str | None = None
-    values = 0
+    values: list[str] = []
     # A trailing sentinel closes the last option.
     for word in [*rest, "--"]:
         if word == "..." or "..." in word:
@@ -140,15 +163,20 @@ def _check(command: str) -> list[str]:
         if not word.startswith("--"):
             if option is None:
                 out.append(f"{command!r}: {word!r} is no option's value")
-            values += 1
+            values.append(word)
             continue
         if option is not None and option in by_option:
             member = members[by_option[option]]
-            if member.type_name != "boolean" and values == 0:
+            if member.type_name != "boolean" and not values:
                 out.append(f"{command!r}: {option} needs a value ({member.type_name})")
             elif member.type_name == "boolean" and values:
                 out.append(f"{command!r}: {option} is a flag and takes no value")
-        option, values = word, 0
+            elif shape is not None:
+                out += [
+                    f"{command!r}: {option} {p}"
+                    for p in _json_value(by_option[option], member, values, shape)
+                ]
+        option, values = word, []
         if word == "--":
             break
         if word in GLOBAL_OPTIONS:

@@ -54,6 +54,16 @@ def test_every_case_quotes_only_commands_the_cli_accepts(healthy: Callable[[], S
         ("Run aws ecs update-service --cluster c --service.", "--service needs a value"),
         ("Run aws ecs update-service c s.", "no option's value"),
         ("aws ecs list-clusters and aws ecs list-services --cluster c", "'and' is no option's"),
+        (
+            "aws autoscaling start-instance-refresh --auto-scaling-group-name g "
+            """--preferences '{"SkipMatching": "yes", "Bogus": 1}'""",
+            'Unknown parameter in Preferences: "Bogus"',
+        ),
+        (
+            "aws autoscaling start-instance-refresh --auto-scaling-group-name g "
+            "--preferences '{SkipMatching: true}'",
+            "is not JSON",
+        ),
     ],
 )
 def test_the_helper_refuses_what_the_cli_refuses(text: str, wrong: str) -> None:
