@@ -57,3 +57,28 @@ def test_the_sleep_alarm_is_held_to_the_specs_window() -> None:
     short = {**alarm, "EvaluationPeriods": 9, "DatapointsToAlarm": 9}
     msg = vsp.explain_missing_sleep(policies, [short], **where)
     assert msg is not None and "after at least 10 quiet minutes" in msg
+
+
+def test_an_alarm_with_its_actions_disabled_deploys_no_step_path() -> None:
+    # The sleep alarm as the spec deploys it, but left disabled (DisableAlarmActions after
+    # maintenance): it goes to ALARM and invokes nothing, so the path is not deployed.
+    alarm = {
+        "AlarmName": "sleep-alarm",
+        "ActionsEnabled": False,
+        "Metrics": sleep_metrics("app/lb/1", NAMES.cluster, NAMES.service),
+        "EvaluationPeriods": 10,
+        "DatapointsToAlarm": 10,
+        "Threshold": sleep.THRESHOLD,
+        "ComparisonOperator": sleep.COMPARISON,
+        "TreatMissingData": sleep.TREAT_MISSING_DATA,
+    }
+    policies = [vsp.StepPolicy("sleep", ("sleep-alarm",), "sleep")]
+    where = {"resource_id": "service/c/s", "cluster": NAMES.cluster, "service": NAMES.service}
+    msg = vsp.explain_missing_sleep(policies, [alarm], **where, minutes=10)
+    assert msg is not None
+    assert "alarm sleep-alarm: its actions are disabled" in msg
+    assert "aws cloudwatch enable-alarm-actions --alarm-names sleep-alarm" in msg
+    assert vsp.judge_alarms(policies, [{**alarm, "ActionsEnabled": True}], lambda a: []) is None
+    # Absent (an older reader's fixture): AWS's default, enabled.
+    del alarm["ActionsEnabled"]
+    assert vsp.explain_missing_sleep(policies, [alarm], **where, minutes=10) is None

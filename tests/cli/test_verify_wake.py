@@ -251,14 +251,11 @@ def test_a_wake_path_not_deployed_is_the_config_checks_exit_1(
     assert alb.paths == []
 
 
-@pytest.mark.parametrize("disabled", [False, True], ids=["enabled", "actions-disabled"])
 def test_desired_never_rising_is_exit_1_with_the_likely_causes(
-    clients: Clients, zero_spec: Path, alb: FakeAlb, disabled: bool
+    clients: Clients, zero_spec: Path, alb: FakeAlb
 ) -> None:
     make_service(clients, desired=0)
     deploy_wake(clients)
-    if disabled:
-        clients.cw.disable_alarm_actions(AlarmNames=[WAKE_ALARM])
     with pytest.raises(EcsGpuError) as exc:
         run(clients, zero_spec, alb, rise_at_s=None, timeout_s=240)
     msg = " ".join(exc.value.message.split())
@@ -266,8 +263,26 @@ def test_desired_never_rising_is_exit_1_with_the_likely_causes(
     assert f"desiredCount stayed 0 for 240 s after the request to http://{alb.host}" in msg
     assert f"should have invoked {WAKE_POLICY} within 180 s" in msg
     assert "SCL008" in msg and "longer --timeout" in msg
-    assert (f"the wake alarm {WAKE_ALARM} has its actions disabled" in msg) is disabled
+    assert "has its actions disabled" not in msg
     assert alb.paths == ["/health"]  # one request, never more
+
+
+def test_a_wake_alarm_with_its_actions_disabled_is_refused_before_the_request(
+    clients: Clients, zero_spec: Path, alb: FakeAlb
+) -> None:
+    # Left disabled (DisableAlarmActions): it would go to ALARM and invoke nothing, so the
+    # check before the test says so, with the command, and sends no request.
+    make_service(clients, desired=0)
+    deploy_wake(clients)
+    clients.cw.disable_alarm_actions(AlarmNames=[WAKE_ALARM])
+    with pytest.raises(EcsGpuError) as exc:
+        run(clients, zero_spec, alb, rise_at_s=None, timeout_s=240)
+    msg = " ".join(exc.value.message.split())
+    assert exc.value.exit_code == EXIT_PROBLEMS
+    assert f"alarm {WAKE_ALARM}: its actions are disabled" in msg
+    assert f"Fix: aws cloudwatch enable-alarm-actions --alarm-names {WAKE_ALARM} (" in msg
+    assert "redeploy the spec" not in msg
+    assert alb.paths == []  # nothing was sent
 
 
 def test_a_rise_another_policy_made_is_not_a_proof(

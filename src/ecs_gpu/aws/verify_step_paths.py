@@ -82,12 +82,28 @@ def describe_alarms(cw: CloudWatchClient, names: Sequence[str]) -> list[dict[str
 
 Differences = Callable[[Mapping[str, Any]], list[tuple[str, Any, str]]]
 
+# How judge_alarms says an alarm as the path needs it invokes nothing.
+ACTIONS_DISABLED = "its actions are disabled (ActionsEnabled false: it invokes nothing;"
+
+
+def enable_actions(names: Sequence[str]) -> str:
+    """The command that turns the alarms' actions back on (EnableAlarmActions)."""
+    return "aws cloudwatch enable-alarm-actions --alarm-names " + " ".join(names)
+
+
+def disabled_alarms(judged: Sequence[tuple[str, str | None]] | None) -> list[str]:
+    """The alarms :func:`judge_alarms` found as the path needs them but disabled."""
+    return [n for n, why in judged or () if why is not None and why.startswith(ACTIONS_DISABLED)]
+
 
 def judge_alarms(
     policies: Sequence[StepPolicy], alarms: Sequence[Mapping[str, Any]], differences: Differences
 ) -> list[tuple[str, str | None]] | None:
-    """None when an alarm that invokes one of ``policies`` has no ``differences``; else, per
-    alarm they name in order, (its name, what it reads that differs; None: it does not exist)."""
+    """None when an alarm that invokes one of ``policies`` has no ``differences`` and its
+    actions enabled; else, per alarm they name in order, (its name, what is wrong with it:
+    "it reads ..." what differs, or that its actions are disabled; None: it does not exist).
+    An alarm with ``ActionsEnabled`` false changes state and invokes nothing
+    (aws-semantics.md §10 "Alarm actions disabled"), so it deploys no step path."""
     by_name = {a["AlarmName"]: a for a in alarms}
     out: list[tuple[str, str | None]] = []
     for p in policies:
@@ -98,8 +114,12 @@ def judge_alarms(
                 continue
             diff = differences(alarm)
             if not diff:
-                return None
-            out.append((name, ", ".join(d[2] for d in diff)))
+                # ActionsEnabled absent: AWS's default, enabled.
+                if alarm.get("ActionsEnabled") is not False:
+                    return None
+                out.append((name, f"{ACTIONS_DISABLED} {enable_actions([name])})"))
+                continue
+            out.append((name, "it reads " + ", ".join(d[2] for d in diff)))
     return out
 
 
@@ -126,7 +146,7 @@ def explain_missing_step_path(
     if judged is None:
         return None
     seen = [
-        f"alarm {name} does not exist" if reads is None else f"alarm {name}: it reads {reads}"
+        f"alarm {name} does not exist" if reads is None else f"alarm {name}: {reads}"
         for name, reads in judged
     ]
     return head + _not_matching(f"{kind} {names} whose alarm", seen)
@@ -217,7 +237,7 @@ def explain_missing_wake(
         if all(p.differs for p in wakes):  # judged None: there is one
             return head + f"has a wake policy that does not match it ({wakes[0].differs})"
         return None
-    seen = [f"alarm {name}: it reads {reads}" for name, reads in judged if reads is not None]
+    seen = [f"alarm {name}: {reads}" for name, reads in judged if reads is not None]
     if not seen:
         return head + "has no such alarm: at zero tasks nothing starts one again"
     return head + _not_matching("a wake alarm that", seen)

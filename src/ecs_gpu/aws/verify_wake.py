@@ -114,13 +114,24 @@ def check_deployed(
     missing = vsp.explain_missing_wake(
         policies, alarms, resource_id=resource_id, cluster=names.cluster, service=names.service
     )
-    if missing is not None:
-        raise ProblemsFound(
-            f"{missing}. Fix: redeploy the spec (`ecs-gpu diff SPEC` lists what changes, "
-            "`ecs-gpu deploy SPEC` applies it; `ecs-gpu doctor SPEC` SCL008 checks the wake "
-            "policy and its alarm), then rerun verify wake."
-        )
     wakes = [p for p in policies if p.shape == "wake"]
+    if missing is not None:
+        off = vsp.disabled_alarms(
+            vsp.judge_alarms(
+                wakes, alarms, lambda a: wake.alarm_differences(a, names.cluster, names.service)
+            )
+        )
+        raise ProblemsFound(
+            f"{missing}. Fix: "
+            + (
+                f"{vsp.enable_actions(off)} (a redeploy of an unchanged alarm changes nothing)"
+                if off
+                else "redeploy the spec (`ecs-gpu diff SPEC` lists what changes, "
+                "`ecs-gpu deploy SPEC` applies it; `ecs-gpu doctor SPEC` SCL008 checks the wake "
+                "policy and its alarm)"
+            )
+            + ", then rerun verify wake."
+        )
     alarm_names = {a for p in wakes for a in p.alarms}
     found = [a for a in alarms if a["AlarmName"] in alarm_names]
     return WakeConfig(

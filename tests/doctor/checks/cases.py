@@ -612,7 +612,7 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
     ("ASG001", stockout, "scaling_activities", "StatusMessage", "InsufficientInstanceCapacity", "Availability Zones"),
     ("ASG002", asg_at_max, "auto_scaling_groups", "DesiredCapacity/MaxSize", "1/1", "max_instances"),
     ("ASG009", spot_interrupted, "scaling_activities", "Cause", "terminated or stopped", "instance_types"),
-    ("ASG005", no_warm_pool, "auto_scaling_groups", "WarmPoolConfiguration", "None", "ecs-gpu deploy"),
+    ("ASG005", no_warm_pool, "auto_scaling_groups", "WarmPoolConfiguration", "None", "aws autoscaling put-warm-pool"),
     ("ASG006", no_launch_hook, "lifecycle_hooks", "LifecycleHookName", "none", "complete-lifecycle-action fails"),
     ("ASG007", warm_instance_stuck, "warm_pools", f"Instances[{WARM_IID}].LifecycleState", "Warmed:Pending:Wait", "/var/log/ecs-gpu-host-setup.log"),
     ("SVC000", no_service, "services", "serviceName/status", "none", "ecs-gpu deploy"),

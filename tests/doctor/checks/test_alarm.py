@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from ecs_gpu import demand_metric
@@ -9,6 +10,7 @@ from ecs_gpu.doctor.checks import run_checks
 
 from ..snapshots import (
     FAST_ALARM,
+    NAMES,
     as_concurrency,
     validate_snapshot,
 )
@@ -80,7 +82,21 @@ def test_a_scaling_policys_deleted_alarm_is_alm001(healthy: Callable[[], Snap]) 
     validate_snapshot(s)
     f = next(f for f in run_checks(s).findings if f.id == "ALM001")
     assert f.title == "The scaling policy's alarm does not exist" and f.severity == "error"
-    assert f.evidence[0].id == "gpu" and "ecs-gpu deploy" in f.fix
+    assert f.evidence[0].id == "gpu"
+    # A redeploy of the unchanged stack does nothing: the policy is put again as it is.
+    policy = next(p for p in s["scaling_policies"] if p["PolicyName"] == "gpu")
+    config = policy["TargetTrackingScalingPolicyConfiguration"]
+    assert (
+        "aws application-autoscaling put-scaling-policy --service-namespace ecs --resource-id "
+        f"{NAMES.scalable_target_resource_id} --scalable-dimension ecs:service:DesiredCount "
+        "--policy-name gpu --policy-type TargetTrackingScaling "
+        f"--target-tracking-scaling-policy-configuration '{json.dumps(config, sort_keys=True)}';"
+    ) in f.fix
+    assert (
+        "aws cloudwatch describe-alarms --alarm-name-prefix "
+        f"TargetTracking-{NAMES.scalable_target_resource_id}-"
+    ) in f.fix
+    assert "ecs-gpu deploy" not in f.fix
     # The CPU policy and the fast path's step policy are not ALM001's.
     s = healthy()
     as_concurrency(s)
@@ -99,3 +115,15 @@ def test_at_zero_by_design_alarms_without_data_are_expected(healthy: Callable[[]
     s["scalable_targets"][0]["MinCapacity"] = 0
     validate_snapshot(s)
     assert "ALM001" not in {f.id for f in run_checks(s).findings}
+
+
+def test_a_deleted_missing_metric_alarm_is_put_back_by_a_drift_aware_change_set(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    name = s["_collection"]["target"]["missing_metric_alarm"]
+    s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != name]
+    (f,) = [f for f in run_checks(s).findings if f.id == "ALM002"]
+    assert f.title == "GPU missing-metric alarm does not exist"
+    assert "--use-previous-template" in f.fix and "--deployment-mode REVERT_DRIFT;" in f.fix
+    assert "ecs-gpu deploy" not in f.fix

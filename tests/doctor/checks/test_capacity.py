@@ -83,7 +83,11 @@ def test_pool_off_the_spec_is_an_asg005_warning(healthy: Callable[[], Snap]) -> 
     }
     # The spec leaves max_prepared unset: the template deploys its default, min_size (1).
     assert "has max_prepared = 1 (set, or its default: min_size)" in f.fix
-    assert "ecs-gpu deploy" in f.fix
+    # A redeploy of the unchanged stack leaves a change by hand: the spec's values, by hand.
+    assert (
+        f"aws autoscaling put-warm-pool --auto-scaling-group-name {NAMES.asg} --min-size 1 "
+        "--max-group-prepared-capacity 1 --pool-state Stopped."
+    ) in f.fix
 
 
 def test_unset_max_prepared_may_read_back_as_minus_one(healthy: Callable[[], Snap]) -> None:
@@ -99,6 +103,35 @@ def test_pool_being_deleted_is_an_asg005_error(healthy: Callable[[], Snap]) -> N
     s["auto_scaling_groups"][0]["WarmPoolConfiguration"]["Status"] = "PendingDelete"
     (f,) = _found(s, "ASG005")
     assert f.severity == "error" and "being deleted" in f.fix
+    assert "Once its delete has finished, put it back" in f.fix
+    assert f"put-warm-pool --auto-scaling-group-name {NAMES.asg} --min-size 1" in f.fix
+
+
+def test_a_warm_pool_or_hook_deleted_by_hand_is_put_back_with_the_specs_values(
+    healthy: Callable[[], Snap],
+) -> None:
+    from .cases import no_launch_hook, no_warm_pool
+
+    s = healthy()
+    no_warm_pool(s)
+    (f,) = _found(s, "ASG005")
+    assert (
+        f"aws autoscaling put-warm-pool --auto-scaling-group-name {NAMES.asg} --min-size 1 "
+        "--max-group-prepared-capacity 1 --pool-state Stopped."
+    ) in f.fix
+    # An unset max_prepared (an older snapshot) is left out: the group's MaxSize.
+    s[COLLECTION_KEY]["target"]["warm_pool"]["max_prepared"] = None
+    (f,) = _found(s, "ASG005")
+    assert "--min-size 1 --pool-state Stopped." in f.fix
+    s = healthy()
+    no_launch_hook(s)
+    (f,) = _found(s, "ASG006")
+    assert (
+        f"aws autoscaling put-lifecycle-hook --lifecycle-hook-name {NAMES.asg}-launch "
+        f"--auto-scaling-group-name {NAMES.asg} "
+        "--lifecycle-transition autoscaling:EC2_INSTANCE_LAUNCHING --heartbeat-timeout 2015 "
+        "--default-result CONTINUE."
+    ) in f.fix
 
 
 @pytest.mark.parametrize(
@@ -125,6 +158,7 @@ def test_hook_heartbeat_off_the_spec_is_an_asg006_warning(healthy: Callable[[], 
     (f,) = _found(s, "ASG006")
     assert f.severity == "warning" and "another heartbeat" in f.title
     assert [e.value for e in f.evidence] == [600, 2015]
+    assert "--heartbeat-timeout 2015 --default-result CONTINUE." in f.fix
 
 
 def test_without_a_spec_any_launch_hook_will_do(healthy: Callable[[], Snap]) -> None:
@@ -245,9 +279,99 @@ def test_a_capacity_provider_or_its_group_that_is_gone_is_asg008(
     f = next(f for f in run_checks(s).findings if f.id == "ASG008")
     assert f.title == "The capacity provider's Auto Scaling group does not exist"
     assert NAMES.asg in f.fix
+    assert "`ecs-gpu destroy SPEC` then `ecs-gpu deploy SPEC`" in f.fix
     s = healthy()
     s["services"][0]["capacityProviderStrategy"].append(
         {"capacityProvider": "gone", "weight": 1, "base": 0}
     )
     f = next(f for f in run_checks(s).findings if f.id == "ASG008")
     assert f.title == "The service's capacity provider does not exist" and "gone" in f.fix
+
+
+def test_managed_scaling_off_echoes_the_providers_settings(healthy: Callable[[], Snap]) -> None:
+    # A provider someone tuned, then turned off: the fix turns it on and keeps the
+    # tuning (a field left out of the update takes ECS's default).
+    s = healthy()
+    prov = s["capacity_providers"][0]["autoScalingGroupProvider"]
+    prov["managedScaling"].update(status="DISABLED", targetCapacity=90, minimumScalingStepSize=2)
+    prov["managedDraining"] = "DISABLED"
+    validate_snapshot(s)
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
+    assert (f.evidence[1].kind, f.evidence[1].id) == ("capacity_providers", NAMES.capacity_provider)
+    assert f.evidence[1].value["targetCapacity"] == 90
+    assert "(status=DISABLED,targetCapacity=90,minimumScalingStepSize=2," in f.fix
+    assert (
+        f"aws ecs update-capacity-provider --name {NAMES.capacity_provider} "
+        "--auto-scaling-group-provider 'managedScaling={status=ENABLED,targetCapacity=90,"
+        "minimumScalingStepSize=2,maximumScalingStepSize=10,instanceWarmupPeriod=300},"
+        "managedTerminationProtection=ENABLED,managedDraining=DISABLED'"
+    ) in f.fix
+    # Without a targetCapacity the command sets ecs-gpu's, 100.
+    del prov["managedScaling"]["targetCapacity"]
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
+    assert "managedScaling={status=ENABLED,targetCapacity=100,minimumScalingStepSize=2," in f.fix
+
+
+def test_termination_protection_without_group_protection_names_both_commands(
+    healthy: Callable[[], Snap],
+) -> None:
+    s = healthy()
+    g = s["auto_scaling_groups"][0]
+    g["NewInstancesProtectedFromScaleIn"] = False
+    g["Instances"][0]["ProtectedFromScaleIn"] = False
+    f = next(f for f in run_checks(s).findings if f.id == "ASG008")
+    assert f.severity == "warning"
+    assert (
+        f"aws autoscaling update-auto-scaling-group --auto-scaling-group-name {NAMES.asg} "
+        "--new-instances-protected-from-scale-in;"
+    ) in f.fix
+    assert f"--instance-ids {IID} --protected-from-scale-in" in f.fix
+
+
+def _launch_activity(s: Snap, iid: str, start: str, end: str) -> None:
+    s["scaling_activities"].insert(
+        0,
+        {
+            "ActivityId": "9a8b7c6d-1111-4222-8333-444455556666",
+            "AutoScalingGroupName": NAMES.asg,
+            "Description": f"Launching a new EC2 instance into warm pool: {iid}",
+            "Cause": "At 2026-11-29T15:10:00Z an instance was launched in response to a warm "
+            "pool size change.",
+            "StartTime": start,
+            "EndTime": end,
+            "StatusCode": "Successful",
+            "Progress": 100,
+        },
+    )
+
+
+def test_an_instance_stuck_on_the_hook_can_be_let_go_now(healthy: Callable[[], Snap]) -> None:
+    s = healthy()
+    warm_instance_stuck(s)
+    (f,) = _found(s, "ASG007")
+    assert (
+        f"aws autoscaling complete-lifecycle-action --lifecycle-hook-name {NAMES.asg}-launch "
+        f"--auto-scaling-group-name {NAMES.asg} --lifecycle-action-result CONTINUE "
+        f"--instance-id {WARM_IID}."
+    ) in f.fix
+
+
+def test_a_launch_that_waited_out_the_hooks_heartbeat_is_asg007(
+    healthy: Callable[[], Snap],
+) -> None:
+    # What a timed-out hook leaves once the instance went on: no waiting state, only a
+    # launch activity as long as the heartbeat (2015 s here).
+    s = healthy()
+    as_warm_pool(s)
+    assert not [f for f in run_checks(s).findings if f.id == "ASG007"]
+    _launch_activity(s, WARM_IID, "2026-11-29T15:10:00+00:00", "2026-11-29T15:43:40+00:00")
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == "ASG007"]
+    assert f.title == "A launch waited out the launch hook's heartbeat"
+    ev = {(e.kind, e.field): e.value for e in f.evidence}
+    assert ev[("scaling_activities", "EndTime - StartTime (s)")] == 2020
+    assert ev[("lifecycle_hooks", "HeartbeatTimeout")] == 2015
+    assert "put it in service (CONTINUE)" in f.fix and WARM_IID in f.fix
+    # A launch shorter than the heartbeat: the unit completed the hook.
+    s["scaling_activities"][0]["EndTime"] = "2026-11-29T15:20:00+00:00"
+    assert not [f for f in run_checks(s).findings if f.id == "ASG007"]

@@ -8,9 +8,28 @@ from collections.abc import Callable
 from ecs_gpu.doctor.checks import run_checks
 
 from ..snapshots import (
+    IID,
     validate_snapshot,
 )
-from .cases import Snap, no_instances
+from .cases import Snap, agent_config_missing, agent_disconnected, no_gpu_registered, no_instances
+
+# EC2 Auto Scaling's own replacement: terminate and launch, scale-in protection or not.
+SET_UNHEALTHY = f"aws autoscaling set-instance-health --instance-id {IID} --health-status Unhealthy"
+
+
+def test_an_instance_to_replace_is_marked_unhealthy_not_terminated(
+    healthy: Callable[[], Snap],
+) -> None:
+    for breakage, check_id in (
+        (agent_disconnected, "ECS002"),
+        (no_gpu_registered, "ECS003"),
+        (agent_config_missing, "HOST007"),
+    ):
+        s = healthy()
+        breakage(s)
+        (f,) = [f for f in run_checks(s).findings if f.id == check_id]
+        assert SET_UNHEALTHY in f.fix, check_id
+        assert "terminate-instance" not in f.fix and "terminate-instances" not in f.fix
 
 
 def test_scaled_to_zero_service_needs_no_instance(healthy: Callable[[], Snap]) -> None:

@@ -45,3 +45,6 @@ def test_a_deleted_launch_template_is_an_lt001_error(healthy: Callable[[], Snap]
     f = next(f for f in run_checks(s).findings if f.id == "LT001")
     assert f.severity == "error" and f.title == "The group's launch template does not exist"
     assert f.evidence[0].value == "lt-0a1b2c3d4e5f67890"
+    # Deleted by hand: the unchanged stack's redeploy does nothing, a drift-aware change set.
+    assert "--deployment-mode REVERT_DRIFT;" in f.fix and "ecs-gpu deploy" not in f.fix
+    assert f"aws cloudformation describe-change-set --stack-name {NAMES.stack}" in f.fix

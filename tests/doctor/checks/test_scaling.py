@@ -194,6 +194,16 @@ def test_step_policy_without_an_alarm_is_scl005(healthy: Callable[[], Snap]) -> 
     f = next(f for f in run_checks(s).findings if f.id == "SCL005")
     assert f.title == "The fast path's alarm does not exist"
     assert (f.evidence[1].kind, f.evidence[1].id) == ("alarms", FAST_ALARM)
+    assert (
+        f"aws cloudformation create-change-set --stack-name {NAMES.stack} --change-set-name "
+        "ecs-gpu-revert-drift"
+    ) in f.fix and "--deployment-mode REVERT_DRIFT" in f.fix
+    assert "ecs-gpu deploy" not in f.fix
+    # Without the stack's name (--cluster/--service) doctor cannot quote it.
+    s[COLLECTION_KEY]["target"]["stack"] = None
+    f = next(f for f in run_checks(s).findings if f.id == "SCL005")
+    assert "create-change-set" not in f.fix and "`ecs-gpu doctor SPEC` names the stack" in f.fix
+    s[COLLECTION_KEY]["target"]["stack"] = NAMES.stack
     step["Alarms"] = []
     f = next(f for f in run_checks(s).findings if f.id == "SCL005")
     assert f.title == "No alarm invokes the fast path's step policy"
@@ -797,3 +807,46 @@ def test_wake_check_reads_alarms_only_at_zero(healthy: Callable[[], Snap]) -> No
     s["scalable_targets"][0]["MinCapacity"] = 0
     r = next(r for r in run_checks(s).results if r.check.id == "SCL008")
     assert r.status == "unknown" and "alarms missing" in r.reason
+
+
+@pytest.mark.parametrize(
+    ("check_id", "alarm", "effect"),
+    [
+        ("SCL005", FAST_ALARM, "waits for target tracking's one-minute datapoints"),
+        ("SCL007", SCALE_IN_ALARM, "keeps its tasks for target tracking's 15 low minutes"),
+    ],
+)
+def test_a_step_path_alarm_with_its_actions_disabled(
+    healthy: Callable[[], Snap], check_id: str, alarm: str, effect: str
+) -> None:
+    # The fast path's (or fast scale-in's) alarm as the spec deploys it, left disabled:
+    # it goes to ALARM and never invokes its step policy.
+    s = healthy()
+    as_concurrency(s)
+    assert not [f for f in run_checks(s).findings if f.id == check_id]
+    next(a for a in s["alarms"] if a["AlarmName"] == alarm)["ActionsEnabled"] = False
+    validate_snapshot(s)
+    (f,) = [f for f in run_checks(s).findings if f.id == check_id]
+    assert f.severity == "error" and f.title.endswith("alarm's actions are disabled")
+    assert ("alarms", alarm, "ActionsEnabled", False) in [
+        (e.kind, e.id, e.field, e.value) for e in f.evidence
+    ]
+    assert f.fix.endswith(f"Fix: aws cloudwatch enable-alarm-actions --alarm-names {alarm}")
+    assert effect in f.fix
+
+
+def test_a_step_path_alarm_deleted_by_hand_is_put_back_by_a_drift_aware_change_set(
+    healthy: Callable[[], Snap],
+) -> None:
+    # The step policy is there and names its alarm; the alarm is gone. A redeploy of the
+    # unchanged stack would not recreate it.
+    cases = [("SCL007", as_concurrency, SCALE_IN_ALARM), ("SCL008", with_sleep, WAKE_ALARM)]
+    cases.append(("SCL010", with_sleep, SLEEP_ALARM))
+    for check_id, deploy, alarm in cases:
+        s = healthy()
+        deploy(s)
+        s["alarms"] = [a for a in s["alarms"] if a["AlarmName"] != alarm]
+        (f,) = [f for f in run_checks(s).findings if f.id == check_id]
+        assert f"names {alarm}, which DescribeAlarms did not return" in f.fix, check_id
+        assert "--deployment-mode REVERT_DRIFT;" in f.fix, check_id
+        assert "Fix: redeploy" not in f.fix and "Redeploy with" not in f.fix, check_id

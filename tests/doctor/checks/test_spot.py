@@ -96,7 +96,16 @@ def test_a_spot_stack_without_its_alarms_is_told_to_redeploy(healthy: Callable[[
     (f,) = _found(s, "ALM003")
     assert f.severity == "warning" and f.title == "A Spot group alarm does not exist"
     assert f.evidence[0].id == NAMES.spot_capacity_shortfall_alarm
-    assert "ecs-gpu deploy" in f.fix
+    # A stack from before the alarm gets it from a redeploy; one whose alarm was deleted by
+    # hand does not (unchanged template): a drift-aware change set puts it back.
+    assert "from before it, `ecs-gpu deploy` adds it" in f.fix
+    assert (
+        f"aws cloudformation create-change-set --stack-name {NAMES.stack} --change-set-name "
+        "ecs-gpu-revert-drift --change-set-type UPDATE --use-previous-template --parameters "
+        "ParameterKey=GpuAmiId,UsePreviousValue=true --capabilities CAPABILITY_IAM "
+        "CAPABILITY_NAMED_IAM --deployment-mode REVERT_DRIFT;"
+    ) in f.fix
+    assert f"aws cloudformation execute-change-set --stack-name {NAMES.stack}" in f.fix
 
 
 def test_a_firing_shortfall_is_an_error_naming_the_way_out(healthy: Callable[[], Snap]) -> None:

@@ -3,6 +3,8 @@ group's alarms exist and are quiet."""
 
 from __future__ import annotations
 
+import json
+import shlex
 from typing import Any
 
 from ecs_gpu.doctor.checks.common import (
@@ -11,6 +13,7 @@ from ecs_gpu.doctor.checks.common import (
     plan_tracks,
     policy_alarms,
     policy_metrics,
+    revert_drift,
     series_at,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
@@ -90,13 +93,37 @@ def _missing_policy_alarms(s: Snapshot, c: Check) -> list[Finding]:
                     ],
                     f"The target-tracking policy {pname} acts through the alarms "
                     f"{', '.join(gone)}, which DescribeAlarms did not return (deleted by "
-                    "hand?): without them the policy never changes the task count. Redeploy "
-                    "with `ecs-gpu deploy` (Application Auto Scaling recreates them with the "
-                    "policy).",
+                    "hand?): without them the policy never changes the task count. A redeploy "
+                    "of an unchanged stack does not touch the policy; put it again as it is, "
+                    "and Application Auto Scaling creates its alarms (aws-semantics.md §12): "
+                    + _reput_policy(p),
                     title="The scaling policy's alarm does not exist",
                 )
             )
     return out
+
+
+def _reput_policy(p: dict[str, Any]) -> str:
+    """The put-scaling-policy command that writes the target-tracking policy ``p`` again,
+    its configuration as DescribeScalingPolicies returned it, and how to see its alarms."""
+    rid = str(p.get("ResourceId", "?"))
+    ns = str(p.get("ServiceNamespace", "ecs"))
+    config = json.dumps(p.get("TargetTrackingScalingPolicyConfiguration", {}), sort_keys=True)
+    where = (
+        f"--service-namespace {ns} --resource-id {shlex.quote(rid)} "
+        f"--scalable-dimension {p.get('ScalableDimension', 'ecs:service:DesiredCount')}"
+    )
+    name = shlex.quote(str(p.get("PolicyName", "?")))
+    return (
+        f"aws application-autoscaling put-scaling-policy {where} --policy-name {name} "
+        "--policy-type TargetTrackingScaling --target-tracking-scaling-policy-configuration "
+        f"{shlex.quote(config)}; then check that the policy names its alarms: aws "
+        f"application-autoscaling describe-scaling-policies {where} --policy-names {name} "
+        "--query 'ScalingPolicies[].Alarms[].AlarmName'; and that they exist: aws cloudwatch "
+        "describe-alarms "
+        f"--alarm-name-prefix {shlex.quote('TargetTracking-' + rid + '-')} (the new alarms' "
+        "names end in new ids)."
+    )
 
 
 @check(
@@ -166,7 +193,7 @@ def _missing_metric_alarm(s: Snapshot, c: Check) -> list[Finding]:
             c.finding(
                 [Evidence("alarms", name, "AlarmName", None)],
                 f"The alarm {name} that fires when the GPU metric stops does not exist, so a "
-                "dead metric goes unnoticed. Redeploy with `ecs-gpu deploy`.",
+                "dead metric goes unnoticed. " + revert_drift(s, "an alarm"),
                 title="GPU missing-metric alarm does not exist",
                 severity="warning",
             )
@@ -244,7 +271,7 @@ def _spot_alarms(s: Snapshot, c: Check) -> list[Finding]:
                 c.finding(
                     [Evidence("alarms", name, "AlarmName", None)],
                     f"The alarm {name} that {watches} does not exist, so nobody hears of it. "
-                    "Redeploy with `ecs-gpu deploy`.",
+                    + revert_drift(s, "an alarm", newer=True),
                     title="A Spot group alarm does not exist",
                     severity="warning",
                 )

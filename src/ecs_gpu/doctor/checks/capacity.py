@@ -19,6 +19,53 @@ from ecs_gpu.doctor.checks.runner import why_missing
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.naming import Names
 
+# ecs-gpu's targetCapacity ([capacity] target_capacity_percent's default) where the
+# provider reports none.
+_TARGET_CAPACITY: Final = 100
+
+
+def _shorthand(fields: dict[str, Any]) -> str:
+    """``fields`` in the AWS CLI's shorthand syntax (``a=1,b=X``)."""
+    return ",".join(f"{k}={v}" for k, v in fields.items() if not isinstance(v, dict))
+
+
+def _enable_managed_scaling(name: str, prov: dict[str, Any]) -> str:
+    """The update-capacity-provider command that turns managed scaling on and repeats
+    every setting the provider has now (the managedScaling fields, termination
+    protection and draining), so that nothing else changes with it."""
+    ms = {
+        "status": "ENABLED",
+        "targetCapacity": _TARGET_CAPACITY,
+        **{k: v for k, v in prov.get("managedScaling", {}).items() if k != "status"},
+    }
+    rest = {
+        k: prov[k]
+        for k in ("managedTerminationProtection", "managedDraining")
+        if isinstance(prov.get(k), str)
+    }
+    provider = f"managedScaling={{{_shorthand(ms)}}}" + "".join(
+        f",{k}={v}" for k, v in rest.items()
+    )
+    return (
+        f"aws ecs update-capacity-provider --name {name} --auto-scaling-group-provider '{provider}'"
+    )
+
+
+def _protect_running(asg: dict[str, Any]) -> str:
+    """The set-instance-protection clause for the group's unprotected instances ("" if none)."""
+    ids = [
+        i["InstanceId"]
+        for i in asg.get("Instances", [])
+        if "InstanceId" in i and not i.get("ProtectedFromScaleIn")
+    ]
+    if not ids:
+        return ""
+    return (
+        "; it protects no instance running now, so protect those too: aws autoscaling "
+        f"set-instance-protection --auto-scaling-group-name {asg['AutoScalingGroupName']} "
+        f"--instance-ids {' '.join(ids)} --protected-from-scale-in"
+    )
+
 
 @check(
     "ASG008",
@@ -126,7 +173,12 @@ def _cp_managed_scaling(s: Snapshot, c: Check) -> list[Finding]:
                         ],
                         f"The capacity provider {name} scales the Auto Scaling group {group}, "
                         "which DescribeAutoScalingGroups did not return: it was deleted, so "
-                        "the provider can launch nothing. Redeploy with `ecs-gpu deploy`.",
+                        "the provider can launch nothing. A redeploy of the unchanged stack "
+                        "does not recreate it, and a new group cannot be given to the "
+                        "provider (UpdateCapacityProvider changes no autoScalingGroupArn; "
+                        "aws-semantics.md §12): delete the stack and deploy it again, "
+                        "`ecs-gpu destroy SPEC` then `ecs-gpu deploy SPEC` (the service runs "
+                        "no task in between).",
                         title="The capacity provider's Auto Scaling group does not exist",
                     )
                 )
@@ -140,12 +192,20 @@ def _cp_managed_scaling(s: Snapshot, c: Check) -> list[Finding]:
                             name,
                             "autoScalingGroupProvider.managedScaling.status",
                             ms.get("status"),
-                        )
+                        ),
+                        Evidence(
+                            "capacity_providers",
+                            name,
+                            "autoScalingGroupProvider.managedScaling",
+                            ms,
+                        ),
                     ],
-                    "Managed scaling is off: nothing adds an instance when GPU tasks cannot be "
-                    f"placed. Enable it: aws ecs update-capacity-provider --name {name} "
-                    "--auto-scaling-group-provider "
-                    "'managedScaling={status=ENABLED,targetCapacity=100}'.",
+                    f"Managed scaling of {name} is off ({_shorthand(ms) or 'no settings'}): "
+                    "nothing adds an instance when GPU tasks cannot be placed. Enable it, "
+                    "repeating the provider's other settings (a managedScaling field left out "
+                    "takes ECS's default, aws-semantics.md §12): "
+                    + _enable_managed_scaling(name, prov)
+                    + ".",
                 )
             )
         asg = asgs.get(prov.get("autoScalingGroupArn", ""))
@@ -172,7 +232,11 @@ def _cp_managed_scaling(s: Snapshot, c: Check) -> list[Finding]:
                     ],
                     "Managed termination protection needs the ASG to protect new instances from "
                     "scale-in; without it the ASG can terminate an instance running GPU tasks. "
-                    "Set NewInstancesProtectedFromScaleIn on the ASG.",
+                    "Protect new instances: aws autoscaling update-auto-scaling-group "
+                    f"--auto-scaling-group-name {asg['AutoScalingGroupName']} "
+                    "--new-instances-protected-from-scale-in"
+                    + _protect_running(asg)
+                    + " (`ecs-gpu deploy` sets it too).",
                     severity="warning",
                 )
             )
@@ -357,7 +421,28 @@ LAUNCHING: Final = "autoscaling:EC2_INSTANCE_LAUNCHING"
 _POOL_DEFAULTS: Final = {"PoolState": "Stopped", "MinSize": 0}
 # How an instance waits for a launch hook, in each place it can be.
 _WAITING: Final = {"warm_pools": "Warmed:Pending:Wait", "auto_scaling_groups": "Pending:Wait"}
-_REDEPLOY: Final = "Redeploy with `ecs-gpu deploy`."
+
+
+def _put_warm_pool(group: str, want: dict[str, Any]) -> str:
+    """The put-warm-pool command with the spec's [capacity.warm_pool] values (an unset
+    max_prepared is left out: the group's MaxSize)."""
+    prepared = want.get("max_prepared")
+    return (
+        f"aws autoscaling put-warm-pool --auto-scaling-group-name {group} "
+        f"--min-size {want['min_size']}"
+        + (f" --max-group-prepared-capacity {prepared}" if prepared is not None else "")
+        + f" --pool-state {want['pool_state']}"
+    )
+
+
+def _put_launch_hook(group: str, hook: str, heartbeat: Any) -> str:
+    """The put-lifecycle-hook command for the warm-pool unit's launch hook, as the
+    template writes it (CONTINUE: at the heartbeat the instance goes on, pulled or not)."""
+    return (
+        f"aws autoscaling put-lifecycle-hook --lifecycle-hook-name {hook} "
+        f"--auto-scaling-group-name {group} --lifecycle-transition {LAUNCHING} "
+        f"--heartbeat-timeout {heartbeat} --default-result CONTINUE"
+    )
 
 
 def _warm_pool_target(s: Snapshot) -> dict[str, Any] | None:
@@ -432,8 +517,15 @@ def _warm_pool_config(s: Snapshot, c: Check) -> list[Finding]:
                     + (" (it is being deleted)" if cfg else "")
                     + ": every scale-out boots a new instance and pulls the image, minutes "
                     "instead of the spec's warm start. "
-                    + _REDEPLOY
-                    + " It creates the pool (AWS::AutoScaling::WarmPool).",
+                    + (
+                        "Once its delete has finished, put"
+                        if cfg
+                        else "A redeploy of the unchanged stack does not recreate a pool "
+                        "deleted by hand (CloudFormation compares templates); put"
+                    )
+                    + " it back with the spec's values: "
+                    + _put_warm_pool(name, want)
+                    + ".",
                 )
             )
             continue
@@ -447,7 +539,9 @@ def _warm_pool_config(s: Snapshot, c: Check) -> list[Finding]:
                     ],
                     f"The warm pool of {name} has {'; '.join(d[2] for d in diffs)}: it holds "
                     "another number of instances, or keeps them in another state, than the "
-                    "spec (and `ecs-gpu plan`'s warm starts) assume. " + _REDEPLOY,
+                    "spec (and `ecs-gpu plan`'s warm starts) assume. Set the spec's values "
+                    "(PutWarmPool updates the pool; a redeploy of the unchanged stack leaves a "
+                    "change made by hand): " + _put_warm_pool(name, want) + ".",
                     title="The warm pool differs from the spec",
                     severity="warning",
                 )
@@ -510,8 +604,18 @@ def _warm_pool_hook(s: Snapshot, c: Check) -> list[Finding]:
                     "that hook, so its complete-lifecycle-action fails; and without the hook "
                     "EC2 Auto Scaling stops a warming instance as soon as it runs, before the "
                     "image pull ends (it does not wait for user data), so a warm start pulls "
-                    "again. " + _REDEPLOY + " It sets the hook in the group's "
-                    "LifecycleHookSpecificationList.",
+                    "again. "
+                    + (
+                        "A redeploy of the unchanged stack does not put back a hook deleted by "
+                        "hand (it is in the group's LifecycleHookSpecificationList, which has "
+                        "not changed); put it with the spec's values: "
+                        + _put_launch_hook(name, want["hook_name"], want["hook_timeout_s"])
+                        + "."
+                        if want
+                        else "Run `ecs-gpu doctor SPEC` for the hook's name and heartbeat, "
+                        "or redeploy with `ecs-gpu deploy` after a change that reaches the "
+                        "group."
+                    ),
                 )
             )
             continue
@@ -534,7 +638,10 @@ def _warm_pool_hook(s: Snapshot, c: Check) -> list[Finding]:
                     f"warm-pool unit may make, the delays between them and "
                     f"{host.HOOK_MARGIN_S} s for boot and login). Shorter, EC2 Auto Scaling "
                     "goes on before a slow pull ends and a warm start pulls again; longer, an "
-                    "instance whose unit failed holds its launch that much longer. " + _REDEPLOY,
+                    "instance whose unit failed holds its launch that much longer. Set the "
+                    "spec's (PutLifecycleHook updates the hook): "
+                    + _put_launch_hook(name, hook_name, want["hook_timeout_s"])
+                    + ".",
                     title="The warm pool's launch hook has another heartbeat",
                     severity="warning",
                 )
@@ -612,12 +719,86 @@ def _hook_not_completed(s: Snapshot, c: Check) -> list[Finding]:
                     "autoscaling:CompleteLifecycleAction (policy ecs-gpu-warm-pool), the "
                     "hook's name is not the one the unit completes (ASG006), or the pull is "
                     "slower than the heartbeat. At the heartbeat EC2 Auto Scaling goes on with "
-                    "the hook's DefaultResult, so each launch waits that long.",
+                    "the hook's DefaultResult, so each launch waits that long. To let this one "
+                    "go on now, pulled or not: aws autoscaling complete-lifecycle-action "
+                    f"--lifecycle-hook-name {hook_name} --auto-scaling-group-name {name} "
+                    f"--lifecycle-action-result CONTINUE --instance-id {iid}.",
                 )
             )
+    out += _timed_out_launches(s, c, groups)
     if undecided and not out:
         raise Unknown(
             f"{', '.join(undecided)} wait on the launch hook, but instances has no LaunchTime "
             "for them"
+        )
+    return out
+
+
+# A launch's activity (DescribeScalingActivities), into the group or its warm pool:
+# "Launching a new EC2 instance: i-..." / "... into warm pool: i-...".
+_LAUNCH_ACTIVITY: Final = "launching a new ec2 instance"
+
+
+def _timed_out_launches(s: Snapshot, c: Check, groups: list[dict[str, Any]]) -> list[Finding]:
+    """What a timed-out launch hook leaves once the instance has gone on: a launch
+    activity that lasted as long as the hook's heartbeat (the instance waited it out,
+    then EC2 Auto Scaling took the hook's DefaultResult). One finding per group, the
+    newest such activity; nothing without scaling_activities (the waiting instances
+    above are the live case)."""
+    out = []
+    for g in groups:
+        name = g.get("AutoScalingGroupName", "?")
+        hook = _launch_hook(s, name)
+        beat = None if hook is None else hook.get("HeartbeatTimeout")
+        if hook is None or not isinstance(beat, int):
+            continue
+        slow = []
+        for a in s.get("scaling_activities", []):
+            if a.get("AutoScalingGroupName") != name:
+                continue
+            if not str(a.get("Description", "")).lower().startswith(_LAUNCH_ACTIVITY):
+                continue
+            start, end = parse_time(a.get("StartTime")), parse_time(a.get("EndTime"))
+            if start is not None and end is not None and (end - start).total_seconds() >= beat:
+                slow.append((end, (end - start).total_seconds(), a))
+        if not slow:
+            continue
+        slow.sort(key=lambda t: t[0], reverse=True)
+        _, took, newest = slow[0]
+        aid = newest.get("ActivityId", name)
+        hook_name = hook.get("LifecycleHookName", "?")
+        result = hook.get("DefaultResult", "ABANDON")
+        went_on = (
+            "put it in service (CONTINUE), pulled or not"
+            if result == "CONTINUE"
+            else "terminated it (ABANDON) and launched another"
+        )
+        out.append(
+            c.finding(
+                [
+                    Evidence("scaling_activities", aid, "Description", newest.get("Description")),
+                    Evidence(
+                        "scaling_activities",
+                        aid,
+                        "EndTime - StartTime (s)",
+                        round(took),
+                    ),
+                    Evidence("lifecycle_hooks", hook_name, "HeartbeatTimeout", beat),
+                    Evidence("lifecycle_hooks", hook_name, "DefaultResult", result),
+                    Evidence(
+                        "scaling_activities", name, "launches as long as the heartbeat", len(slow)
+                    ),
+                ],
+                f"{len(slow)} launch(es) of {name} lasted as long as the {beat} s heartbeat of "
+                f"the launch hook {hook_name} (the newest {round(took)} s: "
+                f"{newest.get('Description')}): the hook timed out, the host's warm-pool unit "
+                f"({host.WARM_UNIT}) never completed it, and EC2 Auto Scaling then {went_on}. "
+                "Each such launch waits the whole heartbeat. Read the unit's log "
+                f"{host.HOST_SETUP_LOG} on an instance it launched. Usual causes: the instance "
+                "role lacks autoscaling:CompleteLifecycleAction (policy ecs-gpu-warm-pool), the "
+                "hook's name is not the one the unit completes (ASG006), or the pull is slower "
+                "than the heartbeat.",
+                title="A launch waited out the launch hook's heartbeat",
+            )
         )
     return out

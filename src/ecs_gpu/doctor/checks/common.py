@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ecs_gpu import demand_metric
+from ecs_gpu import ami, demand_metric
 from ecs_gpu.doctor.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.doctor.checks.registry import check
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot
@@ -403,6 +403,29 @@ def register_per_series(
         )
 
 
+def actions_disabled(
+    c: Check, path: str, alarms: list[dict[str, Any]], disabled: str, *evidence: Evidence
+) -> Finding:
+    """The ``path``'s ``alarms`` (each as the path needs it) all have ``ActionsEnabled``
+    false: they change state and invoke nothing (``disabled``: what the path then fails
+    to do; aws-semantics.md §10 "Alarm actions disabled")."""
+    names = [str(a.get("AlarmName", "?")) for a in alarms]
+    return c.finding(
+        [*evidence, *(Evidence("alarms", n, "ActionsEnabled", False) for n in names)],
+        f"The {path} alarm {', '.join(names)} has its actions disabled "
+        "(ActionsEnabled false, as DisableAlarmActions leaves it, "
+        f"say after maintenance): it goes to ALARM and invokes no policy, so {disabled} "
+        "Fix: aws cloudwatch enable-alarm-actions --alarm-names " + " ".join(names),
+        title=f"The {path} alarm's actions are disabled",
+    )
+
+
+def actions_enabled(alarm: dict[str, Any]) -> bool:
+    """Does the alarm invoke its actions? ``ActionsEnabled`` absent (an older snapshot,
+    a hand-made one) is AWS's default, enabled."""
+    return alarm.get("ActionsEnabled") is not False
+
+
 def alarm_differs(
     c: Check,
     path: str,
@@ -420,20 +443,9 @@ def alarm_differs(
     diffs = [(a, differences(a)) for a in alarms]
     matching = [a for a, d in diffs if not d]
     if matching:
-        # ActionsEnabled absent (an older snapshot): AWS's default, enabled.
-        if any(a.get("ActionsEnabled") is not False for a in matching):
+        if any(actions_enabled(a) for a in matching):
             return []
-        names = [str(a.get("AlarmName", "?")) for a in matching]
-        return [
-            c.finding(
-                [*evidence, *(Evidence("alarms", n, "ActionsEnabled", False) for n in names)],
-                f"The {path} alarm {', '.join(names)} has its actions disabled "
-                "(ActionsEnabled false, as `aws cloudwatch disable-alarm-actions` leaves it, "
-                f"say after maintenance): it goes to ALARM and invokes no policy, so {disabled} "
-                "Fix: aws cloudwatch enable-alarm-actions --alarm-names " + " ".join(names),
-                title=f"The {path} alarm's actions are disabled",
-            )
-        ]
+        return [actions_disabled(c, path, matching, disabled, *evidence)]
     return [
         c.finding(
             [*evidence, *difference_evidence("alarms", "AlarmName", diffs)],
@@ -462,3 +474,68 @@ def difference_evidence(kind: str, name_key: str, diffs: Differences) -> list[Ev
 def difference_phrases(diffs: Differences) -> str:
     """Every difference's phrase, in order, joined for a finding's sentence."""
     return "; ".join(phrase for _, d in diffs for _, _, phrase in d)
+
+
+def replace_instance(iid: str) -> str:
+    """The command that has an Auto Scaling instance replaced: marked Unhealthy, its
+    group terminates it and launches another from the group's launch template, scale-in
+    protection or not (aws-semantics.md §12 "Replacing an instance")."""
+    return (
+        f"aws autoscaling set-instance-health --instance-id {iid} --health-status Unhealthy "
+        "(its Auto Scaling group terminates it and launches a replacement, even with scale-in "
+        "protection on)"
+    )
+
+
+# The change set revert_drift names (one at a time: a second create under the name fails
+# until the first is executed or deleted).
+REVERT_DRIFT_CHANGE_SET: Final = "ecs-gpu-revert-drift"
+
+
+def revert_drift(s: Snapshot, what: str, *, newer: bool = False) -> str:
+    """How to put back ``what``, a resource of the stack deleted by hand: a redeploy of
+    the unchanged stack does not (CloudFormation compares templates), a drift-aware
+    change set brings the resources in line with the template (aws-semantics.md §12
+    "A stack resource deleted by hand"). ``newer``: ecs-gpu added the resource after
+    some stacks were deployed, so a stack that never had it gets it from a redeploy."""
+    older = (
+        "If the stack was deployed by an ecs-gpu from before it, `ecs-gpu deploy` adds it. "
+        if newer
+        else ""
+    )
+    stack = collection_target(s).get("stack")
+    if not stack:
+        return older + (
+            f"A redeploy of the unchanged stack does not recreate {what} deleted by hand; a "
+            "drift-aware change set on its stack does (`ecs-gpu doctor SPEC` names the stack "
+            "and quotes the commands)."
+        )
+    cs = f"--stack-name {stack} --change-set-name {REVERT_DRIFT_CHANGE_SET}"
+    return older + (
+        f"A redeploy of the unchanged stack does not recreate {what} deleted by hand "
+        "(CloudFormation compares templates, not what exists); a drift-aware change set "
+        f"brings the stack's resources back in line with its template: aws cloudformation "
+        f"create-change-set {cs} --change-set-type UPDATE --use-previous-template "
+        f"--parameters ParameterKey={ami.PARAMETER},UsePreviousValue=true "
+        "--capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM --deployment-mode REVERT_DRIFT; "
+        f"read what it will do: aws cloudformation describe-change-set {cs}; then run it: "
+        f"aws cloudformation execute-change-set {cs}."
+    )
+
+
+def deleted_step_alarms(s: Snapshot, shape: StepShape) -> str:
+    """ "" when no step policy of ``shape`` names an alarm DescribeAlarms did not return;
+    else what is gone and how to put it back (a stack alarm: :func:`revert_drift`)."""
+    collected = {a.get("AlarmName") for a in s.get("alarms", [])}
+    gone = {
+        str(p.get("PolicyName", "?")): names
+        for p in step_path_policies(s, shape)
+        if (names := [n for n in policy_alarms(s, p)[0] if n not in collected])
+    }
+    if not gone:
+        return ""
+    said = "; ".join(f"{p} names {', '.join(n)}" for p, n in gone.items())
+    return (
+        f"Its step policy is there, but its alarm is gone ({said}, which DescribeAlarms did "
+        "not return). " + revert_drift(s, "an alarm")
+    )

@@ -9,6 +9,7 @@ from ecs_gpu import gpu_metric
 from ecs_gpu.doctor.checks.common import (
     collection_target,
     probe_sections,
+    replace_instance,
     short_name,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding, Unknown
@@ -278,9 +279,9 @@ def _agent_config(s: Snapshot, c: Check) -> list[Finding]:
                     [Evidence("host_probes", iid, gpu_metric.AGENT_CONFIG_PATH, p)],
                     "The host agent's config does not produce the series the scaling policy "
                     f"tracks. Write the config ecs-gpu generates to {gpu_metric.AGENT_CONFIG_PATH} "
-                    "(replace the instance from the current launch template) and run "
-                    "amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c "
-                    f"file:{gpu_metric.AGENT_CONFIG_PATH}.",
+                    "and run amazon-cloudwatch-agent-ctl -a fetch-config -m ec2 -s -c "
+                    f"file:{gpu_metric.AGENT_CONFIG_PATH}, or replace the instance, which "
+                    "launches from the current launch template: " + replace_instance(iid) + ".",
                 )
             )
     return out

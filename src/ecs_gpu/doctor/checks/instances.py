@@ -10,6 +10,7 @@ from ecs_gpu.doctor.checks.common import (
     attribute,
     collection_target,
     in_service,
+    replace_instance,
     resource_gpus,
     service_items,
 )
@@ -66,7 +67,9 @@ def _agent_connected(s: Snapshot, c: Check) -> list[Finding]:
             [Evidence("container_instances", ci["ec2InstanceId"], "agentConnected", False)],
             f"The ECS agent on {ci['ec2InstanceId']} is disconnected: ECS places no task there. "
             "Check `systemctl status ecs` and /var/log/ecs/ecs-agent.log on the instance "
-            "(ecs-gpu doctor --probe-hosts), or let the ASG replace it.",
+            "(ecs-gpu doctor --probe-hosts), or have the group replace it: "
+            + replace_instance(ci["ec2InstanceId"])
+            + ".",
         )
         for ci in active_instances(s)
         if ci.get("agentConnected") is False
@@ -121,7 +124,9 @@ def _gpus_registered(s: Snapshot, c: Check) -> list[Finding]:
                 f"{ami.RECOMMENDED_SSM_PARAMETER} names it; an ecs-gpu stack takes it with "
                 "`ecs-gpu deploy SPEC --update-ami`, or a [capacity] ami_id that is one) or "
                 "ECS_ENABLE_GPU_SUPPORT=true is missing from /etc/ecs/ecs.config; the two look "
-                "the same from ECS. Fix the launch template, then replace the instance.",
+                "the same from ECS. Fix the launch template, then replace the instance: "
+                + replace_instance(ci["ec2InstanceId"])
+                + ".",
             )
         )
     return out

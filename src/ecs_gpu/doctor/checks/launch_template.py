@@ -12,6 +12,7 @@ import yaml
 from ecs_gpu import host, redeploy
 from ecs_gpu.doctor.checks.common import (
     ODCR_FIRST,
+    revert_drift,
     spot_groups,
 )
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
@@ -86,8 +87,10 @@ def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
                     ],
                     f"The group launches from the launch template {lt}, of which "
                     "DescribeLaunchTemplateVersions returned no version: it was deleted, so "
-                    "every launch fails (ASG001 shows the failed activity). Redeploy with "
-                    "`ecs-gpu deploy`, which creates it again.",
+                    "every launch fails (ASG001 shows the failed activity). "
+                    + revert_drift(s, "a launch template")
+                    + " Read the change set before you run it: it must create the template "
+                    "and set the group's LaunchTemplate to the new one.",
                     title="The group's launch template does not exist",
                     severity="error",
                 )
@@ -154,6 +157,34 @@ def _launched_lt_data(s: Snapshot, g: dict[str, Any]) -> tuple[str, int, dict[st
     return None
 
 
+def _group_target(lt_target: dict[str, Any]) -> dict[str, Any]:
+    """A launch template's CapacityReservationTarget (one id or resource group) as the
+    group's (lists of them)."""
+    out: dict[str, Any] = {}
+    if "CapacityReservationId" in lt_target:
+        out["CapacityReservationIds"] = [lt_target["CapacityReservationId"]]
+    if "CapacityReservationResourceGroupArn" in lt_target:
+        out["CapacityReservationResourceGroupArns"] = [
+            lt_target["CapacityReservationResourceGroupArn"]
+        ]
+    return out
+
+
+def _odcr_fix(group: str, target: dict[str, Any], *, lt_too: bool) -> str:
+    """Redeploy, or set the group's preference to capacity-reservations-first by hand,
+    keeping the reservation it targets (``target``: the group's CapacityReservationTarget)."""
+    spec: dict[str, Any] = {"CapacityReservationPreference": ODCR_FIRST}
+    if target:
+        spec["CapacityReservationTarget"] = target
+    return (
+        "Redeploy with `ecs-gpu deploy`: the group then targets the reservation with "
+        f"{ODCR_FIRST}, which fills it and launches On-Demand beyond it. By hand: aws "
+        f"autoscaling update-auto-scaling-group --auto-scaling-group-name {group} "
+        f"--capacity-reservation-specification '{json.dumps(spec)}'"
+        + (" (and drop the launch template's own reservation target)." if lt_too else ".")
+    )
+
+
 @check(
     "LT002",
     link="launch_template",
@@ -169,14 +200,6 @@ def _odcr_blocks_growth(s: Snapshot, c: Check) -> list[Finding]:
         name = g.get("AutoScalingGroupName", "?")
         crs = g.get("CapacityReservationSpecification") or {}
         pref = crs.get("CapacityReservationPreference")
-        fix_cli = (
-            "Redeploy with `ecs-gpu deploy`: the group then targets the reservation with "
-            f"{ODCR_FIRST}, which fills it and launches On-Demand beyond it. By hand: aws "
-            f"autoscaling update-auto-scaling-group --auto-scaling-group-name {name} "
-            f'--capacity-reservation-specification \'{{"CapacityReservationPreference": '
-            f'"{ODCR_FIRST}", "CapacityReservationTarget": {{"CapacityReservationIds": '
-            "[\"cr-...\"]}}' (and drop the launch template's own reservation target)."
-        )
         if pref == "capacity-reservations-only":
             out.append(
                 c.finding(
@@ -189,7 +212,8 @@ def _odcr_blocks_growth(s: Snapshot, c: Check) -> list[Finding]:
                         )
                     ],
                     "The group launches only into its Capacity Reservation: once the reservation "
-                    "is full, every scale-out fails. " + fix_cli,
+                    "is full, every scale-out fails. "
+                    + _odcr_fix(name, crs.get("CapacityReservationTarget") or {}, lt_too=False),
                 )
             )
             continue
@@ -223,7 +247,7 @@ def _odcr_blocks_growth(s: Snapshot, c: Check) -> list[Finding]:
                 ],
                 "The launch template targets a Capacity Reservation, and EC2 fails a launch that "
                 "targets a full reservation (ReservationCapacityExceeded): the fleet cannot grow "
-                "past the reservation. " + fix_cli,
+                "past the reservation. " + _odcr_fix(name, _group_target(target), lt_too=True),
             )
         )
     return out

@@ -11,10 +11,14 @@ from typing import Any, Final
 
 from ecs_gpu import demand_metric, fast_path, fast_scale_in
 from ecs_gpu.doctor.checks.common import (
+    actions_disabled,
+    actions_enabled,
     collection_target,
+    deleted_step_alarms,
     demand_names,
     policy_alarms,
     policy_types_evidence,
+    revert_drift,
     scales_on_concurrency,
     step_path_policies,
 )
@@ -77,8 +81,21 @@ def judge_fast_path(s: Snapshot, c: Check) -> list[Finding]:
         return bad + differs
     if differs:
         return differs
+    enabled = [a for a in good if actions_enabled(a)]
+    if not enabled:
+        return [
+            actions_disabled(
+                c,
+                "fast path's",
+                good,
+                "a load step waits for target tracking's one-minute datapoints, minutes, "
+                "before a task is added.",
+            )
+        ]
     return [
-        _fast_alarm_without_data(c, a) for a in good if a.get("StateValue") == "INSUFFICIENT_DATA"
+        _fast_alarm_without_data(c, a)
+        for a in enabled
+        if a.get("StateValue") == "INSUFFICIENT_DATA"
     ]
 
 
@@ -173,7 +190,7 @@ def _step_policy_alarms(
                     ],
                     f"The step policy {pname} names the alarm {name}, but DescribeAlarms "
                     "did not return it (deleted?), so nothing invokes the fast path. "
-                    + _REDEPLOY_STEP_PATH,
+                    + revert_drift(s, "an alarm"),
                     title="The fast path's alarm does not exist",
                 )
             )
@@ -256,6 +273,7 @@ def judge_fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
             )
         ]
     bad: list[Finding] = []
+    matching: list[dict[str, Any]] = []
     for p in removers:
         pname = p.get("PolicyName", "?")
         _, alarms = policy_alarms(s, p)
@@ -264,7 +282,8 @@ def judge_fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
                 c.finding(
                     [Evidence("scaling_policies", pname, "Alarms", p.get("Alarms", []))],
                     f"No collected alarm invokes the step policy {pname}, so the fast "
-                    "scale-in never runs. " + _REDEPLOY_STEP_PATH,
+                    "scale-in never runs. "
+                    + (deleted_step_alarms(s, "fast_scale_in") or _REDEPLOY_STEP_PATH),
                     title="No alarm invokes the fast scale-in's step policy",
                 )
             )
@@ -272,7 +291,10 @@ def judge_fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
         for a in alarms:
             diffs = fast_scale_in.alarm_differences(a, cluster, service, threshold)
             if not diffs:
-                return []
+                if actions_enabled(a):
+                    return []
+                matching.append(a)
+                continue
             bad.append(
                 _differing_alarm(
                     c,
@@ -284,4 +306,14 @@ def judge_fast_scale_in(s: Snapshot, c: Check) -> list[Finding]:
                     "periods: otherwise it never fires, or removes tasks the load needs.",
                 )
             )
+    if matching:
+        return [
+            actions_disabled(
+                c,
+                "fast scale-in's",
+                matching,
+                "after a load drop the service keeps its tasks for target tracking's 15 low "
+                "minutes.",
+            )
+        ]
     return bad

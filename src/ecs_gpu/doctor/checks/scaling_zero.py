@@ -13,6 +13,7 @@ from ecs_gpu import schedule, sleep, wake
 from ecs_gpu.doctor.checks.common import (
     alarm_differs,
     collection_target,
+    deleted_step_alarms,
     demand_names,
     difference_evidence,
     difference_phrases,
@@ -55,9 +56,12 @@ def judge_wake_path(s: Snapshot, c: Check) -> list[Finding]:
                 + "), and no wake alarm invokes "
                 "a step policy: with no task no policy has a datapoint, so target tracking does "
                 "nothing (aws-semantics.md §10), the service stays at zero and the load balancer "
-                "answers every request 503. Fix: redeploy with `ecs-gpu deploy` (a spec with "
-                "min_tasks = 0 and a [load_balancer] deploys the wake alarm), or keep a task: "
-                "min_tasks = 1.",
+                "answers every request 503. "
+                + (
+                    deleted_step_alarms(s, "wake")
+                    or "Fix: redeploy with `ecs-gpu deploy` (a spec with min_tasks = 0 and a "
+                    "[load_balancer] deploys the wake alarm), or keep a task: min_tasks = 1."
+                ),
             )
         ]
     return _wake_policy_differs(s, c, later) + alarm_differs(
@@ -300,8 +304,8 @@ def judge_sleep_path(s: Snapshot, c: Check) -> list[Finding]:
                 "The service may scale to zero behind a load balancer, but no sleep alarm "
                 f"invokes an ExactCapacity 0 step policy{later}: at no load its last task "
                 "stays for target tracking's 15 low minutes (aws-semantics.md §9) instead of "
-                f"{minutes or sleep.MIN_QUIET_MINUTES}, before the instance's 15 (§2). Fix: "
-                "redeploy with `ecs-gpu deploy`.",
+                f"{minutes or sleep.MIN_QUIET_MINUTES}, before the instance's 15 (§2). "
+                + (deleted_step_alarms(s, "sleep") or "Fix: redeploy with `ecs-gpu deploy`."),
             )
         ]
     return alarm_differs(

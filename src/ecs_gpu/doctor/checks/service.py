@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from ecs_gpu.doctor.checks.common import (
@@ -157,6 +158,84 @@ _FAILED_STOPS = ("TaskFailedToStart", "EssentialContainerExited")
 TASK_FAILURES_MIN: Final = 2
 
 
+# How a task that cannot read its secrets at start stops (stopCode TaskFailedToStart):
+# "ResourceInitializationError: unable to pull secrets or registry auth: execution
+# resource retrieval failed: unable to retrieve secret from asm / secrets from ssm ..."
+# (aws-semantics.md §12 "A task's secrets at start").
+_SECRETS_FAILED: Final = ("unable to pull secrets", "unable to retrieve secret")
+_SECRET_ARN: Final = re.compile(r"arn:aws[\w-]*:(?:secretsmanager|ssm):[^\s,;\]\[)(\"']+")
+
+
+def _secret_arn(value_from: str, task_def_arn: str) -> str:
+    """The IAM resource ARN of one ``secrets[].valueFrom``: a Secrets Manager ARN without
+    its ``:json-key:stage:id`` tail, a Parameter Store ARN, or a parameter name as the ARN
+    in the task definition's Region and account (valueFrom may be a name only there)."""
+    if value_from.startswith("arn:"):
+        parts = value_from.split(":")
+        return ":".join(parts[:7]) if parts[2] == "secretsmanager" else value_from
+    arn = task_def_arn.split(":")
+    where = ":".join(arn[1:5]) if len(arn) > 5 else "aws:ssm:REGION:ACCOUNT"
+    partition, _, region, account = where.split(":")
+    return f"arn:{partition}:ssm:{region}:{account}:parameter/{value_from.lstrip('/')}"
+
+
+def _secrets_fix(s: Snapshot, task: dict[str, Any], reason: str) -> str | None:
+    """Which secret the task could not read, and the permission its execution role lacks;
+    None when the task did not stop on its secrets."""
+    if not any(k in reason for k in _SECRETS_FAILED):
+        return None
+    td_arn = str(task.get("taskDefinitionArn", ""))
+    td: dict[str, Any] = next(
+        (t for t in s.get("task_definitions", []) if t.get("taskDefinitionArn") == td_arn), {}
+    )
+    role = str(td.get("executionRoleArn") or "the task execution role")
+    secrets = [
+        (str(ct.get("name")), str(sec.get("name")), str(sec.get("valueFrom", "")))
+        for ct in td.get("containerDefinitions", [])
+        for sec in ct.get("secrets", []) or []
+    ]
+    named = {m.rstrip(".") for m in _SECRET_ARN.findall(reason)}
+    failing = [
+        sec for sec in secrets if sec[2] in reason or _secret_arn(sec[2], td_arn) in named
+    ] or secrets
+    arns = list(dict.fromkeys([_secret_arn(v, td_arn) for *_, v in failing] or sorted(named)))
+    which = (
+        "; ".join(f"container {ct}'s secret {name} (valueFrom {v})" for ct, name, v in failing)
+        or ", ".join(arns)
+        or "a secret the snapshot does not name"
+    )
+    actions = sorted(
+        {"ssm:GetParameters" if ":ssm:" in a else "secretsmanager:GetSecretValue" for a in arns}
+    )
+    if "ResourceNotFoundException" in reason or "invalid parameters" in reason.lower():
+        return (
+            f"The task stopped before it started: {which} does not exist where valueFrom "
+            "points (another Region or account, a typo, or deleted). Create it, or correct "
+            "[service] secrets, and redeploy with `ecs-gpu deploy`."
+        )
+    kms = "kms:" in reason or "KMS" in reason
+    check = (
+        f" Check: aws iam simulate-principal-policy --policy-source-arn {role} "
+        f"--action-names {' '.join(actions)} --resource-arns {' '.join(arns)}."
+        if role.startswith("arn:") and arns and actions
+        else ""
+    )
+    if kms:
+        return (
+            f"The task stopped before it started: ECS could not decrypt {which} with the task "
+            f"execution role {role}: the secret's customer-managed KMS key must let the role use "
+            "kms:Decrypt (add it to the key's policy; `ecs-gpu deploy` grants no KMS "
+            "permission, and the AWS-managed key needs none)." + check
+        )
+    return (
+        f"The task stopped before it started: ECS could not read {which} with the task "
+        f"execution role {role}, which needs {' and '.join(actions) or 'the read permission'} "
+        f"on {', '.join(arns) or 'that secret'} (a Secrets Manager secret's ARN as IAM names "
+        "it: without a :json-key:stage:id tail). `ecs-gpu deploy` grants it for each of "
+        "[service] secrets; a role edited by hand needs the statement back." + check
+    )
+
+
 def _task_fix(reason: str) -> str:
     if "CannotPullContainer" in reason:
         return (
@@ -209,7 +288,8 @@ def _tasks_failing(s: Snapshot, c: Check) -> list[Finding]:
     return [
         c.finding(
             ev,
-            _task_fix(" ".join([why, *reasons])),
+            _secrets_fix(s, newest, " ".join([why, *reasons]))
+            or _task_fix(" ".join([why, *reasons])),
             severity="error" if service_short(s) else "warning",
         )
     ]

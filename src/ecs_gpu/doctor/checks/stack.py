@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from ecs_gpu.doctor.checks.common import (
@@ -67,11 +68,17 @@ def _stack_delete_stuck(s: Snapshot, c: Check) -> list[Finding]:
                 "CloudFormation cannot delete an ASG whose instances are protected from scale-in "
                 "(aws-cdk#18179). Remove the protection: aws autoscaling set-instance-protection "
                 f"--auto-scaling-group-name {protected[0][0]} --instance-ids "
-                f"{' '.join(i for _, i in protected)} --no-protected-from-scale-in; the delete "
-                "then proceeds (`ecs-gpu destroy` does this for you)."
+                f"{' '.join(i for _, i in protected)} --no-protected-from-scale-in; "
+                + (
+                    "then delete again (`ecs-gpu destroy`, which removes the protection "
+                    "itself, or aws cloudformation delete-stack --stack-name "
+                    f"{st.get('StackName', name)}): a failed delete does not resume on its own."
+                    if status == "DELETE_FAILED"
+                    else "the delete then proceeds (`ecs-gpu destroy` does this for you)."
+                )
             )
         elif status == "DELETE_FAILED":
-            fix = "Read StackStatusReason, remove what blocks it, and run `ecs-gpu destroy` again."
+            fix = _delete_failed_fix(str(st.get("StackName", name)), st.get("StackStatusReason"))
         else:
             continue  # deleting normally
         # The first minutes of a delete look the same while ECS drains tasks;
@@ -89,7 +96,11 @@ def _stack_delete_stuck(s: Snapshot, c: Check) -> list[Finding]:
                 ev,
                 fix,
                 severity="warning" if young else None,
-                title="Stack delete is waiting on protected instances" if young else None,
+                title="Stack delete is waiting on protected instances"
+                if young
+                else None
+                if protected
+                else "The stack's delete failed",
             )
         )
     return out
@@ -97,3 +108,27 @@ def _stack_delete_stuck(s: Snapshot, c: Check) -> list[Finding]:
 
 # A delete still in progress after this long is stuck, not draining.
 STUCK_DELETE_S: Final = 15 * 60
+
+
+# CloudFormation's reason for a failed delete names the resources' logical ids.
+_FAILED_TO_DELETE: Final = re.compile(r"failed to delete: \[([^\]]*)\]")
+
+
+def _delete_failed_fix(stack: str, reason: str | None) -> str:
+    """Find the resource the delete failed on, resolve or keep it, and delete again."""
+    found = _FAILED_TO_DELETE.search(reason or "")
+    ids = [i.strip() for i in found.group(1).split(",") if i.strip()] if found else []
+    named = f" ({', '.join(ids)})" if ids else ""
+    return (
+        f"The delete stopped at a resource it could not delete{named}, and a failed delete "
+        "does not resume on its own. Find it and why: aws cloudformation describe-stack-events "
+        f"--stack-name {stack} --query "
+        "\"StackEvents[?ResourceStatus=='DELETE_FAILED'].[LogicalResourceId,"
+        'ResourceStatusReason]". Then either resolve what blocks it (delete it by hand, or '
+        "what still uses it) and delete again with `ecs-gpu destroy` (or aws cloudformation "
+        f"delete-stack --stack-name {stack}), or keep it and delete the rest: aws "
+        f"cloudformation delete-stack --stack-name {stack} --retain-resources "
+        + (" ".join(ids) if ids else "LOGICAL_ID")
+        + " (only a DELETE_FAILED stack takes --retain-resources; what it keeps is yours to "
+        "delete later)."
+    )

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ecs_gpu import demand_metric
 from ecs_gpu.doctor.checks.common import (
+    collection_target,
     demand_names,
     gpus_per_task,
     scales_on_concurrency,
@@ -57,6 +60,29 @@ def _td_reserves_gpu(s: Snapshot, c: Check) -> list[Finding]:
 _SIDECAR_CONTRACT_KEYS = ("NAMESPACE", "METRIC_NAME", "DIMENSIONS")
 
 
+def _back_to_the_stacks(s: Snapshot, svc: dict[str, Any], tid: str) -> str:
+    """How to put the service back on the stack's task definition, where it runs another
+    (``tid``) set by hand: a redeploy of the unchanged stack leaves the service as it is,
+    since CloudFormation compares templates (aws-semantics.md §12)."""
+    target = collection_target(s)
+    stack, cluster = target.get("stack"), target.get("cluster") or "CLUSTER"
+    service = svc.get("serviceName") or target.get("service") or "SERVICE"
+    if not stack:
+        return (
+            f"If the service was pointed at {tid} by hand, put it back on its stack's task "
+            f"definition: aws ecs update-service --cluster {cluster} --service {service} "
+            "--task-definition STACK_TASK_DEFINITION_ARN."
+        )
+    return (
+        f"If the stack's task definition has the sidecar and the service was pointed at "
+        f"{tid} by hand (a redeploy of the unchanged stack does not change it back), find the "
+        f"stack's revision: aws cloudformation describe-stack-resources --stack-name {stack} "
+        "--query \"StackResources[?ResourceType=='AWS::ECS::TaskDefinition'].PhysicalResourceId\" "
+        f"--output text; then put the service on it: aws ecs update-service --cluster {cluster} "
+        f"--service {service} --task-definition THAT_ARN."
+    )
+
+
 @check(
     "TD001",
     link="task",
@@ -98,8 +124,10 @@ def _demand_sidecar(s: Snapshot, c: Check) -> list[Finding]:
                     ],
                     f"The service scales on concurrency, but no container "
                     f"{demand_metric.SIDECAR_NAME!r} publishes {series}: the policy and the "
-                    "fast path track a series nobody writes. Add [service.metrics] to the spec "
-                    "(it adds the sidecar) and redeploy with `ecs-gpu deploy`.",
+                    "fast path track a series nobody writes. "
+                    + _back_to_the_stacks(s, svc, tid)
+                    + " Otherwise add [service.metrics] to the spec (it adds the sidecar) and "
+                    "redeploy with `ecs-gpu deploy`.",
                 )
             )
             continue
@@ -117,7 +145,10 @@ def _demand_sidecar(s: Snapshot, c: Check) -> list[Finding]:
                         )
                     ],
                     f"The sidecar publishes {wrong}, but the policy tracks {series}: the two "
-                    "never meet. Redeploy the task definition from the spec (`ecs-gpu deploy`).",
+                    "never meet. "
+                    + _back_to_the_stacks(s, svc, tid)
+                    + " Otherwise redeploy the task definition from the spec (`ecs-gpu "
+                    "deploy`).",
                     title="The demand-metric sidecar publishes another series",
                 )
             )
