@@ -27,6 +27,7 @@ import boto3
 import pytest
 from rich.console import Console
 
+import aws_cli_model
 from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
@@ -216,6 +217,7 @@ def test_destroy_of_the_real_stack_unprotects_its_instances_first(
         f"set-instance-protection --auto-scaling-group-name {group} "
         f"--instance-ids {before[0]['InstanceId']} --protected-from-scale-in" in exc.value.message
     )
+    assert aws_cli_model.problems(exc.value.message) == []  # every command runs as quoted
     svc = clients.ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])
     assert svc["services"][0]["desiredCount"] == 0
 
@@ -726,6 +728,7 @@ def test_destroy_refuses_a_termination_protected_stack_before_changing_anything(
     assert exc.value.exit_code == 1
     assert "termination protection" in exc.value.message
     assert f"--no-enable-termination-protection --stack-name {STACK}" in exc.value.message
+    assert aws_cli_model.problems(exc.value.message) == []
     _untouched(clients, calls)
 
 
