@@ -270,3 +270,22 @@ def test_editable_install_gets_the_pth_and_the_readme_app_runs_from_any_folder(
     # No Node banner (the machine's Node may be end-of-life) and no other noise.
     assert proc.stderr == ""
     assert proc.stdout.strip() == str(bundled_node())
+
+
+@pytest.mark.parametrize("make", ["missing", "file"])
+def test_a_tmpdir_jsii_cannot_use_is_bad_input_before_synth(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: str
+) -> None:
+    """Node makes jsii's scratch folder under TMPDIR as given (Python falls back to /tmp)."""
+    from ecs_gpu import node
+    from ecs_gpu.errors import BadInputError
+
+    bad = tmp_path / "tmp"
+    if make == "file":
+        bad.write_text("")
+    monkeypatch.setenv("TMPDIR", str(bad))
+    with pytest.raises(BadInputError) as exc:
+        node.check_tmpdir()
+    assert f"TMPDIR={bad}" in exc.value.message and "unset TMPDIR" in exc.value.message
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    node.check_tmpdir()

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
+from ecs_gpu.errors import BadInputError
+
 # The file site-packages gets; its one line calls install_import_hook().
 PTH_NAME = "ecs_gpu-node.pth"
 
@@ -49,6 +51,22 @@ def ensure_node() -> None:
     # not been tested with are noise on a user's terminal.
     os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
     os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+
+
+def check_tmpdir() -> None:
+    """Refuse (exit 2) a TMPDIR that is no writable folder, before jsii starts.
+
+    Node (jsii's kernel) makes its scratch folder under TMPDIR as given, where
+    Python's tempfile quietly falls back to /tmp, so synth would otherwise
+    fail deep in jsii with ENOENT.
+    """
+    tmp = os.environ.get("TMPDIR")
+    if tmp and not (os.path.isdir(tmp) and os.access(tmp, os.W_OK | os.X_OK)):
+        state = "is not a writable folder" if os.path.exists(tmp) else "does not exist"
+        raise BadInputError(
+            f"TMPDIR={tmp}: {state}; CDK's synth writes its scratch files there. "
+            "Fix: create it, or unset TMPDIR."
+        )
 
 
 class JsiiNodeHook(importlib.abc.MetaPathFinder):

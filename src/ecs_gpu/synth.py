@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.naming import CONSTRUCT_ID, stack_name_of
-from ecs_gpu.node import ensure_node
+from ecs_gpu.node import check_tmpdir, ensure_node
 from ecs_gpu.outputs import check_distinct, is_stdout, write_text
 from ecs_gpu.spec import Spec
 from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES, minified
@@ -55,6 +55,7 @@ def build(
     keyword, which only deploy and diff pass (ecs_gpu.redeploy.decide); the
     offline commands never force a deployment.
     """
+    check_tmpdir()
     ensure_node()
     from aws_cdk import App, BootstraplessSynthesizer, Stack
 

@@ -75,3 +75,50 @@ def test_the_timeout_setting_overrides_both_timeouts(monkeypatch: pytest.MonkeyP
         monkeypatch.setenv(clients.TIMEOUT_ENV, bad)
         with pytest.raises(BadInputError, match=clients.TIMEOUT_ENV):
             clients.client(session, "ecs")
+
+
+@pytest.fixture
+def profile_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any:
+    """Credentials only from a config file's profile (no keys in the environment)."""
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+    def write(text: str) -> Any:
+        path = tmp_path / "config"
+        path.write_text(text)
+        monkeypatch.setenv("AWS_CONFIG_FILE", str(path))
+        return path
+
+    return write
+
+
+@pytest.mark.parametrize(
+    "process",
+    ["/nonexistent/credential-helper", "/bin/echo not-json"],  # missing; prints no JSON
+)
+def test_a_failing_credential_process_is_bad_input_naming_the_profile(
+    profile_only: Any, process: str
+) -> None:
+    profile_only(f"[profile p]\nregion = us-east-1\ncredential_process = {process}\n")
+    session = clients.make_session(profile="p")
+    with pytest.raises(BadInputError) as exc:
+        clients.check_ready(session)
+    assert "AWS profile 'p'" in exc.value.message and process in exc.value.message
+
+
+def test_a_malformed_config_file_is_bad_input_naming_it(profile_only: Any) -> None:
+    path = profile_only("[profile p\nregion = us-east-1\n")
+    with pytest.raises(BadInputError) as exc:
+        clients.check_ready(clients.make_session(profile="p", region="us-east-1"))
+    assert str(path) in exc.value.message and "cannot be parsed" in exc.value.message
+
+
+@pytest.mark.parametrize("url", ["notaurl", "http://[::1"])
+def test_a_malformed_endpoint_url_is_bad_input(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", url)
+    session = clients.make_session(region="us-east-1")
+    with pytest.raises(BadInputError) as exc:
+        clients.client(session, "ecs")
+    assert "AWS_ENDPOINT_URL" in exc.value.message

@@ -103,7 +103,15 @@ def test_a_request_that_never_reaches_the_load_balancer_is_unreachable() -> None
 
 
 @pytest.mark.parametrize(
-    "url", ["lb.example.com/health", "ftp://lb/health", "http:///health", "http://lb x/health"]
+    "url",
+    [
+        "lb.example.com/health",
+        "ftp://lb/health",
+        "http:///health",
+        "http://lb x/health",
+        "http://[::1",  # urlsplit raises: "Invalid IPv6 URL"
+        "http://lb:abc/health",  # a port that is no number: no request could be sent
+    ],
 )
 def test_a_url_without_scheme_or_host_is_bad_input(url: str) -> None:
     with pytest.raises(BadInputError) as exc:

@@ -68,6 +68,8 @@ def make_session(profile: str | None = None, region: str | None = None) -> boto3
         )
     try:
         session = boto3.Session(profile_name=profile, region_name=chosen)
+    except bx.ConfigParseError as e:
+        raise _config_file_error(e) from None
     except ProfileNotFound:
         source = (
             f"--profile {profile}" if profile else f"AWS_PROFILE={os.environ.get('AWS_PROFILE')}"
@@ -100,10 +102,39 @@ def check_ready(session: boto3.Session) -> None:
         )
     try:
         credentials = session.get_credentials()
+    except bx.ConfigParseError as e:
+        raise _config_file_error(e) from None
     except bx.BotoCoreError as e:  # e.g. a profile's credential_process or SSO token fails
         raise translate(e, None, "resolving credentials") from None
+    except (OSError, ValueError) as e:
+        # botocore lets these through: a credential_process that is missing or
+        # prints no JSON, or a setting such as AWS_METADATA_SERVICE_TIMEOUT=abc.
+        raise BadInputError(
+            f"{_credential_source(session)}: cannot get AWS credentials: "
+            f"{type(e).__name__}: {e}. Fix: correct that setting (run the profile's "
+            "credential_process by hand to see its error), or choose another profile."
+        ) from None
     if credentials is None:
         raise translate(bx.NoCredentialsError(), None, "resolving credentials")
+
+
+def _config_file_error(e: bx.ConfigParseError) -> BadInputError:
+    path = e.kwargs.get("path") or os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config"
+    return BadInputError(
+        f"AWS config file {path}: cannot be parsed ({e}). Fix: correct its INI syntax "
+        "([profile NAME] sections of key = value lines), or point AWS_CONFIG_FILE elsewhere."
+    )
+
+
+def _credential_source(session: boto3.Session) -> str:
+    """The profile (and its credential_process, if any) credentials came from, in words."""
+    name = session.profile_name
+    try:
+        process = session._session.get_scoped_config().get("credential_process")
+    except bx.BotoCoreError:
+        process = None
+    where = f"AWS profile {name!r}"
+    return f"{where} (credential_process = {process})" if process else where
 
 
 @cache
@@ -217,6 +248,12 @@ def client(
     timeouts = _timeout_config()
     if timeouts is not None:
         cfg = cfg.merge(timeouts)
-    made = session.client(service, config=cfg)  # type: ignore[call-overload]
+    try:
+        made = session.client(service, config=cfg)  # type: ignore[call-overload]
+    except ValueError as e:  # botocore's "Invalid endpoint: ..." for a malformed URL
+        raise BadInputError(
+            f"AWS endpoint for {service}: {e} (from AWS_ENDPOINT_URL or the profile's "
+            "endpoint_url). Fix: give a full URL such as http://127.0.0.1:5000, or unset it."
+        ) from None
     made.meta.events.register("before-parse", partial(refuse_non_aws, made.meta.endpoint_url))
     return made

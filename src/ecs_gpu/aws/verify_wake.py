@@ -214,11 +214,15 @@ def url_from_outputs(spec: Spec, outputs: Sequence[StackOutput], *, stack: str, 
 
 def check_url(url: str) -> str:
     """--url as given, refused (exit 2) unless it is an http(s) URL with a host."""
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError for a port that is no number)
+    except ValueError:  # "Invalid IPv6 URL", "Port could not be cast to integer value"
+        parts = None
     # A space or control character in the host is no URL http.client sends:
     # refuse it here as bad input rather than report it unreachable.
-    clean = not any(ch.isspace() or ord(ch) < 32 for ch in parts.netloc)
-    if parts.scheme in ("http", "https") and parts.netloc and clean:
+    clean = parts is not None and not any(ch.isspace() or ord(ch) < 32 for ch in parts.netloc)
+    if parts is not None and parts.scheme in ("http", "https") and parts.netloc and clean:
         return url
     raise BadInputError(
         f"--url {url!r}: not an http or https URL with a host. Fix: give the load balancer's "
