@@ -564,3 +564,14 @@ def test_a_denied_describe_instances_leaves_the_spot_check_deciding_without_usag
     assert f.severity == "info" and f.title.endswith("Spot usage not read")
     assert status(result, "PRE012") != "unknown" and status(result, "PRE001") != "unknown"
     assert [d["permission"] for d in result.report.missing_permissions] == ["ec2:DescribeInstances"]
+
+
+def test_a_pinned_ami_found_but_no_longer_available_fails_pre004(g5: Needs) -> None:
+    """A recently deregistered id comes back from DescribeImages with its State for a while."""
+    pinned = dataclasses.replace(g5, ami_id="ami-0fedcba9876543210")
+    answer = {"image_id": pinned.ami_id, "found": True, "State": "deregistered", "Name": "x"}
+    (f,) = of(evaluate(healthy_g5(ami=answer), pinned), "PRE004")
+    assert f.severity == "error"
+    assert "[capacity] ami_id ami-0fedcba9876543210 is deregistered in us-east-1" in f.title
+    available = {**answer, "State": "available"}
+    assert of(evaluate(healthy_g5(ami=available), pinned), "PRE004") == []

@@ -336,3 +336,33 @@ def test_json_to_a_path_writes_the_report_and_still_prints_the_table(
     # The output path is checked before any AWS call: SPEC itself is refused as --json.
     assert main(["preflight", str(G5), "--json", str(G5)]) == EXIT_BAD_INPUT
     assert "--json" in capsys.readouterr().err
+
+
+def _pinned(tmp_path: Path, image_id: str) -> Path:
+    pin = f'\n[capacity]\nami_id = "{image_id}"\ninstance_type = "g5.xlarge"'
+    return _spec(tmp_path, replace=('\n[capacity]\ninstance_type = "g5.xlarge"', pin))
+
+
+def test_a_pinned_ami_that_does_not_exist_fails_pre004_naming_the_key_and_the_id(
+    aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """moto answers DescribeImages for an unknown id as AWS does: InvalidAMIID.NotFound."""
+    missing = "ami-0123456789abcdef0"
+    code, doc, _ = _json(capsys, str(_pinned(tmp_path, missing)))
+    assert code == EXIT_PROBLEMS
+    (f,) = _by_id(doc, "PRE004")
+    assert f["severity"] == "error"
+    assert f"[capacity] ami_id {missing} does not exist in us-east-1" in f["title"]
+    assert "[capacity] ami_id" in f["fix"] and "drop ami_id" in f["fix"]
+
+
+def test_a_pinned_ami_that_exists_passes_pre004(
+    aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ec2 = boto3.Session().client("ec2")
+    base = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    iid = ec2.run_instances(ImageId=base, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    image = ec2.create_image(InstanceId=iid, Name="pinned-gpu")["ImageId"]
+    code, doc, _ = _json(capsys, str(_pinned(tmp_path, image)))
+    assert code == EXIT_OK, doc["findings"]
+    assert "PRE004" in doc["ok"]

@@ -198,7 +198,7 @@ class Collector:
                 ("ami",),
                 "ec2",
                 "DescribeImages",
-                lambda: {"image_id": pinned, "found": pinned in aws_ami.describe(ec2, [pinned])},
+                lambda: _pinned_image(ec2, pinned),
             )
         else:
             ssm = self.client("ssm")
@@ -353,6 +353,14 @@ def _offerings(ec2: Any, location_type: str, instance_type: str) -> list[Any]:
         LocationType=location_type,
         Filters=[{"Name": "instance-type", "Values": [instance_type]}],
     )
+
+
+def _pinned_image(ec2: Any, image_id: str) -> dict[str, Any]:
+    """Whether DescribeImages found the pinned id, and its State when it did."""
+    image = aws_ami.describe(ec2, [image_id]).get(image_id)
+    if image is None:
+        return {"image_id": image_id, "found": False}
+    return {"image_id": image_id, "found": True, "State": image.state, "Name": image.name}
 
 
 def _reservations(ec2: Any, rid: str) -> list[Any]:

@@ -232,8 +232,19 @@ def region_offering(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
 def gpu_ami(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     a = s["ami"]
     if n.ami_id is not None:
-        if a.get("found"):
+        state = a.get("State")
+        if a.get("found") and state in (None, "available"):
             return []
+        if a.get("found"):
+            return [
+                c.finding(
+                    [_ev("ami", n.ami_id, "State", state)],
+                    f"pin an available AMI in {n.region} ([capacity] ami_id), or drop ami_id to "
+                    "take the recommended ECS GPU AMI.",
+                    title=f"[capacity] ami_id {n.ami_id} is {state} in {n.region}, not "
+                    "available: instances cannot launch from it",
+                )
+            ]
         return [
             c.finding(
                 [_ev("ami", n.ami_id, "ImageId", None)],
