@@ -25,6 +25,7 @@ from cli.test_failures import as_user, restricted_user
 from ecs_gpu import quotas
 from ecs_gpu.aws import preflight as pf
 from ecs_gpu.aws.preflight_checks import Needs
+from ecs_gpu.aws.preflight_needs import spot_quota_needs
 from ecs_gpu.spec import parse_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -109,8 +110,8 @@ def stubs(aws: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Stubber, Stubber]:
 
 def _quotas(stub: Stubber, needs: Needs, on_demand: float, spot: float) -> None:
     """Both quotas applied, in preflight's order: On-Demand, then Spot."""
-    assert needs.spot_quota is not None
-    for q, value in ((needs.quota, on_demand), (needs.spot_quota, spot)):
+    (sq,) = needs.spot_quotas
+    for q, value in ((needs.quota, on_demand), (sq.quota, spot)):
         stub.add_response(
             "get_service_quota", _quota(q, value), {"ServiceCode": "ec2", "QuotaCode": q.code}
         )
@@ -145,7 +146,7 @@ def test_quotas_of_two_family_groups_share_the_call_and_split_by_type(
 ) -> None:
     """An On-Demand G fleet beside a P Spot quota: one call over g*, vt* and p*."""
     _, ec2 = stubs
-    needs = dataclasses.replace(spot_needs, spot_quota=quotas.SPOT["P"])
+    needs = dataclasses.replace(spot_needs, spot_quotas=spot_quota_needs(("p4d.24xlarge",)))
     _instances(ec2, ["g*", "vt*", "p*"], [SPOT_G5[0], SPOT_P4D, ON_DEMAND_G5])
     snapshot = pf.collect(boto3.Session(), needs)
     ec2.assert_no_pending_responses()
@@ -211,3 +212,25 @@ def test_a_denied_describe_instances_leaves_both_quota_checks_deciding_without_u
     (f,) = [f for f in result.report.findings if f.id == "PRE012"]
     assert f.severity == "info" and "Spot usage not read" in f.title
     assert not {"PRE001", "PRE012"} & {r.check.id for r in result.report.unknown}
+
+
+def test_spot_types_of_two_families_read_both_spot_quotas_and_their_instances(
+    stubs: tuple[Stubber, Stubber], spot_needs: Needs
+) -> None:
+    """A Spot group over g5 and p3: each family's Spot quota, one DescribeInstances over both."""
+    sq, ec2 = stubs
+    needs = dataclasses.replace(
+        spot_needs, spot_quotas=spot_quota_needs(("g5.xlarge", "p3.2xlarge"))
+    )
+    for q, value in ((needs.quota, 64.0), (quotas.SPOT["G"], 64.0), (quotas.SPOT["P"], 8.0)):
+        sq.add_response(
+            "get_service_quota", _quota(q, value), {"ServiceCode": "ec2", "QuotaCode": q.code}
+        )
+    _instances(ec2, ["g*", "vt*", "p*"], [SPOT_G5[0], SPOT_P4D, ON_DEMAND_G5])
+    result = pf.preflight(boto3.Session(), needs)
+    sq.assert_no_pending_responses()
+    ec2.assert_no_pending_responses()
+    g, p = [f for f in result.report.findings if f.id == "PRE012"]
+    assert g.severity == "info" and "4 held by 1 running or pending Spot" in g.title
+    assert p.severity == "error" and "(L-7212CCBC) is 8 vCPUs" in p.title
+    assert "96 held by 1 running or pending Spot instance(s)" in p.title

@@ -20,6 +20,7 @@ from botocore.validate import ParamValidator
 
 from ecs_gpu import quotas
 from ecs_gpu.aws.preflight_checks import Needs, Result, evaluate
+from ecs_gpu.aws.preflight_needs import spot_quota_needs
 from ecs_gpu.doctor.checks.model import Finding
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY
 from ecs_gpu.spec import load_spec
@@ -433,15 +434,19 @@ def test_the_documented_quota_request_is_the_g6e_examples_fleet() -> None:
     assert f"--desired-value {needs.vcpus_needed}" in doc
 
 
-def _spot_quota(value: float) -> dict[str, Any]:
-    q = quota(value)
-    code = quotas.SPOT["G"].code
-    q.update(
-        QuotaCode=code,
-        QuotaName=quotas.SPOT["G"].name,
-        QuotaArn=f"arn:aws:servicequotas:us-east-1:123456789012:ec2/{code}",
-    )
-    return {"Quota": q, "source": "applied"}
+def _spot_quota(value: float, group: str = "G", **more: float) -> dict[str, Any]:
+    """The snapshot's Spot quotas by code: ``group``'s at ``value``, and any ``more`` groups."""
+    out = {}
+    for g, v in {group: value, **more}.items():
+        q = quota(v)
+        code = quotas.SPOT[g].code
+        q.update(
+            QuotaCode=code,
+            QuotaName=quotas.SPOT[g].name,
+            QuotaArn=f"arn:aws:servicequotas:us-east-1:123456789012:ec2/{code}",
+        )
+        out[code] = {"Quota": q, "source": "applied"}
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -463,7 +468,8 @@ def g5_spot() -> Needs:
 def test_the_spot_quota_is_checked_only_with_a_spot_group(g5: Needs, g5_spot: Needs) -> None:
     skipped = {i: why for i, _, why in evaluate(healthy_g5(), g5).not_applicable}
     assert "no [capacity.spot]" in skipped["PRE012"]
-    assert g5_spot.spot_quota == quotas.SPOT["G"] and g5_spot.spot_vcpus_needed == 16
+    (sq,) = g5_spot.spot_quotas
+    assert sq.quota == quotas.SPOT["G"] and g5_spot.spot_vcpus_needed == 16
     ok = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(64.0)), g5_spot)
     (f,) = of(ok, "PRE012")
     assert f.severity == "info" and "covers the Spot group: 64 vCPUs" in f.title
@@ -483,8 +489,8 @@ def test_spot_percent_zero_needs_no_spot_quota(g5_spot: Needs) -> None:
         )
     )
     needs = Needs.from_spec(parse_spec(text, "spot0.toml"), "us-east-1")
-    assert needs.spot_quota is None and needs.spot_vcpus_needed == 0
-    assert needs.spot_instance_types == ("g5.xlarge",) and g5_spot.spot_quota is not None
+    assert needs.spot_quotas == () and needs.spot_vcpus_needed == 0
+    assert needs.spot_instance_types == ("g5.xlarge",) and g5_spot.spot_quotas
     result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(0.0)), needs)
     skipped = {i: why for i, _, why in result.not_applicable}
     assert "spot_percent = 0 launches no Spot instance" in skipped["PRE012"]
@@ -575,3 +581,37 @@ def test_a_pinned_ami_found_but_no_longer_available_fails_pre004(g5: Needs) -> N
     assert "[capacity] ami_id ami-0fedcba9876543210 is deregistered in us-east-1" in f.title
     available = {**answer, "State": "available"}
     assert of(evaluate(healthy_g5(ami=available), pinned), "PRE004") == []
+
+
+def test_spot_types_of_two_family_groups_are_checked_against_each_groups_quota(
+    g5_spot: Needs,
+) -> None:
+    """A Spot instance counts against its family's quota: g5 against G and VT, p3 against P."""
+    mixed = dataclasses.replace(
+        g5_spot, spot_quotas=spot_quota_needs(("g5.xlarge", "p3.2xlarge", "g6.xlarge"))
+    )
+    assert [(q.quota.code, q.instance_types, q.vcpus) for q in mixed.spot_quotas] == [
+        ("L-3819A6DF", ("g5.xlarge", "g6.xlarge"), 4),
+        ("L-7212CCBC", ("p3.2xlarge",), 8),
+    ]
+    # A g5 Spot instance running holds G's quota, not P's.
+    held = [instance("g5.xlarge", 2)]
+    s = healthy_g5(spot_vcpu_quota=_spot_quota(64.0, P=16.0), spot_vcpu_usage=held)
+    result = evaluate(s, mixed)
+    g, p = of(result, "PRE012")
+    assert g.severity == "info" and "'All G and VT Spot Instance Requests' covers" in g.title
+    assert "16 needed; 4 held by 1" in g.title
+    assert p.severity == "error" and "(L-7212CCBC) is 16 vCPUs" in p.title
+    assert "needs 32" in p.title and "0 held by 0" in p.title
+    assert "--quota-code L-7212CCBC --desired-value 32" in p.fix
+    doc = mixed.as_dict()
+    assert [(q["code"], q["vcpus_needed"]) for q in doc["spot_quotas"]] == [
+        ("L-3819A6DF", 16),
+        ("L-7212CCBC", 32),
+    ]
+
+
+def test_a_spot_quota_not_read_makes_pre012_unknown(g5_spot: Needs) -> None:
+    mixed = dataclasses.replace(g5_spot, spot_quotas=spot_quota_needs(("g5.xlarge", "p3.2xlarge")))
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(64.0)), mixed)
+    assert status(result, "PRE012") == "unknown"

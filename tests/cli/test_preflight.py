@@ -99,7 +99,8 @@ def test_on_moto_a_spot_spec_also_asks_for_the_spot_quota(
     code, doc, _ = _json(capsys, str(spec))
     assert code == EXIT_OK
     assert doc["needs"]["spot_vcpus_needed"] == 16
-    assert doc["needs"]["spot_quota"]["code"] == "L-3819A6DF"
+    assert [q["code"] for q in doc["needs"]["spot_quotas"]] == ["L-3819A6DF"]
+    assert doc["needs"]["spot_quotas"][0]["vcpus_needed"] == 16
     assert sorted(u["id"] for u in doc["unknown"]) == ["PRE001", "PRE012"]
     assert "PRE012" not in {n["id"] for n in doc["not_applicable"]}
 

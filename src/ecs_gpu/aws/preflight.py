@@ -135,16 +135,17 @@ class Collector:
             "GetServiceQuota",
             lambda: self._quota(self.needs.quota.code),
         )
-        spot = n.spot_quota
-        if spot is not None:
+        spot = n.spot_quotas
+        if spot:
+            # Each family group's Spot quota, by code (PRE012 checks each).
             self.read(
                 ("spot_vcpu_quota",),
                 "service-quotas",
                 "GetServiceQuota",
-                lambda: self._quota(spot.code),
+                lambda: {q.quota.code: self._quota(q.quota.code) for q in spot},
             )
         # One DescribeInstances for both quotas' instances in use.
-        usage = ("vcpu_usage",) + (() if spot is None else ("spot_vcpu_usage",))
+        usage = ("vcpu_usage",) + (("spot_vcpu_usage",) if spot else ())
         self.read(usage, "ec2", "DescribeInstances", self._usage, split=True)
         ec2 = self.client("ec2")
         self.read(
@@ -258,9 +259,10 @@ class Collector:
         counted: list[tuple[str, quotas.VcpuQuota, Callable[[dict[str, Any]], bool]]] = [
             ("vcpu_usage", n.quota, lambda i: i.get("InstanceLifecycle") not in _NOT_ON_DEMAND)
         ]
-        if n.spot_quota is not None:
+        # The Spot instances of every Spot quota's family group; PRE012 splits them by type.
+        for sq in n.spot_quotas:
             counted.append(
-                ("spot_vcpu_usage", n.spot_quota, lambda i: i.get("InstanceLifecycle") == "spot")
+                ("spot_vcpu_usage", sq.quota, lambda i: i.get("InstanceLifecycle") == "spot")
             )
         patterns = list(dict.fromkeys(p for _, q, _ in counted for p in q.type_patterns))
         filters = [
@@ -272,8 +274,12 @@ class Collector:
         for r in _pages(ec2, "describe_instances", "Reservations", Filters=filters):
             for i in r.get("Instances", []):
                 itype = i.get("InstanceType") or ""
+                seen: set[str] = set()
                 for kind, quota, counts in counted:
+                    if kind in seen:
+                        continue
                     if counts(i) and any(fnmatchcase(itype, p) for p in quota.type_patterns):
+                        seen.add(kind)
                         out[kind].append(
                             {
                                 "InstanceId": i.get("InstanceId"),

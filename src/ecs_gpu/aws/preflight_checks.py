@@ -14,10 +14,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any, Final
 
 from ecs_gpu import quotas
-from ecs_gpu.aws.preflight_needs import CheckBody, EcrImage, Needs, SecretGrant, pool_instances
+from ecs_gpu.aws.preflight_needs import (
+    CheckBody,
+    EcrImage,
+    Needs,
+    SecretGrant,
+    SpotQuotaNeed,
+    pool_instances,
+)
 from ecs_gpu.aws.preflight_needs import ev as _ev
 from ecs_gpu.aws.preflight_network import (
     az_offering,
@@ -115,18 +123,34 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
 
 
 def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
-    """PRE012: the Spot quota holds the Spot group at max_instances of its largest type.
+    """PRE012: each family group's Spot quota holds the Spot group at max_instances.
+
+    A Spot instance counts against its own family group's quota (G and VT, or
+    P), so a group listing types of both is checked against each: at
+    max_instances of the largest listed type of that family.
+    """
+    out: list[Finding] = []
+    for sq in n.spot_quotas:
+        q = s["spot_vcpu_quota"].get(sq.quota.code)
+        if q is None:
+            raise Unknown(f"{sq.quota.code} ({sq.quota.name}) was not read")
+        out += _spot_quota_finding(s, c, n, sq, q)
+    return out
+
+
+def _spot_quota_finding(
+    s: Snapshot, c: Check, n: Needs, sq: SpotQuotaNeed, q: dict[str, Any]
+) -> list[Finding]:
+    """One Spot quota against the Spot group at max_instances of its family's largest type.
 
     Like PRE001: the Spot instances of the quota's families that run or start
     now hold part of it (this stack's own included when it is deployed).
     """
-    quota = n.spot_quota
-    assert quota is not None  # applies only with [capacity.spot]
-    q = s["spot_vcpu_quota"]
+    quota = sq.quota
     value = int(float(q["Quota"]["Value"]))
     source = q["source"]
-    need = n.spot_vcpus_needed
-    size = n.spot_vcpus
+    need = n.spot_quota_vcpus_needed(sq)
+    size = sq.vcpus
     ev = [
         _ev("spot_vcpu_quota", quota.code, "Value", value),
         _ev("spot_vcpu_quota", quota.code, "source", source),
@@ -135,13 +159,14 @@ def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             "capacity.spot",
             "spot_vcpus_needed",
             f"{need} = {n.max_instances} max_instances x {size} vCPUs (the largest of "
-            f"{', '.join(n.spot_instance_types)})",
+            f"{', '.join(sq.instance_types)})",
         ),
     ]
-    used = _usage(s, "spot_vcpu_usage")
+    spot_held = _of_quota(s, "spot_vcpu_usage", quota)
+    used = None if spot_held is None else _usage({"held": spot_held}, "held")
     held = "Spot usage not read"
-    if used is not None:
-        running = len(s["spot_vcpu_usage"])
+    if used is not None and spot_held is not None:
+        running = len(spot_held)
         ev.append(_ev("spot_vcpu_usage", quota.code, "running_vcpus", used))
         ev.append(_ev("spot_vcpu_usage", quota.code, "instances", running))
         held = f"{used} held by {running} running or pending Spot instance(s)"
@@ -191,8 +216,19 @@ def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     ]
 
 
+def _of_quota(s: Snapshot, kind: str, quota: quotas.VcpuQuota) -> list[Any] | None:
+    """The instances under ``kind`` whose type ``quota`` counts; None if not read."""
+    if kind not in s:
+        return None
+    return [
+        i
+        for i in s[kind]
+        if any(fnmatchcase(i.get("InstanceType") or "", p) for p in quota.type_patterns)
+    ]
+
+
 def _needs_spot(n: Needs) -> str | None:
-    if n.spot_quota is not None:
+    if n.spot_quotas:
         return None
     if n.spot_instance_types:
         return "[capacity.spot] spot_percent = 0 launches no Spot instance"
@@ -457,7 +493,7 @@ DEFINITIONS: Final[tuple[Definition, ...]] = (
     Definition(
         "PRE012",
         "error",
-        "the Spot vCPU quota covers the Spot group at max_instances",
+        "each Spot vCPU quota of the listed types' families covers the Spot group at max_instances",
         ("spot_vcpu_quota",),
         spot_vcpu_quota,
         _needs_spot,

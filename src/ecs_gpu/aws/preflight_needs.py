@@ -37,6 +37,22 @@ class SecretGrant:
 
 
 @dataclass(frozen=True)
+class SpotQuotaNeed:
+    """One Spot vCPU quota the [capacity.spot] group may launch against (PRE012).
+
+    EC2 counts a Spot instance against its own family group's quota ("All G
+    and VT Spot Instance Requests", "All P Spot Instance Requests"), so each
+    group of the listed types is checked alone: price-capacity-optimized may
+    launch the whole group in either, each instance the group's largest type.
+    """
+
+    quota: quotas.VcpuQuota
+    # The listed types of this family group, and the vCPUs of its largest.
+    instance_types: tuple[str, ...]
+    vcpus: int
+
+
+@dataclass(frozen=True)
 class Needs:
     """What the spec asks of the account, in plain data."""
 
@@ -55,16 +71,19 @@ class Needs:
     image: str
     ecr: EcrImage | None
     secrets: tuple[SecretGrant, ...] = field(default=())
-    # [capacity.spot]: the Spot group's quota (its first type's group) and the
-    # vCPUs of its largest type: price-capacity-optimized may launch any of them.
-    spot_quota: quotas.VcpuQuota | None = None
-    spot_vcpus: int = 0
+    # [capacity.spot]: the Spot quota of each family group among its types (none
+    # at spot_percent = 0), in the order the types are listed.
+    spot_quotas: tuple[SpotQuotaNeed, ...] = ()
     spot_instance_types: tuple[str, ...] = ()
+
+    def spot_quota_vcpus_needed(self, q: SpotQuotaNeed) -> int:
+        """The Spot group at max_instances in ``q``'s family group, each its largest type."""
+        return self.max_instances * q.vcpus
 
     @property
     def spot_vcpus_needed(self) -> int:
         """The Spot group at max_instances, each instance its largest listed type."""
-        return self.max_instances * self.spot_vcpus if self.spot_quota is not None else 0
+        return max((self.spot_quota_vcpus_needed(q) for q in self.spot_quotas), default=0)
 
     @property
     def instances(self) -> int:
@@ -121,12 +140,9 @@ class Needs:
             secrets=tuple(grants),
             # spot_percent = 0 (the step before removing the table): the weight-0 Spot
             # provider launches nothing, so no Spot quota is needed.
-            spot_quota=(
-                quotas.spot(spot_types[0])
-                if spot_types and sp is not None and sp.spot_percent > 0
-                else None
+            spot_quotas=(
+                spot_quota_needs(spot_types) if sp is not None and sp.spot_percent > 0 else ()
             ),
-            spot_vcpus=max((catalog.lookup(t).vcpus for t in spot_types), default=0),
             spot_instance_types=spot_types,
         )
 
@@ -134,7 +150,28 @@ class Needs:
         doc = asdict(self)
         doc["vcpus_needed"] = self.vcpus_needed
         doc["spot_vcpus_needed"] = self.spot_vcpus_needed
+        # The Spot quotas PRE012 checks, each with what it must hold.
+        doc["spot_quotas"] = [
+            {
+                **asdict(q.quota),
+                "instance_types": list(q.instance_types),
+                "vcpus": q.vcpus,
+                "vcpus_needed": self.spot_quota_vcpus_needed(q),
+            }
+            for q in self.spot_quotas
+        ]
         return doc
+
+
+def spot_quota_needs(instance_types: tuple[str, ...]) -> tuple[SpotQuotaNeed, ...]:
+    """The Spot quota of each family group among ``instance_types``, first listed first."""
+    by_group: dict[str, list[str]] = {}
+    for t in instance_types:
+        by_group.setdefault(quotas.group(t), []).append(t)
+    return tuple(
+        SpotQuotaNeed(quotas.SPOT[g], tuple(types), max(catalog.lookup(t).vcpus for t in types))
+        for g, types in by_group.items()
+    )
 
 
 def pool_instances(spec: Spec) -> int:
