@@ -367,3 +367,42 @@ def test_a_pinned_ami_that_exists_passes_pre004(
     code, doc, _ = _json(capsys, str(_pinned(tmp_path, image)))
     assert code == EXIT_OK, doc["findings"]
     assert "PRE004" in doc["ok"]
+
+
+def test_an_internet_gateway_route_is_a_way_out_only_where_instances_get_a_public_ip(
+    aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """moto: a subnet whose main route table sends 0.0.0.0/0 to an internet gateway.
+
+    The launch template sets no AssociatePublicIpAddress, so the subnet's
+    MapPublicIpOnLaunch decides whether its instances can use that route.
+    """
+    ec2 = boto3.Session().client("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    sid = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24", AvailabilityZone="us-east-1a")[
+        "Subnet"
+    ]["SubnetId"]
+    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
+    (main_rt,) = ec2.describe_route_tables(
+        Filters=[
+            {"Name": "vpc-id", "Values": [vpc]},
+            {"Name": "association.main", "Values": ["true"]},
+        ]
+    )["RouteTables"]
+    ec2.create_route(
+        RouteTableId=main_rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0", GatewayId=igw
+    )
+    spec = _spec(tmp_path, f'\n[network]\nvpc_id = "{vpc}"\nsubnet_ids = ["{sid}"]\n')
+    code, doc, _ = _json(capsys, str(spec))
+    assert code == EXIT_PROBLEMS
+    (f,) = _by_id(doc, "PRE011")
+    assert (
+        f"subnet {sid} routes 0.0.0.0/0 to {igw}, but its MapPublicIpOnLaunch is false"
+        in (f["title"])
+    )
+    assert f"modify-subnet-attribute --subnet-id {sid} --map-public-ip-on-launch" in f["fix"]
+    assert "NAT gateway" in f["fix"]
+    ec2.modify_subnet_attribute(SubnetId=sid, MapPublicIpOnLaunch={"Value": True})
+    code, doc, _ = _json(capsys, str(spec))
+    assert "PRE011" in doc["ok"] and not _by_id(doc, "PRE011")
