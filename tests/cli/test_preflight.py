@@ -80,7 +80,9 @@ def test_on_moto_the_g5_example_passes_and_the_quota_moto_lacks_is_unknown(
         doc
     )
     assert doc["stack"] == "vllm-g5" and doc["region"] == "us-east-1"
-    assert doc["needs"]["vcpus_needed"] == 16 and doc["needs"]["quota"]["code"] == "L-DB2E81BA"
+    # 4 g5.xlarge and 1 beside them while an instance refresh rolls, 4 vCPUs each.
+    assert doc["needs"]["refresh_instances"] == 1
+    assert doc["needs"]["vcpus_needed"] == 20 and doc["needs"]["quota"]["code"] == "L-DB2E81BA"
     assert {"PRE002", "PRE004"} <= set(doc["ok"])
     (unknown,) = doc["unknown"]
     assert unknown["id"] == "PRE001" and "GetAWSDefaultServiceQuota" in unknown["reason"]
@@ -98,9 +100,9 @@ def test_on_moto_a_spot_spec_also_asks_for_the_spot_quota(
     spec.write_text(G5.read_text().replace("\n[scaling]\n", table + "\n[scaling]\n"))
     code, doc, _ = _json(capsys, str(spec))
     assert code == EXIT_OK
-    assert doc["needs"]["spot_vcpus_needed"] == 16
+    assert doc["needs"]["spot_vcpus_needed"] == 20
     assert [q["code"] for q in doc["needs"]["spot_quotas"]] == ["L-3819A6DF"]
-    assert doc["needs"]["spot_quotas"][0]["vcpus_needed"] == 16
+    assert doc["needs"]["spot_quotas"][0]["vcpus_needed"] == 20
     assert sorted(u["id"] for u in doc["unknown"]) == ["PRE001", "PRE012"]
     assert "PRE012" not in {n["id"] for n in doc["not_applicable"]}
 
@@ -138,7 +140,7 @@ def test_an_applied_quota_too_low_is_an_error(quotas_stub: Stubber) -> None:
     quotas_stub.add_response("get_service_quota", _quota(8.0), QUOTA_PARAMS)
     result = pf.preflight(boto3.Session(), _needs())
     (f,) = [f for f in result.report.findings if f.id == "PRE001"]
-    assert f.severity == "error" and "(L-DB2E81BA) is 8 vCPUs" in f.title and "16" in f.title
+    assert f.severity == "error" and "(L-DB2E81BA) is 8 vCPUs" in f.title and "20" in f.title
     assert "request-service-quota-increase" in f.fix
     quotas_stub.assert_no_pending_responses()
 
@@ -150,7 +152,7 @@ def test_without_an_applied_value_the_aws_default_is_read(quotas_stub: Stubber) 
     quotas_stub.add_response("get_aws_default_service_quota", _quota(64.0), QUOTA_PARAMS)
     result = pf.preflight(boto3.Session(), _needs())
     (f,) = [f for f in result.report.findings if f.id == "PRE001"]
-    assert f.severity == "info" and "64 vCPUs (AWS default) against 16 needed" in f.title
+    assert f.severity == "info" and "64 vCPUs (AWS default) against 20 needed" in f.title
     # Usage is read from moto's DescribeInstances: none there (moto matches the
     # g* filter without wildcards; tests/aws/test_preflight.py answers it AWS-shaped).
     assert "0 in use now" in f.title

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any, Final
 
-from ecs_gpu import quotas
+from ecs_gpu import quotas, redeploy
 from ecs_gpu.aws.preflight_needs import (
     CheckBody,
     EcrImage,
@@ -66,7 +66,7 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     value = int(float(q["Quota"]["Value"]))
     source = q["source"]
     need = n.vcpus_needed
-    pool = f" + {n.pool_instances} warm pool" if n.pool_instances else ""
+    pool = _refresh_text(n) + (f" + {n.pool_instances} warm pool" if n.pool_instances else "")
     ev = [
         _ev("vcpu_quota", n.quota.code, "Value", value),
         _ev("vcpu_quota", n.quota.code, "source", source),
@@ -92,10 +92,11 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
         return [
             c.finding(
                 ev,
-                f"{how}; or lower [capacity] max_instances to {max(fits - n.pool_instances, 0)} "
+                f"{how}; or lower [capacity] max_instances to {_max_instances_within(fits, n)} "
                 f"(the quota holds {fits} {n.instance_type}).",
                 title=f"'{n.quota.name}' ({n.quota.code}) is {value} vCPUs in {n.region}; the "
-                f"fleet at max_instances needs {need}: launches past {fits} instance(s) fail "
+                f"fleet at max_instances{_during(n)} needs {need}: launches past {fits} "
+                "instance(s) fail "
                 "with VcpuLimitExceeded and tasks stay PROVISIONING",
             )
         ]
@@ -158,8 +159,8 @@ def _spot_quota_finding(
             "spec",
             "capacity.spot",
             "spot_vcpus_needed",
-            f"{need} = {n.max_instances} max_instances x {size} vCPUs (the largest of "
-            f"{', '.join(sq.instance_types)})",
+            f"{need} = ({n.max_instances} max_instances{_refresh_text(n)}) x {size} vCPUs "
+            f"(the largest of {', '.join(sq.instance_types)})",
         ),
     ]
     spot_held = _of_quota(s, "spot_vcpu_usage", quota)
@@ -188,7 +189,8 @@ def _spot_quota_finding(
                 "share waits (lower [capacity.spot] spot_percent, 0 for none, to run On-Demand "
                 "meanwhile; a running stack drops the table only after spot_percent = 0).",
                 title=f"'{quota.name}' ({quota.code}) is {value} vCPUs in {n.region}; the Spot "
-                f"group at max_instances needs {need}: launches past {fits} Spot instance(s) "
+                f"group at max_instances{_during(n)} needs {need}: launches past {fits} Spot "
+                "instance(s) "
                 f"fail{now}",
             )
         ]
@@ -199,8 +201,9 @@ def _spot_quota_finding(
                 f"{how}, or free the vCPUs other Spot instances of this quota hold (this "
                 "stack's own Spot instances count too when it is deployed).",
                 title=f"'{quota.name}' has room for the Spot group, but {used} of its {value} "
-                f"vCPUs are {held.split(' ', 1)[1]} now: {room}, short of the {n.max_instances} "
-                "at max_instances until they are freed",
+                f"vCPUs are {held.split(' ', 1)[1]} now: {room}, short of the "
+                f"{n.max_instances + n.refresh_instances} at max_instances{_during(n)} until "
+                "they are freed",
                 severity="warning",
             )
         ]
@@ -214,6 +217,29 @@ def _spot_quota_finding(
             severity="info",
         )
     ]
+
+
+def _refresh_text(n: Needs) -> str:
+    """The instance refresh's surge in a need's sum."""
+    if not n.refresh_instances:
+        return ""
+    return (
+        f" + {n.refresh_instances} launched beside them by an instance refresh, "
+        f"MaxHealthyPercentage {redeploy.REFRESH_MAX_HEALTHY_PERCENT}"
+    )
+
+
+def _during(n: Needs) -> str:
+    return " during an instance refresh" if n.refresh_instances else ""
+
+
+def _max_instances_within(fits: int, n: Needs) -> int:
+    """The largest max_instances whose group, refresh surge and warm pool fit ``fits``."""
+    best = 0
+    for m in range(1, fits + 1):
+        if m + redeploy.refresh_surge(m) + n.pool_instances <= fits:
+            best = m
+    return best
 
 
 def _of_quota(s: Snapshot, kind: str, quota: quotas.VcpuQuota) -> list[Any] | None:

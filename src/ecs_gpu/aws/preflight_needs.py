@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ecs_gpu import catalog, quotas
+from ecs_gpu import catalog, quotas, redeploy
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
 from ecs_gpu.doctor.snapshot import Snapshot
 from ecs_gpu.managed_scaling import pool_size
@@ -76,9 +76,15 @@ class Needs:
     spot_quotas: tuple[SpotQuotaNeed, ...] = ()
     spot_instance_types: tuple[str, ...] = ()
 
+    @property
+    def refresh_instances(self) -> int:
+        """What an instance refresh launches beside a group at max_instances (redeploy)."""
+        return redeploy.refresh_surge(self.max_instances)
+
     def spot_quota_vcpus_needed(self, q: SpotQuotaNeed) -> int:
-        """The Spot group at max_instances in ``q``'s family group, each its largest type."""
-        return self.max_instances * q.vcpus
+        """The Spot group at max_instances (plus an instance refresh's surge) in ``q``'s
+        family group, each instance its largest type."""
+        return (self.max_instances + self.refresh_instances) * q.vcpus
 
     @property
     def spot_vcpus_needed(self) -> int:
@@ -87,7 +93,8 @@ class Needs:
 
     @property
     def instances(self) -> int:
-        return self.max_instances + self.pool_instances
+        """The group at max_instances, an instance refresh's surge, and the warm pool."""
+        return self.max_instances + self.refresh_instances + self.pool_instances
 
     @property
     def vcpus_needed(self) -> int:
@@ -148,6 +155,7 @@ class Needs:
 
     def as_dict(self) -> dict[str, Any]:
         doc = asdict(self)
+        doc["refresh_instances"] = self.refresh_instances
         doc["vcpus_needed"] = self.vcpus_needed
         doc["spot_vcpus_needed"] = self.spot_vcpus_needed
         # The Spot quotas PRE012 checks, each with what it must hold.

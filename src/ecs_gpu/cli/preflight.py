@@ -123,12 +123,12 @@ def preflight_cmd(
     """Check, read-only, that this account and Region can run SPEC, before paying for it.
 
     The On-Demand vCPU quota of the instance family against the fleet at
-    max_instances (plus the warm pool), the instance type's offering in the
-    Region and each subnet's AZ, the GPU AMI, the capacity reservation, the
-    container secrets, the ECR image tag, ECS's service-linked role and, with
-    \\[network], the subnets' way out (NAT or VPC endpoints). A denied call
-    makes only its checks unknown and names the permission. deploy runs
-    these first.
+    max_instances (plus an instance refresh's surge and the warm pool), the
+    instance type's offering in the Region and each subnet's AZ, the GPU AMI,
+    the capacity reservation, the container secrets, the ECR image tag, ECS's
+    service-linked role and, with \\[network], the subnets' way out (NAT or
+    VPC endpoints). A denied call makes only its checks unknown and names the
+    permission. deploy runs these first.
 
     Exit codes: 0 no error, 1 errors found, 2 bad input, 3 AWS unreachable or
     nothing could be checked.
