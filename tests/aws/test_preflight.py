@@ -235,3 +235,38 @@ def test_spot_types_of_two_families_read_both_spot_quotas_and_their_instances(
     assert g.severity == "info" and "4 held by 1 running or pending Spot" in g.title
     assert p.severity == "error" and "(L-7212CCBC) is 8 vCPUs" in p.title
     assert "96 held by 1 running or pending Spot instance(s)" in p.title
+
+
+def test_this_stacks_own_instances_are_not_counted_as_usage_beside_the_need(
+    stubs: tuple[Stubber, Stubber], spot_needs: Needs
+) -> None:
+    """A redeploy: the stack's two groups run instances; only another group's are usage.
+
+    EC2 Auto Scaling tags what it launches with ``aws:autoscaling:groupName``.
+    """
+    sq, ec2 = stubs
+    assert spot_needs.own_groups == ("vllm-g5-gpu-asg", "vllm-g5-spot-asg")
+
+    def tagged(i: dict[str, Any], group: str) -> dict[str, Any]:
+        return {**i, "Tags": [{"Key": "aws:autoscaling:groupName", "Value": group}]}
+
+    own_od = [tagged(_instance(f"i-0own{n}", "g5.xlarge", 2), "vllm-g5-gpu-asg") for n in range(4)]
+    own_spot = tagged(SPOT_G5[0], "vllm-g5-spot-asg")
+    other = tagged(ON_DEMAND_G5, "another-asg")
+    # 24 On-Demand vCPUs: the need's 20 and the other group's 8 do not fit; the stack's
+    # own 16 are part of the 20. 20 Spot vCPUs: the need's 20, the own Spot one inside it.
+    _quotas(sq, spot_needs, on_demand=24.0, spot=20.0)
+    _instances(ec2, ["g*", "vt*"], [*own_od, own_spot, other])
+    snapshot = pf.collect(boto3.Session(), spot_needs)
+    groups = [i["AutoScalingGroup"] for i in snapshot["vcpu_usage"]]
+    assert groups == ["vllm-g5-gpu-asg"] * 4 + ["another-asg"]
+    result = pf.evaluate(snapshot, spot_needs)
+    (od,) = [f for f in result.report.findings if f.id == "PRE001"]
+    assert od.severity == "warning" and "8 of its 24 vCPUs are in use" in od.title
+    assert "--desired-value 28" in od.fix and "vllm-g5-gpu-asg" in od.fix
+    got = {(e.kind, e.field): e.value for e in od.evidence}
+    assert got[("vcpu_usage", "running_vcpus")] == 8
+    assert got[("vcpu_usage", "own_instances_left_out")] == 4
+    (spot,) = [f for f in result.report.findings if f.id == "PRE012"]
+    assert spot.severity == "info"
+    assert "0 held by 0 running or pending Spot instance(s) (and this stack's own 1" in spot.title

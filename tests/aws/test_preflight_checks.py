@@ -528,7 +528,8 @@ def test_spot_instances_in_use_shrink_the_room_and_the_finding_says_what_fits(
         "8 free, room for 2 Spot instance(s) of 4 vCPUs, short of the 5 at max_instances during "
         "an instance refresh"
     ) in f.title
-    assert "--desired-value 36" in f.fix and "this stack's own Spot instances" in f.fix
+    assert "--desired-value 36" in f.fix
+    assert "this stack's own instances, in vllm-g5-gpu-asg and vllm-g5-spot-asg" in f.fix
     got = {(e.kind, e.field): e.value for e in f.evidence}
     assert got[("spot_vcpu_usage", "running_vcpus")] == 16
     assert got[("spot_vcpu_usage", "instances")] == 2

@@ -25,7 +25,7 @@ from ecs_gpu.aws import preflight as pf
 from ecs_gpu.aws.preflight_checks import Needs
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main
-from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, BadInputError
 from ecs_gpu.spec import load_spec
 
 from .test_failures import as_user, restricted_user
@@ -408,3 +408,26 @@ def test_an_internet_gateway_route_is_a_way_out_only_where_instances_get_a_publi
     ec2.modify_subnet_attribute(SubnetId=sid, MapPublicIpOnLaunch={"Value": True})
     code, doc, _ = _json(capsys, str(spec))
     assert "PRE011" in doc["ok"] and not _by_id(doc, "PRE011")
+
+
+def test_stack_names_the_groups_whose_instances_are_part_of_the_need(
+    aws: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, doc, _ = _json(capsys, str(G5), "--stack", "canary")
+    assert doc["stack"] == "canary" and doc["needs"]["own_groups"] == ["canary-gpu-asg"]
+    _, doc, _ = _json(capsys, str(G5))
+    assert doc["needs"]["own_groups"] == ["vllm-g5-gpu-asg"]
+
+
+def test_deploys_preflight_reads_the_groups_of_the_stack_it_deploys(
+    aws: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[Needs] = []
+
+    def preflight(_session: Any, needs: Needs, **_: Any) -> Any:
+        seen.append(needs)
+        raise BadInputError("stop here")
+
+    monkeypatch.setattr(pf, "preflight", preflight)
+    assert main(["deploy", str(G5), "--stack", "canary", "--yes"]) == EXIT_BAD_INPUT
+    assert [n.own_groups for n in seen] == [("canary-gpu-asg",)]

@@ -31,7 +31,13 @@ from ecs_gpu import ami, quotas
 from ecs_gpu.aws import ami as aws_ami
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import AccessDenied, Unreachable, error_code, translate
-from ecs_gpu.aws.preflight_checks import ECS_SERVICE_LINKED_ROLE, Needs, Result, evaluate
+from ecs_gpu.aws.preflight_checks import (
+    ECS_SERVICE_LINKED_ROLE,
+    GROUP_FIELD,
+    Needs,
+    Result,
+    evaluate,
+)
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot, to_json_safe
 from ecs_gpu.errors import EcsGpuError
 
@@ -52,6 +58,8 @@ PERMISSIONS: Final = (
     "ecr:DescribeImages",
     "iam:GetRole",
 )
+# EC2 Auto Scaling tags each instance it launches with its group's name.
+GROUP_TAG: Final = "aws:autoscaling:groupName"
 # Lifecycles the On-Demand quota does not count: Spot has its own quota.
 _NOT_ON_DEMAND: Final = ("spot", "scheduled")
 # The answers EC2, ECR, SSM and Secrets Manager give for a thing that is not there.
@@ -285,6 +293,9 @@ class Collector:
                                 "InstanceId": i.get("InstanceId"),
                                 "InstanceType": i.get("InstanceType"),
                                 "CpuOptions": i.get("CpuOptions", {}),
+                                # The group that launched it (EC2 Auto Scaling's tag):
+                                # the checks leave this stack's own out of the usage.
+                                GROUP_FIELD: _group_of(i),
                             }
                         )
         return out
@@ -342,6 +353,13 @@ class Collector:
                 return {"exists": False}
             raise
         return {"exists": True}
+
+
+def _group_of(instance: dict[str, Any]) -> str | None:
+    for t in instance.get("Tags") or []:
+        if t.get("Key") == GROUP_TAG:
+            return str(t.get("Value"))
+    return None
 
 
 def _pages(c: Any, method: str, key: str, **kwargs: Any) -> list[Any]:

@@ -38,9 +38,12 @@ from ecs_gpu.doctor.checks.runner import run_checks
 from ecs_gpu.doctor.snapshot import Snapshot
 
 ECS_SERVICE_LINKED_ROLE: Final = "AWSServiceRoleForECS"
+# Each usage item's Auto Scaling group (its aws:autoscaling:groupName tag; None: none).
+GROUP_FIELD: Final = "AutoScalingGroup"
 
 __all__ = [
     "ECS_SERVICE_LINKED_ROLE",
+    "GROUP_FIELD",
     "EcrImage",
     "Needs",
     "Result",
@@ -78,9 +81,12 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             f"({n.instance_type})",
         ),
     ]
-    used = _usage(s, "vcpu_usage")
+    others, own = _split_own(s, "vcpu_usage", n, n.quota)
+    used = None if others is None else _vcpus(others)
     if used is not None:
         ev.append(_ev("vcpu_usage", n.quota.code, "running_vcpus", used))
+        if own:
+            ev.append(_ev("vcpu_usage", n.quota.code, "own_instances_left_out", own))
     # What to ask for: the fleet plus what other instances hold now.
     desired = need + (used or 0)
     how = (
@@ -104,14 +110,13 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
         return [
             c.finding(
                 ev,
-                f"{how}, or free the vCPUs other instances of this quota hold (this stack's own "
-                "instances count too when it is deployed).",
+                f"{how}, or free the vCPUs other instances of this quota hold ({_own_text(n)}).",
                 title=f"'{n.quota.name}' has room for the fleet, but {used} of its {value} vCPUs "
                 "are in use now: the fleet cannot reach max_instances until they are freed",
                 severity="warning",
             )
         ]
-    usage = "usage not read" if used is None else f"{used} in use now"
+    usage = "usage not read" if used is None else f"{used} in use now{_own_note(own)}"
     return [
         c.finding(
             ev,
@@ -163,14 +168,16 @@ def _spot_quota_finding(
             f"(the largest of {', '.join(sq.instance_types)})",
         ),
     ]
-    spot_held = _of_quota(s, "spot_vcpu_usage", quota)
-    used = None if spot_held is None else _usage({"held": spot_held}, "held")
+    spot_held, own = _split_own(s, "spot_vcpu_usage", n, quota)
+    used = None if spot_held is None else _vcpus(spot_held)
     held = "Spot usage not read"
     if used is not None and spot_held is not None:
         running = len(spot_held)
         ev.append(_ev("spot_vcpu_usage", quota.code, "running_vcpus", used))
         ev.append(_ev("spot_vcpu_usage", quota.code, "instances", running))
-        held = f"{used} held by {running} running or pending Spot instance(s)"
+        if own:
+            ev.append(_ev("spot_vcpu_usage", quota.code, "own_instances_left_out", own))
+        held = f"{used} held by {running} running or pending Spot instance(s){_own_note(own)}"
     # Free vCPUs, and how many Spot instances of the largest listed type they hold.
     free = max(value - (used or 0), 0)
     fits = free // size
@@ -198,8 +205,8 @@ def _spot_quota_finding(
         return [
             c.finding(
                 ev,
-                f"{how}, or free the vCPUs other Spot instances of this quota hold (this "
-                "stack's own Spot instances count too when it is deployed).",
+                f"{how}, or free the vCPUs other Spot instances of this quota hold "
+                f"({_own_text(n)}).",
                 title=f"'{quota.name}' has room for the Spot group, but {used} of its {value} "
                 f"vCPUs are {held.split(' ', 1)[1]} now: {room}, short of the "
                 f"{n.max_instances + n.refresh_instances} at max_instances{_during(n)} until "
@@ -242,15 +249,37 @@ def _max_instances_within(fits: int, n: Needs) -> int:
     return best
 
 
-def _of_quota(s: Snapshot, kind: str, quota: quotas.VcpuQuota) -> list[Any] | None:
-    """The instances under ``kind`` whose type ``quota`` counts; None if not read."""
+def _split_own(
+    s: Snapshot, kind: str, n: Needs, quota: quotas.VcpuQuota
+) -> tuple[list[Any] | None, int]:
+    """The instances under ``kind`` that ``quota`` counts, less this stack's own, and
+    how many of the stack's own were left out; (None, 0) if not read.
+
+    The stack's own groups' instances (a redeploy's) are already part of the
+    need at max_instances: counted as usage too, they would be counted twice.
+    """
     if kind not in s:
-        return None
-    return [
+        return None, 0
+    counted = [
         i
         for i in s[kind]
         if any(fnmatchcase(i.get("InstanceType") or "", p) for p in quota.type_patterns)
     ]
+    others = [i for i in counted if i.get(GROUP_FIELD) not in n.own_groups]
+    return others, len(counted) - len(others)
+
+
+def _own_note(own: int) -> str:
+    return f" (and this stack's own {own}, part of the need)" if own else ""
+
+
+def _own_text(n: Needs) -> str:
+    groups = " and ".join(n.own_groups) or "its groups"
+    return f"this stack's own instances, in {groups}, are part of the need and not counted here"
+
+
+def _vcpus(instances: list[Any]) -> int:
+    return _usage({"held": instances}, "held") or 0
 
 
 def _needs_spot(n: Needs) -> str | None:

@@ -15,6 +15,7 @@ from ecs_gpu import catalog, quotas, redeploy
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
 from ecs_gpu.doctor.snapshot import Snapshot
 from ecs_gpu.managed_scaling import pool_size
+from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
 
@@ -75,6 +76,9 @@ class Needs:
     # at spot_percent = 0), in the order the types are listed.
     spot_quotas: tuple[SpotQuotaNeed, ...] = ()
     spot_instance_types: tuple[str, ...] = ()
+    # The stack's own Auto Scaling groups: their running instances are part of
+    # the need, so a redeploy's usage leaves them out (not counted twice).
+    own_groups: tuple[str, ...] = ()
 
     @property
     def refresh_instances(self) -> int:
@@ -101,7 +105,8 @@ class Needs:
         return self.instances * self.vcpus
 
     @classmethod
-    def from_spec(cls, spec: Spec, region: str) -> Needs:
+    def from_spec(cls, spec: Spec, region: str, stack: str | None = None) -> Needs:
+        """What ``spec`` deployed as ``stack`` (the spec's own name by default) asks."""
         # infra.task holds the image and secret rules the template uses; it
         # imports CDK, so it is read only here.
         from ecs_gpu.infra.task import ecr_repository, secret_resources
@@ -128,6 +133,7 @@ class Needs:
             grants.append(SecretGrant(value_from, action, tuple(resources)))
         wp = cap.warm_pool
         sp = cap.spot
+        names = Names.for_deployment(spec, stack)
         spot_types = () if sp is None else tuple(sp.instance_types)
         return cls(
             region=region,
@@ -151,6 +157,7 @@ class Needs:
                 spot_quota_needs(spot_types) if sp is not None and sp.spot_percent > 0 else ()
             ),
             spot_instance_types=spot_types,
+            own_groups=(names.asg,) + ((names.spot_asg,) if sp is not None else ()),
         )
 
     def as_dict(self) -> dict[str, Any]:

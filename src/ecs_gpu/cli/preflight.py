@@ -70,8 +70,8 @@ def summary(result: Result) -> str:
     return line
 
 
-def run(spec: Spec, aws: Aws) -> tuple[Needs, Result]:
-    needs = Needs.from_spec(spec, str(aws.region))
+def run(spec: Spec, aws: Aws, stack: str | None = None) -> tuple[Needs, Result]:
+    needs = Needs.from_spec(spec, str(aws.region), stack)
     return needs, pf.preflight(aws.session, needs)
 
 
@@ -85,7 +85,7 @@ SkipPreflightOpt = Annotated[
 ]
 
 
-def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path) -> None:
+def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path, stack: str | None = None) -> None:
     """Deploy's preflight: refuse on an error finding; with ``skip`` say that nothing was checked.
 
     Printed on standard error, so ``deploy --json`` keeps standard output for the JSON.
@@ -97,7 +97,7 @@ def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path) -> None:
             soft_wrap=True,
         )
         return
-    _, result = run(spec, aws)
+    _, result = run(spec, aws, stack)
     errors = [f for f in result.report.findings if f.severity == "error"]
     if errors:
         lines = "\n".join(f"  - {f.id}: {f.title}. Fix: {f.fix}" for f in errors)
@@ -146,7 +146,7 @@ def preflight_cmd(
     print_notes(s.warnings(str(spec)))
     name = stack_of(s, stack)
     aws = _aws(profile, region)
-    needs, result = run(s, aws)
+    needs, result = run(s, aws, stack)
     if json_out is not None:
         doc = {"stack": name, "region": aws.region, **result.as_dict(needs)}
         outputs.write_text(json_out, json.dumps(doc, indent=2, default=str) + "\n", "--json")
