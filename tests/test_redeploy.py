@@ -158,3 +158,9 @@ def test_the_refresh_preferences_are_what_the_autoscaling_api_takes() -> None:
     prefs = redeploy.REFRESH_PREFERENCES
     assert set(prefs) <= set(members)
     assert prefs["ScaleInProtectedInstances"] in members["ScaleInProtectedInstances"].enum
+
+
+def test_an_instance_refresh_surge_is_its_max_healthy_share_of_the_group_rounded_up() -> None:
+    """MaxHealthyPercentage 110: up to 10 % more instances in service or pending."""
+    assert redeploy.REFRESH_PREFERENCES["MaxHealthyPercentage"] == 110
+    assert [redeploy.refresh_surge(n) for n in (0, 1, 4, 10, 11, 20, 21)] == [0, 1, 1, 1, 2, 2, 3]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -170,6 +171,21 @@ REFRESH_PREFERENCES: Final = {
     "MaxHealthyPercentage": REFRESH_MAX_HEALTHY_PERCENT,
     "ScaleInProtectedInstances": "Refresh",
 }
+
+
+def refresh_surge(instances: int) -> int:
+    """Instances a refresh of a group of ``instances`` may launch beside them.
+
+    MaxHealthyPercentage is a percentage of the desired capacity that may be
+    in service or pending while instances are replaced, so a group at
+    max_instances runs up to that share more while a launch-template change
+    rolls (preflight PRE001 and PRE012 count them). Rounded up: AWS does not
+    say how it rounds (docs/aws-semantics.md "Quota during an instance
+    refresh"), and launch-before-terminate needs at least one.
+    """
+    if instances <= 0:
+        return 0
+    return math.ceil(instances * (REFRESH_MAX_HEALTHY_PERCENT - 100) / 100)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from cli.test_failures import as_user, restricted_user
 from ecs_gpu import quotas
 from ecs_gpu.aws import preflight as pf
 from ecs_gpu.aws.preflight_checks import Needs
+from ecs_gpu.aws.preflight_needs import spot_quota_needs
 from ecs_gpu.spec import parse_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -109,8 +110,8 @@ def stubs(aws: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Stubber, Stubber]:
 
 def _quotas(stub: Stubber, needs: Needs, on_demand: float, spot: float) -> None:
     """Both quotas applied, in preflight's order: On-Demand, then Spot."""
-    assert needs.spot_quota is not None
-    for q, value in ((needs.quota, on_demand), (needs.spot_quota, spot)):
+    (sq,) = needs.spot_quotas
+    for q, value in ((needs.quota, on_demand), (sq.quota, spot)):
         stub.add_response(
             "get_service_quota", _quota(q, value), {"ServiceCode": "ec2", "QuotaCode": q.code}
         )
@@ -145,7 +146,7 @@ def test_quotas_of_two_family_groups_share_the_call_and_split_by_type(
 ) -> None:
     """An On-Demand G fleet beside a P Spot quota: one call over g*, vt* and p*."""
     _, ec2 = stubs
-    needs = dataclasses.replace(spot_needs, spot_quota=quotas.SPOT["P"])
+    needs = dataclasses.replace(spot_needs, spot_quotas=spot_quota_needs(("p4d.24xlarge",)))
     _instances(ec2, ["g*", "vt*", "p*"], [SPOT_G5[0], SPOT_P4D, ON_DEMAND_G5])
     snapshot = pf.collect(boto3.Session(), needs)
     ec2.assert_no_pending_responses()
@@ -168,7 +169,8 @@ def test_a_spec_without_spot_reads_the_on_demand_usage_only(
 def test_spot_instances_running_now_leave_the_spot_group_short(
     stubs: tuple[Stubber, Stubber], spot_needs: Needs
 ) -> None:
-    """24 Spot vCPUs; 3 g5.xlarge Spot instances hold 12: 12 free, room for 3 of the 4."""
+    """24 Spot vCPUs; 3 g5.xlarge Spot instances hold 12: 12 free, room for 3 of the 5
+    (4 at max_instances and 1 beside them while an instance refresh rolls)."""
     sq, ec2 = stubs
     _quotas(sq, spot_needs, on_demand=64.0, spot=24.0)
     _instances(ec2, ["g*", "vt*"], [*SPOT_G5, ON_DEMAND_G5])
@@ -178,7 +180,7 @@ def test_spot_instances_running_now_leave_the_spot_group_short(
     assert f.severity == "warning"
     assert "12 of its 24 vCPUs are held by 3 running or pending Spot instance(s)" in f.title
     assert "12 free, room for 3 Spot instance(s) of 4 vCPUs" in f.title
-    assert "--quota-code L-3819A6DF --desired-value 28" in f.fix
+    assert "--quota-code L-3819A6DF --desired-value 32" in f.fix
     (od,) = [f for f in result.report.findings if f.id == "PRE001"]
     assert "8 in use now" in od.title  # the g5.2xlarge only: Spot is PRE012's
 
@@ -211,3 +213,60 @@ def test_a_denied_describe_instances_leaves_both_quota_checks_deciding_without_u
     (f,) = [f for f in result.report.findings if f.id == "PRE012"]
     assert f.severity == "info" and "Spot usage not read" in f.title
     assert not {"PRE001", "PRE012"} & {r.check.id for r in result.report.unknown}
+
+
+def test_spot_types_of_two_families_read_both_spot_quotas_and_their_instances(
+    stubs: tuple[Stubber, Stubber], spot_needs: Needs
+) -> None:
+    """A Spot group over g5 and p3: each family's Spot quota, one DescribeInstances over both."""
+    sq, ec2 = stubs
+    needs = dataclasses.replace(
+        spot_needs, spot_quotas=spot_quota_needs(("g5.xlarge", "p3.2xlarge"))
+    )
+    for q, value in ((needs.quota, 64.0), (quotas.SPOT["G"], 64.0), (quotas.SPOT["P"], 8.0)):
+        sq.add_response(
+            "get_service_quota", _quota(q, value), {"ServiceCode": "ec2", "QuotaCode": q.code}
+        )
+    _instances(ec2, ["g*", "vt*", "p*"], [SPOT_G5[0], SPOT_P4D, ON_DEMAND_G5])
+    result = pf.preflight(boto3.Session(), needs)
+    sq.assert_no_pending_responses()
+    ec2.assert_no_pending_responses()
+    g, p = [f for f in result.report.findings if f.id == "PRE012"]
+    assert g.severity == "info" and "4 held by 1 running or pending Spot" in g.title
+    assert p.severity == "error" and "(L-7212CCBC) is 8 vCPUs" in p.title
+    assert "96 held by 1 running or pending Spot instance(s)" in p.title
+
+
+def test_this_stacks_own_instances_are_not_counted_as_usage_beside_the_need(
+    stubs: tuple[Stubber, Stubber], spot_needs: Needs
+) -> None:
+    """A redeploy: the stack's two groups run instances; only another group's are usage.
+
+    EC2 Auto Scaling tags what it launches with ``aws:autoscaling:groupName``.
+    """
+    sq, ec2 = stubs
+    assert spot_needs.own_groups == ("vllm-g5-gpu-asg", "vllm-g5-spot-asg")
+
+    def tagged(i: dict[str, Any], group: str) -> dict[str, Any]:
+        return {**i, "Tags": [{"Key": "aws:autoscaling:groupName", "Value": group}]}
+
+    own_od = [tagged(_instance(f"i-0own{n}", "g5.xlarge", 2), "vllm-g5-gpu-asg") for n in range(4)]
+    own_spot = tagged(SPOT_G5[0], "vllm-g5-spot-asg")
+    other = tagged(ON_DEMAND_G5, "another-asg")
+    # 24 On-Demand vCPUs: the need's 20 and the other group's 8 do not fit; the stack's
+    # own 16 are part of the 20. 20 Spot vCPUs: the need's 20, the own Spot one inside it.
+    _quotas(sq, spot_needs, on_demand=24.0, spot=20.0)
+    _instances(ec2, ["g*", "vt*"], [*own_od, own_spot, other])
+    snapshot = pf.collect(boto3.Session(), spot_needs)
+    groups = [i["AutoScalingGroup"] for i in snapshot["vcpu_usage"]]
+    assert groups == ["vllm-g5-gpu-asg"] * 4 + ["another-asg"]
+    result = pf.evaluate(snapshot, spot_needs)
+    (od,) = [f for f in result.report.findings if f.id == "PRE001"]
+    assert od.severity == "warning" and "8 of its 24 vCPUs are in use" in od.title
+    assert "--desired-value 28" in od.fix and "vllm-g5-gpu-asg" in od.fix
+    got = {(e.kind, e.field): e.value for e in od.evidence}
+    assert got[("vcpu_usage", "running_vcpus")] == 8
+    assert got[("vcpu_usage", "own_instances_left_out")] == 4
+    (spot,) = [f for f in result.report.findings if f.id == "PRE012"]
+    assert spot.severity == "info"
+    assert "0 held by 0 running or pending Spot instance(s) (and this stack's own 1" in spot.title

@@ -20,6 +20,7 @@ from botocore.validate import ParamValidator
 
 from ecs_gpu import quotas
 from ecs_gpu.aws.preflight_checks import Needs, Result, evaluate
+from ecs_gpu.aws.preflight_needs import spot_quota_needs
 from ecs_gpu.doctor.checks.model import Finding
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY
 from ecs_gpu.spec import load_spec
@@ -155,7 +156,7 @@ def test_a_healthy_account_has_no_error_and_says_why_the_network_checks_are_not_
     result = evaluate(healthy_g5(), g5)
     assert not result.has_error
     assert [f.severity for f in of(result, "PRE001")] == ["info"]
-    assert "covers the fleet: 64 vCPUs (applied) against 16 needed, 0 in use now" in (
+    assert "covers the fleet: 64 vCPUs (applied) against 20 needed, 0 in use now" in (
         of(result, "PRE001")[0].title
     )
     skipped = {i: why for i, _, why in result.not_applicable}
@@ -168,18 +169,19 @@ def test_a_healthy_account_has_no_error_and_says_why_the_network_checks_are_not_
 def test_a_quota_below_the_fleet_is_an_error_naming_quota_value_need_and_how_to_raise_it(
     g5: Needs,
 ) -> None:
-    # g5.xlarge has 4 vCPUs; max_instances 4 needs 16.
+    # g5.xlarge has 4 vCPUs; max_instances 4 and the refresh's 1 beside them need 20.
     result = evaluate(healthy_g5(vcpu_quota={"Quota": quota(8.0), "source": "applied"}), g5)
     (f,) = of(result, "PRE001")
     assert f.severity == "error" and result.has_error
     assert "'Running On-Demand G and VT instances' (L-DB2E81BA) is 8 vCPUs in us-east-1" in f.title
-    assert "needs 16" in f.title and "VcpuLimitExceeded" in f.title
+    assert "during an instance refresh needs 20" in f.title and "VcpuLimitExceeded" in f.title
     assert "Service Quotas console" in f.fix
     assert (
         "aws service-quotas request-service-quota-increase --service-code ec2 --quota-code "
-        "L-DB2E81BA --desired-value 16 --region us-east-1"
+        "L-DB2E81BA --desired-value 20 --region us-east-1"
     ) in f.fix
-    assert "lower [capacity] max_instances to 2" in f.fix
+    # 8 vCPUs hold 2 instances: max_instances 1 and its refresh's 1.
+    assert "lower [capacity] max_instances to 1" in f.fix
 
 
 def test_the_aws_default_is_named_as_the_source_when_no_value_is_applied(g5: Needs) -> None:
@@ -192,22 +194,25 @@ def test_the_aws_default_is_named_as_the_source_when_no_value_is_applied(g5: Nee
 
 
 def test_vcpus_other_instances_hold_make_a_warning(g5: Needs) -> None:
-    # 24 vCPUs: room for the fleet's 16, but 16 are held by two g5.2xlarge now.
+    # 24 vCPUs: room for the fleet's 20, but 16 are held by two g5.2xlarge now.
     usage = [instance("g5.2xlarge", 4), instance("g5.2xlarge", 4)]
     result = evaluate(
         healthy_g5(vcpu_quota={"Quota": quota(24.0), "source": "applied"}, vcpu_usage=usage), g5
     )
     (f,) = of(result, "PRE001")
     assert f.severity == "warning" and "16 of its 24 vCPUs are in use" in f.title
-    assert "--desired-value 32" in f.fix
+    assert "--desired-value 36" in f.fix
 
 
 def test_the_warm_pool_counts_against_the_quota(g5: Needs) -> None:
     pooled = dataclasses.replace(g5, pool_instances=1)
     result = evaluate(healthy_g5(vcpu_quota={"Quota": quota(16.0), "source": "applied"}), pooled)
     (f,) = of(result, "PRE001")
-    assert f.severity == "error" and "needs 20" in f.title
-    assert "(4 max_instances + 1 warm pool) x 4 vCPUs" in str([e.value for e in f.evidence])
+    assert f.severity == "error" and "needs 24" in f.title
+    assert (
+        "24 = (4 max_instances + 1 launched beside them by an instance refresh, "
+        "MaxHealthyPercentage 110 + 1 warm pool) x 4 vCPUs"
+    ) in str([e.value for e in f.evidence])
 
 
 def test_a_denied_quota_read_makes_only_the_quota_check_unknown(g5: Needs) -> None:
@@ -428,20 +433,26 @@ def test_the_documented_policy_is_the_permissions_preflight_calls() -> None:
 def test_the_documented_quota_request_is_the_g6e_examples_fleet() -> None:
     """docs/operate.md's --desired-value: the g6e example's fleet at max_instances."""
     needs = Needs.from_spec(load_spec(EXAMPLES / "g6e-alb-odcr.toml"), "us-east-1")
-    assert (needs.max_instances, needs.vcpus, needs.vcpus_needed) == (6, 48, 288)
+    # 6 instances, and 1 beside them while an instance refresh rolls (110 %).
+    assert (needs.max_instances, needs.refresh_instances, needs.vcpus) == (6, 1, 48)
+    assert needs.vcpus_needed == 336
     doc = (EXAMPLES.parent / "docs" / "operate.md").read_text(encoding="utf-8")
     assert f"--desired-value {needs.vcpus_needed}" in doc
 
 
-def _spot_quota(value: float) -> dict[str, Any]:
-    q = quota(value)
-    code = quotas.SPOT["G"].code
-    q.update(
-        QuotaCode=code,
-        QuotaName=quotas.SPOT["G"].name,
-        QuotaArn=f"arn:aws:servicequotas:us-east-1:123456789012:ec2/{code}",
-    )
-    return {"Quota": q, "source": "applied"}
+def _spot_quota(value: float, group: str = "G", **more: float) -> dict[str, Any]:
+    """The snapshot's Spot quotas by code: ``group``'s at ``value``, and any ``more`` groups."""
+    out = {}
+    for g, v in {group: value, **more}.items():
+        q = quota(v)
+        code = quotas.SPOT[g].code
+        q.update(
+            QuotaCode=code,
+            QuotaName=quotas.SPOT[g].name,
+            QuotaArn=f"arn:aws:servicequotas:us-east-1:123456789012:ec2/{code}",
+        )
+        out[code] = {"Quota": q, "source": "applied"}
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -463,7 +474,8 @@ def g5_spot() -> Needs:
 def test_the_spot_quota_is_checked_only_with_a_spot_group(g5: Needs, g5_spot: Needs) -> None:
     skipped = {i: why for i, _, why in evaluate(healthy_g5(), g5).not_applicable}
     assert "no [capacity.spot]" in skipped["PRE012"]
-    assert g5_spot.spot_quota == quotas.SPOT["G"] and g5_spot.spot_vcpus_needed == 16
+    (sq,) = g5_spot.spot_quotas
+    assert sq.quota == quotas.SPOT["G"] and g5_spot.spot_vcpus_needed == 20
     ok = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(64.0)), g5_spot)
     (f,) = of(ok, "PRE012")
     assert f.severity == "info" and "covers the Spot group: 64 vCPUs" in f.title
@@ -483,8 +495,8 @@ def test_spot_percent_zero_needs_no_spot_quota(g5_spot: Needs) -> None:
         )
     )
     needs = Needs.from_spec(parse_spec(text, "spot0.toml"), "us-east-1")
-    assert needs.spot_quota is None and needs.spot_vcpus_needed == 0
-    assert needs.spot_instance_types == ("g5.xlarge",) and g5_spot.spot_quota is not None
+    assert needs.spot_quotas == () and needs.spot_vcpus_needed == 0
+    assert needs.spot_instance_types == ("g5.xlarge",) and g5_spot.spot_quotas
     result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(0.0)), needs)
     skipped = {i: why for i, _, why in result.not_applicable}
     assert "spot_percent = 0 launches no Spot instance" in skipped["PRE012"]
@@ -492,38 +504,44 @@ def test_spot_percent_zero_needs_no_spot_quota(g5_spot: Needs) -> None:
 
 
 def test_a_spot_quota_below_the_spot_group_is_an_error_with_the_increase(g5_spot: Needs) -> None:
-    # New accounts often start with little Spot quota: 8 vCPUs hold two 4-vCPU instances.
+    # New accounts often start with little Spot quota: 8 vCPUs hold two 4-vCPU instances;
+    # the group needs (4 + the refresh's 1) x 4 = 20.
     result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(8.0)), g5_spot)
     (f,) = of(result, "PRE012")
     assert f.severity == "error" and result.has_error
     assert "'All G and VT Spot Instance Requests' (L-3819A6DF) is 8 vCPUs" in f.title
-    assert "needs 16" in f.title and "past 2 Spot instance(s)" in f.title
-    assert "--quota-code L-3819A6DF --desired-value 16 --region us-east-1" in f.fix
+    assert "needs 20" in f.title and "past 2 Spot instance(s)" in f.title
+    assert "--quota-code L-3819A6DF --desired-value 20 --region us-east-1" in f.fix
     assert "g5.xlarge, g6.xlarge" in str([e.value for e in f.evidence])
 
 
 def test_spot_instances_in_use_shrink_the_room_and_the_finding_says_what_fits(
     g5_spot: Needs,
 ) -> None:
-    # 24 Spot vCPUs, the group needs 16; two 8-vCPU Spot instances hold 16 now.
+    # 24 Spot vCPUs, the group needs 20; two 8-vCPU Spot instances hold 16 now.
     held = [instance("g5.2xlarge", 4), instance("g5.2xlarge", 4)]
     result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(24.0), spot_vcpu_usage=held), g5_spot)
     (f,) = of(result, "PRE012")
     assert f.severity == "warning" and not result.has_error
     assert "16 of its 24 vCPUs are held by 2 running or pending Spot instance(s)" in f.title
-    assert "8 free, room for 2 Spot instance(s) of 4 vCPUs, short of the 4" in f.title
-    assert "--desired-value 32" in f.fix and "this stack's own Spot instances" in f.fix
+    assert (
+        "8 free, room for 2 Spot instance(s) of 4 vCPUs, short of the 5 at max_instances during "
+        "an instance refresh"
+    ) in f.title
+    assert "--desired-value 36" in f.fix
+    assert "this stack's own instances, in vllm-g5-gpu-asg and vllm-g5-spot-asg" in f.fix
     got = {(e.kind, e.field): e.value for e in f.evidence}
     assert got[("spot_vcpu_usage", "running_vcpus")] == 16
     assert got[("spot_vcpu_usage", "instances")] == 2
 
 
 def test_spot_usage_that_leaves_exactly_the_group_is_fine(g5_spot: Needs) -> None:
+    # 28 Spot vCPUs: 8 held, 20 free for the group's (4 + the refresh's 1) x 4.
     held = [instance("g5.2xlarge", 4)]
-    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(24.0), spot_vcpu_usage=held), g5_spot)
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(28.0), spot_vcpu_usage=held), g5_spot)
     (f,) = of(result, "PRE012")
     assert f.severity == "info"
-    assert "8 held by 1 running or pending Spot instance(s), 16 free, room for 4" in f.title
+    assert "8 held by 1 running or pending Spot instance(s), 20 free, room for 5" in f.title
 
 
 def test_a_spot_quota_below_the_group_counts_what_is_held_in_the_room_and_the_ask(
@@ -536,14 +554,14 @@ def test_a_spot_quota_below_the_group_counts_what_is_held_in_the_room_and_the_as
     assert f.severity == "error"
     assert "past 1 Spot instance(s) fail (4 held by 1 running or pending" in f.title
     assert "4 free, room for 1 Spot instance(s) of 4 vCPUs" in f.title
-    assert "--desired-value 20" in f.fix
+    assert "--desired-value 24" in f.fix
 
 
 def test_on_demand_instances_do_not_count_against_the_spot_quota(g5_spot: Needs) -> None:
     on_demand = [instance("g5.2xlarge", 4)] * 3  # 24 vCPUs, all PRE001's
-    s = healthy_g5(spot_vcpu_quota=_spot_quota(16.0), spot_vcpu_usage=[], vcpu_usage=on_demand)
+    s = healthy_g5(spot_vcpu_quota=_spot_quota(20.0), spot_vcpu_usage=[], vcpu_usage=on_demand)
     (f,) = of(evaluate(s, g5_spot), "PRE012")
-    assert f.severity == "info" and "0 held by 0" in f.title and "16 free, room for 4" in f.title
+    assert f.severity == "info" and "0 held by 0" in f.title and "20 free, room for 5" in f.title
 
 
 def test_a_denied_describe_instances_leaves_the_spot_check_deciding_without_usage(
@@ -564,3 +582,49 @@ def test_a_denied_describe_instances_leaves_the_spot_check_deciding_without_usag
     assert f.severity == "info" and f.title.endswith("Spot usage not read")
     assert status(result, "PRE012") != "unknown" and status(result, "PRE001") != "unknown"
     assert [d["permission"] for d in result.report.missing_permissions] == ["ec2:DescribeInstances"]
+
+
+def test_a_pinned_ami_found_but_no_longer_available_fails_pre004(g5: Needs) -> None:
+    """A recently deregistered id comes back from DescribeImages with its State for a while."""
+    pinned = dataclasses.replace(g5, ami_id="ami-0fedcba9876543210")
+    answer = {"image_id": pinned.ami_id, "found": True, "State": "deregistered", "Name": "x"}
+    (f,) = of(evaluate(healthy_g5(ami=answer), pinned), "PRE004")
+    assert f.severity == "error"
+    assert "[capacity] ami_id ami-0fedcba9876543210 is deregistered in us-east-1" in f.title
+    available = {**answer, "State": "available"}
+    assert of(evaluate(healthy_g5(ami=available), pinned), "PRE004") == []
+
+
+def test_spot_types_of_two_family_groups_are_checked_against_each_groups_quota(
+    g5_spot: Needs,
+) -> None:
+    """A Spot instance counts against its family's quota: g5 against G and VT, p3 against P."""
+    mixed = dataclasses.replace(
+        g5_spot, spot_quotas=spot_quota_needs(("g5.xlarge", "p3.2xlarge", "g6.xlarge"))
+    )
+    assert [(q.quota.code, q.instance_types, q.vcpus) for q in mixed.spot_quotas] == [
+        ("L-3819A6DF", ("g5.xlarge", "g6.xlarge"), 4),
+        ("L-7212CCBC", ("p3.2xlarge",), 8),
+    ]
+    # A g5 Spot instance running holds G's quota, not P's.
+    held = [instance("g5.xlarge", 2)]
+    s = healthy_g5(spot_vcpu_quota=_spot_quota(64.0, P=16.0), spot_vcpu_usage=held)
+    # Each group at (4 max_instances + the refresh's 1) of its largest type.
+    result = evaluate(s, mixed)
+    g, p = of(result, "PRE012")
+    assert g.severity == "info" and "'All G and VT Spot Instance Requests' covers" in g.title
+    assert "20 needed; 4 held by 1" in g.title
+    assert p.severity == "error" and "(L-7212CCBC) is 16 vCPUs" in p.title
+    assert "needs 40" in p.title and "0 held by 0" in p.title
+    assert "--quota-code L-7212CCBC --desired-value 40" in p.fix
+    doc = mixed.as_dict()
+    assert [(q["code"], q["vcpus_needed"]) for q in doc["spot_quotas"]] == [
+        ("L-3819A6DF", 20),
+        ("L-7212CCBC", 40),
+    ]
+
+
+def test_a_spot_quota_not_read_makes_pre012_unknown(g5_spot: Needs) -> None:
+    mixed = dataclasses.replace(g5_spot, spot_quotas=spot_quota_needs(("g5.xlarge", "p3.2xlarge")))
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(64.0)), mixed)
+    assert status(result, "PRE012") == "unknown"

@@ -25,6 +25,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
+from botocore.stub import Stubber
 
 from ecs_gpu import ami, template
 from ecs_gpu.aws import ami as aws_ami
@@ -418,11 +419,31 @@ def test_the_first_deploy_over_an_older_ecs_gpus_stack_keeps_its_running_ami(
     assert image == running
 
 
-def test_an_image_ec2_does_not_know_is_shown_by_id(clients: Clients) -> None:
+def test_an_image_ec2_does_not_know_is_left_out(clients: Clients) -> None:
+    """moto answers InvalidAMIID.NotFound for it, as AWS does for an id long deregistered."""
     ec2 = boto3.Session().client("ec2")
-    assert aws_ami.describe(ec2, ["ami-0123456789abcdef0"]) == {
-        "ami-0123456789abcdef0": aws_ami.Image("ami-0123456789abcdef0")
-    }
+    assert aws_ami.describe(ec2, ["ami-0123456789abcdef0"]) == {}
+
+
+def test_an_image_described_with_no_result_is_left_out_and_one_found_keeps_its_state() -> None:
+    """AWS answers a recently deregistered id with no image, or with its State for a while."""
+    ec2 = boto3.Session(region_name="us-east-1").client(
+        "ec2", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    gone, kept = "ami-0123456789abcdef0", "ami-0fedcba9876543210"
+    with Stubber(ec2) as stub:
+        stub.add_response(
+            "describe_images", {"Images": []}, {"ImageIds": [gone], "IncludeDeprecated": True}
+        )
+        assert aws_ami.describe(ec2, [gone]) == {}
+        stub.add_response(
+            "describe_images",
+            {"Images": [{"ImageId": kept, "Name": "old", "State": "deregistered"}]},
+            {"ImageIds": [gone, kept], "IncludeDeprecated": True},
+        )
+        assert aws_ami.describe(ec2, [kept, gone]) == {
+            kept: aws_ami.Image(kept, "old", None, "deregistered")
+        }
 
 
 # What the AMI choice reads (docs/operate.md "IAM permissions", diff's row).

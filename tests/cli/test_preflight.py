@@ -25,7 +25,7 @@ from ecs_gpu.aws import preflight as pf
 from ecs_gpu.aws.preflight_checks import Needs
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main
-from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
+from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, BadInputError
 from ecs_gpu.spec import load_spec
 
 from .test_failures import as_user, restricted_user
@@ -80,7 +80,9 @@ def test_on_moto_the_g5_example_passes_and_the_quota_moto_lacks_is_unknown(
         doc
     )
     assert doc["stack"] == "vllm-g5" and doc["region"] == "us-east-1"
-    assert doc["needs"]["vcpus_needed"] == 16 and doc["needs"]["quota"]["code"] == "L-DB2E81BA"
+    # 4 g5.xlarge and 1 beside them while an instance refresh rolls, 4 vCPUs each.
+    assert doc["needs"]["refresh_instances"] == 1
+    assert doc["needs"]["vcpus_needed"] == 20 and doc["needs"]["quota"]["code"] == "L-DB2E81BA"
     assert {"PRE002", "PRE004"} <= set(doc["ok"])
     (unknown,) = doc["unknown"]
     assert unknown["id"] == "PRE001" and "GetAWSDefaultServiceQuota" in unknown["reason"]
@@ -98,8 +100,9 @@ def test_on_moto_a_spot_spec_also_asks_for_the_spot_quota(
     spec.write_text(G5.read_text().replace("\n[scaling]\n", table + "\n[scaling]\n"))
     code, doc, _ = _json(capsys, str(spec))
     assert code == EXIT_OK
-    assert doc["needs"]["spot_vcpus_needed"] == 16
-    assert doc["needs"]["spot_quota"]["code"] == "L-3819A6DF"
+    assert doc["needs"]["spot_vcpus_needed"] == 20
+    assert [q["code"] for q in doc["needs"]["spot_quotas"]] == ["L-3819A6DF"]
+    assert doc["needs"]["spot_quotas"][0]["vcpus_needed"] == 20
     assert sorted(u["id"] for u in doc["unknown"]) == ["PRE001", "PRE012"]
     assert "PRE012" not in {n["id"] for n in doc["not_applicable"]}
 
@@ -137,7 +140,7 @@ def test_an_applied_quota_too_low_is_an_error(quotas_stub: Stubber) -> None:
     quotas_stub.add_response("get_service_quota", _quota(8.0), QUOTA_PARAMS)
     result = pf.preflight(boto3.Session(), _needs())
     (f,) = [f for f in result.report.findings if f.id == "PRE001"]
-    assert f.severity == "error" and "(L-DB2E81BA) is 8 vCPUs" in f.title and "16" in f.title
+    assert f.severity == "error" and "(L-DB2E81BA) is 8 vCPUs" in f.title and "20" in f.title
     assert "request-service-quota-increase" in f.fix
     quotas_stub.assert_no_pending_responses()
 
@@ -149,7 +152,7 @@ def test_without_an_applied_value_the_aws_default_is_read(quotas_stub: Stubber) 
     quotas_stub.add_response("get_aws_default_service_quota", _quota(64.0), QUOTA_PARAMS)
     result = pf.preflight(boto3.Session(), _needs())
     (f,) = [f for f in result.report.findings if f.id == "PRE001"]
-    assert f.severity == "info" and "64 vCPUs (AWS default) against 16 needed" in f.title
+    assert f.severity == "info" and "64 vCPUs (AWS default) against 20 needed" in f.title
     # Usage is read from moto's DescribeInstances: none there (moto matches the
     # g* filter without wildcards; tests/aws/test_preflight.py answers it AWS-shaped).
     assert "0 in use now" in f.title
@@ -336,3 +339,95 @@ def test_json_to_a_path_writes_the_report_and_still_prints_the_table(
     # The output path is checked before any AWS call: SPEC itself is refused as --json.
     assert main(["preflight", str(G5), "--json", str(G5)]) == EXIT_BAD_INPUT
     assert "--json" in capsys.readouterr().err
+
+
+def _pinned(tmp_path: Path, image_id: str) -> Path:
+    pin = f'\n[capacity]\nami_id = "{image_id}"\ninstance_type = "g5.xlarge"'
+    return _spec(tmp_path, replace=('\n[capacity]\ninstance_type = "g5.xlarge"', pin))
+
+
+def test_a_pinned_ami_that_does_not_exist_fails_pre004_naming_the_key_and_the_id(
+    aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """moto answers DescribeImages for an unknown id as AWS does: InvalidAMIID.NotFound."""
+    missing = "ami-0123456789abcdef0"
+    code, doc, _ = _json(capsys, str(_pinned(tmp_path, missing)))
+    assert code == EXIT_PROBLEMS
+    (f,) = _by_id(doc, "PRE004")
+    assert f["severity"] == "error"
+    assert f"[capacity] ami_id {missing} does not exist in us-east-1" in f["title"]
+    assert "[capacity] ami_id" in f["fix"] and "drop ami_id" in f["fix"]
+
+
+def test_a_pinned_ami_that_exists_passes_pre004(
+    aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ec2 = boto3.Session().client("ec2")
+    base = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    iid = ec2.run_instances(ImageId=base, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    image = ec2.create_image(InstanceId=iid, Name="pinned-gpu")["ImageId"]
+    code, doc, _ = _json(capsys, str(_pinned(tmp_path, image)))
+    assert code == EXIT_OK, doc["findings"]
+    assert "PRE004" in doc["ok"]
+
+
+def test_an_internet_gateway_route_is_a_way_out_only_where_instances_get_a_public_ip(
+    aws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """moto: a subnet whose main route table sends 0.0.0.0/0 to an internet gateway.
+
+    The launch template sets no AssociatePublicIpAddress, so the subnet's
+    MapPublicIpOnLaunch decides whether its instances can use that route.
+    """
+    ec2 = boto3.Session().client("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    sid = ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24", AvailabilityZone="us-east-1a")[
+        "Subnet"
+    ]["SubnetId"]
+    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
+    (main_rt,) = ec2.describe_route_tables(
+        Filters=[
+            {"Name": "vpc-id", "Values": [vpc]},
+            {"Name": "association.main", "Values": ["true"]},
+        ]
+    )["RouteTables"]
+    ec2.create_route(
+        RouteTableId=main_rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0", GatewayId=igw
+    )
+    spec = _spec(tmp_path, f'\n[network]\nvpc_id = "{vpc}"\nsubnet_ids = ["{sid}"]\n')
+    code, doc, _ = _json(capsys, str(spec))
+    assert code == EXIT_PROBLEMS
+    (f,) = _by_id(doc, "PRE011")
+    assert (
+        f"subnet {sid} routes 0.0.0.0/0 to {igw}, but its MapPublicIpOnLaunch is false"
+        in (f["title"])
+    )
+    assert f"modify-subnet-attribute --subnet-id {sid} --map-public-ip-on-launch" in f["fix"]
+    assert "NAT gateway" in f["fix"]
+    ec2.modify_subnet_attribute(SubnetId=sid, MapPublicIpOnLaunch={"Value": True})
+    code, doc, _ = _json(capsys, str(spec))
+    assert "PRE011" in doc["ok"] and not _by_id(doc, "PRE011")
+
+
+def test_stack_names_the_groups_whose_instances_are_part_of_the_need(
+    aws: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, doc, _ = _json(capsys, str(G5), "--stack", "canary")
+    assert doc["stack"] == "canary" and doc["needs"]["own_groups"] == ["canary-gpu-asg"]
+    _, doc, _ = _json(capsys, str(G5))
+    assert doc["needs"]["own_groups"] == ["vllm-g5-gpu-asg"]
+
+
+def test_deploys_preflight_reads_the_groups_of_the_stack_it_deploys(
+    aws: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[Needs] = []
+
+    def preflight(_session: Any, needs: Needs, **_: Any) -> Any:
+        seen.append(needs)
+        raise BadInputError("stop here")
+
+    monkeypatch.setattr(pf, "preflight", preflight)
+    assert main(["deploy", str(G5), "--stack", "canary", "--yes"]) == EXIT_BAD_INPUT
+    assert [n.own_groups for n in seen] == [("canary-gpu-asg",)]

@@ -1191,3 +1191,82 @@ def test_with_spot_at_zero_tasks_and_no_host_nothing_is_verified_and_it_says_so(
     err = " ".join(capsys.readouterr().err.split())
     assert code == EXIT_PROBLEMS
     assert f"{NAMES.asg} has no instance in service, yet [capacity.spot] on_demand_base = 1" in err
+
+
+def test_without_spot_a_service_at_zero_tasks_and_no_host_is_not_a_failure(
+    clients: Clients, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A scale-to-zero service asleep: no task, and managed scaling took the group to zero."""
+    make_service(clients, desired=0)
+    _group(clients, NAMES.asg, 0)
+    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    captured = capsys.readouterr()
+    out = " ".join(captured.out.split())
+    assert code == 0, captured.err
+    assert (
+        f"note: the service {NAMES.service} runs no task (desiredCount 0) and {NAMES.asg} has"
+        in out
+    )
+    assert "nothing publishes the series by design, so nothing was verified" in out
+    # A task wanted and still no host: nothing publishes, and that is a failure.
+    clients.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
+    assert main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"]) == EXIT_PROBLEMS
+
+
+@pytest.mark.parametrize("desired", [0, 1])
+def test_without_spot_at_zero_tasks_only_the_hosts_series_are_waited_for(
+    clients: Clients, capsys: pytest.CaptureFixture[str], desired: int
+) -> None:
+    """A host still in service, its agent publishing; no task, so no sidecar's concurrency."""
+    make_service(clients, desired=desired)
+    _group(clients, NAMES.asg, 1)
+    _all_three_for(clients, NAMES.asg)
+    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    captured = capsys.readouterr()
+    out, err = " ".join(captured.out.split()), " ".join(captured.err.split())
+    if desired:
+        # A task wanted: its sidecar's series must arrive, and it has not.
+        assert code == EXIT_PROBLEMS and demand_metric.METRIC_NAME in err
+        assert f"{demand_metric.METRIC_NAME} Maximum MISSING" in out
+    else:
+        assert code == 0, err
+        assert "All 3 GPU series" in out
+        assert "runs no task (desiredCount 0), so no task publishes concurrency's series" in out
+
+
+def test_with_spot_at_zero_tasks_a_host_is_verified_without_the_sidecars_series(
+    clients: Clients, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = _spot_spec(tmp_path, base=1)
+    make_service(clients, desired=0)
+    _group(clients, NAMES.asg, 0)
+    _group(clients, NAMES.spot_asg, 1)  # a Spot host still there; no task, no sidecar
+    _all_three_for(clients, NAMES.spot_asg)
+    code = main(["verify", "metrics", str(spec), "--timeout", "0"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "so no task publishes concurrency's series" in " ".join(captured.out.split())
+
+
+def test_without_spot_a_denied_describe_services_waits_for_every_series_and_says_why(
+    clients: Clients,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The old role (CloudWatch reads only): the service's desiredCount is not read."""
+    from .test_failures import as_user, restricted_user
+
+    make_service(clients, desired=0)
+    _group(clients, NAMES.asg, 1)
+    _all_three_for(clients, NAMES.asg)
+    # moto checks CloudWatch's calls under its endpoint prefix, monitoring.
+    reads = ["GetMetricData", "ListMetrics"]
+    env = restricted_user([f"{p}:{a}" for p in ("cloudwatch", "monitoring") for a in reads])
+    request.getfixturevalue("iam_enforced")
+    as_user(monkeypatch, env)
+    code = main(["verify", "metrics", str(EXAMPLE_SPEC), "--timeout", "0"])
+    captured = capsys.readouterr()
+    assert code == EXIT_PROBLEMS, captured.err  # the concurrency was waited for, and is missing
+    out = " ".join(captured.out.split())
+    assert "ecs:DescribeServices denied: whether the service runs a task was not read" in out

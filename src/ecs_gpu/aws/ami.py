@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient
 
 # DescribeImages answers these for an id it does not know (deregistered, a
-# typo in a pin, another Region's id): the image is then shown by id alone.
+# typo in a pin, another Region's id). A recently deregistered id may instead
+# come back in the results for a while (State "deregistered"), then as no
+# result at all (the DescribeImages API reference; docs/aws-semantics.md
+# "A pinned AMI"): :func:`describe` leaves out every id it did not find.
 _UNKNOWN_IMAGE_CODES = frozenset({"InvalidAMIID.NotFound", "InvalidAMIID.Malformed"})
 
 
@@ -34,6 +37,9 @@ class Image:
     image_id: str
     name: str | None = None
     created: str | None = None
+    # DescribeImages' State ("available" launches; "deregistered" for a while
+    # after a deregistration); None when not read.
+    state: str | None = None
 
     def line(self) -> str:
         extra = ", ".join(x for x in (self.name, self.created) if x)
@@ -70,7 +76,11 @@ def recommended_id(ssm: SSMClient) -> str | None:
 
 
 def describe(ec2: EC2Client, image_ids: list[str]) -> dict[str, Image]:
-    """Name and creation date of each id EC2 knows (deprecated ones included)."""
+    """Name, creation date and state of each id EC2 found (deprecated ones included).
+
+    An id EC2 does not know is absent from the answer, whether DescribeImages
+    failed with InvalidAMIID.NotFound (or .Malformed) or returned no image for it.
+    """
     ids = sorted(set(image_ids))
     if not ids:
         return {}
@@ -92,10 +102,13 @@ def describe(ec2: EC2Client, image_ids: list[str]) -> dict[str, Image]:
                 except bx.ClientError as e1:
                     if error_code(e1) not in _UNKNOWN_IMAGE_CODES:
                         raise
-    out = {i: Image(i) for i in ids}
-    for img in found:
-        out[img["ImageId"]] = Image(img["ImageId"], img.get("Name"), img.get("CreationDate"))
-    return out
+    return {
+        img["ImageId"]: Image(
+            img["ImageId"], img.get("Name"), img.get("CreationDate"), img.get("State")
+        )
+        for img in found
+        if img.get("ImageId") in ids
+    }
 
 
 def choose_ami(
@@ -135,10 +148,12 @@ def choose_ami(
     )
     ids = [x for x in (decision.image_id, current, recommended) if x]
     try:
-        images = describe(ec2, ids)
+        found = describe(ec2, ids)
     except AccessDenied as e:  # names and dates only: the ids alone
-        images = {i: Image(i) for i in ids}
+        found = {}
         unchecked.append(e.permission or "ec2:DescribeImages")
+    # An image EC2 did not find is shown by its id alone.
+    images = {i: found.get(i, Image(i)) for i in ids}
     return AmiChoice(
         decision=decision,
         chosen=images[decision.image_id],

@@ -31,7 +31,13 @@ from ecs_gpu import ami, quotas
 from ecs_gpu.aws import ami as aws_ami
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import AccessDenied, Unreachable, error_code, translate
-from ecs_gpu.aws.preflight_checks import ECS_SERVICE_LINKED_ROLE, Needs, Result, evaluate
+from ecs_gpu.aws.preflight_checks import (
+    ECS_SERVICE_LINKED_ROLE,
+    GROUP_FIELD,
+    Needs,
+    Result,
+    evaluate,
+)
 from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot, to_json_safe
 from ecs_gpu.errors import EcsGpuError
 
@@ -52,6 +58,8 @@ PERMISSIONS: Final = (
     "ecr:DescribeImages",
     "iam:GetRole",
 )
+# EC2 Auto Scaling tags each instance it launches with its group's name.
+GROUP_TAG: Final = "aws:autoscaling:groupName"
 # Lifecycles the On-Demand quota does not count: Spot has its own quota.
 _NOT_ON_DEMAND: Final = ("spot", "scheduled")
 # The answers EC2, ECR, SSM and Secrets Manager give for a thing that is not there.
@@ -135,16 +143,17 @@ class Collector:
             "GetServiceQuota",
             lambda: self._quota(self.needs.quota.code),
         )
-        spot = n.spot_quota
-        if spot is not None:
+        spot = n.spot_quotas
+        if spot:
+            # Each family group's Spot quota, by code (PRE012 checks each).
             self.read(
                 ("spot_vcpu_quota",),
                 "service-quotas",
                 "GetServiceQuota",
-                lambda: self._quota(spot.code),
+                lambda: {q.quota.code: self._quota(q.quota.code) for q in spot},
             )
         # One DescribeInstances for both quotas' instances in use.
-        usage = ("vcpu_usage",) + (() if spot is None else ("spot_vcpu_usage",))
+        usage = ("vcpu_usage",) + (("spot_vcpu_usage",) if spot else ())
         self.read(usage, "ec2", "DescribeInstances", self._usage, split=True)
         ec2 = self.client("ec2")
         self.read(
@@ -198,7 +207,7 @@ class Collector:
                 ("ami",),
                 "ec2",
                 "DescribeImages",
-                lambda: {"image_id": pinned, "found": pinned in aws_ami.describe(ec2, [pinned])},
+                lambda: _pinned_image(ec2, pinned),
             )
         else:
             ssm = self.client("ssm")
@@ -258,9 +267,10 @@ class Collector:
         counted: list[tuple[str, quotas.VcpuQuota, Callable[[dict[str, Any]], bool]]] = [
             ("vcpu_usage", n.quota, lambda i: i.get("InstanceLifecycle") not in _NOT_ON_DEMAND)
         ]
-        if n.spot_quota is not None:
+        # The Spot instances of every Spot quota's family group; PRE012 splits them by type.
+        for sq in n.spot_quotas:
             counted.append(
-                ("spot_vcpu_usage", n.spot_quota, lambda i: i.get("InstanceLifecycle") == "spot")
+                ("spot_vcpu_usage", sq.quota, lambda i: i.get("InstanceLifecycle") == "spot")
             )
         patterns = list(dict.fromkeys(p for _, q, _ in counted for p in q.type_patterns))
         filters = [
@@ -272,13 +282,20 @@ class Collector:
         for r in _pages(ec2, "describe_instances", "Reservations", Filters=filters):
             for i in r.get("Instances", []):
                 itype = i.get("InstanceType") or ""
+                seen: set[str] = set()
                 for kind, quota, counts in counted:
+                    if kind in seen:
+                        continue
                     if counts(i) and any(fnmatchcase(itype, p) for p in quota.type_patterns):
+                        seen.add(kind)
                         out[kind].append(
                             {
                                 "InstanceId": i.get("InstanceId"),
                                 "InstanceType": i.get("InstanceType"),
                                 "CpuOptions": i.get("CpuOptions", {}),
+                                # The group that launched it (EC2 Auto Scaling's tag):
+                                # the checks leave this stack's own out of the usage.
+                                GROUP_FIELD: _group_of(i),
                             }
                         )
         return out
@@ -338,6 +355,13 @@ class Collector:
         return {"exists": True}
 
 
+def _group_of(instance: dict[str, Any]) -> str | None:
+    for t in instance.get("Tags") or []:
+        if t.get("Key") == GROUP_TAG:
+            return str(t.get("Value"))
+    return None
+
+
 def _pages(c: Any, method: str, key: str, **kwargs: Any) -> list[Any]:
     out: list[Any] = []
     for page in c.get_paginator(method).paginate(**kwargs):
@@ -353,6 +377,14 @@ def _offerings(ec2: Any, location_type: str, instance_type: str) -> list[Any]:
         LocationType=location_type,
         Filters=[{"Name": "instance-type", "Values": [instance_type]}],
     )
+
+
+def _pinned_image(ec2: Any, image_id: str) -> dict[str, Any]:
+    """Whether DescribeImages found the pinned id, and its State when it did."""
+    image = aws_ami.describe(ec2, [image_id]).get(image_id)
+    if image is None:
+        return {"image_id": image_id, "found": False}
+    return {"image_id": image_id, "found": True, "State": image.state, "Name": image.name}
 
 
 def _reservations(ec2: Any, rid: str) -> list[Any]:

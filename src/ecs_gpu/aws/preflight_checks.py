@@ -14,10 +14,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from typing import Any, Final
 
-from ecs_gpu import quotas
-from ecs_gpu.aws.preflight_needs import CheckBody, EcrImage, Needs, SecretGrant, pool_instances
+from ecs_gpu import quotas, redeploy
+from ecs_gpu.aws.preflight_needs import (
+    CheckBody,
+    EcrImage,
+    Needs,
+    SecretGrant,
+    SpotQuotaNeed,
+    pool_instances,
+)
 from ecs_gpu.aws.preflight_needs import ev as _ev
 from ecs_gpu.aws.preflight_network import (
     az_offering,
@@ -30,9 +38,12 @@ from ecs_gpu.doctor.checks.runner import run_checks
 from ecs_gpu.doctor.snapshot import Snapshot
 
 ECS_SERVICE_LINKED_ROLE: Final = "AWSServiceRoleForECS"
+# Each usage item's Auto Scaling group (its aws:autoscaling:groupName tag; None: none).
+GROUP_FIELD: Final = "AutoScalingGroup"
 
 __all__ = [
     "ECS_SERVICE_LINKED_ROLE",
+    "GROUP_FIELD",
     "EcrImage",
     "Needs",
     "Result",
@@ -58,7 +69,7 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     value = int(float(q["Quota"]["Value"]))
     source = q["source"]
     need = n.vcpus_needed
-    pool = f" + {n.pool_instances} warm pool" if n.pool_instances else ""
+    pool = _refresh_text(n) + (f" + {n.pool_instances} warm pool" if n.pool_instances else "")
     ev = [
         _ev("vcpu_quota", n.quota.code, "Value", value),
         _ev("vcpu_quota", n.quota.code, "source", source),
@@ -70,9 +81,12 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             f"({n.instance_type})",
         ),
     ]
-    used = _usage(s, "vcpu_usage")
+    others, own = _split_own(s, "vcpu_usage", n, n.quota)
+    used = None if others is None else _vcpus(others)
     if used is not None:
         ev.append(_ev("vcpu_usage", n.quota.code, "running_vcpus", used))
+        if own:
+            ev.append(_ev("vcpu_usage", n.quota.code, "own_instances_left_out", own))
     # What to ask for: the fleet plus what other instances hold now.
     desired = need + (used or 0)
     how = (
@@ -84,10 +98,11 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
         return [
             c.finding(
                 ev,
-                f"{how}; or lower [capacity] max_instances to {max(fits - n.pool_instances, 0)} "
+                f"{how}; or lower [capacity] max_instances to {_max_instances_within(fits, n)} "
                 f"(the quota holds {fits} {n.instance_type}).",
                 title=f"'{n.quota.name}' ({n.quota.code}) is {value} vCPUs in {n.region}; the "
-                f"fleet at max_instances needs {need}: launches past {fits} instance(s) fail "
+                f"fleet at max_instances{_during(n)} needs {need}: launches past {fits} "
+                "instance(s) fail "
                 "with VcpuLimitExceeded and tasks stay PROVISIONING",
             )
         ]
@@ -95,14 +110,13 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
         return [
             c.finding(
                 ev,
-                f"{how}, or free the vCPUs other instances of this quota hold (this stack's own "
-                "instances count too when it is deployed).",
+                f"{how}, or free the vCPUs other instances of this quota hold ({_own_text(n)}).",
                 title=f"'{n.quota.name}' has room for the fleet, but {used} of its {value} vCPUs "
                 "are in use now: the fleet cannot reach max_instances until they are freed",
                 severity="warning",
             )
         ]
-    usage = "usage not read" if used is None else f"{used} in use now"
+    usage = "usage not read" if used is None else f"{used} in use now{_own_note(own)}"
     return [
         c.finding(
             ev,
@@ -115,18 +129,34 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
 
 
 def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
-    """PRE012: the Spot quota holds the Spot group at max_instances of its largest type.
+    """PRE012: each family group's Spot quota holds the Spot group at max_instances.
+
+    A Spot instance counts against its own family group's quota (G and VT, or
+    P), so a group listing types of both is checked against each: at
+    max_instances of the largest listed type of that family.
+    """
+    out: list[Finding] = []
+    for sq in n.spot_quotas:
+        q = s["spot_vcpu_quota"].get(sq.quota.code)
+        if q is None:
+            raise Unknown(f"{sq.quota.code} ({sq.quota.name}) was not read")
+        out += _spot_quota_finding(s, c, n, sq, q)
+    return out
+
+
+def _spot_quota_finding(
+    s: Snapshot, c: Check, n: Needs, sq: SpotQuotaNeed, q: dict[str, Any]
+) -> list[Finding]:
+    """One Spot quota against the Spot group at max_instances of its family's largest type.
 
     Like PRE001: the Spot instances of the quota's families that run or start
     now hold part of it (this stack's own included when it is deployed).
     """
-    quota = n.spot_quota
-    assert quota is not None  # applies only with [capacity.spot]
-    q = s["spot_vcpu_quota"]
+    quota = sq.quota
     value = int(float(q["Quota"]["Value"]))
     source = q["source"]
-    need = n.spot_vcpus_needed
-    size = n.spot_vcpus
+    need = n.spot_quota_vcpus_needed(sq)
+    size = sq.vcpus
     ev = [
         _ev("spot_vcpu_quota", quota.code, "Value", value),
         _ev("spot_vcpu_quota", quota.code, "source", source),
@@ -134,17 +164,20 @@ def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             "spec",
             "capacity.spot",
             "spot_vcpus_needed",
-            f"{need} = {n.max_instances} max_instances x {size} vCPUs (the largest of "
-            f"{', '.join(n.spot_instance_types)})",
+            f"{need} = ({n.max_instances} max_instances{_refresh_text(n)}) x {size} vCPUs "
+            f"(the largest of {', '.join(sq.instance_types)})",
         ),
     ]
-    used = _usage(s, "spot_vcpu_usage")
+    spot_held, own = _split_own(s, "spot_vcpu_usage", n, quota)
+    used = None if spot_held is None else _vcpus(spot_held)
     held = "Spot usage not read"
-    if used is not None:
-        running = len(s["spot_vcpu_usage"])
+    if used is not None and spot_held is not None:
+        running = len(spot_held)
         ev.append(_ev("spot_vcpu_usage", quota.code, "running_vcpus", used))
         ev.append(_ev("spot_vcpu_usage", quota.code, "instances", running))
-        held = f"{used} held by {running} running or pending Spot instance(s)"
+        if own:
+            ev.append(_ev("spot_vcpu_usage", quota.code, "own_instances_left_out", own))
+        held = f"{used} held by {running} running or pending Spot instance(s){_own_note(own)}"
     # Free vCPUs, and how many Spot instances of the largest listed type they hold.
     free = max(value - (used or 0), 0)
     fits = free // size
@@ -163,7 +196,8 @@ def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
                 "share waits (lower [capacity.spot] spot_percent, 0 for none, to run On-Demand "
                 "meanwhile; a running stack drops the table only after spot_percent = 0).",
                 title=f"'{quota.name}' ({quota.code}) is {value} vCPUs in {n.region}; the Spot "
-                f"group at max_instances needs {need}: launches past {fits} Spot instance(s) "
+                f"group at max_instances{_during(n)} needs {need}: launches past {fits} Spot "
+                "instance(s) "
                 f"fail{now}",
             )
         ]
@@ -171,11 +205,12 @@ def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
         return [
             c.finding(
                 ev,
-                f"{how}, or free the vCPUs other Spot instances of this quota hold (this "
-                "stack's own Spot instances count too when it is deployed).",
+                f"{how}, or free the vCPUs other Spot instances of this quota hold "
+                f"({_own_text(n)}).",
                 title=f"'{quota.name}' has room for the Spot group, but {used} of its {value} "
-                f"vCPUs are {held.split(' ', 1)[1]} now: {room}, short of the {n.max_instances} "
-                "at max_instances until they are freed",
+                f"vCPUs are {held.split(' ', 1)[1]} now: {room}, short of the "
+                f"{n.max_instances + n.refresh_instances} at max_instances{_during(n)} until "
+                "they are freed",
                 severity="warning",
             )
         ]
@@ -191,8 +226,64 @@ def spot_vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     ]
 
 
+def _refresh_text(n: Needs) -> str:
+    """The instance refresh's surge in a need's sum."""
+    if not n.refresh_instances:
+        return ""
+    return (
+        f" + {n.refresh_instances} launched beside them by an instance refresh, "
+        f"MaxHealthyPercentage {redeploy.REFRESH_MAX_HEALTHY_PERCENT}"
+    )
+
+
+def _during(n: Needs) -> str:
+    return " during an instance refresh" if n.refresh_instances else ""
+
+
+def _max_instances_within(fits: int, n: Needs) -> int:
+    """The largest max_instances whose group, refresh surge and warm pool fit ``fits``."""
+    best = 0
+    for m in range(1, fits + 1):
+        if m + redeploy.refresh_surge(m) + n.pool_instances <= fits:
+            best = m
+    return best
+
+
+def _split_own(
+    s: Snapshot, kind: str, n: Needs, quota: quotas.VcpuQuota
+) -> tuple[list[Any] | None, int]:
+    """The instances under ``kind`` that ``quota`` counts, less this stack's own, and
+    how many of the stack's own were left out; (None, 0) if not read.
+
+    The stack's own groups' instances (a redeploy's) are already part of the
+    need at max_instances: counted as usage too, they would be counted twice.
+    """
+    if kind not in s:
+        return None, 0
+    counted = [
+        i
+        for i in s[kind]
+        if any(fnmatchcase(i.get("InstanceType") or "", p) for p in quota.type_patterns)
+    ]
+    others = [i for i in counted if i.get(GROUP_FIELD) not in n.own_groups]
+    return others, len(counted) - len(others)
+
+
+def _own_note(own: int) -> str:
+    return f" (and this stack's own {own}, part of the need)" if own else ""
+
+
+def _own_text(n: Needs) -> str:
+    groups = " and ".join(n.own_groups) or "its groups"
+    return f"this stack's own instances, in {groups}, are part of the need and not counted here"
+
+
+def _vcpus(instances: list[Any]) -> int:
+    return _usage({"held": instances}, "held") or 0
+
+
 def _needs_spot(n: Needs) -> str | None:
-    if n.spot_quota is not None:
+    if n.spot_quotas:
         return None
     if n.spot_instance_types:
         return "[capacity.spot] spot_percent = 0 launches no Spot instance"
@@ -232,8 +323,19 @@ def region_offering(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
 def gpu_ami(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     a = s["ami"]
     if n.ami_id is not None:
-        if a.get("found"):
+        state = a.get("State")
+        if a.get("found") and state in (None, "available"):
             return []
+        if a.get("found"):
+            return [
+                c.finding(
+                    [_ev("ami", n.ami_id, "State", state)],
+                    f"pin an available AMI in {n.region} ([capacity] ami_id), or drop ami_id to "
+                    "take the recommended ECS GPU AMI.",
+                    title=f"[capacity] ami_id {n.ami_id} is {state} in {n.region}, not "
+                    "available: instances cannot launch from it",
+                )
+            ]
         return [
             c.finding(
                 [_ev("ami", n.ami_id, "ImageId", None)],
@@ -446,7 +548,7 @@ DEFINITIONS: Final[tuple[Definition, ...]] = (
     Definition(
         "PRE012",
         "error",
-        "the Spot vCPU quota covers the Spot group at max_instances",
+        "each Spot vCPU quota of the listed types' families covers the Spot group at max_instances",
         ("spot_vcpu_quota",),
         spot_vcpu_quota,
         _needs_spot,

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ecs_gpu import catalog, quotas
+from ecs_gpu import catalog, quotas, redeploy
 from ecs_gpu.doctor.checks.model import Check, Evidence, Finding
 from ecs_gpu.doctor.snapshot import Snapshot
 from ecs_gpu.managed_scaling import pool_size
+from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
 
@@ -37,6 +38,22 @@ class SecretGrant:
 
 
 @dataclass(frozen=True)
+class SpotQuotaNeed:
+    """One Spot vCPU quota the [capacity.spot] group may launch against (PRE012).
+
+    EC2 counts a Spot instance against its own family group's quota ("All G
+    and VT Spot Instance Requests", "All P Spot Instance Requests"), so each
+    group of the listed types is checked alone: price-capacity-optimized may
+    launch the whole group in either, each instance the group's largest type.
+    """
+
+    quota: quotas.VcpuQuota
+    # The listed types of this family group, and the vCPUs of its largest.
+    instance_types: tuple[str, ...]
+    vcpus: int
+
+
+@dataclass(frozen=True)
 class Needs:
     """What the spec asks of the account, in plain data."""
 
@@ -55,27 +72,41 @@ class Needs:
     image: str
     ecr: EcrImage | None
     secrets: tuple[SecretGrant, ...] = field(default=())
-    # [capacity.spot]: the Spot group's quota (its first type's group) and the
-    # vCPUs of its largest type: price-capacity-optimized may launch any of them.
-    spot_quota: quotas.VcpuQuota | None = None
-    spot_vcpus: int = 0
+    # [capacity.spot]: the Spot quota of each family group among its types (none
+    # at spot_percent = 0), in the order the types are listed.
+    spot_quotas: tuple[SpotQuotaNeed, ...] = ()
     spot_instance_types: tuple[str, ...] = ()
+    # The stack's own Auto Scaling groups: their running instances are part of
+    # the need, so a redeploy's usage leaves them out (not counted twice).
+    own_groups: tuple[str, ...] = ()
+
+    @property
+    def refresh_instances(self) -> int:
+        """What an instance refresh launches beside a group at max_instances (redeploy)."""
+        return redeploy.refresh_surge(self.max_instances)
+
+    def spot_quota_vcpus_needed(self, q: SpotQuotaNeed) -> int:
+        """The Spot group at max_instances (plus an instance refresh's surge) in ``q``'s
+        family group, each instance its largest type."""
+        return (self.max_instances + self.refresh_instances) * q.vcpus
 
     @property
     def spot_vcpus_needed(self) -> int:
         """The Spot group at max_instances, each instance its largest listed type."""
-        return self.max_instances * self.spot_vcpus if self.spot_quota is not None else 0
+        return max((self.spot_quota_vcpus_needed(q) for q in self.spot_quotas), default=0)
 
     @property
     def instances(self) -> int:
-        return self.max_instances + self.pool_instances
+        """The group at max_instances, an instance refresh's surge, and the warm pool."""
+        return self.max_instances + self.refresh_instances + self.pool_instances
 
     @property
     def vcpus_needed(self) -> int:
         return self.instances * self.vcpus
 
     @classmethod
-    def from_spec(cls, spec: Spec, region: str) -> Needs:
+    def from_spec(cls, spec: Spec, region: str, stack: str | None = None) -> Needs:
+        """What ``spec`` deployed as ``stack`` (the spec's own name by default) asks."""
         # infra.task holds the image and secret rules the template uses; it
         # imports CDK, so it is read only here.
         from ecs_gpu.infra.task import ecr_repository, secret_resources
@@ -102,6 +133,7 @@ class Needs:
             grants.append(SecretGrant(value_from, action, tuple(resources)))
         wp = cap.warm_pool
         sp = cap.spot
+        names = Names.for_deployment(spec, stack)
         spot_types = () if sp is None else tuple(sp.instance_types)
         return cls(
             region=region,
@@ -121,20 +153,40 @@ class Needs:
             secrets=tuple(grants),
             # spot_percent = 0 (the step before removing the table): the weight-0 Spot
             # provider launches nothing, so no Spot quota is needed.
-            spot_quota=(
-                quotas.spot(spot_types[0])
-                if spot_types and sp is not None and sp.spot_percent > 0
-                else None
+            spot_quotas=(
+                spot_quota_needs(spot_types) if sp is not None and sp.spot_percent > 0 else ()
             ),
-            spot_vcpus=max((catalog.lookup(t).vcpus for t in spot_types), default=0),
             spot_instance_types=spot_types,
+            own_groups=(names.asg,) + ((names.spot_asg,) if sp is not None else ()),
         )
 
     def as_dict(self) -> dict[str, Any]:
         doc = asdict(self)
+        doc["refresh_instances"] = self.refresh_instances
         doc["vcpus_needed"] = self.vcpus_needed
         doc["spot_vcpus_needed"] = self.spot_vcpus_needed
+        # The Spot quotas PRE012 checks, each with what it must hold.
+        doc["spot_quotas"] = [
+            {
+                **asdict(q.quota),
+                "instance_types": list(q.instance_types),
+                "vcpus": q.vcpus,
+                "vcpus_needed": self.spot_quota_vcpus_needed(q),
+            }
+            for q in self.spot_quotas
+        ]
         return doc
+
+
+def spot_quota_needs(instance_types: tuple[str, ...]) -> tuple[SpotQuotaNeed, ...]:
+    """The Spot quota of each family group among ``instance_types``, first listed first."""
+    by_group: dict[str, list[str]] = {}
+    for t in instance_types:
+        by_group.setdefault(quotas.group(t), []).append(t)
+    return tuple(
+        SpotQuotaNeed(quotas.SPOT[g], tuple(types), max(catalog.lookup(t).vcpus for t in types))
+        for g, types in by_group.items()
+    )
 
 
 def pool_instances(spec: Spec) -> int:

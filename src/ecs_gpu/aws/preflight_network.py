@@ -284,14 +284,21 @@ def private_egress(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     ]
     prefix = f"com.amazonaws.{n.region}."
     wanted = [*INTERFACE_ENDPOINTS, *([WARM_POOL_ENDPOINT] if n.pool_instances else [])]
+    by_id = {x.get("SubnetId"): x for x in s["subnets"]}
     for sid in n.subnet_ids:
-        if sid not in {x.get("SubnetId") for x in s["subnets"]}:
+        if sid not in by_id:
             continue  # subnets_exist reports it
         rt = _route_table(s, sid)
         route = None if rt is None else _default_route(rt)
         if route is not None and any(route.get(k) for k in _EGRESS_TARGETS):
             continue
-        if route is not None and str(route.get("GatewayId", "")).startswith("igw-"):
+        igw = route is not None and str(route.get("GatewayId", "")).startswith("igw-")
+        # The launch template sets no network interface (so no
+        # AssociatePublicIpAddress): an instance has a public IPv4 address only
+        # where the subnet's MapPublicIpOnLaunch gives it one, and without one
+        # the internet gateway route takes it nowhere.
+        public_ip = bool(by_id[sid].get("MapPublicIpOnLaunch"))
+        if igw and public_ip:
             continue  # a public subnet: reaches out through the internet gateway
         have = {
             str(e.get("ServiceName", "")).removeprefix(prefix)
@@ -309,25 +316,36 @@ def private_egress(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             [] if gateway else [f"{GATEWAY_ENDPOINT} (gateway)"]
         )
         rt_id = "?" if rt is None else rt.get("RouteTableId", "?")
+        no_way = "has no route out"
+        public = ""
+        evidence = [_ev("route_tables", rt_id, "Routes[0.0.0.0/0]", route)]
+        if igw:
+            no_way = (
+                f"routes 0.0.0.0/0 to {route.get('GatewayId') if route else '?'}, but its "
+                "MapPublicIpOnLaunch is false, so its instances get no public IP and have no "
+                "way out"
+            )
+            public = (
+                f"turn on the subnet's public IPv4 addresses (`aws ec2 modify-subnet-attribute "
+                f"--subnet-id {sid} --map-public-ip-on-launch`), or "
+            )
+            evidence.append(_ev("subnets", sid, "MapPublicIpOnLaunch", public_ip))
         if missing:
             out.append(
                 c.finding(
-                    [
-                        _ev("route_tables", rt_id, "Routes[0.0.0.0/0]", route),
-                        _ev("vpc_endpoints", n.vpc_id or "?", "missing", missing),
-                    ],
-                    "add a route 0.0.0.0/0 to a NAT gateway in that route table, or create "
-                    f"the VPC endpoints {', '.join(missing)} in {n.vpc_id}.",
-                    title=f"subnet {sid} has no route out (no NAT gateway) and lacks endpoints "
+                    [*evidence, _ev("vpc_endpoints", n.vpc_id or "?", "missing", missing)],
+                    f"{public}add a route 0.0.0.0/0 to a NAT gateway in that route table, or "
+                    f"create the VPC endpoints {', '.join(missing)} in {n.vpc_id}.",
+                    title=f"subnet {sid} {no_way} (no NAT gateway) and lacks endpoints "
                     "the instances need: they never register with ECS or pull the image",
                 )
             )
         elif n.ecr is None:
             out.append(
                 c.finding(
-                    [_ev("route_tables", rt_id, "Routes[0.0.0.0/0]", route)],
-                    "route 0.0.0.0/0 to a NAT gateway, or push the image to ECR.",
-                    title=f"subnet {sid} has no route out, and image {n.image} is not in ECR: "
+                    evidence,
+                    f"{public}route 0.0.0.0/0 to a NAT gateway, or push the image to ECR.",
+                    title=f"subnet {sid} {no_way}, and image {n.image} is not in ECR: "
                     "no endpoint reaches its registry",
                 )
             )

@@ -27,7 +27,7 @@ from tenacity import (
 )
 
 from ecs_gpu import gpu_metric
-from ecs_gpu.aws.errors import mapped
+from ecs_gpu.aws.errors import AccessDenied, mapped
 from ecs_gpu.doctor.checks.common import in_service_counts
 from ecs_gpu.errors import ProblemsFound
 from ecs_gpu.naming import Names
@@ -300,6 +300,25 @@ class MetricsPlan:
     on_demand_claim: str | None = None
     # Nothing can publish by design (the service at zero tasks, no host): what to say.
     idle: str | None = None
+    # The series not waited for and why (at zero tasks no task's sidecar publishes).
+    note: str | None = None
+
+
+def host_signals(signals: Sequence[Signal]) -> tuple[Signal, ...]:
+    """The signals a host publishes (the agent's), without those a task publishes."""
+    return tuple(s for s in signals if SERIES[s].published_by == "host")
+
+
+def zero_tasks_note(service: str, signals: Sequence[Signal]) -> str | None:
+    """At desiredCount 0: which task-published series are not waited for; None if none."""
+    skipped = [s for s in signals if s not in host_signals(signals)]
+    if not skipped:
+        return None
+    return (
+        f"the service {service} runs no task (desiredCount 0), so no task publishes "
+        f"{', '.join(skipped)}'s series: only the hosts' GPU series were verified. Run "
+        "`ecs-gpu verify metrics` again once the service has a task to verify them too."
+    )
 
 
 def metrics_plan(
@@ -307,8 +326,15 @@ def metrics_plan(
     signals: Sequence[Signal],
     pub: Publishers | None = None,
     on_demand_claim: str | None = None,
+    *,
+    has_task: bool = True,
 ) -> MetricsPlan:
-    """The plan for ``pub``'s groups (without it, ``names.asg``'s alone: no Spot)."""
+    """The plan for ``pub``'s groups (without it, ``names.asg``'s alone: no Spot).
+
+    ``has_task`` False (desiredCount 0): only the hosts' series are waited for.
+    """
+    note = None if has_task else zero_tasks_note(names.service, signals)
+    signals = tuple(signals) if has_task else host_signals(signals)
     pub = pub or publishers(names.asg, None, None, {})
     hosts = [g for g in pub.groups if g not in pub.hostless]
     waits = tuple(
@@ -318,7 +344,40 @@ def metrics_plan(
         )
         for i, group in enumerate(hosts)
     )
-    return MetricsPlan(waits, pub.hostless, on_demand_claim)
+    return MetricsPlan(waits, pub.hostless, on_demand_claim, note=note)
+
+
+def single_group_metrics_plan(
+    autoscaling: AutoScalingClient, ecs: ECSClient, names: Names, signals: Sequence[Signal]
+) -> MetricsPlan:
+    """Without [capacity.spot]: the one group's plan, with what a service at zero means.
+
+    At desiredCount 0 (a scale-to-zero service asleep) no task's sidecar
+    publishes, so only the agent's series are waited for; and with no instance in
+    service either (managed scaling took the group to zero), nothing publishes by
+    design: the :func:`idle_note`, exit 0. A service not found, or one that wants
+    a task, waits for every series. DescribeServices or DescribeAutoScalingGroups
+    denied: the plan as without them (every series), and a note naming the permission.
+    """
+    try:
+        desired = service_desired(ecs, names.cluster, names.service)
+        if desired != 0:
+            return metrics_plan(names, signals)
+        with mapped("autoscaling", "DescribeAutoScalingGroups"):
+            groups = autoscaling.describe_auto_scaling_groups(
+                AutoScalingGroupNames=[names.asg]
+            ).get("AutoScalingGroups", [])
+    except AccessDenied as e:
+        plan = metrics_plan(names, signals)
+        return replace(
+            plan,
+            note=f"{e.permission or 'a read'} denied: whether the service runs a task was not "
+            "read, so every series was waited for (a service scaled to zero publishes no "
+            "task's series).",
+        )
+    if in_service_counts(groups).get(names.asg, 0) == 0:
+        return MetricsPlan((), idle=idle_note(names, spot=False))
+    return metrics_plan(names, signals, has_task=False)
 
 
 def service_desired(ecs: ECSClient, cluster: str, service: str) -> int | None:
@@ -333,11 +392,16 @@ def service_desired(ecs: ECSClient, cluster: str, service: str) -> int | None:
     return int(active[0]["desiredCount"]) if active else None
 
 
-def idle_note(names: Names) -> str:
-    """At zero tasks with no host in either group: nothing publishes, by design."""
+def idle_note(names: Names, *, spot: bool = True) -> str:
+    """At zero tasks with no host in any group: nothing publishes, by design."""
+    hosts = (
+        f"neither {names.asg} nor the Spot group {names.spot_asg} has"
+        if spot
+        else f"{names.asg} has"
+    )
     return (
-        f"the service {names.service} runs no task (desiredCount 0) and neither {names.asg} "
-        f"nor the Spot group {names.spot_asg} has an instance in service: nothing publishes "
+        f"the service {names.service} runs no task (desiredCount 0) and {hosts} "
+        "an instance in service: nothing publishes "
         "the series by design, so nothing was verified. Run `ecs-gpu verify metrics` again "
         "once the service has a task."
     )
@@ -377,7 +441,9 @@ def spot_metrics_plan(
         return MetricsPlan((), idle=idle_note(names))
     if not pub.groups:
         raise no_host_problem(names.asg, names.spot_asg)
-    return metrics_plan(names, signals, pub, on_demand_claim(on_demand_base, spot_percent))
+    return metrics_plan(
+        names, signals, pub, on_demand_claim(on_demand_base, spot_percent), has_task=desired != 0
+    )
 
 
 def no_host_problem(on_demand: str, spot: str) -> ProblemsFound:

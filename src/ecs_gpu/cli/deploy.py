@@ -393,7 +393,7 @@ def deploy_cmd(
     with _json_first(spec, json_out):
         pre = _prelude(
             spec, stack, profile, region, bucket, prefix, update_ami,
-            lambda s, aws: gate(s, aws, skip=skip_preflight, spec_path=spec),
+            lambda s, aws: gate(s, aws, skip=skip_preflight, spec_path=spec, stack=stack),
         )  # fmt: skip
         run_deploy(
             pre.aws("cloudformation"),

@@ -70,8 +70,8 @@ def summary(result: Result) -> str:
     return line
 
 
-def run(spec: Spec, aws: Aws) -> tuple[Needs, Result]:
-    needs = Needs.from_spec(spec, str(aws.region))
+def run(spec: Spec, aws: Aws, stack: str | None = None) -> tuple[Needs, Result]:
+    needs = Needs.from_spec(spec, str(aws.region), stack)
     return needs, pf.preflight(aws.session, needs)
 
 
@@ -85,7 +85,7 @@ SkipPreflightOpt = Annotated[
 ]
 
 
-def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path) -> None:
+def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path, stack: str | None = None) -> None:
     """Deploy's preflight: refuse on an error finding; with ``skip`` say that nothing was checked.
 
     Printed on standard error, so ``deploy --json`` keeps standard output for the JSON.
@@ -97,7 +97,7 @@ def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path) -> None:
             soft_wrap=True,
         )
         return
-    _, result = run(spec, aws)
+    _, result = run(spec, aws, stack)
     errors = [f for f in result.report.findings if f.severity == "error"]
     if errors:
         lines = "\n".join(f"  - {f.id}: {f.title}. Fix: {f.fix}" for f in errors)
@@ -123,12 +123,12 @@ def preflight_cmd(
     """Check, read-only, that this account and Region can run SPEC, before paying for it.
 
     The On-Demand vCPU quota of the instance family against the fleet at
-    max_instances (plus the warm pool), the instance type's offering in the
-    Region and each subnet's AZ, the GPU AMI, the capacity reservation, the
-    container secrets, the ECR image tag, ECS's service-linked role and, with
-    \\[network], the subnets' way out (NAT or VPC endpoints). A denied call
-    makes only its checks unknown and names the permission. deploy runs
-    these first.
+    max_instances (plus an instance refresh's surge and the warm pool), the
+    instance type's offering in the Region and each subnet's AZ, the GPU AMI,
+    the capacity reservation, the container secrets, the ECR image tag, ECS's
+    service-linked role and, with \\[network], the subnets' way out (NAT or
+    VPC endpoints). A denied call makes only its checks unknown and names the
+    permission. deploy runs these first.
 
     Exit codes: 0 no error, 1 errors found, 2 bad input, 3 AWS unreachable or
     nothing could be checked.
@@ -146,7 +146,7 @@ def preflight_cmd(
     print_notes(s.warnings(str(spec)))
     name = stack_of(s, stack)
     aws = _aws(profile, region)
-    needs, result = run(s, aws)
+    needs, result = run(s, aws, stack)
     if json_out is not None:
         doc = {"stack": name, "region": aws.region, **result.as_dict(needs)}
         outputs.write_text(json_out, json.dumps(doc, indent=2, default=str) + "\n", "--json")

@@ -189,8 +189,13 @@ def verify_metrics_cmd(
         plan = vf.spot_metrics_plan(
             aws("autoscaling"), aws("ecs"), names, signals, sp.on_demand_base, sp.spot_percent
         )
+    elif loaded is not None and names is not None:
+        # Whether the service is at zero tasks (and the group at zero hosts).
+        plan = vf.single_group_metrics_plan(aws("autoscaling"), aws("ecs"), names, signals)
     if plan.idle is not None:
         render_note(plan.idle)
+    if plan.note is not None:
+        render_note(plan.note)
     reports = [
         run_verify_metrics(
             cw,
