@@ -162,6 +162,11 @@ def deploy(template: dict[str, Any]) -> Task:
     )
     assert result is not None and result.status == "CREATE_COMPLETE"
     ecs = session.client("ecs")
+    # The template gives the service no DesiredCount; CloudFormation then creates it
+    # with 1 ("when creating a service, the service is created and starts up with a
+    # desired count of 1", aws/aws-cdk#13130 on CloudFormation's default), moto with
+    # 0, which verify metrics reads as a service scaled to zero.
+    ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
     (svc,) = ecs.describe_services(cluster=NAMES.cluster, services=[NAMES.service])["services"]
     td = ecs.describe_task_definition(taskDefinition=svc["taskDefinition"])["taskDefinition"]
     (sidecar,) = [c for c in td["containerDefinitions"] if c["name"] == demand_metric.SIDECAR_NAME]
