@@ -62,7 +62,11 @@ def build(
     from ecs_gpu.infra.service import GpuService
 
     name = stack_name_of(spec, stack_name)
-    app = App(outdir=outdir, analytics_reporting=False)
+    # CDK's built-in template validation would print its own report on every
+    # synth (naming a file in the scratch folder, deleted at once, and CDK's
+    # feature flags); validate runs cfn-lint itself and reports each finding
+    # against the spec.
+    app = App(outdir=outdir, analytics_reporting=False, builtin_cloud_formation_validation=False)
     stack = Stack(
         app,
         name,

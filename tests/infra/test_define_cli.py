@@ -274,3 +274,19 @@ def test_every_command_that_builds_a_template_refuses_what_ecs_or_cdk_would(
     err = " ".join(captured.err.split())
     assert f"{spec}: {key} = " in err and "Fix:" in err
     assert "internal error" not in err and "Traceback" not in err
+
+
+def test_validate_names_an_unexpanded_variable_and_prints_no_cdk_report(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """CDK's built-in template validation printed its own report from Node (a file in
+    the deleted scratch folder, CDK's feature flags); the spec's note says what matters."""
+    text = (EXAMPLES_DIR / "g5-vllm.toml").read_text()
+    assert 'HF_HOME = "/root/.cache/huggingface"' in text
+    spec = tmp_path / "envsub.toml"
+    spec.write_text(text.replace('HF_HOME = "/root/.cache/huggingface"', 'HF_HOME = "${HOME}/x"'))
+    assert cli.main(["validate", str(spec)]) == EXIT_OK
+    seen = capfd.readouterr()
+    shown = " ".join((seen.out + seen.err).split())
+    assert "service.environment.HF_HOME = '${HOME}/x': ${HOME} stays as written" in shown
+    assert "Template validation" not in shown and "validation-report.json" not in shown

@@ -134,6 +134,7 @@ NOTE_CASES: dict[str, str] = {
     "_unused_panic_threshold": with_("scaling", panic_threshold_percent=150.0),
     # 2 req/s x 8 s per request (the simulation defaults): a task holds 16.
     "_target_above_simulated_capacity": edited(CONC, scaling={"target_concurrency_per_task": 17.0}),
+    "_unexpanded_variables": with_("service", environment={"HF_HOME": "${HOME}/.cache"}),
 }
 
 
@@ -175,3 +176,27 @@ def test_cross_field_problems_keeps_its_signature_for_validate() -> None:
     (line,) = cross_field_problems(spec, PATH)
     assert line.startswith(f"{PATH}: scaling.max_tasks = 5: ")
     assert cross_field_problems(parse_spec(dumps(FULL), PATH)) == []
+
+
+def test_a_variable_nothing_expands_is_named_in_each_literal_value() -> None:
+    from ecs_gpu.spec.rules.strings import _unexpanded_variables
+
+    spec = parse_spec(
+        edited(
+            CONC,
+            service={
+                "environment": {"HF_HOME": "${HOME}/.cache", "PLAIN": "/opt/x$"},
+                "command": ["--download-dir", "$HF_HOME"],
+                "metrics": {"path": "/${PREFIX}/metrics"},
+            },
+        ),
+        PATH,
+    )
+    found = {p.key: p.what for p in _unexpanded_variables(spec)}
+    assert set(found) == {
+        "service.environment.HF_HOME",
+        "service.command[1]",
+        "service.metrics.path",
+    }
+    assert found["service.environment.HF_HOME"].startswith("${HOME} stays as written")
+    assert "unless the image's entrypoint runs it through a shell" in found["service.command[1]"]

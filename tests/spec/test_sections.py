@@ -409,3 +409,51 @@ def test_images_ecs_takes_are_accepted() -> None:
         "public.ecr.aws/a/b@sha256:" + "0F" * 32,
     ):
         assert parse_spec(with_("service", image=image), PATH).service.image == image
+
+
+@pytest.mark.parametrize(
+    ("image", "needle"),
+    [
+        # ECS takes each of these; a runtime cannot pull it (CannotPullContainerError).
+        ("vllm/vllm-openai:", "the tag ''"),  # an unset template variable
+        ("Vllm/vllm-openai:v0.11.0", "write 'vllm/vllm-openai:v0.11.0'"),
+        ("123456789012.dkr.ecr.us-east-1.amazonaws.com/Repo:v1", "lowercase letters only"),
+        ("vllm/vllm-openai:v0.11.0:v2", "no image reference a runtime can pull"),
+        ("vllm//vllm-openai:v1", "no image reference a runtime can pull"),
+        ("vllm/vllm-openai:v0.11.0/", "no image reference a runtime can pull"),
+        (":", "no image reference"),
+        ("##", "no image reference"),
+        ("vllm/x:" + "a" * 129, "1-128 letters"),
+        ("host:abc/x:1", "the registry 'host:abc'"),
+        ("Vllm/x@sha256:" + "a" * 64, "lowercase letters only"),
+    ],
+)
+def test_the_spec_refuses_images_no_runtime_can_pull(image: str, needle: str) -> None:
+    line = one_problem(with_("service", image=image), "service.image")
+    assert needle in line and "Fix:" in line
+
+
+def test_pullable_references_of_every_registry_shape_are_accepted() -> None:
+    for image in (
+        "ubuntu",
+        "lmsysorg/sglang:latest",
+        "nvcr.io/nvidia/tritonserver:24.08-py3",
+        "ghcr.io/huggingface/text-generation-inference:3.0",
+        "localhost:5000/team/vllm:1",
+        "public.ecr.aws/docker/library/python:3.12",
+        "registry.example.com:5000/a__b/c-d.e:x_1." + "t" * 100,
+    ):
+        assert parse_spec(with_("service", image=image), PATH).service.image == image
+
+
+@pytest.mark.parametrize("value", [True, 1.0, "30"])
+def test_log_retention_must_be_a_whole_number_of_days(value: object) -> None:
+    line = one_problem(with_("service", log_retention_days=value), "service.log_retention_days")
+    assert "whole number of days" in line and "log_retention_days = 30" in line
+
+
+def test_more_scheduled_actions_than_the_quota_are_refused() -> None:
+    entry = {"cron": "0 8 ? * MON-FRI *", "min_tasks": 1, "max_tasks": 2}
+    line = one_problem(with_("scaling", schedule=[entry] * 201), "scaling.schedule")
+    assert "201 entries" in line and "at most 200" in line
+    assert len(parse_spec(with_("scaling", schedule=[entry] * 200), PATH).scaling.schedule) == 200

@@ -68,6 +68,7 @@ from ecs_gpu.spec.rules.service import (
 from ecs_gpu.spec.rules.strings import (
     _cdk_tokens,
     _control_characters,
+    _unexpanded_variables,
 )
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ NOTES: list[Rule] = [
     _running_warm_pool,
     _all_on_spot,
     _spot_unpriced,
+    _unexpanded_variables,
 ]
 
 

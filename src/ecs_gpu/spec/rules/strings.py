@@ -88,3 +88,32 @@ def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
                 "write the value without it; a value from elsewhere belongs in [service] "
                 "secrets (an ARN) rather than in the spec",
             )
+
+
+# "${NAME}" or "$NAME" in a value the task or the load balancer uses as is: ECS
+# passes a container's environment values and command arguments to the runtime
+# verbatim, and the ALB requests the health-check path as written, so nothing
+# expands the variable (a shell the entrypoint runs expands the command only).
+_VARIABLE_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_:]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+_LITERAL_KEYS = ("service.environment.", "service.command[", "load_balancer.health_check_path")
+
+
+def _unexpanded_variables(spec: Spec) -> Iterator[Problem]:
+    for key, text in _strings(spec, ""):
+        if not key.startswith(_LITERAL_KEYS) and key != "service.metrics.path":
+            continue
+        found = _VARIABLE_RE.search(text)
+        if found is None or CDK_TOKEN_RE.search(text):
+            continue
+        shell = (
+            " unless the image's entrypoint runs it through a shell"
+            if key.startswith("service.command[")
+            else ""
+        )
+        yield Problem(
+            key,
+            _short(text),
+            f"{found.group(0)} stays as written: ECS and the load balancer expand no "
+            f"variables{shell}",
+            'write the literal value (e.g. HF_HOME = "/root/.cache/huggingface")',
+        )

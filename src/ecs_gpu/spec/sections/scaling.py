@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -11,6 +11,10 @@ from ecs_gpu.demand_metric import DEFAULT_BACKLOG_DRAIN_S
 from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, GpuSeries, Signal, SignalPlan
 from ecs_gpu.spec.messages import RuleError
 from ecs_gpu.spec.sections.base import _Section
+
+# "Scheduled actions per scalable target: 200", not adjustable (Application Auto
+# Scaling quotas, aws-semantics §10); the template adds one per entry and no other.
+MAX_SCHEDULED_ACTIONS: Final = 200
 
 
 class ScheduleSpec(_Section):
@@ -101,6 +105,14 @@ class ScalingSpec(_Section):
     @classmethod
     def _schedule_list(cls, v: Any) -> Any:
         # TOML gives an array of tables as a list; the model keeps a tuple (frozen).
+        if isinstance(v, list | tuple) and len(v) > MAX_SCHEDULED_ACTIONS:
+            raise RuleError(
+                f"{len(v)} entries; Application Auto Scaling allows at most "
+                f"{MAX_SCHEDULED_ACTIONS} scheduled actions per scalable target (not "
+                "adjustable), so the deploy would fail",
+                "merge entries: one cron field can name several hours or days, e.g. "
+                "'0 8,12,18 ? * MON-FRI *'",
+            )
         return tuple(v) if isinstance(v, list) else v
 
     @model_validator(mode="before")

@@ -64,6 +64,64 @@ PROM_NAME_RE = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
 ECS_IMAGE_MAX = 255
 _IMAGE_TAG_CHARS = re.compile(r"[A-Za-z0-9_:./#-]+")
 _IMAGE_DIGEST = re.compile(r"sha256:[A-Fa-f0-9]{64}")
+# What a container runtime can pull: the image-reference grammar of the
+# distribution/reference library Docker and containerd parse with (regexp.go):
+# an optional registry host[:port]/, then path components of lowercase letters
+# and digits joined by one '.', one or two '_' or any run of '-', separated by
+# '/', then an optional :tag of 1-128 word characters, '.' and '-' (not first).
+# ECS takes more ("Vllm/x:", "a//b", "x:1:2"); every task would then stop with
+# CannotPullContainerError, after the GPU instances started.
+_REF_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REF_HOST_PART = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_REF_HOST = re.compile(
+    rf"(?:{_REF_HOST_PART}(?:\.{_REF_HOST_PART})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?", re.ASCII
+)
+_REF_REPOSITORY = re.compile(rf"{_REF_PATH}(?:/{_REF_PATH})*", re.ASCII)
+_REF_TAG = re.compile(r"\w[\w.-]{0,127}", re.ASCII)
+
+
+def _reference_problem(name: str, tag: str | None) -> tuple[str, str] | None:
+    """(what is wrong, the fix) when ``name[:tag]`` is no pullable image reference."""
+    # The first part is a registry only with a '.' or ':' in it, or as localhost
+    # (normalize.go splitDockerDomain); "Vllm/x" is a repository path, not a host.
+    first, slash, rest = name.partition("/")
+    if slash and ("." in first or ":" in first or first == "localhost"):
+        host, repository = first, rest
+    else:
+        host, repository = "", name
+    if host and not _REF_HOST.fullmatch(host):
+        return (
+            f"the registry {host!r} is no host name, IP address or host:port",
+            "write the registry as host[:port], e.g. 123456789012.dkr.ecr.us-east-1.amazonaws.com",
+        )
+    if not _REF_REPOSITORY.fullmatch(repository):
+        if _REF_REPOSITORY.fullmatch(repository.lower()):
+            lowered = f"{host}/{repository.lower()}" if host else repository.lower()
+            return (
+                "a repository path has lowercase letters only (a registry host may not)",
+                f"write {lowered + (':' + tag if tag is not None else '')!r}",
+            )
+        return (
+            "it is no image reference a runtime can pull: each '/'-separated part of the "
+            "repository must be lowercase letters and digits joined by '.', '_', '__' or '-'",
+            'write registry/repository:tag, e.g. "vllm/vllm-openai:v0.11.0"',
+        )
+    if tag is not None and not _REF_TAG.fullmatch(tag):
+        return (
+            f"the tag {tag!r} must be 1-128 letters, digits, '_', '.' or '-', not starting "
+            "with '.' or '-' (one tag only, after the last '/')",
+            'write repository:tag, e.g. "vllm/vllm-openai:v0.11.0"',
+        )
+    return None
+
+
+def _split_reference(image: str) -> tuple[str, str | None]:
+    """(name, tag): the tag is what follows the last ':' after the last '/'."""
+    last = image.rsplit("/", 1)
+    if ":" in last[-1]:
+        name_end, _, tag = image.rpartition(":")
+        return name_end, tag
+    return image, None
 
 
 def image_problem(image: str) -> tuple[str, str] | None:
@@ -86,7 +144,7 @@ def image_problem(image: str) -> tuple[str, str] | None:
                 "ECS allows only letters, digits, - _ : . / and # in an image reference",
                 "remove the other characters (spaces, quotes, $, ;, parentheses)",
             )
-        return None
+        return _reference_problem(*_split_reference(name))
     if len(image) > ECS_IMAGE_MAX:
         return (
             f"{len(image)} characters; ECS allows at most {ECS_IMAGE_MAX} for "
@@ -98,7 +156,7 @@ def image_problem(image: str) -> tuple[str, str] | None:
             "ECS allows only letters, digits, - _ : . / and # in an image reference",
             "remove the other characters (spaces, quotes, $, ;, parentheses)",
         )
-    return None
+    return _reference_problem(*_split_reference(image))
 
 
 class ServiceMetricsSpec(_Section):
@@ -175,6 +233,18 @@ class ServiceSpec(_Section):
         if self.gpus_per_task > 1:
             return min(AUTO_SHM_MAX_MIB, self.memory_mib // 4)
         return None
+
+    @field_validator("log_retention_days", mode="before")
+    @classmethod
+    def _whole_days(cls, v: object) -> object:
+        # A Literal of ints also takes True (== 1) and 1.0: `true`, meant as "keep
+        # the logs", would keep them one day.
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise RuleError(
+                f"must be a whole number of days, not {v!r}",
+                "write one of CloudWatch Logs' retention periods, e.g. log_retention_days = 30",
+            )
+        return v
 
     @field_validator("name")
     @classmethod
