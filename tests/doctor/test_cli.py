@@ -140,7 +140,8 @@ def test_denied_permission_without_error_exits_3(
     [
         (None, "no such snapshot file"),
         ("{not json", "not a JSON snapshot"),
-        ("[1, 2]", "a snapshot is a JSON object"),
+        ("[1, 2]", "a snapshot is a JSON object keyed by kind, got a list ([1, 2])"),
+        ("1e999", "got a number (1e999)"),  # not the parser's internal name for it
         ('{"servces": []}', "unknown snapshot keys servces"),
         ('{"_collection": {"version": 99}}', "_collection.version is 99"),
         ("{}", "no _collection and no services"),
@@ -152,6 +153,7 @@ def test_denied_permission_without_error_exits_3(
         "missing",
         "not-json",
         "list",
+        "huge-number",
         "typo-kind",
         "version",
         "empty-object",

@@ -460,8 +460,8 @@ def validate(
 
     if not isinstance(data, dict):
         raise BadInputError(
-            f"{source}: a snapshot is a JSON object keyed by kind, got "
-            f"{type(data).__name__}. Fix: {_FIX}."
+            f"{source}: a snapshot is a JSON object keyed by kind, got {_json_type(data)} "
+            f"({_show(data)}). Fix: {_FIX}."
         )
     deep = _too_deep(data)
     if deep is not None:
