@@ -162,7 +162,10 @@ def _write(out_dir: Path, action: Callable[[], object]) -> None:
     try:
         action()
     except OSError as e:
+        why = e.strerror
+        if out_dir.is_symlink() and not out_dir.exists():
+            why = f"a symbolic link to {out_dir.readlink()}, which does not exist"
         raise BadInputError(
-            f"{out_dir}: cannot write the template there ({e.strerror}). Fix: pass -o with a "
+            f"{out_dir}: cannot write the template there ({why}). Fix: pass -o with a "
             "writable directory."
         ) from None

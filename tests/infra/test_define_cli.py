@@ -52,6 +52,16 @@ def test_synth_unwritable_out_dir_is_bad_input(
     assert "Traceback" not in out and str(blocker) in out and "Fix:" in out
 
 
+def test_synth_into_a_dangling_symlink_names_its_target(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    link = tmp_path / "out"
+    link.symlink_to(tmp_path / "gone")
+    assert cli.main(["synth", str(G5), "-o", str(link)]) == EXIT_BAD_INPUT
+    out = _out(capsys)
+    assert f"a symbolic link to {tmp_path / 'gone'}, which does not exist" in out
+
+
 def test_synth_refuses_a_bad_out_dir_before_synthesizing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
