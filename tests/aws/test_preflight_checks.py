@@ -174,7 +174,7 @@ def test_a_quota_below_the_fleet_is_an_error_naming_quota_value_need_and_how_to_
     (f,) = of(result, "PRE001")
     assert f.severity == "error" and result.has_error
     assert "'Running On-Demand G and VT instances' (L-DB2E81BA) is 8 vCPUs in us-east-1" in f.title
-    assert "during an instance refresh needs 20" in f.title and "VcpuLimitExceeded" in f.title
+    assert "the fleet at max_instances needs 16" in f.title and "VcpuLimitExceeded" in f.title
     assert "Service Quotas console" in f.fix
     assert (
         "aws service-quotas request-service-quota-increase --service-code ec2 --quota-code "
@@ -182,6 +182,26 @@ def test_a_quota_below_the_fleet_is_an_error_naming_quota_value_need_and_how_to_
     ) in f.fix
     # 8 vCPUs hold 2 instances: max_instances 1 and its refresh's 1.
     assert "lower [capacity] max_instances to 1" in f.fix
+
+
+@pytest.mark.parametrize("value", [16.0, 19.0])
+def test_a_quota_short_only_of_an_instance_refresh_at_max_is_a_warning(
+    g5: Needs, value: float
+) -> None:
+    """The refresh's surge exists only while a refresh runs with the group at max_instances:
+    a first create, or any update that keeps the launch template, never needs it."""
+    result = evaluate(healthy_g5(vcpu_quota={"Quota": quota(value), "source": "applied"}), g5)
+    (f,) = of(result, "PRE001")
+    assert f.severity == "warning" and not result.has_error
+    assert f"holds the fleet at max_instances ({int(value)} vCPUs against 16)" in f.title
+    assert "not an instance refresh there (20)" in f.title and "1 more instance(s)" in f.title
+    assert "--desired-value 20" in f.fix
+
+
+def test_a_spot_quota_short_only_of_a_refresh_is_a_warning(g5_spot: Needs) -> None:
+    result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(16.0)), g5_spot)
+    (f,) = of(result, "PRE012")
+    assert f.severity == "warning" and "not an instance refresh there (20)" in f.title
 
 
 def test_the_aws_default_is_named_as_the_source_when_no_value_is_applied(g5: Needs) -> None:
@@ -208,7 +228,7 @@ def test_the_warm_pool_counts_against_the_quota(g5: Needs) -> None:
     pooled = dataclasses.replace(g5, pool_instances=1)
     result = evaluate(healthy_g5(vcpu_quota={"Quota": quota(16.0), "source": "applied"}), pooled)
     (f,) = of(result, "PRE001")
-    assert f.severity == "error" and "needs 24" in f.title
+    assert f.severity == "error" and "needs 20" in f.title  # 4 + 1 pooled, x 4 vCPUs
     assert (
         "24 = (4 max_instances + 1 launched beside them by an instance refresh, "
         "MaxHealthyPercentage 110 + 1 warm pool) x 4 vCPUs"
@@ -510,7 +530,7 @@ def test_a_spot_quota_below_the_spot_group_is_an_error_with_the_increase(g5_spot
     (f,) = of(result, "PRE012")
     assert f.severity == "error" and result.has_error
     assert "'All G and VT Spot Instance Requests' (L-3819A6DF) is 8 vCPUs" in f.title
-    assert "needs 20" in f.title and "past 2 Spot instance(s)" in f.title
+    assert "needs 16" in f.title and "past 2 Spot instance(s)" in f.title
     assert "--quota-code L-3819A6DF --desired-value 20 --region us-east-1" in f.fix
     assert "g5.xlarge, g6.xlarge" in str([e.value for e in f.evidence])
 
@@ -615,7 +635,7 @@ def test_spot_types_of_two_family_groups_are_checked_against_each_groups_quota(
     assert g.severity == "info" and "'All G and VT Spot Instance Requests' covers" in g.title
     assert "20 needed; 4 held by 1" in g.title
     assert p.severity == "error" and "(L-7212CCBC) is 16 vCPUs" in p.title
-    assert "needs 40" in p.title and "0 held by 0" in p.title
+    assert "needs 32" in p.title and "0 held by 0" in p.title
     assert "--quota-code L-7212CCBC --desired-value 40" in p.fix
     doc = mixed.as_dict()
     assert [(q["code"], q["vcpus_needed"]) for q in doc["spot_quotas"]] == [

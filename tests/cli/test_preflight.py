@@ -140,7 +140,7 @@ def test_an_applied_quota_too_low_is_an_error(quotas_stub: Stubber) -> None:
     quotas_stub.add_response("get_service_quota", _quota(8.0), QUOTA_PARAMS)
     result = pf.preflight(boto3.Session(), _needs())
     (f,) = [f for f in result.report.findings if f.id == "PRE001"]
-    assert f.severity == "error" and "(L-DB2E81BA) is 8 vCPUs" in f.title and "20" in f.title
+    assert f.severity == "error" and "(L-DB2E81BA) is 8 vCPUs" in f.title and "needs 16" in f.title
     assert "request-service-quota-increase" in f.fix
     quotas_stub.assert_no_pending_responses()
 

@@ -93,7 +93,9 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
         f"raise it in the Service Quotas console (Amazon EC2, '{n.quota.name}') or run "
         f"`{quotas.increase_command(n.quota, desired, n.region)}`"
     )
-    if value < need:
+    # Without the refresh's surge: what the fleet needs whenever no refresh runs.
+    steady = need - n.refresh_instances * n.vcpus
+    if value < steady:
         fits = value // n.vcpus
         return [
             c.finding(
@@ -101,11 +103,12 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
                 f"{how}; or lower [capacity] max_instances to {_max_instances_within(fits, n)} "
                 f"(the quota holds {fits} {n.instance_type}).",
                 title=f"'{n.quota.name}' ({n.quota.code}) is {value} vCPUs in {n.region}; the "
-                f"fleet at max_instances{_during(n)} needs {need}: launches past {fits} "
-                "instance(s) fail "
+                f"fleet at max_instances needs {steady}: launches past {fits} instance(s) fail "
                 "with VcpuLimitExceeded and tasks stay PROVISIONING",
             )
         ]
+    if value < need:
+        return [_refresh_short(c, ev, how, n.quota.name, value, steady, need, n)]
     if used is not None and used + need > value:
         return [
             c.finding(
@@ -187,6 +190,9 @@ def _spot_quota_finding(
         f"raise it in the Service Quotas console (Amazon EC2, '{quota.name}') or run "
         f"`{quotas.increase_command(quota, need + (used or 0), n.region)}`"
     )
+    steady = need - n.refresh_instances * size
+    if steady <= value < need:
+        return [_refresh_short(c, ev, how, quota.name, value, steady, need, n)]
     if value < need:
         now = "" if used is None else f" ({held} now: {room})"
         return [
@@ -196,9 +202,8 @@ def _spot_quota_finding(
                 "share waits (lower [capacity.spot] spot_percent, 0 for none, to run On-Demand "
                 "meanwhile; a running stack drops the table only after spot_percent = 0).",
                 title=f"'{quota.name}' ({quota.code}) is {value} vCPUs in {n.region}; the Spot "
-                f"group at max_instances{_during(n)} needs {need}: launches past {fits} Spot "
-                "instance(s) "
-                f"fail{now}",
+                f"group at max_instances needs {steady}: launches past {fits} Spot "
+                f"instance(s) fail{now}",
             )
         ]
     if used is not None and used + need > value:
@@ -224,6 +229,33 @@ def _spot_quota_finding(
             severity="info",
         )
     ]
+
+
+def _refresh_short(
+    c: Check,
+    ev: list[Any],
+    how: str,
+    name: str,
+    value: int,
+    steady: int,
+    need: int,
+    n: Needs,
+) -> Finding:
+    """A quota that holds the fleet at max_instances but not an instance refresh there.
+
+    A warning, not an error: the surge exists only while a refresh runs with
+    the group at max_instances (a launch-template change: a new AMI, an
+    upgrade of ecs-gpu), not on a stack's first create or any other update.
+    """
+    return c.finding(
+        ev,
+        f"{how}; or refresh the fleet only below max_instances.",
+        title=f"'{name}' holds the fleet at max_instances ({value} vCPUs against {steady}) but "
+        f"not an instance refresh there ({need}): a refresh started at max_instances launches "
+        f"{n.refresh_instances} more instance(s), whose launches fail with VcpuLimitExceeded, "
+        "so the refresh waits",
+        severity="warning",
+    )
 
 
 def _refresh_text(n: Needs) -> str:
