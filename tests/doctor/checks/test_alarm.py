@@ -127,3 +127,10 @@ def test_a_deleted_missing_metric_alarm_is_put_back_by_a_drift_aware_change_set(
     assert f.title == "GPU missing-metric alarm does not exist"
     assert "--use-previous-template" in f.fix and "--deployment-mode REVERT_DRIFT;" in f.fix
     assert "ecs-gpu deploy" not in f.fix
+    # It reverts all drift: a scheduled minimum or maximum too, which the user must see.
+    assert "It reverts every drifted resource of the stack, not only this one" in f.fix
+    assert (
+        f.fix.index("describe-change-set")
+        < f.fix.index("every drifted resource")
+        < (f.fix.index("execute-change-set"))
+    )

@@ -48,3 +48,5 @@ def test_a_deleted_launch_template_is_an_lt001_error(healthy: Callable[[], Snap]
     # Deleted by hand: the unchanged stack's redeploy does nothing, a drift-aware change set.
     assert "--deployment-mode REVERT_DRIFT;" in f.fix and "ecs-gpu deploy" not in f.fix
     assert f"aws cloudformation describe-change-set --stack-name {NAMES.stack}" in f.fix
+    # A new template id for the group is its instance refresh: say so before it runs.
+    assert "FLEET REFRESH" in f.fix and "replaces every GPU instance" in f.fix

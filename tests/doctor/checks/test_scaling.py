@@ -339,6 +339,9 @@ def test_fast_scale_in_alarm_on_a_plain_series_or_another_threshold_is_scl007(
     f = next(f for f in run_checks(s).findings if f.id == "SCL007")
     assert "threshold 4 (want 8)" in f.fix and "period 60 s (want 10 s)" in f.fix
     assert {(e.kind, e.id) for e in f.evidence} == {("alarms", SCALE_IN_ALARM)}
+    # An alarm edited by hand: a redeploy of the unchanged spec would change nothing.
+    assert "a redeploy of the unchanged spec changes nothing" in f.fix
+    assert "--deployment-mode REVERT_DRIFT" in f.fix
     # Without the spec the threshold and expression are not compared: the period still is.
     s[COLLECTION_KEY]["target"].pop("fast_scale_in_threshold")
     f = next(f for f in run_checks(s).findings if f.id == "SCL007")

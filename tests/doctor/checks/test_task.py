@@ -46,6 +46,7 @@ def test_a_service_on_another_revision_is_put_back_on_the_stacks(
         f"aws ecs update-service --cluster {NAMES.cluster} --service {NAMES.service} "
         "--task-definition THAT_ARN."
     ) in f.fix
+    assert "replaces every task once" in f.fix  # a new task definition is a deployment
     assert "[service.metrics]" in f.fix
     # Without a stack (--cluster/--service) the command still names the service.
     s[COLLECTION_KEY]["target"]["stack"] = None

@@ -518,9 +518,22 @@ def revert_drift(s: Snapshot, what: str, *, newer: bool = False) -> str:
         f"create-change-set {cs} --change-set-type UPDATE --use-previous-template "
         f"--parameters ParameterKey={ami.PARAMETER},UsePreviousValue=true "
         "--capabilities CAPABILITY_IAM CAPABILITY_NAMED_IAM --deployment-mode REVERT_DRIFT; "
-        f"read what it will do: aws cloudformation describe-change-set {cs}; then run it: "
-        f"aws cloudformation execute-change-set {cs}."
+        f"read what it will do: aws cloudformation describe-change-set {cs}. "
+        + REVERT_DRIFT_REACH
+        + f" Then run it: aws cloudformation execute-change-set {cs}."
     )
+
+
+# What a REVERT_DRIFT change set also does: it brings every drifted resource of the
+# stack back to the template ("bring drifted resources in line with their template
+# definitions", aws-semantics.md §12), not only the one deleted by hand.
+REVERT_DRIFT_REACH: Final = (
+    "It reverts every drifted resource of the stack, not only this one: a scalable "
+    "target's minimum and maximum that a [[scaling.schedule]] action or a hand edit set go "
+    "back to [scaling]'s until the next scheduled action, alarm actions disabled by hand "
+    "come back on, suspended scaling resumes; check each Modify it lists (the "
+    "ScalableTarget, the Auto Scaling groups, the alarms) before you run it."
+)
 
 
 def deleted_step_alarms(s: Snapshot, shape: StepShape) -> str:

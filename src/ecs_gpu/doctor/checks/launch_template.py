@@ -90,7 +90,10 @@ def _old_launch_template(s: Snapshot, c: Check) -> list[Finding]:
                     "every launch fails (ASG001 shows the failed activity). "
                     + revert_drift(s, "a launch template")
                     + " Read the change set before you run it: it must create the template "
-                    "and set the group's LaunchTemplate to the new one.",
+                    "and set the group's LaunchTemplate to the new one, which is a FLEET "
+                    "REFRESH: the group's instance refresh replaces every GPU instance (new "
+                    f"ones first, {redeploy.REFRESH_HEALTHY_RANGE} healthy) and restarts the "
+                    "tasks on each.",
                     title="The group's launch template does not exist",
                     severity="error",
                 )

@@ -101,7 +101,13 @@ def judge_fast_path(s: Snapshot, c: Check) -> list[Finding]:
 
 # The fast path's and the fast scale-in's fix (SCL005, SCL007).
 _REDEPLOY_STEP_PATH: Final = (
-    "Redeploy with `ecs-gpu deploy`, which writes the step policy and its alarm from the spec."
+    "If the spec changed since the stack was deployed, redeploy with `ecs-gpu deploy`, which "
+    "writes the step policy and its alarm from the spec. If they were changed by hand, a "
+    "redeploy of the unchanged spec changes nothing (CloudFormation compares templates, not "
+    "what runs): a drift-aware change set (CloudFormation's create-change-set with "
+    "--deployment-mode REVERT_DRIFT, docs/doctor.md) puts them back, and every other "
+    "drifted resource of the stack too (a scheduled minimum or maximum, alarm actions "
+    "disabled by hand)."
 )
 
 

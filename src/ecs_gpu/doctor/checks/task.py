@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ecs_gpu import demand_metric
 from ecs_gpu.doctor.checks.common import (
@@ -71,7 +71,7 @@ def _back_to_the_stacks(s: Snapshot, svc: dict[str, Any], tid: str) -> str:
         return (
             f"If the service was pointed at {tid} by hand, put it back on its stack's task "
             f"definition: aws ecs update-service --cluster {cluster} --service {service} "
-            "--task-definition STACK_TASK_DEFINITION_ARN."
+            f"--task-definition STACK_TASK_DEFINITION_ARN. {_RESTARTS}"
         )
     return (
         f"If the stack's task definition has the sidecar and the service was pointed at "
@@ -79,8 +79,15 @@ def _back_to_the_stacks(s: Snapshot, svc: dict[str, Any], tid: str) -> str:
         f"stack's revision: aws cloudformation describe-stack-resources --stack-name {stack} "
         "--query \"StackResources[?ResourceType=='AWS::ECS::TaskDefinition'].PhysicalResourceId\" "
         f"--output text; then put the service on it: aws ecs update-service --cluster {cluster} "
-        f"--service {service} --task-definition THAT_ARN."
+        f"--service {service} --task-definition THAT_ARN. {_RESTARTS}"
     )
+
+
+# UpdateService: a new task definition "triggers a new service deployment".
+_RESTARTS: Final = (
+    "That starts a new deployment, which replaces every task once (each new one loads its "
+    "model before it serves)."
+)
 
 
 @check(
