@@ -407,7 +407,20 @@ def test_an_internet_gateway_route_is_a_way_out_only_where_instances_get_a_publi
     assert "NAT gateway" in f["fix"]
     ec2.modify_subnet_attribute(SubnetId=sid, MapPublicIpOnLaunch={"Value": True})
     code, doc, _ = _json(capsys, str(spec))
-    assert "PRE011" in doc["ok"] and not _by_id(doc, "PRE011")
+    # The instances now go out; the tasks (awsvpc on EC2: no public IP) still cannot, so
+    # the demand sidecar (the example's [service.metrics]) cannot publish.
+    (f,) = _by_id(doc, "PRE011")
+    assert f["severity"] == "error" and "the demand sidecar cannot publish" in f["title"]
+    assert "com.amazonaws.us-east-1.monitoring" in f["fix"] and "NAT gateway" in f["fix"]
+    ec2.create_vpc_endpoint(
+        VpcId=vpc,
+        ServiceName="com.amazonaws.us-east-1.monitoring",
+        VpcEndpointType="Interface",
+        SubnetIds=[sid],
+    )
+    code, doc, _ = _json(capsys, str(spec))
+    (f,) = _by_id(doc, "PRE011")
+    assert f["severity"] == "warning" and "a task cannot download from the internet" in f["title"]
 
 
 def test_stack_names_the_groups_whose_instances_are_part_of_the_need(

@@ -79,6 +79,9 @@ class Needs:
     # The stack's own Auto Scaling groups: their running instances are part of
     # the need, so a redeploy's usage leaves them out (not counted twice).
     own_groups: tuple[str, ...] = ()
+    # [service.metrics]: the demand sidecar in each task publishes to CloudWatch
+    # from the task's own network interface.
+    task_publishes: bool = False
 
     @property
     def refresh_instances(self) -> int:
@@ -158,6 +161,7 @@ class Needs:
             ),
             spot_instance_types=spot_types,
             own_groups=(names.asg,) + ((names.spot_asg,) if sp is not None else ()),
+            task_publishes=spec.service.metrics is not None,
         )
 
     def as_dict(self) -> dict[str, Any]:

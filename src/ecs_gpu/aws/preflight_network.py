@@ -277,6 +277,59 @@ def _default_route(rt: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _tasks_without_a_way_out(
+    c: Check,
+    n: Needs,
+    sid: str,
+    rt: dict[str, Any] | None,
+    route: dict[str, Any] | None,
+    endpoints: list[dict[str, Any]],
+    prefix: str,
+) -> list[Finding]:
+    """A subnet whose instances go out through an internet gateway: its tasks cannot.
+
+    The tasks use awsvpc, and on EC2 ECS gives a task's network interface no
+    public IP (AssignPublicIp ENABLED is for Fargate only; aws-semantics §8), so
+    from a public subnet without a NAT route a task reaches only VPC endpoints:
+    the demand sidecar's PutMetricData needs the monitoring endpoint (else the
+    scaling metric never lands: an error), and a model server that downloads
+    its weights at start cannot (a warning: the weights may be in the image).
+    """
+    has_monitoring = any(
+        str(e.get("ServiceName", "")).removeprefix(prefix) == "monitoring"
+        and e.get("VpcEndpointType") == "Interface"
+        for e in endpoints
+    )
+    rt_id = "?" if rt is None else rt.get("RouteTableId", "?")
+    evidence = [
+        _ev("route_tables", rt_id, "Routes[0.0.0.0/0]", route),
+        _ev("subnets", sid, "MapPublicIpOnLaunch", True),
+    ]
+    nat = f"route 0.0.0.0/0 in {rt_id} to a NAT gateway (in another, public subnet)"
+    if n.task_publishes and not has_monitoring:
+        return [
+            c.finding(
+                [*evidence, _ev("vpc_endpoints", n.vpc_id or "?", "missing", ["monitoring"])],
+                f"{nat}, or create the VPC endpoint {prefix}monitoring in {n.vpc_id}; tasks "
+                "that download their model need the NAT route.",
+                title=f"subnet {sid} reaches the internet through an internet gateway, which "
+                "gives the instances a way out but not the tasks (awsvpc on EC2: no public "
+                "IP): the demand sidecar cannot publish, so the service never scales on it",
+            )
+        ]
+    return [
+        c.finding(
+            evidence,
+            f"{nat} if the model server downloads its weights (e.g. from the Hugging Face "
+            "hub) when it starts; nothing to do if they are in the image.",
+            title=f"subnet {sid} reaches the internet through an internet gateway, which "
+            "gives the instances a way out but not the tasks (awsvpc on EC2: no public IP): "
+            "a task cannot download from the internet",
+            severity="warning",
+        )
+    ]
+
+
 def private_egress(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     out = []
     endpoints = [
@@ -299,7 +352,10 @@ def private_egress(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
         # the internet gateway route takes it nowhere.
         public_ip = bool(by_id[sid].get("MapPublicIpOnLaunch"))
         if igw and public_ip:
-            continue  # a public subnet: reaches out through the internet gateway
+            # A public subnet: the instances reach out through the internet gateway,
+            # the tasks do not (awsvpc on EC2 gives a task's interface no public IP).
+            out += _tasks_without_a_way_out(c, n, sid, rt, route, endpoints, prefix)
+            continue
         have = {
             str(e.get("ServiceName", "")).removeprefix(prefix)
             for e in endpoints
