@@ -171,6 +171,13 @@ def _check(command: str) -> list[str]:
                 out.append(f"{command!r}: {option} needs a value ({member.type_name})")
             elif member.type_name == "boolean" and values:
                 out.append(f"{command!r}: {option} is a flag and takes no value")
+            elif member.type_name == "string" and member.enum and len(values) == 1:
+                # The CLI passes a string as is and the service refuses one outside
+                # its enum (no placeholder stands for an enum value in a fix).
+                value = values[0]
+                if value not in member.enum:
+                    allowed = ", ".join(member.enum)
+                    out.append(f"{command!r}: {option} {value!r} is not one of {allowed}")
             elif shape is not None:
                 out += [
                     f"{command!r}: {option} {p}"

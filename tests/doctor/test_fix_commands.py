@@ -64,6 +64,15 @@ def test_every_case_quotes_only_commands_the_cli_accepts(healthy: Callable[[], S
             "--preferences '{SkipMatching: true}'",
             "is not JSON",
         ),
+        (
+            "aws cloudwatch set-alarm-state --alarm-name a --state-value ALRM --state-reason r",
+            "'ALRM' is not one of OK, ALARM, INSUFFICIENT_DATA",
+        ),
+        (
+            "aws cloudformation create-change-set --stack-name s --change-set-name c "
+            "--deployment-mode REVERT_DRIFTX",
+            "'REVERT_DRIFTX' is not one of REVERT_DRIFT",
+        ),
     ],
 )
 def test_the_helper_refuses_what_the_cli_refuses(text: str, wrong: str) -> None:
