@@ -19,6 +19,7 @@ from botocore.stub import ANY, Stubber
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws.stack_events import (
     ChangeSummary,
+    ResourceChange,
     StackEvent,
     changes_from_template,
     explain_stuck_delete,
@@ -555,6 +556,15 @@ def test_a_stuck_delete_is_explained_not_waited_on_forever(cfn: Any) -> None:
     assert "describe-stack-events --stack-name vllm-g5" in msg
 
 
+def _modify(logical_id: str, resource_type: str, **change: Any) -> ResourceChange:
+    """The one resource change of a DescribeChangeSet Modify, as parse_changes reads it."""
+    rc = {"Action": "Modify", "LogicalResourceId": logical_id, "ResourceType": resource_type}
+    (c,) = parse_changes(
+        [{"Type": "Resource", "ResourceChange": {**rc, "Replacement": "False", **change}}]
+    )
+    return c
+
+
 @pytest.mark.parametrize(
     ("prop", "disruption"),
     [
@@ -572,20 +582,8 @@ def test_a_stuck_delete_is_explained_not_waited_on_forever(cfn: Any) -> None:
 def test_a_service_change_ecs_applies_by_a_new_deployment_restarts_every_task(
     prop: str, disruption: str | None
 ) -> None:
-    (c,) = parse_changes(
-        [
-            {
-                "Type": "Resource",
-                "ResourceChange": {
-                    "Action": "Modify",
-                    "LogicalResourceId": "Service",
-                    "ResourceType": "AWS::ECS::Service",
-                    "Replacement": "False",
-                    "Details": [{"Target": {"Attribute": "Properties", "Name": prop}}],
-                },
-            }
-        ]
-    )
+    details = [{"Target": {"Attribute": "Properties", "Name": prop}}]
+    c = _modify("Service", "AWS::ECS::Service", Details=details)
     assert c.disruption == disruption
 
 
@@ -601,18 +599,5 @@ def test_a_service_change_ecs_applies_by_a_new_deployment_restarts_every_task(
 def test_a_launch_template_refreshes_the_fleet_unless_only_its_tags_change(
     scope: list[str], disruption: str | None
 ) -> None:
-    (c,) = parse_changes(
-        [
-            {
-                "Type": "Resource",
-                "ResourceChange": {
-                    "Action": "Modify",
-                    "LogicalResourceId": "LaunchTemplate",
-                    "ResourceType": "AWS::EC2::LaunchTemplate",
-                    "Replacement": "False",
-                    "Scope": scope,
-                },
-            }
-        ]
-    )
+    c = _modify("LaunchTemplate", "AWS::EC2::LaunchTemplate", Scope=scope)
     assert c.disruption == disruption
