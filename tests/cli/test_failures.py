@@ -338,6 +338,23 @@ def test_a_black_holed_endpoint_fails_a_check_once_after_two_attempts(
     assert server.requests == 2
 
 
+def test_a_black_holed_endpoint_fails_a_specs_check_once_in_its_first_read_too(
+    fake_endpoint: Callable[..., FakeEndpoint],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With a SPEC verify metrics first reads the service (is it at zero tasks?): that
+    client must fail fast under --timeout 0 as CloudWatch's does (it retried 8 x 30 s)."""
+    server = fake_endpoint(None)
+    monkeypatch.setenv(clients.TIMEOUT_ENV, "0.5")
+    code = main(["verify", "metrics", str(SPEC), "--timeout", "0"])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == EXIT_AWS, err
+    assert "cannot reach AWS for ecs DescribeServices" in err
+    server.close()
+    assert server.requests == 2
+
+
 def test_an_empty_asg_is_refused_before_any_call(
     fake_endpoint: Callable[..., FakeEndpoint], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -88,3 +88,21 @@ def test_the_short_form_confirms(
     assert "rerun with --yes" in capsys.readouterr().err
     assert cli.main(["verify", "scaling", spec, "-y"]) == 3
     assert "cannot reach AWS" in capsys.readouterr().err
+
+
+# A spec section as help texts name it ("[capacity.spot]"); rich reads an unescaped
+# one as a markup tag and drops it ("With , the series ...").
+SECTION = re.compile(r"\\?\[([a-z_]+(?:\.[a-z_]+)?)\]")
+
+
+@pytest.mark.parametrize("path", COMMANDS, ids=lambda p: " ".join(p) or "ecs-gpu")
+def test_help_shows_every_spec_section_it_names(
+    path: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = dict(_commands(_tree()))[path]
+    texts = [command.help or "", *(getattr(p, "help", None) or "" for p in command.params)]
+    named = {m.group(1) for t in texts for m in SECTION.finditer(t)}
+    assert cli.main([*path, "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    missing = sorted(n for n in named if f"[{n}]" not in shown)
+    assert not missing, missing

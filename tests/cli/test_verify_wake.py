@@ -308,3 +308,17 @@ def test_the_command_refuses_without_yes_after_the_spec_and_before_the_request(
     assert main(["verify", "wake", str(zero_spec), "--url", url]) == EXIT_BAD_INPUT
     assert "Fix: rerun with --yes" in " ".join(capsys.readouterr().err.split())
     assert alb.paths == []
+
+
+def test_the_timeout_help_states_the_default_the_code_waits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from ecs_gpu import wake
+    from ecs_gpu.aws import verify_wake as vw
+    from ecs_gpu.cli import main
+
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+    minutes = words[int(vw.DESIRED_MARGIN_S // wake.PERIOD_S)]
+    assert main(["verify", "wake", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.replace("│", " ").split())  # the options' box
+    assert f"detection bound plus {minutes} minutes" in shown

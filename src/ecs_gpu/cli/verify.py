@@ -74,8 +74,9 @@ verify_app = typer.Typer(
     name="verify",
     help=(
         "Prove a deployed service works: the GPU metric (and, for a spec that scales on "
-        "concurrency, the sidecars' concurrency metric) lands (verify metrics) and the "
-        "scaling loop moves (verify scaling).\n\n"
+        "concurrency, the sidecars' concurrency metric) lands (verify metrics), the "
+        "scaling loop moves (verify scaling), and a service at zero tasks wakes on a "
+        "request (verify wake).\n\n"
         "Examples:\n\n"
         "    ecs-gpu verify metrics examples/g5-vllm.toml --timeout 900\n\n"
         "    ecs-gpu verify scaling examples/g5-vllm.toml --yes"
@@ -158,7 +159,7 @@ def verify_metrics_cmd(
     (agent or sidecar not publishing, PutMetricData denied, wrong
     dimension). With a task-gpus SPEC it also reports AWS/ECS GPUReservation
     of the cluster, the policy's divisor (a warning when it has no data; not
-    the exit code). With [capacity.spot], the series of each group that must
+    the exit code). With \\[capacity.spot], the series of each group that must
     publish (docs/operate.md "With Spot capacity"), every failing group named.
 
     Example:
@@ -169,8 +170,10 @@ def verify_metrics_cmd(
     loaded = None if spec is None else load_spec(spec)
     names = None if loaded is None else names_of(loaded, stack)
     aws = _aws(profile, region)
-    # --timeout 0 checks once: an endpoint that never answers must not hold it for minutes.
-    cw = aws("cloudwatch", fail_fast=timeout == 0)
+    # --timeout 0 checks once: an endpoint that never answers must not hold it for
+    # minutes, in the plan's reads (the service, the groups) or CloudWatch's.
+    once = timeout == 0
+    cw = aws("cloudwatch", fail_fast=once)
     divisor = loaded is not None and vf.needs_divisor(loaded)
     if loaded is None or names is None:
         # --asg alone: no spec, so no service and no signal but the agent's series.
@@ -187,11 +190,18 @@ def verify_metrics_cmd(
     if loaded is not None and names is not None and loaded.capacity.spot is not None:
         sp = loaded.capacity.spot
         plan = vf.spot_metrics_plan(
-            aws("autoscaling"), aws("ecs"), names, signals, sp.on_demand_base, sp.spot_percent
+            aws("autoscaling", fail_fast=once),
+            aws("ecs", fail_fast=once),
+            names,
+            signals,
+            sp.on_demand_base,
+            sp.spot_percent,
         )
     elif loaded is not None and names is not None:
         # Whether the service is at zero tasks (and the group at zero hosts).
-        plan = vf.single_group_metrics_plan(aws("autoscaling"), aws("ecs"), names, signals)
+        plan = vf.single_group_metrics_plan(
+            aws("autoscaling", fail_fast=once), aws("ecs", fail_fast=once), names, signals
+        )
     if plan.idle is not None:
         render_note(plan.idle)
     if plan.note is not None:
@@ -375,7 +385,7 @@ def verify_scaling_cmd(
     off) until the service's desiredCount rises by one, then low until it
     returns. With the fast path it first checks the service has it (exit 1
     after the test when not), and reports the first scaling decision: the
-    fast path's step policy, or not. With [scaling] fast_scale_in = true it
+    fast path's step policy, or not. With \\[scaling] fast_scale_in = true it
     checks the fast scale-in's step policy and alarm too, and exits 1 unless
     that policy removed the first task, within its step. Refuses without --yes. Always stops
     publishing on exit, Ctrl-C included, and reports the measured scale-out

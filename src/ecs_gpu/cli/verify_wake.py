@@ -192,7 +192,7 @@ def verify_wake_cmd(
             "--timeout",
             callback=optional_seconds(1, example=300),
             help="Seconds to wait for desiredCount >= 1 (default: the wake alarm's detection "
-            "bound plus one minute).",
+            "bound plus three minutes).",
             show_default=False,
         ),
     ] = None,
