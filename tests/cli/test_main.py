@@ -105,7 +105,9 @@ def test_error_text_in_brackets_reaches_the_user(
         assert f"Fix: add a [{section}] section" in err
 
 
-@pytest.mark.parametrize("command", ["synth", "validate", "diff", "deploy", "plan"])
+@pytest.mark.parametrize(
+    "command", ["synth", "validate", "diff", "deploy", "plan", "simulate", "compare"]
+)
 def test_a_woken_task_target_tracking_would_stop_is_refused_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
@@ -116,7 +118,13 @@ def test_a_woken_task_target_tracking_would_stop_is_refused_before_any_work(
     spec.write_text(
         scaled_to_zero(G5_GPU) + '\n[load_balancer]\nscheme = "internal"\n', encoding="utf-8"
     )
-    argv = [command, str(spec)] + (["-o", str(tmp_path / "out")] if command == "synth" else [])
+    extra = {
+        "synth": ["-o", str(tmp_path / "out")],
+        "simulate": ["--trace", "servegen-m-mid"],
+        # compare needs two specs: the refused one is named whichever comes first.
+        "compare": [str(G5_GPU), "--trace", "servegen-m-mid"],
+    }
+    argv = [command, str(spec), *extra.get(command, [])]
     assert cli.main(argv) == EXIT_BAD_INPUT
     err = " ".join(capsys.readouterr().err.split())
     assert f"{spec}: scaling.min_tasks = 0: scales to zero on a GPU signal" in err

@@ -30,6 +30,7 @@ from ecs_gpu.sim.engine import Start, check_step
 from ecs_gpu.sim.workload import Trace, bundled_traces, load_trace
 from ecs_gpu.spec import load_spec
 from ecs_gpu.terminal import print_table
+from ecs_gpu.wake import check_woken_task
 
 console = terminal.console()
 
@@ -41,6 +42,9 @@ SpecArg = Annotated[Path, typer.Argument(help="The TOML spec.", show_default=Fal
 
 def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
     loaded = load_spec(spec_path)
+    # What synth, validate, plan and deploy refuse, simulate and compare refuse too:
+    # a cost row for a design that cannot deploy would mislead.
+    check_woken_task(loaded, str(spec_path))
     # On standard error, so `--json -` keeps standard output for the JSON.
     print_notes(loaded.warnings(str(spec_path)))
     p = from_spec(loaded)
