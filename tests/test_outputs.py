@@ -214,3 +214,33 @@ def test_dev_stdout_on_a_pipe_is_written_through_not_resolved() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, cwd="/"
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "through\n", "")
+
+
+@pytest.mark.parametrize(("name", "stream"), [("/dev/stdout", "stdout"), ("/dev/stderr", "stderr")])
+def test_a_standard_stream_by_name_appends_to_the_file_behind_it(
+    tmp_path: Path, name: str, stream: str
+) -> None:
+    """`--json /dev/stdout >> build.json`: resolved to build.json and renamed over, the
+    write replaced the file and what the shell had appended to it."""
+    import subprocess
+
+    log = tmp_path / "build.json"
+    log.write_text("previous line\n")
+    code = (
+        "from pathlib import Path; from ecs_gpu import outputs; "
+        f"outputs.write_text(Path({name!r}), 'new\\n', '--json')"
+    )
+    with log.open("a") as appended:
+        done = subprocess.run(
+            [sys.executable, "-c", code], check=False, cwd="/", **{stream: appended}
+        )
+    assert done.returncode == 0
+    assert log.read_text() == "previous line\nnew\n"
+
+
+def test_a_loop_of_symlinks_is_bad_input_naming_the_option(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(loop)
+    with pytest.raises(BadInputError) as exc:
+        outputs.check_output(loop, "--json", suffix=".json")
+    assert f"--json {loop}: is a loop of symbolic links" in exc.value.message

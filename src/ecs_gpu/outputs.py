@@ -34,9 +34,25 @@ from ecs_gpu.errors import BadInputError
 STDOUT = "-"
 
 
+def _std_fd(path: Path | str) -> int | None:
+    """1 or 2 when ``path`` names this process's standard output or error by name
+    (``/dev/stdout``, ``/dev/fd/2``, ``/proc/self/fd/1``), else None.
+
+    Such a path is the stream, whatever it is redirected to: resolved to the file
+    behind ``>> build.json`` and renamed over, it would replace that file (and
+    what the shell had appended to it) instead of writing to it.
+    """
+    text = str(path)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        names = {f"/dev/{name}", f"/dev/fd/{fd}", f"/proc/self/fd/{fd}"}
+        if text in names or text == f"/proc/{os.getpid()}/fd/{fd}":
+            return fd
+    return None
+
+
 def is_stdout(path: Path | str | None) -> bool:
-    """True when an output option was given as ``-`` (standard output)."""
-    return path is not None and str(path) == STDOUT
+    """True when an output option was given as ``-`` or names standard output."""
+    return path is not None and (str(path) == STDOUT or _std_fd(path) == 1)
 
 
 def _is_special(path: Path) -> bool:
@@ -44,27 +60,33 @@ def _is_special(path: Path) -> bool:
     return path.exists() and not path.is_file() and not path.is_dir()
 
 
-def _target(path: Path) -> Path:
+def _target(path: Path, option: str) -> Path:
     """The file a write to ``path`` lands in: a symbolic link's target, so the link stays.
 
-    A link to a device or pipe is kept as given: ``/dev/stdout`` on a pipe
-    resolves to a name (``pipe:[123]``) that cannot be opened.
+    A link to a device or pipe is kept as given (written in place). A loop of
+    links is bad input naming ``option``.
     """
     if path.is_symlink() and not _is_special(path):
-        return path.resolve()
+        try:
+            return path.resolve()
+        except (RuntimeError, OSError):  # Python 3.11's "Symlink loop from ..."
+            raise BadInputError(
+                f"{option} {path}: is a loop of symbolic links. Fix: remove the link or "
+                "choose another path."
+            ) from None
     return path
 
 
 def check_output(path: Path, option: str = "output", suffix: str | None = None) -> None:
     """Refuse an output path that cannot be written, naming ``option``."""
-    if is_stdout(path):
+    if is_stdout(path) or _std_fd(path) == 2:
         if suffix is not None and suffix != ".json":
             raise BadInputError(
-                f"{option} -: writes a {suffix[1:].upper()} file, which a terminal cannot "
-                f"show. Fix: give a file name ending in {suffix}."
+                f"{option} {path}: writes a {suffix[1:].upper()} file, which a terminal "
+                f"cannot show. Fix: give a file name ending in {suffix}."
             )
         return
-    path = _target(path)
+    path = _target(path, option)
     if _is_special(path):
         # /dev/null or a pipe: written in place, so its name and folder do not matter.
         if not os.access(path, os.W_OK):
@@ -122,7 +144,7 @@ def check_distinct(inputs: Mapping[str, Path | None], outputs: Mapping[str, Path
                 not is_stdout(out)
                 and not is_stdout(other)
                 and _same_file(out, other)
-                and not _is_special(_target(out))  # /dev/null keeps nothing to overwrite
+                and not _is_special(_target(out, opt))  # /dev/null keeps nothing to overwrite
             ):
                 raise BadInputError(
                     f"{opt} and {other_opt}: both write {out}; one would overwrite the other. "
@@ -168,7 +190,7 @@ def write_with(path: Path, option: str, write: Callable[[Path], object]) -> None
     on any failure, Ctrl-C included. The result has the user's umask, or the
     mode of the file it replaces.
     """
-    path = _target(path)
+    path = _target(path, option)
     with _translate(path, option):
         if _is_special(path):
             write(path)  # a device or pipe has nothing to keep whole
@@ -204,6 +226,11 @@ def write_text(path: Path, text: str, option: str = "output") -> None:
                 f"{option} -: cannot write to standard output: {e.strerror or e}. Fix: free "
                 f"space where standard output goes, or give {option} a file path."
             ) from None
+        return
+    if _std_fd(path) == 2:
+        with _translate(path, option):
+            sys.stderr.write(text)
+            sys.stderr.flush()
         return
     write_with(path, option, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
