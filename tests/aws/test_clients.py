@@ -96,7 +96,11 @@ def profile_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any:
 
 @pytest.mark.parametrize(
     "process",
-    ["/nonexistent/credential-helper", "/bin/echo not-json"],  # missing; prints no JSON
+    [
+        "/nonexistent/credential-helper --token s3cr3t",  # missing
+        "/bin/echo not-json --token s3cr3t",  # prints no JSON
+        "/bin/false --token s3cr3t",  # exits non-zero (botocore's CredentialRetrievalError)
+    ],
 )
 def test_a_failing_credential_process_is_bad_input_naming_the_profile(
     profile_only: Any, process: str
@@ -105,7 +109,23 @@ def test_a_failing_credential_process_is_bad_input_naming_the_profile(
     session = clients.make_session(profile="p")
     with pytest.raises(BadInputError) as exc:
         clients.check_ready(session)
-    assert "AWS profile 'p'" in exc.value.message and process in exc.value.message
+    program = process.split()[0]
+    assert f"AWS profile 'p' (credential_process runs {program})" in exc.value.message
+    # Its arguments may hold a secret: never printed.
+    assert "s3cr3t" not in exc.value.message
+
+
+def test_a_malformed_credentials_file_names_its_own_variable(
+    profile_only: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    profile_only("[profile p]\nregion = us-east-1\n")
+    bad = tmp_path / "credentials"
+    bad.write_text("AKID\n[default\nfoo")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(bad))
+    with pytest.raises(BadInputError) as exc:
+        clients.check_ready(clients.make_session(profile="p"))
+    assert f"AWS credentials file {bad}: cannot be parsed" in exc.value.message
+    assert "AWS_SHARED_CREDENTIALS_FILE" in exc.value.message
 
 
 def test_a_malformed_config_file_is_bad_input_naming_it(profile_only: Any) -> None:
@@ -115,7 +135,7 @@ def test_a_malformed_config_file_is_bad_input_naming_it(profile_only: Any) -> No
     assert str(path) in exc.value.message and "cannot be parsed" in exc.value.message
 
 
-@pytest.mark.parametrize("url", ["notaurl", "http://[::1"])
+@pytest.mark.parametrize("url", ["notaurl", "http://[::1", "http://host:abc"])
 def test_a_malformed_endpoint_url_is_bad_input(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL", url)
     session = clients.make_session(region="us-east-1")

@@ -253,16 +253,17 @@ def test_this_stacks_own_instances_are_not_counted_as_usage_beside_the_need(
     own_od = [tagged(_instance(f"i-0own{n}", "g5.xlarge", 2), "vllm-g5-gpu-asg") for n in range(4)]
     own_spot = tagged(SPOT_G5[0], "vllm-g5-spot-asg")
     other = tagged(ON_DEMAND_G5, "another-asg")
-    # 24 On-Demand vCPUs: the need's 20 and the other group's 8 do not fit; the stack's
-    # own 16 are part of the 20. 20 Spot vCPUs: the need's 20, the own Spot one inside it.
-    _quotas(sq, spot_needs, on_demand=24.0, spot=20.0)
+    # 20 On-Demand vCPUs: the fleet's 16 at max_instances and the other group's 8 do not
+    # fit; the stack's own 16 are part of the need. 20 Spot vCPUs: the need's 20, the own
+    # Spot one inside it.
+    _quotas(sq, spot_needs, on_demand=20.0, spot=20.0)
     _instances(ec2, ["g*", "vt*"], [*own_od, own_spot, other])
     snapshot = pf.collect(boto3.Session(), spot_needs)
     groups = [i["AutoScalingGroup"] for i in snapshot["vcpu_usage"]]
     assert groups == ["vllm-g5-gpu-asg"] * 4 + ["another-asg"]
     result = pf.evaluate(snapshot, spot_needs)
     (od,) = [f for f in result.report.findings if f.id == "PRE001"]
-    assert od.severity == "warning" and "8 of its 24 vCPUs are in use" in od.title
+    assert od.severity == "warning" and "8 of its 20 vCPUs are in use" in od.title
     assert "--desired-value 28" in od.fix and "vllm-g5-gpu-asg" in od.fix
     got = {(e.kind, e.field): e.value for e in od.evidence}
     assert got[("vcpu_usage", "running_vcpus")] == 8

@@ -193,9 +193,19 @@ def test_a_quota_short_only_of_an_instance_refresh_at_max_is_a_warning(
     result = evaluate(healthy_g5(vcpu_quota={"Quota": quota(value), "source": "applied"}), g5)
     (f,) = of(result, "PRE001")
     assert f.severity == "warning" and not result.has_error
-    assert f"holds the fleet at max_instances ({int(value)} vCPUs against 16)" in f.title
+    assert f"holds the fleet at max_instances ({int(value)} vCPUs free against 16)" in f.title
     assert "not an instance refresh there (20)" in f.title and "1 more instance(s)" in f.title
     assert "--desired-value 20" in f.fix
+
+
+def test_vcpus_others_hold_are_said_before_the_refresh_surge(g5: Needs) -> None:
+    """16 vCPUs hold the fleet at max_instances only while nothing else runs: with 8 held
+    by another group, the fleet itself cannot reach max_instances, which the finding says."""
+    usage = [instance("g5.2xlarge", 4)]
+    s = healthy_g5(vcpu_quota={"Quota": quota(16.0), "source": "applied"}, vcpu_usage=usage)
+    (f,) = of(evaluate(s, g5), "PRE001")
+    assert f.severity == "warning" and "8 of its 16 vCPUs are in use now" in f.title
+    assert "cannot reach max_instances until they are freed" in f.title
 
 
 def test_a_spot_quota_short_only_of_a_refresh_is_a_warning(g5_spot: Needs) -> None:
@@ -545,8 +555,8 @@ def test_spot_instances_in_use_shrink_the_room_and_the_finding_says_what_fits(
     assert f.severity == "warning" and not result.has_error
     assert "16 of its 24 vCPUs are held by 2 running or pending Spot instance(s)" in f.title
     assert (
-        "8 free, room for 2 Spot instance(s) of 4 vCPUs, short of the 5 at max_instances during "
-        "an instance refresh"
+        "8 free, room for 2 Spot instance(s) of 4 vCPUs, short of the 4 at max_instances until "
+        "they are freed"
     ) in f.title
     assert "--desired-value 36" in f.fix
     assert "this stack's own instances, in vllm-g5-gpu-asg and vllm-g5-spot-asg" in f.fix

@@ -111,6 +111,7 @@ def test_a_request_that_never_reaches_the_load_balancer_is_unreachable() -> None
         "http://lb x/health",
         "http://[::1",  # urlsplit raises: "Invalid IPv6 URL"
         "http://lb:abc/health",  # a port that is no number: no request could be sent
+        "http://:80/health",  # a port and no host
     ],
 )
 def test_a_url_without_scheme_or_host_is_bad_input(url: str) -> None:

@@ -672,3 +672,25 @@ def test_an_empty_cluster_or_service_is_refused_before_any_call(
     assert code == 2 and "--cluster is empty" in err
     server.close()
     assert server.requests == 0
+
+
+@pytest.mark.parametrize("process", ["/nonexistent/creds", "/bin/echo notjson"])
+def test_a_failing_credential_process_is_named_before_any_collection(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    process: str,
+) -> None:
+    """doctor resolved credentials only inside its first client, where a process that
+    prints no JSON read as a bad AWS_ENDPOINT_URL and a missing one as an internal error."""
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(var, raising=False)
+    config = tmp_path / "config"
+    config.write_text(f"[profile p]\nregion = us-east-1\ncredential_process = {process}\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    code, _, err = _run(capsys, str(EXAMPLE), "--profile", "p")
+    err = " ".join(err.split())
+    assert code == 2, err
+    assert f"AWS profile 'p' (credential_process runs {process.split()[0]})" in err
+    assert "AWS_ENDPOINT_URL" not in err and "internal error" not in err

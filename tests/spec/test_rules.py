@@ -185,7 +185,11 @@ def test_a_variable_nothing_expands_is_named_in_each_literal_value() -> None:
         edited(
             CONC,
             service={
-                "environment": {"HF_HOME": "${HOME}/.cache", "PLAIN": "/opt/x$"},
+                "environment": {
+                    "HF_HOME": "${HOME}/.cache",
+                    "PLAIN": "/opt/x$",
+                    "LD_LIBRARY_PATH": "$ORIGIN/../lib",  # the dynamic linker's own
+                },
                 "command": ["--download-dir", "$HF_HOME"],
                 "metrics": {"path": "/${PREFIX}/metrics"},
             },

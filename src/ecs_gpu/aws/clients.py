@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.parse
 from functools import cache, partial
 from typing import Any, Final
 
@@ -104,7 +105,16 @@ def check_ready(session: boto3.Session) -> None:
         credentials = session.get_credentials()
     except bx.ConfigParseError as e:
         raise _config_file_error(e) from None
-    except bx.BotoCoreError as e:  # e.g. a profile's credential_process or SSO token fails
+    except bx.CredentialRetrievalError as e:
+        if e.kwargs.get("provider") != "custom-process":
+            raise translate(e, None, "resolving credentials") from None
+        # The profile's credential_process exited non-zero: a local setting, not AWS.
+        raise BadInputError(
+            f"{_credential_source(session)}: cannot get AWS credentials: "
+            f"{e.kwargs.get('error_msg') or e}. Fix: run that credential_process by hand "
+            "to see its error, or choose another profile."
+        ) from None
+    except bx.BotoCoreError as e:  # e.g. a profile's SSO token has expired
         raise translate(e, None, "resolving credentials") from None
     except (OSError, ValueError) as e:
         # botocore lets these through: a credential_process that is missing or
@@ -118,11 +128,36 @@ def check_ready(session: boto3.Session) -> None:
         raise translate(bx.NoCredentialsError(), None, "resolving credentials")
 
 
+def _check_endpoint_env(service: str) -> None:
+    """Refuse (exit 2) an AWS_ENDPOINT_URL[_SERVICE] botocore would take and then fail
+    on at the first request (a port that is no number), naming the variable."""
+    for var in (f"AWS_ENDPOINT_URL_{service.upper().replace('-', '_')}", "AWS_ENDPOINT_URL"):
+        url = os.environ.get(var)
+        if not url:
+            continue
+        try:
+            parts = urllib.parse.urlsplit(url)
+            parts.port  # noqa: B018  (raises ValueError for a port that is no number)
+        except ValueError as e:
+            raise BadInputError(
+                f"{var}={url!r}: {e}. Fix: give a full URL such as http://127.0.0.1:5000, or "
+                "unset it."
+            ) from None
+        return
+
+
 def _config_file_error(e: bx.ConfigParseError) -> BadInputError:
-    path = e.kwargs.get("path") or os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config"
+    path = str(e.kwargs.get("path") or os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config")
+    shared = os.environ.get("AWS_SHARED_CREDENTIALS_FILE") or "~/.aws/credentials"
+    is_credentials = os.path.expanduser(path) == os.path.expanduser(shared)
+    kind, var, section = (
+        ("credentials file", "AWS_SHARED_CREDENTIALS_FILE", "[NAME]")
+        if is_credentials
+        else ("config file", "AWS_CONFIG_FILE", "[profile NAME]")
+    )
     return BadInputError(
-        f"AWS config file {path}: cannot be parsed ({e}). Fix: correct its INI syntax "
-        "([profile NAME] sections of key = value lines), or point AWS_CONFIG_FILE elsewhere."
+        f"AWS {kind} {path}: cannot be parsed ({e}). Fix: correct its INI syntax "
+        f"({section} sections of key = value lines), or point {var} elsewhere."
     )
 
 
@@ -134,7 +169,11 @@ def _credential_source(session: boto3.Session) -> str:
     except bx.BotoCoreError:
         process = None
     where = f"AWS profile {name!r}"
-    return f"{where} (credential_process = {process})" if process else where
+    if not process:
+        return where
+    # The program only: its arguments may carry a secret that must not reach a log.
+    program = str(process).split(maxsplit=1)[0]
+    return f"{where} (credential_process runs {program})"
 
 
 @cache
@@ -248,9 +287,12 @@ def client(
     timeouts = _timeout_config()
     if timeouts is not None:
         cfg = cfg.merge(timeouts)
+    _check_endpoint_env(service)
     try:
         made = session.client(service, config=cfg)  # type: ignore[call-overload]
-    except ValueError as e:  # botocore's "Invalid endpoint: ..." for a malformed URL
+    except ValueError as e:
+        if not str(e).startswith(("Invalid endpoint", "Invalid IPv6 URL")):
+            raise  # a credential or other setting: not the endpoint's
         raise BadInputError(
             f"AWS endpoint for {service}: {e} (from AWS_ENDPOINT_URL or the profile's "
             "endpoint_url). Fix: give a full URL such as http://127.0.0.1:5000, or unset it."

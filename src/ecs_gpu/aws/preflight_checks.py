@@ -107,9 +107,8 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
                 "with VcpuLimitExceeded and tasks stay PROVISIONING",
             )
         ]
-    if value < need:
-        return [_refresh_short(c, ev, how, n.quota.name, value, steady, need, n)]
-    if used is not None and used + need > value:
+    # Others' vCPUs first: they keep the fleet itself below max_instances.
+    if used is not None and used + steady > value:
         return [
             c.finding(
                 ev,
@@ -119,6 +118,8 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
                 severity="warning",
             )
         ]
+    if value < need + (used or 0):
+        return [_refresh_short(c, ev, how, n.quota.name, value - (used or 0), steady, need, n)]
     usage = "usage not read" if used is None else f"{used} in use now{_own_note(own)}"
     return [
         c.finding(
@@ -191,9 +192,7 @@ def _spot_quota_finding(
         f"`{quotas.increase_command(quota, need + (used or 0), n.region)}`"
     )
     steady = need - n.refresh_instances * size
-    if steady <= value < need:
-        return [_refresh_short(c, ev, how, quota.name, value, steady, need, n)]
-    if value < need:
+    if value < steady:
         now = "" if used is None else f" ({held} now: {room})"
         return [
             c.finding(
@@ -206,7 +205,7 @@ def _spot_quota_finding(
                 f"instance(s) fail{now}",
             )
         ]
-    if used is not None and used + need > value:
+    if used is not None and used + steady > value:
         return [
             c.finding(
                 ev,
@@ -214,11 +213,12 @@ def _spot_quota_finding(
                 f"({_own_text(n)}).",
                 title=f"'{quota.name}' has room for the Spot group, but {used} of its {value} "
                 f"vCPUs are {held.split(' ', 1)[1]} now: {room}, short of the "
-                f"{n.max_instances + n.refresh_instances} at max_instances{_during(n)} until "
-                "they are freed",
+                f"{n.max_instances} at max_instances until they are freed",
                 severity="warning",
             )
         ]
+    if value < need + (used or 0):
+        return [_refresh_short(c, ev, how, quota.name, value - (used or 0), steady, need, n)]
     usage = held if used is None else f"{held}, {room}"
     return [
         c.finding(
@@ -236,7 +236,7 @@ def _refresh_short(
     ev: list[Any],
     how: str,
     name: str,
-    value: int,
+    free: int,
     steady: int,
     need: int,
     n: Needs,
@@ -250,8 +250,8 @@ def _refresh_short(
     return c.finding(
         ev,
         f"{how}; or refresh the fleet only below max_instances.",
-        title=f"'{name}' holds the fleet at max_instances ({value} vCPUs against {steady}) but "
-        f"not an instance refresh there ({need}): a refresh started at max_instances launches "
+        title=f"'{name}' holds the fleet at max_instances ({free} vCPUs free against {steady}) "
+        f"but not an instance refresh there ({need}): a refresh started at max_instances launches "
         f"{n.refresh_instances} more instance(s), whose launches fail with VcpuLimitExceeded, "
         "so the refresh waits",
         severity="warning",
@@ -266,10 +266,6 @@ def _refresh_text(n: Needs) -> str:
         f" + {n.refresh_instances} launched beside them by an instance refresh, "
         f"MaxHealthyPercentage {redeploy.REFRESH_MAX_HEALTHY_PERCENT}"
     )
-
-
-def _during(n: Needs) -> str:
-    return " during an instance refresh" if n.refresh_instances else ""
 
 
 def _max_instances_within(fits: int, n: Needs) -> int:

@@ -222,7 +222,8 @@ def check_url(url: str) -> str:
     # A space or control character in the host is no URL http.client sends:
     # refuse it here as bad input rather than report it unreachable.
     clean = parts is not None and not any(ch.isspace() or ord(ch) < 32 for ch in parts.netloc)
-    if parts is not None and parts.scheme in ("http", "https") and parts.netloc and clean:
+    # The host, not the netloc: "http://:80/" has a netloc and no host to send to.
+    if parts is not None and parts.scheme in ("http", "https") and parts.hostname and clean:
         return url
     raise BadInputError(
         f"--url {url!r}: not an http or https URL with a host. Fix: give the load balancer's "

@@ -190,7 +190,7 @@ def _collect(
     probe_hosts: bool,
 ) -> facts.Snapshot:
 
-    from ecs_gpu.aws.clients import make_session
+    from ecs_gpu.aws.clients import check_ready, make_session
     from ecs_gpu.spec import load_spec
 
     if spec is not None:
@@ -217,6 +217,7 @@ def _collect(
             "and --service, or --from-snapshot FILE."
         )
     session = make_session(profile, region)
-    if session.region_name is None:
-        raise BadInputError("no AWS region configured. Fix: set AWS_REGION or pass --region.")
+    # The region and credentials resolved first, as every AWS command does: a failing
+    # credential_process is then named, not met inside the first client.
+    check_ready(session)
     return facts.collect(session, target, probe_hosts=probe_hosts)

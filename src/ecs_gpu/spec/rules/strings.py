@@ -96,13 +96,18 @@ def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
 # expands the variable (a shell the entrypoint runs expands the command only).
 _VARIABLE_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_:]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
 _LITERAL_KEYS = ("service.environment.", "service.command[", "load_balancer.health_check_path")
+# Written to stay as they are: the dynamic linker expands these itself (ld.so(8)).
+_KEPT_AS_WRITTEN = frozenset({"$ORIGIN", "${ORIGIN}", "$LIB", "${LIB}", "$PLATFORM", "${PLATFORM}"})
 
 
 def _unexpanded_variables(spec: Spec) -> Iterator[Problem]:
     for key, text in _strings(spec, ""):
         if not key.startswith(_LITERAL_KEYS) and key != "service.metrics.path":
             continue
-        found = _VARIABLE_RE.search(text)
+        found = next(
+            (m for m in _VARIABLE_RE.finditer(text) if m.group(0) not in _KEPT_AS_WRITTEN),
+            None,
+        )
         if found is None or CDK_TOKEN_RE.search(text):
             continue
         shell = (
@@ -113,7 +118,7 @@ def _unexpanded_variables(spec: Spec) -> Iterator[Problem]:
         yield Problem(
             key,
             _short(text),
-            f"{found.group(0)} stays as written: ECS and the load balancer expand no "
-            f"variables{shell}",
+            f"{found.group(0)} stays as written, if it was meant to expand: ECS and the load "
+            f"balancer expand no variables{shell}",
             'write the literal value (e.g. HF_HOME = "/root/.cache/huggingface")',
         )
