@@ -536,6 +536,9 @@ def test_stack_name_outside_the_name_pattern_keeps_its_own_name(
 
     monkeypatch.setattr(doctor_cli.facts, "collect", collect)
     monkeypatch.setenv("AWS_REGION", "us-east-1")
+    # doctor resolves credentials before collecting, as every AWS command does.
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     code, _, _ = _run(capsys, _spec(tmp_path), "--stack", "VllmStaging")
     assert code == 2 and len(got) == 1
     base = deployment_base("vllm-g5", "VllmStaging", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID)
