@@ -216,7 +216,10 @@ def test_dev_stdout_on_a_pipe_is_written_through_not_resolved() -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, "through\n", "")
 
 
-@pytest.mark.parametrize(("name", "stream"), [("/dev/stdout", "stdout"), ("/dev/stderr", "stderr")])
+@pytest.mark.parametrize(
+    ("name", "stream"),
+    [("/dev/stdout", "stdout"), ("/dev/stderr", "stderr"), ("LINK", "stdout")],
+)
 def test_a_standard_stream_by_name_appends_to_the_file_behind_it(
     tmp_path: Path, name: str, stream: str
 ) -> None:
@@ -226,6 +229,9 @@ def test_a_standard_stream_by_name_appends_to_the_file_behind_it(
 
     log = tmp_path / "build.json"
     log.write_text("previous line\n")
+    if name == "LINK":  # a link the user made to the stream
+        (tmp_path / "out.json").symlink_to("/dev/stdout")
+        name = str(tmp_path / "out.json")
     code = (
         "from pathlib import Path; from ecs_gpu import outputs; "
         f"outputs.write_text(Path({name!r}), 'new\\n', '--json')"

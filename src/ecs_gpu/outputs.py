@@ -42,11 +42,18 @@ def _std_fd(path: Path | str) -> int | None:
     behind ``>> build.json`` and renamed over, it would replace that file (and
     what the shell had appended to it) instead of writing to it.
     """
-    text = str(path)
-    for fd, name in ((1, "stdout"), (2, "stderr")):
-        names = {f"/dev/{name}", f"/dev/fd/{fd}", f"/proc/self/fd/{fd}"}
-        if text in names or text == f"/proc/{os.getpid()}/fd/{fd}":
-            return fd
+    hop = str(path)
+    # The name as given, then each link it goes through (out.json -> /dev/stdout).
+    for _ in range(40):
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            names = {f"/dev/{name}", f"/dev/fd/{fd}", f"/proc/self/fd/{fd}"}
+            if hop in names or hop == f"/proc/{os.getpid()}/fd/{fd}":
+                return fd
+        try:
+            link = os.readlink(hop)
+        except (OSError, ValueError):
+            return None
+        hop = os.path.normpath(os.path.join(os.path.dirname(hop), link))
     return None
 
 
