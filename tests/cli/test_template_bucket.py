@@ -297,3 +297,22 @@ def test_cli_denied_put_object_exits_3_naming_it_and_the_bucket(
     assert code == EXIT_AWS
     assert "s3:PutObject" in err and f"--template-bucket {BUCKET}" in err
     assert "Traceback" not in err
+
+
+def test_cli_prefix_without_a_bucket_exits_2_before_any_call(
+    tmp_path: Path, largest_text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--template-prefix says where in the bucket: without one it would silently do nothing."""
+    spec = write_spec(tmp_path, largest_text)
+    code = main(["diff", str(spec), "--template-prefix", "team/"])
+    assert code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--template-prefix 'team/': names where in --template-bucket" in err
+    assert "add --template-bucket BUCKET" in err
+
+
+def test_the_default_prefix_applies_with_a_bucket() -> None:
+    from ecs_gpu.aws.staging import DEFAULT_TEMPLATE_PREFIX
+
+    staged = options.template_bucket(BUCKET, None)
+    assert staged is not None and staged.prefix == DEFAULT_TEMPLATE_PREFIX

@@ -239,7 +239,7 @@ def diff_cmd(
     profile: ProfileOpt = None,
     poll_interval: PollOpt = 5.0,
     bucket: TemplateBucketOpt = None,
-    prefix: TemplatePrefixOpt = staging.DEFAULT_TEMPLATE_PREFIX,
+    prefix: TemplatePrefixOpt = None,
     update_ami: UpdateAmiOpt = False,
     json_out: Annotated[Path | None, json_option("the change list")] = None,
 ) -> None:
@@ -290,7 +290,7 @@ def _prelude(
     profile: str | None,
     region: str | None,
     bucket: str | None,
-    prefix: str,
+    prefix: str | None,
     update_ami: bool,
     before_synth: Callable[[Spec, Aws], None] | None = None,
 ) -> _Prelude:
@@ -354,7 +354,7 @@ def deploy_cmd(
     profile: ProfileOpt = None,
     poll_interval: PollOpt = 5.0,
     bucket: TemplateBucketOpt = None,
-    prefix: TemplatePrefixOpt = staging.DEFAULT_TEMPLATE_PREFIX,
+    prefix: TemplatePrefixOpt = None,
     update_ami: UpdateAmiOpt = False,
     json_out: Annotated[
         Path | None, json_option("the change list, the final status and the stack outputs")

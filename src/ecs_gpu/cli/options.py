@@ -21,7 +21,7 @@ import typer
 
 from ecs_gpu.aws.clients import check_ready, client, make_session
 from ecs_gpu.aws.errors import mapped
-from ecs_gpu.aws.staging import TemplateBucket
+from ecs_gpu.aws.staging import DEFAULT_TEMPLATE_PREFIX, TemplateBucket
 from ecs_gpu.cli.render import console
 from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError
 from ecs_gpu.naming import Names, stack_name_of
@@ -105,8 +105,13 @@ TemplateBucketOpt = Annotated[
     ),
 ]
 TemplatePrefixOpt = Annotated[
-    str,
-    typer.Option("--template-prefix", help="Key prefix for the staged template object."),
+    str | None,
+    typer.Option(
+        "--template-prefix",
+        help=f"Key prefix for the staged template object, with --template-bucket "
+        f"(default: {DEFAULT_TEMPLATE_PREFIX}).",
+        show_default=False,
+    ),
 ]
 # S3's bucket naming rules (general purpose buckets): 3-63 lowercase letters,
 # digits, dots and hyphens, starting and ending with a letter or digit.
@@ -115,10 +120,17 @@ _BUCKET_NAME_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 ASG_NAME_MAX = 255
 
 
-def template_bucket(bucket: str | None, prefix: str) -> TemplateBucket | None:
+def template_bucket(bucket: str | None, prefix: str | None) -> TemplateBucket | None:
     """The --template-bucket/--template-prefix pair, checked before any call (exit 2)."""
     if bucket is None:
+        if prefix is not None:
+            raise BadInputError(
+                f"--template-prefix {prefix!r}: names where in --template-bucket the template "
+                "is staged, and no --template-bucket was given, so it would do nothing. Fix: "
+                "add --template-bucket BUCKET, or drop --template-prefix."
+            )
         return None
+    prefix = DEFAULT_TEMPLATE_PREFIX if prefix is None else prefix
     if not _BUCKET_NAME_RE.fullmatch(bucket):
         raise BadInputError(
             f"--template-bucket {bucket!r}: not an S3 bucket name (3-63 lowercase letters, "
