@@ -173,6 +173,19 @@ def test_access_denied_on_service_quotas_makes_only_the_quota_check_unknown(
     assert result.report.checked == len(result.report.results) - 1
 
 
+def _default_route(ec2: Any, vpc: str, **target: str) -> None:
+    """0.0.0.0/0 in the VPC's main route table, to ``target`` (GatewayId=, NatGatewayId=)."""
+    (main_rt,) = ec2.describe_route_tables(
+        Filters=[
+            {"Name": "vpc-id", "Values": [vpc]},
+            {"Name": "association.main", "Values": ["true"]},
+        ]
+    )["RouteTables"]
+    ec2.create_route(
+        RouteTableId=main_rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0", **target
+    )
+
+
 def _network(tmp_path: Path, ec2: Any, *, nat: bool, extra_subnet: str | None = None) -> Path:
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
     # moto's offerings: g5.xlarge is offered in us-east-1a but not in us-east-1e.
@@ -184,17 +197,7 @@ def _network(tmp_path: Path, ec2: Any, *, nat: bool, extra_subnet: str | None = 
         # moto keeps a route's NatGatewayId only for a NAT gateway it knows.
         eip = ec2.allocate_address(Domain="vpc")["AllocationId"]
         gw = ec2.create_nat_gateway(SubnetId=ids[0], AllocationId=eip)["NatGateway"]
-        (main_rt,) = ec2.describe_route_tables(
-            Filters=[
-                {"Name": "vpc-id", "Values": [vpc]},
-                {"Name": "association.main", "Values": ["true"]},
-            ]
-        )["RouteTables"]
-        ec2.create_route(
-            RouteTableId=main_rt["RouteTableId"],
-            DestinationCidrBlock="0.0.0.0/0",
-            NatGatewayId=gw["NatGatewayId"],
-        )
+        _default_route(ec2, vpc, NatGatewayId=gw["NatGatewayId"])
     return _spec(tmp_path, f'\n[network]\nvpc_id = "{vpc}"\nsubnet_ids = {json.dumps(ids)}\n')
 
 
@@ -386,15 +389,7 @@ def test_an_internet_gateway_route_is_a_way_out_only_where_instances_get_a_publi
     ]["SubnetId"]
     igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
     ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
-    (main_rt,) = ec2.describe_route_tables(
-        Filters=[
-            {"Name": "vpc-id", "Values": [vpc]},
-            {"Name": "association.main", "Values": ["true"]},
-        ]
-    )["RouteTables"]
-    ec2.create_route(
-        RouteTableId=main_rt["RouteTableId"], DestinationCidrBlock="0.0.0.0/0", GatewayId=igw
-    )
+    _default_route(ec2, vpc, GatewayId=igw)
     spec = _spec(tmp_path, f'\n[network]\nvpc_id = "{vpc}"\nsubnet_ids = ["{sid}"]\n')
     code, doc, _ = _json(capsys, str(spec))
     assert code == EXIT_PROBLEMS
