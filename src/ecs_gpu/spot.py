@@ -23,6 +23,10 @@ NOTICE_S: Final = 120.0
 # developer guide, "Configuring Amazon ECS Linux container instances to
 # receive Spot Instance notices"); off by default.
 DRAIN_FLAG: Final = "ECS_ENABLE_SPOT_INSTANCE_DRAINING"
+# What the agent calls, as the instance role, to set a noticed instance DRAINING
+# (aws/amazon-ecs-agent agent/app/agent.go spotInstanceDrainingPoller;
+# AmazonEC2ContainerServiceforEC2Role grants it): without it the flag drains nothing.
+DRAIN_ACTION: Final = "ecs:UpdateContainerInstancesState"
 # The Spot group's allocation strategy (InstancesDistribution
 # SpotAllocationStrategy): the lowest-priced pools among those least likely
 # to be interrupted.

@@ -76,6 +76,28 @@ def test_only_the_spot_launch_template_turns_on_spot_draining(t: dict[str, Any])
     assert "InstanceType" not in sp_data and od_data["InstanceType"] == "g5.xlarge"
 
 
+def _agent_poll_actions(t: dict[str, Any]) -> list[str]:
+    from ecs_gpu.infra.iam import SID_ECS_POLL
+
+    (poll,) = [st for _, st in statements(t) if st.get("Sid") == SID_ECS_POLL]
+    actions = poll["Action"]
+    return actions if isinstance(actions, list) else [actions]
+
+
+def test_the_agent_may_set_a_noticed_spot_instance_draining_on_this_cluster_only(
+    t: dict[str, Any], templates: dict[str, Any]
+) -> None:
+    """The drain flag makes the agent call UpdateContainerInstancesState as the instance
+    role; without the action the call is refused and the instance stays ACTIVE."""
+    from ecs_gpu.infra.iam import SID_ECS_POLL
+
+    assert spot.DRAIN_ACTION in _agent_poll_actions(t)
+    (poll,) = [st for _, st in statements(t) if st.get("Sid") == SID_ECS_POLL]
+    assert "ecs:cluster" in poll["Condition"]["ArnEquals"]
+    # Least privilege: a fleet without Spot has no flag and no such grant.
+    assert spot.DRAIN_ACTION not in _agent_poll_actions(templates["g5-vllm.toml"])
+
+
 def test_adding_spot_leaves_the_on_demand_group_and_template_as_they_were(
     t: dict[str, Any], templates: dict[str, Any]
 ) -> None:

@@ -19,7 +19,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ecs_gpu import gpu_metric, host
+from ecs_gpu import gpu_metric, host, spot
 from ecs_gpu.naming import Names
 
 SSM_CORE_POLICY = "AmazonSSMManagedInstanceCore"
@@ -39,9 +39,18 @@ class InstanceRole:
 
 
 def build_instance_role(
-    scope: Construct, names: Names, cluster_arn: str, host_log_group: logs.ILogGroup
+    scope: Construct,
+    names: Names,
+    cluster_arn: str,
+    host_log_group: logs.ILogGroup,
+    *,
+    spot_draining: bool = False,
 ) -> InstanceRole:
-    """The role the GPU instances run as, with one inline policy of exact statements."""
+    """The role the GPU instances run as, with one inline policy of exact statements.
+
+    ``spot_draining`` ([capacity.spot]): the agent sets a noticed Spot instance
+    DRAINING itself (spot.DRAIN_FLAG), which takes spot.DRAIN_ACTION.
+    """
     role = iam.Role(
         scope,
         "InstanceRole",
@@ -66,12 +75,17 @@ def build_instance_role(
             ],
             resources=[cluster_arn],
         ),
-        # The agent's long poll and telemetry act on container instances,
+        # The agent's long poll and telemetry (and, on Spot, its drain) act on
+        # container instances,
         # whose ids exist only at run time; the condition pins them to this
         # cluster (the form CDK and the AWS managed policy use).
         iam.PolicyStatement(
             sid=SID_ECS_POLL,
-            actions=["ecs:Poll", "ecs:StartTelemetrySession"],
+            actions=[
+                "ecs:Poll",
+                "ecs:StartTelemetrySession",
+                *([spot.DRAIN_ACTION] if spot_draining else []),
+            ],
             resources=["*"],
             conditions={"ArnEquals": {"ecs:cluster": cluster_arn}},
         ),

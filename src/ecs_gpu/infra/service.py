@@ -148,7 +148,11 @@ class GpuService(Construct):
             removal_policy=RemovalPolicy.DESTROY,
         )
         self.instance_role = build_instance_role(
-            self, names, self.cluster.cluster_arn, self.host_log_group
+            self,
+            names,
+            self.cluster.cluster_arn,
+            self.host_log_group,
+            spot_draining=spec.capacity.spot is not None,
         )
         self.capacity = build_capacity(self, spec, self.network, self.instance_role.role)
         # Instances must find their permissions and their cluster at first boot.
