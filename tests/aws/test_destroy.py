@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import boto3
+import pytest
 
 from cli.conftest import Clients
 from cli.test_deploy import record_calls
@@ -123,3 +125,48 @@ def test_destroy_unprotects_both_groups_before_the_delete(clients: Clients) -> N
     )["AutoScalingGroups"]
     assert len(groups) == 2
     assert not any(i["ProtectedFromScaleIn"] for g in groups for i in g["Instances"])
+
+
+def test_ctrl_c_between_protection_batches_names_the_instances_already_unprotected(
+    clients: Clients, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The half-done message's set-instance-protection command is for what destroy did:
+    stopped after the first batch, it names that batch's instance and not the next."""
+    from ecs_gpu.errors import EXIT_INTERRUPTED, EcsGpuError
+
+    ec2 = boto3.Session().client("ec2")
+    lt = ec2.create_launch_template(
+        LaunchTemplateName="lt2", LaunchTemplateData={"ImageId": "ami-12c6146b"}
+    )["LaunchTemplate"]["LaunchTemplateId"]
+    names = Names("svc")
+    _protected_group(clients, names.asg, lt, 2)
+    monkeypatch.setattr(ds, "PROTECTION_BATCH", 1)
+    sent: list[list[str]] = []
+
+    def ctrl_c_on_the_second(params: dict[str, Any], **_: Any) -> None:
+        sent.append(list(params["InstanceIds"]))
+        if len(sent) == 2:
+            raise KeyboardInterrupt
+
+    clients.autoscaling.meta.events.register(
+        "before-parameter-build.auto-scaling.SetInstanceProtection", ctrl_c_on_the_second
+    )
+    body = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    clients.cfn.create_stack(StackName="svc", TemplateBody=json.dumps(body))
+    state = dp.stack_state(clients.cfn, "svc")
+    assert state is not None
+    target = ds.Target("svc", state, [], ds.Deployed(None, None, names.asg))
+    with pytest.raises(EcsGpuError) as exc:
+        ds.start_delete(
+            clients.ecs,
+            clients.autoscaling,
+            clients.appscaling,
+            clients.cfn,
+            target,
+            task_timeout_s=0,
+            waits=dp.Waits(poll_s=0, sleep=lambda s: None),
+        )
+    assert exc.value.exit_code == EXIT_INTERRUPTED
+    (first,), (second,) = sent
+    assert f"--instance-ids {first} --protected-from-scale-in" in exc.value.message
+    assert second not in exc.value.message

@@ -166,8 +166,13 @@ def wait_tasks_stopped(
         w.sleep(w.poll_s)
 
 
-def unprotect_instances(autoscaling: AutoScalingClient, asg: str) -> list[str]:
+def unprotect_instances(
+    autoscaling: AutoScalingClient, asg: str, done: list[str] | None = None
+) -> list[str]:
     """Remove scale-in protection from every instance of ``asg``; return their ids.
+
+    ``done`` gets each batch's ids as its call returns, so a destroy stopped
+    between batches (Ctrl-C) still names every instance it unprotected.
 
     CloudFormation will not terminate protected instances, so an ASG under
     managed termination protection hangs the delete (aws-cdk #18179).
@@ -194,6 +199,8 @@ def unprotect_instances(autoscaling: AutoScalingClient, asg: str) -> list[str]:
             autoscaling.set_instance_protection(
                 InstanceIds=batch, AutoScalingGroupName=asg, ProtectedFromScaleIn=False
             )
+        if done is not None:
+            done.extend(batch)
     return protected
 
 
@@ -402,7 +409,8 @@ def _prepare_delete(
         if alive:
             on_step(Step("tasks_still_stopping", deployed, len(alive), task_timeout_s))
     for asg in deployed.groups:
-        unprotected[asg] = unprotect_instances(autoscaling, asg)
+        unprotected[asg] = []
+        unprotect_instances(autoscaling, asg, unprotected[asg])
         if unprotected[asg]:
             on_step(Step("unprotected", deployed, len(unprotected[asg]), group=asg))
     return dp.delete_stack(cfn, state.stack_id)
