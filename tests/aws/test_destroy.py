@@ -15,11 +15,37 @@ from ecs_gpu.aws import destroy as ds
 from ecs_gpu.naming import Names
 
 
-def test_unprotect_handles_more_than_one_batch(clients: Clients) -> None:
+def _launch_template(name: str) -> str:
     ec2 = boto3.Session().client("ec2")
-    lt = ec2.create_launch_template(
-        LaunchTemplateName="lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
-    )["LaunchTemplate"]["LaunchTemplateId"]
+    return str(
+        ec2.create_launch_template(
+            LaunchTemplateName=name, LaunchTemplateData={"ImageId": "ami-12c6146b"}
+        )["LaunchTemplate"]["LaunchTemplateId"]
+    )
+
+
+def _start_delete(
+    clients: Clients, deployed: ds.Deployed, on_step: Any = lambda step: None
+) -> set[str]:
+    """start_delete on a stand-in stack "svc" (the delete itself is not what is tested)."""
+    body = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
+    clients.cfn.create_stack(StackName="svc", TemplateBody=json.dumps(body))
+    state = dp.stack_state(clients.cfn, "svc")
+    assert state is not None
+    return ds.start_delete(
+        clients.ecs,
+        clients.autoscaling,
+        clients.appscaling,
+        clients.cfn,
+        ds.Target("svc", state, [], deployed),
+        task_timeout_s=0,
+        waits=dp.Waits(poll_s=0, sleep=lambda s: None),
+        on_step=on_step,
+    )
+
+
+def test_unprotect_handles_more_than_one_batch(clients: Clients) -> None:
+    lt = _launch_template("lt")
     clients.autoscaling.create_auto_scaling_group(
         AutoScalingGroupName="big",
         LaunchTemplate={"LaunchTemplateId": lt},
@@ -91,31 +117,12 @@ def test_deployed_tells_the_spot_group_from_the_on_demand_one() -> None:
 
 
 def test_destroy_unprotects_both_groups_before_the_delete(clients: Clients) -> None:
-    ec2 = boto3.Session().client("ec2")
-    lt = ec2.create_launch_template(
-        LaunchTemplateName="lt", LaunchTemplateData={"ImageId": "ami-12c6146b"}
-    )["LaunchTemplate"]["LaunchTemplateId"]
+    lt = _launch_template("lt")
     names = Names("svc")
     _protected_group(clients, names.asg, lt, 2)
     _protected_group(clients, names.spot_asg, lt, 3)
-    # Any stack: the delete itself is not what this test is about.
-    body = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
-    clients.cfn.create_stack(StackName="svc", TemplateBody=json.dumps(body))
-    state = dp.stack_state(clients.cfn, "svc")
-    assert state is not None
-    target = ds.Target("svc", state, [], ds.Deployed("svc", "svc", names.asg, names.spot_asg))
     steps: list[ds.Step] = []
-    waits = dp.Waits(poll_s=0, sleep=lambda s: None)
-    ds.start_delete(
-        clients.ecs,
-        clients.autoscaling,
-        clients.appscaling,
-        clients.cfn,
-        target,
-        task_timeout_s=0,
-        waits=waits,
-        on_step=steps.append,
-    )
+    _start_delete(clients, ds.Deployed("svc", "svc", names.asg, names.spot_asg), steps.append)
     assert [(s.kind, s.group, s.count) for s in steps] == [
         ("unprotected", names.asg, 2),
         ("unprotected", names.spot_asg, 3),
@@ -134,10 +141,7 @@ def test_ctrl_c_between_protection_batches_names_the_instances_already_unprotect
     stopped after the first batch, it names that batch's instance and not the next."""
     from ecs_gpu.errors import EXIT_INTERRUPTED, EcsGpuError
 
-    ec2 = boto3.Session().client("ec2")
-    lt = ec2.create_launch_template(
-        LaunchTemplateName="lt2", LaunchTemplateData={"ImageId": "ami-12c6146b"}
-    )["LaunchTemplate"]["LaunchTemplateId"]
+    lt = _launch_template("lt2")
     names = Names("svc")
     _protected_group(clients, names.asg, lt, 2)
     monkeypatch.setattr(ds, "PROTECTION_BATCH", 1)
@@ -151,21 +155,8 @@ def test_ctrl_c_between_protection_batches_names_the_instances_already_unprotect
     clients.autoscaling.meta.events.register(
         "before-parameter-build.auto-scaling.SetInstanceProtection", ctrl_c_on_the_second
     )
-    body = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}}
-    clients.cfn.create_stack(StackName="svc", TemplateBody=json.dumps(body))
-    state = dp.stack_state(clients.cfn, "svc")
-    assert state is not None
-    target = ds.Target("svc", state, [], ds.Deployed(None, None, names.asg))
     with pytest.raises(EcsGpuError) as exc:
-        ds.start_delete(
-            clients.ecs,
-            clients.autoscaling,
-            clients.appscaling,
-            clients.cfn,
-            target,
-            task_timeout_s=0,
-            waits=dp.Waits(poll_s=0, sleep=lambda s: None),
-        )
+        _start_delete(clients, ds.Deployed(None, None, names.asg))
     assert exc.value.exit_code == EXIT_INTERRUPTED
     (first,), (second,) = sent
     assert f"--instance-ids {first} --protected-from-scale-in" in exc.value.message
