@@ -93,8 +93,7 @@ def vcpu_quota(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
         f"raise it in the Service Quotas console (Amazon EC2, '{n.quota.name}') or run "
         f"`{quotas.increase_command(n.quota, desired, n.region)}`"
     )
-    # Without the refresh's surge: what the fleet needs whenever no refresh runs.
-    steady = need - n.refresh_instances * n.vcpus
+    steady = n.vcpus_at_max
     if value < steady:
         fits = value // n.vcpus
         return [
@@ -191,7 +190,7 @@ def _spot_quota_finding(
         f"raise it in the Service Quotas console (Amazon EC2, '{quota.name}') or run "
         f"`{quotas.increase_command(quota, need + (used or 0), n.region)}`"
     )
-    steady = need - n.refresh_instances * size
+    steady = n.spot_quota_vcpus_at_max(sq)
     if value < steady:
         now = "" if used is None else f" ({held} now: {room})"
         return [

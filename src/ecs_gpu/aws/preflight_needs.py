@@ -88,6 +88,10 @@ class Needs:
         """What an instance refresh launches beside a group at max_instances (redeploy)."""
         return redeploy.refresh_surge(self.max_instances)
 
+    def spot_quota_vcpus_at_max(self, q: SpotQuotaNeed) -> int:
+        """The Spot group at max_instances in ``q``'s family group, without a refresh's surge."""
+        return self.max_instances * q.vcpus
+
     def spot_quota_vcpus_needed(self, q: SpotQuotaNeed) -> int:
         """The Spot group at max_instances (plus an instance refresh's surge) in ``q``'s
         family group, each instance its largest type."""
@@ -106,6 +110,12 @@ class Needs:
     @property
     def vcpus_needed(self) -> int:
         return self.instances * self.vcpus
+
+    @property
+    def vcpus_at_max(self) -> int:
+        """The group at max_instances and the warm pool, without a refresh's surge: what
+        the fleet holds whenever no instance refresh runs at max_instances."""
+        return (self.max_instances + self.pool_instances) * self.vcpus
 
     @classmethod
     def from_spec(cls, spec: Spec, region: str, stack: str | None = None) -> Needs:
