@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ecs_gpu import demand_metric, wake
 from ecs_gpu import fast_path as fp
 from ecs_gpu.aws.errors import mapped
+from ecs_gpu.doctor.checks.common import actions_enabled
 from ecs_gpu.naming import Names
 from ecs_gpu.sleep import EXPRESSION_LABEL as SLEEP_READS
 from ecs_gpu.sleep import MIN_QUIET_MINUTES
@@ -114,8 +115,7 @@ def judge_alarms(
                 continue
             diff = differences(alarm)
             if not diff:
-                # ActionsEnabled absent: AWS's default, enabled.
-                if alarm.get("ActionsEnabled") is not False:
+                if actions_enabled(alarm):
                     return None
                 out.append((name, f"{ACTIONS_DISABLED} {enable_actions([name])})"))
                 continue

@@ -29,6 +29,7 @@ from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.aws import verify_step_paths as vsp
 from ecs_gpu.aws.deploy import StackOutput, stack_outputs
+from ecs_gpu.doctor.checks.common import actions_enabled
 from ecs_gpu.errors import AwsError, AwsRefused, BadInputError, ProblemsFound
 from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
@@ -137,7 +138,7 @@ def check_deployed(
     return WakeConfig(
         policies=tuple(p.name for p in wakes),
         alarms=tuple(sorted(alarm_names)),
-        disabled=tuple(a["AlarmName"] for a in found if a.get("ActionsEnabled") is False),
+        disabled=tuple(a["AlarmName"] for a in found if not actions_enabled(a)),
     )
 
 

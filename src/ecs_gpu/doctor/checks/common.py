@@ -420,7 +420,7 @@ def actions_disabled(
     )
 
 
-def actions_enabled(alarm: dict[str, Any]) -> bool:
+def actions_enabled(alarm: Mapping[str, Any]) -> bool:
     """Does the alarm invoke its actions? ``ActionsEnabled`` absent (an older snapshot,
     a hand-made one) is AWS's default, enabled."""
     return alarm.get("ActionsEnabled") is not False
