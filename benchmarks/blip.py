@@ -1,0 +1,134 @@
+"""A crowd or a blip: issue 16's GPU-hours goal against its overload bound.
+
+The crowd: a base that needs BASE_TASKS g5.xlarge tasks at the 70 % GPU
+target (stress.py's rate per task) for 20 minutes, then at once FACTOR x the
+base for an hour, then the base for 10 minutes (``flash_crowd`` with no
+rise or fall). Issue 8's default, without and with the covering warm pool,
+sets the overload bound on it (1.1x its overload: issue 16's per-load goal).
+For each bound, ``ecs_gpu.sim.blip`` gives the split (the blip is the crowd
+until then, then the base for managed scaling's 15 minutes), the fewest
+instances that serve a step of the crowd, and the GPU-hours any fleet within
+the bound on the crowd pays on the blip; the reference design's GPU-hours on
+the blip are simulated. Then every design of stress.py on the crowd and on
+its bound's blip: its overload, its GPU-hours against the reference's and
+the floor, and whether the two runs agree until the split.
+
+Boot jitter is off (``boot_jitter_fraction = 0``), as in lull.py: the engine
+draws it after the whole load's arrivals, so with it two loads with one
+prefix boot their instances differently before they part. Seed 0, 10-second
+steps, warm start.
+
+Run:
+
+    .venv/bin/python benchmarks/blip.py
+
+It prints two Markdown tables (docs/benchmarks.md "A crowd or a blip").
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+from compare_designs import STEP_S
+from compare_signals import SEED, design
+from stress import LABELS
+
+from ecs_gpu.sim.blip import BlipFloor, blip, blip_floor
+from ecs_gpu.sim.engine import SimResult, simulate
+from ecs_gpu.sim.params import SimParams
+from ecs_gpu.sim.stress import flash_crowd, rates
+
+BASE_TASKS = 2
+FACTOR = 30.0
+CROWD_AT_S = 1200.0
+BOUNDS = ("concurrency + fast path", "concurrency + fast path + warm pool")
+# The goals' ratio to the reference's GPU-hours and to issue 8's overload.
+GPU_RATIO = 1.5
+OVERLOAD_RATIO = 1.1
+
+
+def params(label: str) -> SimParams:
+    return design(label).with_(boot_jitter_fraction=0.0)
+
+
+def base_rps() -> float:
+    return BASE_TASKS * design("task-gpus (default before)").rps_per_task_at_target
+
+
+def crowd() -> tuple[tuple[float, float], ...]:
+    return flash_crowd(
+        base_rps=base_rps(),
+        factor=FACTOR,
+        before_s=CROWD_AT_S,
+        rise_s=0.0,
+        hold_s=3600.0,
+        fall_s=0.0,
+        after_s=600.0,
+    )
+
+
+def bound_of(label: str) -> str:
+    """The issue 8 design whose overload bounds ``label``'s: the one with its pool or not."""
+    return BOUNDS[1] if params(label).warm_pool_min_size is not None else BOUNDS[0]
+
+
+def same_until(a: SimResult, b: SimResult, t_s: float) -> bool:
+    """Whether the two runs' desired, ready and instance counts agree before ``t_s``."""
+    n = round(t_s / STEP_S)
+    return all(
+        np.array_equal(np.asarray(a.timeline[c])[:n], np.asarray(b.timeline[c])[:n])
+        for c in ("desired_tasks", "ready_tasks", "instances")
+    )
+
+
+def main() -> int:
+    knots = crowd()
+    a = rates(knots, STEP_S)
+    on_crowd = {label: simulate(params(label), a, step_s=STEP_S, seed=SEED) for label in LABELS}
+    floors: dict[str, tuple[BlipFloor, float, np.ndarray]] = {}
+    print(
+        "| bound: issue 8's design | its overload on the crowd s | the bound s "
+        "| instances that serve a step of the crowd | split: min after the jump "
+        "| any fleet within the bound: GPU-hours on the blip at least "
+        "| reference's GPU-hours on the blip | x 1.5 | both goals on the two loads |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for label in BOUNDS:
+        over = on_crowd[label].summary["overload_seconds"]
+        budget = math.floor(OVERLOAD_RATIO * over / STEP_S + 1e-9)
+        fl = blip_floor(params(label), a, STEP_S, CROWD_AT_S, budget)
+        b = rates(blip(knots, fl, base_rps()), STEP_S)
+        ref = simulate(params("reference"), b, step_s=STEP_S, seed=SEED).summary["gpu_hours"]
+        floors[label] = (fl, ref, b)
+        possible = "possible" if fl.gpu_hours <= GPU_RATIO * ref else "no fleet"
+        print(
+            f"| {LABELS[label]} | {over:.0f} | {budget * STEP_S:.0f} | {fl.instances} "
+            f"| {(fl.split_s - CROWD_AT_S) / 60:.0f} | {fl.gpu_hours:.2f} | {ref:.2f} "
+            f"| {GPU_RATIO * ref:.2f} | {possible} |"
+        )
+    print()
+    print(
+        "| design | bound | overload on the crowd s | within the bound "
+        "| GPU-hours on the blip | x reference (<= 1.5) | at least the floor "
+        "| the same as on the crowd until the split |"
+    )
+    print("|---|---|---:|---|---:|---:|---|---|")
+    for label, name in LABELS.items():
+        bound = bound_of(label)
+        fl, ref, b = floors[bound]
+        over = on_crowd[label].summary["overload_seconds"]
+        within = over <= fl.budget_steps * STEP_S + 1e-9
+        on_blip = simulate(params(label), b, step_s=STEP_S, seed=SEED)
+        gpu = on_blip.summary["gpu_hours"]
+        print(
+            f"| {name} | {LABELS[bound]} | {over:.0f} | {'yes' if within else 'no'} "
+            f"| {gpu:.2f} | {gpu / ref:.2f} | {'yes' if gpu >= fl.gpu_hours - 1e-9 else 'no'} "
+            f"| {'yes' if same_until(on_crowd[label], on_blip, fl.split_s) else 'no'} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
