@@ -445,6 +445,67 @@ def test_a_new_launch_template_version_and_task_revision_are_called_out(
     }
 
 
+def test_new_subnets_for_the_group_are_a_fleet_refresh_of_the_moved_instances(
+    cfn: Any, template: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A new [network] subnet_ids, as DescribeChangeSet lists it: the group and
+    # the service change in place, no launch template version.
+    def subnets(logical_id: str, rtype: str, prop: str) -> dict[str, Any]:
+        target = {"Attribute": "Properties", "Name": prop, "RequiresRecreation": "Never"}
+        return {
+            "Type": "Resource",
+            "ResourceChange": {
+                "Action": "Modify",
+                "LogicalResourceId": logical_id,
+                "ResourceType": rtype,
+                "Replacement": "False",
+                "Scope": ["Properties"],
+                "Details": [
+                    {
+                        "Target": target,
+                        "Evaluation": "Static",
+                        "ChangeSource": "DirectModification",
+                    }
+                ],
+            },
+        }
+
+    changes = [
+        subnets("Asg", ASG_T, "VPCZoneIdentifier"),
+        subnets("Service", "AWS::ECS::Service", "NetworkConfiguration"),
+    ]
+    p = _diff_of(cfn, template, changes)
+    assert {k: [c.logical_id for c in v] for k, v in p.summary.disruptions().items()} == {
+        "fleet-rebalanced": ["Asg"],
+        "tasks-replaced": ["Service"],
+    }
+    out = " ".join(capsys.readouterr().out.split())
+    assert "FLEET REFRESH: Asg (AWS::AutoScaling::AutoScalingGroup)" in out
+    # Not every instance: the ones the group's new zones leave out.
+    assert "Availability Zone the group no longer uses" in out
+    assert "replaces every GPU instance" not in out
+    listed = {c["logical_id"]: c["disruption"] for c in p.summary.as_list()}
+    assert listed == {"Asg": "fleet-rebalanced", "Service": "tasks-replaced"}
+
+
+@pytest.mark.parametrize(
+    ("props", "disruption"),
+    [
+        (["VPCZoneIdentifier"], "fleet-rebalanced"),
+        (["AvailabilityZones"], "fleet-rebalanced"),
+        (["AvailabilityZoneIds"], "fleet-rebalanced"),
+        # With the template too, the refresh replaces every instance anyway.
+        (["VPCZoneIdentifier", "LaunchTemplate"], "fleet-refreshed"),
+        (["MaxSize"], None),
+    ],
+)
+def test_a_group_whose_zones_change_rebalances_its_fleet(
+    props: list[str], disruption: str | None
+) -> None:
+    details = [{"Target": {"Attribute": "Properties", "Name": p}} for p in props]
+    assert _modify("Asg", ASG_T, Details=details).disruption == disruption
+
+
 def test_a_group_change_that_is_not_its_template_refreshes_nothing() -> None:
     (c,) = parse_changes(
         [

@@ -29,20 +29,36 @@ TASK_DEFINITION_TYPE = "AWS::ECS::TaskDefinition"
 #   template or mixed instances policy changes (aws-semantics §4 "An instance
 #   refresh on update"), and any change to a launch template's data is a new
 #   version the groups launch from: every GPU instance is replaced, in place;
+# - "fleet-rebalanced": the group's subnets or Availability Zones change
+#   (ZONE_PROPERTIES) and nothing it launches from does: CloudFormation starts
+#   the instance refresh (whose skip matching should spare instances on the
+#   current template), and EC2 Auto Scaling rebalances the group across its
+#   new zones: the instances in a zone it no longer uses (and some elsewhere,
+#   to even the zones out) are replaced, not necessarily every one
+#   (aws-semantics §4 "New subnets under the instance refresh");
 # - "service-replaced": a new service, every task stopped and started anew;
 # - "tasks-replaced": a task definition is immutable, so any change is a new
 #   revision, and the service's rolling deployment replaces every task; so
 #   does a change to a service property that ECS applies by a new deployment
 #   (DEPLOYMENT_PROPERTIES).
-Disruption = Literal["fleet-replaced", "fleet-refreshed", "service-replaced", "tasks-replaced"]
+Disruption = Literal[
+    "fleet-replaced", "fleet-refreshed", "fleet-rebalanced", "service-replaced", "tasks-replaced"
+]
 DISRUPTIONS: Final[tuple[Disruption, ...]] = (
     "fleet-replaced",
     "fleet-refreshed",
+    "fleet-rebalanced",
     "service-replaced",
     "tasks-replaced",
 )
 # A group's properties whose change starts its instance refresh.
 REFRESH_PROPERTIES: Final = frozenset({"LaunchTemplate", "MixedInstancesPolicy"})
+# A group's properties that say where its instances run: a change moves the
+# instances its new zones leave out ("replaces old instances with new ones,
+# according to the specified subnets", CloudFormation's VPCZoneIdentifier).
+ZONE_PROPERTIES: Final = frozenset(
+    {"VPCZoneIdentifier", "AvailabilityZones", "AvailabilityZoneIds"}
+)
 # A service's properties whose change "triggers a new service deployment"
 # (botocore's ECS model, UpdateService: taskDefinition, networkConfiguration,
 # loadBalancers, serviceRegistries, platformVersion, serviceConnectConfiguration,
@@ -176,7 +192,9 @@ class ResourceChange:
         if kind == ASG_TYPE:
             if self.replaces:
                 return "fleet-replaced"
-            return "fleet-refreshed" if REFRESH_PROPERTIES & set(self.properties) else None
+            if REFRESH_PROPERTIES & set(self.properties):
+                return "fleet-refreshed"
+            return "fleet-rebalanced" if ZONE_PROPERTIES & set(self.properties) else None
         if kind == LAUNCH_TEMPLATE_TYPE:
             # A new version or a new template: the groups launching from it refresh.
             # Not a change of tags alone (the stack's ecs-gpu:version after an

@@ -72,6 +72,15 @@ _DISRUPTION: dict[Disruption, tuple[str, str]] = {
         "healthy), and the tasks on each move: a cold boot, image pull and model load per "
         "instance.",
     ),
+    "fleet-rebalanced": (
+        "FLEET REFRESH",
+        "the group's subnets or Availability Zones change: CloudFormation starts its instance "
+        "refresh, and EC2 Auto Scaling rebalances it across the new zones, so each GPU instance "
+        "in an Availability Zone the group no longer uses (and some in the others, to even the "
+        "zones out) is replaced, new ones first, and its tasks move: a cold boot, image pull and "
+        "model load per instance. Not necessarily every instance: the refresh's skip matching "
+        "spares those already on the current launch template.",
+    ),
     "service-replaced": (
         "REPLACEMENT",
         "replaced: the service is deleted and created anew: every task stops, and traffic "
