@@ -19,7 +19,9 @@ from past samples, controllers.InstanceLayer.decide) has the same counts on
 both up to that minute: on the blip too it has at least that many instances
 in some minute from the jump to the split.
 
-Managed scaling keeps them (``floor.py``'s rules, aws-semantics §2 and §10):
+Managed scaling keeps them (``floor.py``'s rules, aws-semantics §2 and §10;
+the fleet is on a capacity provider with managed scaling, the chain this
+tool deploys, On-Demand: EC2 may reclaim a Spot instance sooner):
 the count rises only on a sample that is not low, which ends a low streak,
 and falls only after ``cpr_low_datapoints`` (15) low samples in a row. So
 whatever minute had that count, the fleet held at least it for 15 minutes
@@ -85,6 +87,13 @@ def blip_floor(
     """The floor on the blip of ``crowd_rps`` (one rate per ``step_s`` step) for a
     fleet with at most ``budget_steps`` overloaded steps on the crowd from
     ``crowd_at_s`` on."""
+    if p.spot_percent:
+        # EC2 reclaims a Spot instance whenever it likes: it can leave before
+        # managed scaling's low streak, so the 15 minutes are not the fleet's floor.
+        raise BadInputError(
+            "spot_percent: an interrupted Spot instance leaves before managed scaling's "
+            "15 low minutes, so the floor does not hold. Fix: a design without [capacity.spot]."
+        )
     rates = np.asarray(crowd_rps, dtype=np.float64)
     first = round(crowd_at_s / step_s) if step_s > 0 else -1
     per = round(MINUTE_S / step_s) if step_s > 0 else 0
