@@ -406,9 +406,17 @@ def test_images_ecs_takes_are_accepted() -> None:
     for image in (
         "vllm/vllm-openai:v0.11.0",
         "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1",
-        "public.ecr.aws/a/b@sha256:" + "0F" * 32,
+        "public.ecr.aws/a/b@sha256:" + "0f" * 32,
     ):
         assert parse_spec(with_("service", image=image), PATH).service.image == image
+
+
+def test_an_uppercase_digest_is_refused_with_its_lowercase_form() -> None:
+    # ECS takes [A-F]; the OCI digest grammar (go-digest's ^[a-f0-9]{64}$) does not.
+    image = "public.ecr.aws/a/b@sha256:" + "0F" * 32
+    line = one_problem(with_("service", image=image), "service.image")
+    assert "uppercase hex digits" in line and "a runtime refuses" in line
+    assert f"Fix: lowercase the digest: write {'public.ecr.aws/a/b@sha256:' + '0f' * 32!r}" in line
 
 
 @pytest.mark.parametrize(
