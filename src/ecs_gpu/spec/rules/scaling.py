@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ecs_gpu import schedule
 from ecs_gpu.spec.messages import Problem
 
 if TYPE_CHECKING:
@@ -181,4 +183,28 @@ def _schedule_within_max(spec: Spec) -> Iterator[Problem]:
                 entry.max_tasks,
                 f"is above scaling.max_tasks ({sc.max_tasks}), which sizes the fleet",
                 f"lower it to {sc.max_tasks} or less, or raise scaling.max_tasks",
+            )
+
+
+def _duplicate_schedules(spec: Spec) -> Iterator[Problem]:
+    # Two actions on one scalable target at the same minute: Application
+    # Auto Scaling guarantees an order of execution but documents none for
+    # actions at one time, so which min/max holds is undefined
+    # (aws-semantics.md §10 "Scheduled actions at one minute"). Compared as
+    # the minutes they run at: "MON-FRI" and "2-6" are one schedule.
+    entries = spec.scaling.schedule
+    seen: dict[schedule.Cron, int] = {}
+    for j, entry in enumerate(entries):
+        minutes = replace(schedule.parse(entry.cron), text="")
+        i = seen.setdefault(minutes, j)
+        if i != j:
+            yield Problem(
+                f"scaling.schedule[{j}].cron",
+                entry.cron,
+                f"runs at the same minutes as scaling.schedule[{i}].cron "
+                f"({entries[i].cron!r}, all in UTC): the two scheduled actions fire together "
+                "and Application Auto Scaling does not say which one's min_tasks and "
+                "max_tasks hold",
+                f"merge scaling.schedule[{j}] into scaling.schedule[{i}] (one min_tasks and "
+                "max_tasks for that time), or move one of them to another minute",
             )
