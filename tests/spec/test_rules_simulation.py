@@ -1,4 +1,4 @@
-"""[simulation] rules and notes (spec/rules/simulation.py): the CPU model's ends, unused Spot keys."""
+"""[simulation] rules and notes (spec/rules/simulation.py): CPU model ends, unused Spot keys."""
 
 from __future__ import annotations
 
@@ -16,7 +16,17 @@ def test_cpu_idle_above_full_load_names_both_keys() -> None:
         "60.0",
     )
     assert "above simulation.cpu_percent_at_full_load (40)" in line
-    assert "Fix: make cpu_idle_percent <= cpu_percent_at_full_load" in line
+    assert "Fix: lower it to 40 or less, or raise cpu_percent_at_full_load" in line
+
+
+def test_full_load_below_the_default_idle_is_reported_on_the_key_written() -> None:
+    line = one_problem(
+        with_("simulation", cpu_percent_at_full_load=3.0),
+        "simulation.cpu_percent_at_full_load",
+        "3.0",
+    )
+    assert "below simulation.cpu_idle_percent (5, the default)" in line
+    assert "Fix: raise it to 5 or more, or set cpu_idle_percent below it" in line
 
 
 def test_cpu_idle_equal_to_full_load_is_accepted() -> None:

@@ -23,15 +23,28 @@ def _cpu_idle_within_full_load(spec: Spec) -> Iterator[Problem]:
     # (docs/simulator.md "CPU model"); an idle task busier than a saturated one
     # would make the CPU policy scale in as load rises.
     sim = spec.simulation
-    if sim.cpu_idle_percent > sim.cpu_percent_at_full_load:
+    idle, full = sim.cpu_idle_percent, sim.cpu_percent_at_full_load
+    if idle <= full:
+        return
+    why = "an idle task cannot use more CPU than one whose GPUs are 100 % busy"
+    written = sim.model_fields_set
+    if "cpu_percent_at_full_load" in written and "cpu_idle_percent" not in written:
+        # The key the user wrote is the one to change; the other is the default.
         yield Problem(
-            "simulation.cpu_idle_percent",
-            sim.cpu_idle_percent,
-            f"is above simulation.cpu_percent_at_full_load ({sim.cpu_percent_at_full_load:g}): "
-            "an idle task cannot use more CPU than one whose GPUs are 100 % busy",
-            "make cpu_idle_percent <= cpu_percent_at_full_load (measure both on one task: "
-            "idle, and at full load)",
+            "simulation.cpu_percent_at_full_load",
+            full,
+            f"is below simulation.cpu_idle_percent ({idle:g}, the default): {why}",
+            f"raise it to {idle:g} or more, or set cpu_idle_percent below it (measure both "
+            "on one task: idle, and at full load)",
         )
+        return
+    yield Problem(
+        "simulation.cpu_idle_percent",
+        idle,
+        f"is above simulation.cpu_percent_at_full_load ({full:g}): {why}",
+        f"lower it to {full:g} or less, or raise cpu_percent_at_full_load (measure both on "
+        "one task: idle, and at full load)",
+    )
 
 
 def _unused_spot_simulation(spec: Spec) -> Iterator[Problem]:
