@@ -461,7 +461,13 @@ def test_log_retention_must_be_a_whole_number_of_days(value: object) -> None:
 
 
 def test_more_scheduled_actions_than_the_quota_are_refused() -> None:
-    entry = {"cron": "0 8 ? * MON-FRI *", "min_tasks": 1, "max_tasks": 2}
-    line = one_problem(with_("scaling", schedule=[entry] * 201), "scaling.schedule")
+    # Each at its own minute: two at one minute are refused on their own.
+    entries = [
+        {"cron": f"{i % 60} {i // 60} ? * MON-FRI *", "min_tasks": 1, "max_tasks": 2}
+        for i in range(201)
+    ]
+    line = one_problem(with_("scaling", schedule=entries), "scaling.schedule")
     assert "201 entries" in line and "at most 200" in line
-    assert len(parse_spec(with_("scaling", schedule=[entry] * 200), PATH).scaling.schedule) == 200
+    ok = parse_spec(with_("scaling", schedule=entries[:200]), PATH)
+    assert len(ok.scaling.schedule) == 200
+
