@@ -471,3 +471,41 @@ def test_more_scheduled_actions_than_the_quota_are_refused() -> None:
     ok = parse_spec(with_("scaling", schedule=entries[:200]), PATH)
     assert len(ok.scaling.schedule) == 200
 
+
+_CERT = "arn:aws:acm:us-east-1:123456789012:certificate/"
+
+
+@pytest.mark.parametrize(
+    ("arn", "needle"),
+    [
+        (_CERT + "abc 123", "has whitespace"),
+        (" " + _CERT + "abc-123", "has whitespace"),
+        ("arn:aws:iam::123456789012:server-certificate/web", "IAM server certificate"),
+        ("arn:aws:acm:us-east-1:12345:certificate/abc-123", "not an ACM certificate ARN"),
+        ("arn:aws:acm:useast1:123456789012:certificate/abc-123", "not an ACM certificate ARN"),
+        ("arn:aws:acm:us-east-1:123456789012:certificate/", "not an ACM certificate ARN"),
+        ("arn:aws:elasticloadbalancing:us-east-1:123456789012:x/y", "not an ACM certificate"),
+        # A CDK token marker is no ARN either: refused before it could reach CDK.
+        (_CERT + "${Token[TOKEN.1]}", "not an ACM certificate ARN"),
+        (_CERT + "a" * 2100, "at most 2048"),
+    ],
+)
+def test_a_certificate_arn_that_is_no_acm_certificate_is_refused(arn: str, needle: str) -> None:
+    line = one_problem(with_("load_balancer", certificate_arn=arn), "load_balancer.certificate_arn")
+    assert needle in line and "Fix: " in line
+
+
+@pytest.mark.parametrize(
+    "arn",
+    [
+        _CERT + "12345678-1234-1234-1234-123456789012",
+        "arn:aws-cn:acm:cn-north-1:123456789012:certificate/abc-123",
+        "arn:aws-us-gov:acm:us-gov-west-1:123456789012:certificate/abc-123",
+    ],
+)
+def test_acm_certificate_arns_are_accepted(arn: str) -> None:
+    from ecs_gpu.spec.sections.network import certificate_region
+
+    lb = parse_spec(with_("load_balancer", certificate_arn=arn), PATH).load_balancer
+    assert lb is not None and lb.certificate_arn == arn
+    assert certificate_region(arn) == arn.split(":")[3]
