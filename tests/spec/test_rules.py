@@ -144,6 +144,10 @@ NOTE_CASES: dict[str, str] = {
     # 2 req/s x 8 s per request (the simulation defaults): a task holds 16.
     "_target_above_simulated_capacity": edited(CONC, scaling={"target_concurrency_per_task": 17.0}),
     "_unused_spot_simulation": with_("simulation", spot_discount_percent=60.0),
+    # A fleet that holds 5,001 tasks: past ECS's default 'Tasks per service'.
+    "_max_tasks_above_service_quota": edited(
+        FULL, capacity={"max_instances": 5001}, scaling={"max_tasks": 5001}
+    ),
     "_unexpanded_variables": with_("service", environment={"HF_HOME": "${HOME}/.cache"}),
 }
 

@@ -204,3 +204,15 @@ def test_two_schedule_entries_at_the_same_minutes_name_both_indexes() -> None:
 def test_schedule_entries_at_different_minutes_are_accepted() -> None:
     spec = parse_spec(_schedule("0 8 ? * MON-FRI *", "0 8 ? * SAT *", "30 8 ? * MON-FRI *"), PATH)
     assert len(spec.scaling.schedule) == 3
+
+
+def test_max_tasks_above_the_tasks_per_service_quota_is_a_note() -> None:
+    at = parse_spec(
+        edited(FULL, capacity={"max_instances": 5000}, scaling={"max_tasks": 5000}), PATH
+    )
+    assert at.warnings(PATH) == []
+    above = edited(FULL, capacity={"max_instances": 5001}, scaling={"max_tasks": 5001})
+    (line,) = parse_spec(above, PATH).warnings(PATH)
+    assert line.startswith(f"{PATH}: scaling.max_tasks = 5001: is above ECS's default")
+    assert "'Tasks per service' quota (5,000" in line
+    assert "Fix: lower it to 5000 or less, or request an increase" in line
