@@ -658,3 +658,17 @@ def test_a_spot_quota_not_read_makes_pre012_unknown(g5_spot: Needs) -> None:
     mixed = dataclasses.replace(g5_spot, spot_quotas=spot_quota_needs(("g5.xlarge", "p3.2xlarge")))
     result = evaluate(healthy_g5(spot_vcpu_quota=_spot_quota(64.0)), mixed)
     assert status(result, "PRE012") == "unknown"
+
+
+def test_a_certificate_in_another_region_than_the_stack_is_an_error(g5: Needs, g6e: Needs) -> None:
+    # The ARN names its Region; no AWS call decides it (requires nothing).
+    arn = str(g6e.certificate_arn)
+    assert arn.startswith("arn:aws:acm:us-east-1:")
+    assert not of(evaluate(healthy_g5(), g6e), "PRE013")
+    away = dataclasses.replace(g6e, region="eu-west-1")
+    (f,) = of(evaluate(healthy_g5(), away), "PRE013")
+    assert f.severity == "error"
+    assert "ACM certificate in us-east-1, and the stack deploys to eu-west-1" in f.title
+    assert "request-certificate --region eu-west-1" in f.fix and "--region us-east-1" in f.fix
+    skipped = {i: why for i, _, why in evaluate(healthy_g5(), g5).not_applicable}
+    assert "no [load_balancer] certificate_arn" in skipped["PRE013"]

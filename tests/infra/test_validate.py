@@ -224,7 +224,7 @@ def test_ecs_limits_are_findings(
 
 def test_ecs_limits_accept_what_ecs_accepts(templates: dict[str, Any]) -> None:
     assert ecs_findings(templates["g5-vllm.toml"]) == []
-    ok = _with_container(templates, Image="public.ecr.aws/a/b@sha256:" + "0F" * 32, Name="a_b-1")
+    ok = _with_container(templates, Image="public.ecr.aws/a/b@sha256:" + "0f" * 32, Name="a_b-1")
     assert ecs_findings(ok) == []
     # An image built by an intrinsic (an ECR repository's URI) is left to CloudFormation.
     assert ecs_findings(_with_container(templates, Image={"Fn::Join": ["", ["a"]]})) == []  # type: ignore[arg-type]

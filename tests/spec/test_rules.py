@@ -73,6 +73,14 @@ RULE_CASES: dict[str, str] = {
     "_schedule_within_max": with_(
         "scaling", schedule=[{"cron": "0 8 ? * MON-FRI *", "min_tasks": 1, "max_tasks": 5}]
     ),
+    # One schedule written twice: MON-FRI and 2-6 are the same days.
+    "_duplicate_schedules": with_(
+        "scaling",
+        schedule=[
+            {"cron": "0 8 ? * MON-FRI *", "min_tasks": 1, "max_tasks": 2},
+            {"cron": "cron(0 8 ? * 2-6 *)", "min_tasks": 2, "max_tasks": 3},
+        ],
+    ),
     "_signal_needs_metrics": edited(CONC, service={"metrics": ...}),
     "_signal_needs_target": edited(CONC, scaling={"target_concurrency_per_task": ...}),
     "_fast_path_needs_concurrency": with_("scaling", fast_scale_out=True),
@@ -112,6 +120,7 @@ RULE_CASES: dict[str, str] = {
         "load_balancer", scheme="internet-facing", ingress_cidrs=...
     ),
     "_alerts": with_("alerts", sns_topic_arn=...),
+    "_cpu_idle_within_full_load": with_("simulation", cpu_idle_percent=50.0),
 }
 
 NOTE_CASES: dict[str, str] = {
@@ -134,6 +143,11 @@ NOTE_CASES: dict[str, str] = {
     "_unused_panic_threshold": with_("scaling", panic_threshold_percent=150.0),
     # 2 req/s x 8 s per request (the simulation defaults): a task holds 16.
     "_target_above_simulated_capacity": edited(CONC, scaling={"target_concurrency_per_task": 17.0}),
+    "_unused_spot_simulation": with_("simulation", spot_discount_percent=60.0),
+    # A fleet that holds 5,001 tasks: past ECS's default 'Tasks per service'.
+    "_max_tasks_above_service_quota": edited(
+        FULL, capacity={"max_instances": 5001}, scaling={"max_tasks": 5001}
+    ),
     "_unexpanded_variables": with_("service", environment={"HF_HOME": "${HOME}/.cache"}),
 }
 

@@ -180,3 +180,39 @@ def test_a_schedule_that_sleeps_a_kept_service_needs_a_wake_too() -> None:
     assert "nothing would start one again" in line
     doc["scaling"]["schedule"] = [NIGHT, MORNING]
     assert parse_spec(dumps(doc), PATH).scaling.schedule[1].min_tasks == 1
+
+
+def _schedule(*crons: str) -> str:
+    return with_(
+        "scaling",
+        schedule=[{"cron": c, "min_tasks": 1, "max_tasks": 2 + i} for i, c in enumerate(crons)],
+    )
+
+
+def test_two_schedule_entries_at_the_same_minutes_name_both_indexes() -> None:
+    # Written differently, run at the same minutes: MON-FRI is 2-6.
+    line = one_problem(
+        _schedule("0 8 ? * MON-FRI *", "0 20 * * ? *", "cron(0 8 ? * 2-6 *)"),
+        "scaling.schedule[2].cron",
+        "'0 8 ? * 2-6 *'",
+    )
+    assert "same minutes as scaling.schedule[0].cron ('0 8 ? * MON-FRI *'" in line
+    assert "does not say which one's min_tasks and max_tasks hold" in line
+    assert "Fix: merge scaling.schedule[2] into scaling.schedule[0]" in line
+
+
+def test_schedule_entries_at_different_minutes_are_accepted() -> None:
+    spec = parse_spec(_schedule("0 8 ? * MON-FRI *", "0 8 ? * SAT *", "30 8 ? * MON-FRI *"), PATH)
+    assert len(spec.scaling.schedule) == 3
+
+
+def test_max_tasks_above_the_tasks_per_service_quota_is_a_note() -> None:
+    at = parse_spec(
+        edited(FULL, capacity={"max_instances": 5000}, scaling={"max_tasks": 5000}), PATH
+    )
+    assert at.warnings(PATH) == []
+    above = edited(FULL, capacity={"max_instances": 5001}, scaling={"max_tasks": 5001})
+    (line,) = parse_spec(above, PATH).warnings(PATH)
+    assert line.startswith(f"{PATH}: scaling.max_tasks = 5001: is above ECS's default")
+    assert "'Tasks per service' quota (5,000" in line
+    assert "Fix: lower it to 5000 or less, or request an increase" in line

@@ -406,9 +406,17 @@ def test_images_ecs_takes_are_accepted() -> None:
     for image in (
         "vllm/vllm-openai:v0.11.0",
         "123456789012.dkr.ecr.us-east-1.amazonaws.com/team/vllm:v1",
-        "public.ecr.aws/a/b@sha256:" + "0F" * 32,
+        "public.ecr.aws/a/b@sha256:" + "0f" * 32,
     ):
         assert parse_spec(with_("service", image=image), PATH).service.image == image
+
+
+def test_an_uppercase_digest_is_refused_with_its_lowercase_form() -> None:
+    # ECS takes [A-F]; the OCI digest grammar (go-digest's ^[a-f0-9]{64}$) does not.
+    image = "public.ecr.aws/a/b@sha256:" + "0F" * 32
+    line = one_problem(with_("service", image=image), "service.image")
+    assert "uppercase hex digits" in line and "a runtime refuses" in line
+    assert f"Fix: lowercase the digest: write {'public.ecr.aws/a/b@sha256:' + '0f' * 32!r}" in line
 
 
 @pytest.mark.parametrize(
@@ -453,7 +461,51 @@ def test_log_retention_must_be_a_whole_number_of_days(value: object) -> None:
 
 
 def test_more_scheduled_actions_than_the_quota_are_refused() -> None:
-    entry = {"cron": "0 8 ? * MON-FRI *", "min_tasks": 1, "max_tasks": 2}
-    line = one_problem(with_("scaling", schedule=[entry] * 201), "scaling.schedule")
+    # Each at its own minute: two at one minute are refused on their own.
+    entries = [
+        {"cron": f"{i % 60} {i // 60} ? * MON-FRI *", "min_tasks": 1, "max_tasks": 2}
+        for i in range(201)
+    ]
+    line = one_problem(with_("scaling", schedule=entries), "scaling.schedule")
     assert "201 entries" in line and "at most 200" in line
-    assert len(parse_spec(with_("scaling", schedule=[entry] * 200), PATH).scaling.schedule) == 200
+    ok = parse_spec(with_("scaling", schedule=entries[:200]), PATH)
+    assert len(ok.scaling.schedule) == 200
+
+
+_CERT = "arn:aws:acm:us-east-1:123456789012:certificate/"
+
+
+@pytest.mark.parametrize(
+    ("arn", "needle"),
+    [
+        (_CERT + "abc 123", "has whitespace"),
+        (" " + _CERT + "abc-123", "has whitespace"),
+        ("arn:aws:iam::123456789012:server-certificate/web", "IAM server certificate"),
+        ("arn:aws:acm:us-east-1:12345:certificate/abc-123", "not an ACM certificate ARN"),
+        ("arn:aws:acm:useast1:123456789012:certificate/abc-123", "not an ACM certificate ARN"),
+        ("arn:aws:acm:us-east-1:123456789012:certificate/", "not an ACM certificate ARN"),
+        ("arn:aws:elasticloadbalancing:us-east-1:123456789012:x/y", "not an ACM certificate"),
+        # A CDK token marker is no ARN either: refused before it could reach CDK.
+        (_CERT + "${Token[TOKEN.1]}", "not an ACM certificate ARN"),
+        (_CERT + "a" * 2100, "at most 2048"),
+    ],
+)
+def test_a_certificate_arn_that_is_no_acm_certificate_is_refused(arn: str, needle: str) -> None:
+    line = one_problem(with_("load_balancer", certificate_arn=arn), "load_balancer.certificate_arn")
+    assert needle in line and "Fix: " in line
+
+
+@pytest.mark.parametrize(
+    "arn",
+    [
+        _CERT + "12345678-1234-1234-1234-123456789012",
+        "arn:aws-cn:acm:cn-north-1:123456789012:certificate/abc-123",
+        "arn:aws-us-gov:acm:us-gov-west-1:123456789012:certificate/abc-123",
+    ],
+)
+def test_acm_certificate_arns_are_accepted(arn: str) -> None:
+    from ecs_gpu.spec.sections.network import certificate_region
+
+    lb = parse_spec(with_("load_balancer", certificate_arn=arn), PATH).load_balancer
+    assert lb is not None and lb.certificate_arn == arn
+    assert certificate_region(arn) == arn.split(":")[3]

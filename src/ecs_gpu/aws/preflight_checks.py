@@ -36,6 +36,7 @@ from ecs_gpu.aws.preflight_network import (
 from ecs_gpu.doctor.checks.model import Check, Finding, Report, Severity, Unknown
 from ecs_gpu.doctor.checks.runner import run_checks
 from ecs_gpu.doctor.snapshot import Snapshot
+from ecs_gpu.spec.sections.network import certificate_region
 
 ECS_SERVICE_LINKED_ROLE: Final = "AWSServiceRoleForECS"
 # Each usage item's Auto Scaling group (its aws:autoscaling:groupName tag; None: none).
@@ -465,6 +466,27 @@ def ecr_image(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     ]
 
 
+def certificate_in_region(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
+    # ACM certificates are regional, and a load balancer uses one from its own
+    # Region (aws-semantics.md §13): the ARN names it, no call is needed.
+    arn = n.certificate_arn
+    if arn is None or certificate_region(arn) == n.region:
+        return []
+    where = certificate_region(arn)
+    return [
+        c.finding(
+            [_ev("spec", "load_balancer", "certificate_arn", arn)],
+            f"request or import a certificate for the same names in {n.region} (`aws acm "
+            f"request-certificate --region {n.region} ...`; ACM cannot copy one between "
+            f"Regions) and set [load_balancer] certificate_arn to its ARN, or deploy to "
+            f"{where} (--region {where}).",
+            title=f"[load_balancer] certificate_arn is an ACM certificate in {where}, and the "
+            f"stack deploys to {n.region}: the HTTPS listener can use only a certificate in "
+            "its own Region, so the deploy fails",
+        )
+    ]
+
+
 def service_linked_role(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     if s["service_linked_role"].get("exists"):
         return []
@@ -486,6 +508,10 @@ def _needs_network(n: Needs) -> str | None:
         if n.vpc_id is not None
         else "the stack creates its own VPC with a NAT gateway (no [network] in the spec)"
     )
+
+
+def _needs_certificate(n: Needs) -> str | None:
+    return None if n.certificate_arn else "the spec has no [load_balancer] certificate_arn"
 
 
 def _needs_reservation(n: Needs) -> str | None:
@@ -579,6 +605,14 @@ DEFINITIONS: Final[tuple[Definition, ...]] = (
         ("spot_vcpu_quota",),
         spot_vcpu_quota,
         _needs_spot,
+    ),
+    Definition(
+        "PRE013",
+        "error",
+        "the HTTPS listener's ACM certificate is in the stack's Region",
+        (),
+        certificate_in_region,
+        _needs_certificate,
     ),
 )
 

@@ -82,6 +82,8 @@ class Needs:
     # [service.metrics]: the demand sidecar in each task publishes to CloudWatch
     # from the task's own network interface.
     task_publishes: bool = False
+    # [load_balancer] certificate_arn: the HTTPS listener's ACM certificate (PRE013).
+    certificate_arn: str | None = None
 
     @property
     def refresh_instances(self) -> int:
@@ -172,6 +174,9 @@ class Needs:
             spot_instance_types=spot_types,
             own_groups=(names.asg,) + ((names.spot_asg,) if sp is not None else ()),
             task_publishes=spec.service.metrics is not None,
+            certificate_arn=None
+            if spec.load_balancer is None
+            else spec.load_balancer.certificate_arn,
         )
 
     def as_dict(self) -> dict[str, Any]:

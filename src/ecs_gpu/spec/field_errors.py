@@ -49,8 +49,6 @@ _FIX_BY_KEY = {
     "network.vpc_id": 'use the VPC id, e.g. "vpc-0123456789abcdef0"',
     "network.subnet_ids": 'use subnet ids, e.g. "subnet-0123456789abcdef0"',
     "network.public_subnet_ids": 'use subnet ids, e.g. "subnet-0123456789abcdef0"',
-    "load_balancer.certificate_arn": "use the full ACM certificate ARN in the stack's "
-    'Region, e.g. "arn:aws:acm:us-east-1:123456789012:certificate/<id>"',
     "load_balancer.health_check_path": 'start it with "/" and use no spaces, e.g. "/health"',
     "alerts.sns_topic_arn": "use the ARN of an existing standard (not FIFO) SNS topic, e.g. "
     '"arn:aws:sns:us-east-1:123456789012:gpu-alerts" (`aws sns list-topics` shows them)',

@@ -45,9 +45,11 @@ from ecs_gpu.spec.rules.placement import (
     _task_memory,
 )
 from ecs_gpu.spec.rules.scaling import (
+    _duplicate_schedules,
     _fast_path_needs_concurrency,
     _fast_scale_in_needs_concurrency,
     _guard_needs_concurrency,
+    _max_tasks_above_service_quota,
     _schedule_within_max,
     _signal_needs_metrics,
     _signal_needs_target,
@@ -64,6 +66,10 @@ from ecs_gpu.spec.rules.service import (
     _shm_fits_memory,
     _sidecar_room,
     _task_definition_size,
+)
+from ecs_gpu.spec.rules.simulation import (
+    _cpu_idle_within_full_load,
+    _unused_spot_simulation,
 )
 from ecs_gpu.spec.rules.strings import (
     _cdk_tokens,
@@ -89,6 +95,7 @@ RULES: list[Rule] = [
     _min_tasks_reachable,
     _zero_needs_wake,
     _schedule_within_max,
+    _duplicate_schedules,
     _signal_needs_metrics,
     _signal_needs_target,
     _fast_path_needs_concurrency,
@@ -111,6 +118,7 @@ RULES: list[Rule] = [
     _load_balancer_subnets,
     _public_listener_needs_cidrs,
     _alerts,
+    _cpu_idle_within_full_load,
 ]
 # Notes: the spec is valid and deploys, but does something the user should know
 # about (an endpoint open to the internet). validate/synth/plan print them.
@@ -121,9 +129,11 @@ NOTES: list[Rule] = [
     _unused_gpu_target,
     _unused_panic_threshold,
     _target_above_simulated_capacity,
+    _max_tasks_above_service_quota,
     _running_warm_pool,
     _all_on_spot,
     _spot_unpriced,
+    _unused_spot_simulation,
     _unexpanded_variables,
 ]
 

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ecs_gpu import schedule
 from ecs_gpu.spec.messages import Problem
+
+# ECS's "Tasks per service" quota, "the maximum number of tasks per service (the
+# desired count)": 5,000 by default, adjustable (aws-semantics.md §8). Above it
+# the deploy works and a scale-out past it fails; a raised quota makes it fine.
+ECS_TASKS_PER_SERVICE_QUOTA = 5000
 
 if TYPE_CHECKING:
     from ecs_gpu.spec.model import Spec
@@ -182,3 +189,44 @@ def _schedule_within_max(spec: Spec) -> Iterator[Problem]:
                 f"is above scaling.max_tasks ({sc.max_tasks}), which sizes the fleet",
                 f"lower it to {sc.max_tasks} or less, or raise scaling.max_tasks",
             )
+
+
+def _duplicate_schedules(spec: Spec) -> Iterator[Problem]:
+    # Two actions on one scalable target at the same minute: Application
+    # Auto Scaling guarantees an order of execution but documents none for
+    # actions at one time, so which min/max holds is undefined
+    # (aws-semantics.md §10 "Scheduled actions at one minute"). Compared as
+    # the minutes they run at: "MON-FRI" and "2-6" are one schedule.
+    entries = spec.scaling.schedule
+    seen: dict[schedule.Cron, int] = {}
+    for j, entry in enumerate(entries):
+        minutes = replace(schedule.parse(entry.cron), text="")
+        i = seen.setdefault(minutes, j)
+        if i != j:
+            yield Problem(
+                f"scaling.schedule[{j}].cron",
+                entry.cron,
+                f"runs at the same minutes as scaling.schedule[{i}].cron "
+                f"({entries[i].cron!r}, all in UTC): the two scheduled actions fire together "
+                "and Application Auto Scaling does not say which one's min_tasks and "
+                "max_tasks hold",
+                f"merge scaling.schedule[{j}] into scaling.schedule[{i}] (one min_tasks and "
+                "max_tasks for that time), or move one of them to another minute",
+            )
+
+
+def _max_tasks_above_service_quota(spec: Spec) -> Iterator[Problem]:
+    # A note, not an error: the quota is adjustable, and the spec cannot read
+    # the account's value (ECS reports no applied value to Service Quotas).
+    sc = spec.scaling
+    if sc.max_tasks > ECS_TASKS_PER_SERVICE_QUOTA:
+        yield Problem(
+            "scaling.max_tasks",
+            sc.max_tasks,
+            f"is above ECS's default 'Tasks per service' quota ({ECS_TASKS_PER_SERVICE_QUOTA:,}, "
+            "the most a service's desired count may be): unless the account's is raised, "
+            f"the service never scales past {ECS_TASKS_PER_SERVICE_QUOTA:,} tasks",
+            f"lower it to {ECS_TASKS_PER_SERVICE_QUOTA} or less, or request an increase of "
+            "the Amazon ECS quota 'Tasks per service' (Service Quotas console) before the "
+            "fleet grows past it",
+        )

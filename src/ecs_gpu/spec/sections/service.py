@@ -64,6 +64,11 @@ PROM_NAME_RE = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
 ECS_IMAGE_MAX = 255
 _IMAGE_TAG_CHARS = re.compile(r"[A-Za-z0-9_:./#-]+")
 _IMAGE_DIGEST = re.compile(r"sha256:[A-Fa-f0-9]{64}")
+# What a runtime pulls by: the OCI image spec's sha256 digest is lowercase hex
+# ("[A-F] MUST NOT be used", descriptor.md), and distribution/reference parses
+# the digest with go-digest, whose sha256 pattern is ^[a-f0-9]{64}$; ECS takes
+# uppercase, and every task would stop with CannotPullContainerError.
+_PULLABLE_DIGEST = re.compile(r"sha256:[a-f0-9]{64}")
 # What a container runtime can pull: the image-reference grammar of the
 # distribution/reference library Docker and containerd parse with (regexp.go):
 # an optional registry host[:port]/, then path components of lowercase letters
@@ -143,6 +148,12 @@ def image_problem(image: str) -> tuple[str, str] | None:
             return (
                 "ECS allows only letters, digits, - _ : . / and # in an image reference",
                 "remove the other characters (spaces, quotes, $, ;, parentheses)",
+            )
+        if not _PULLABLE_DIGEST.fullmatch(digest):
+            return (
+                "the digest has uppercase hex digits: ECS takes them, but a runtime refuses "
+                "the reference (OCI digests are lowercase), so no task could pull the image",
+                f"lowercase the digest: write {name + '@' + digest.lower()!r}",
             )
         return _reference_problem(*_split_reference(name))
     if len(image) > ECS_IMAGE_MAX:
