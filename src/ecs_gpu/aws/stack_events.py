@@ -29,13 +29,12 @@ TASK_DEFINITION_TYPE = "AWS::ECS::TaskDefinition"
 #   template or mixed instances policy changes (aws-semantics §4 "An instance
 #   refresh on update"), and any change to a launch template's data is a new
 #   version the groups launch from: every GPU instance is replaced, in place;
-# - "fleet-rebalanced": the group's subnets or Availability Zones change
-#   (ZONE_PROPERTIES) and nothing it launches from does: CloudFormation starts
-#   the instance refresh (whose skip matching should spare instances on the
-#   current template), and EC2 Auto Scaling rebalances the group across its
-#   new zones: the instances in a zone it no longer uses (and some elsewhere,
-#   to even the zones out) are replaced, not necessarily every one
-#   (aws-semantics §4 "New subnets under the instance refresh");
+# - "fleet-rebalanced": the group's subnets, Availability Zones or placement
+#   group change (ZONE_PROPERTIES) and nothing it launches from does:
+#   CloudFormation replaces old instances with new ones in the new subnets:
+#   at least those in a zone the group no longer uses, possibly every one
+#   (AWS does not say whether the refresh's skip matching spares the rest;
+#   aws-semantics §4 "New subnets under the instance refresh");
 # - "service-replaced": a new service, every task stopped and started anew;
 # - "tasks-replaced": a task definition is immutable, so any change is a new
 #   revision, and the service's rolling deployment replaces every task; so
@@ -56,8 +55,9 @@ REFRESH_PROPERTIES: Final = frozenset({"LaunchTemplate", "MixedInstancesPolicy"}
 # A group's properties that say where its instances run: a change moves the
 # instances its new zones leave out ("replaces old instances with new ones,
 # according to the specified subnets", CloudFormation's VPCZoneIdentifier).
+# PlacementGroup: the UpdatePolicy page lists it beside VPCZoneIdentifier.
 ZONE_PROPERTIES: Final = frozenset(
-    {"VPCZoneIdentifier", "AvailabilityZones", "AvailabilityZoneIds"}
+    {"VPCZoneIdentifier", "AvailabilityZones", "AvailabilityZoneIds", "PlacementGroup"}
 )
 # A service's properties whose change "triggers a new service deployment"
 # (botocore's ECS model, UpdateService: taskDefinition, networkConfiguration,

@@ -74,12 +74,11 @@ _DISRUPTION: dict[Disruption, tuple[str, str]] = {
     ),
     "fleet-rebalanced": (
         "FLEET REFRESH",
-        "the group's subnets or Availability Zones change: CloudFormation starts its instance "
-        "refresh, and EC2 Auto Scaling rebalances it across the new zones, so each GPU instance "
-        "in an Availability Zone the group no longer uses (and some in the others, to even the "
-        "zones out) is replaced, new ones first, and its tasks move: a cold boot, image pull and "
-        "model load per instance. Not necessarily every instance: the refresh's skip matching "
-        "spares those already on the current launch template.",
+        "the group's subnets, Availability Zones or placement group change: CloudFormation "
+        "replaces old instances with new ones in the new subnets, at least every GPU instance "
+        "in an Availability Zone the group no longer uses and possibly every GPU instance (AWS "
+        "does not say whether the refresh's skip matching spares the others), new ones first, "
+        "and their tasks move: a cold boot, image pull and model load per instance.",
     ),
     "service-replaced": (
         "REPLACEMENT",
