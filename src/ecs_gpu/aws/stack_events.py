@@ -52,9 +52,10 @@ DISRUPTIONS: Final[tuple[Disruption, ...]] = (
 )
 # A group's properties whose change starts its instance refresh.
 REFRESH_PROPERTIES: Final = frozenset({"LaunchTemplate", "MixedInstancesPolicy"})
-# A group's properties that say where its instances run: a change moves the
-# instances its new zones leave out ("replaces old instances with new ones,
-# according to the specified subnets", CloudFormation's VPCZoneIdentifier).
+# A group's properties that say where its instances run: a change moves at
+# least the instances its new zones leave out ("replaces old instances with
+# new ones, according to the specified subnets", CloudFormation's
+# VPCZoneIdentifier).
 # PlacementGroup: the UpdatePolicy page lists it beside VPCZoneIdentifier.
 ZONE_PROPERTIES: Final = frozenset(
     {"VPCZoneIdentifier", "AvailabilityZones", "AvailabilityZoneIds", "PlacementGroup"}
