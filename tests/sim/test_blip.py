@@ -54,6 +54,9 @@ def test_the_floor_is_the_fewest_instances_that_serve_a_step_held_15_minutes() -
     ramp = np.concatenate((np.full(90, 1.0), np.full(3, 10.0), np.full(200, 30.0)))
     assert blip_floor(p, ramp, STEP, 900.0, 6).instances == 5
     assert blip_floor(p, ramp, STEP, 900.0, 2).instances == 5
+    # The jump's own step is in the window.
+    one = np.concatenate((np.full(90, 1.0), np.full(1, 10.0), np.full(200, 30.0)))
+    assert blip_floor(p, one, STEP, 900.0, 3).instances == 5
 
 
 def test_two_tasks_an_instance_halve_the_instances() -> None:
@@ -125,8 +128,11 @@ def test_no_design_pays_less_on_the_blip_than_the_floor_of_its_own_overload(
     budget = round(a.summary["overload_seconds"] / STEP)
     f = blip_floor(p, crowd, STEP, AT, min(budget, len(crowd) - round(AT / STEP) - 1))
     b = simulate(p, rates(blip(CROWD, f, BASE), STEP), step_s=STEP, seed=0)
-    # Causal: the same counts until the blip leaves the crowd.
-    assert _same_until(a, b, round(f.split_s / STEP))
+    # Causal: the same counts until the blip leaves the crowd, and the instances
+    # of the split's own step (its minute's count was decided before it).
+    n = round(f.split_s / STEP)
+    assert _same_until(a, b, n)
+    assert a.timeline["instances"][n] == b.timeline["instances"][n]
     assert f.instances == 12
     assert b.summary["gpu_hours"] >= f.gpu_hours
 

@@ -17,7 +17,10 @@ count in a minute depends only on the load before the minute (one that does
 not see the future; the simulator's managed scaling decides at each minute
 from past samples, controllers.InstanceLayer.decide) has the same counts on
 both up to that minute: on the blip too it has at least that many instances
-in some minute from the jump to the split.
+in some minute from the jump to the one that starts at the split. (The
+fleet's instances are on ECS managed scaling, the chain this tool deploys: a
+group whose scaling the user manages with managed scaling off is not bound
+by its 15 minutes.)
 
 Managed scaling keeps them (``floor.py``'s rules, aws-semantics §2 and §10;
 the fleet is on a capacity provider with managed scaling, the chain this
