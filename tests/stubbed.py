@@ -21,3 +21,34 @@ def offline_client(service: str) -> Any:
         aws_secret_access_key="y",
         endpoint_url="http://127.0.0.1:1",  # never reached: the Stubber answers
     )
+
+
+def modify_change(
+    logical_id: str,
+    resource_type: str,
+    prop: str,
+    *,
+    evaluation: str = "Static",
+    source: str = "DirectModification",
+    causing_entity: str | None = None,
+) -> dict[str, Any]:
+    """One DescribeChangeSet ``Changes`` entry: an in-place Modify of one property, shaped
+    as botocore's CloudFormation model has it."""
+    detail: dict[str, Any] = {
+        "Target": {"Attribute": "Properties", "Name": prop, "RequiresRecreation": "Never"},
+        "Evaluation": evaluation,
+        "ChangeSource": source,
+    }
+    if causing_entity is not None:
+        detail["CausingEntity"] = causing_entity
+    return {
+        "Type": "Resource",
+        "ResourceChange": {
+            "Action": "Modify",
+            "LogicalResourceId": logical_id,
+            "ResourceType": resource_type,
+            "Replacement": "False",
+            "Scope": ["Properties"],
+            "Details": [detail],
+        },
+    }

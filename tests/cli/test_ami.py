@@ -36,6 +36,7 @@ from ecs_gpu.cli import ami as ami_cli
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main, options
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK
+from stubbed import modify_change
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients
 from .test_failures import restricted_user
@@ -89,28 +90,15 @@ def _parameter_changes(lt_id: str, asg_id: str) -> list[dict[str, Any]]:
     """
 
     def change(logical_id: str, rtype: str, name: str, source: str) -> dict[str, Any]:
-        return {
-            "Type": "Resource",
-            "ResourceChange": {
-                "Action": "Modify",
-                "LogicalResourceId": logical_id,
-                "ResourceType": rtype,
-                "Replacement": "False",
-                "Scope": ["Properties"],
-                "Details": [
-                    {
-                        "Target": {
-                            "Attribute": "Properties",
-                            "Name": name,
-                            "RequiresRecreation": "Never",
-                        },
-                        "Evaluation": "Static" if source == "ParameterReference" else "Dynamic",
-                        "ChangeSource": source,
-                        "CausingEntity": ami.PARAMETER if source == "ParameterReference" else lt_id,
-                    }
-                ],
-            },
-        }
+        by_parameter = source == "ParameterReference"
+        return modify_change(
+            logical_id,
+            rtype,
+            name,
+            evaluation="Static" if by_parameter else "Dynamic",
+            source=source,
+            causing_entity=ami.PARAMETER if by_parameter else lt_id,
+        )
 
     return [
         change(lt_id, "AWS::EC2::LaunchTemplate", "LaunchTemplateData", "ParameterReference"),

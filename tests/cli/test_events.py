@@ -32,6 +32,7 @@ from ecs_gpu.aws.stack_events import (
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.errors import ProblemsFound
+from stubbed import modify_change
 
 from .conftest import NAMES, NO_WAIT
 
@@ -450,29 +451,9 @@ def test_new_subnets_for_the_group_are_a_fleet_refresh_of_the_moved_instances(
 ) -> None:
     # A new [network] subnet_ids, as DescribeChangeSet lists it: the group and
     # the service change in place, no launch template version.
-    def subnets(logical_id: str, rtype: str, prop: str) -> dict[str, Any]:
-        target = {"Attribute": "Properties", "Name": prop, "RequiresRecreation": "Never"}
-        return {
-            "Type": "Resource",
-            "ResourceChange": {
-                "Action": "Modify",
-                "LogicalResourceId": logical_id,
-                "ResourceType": rtype,
-                "Replacement": "False",
-                "Scope": ["Properties"],
-                "Details": [
-                    {
-                        "Target": target,
-                        "Evaluation": "Static",
-                        "ChangeSource": "DirectModification",
-                    }
-                ],
-            },
-        }
-
     changes = [
-        subnets("Asg", ASG_T, "VPCZoneIdentifier"),
-        subnets("Service", "AWS::ECS::Service", "NetworkConfiguration"),
+        modify_change("Asg", ASG_T, "VPCZoneIdentifier"),
+        modify_change("Service", "AWS::ECS::Service", "NetworkConfiguration"),
     ]
     p = _diff_of(cfn, template, changes)
     assert {k: [c.logical_id for c in v] for k, v in p.summary.disruptions().items()} == {
