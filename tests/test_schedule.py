@@ -87,3 +87,17 @@ def test_a_deployed_actions_differences_name_the_field() -> None:
             "time zone Europe/Paris (want UTC: the spec's cron is in UTC)",
         ),
     ]
+
+
+def test_the_first_shared_minute_of_two_expressions() -> None:
+    parse = schedule.parse
+    weekdays, daily = parse("0 8 ? * MON-FRI *"), parse("0 8 * * ? *")
+    # 1970-01-01 was a Thursday.
+    assert schedule.first_shared_minute(weekdays, daily) == datetime(1970, 1, 1, 8, 0, tzinfo=UTC)
+    # Saturday mornings and weekday mornings never meet; nor do other minutes.
+    assert schedule.first_shared_minute(weekdays, parse("0 8 ? * SAT *")) is None
+    assert schedule.first_shared_minute(weekdays, parse("30 8 ? * MON-FRI *")) is None
+    # The 31st of February never comes.
+    assert schedule.first_shared_minute(parse("0 8 31 2 ? *"), daily) is None
+    # Years that do not meet.
+    assert schedule.first_shared_minute(parse("0 8 * * ? 2027"), parse("0 8 * * ? 2028")) is None

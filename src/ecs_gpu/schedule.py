@@ -19,10 +19,11 @@ day-of-week (EventBridge: one of the two must be ``?``). ``L``, ``W`` and
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import Any, Final
 
 # (name, lowest, highest) of each field, in order.
@@ -113,15 +114,38 @@ class Cron:
 
     def matches(self, at: datetime) -> bool:
         """Whether the action runs in the minute that ``at`` (UTC) falls in."""
-        dow = at.isoweekday() % 7 + 1  # Monday 1 -> 2, Sunday 7 -> 1
         return (
             at.minute in self.minutes
             and at.hour in self.hours
-            and (self.days_of_month is None or at.day in self.days_of_month)
             and at.month in self.months
-            and (self.days_of_week is None or dow in self.days_of_week)
             and at.year in self.years
+            and _on_day(self, at.date())
         )
+
+
+def _on_day(c: Cron, day: date) -> bool:
+    dow = day.isoweekday() % 7 + 1  # Monday 1 -> 2, Sunday 7 -> 1
+    return (c.days_of_month is None or day.day in c.days_of_month) and (
+        c.days_of_week is None or dow in c.days_of_week
+    )
+
+
+def first_shared_minute(a: Cron, b: Cron) -> datetime | None:
+    """The first minute (UTC) at which both expressions run, or None if they never do:
+    day fields written differently ("* * ?" and "? * *", "MON-FRI" and "*") still share
+    minutes. A day is scanned only when the minutes, hours, months and years meet, and
+    the scan stops at the first shared day."""
+    minutes, hours = a.minutes & b.minutes, a.hours & b.hours
+    months, years = a.months & b.months, a.years & b.years
+    if not (minutes and hours and months and years):
+        return None
+    for year in sorted(years):
+        for month in sorted(months):
+            for d in range(1, calendar.monthrange(year, month)[1] + 1):
+                day = date(year, month, d)
+                if _on_day(a, day) and _on_day(b, day):
+                    return datetime(year, month, d, min(hours), min(minutes), tzinfo=UTC)
+    return None
 
 
 def parse(text: str) -> Cron:

@@ -281,6 +281,22 @@ def test_nothing_checkable_is_exit_3(
     assert "Nothing could be checked (exit 3)" in out and "Missing permissions" in out
 
 
+def test_an_error_found_without_aws_is_exit_1_even_when_every_call_is_denied(
+    aws: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """PRE013 needs no call: its error is exit 1, and the summary does not say exit 3."""
+    env = restricted_user(["cloudformation:DescribeStacks"])
+    request.getfixturevalue("iam_enforced")
+    as_user(monkeypatch, env)
+    code = main(["preflight", str(EXAMPLES / "g6e-alb-odcr.toml"), "--region", "eu-west-1"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert code == EXIT_PROBLEMS
+    assert "PRE013" in out and "Nothing could be checked" not in out
+
+
 def test_an_unreachable_endpoint_is_exit_3_and_a_missing_spec_exit_2(
     aws: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

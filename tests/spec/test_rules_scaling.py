@@ -196,9 +196,38 @@ def test_two_schedule_entries_at_the_same_minutes_name_both_indexes() -> None:
         "scaling.schedule[2].cron",
         "'0 8 ? * 2-6 *'",
     )
-    assert "same minutes as scaling.schedule[0].cron ('0 8 ? * MON-FRI *'" in line
+    assert "runs at minutes scaling.schedule[0].cron ('0 8 ? * MON-FRI *') runs at too" in line
     assert "does not say which one's min_tasks and max_tasks hold" in line
-    assert "Fix: merge scaling.schedule[2] into scaling.schedule[0]" in line
+    assert "Fix: make the two schedules run at different minutes" in line
+
+
+@pytest.mark.parametrize(
+    ("crons", "first"),
+    [
+        # Every day at 08:00, the day fields the other way round.
+        (("0 8 * * ? *", "0 8 ? * * *"), "1970-01-01 08:00"),
+        # Every day and weekdays share the weekdays (1970-01-01 was a Thursday).
+        (("0 8 ? * * *", "0 8 ? * MON-FRI *"), "1970-01-01 08:00"),
+        # The 1st of the month and Sundays share the Sundays that are a 1st.
+        (("0 8 1 * ? *", "0 8 ? * SUN *"), "1970-02-01 08:00"),
+    ],
+)
+def test_schedule_entries_that_share_a_minute_however_written_are_refused(
+    crons: tuple[str, str], first: str
+) -> None:
+    line = one_problem(_schedule(*crons), "scaling.schedule[1].cron", repr(crons[1]))
+    assert f"(first {first} UTC)" in line
+
+
+def test_schedule_entries_that_set_the_same_bounds_may_share_minutes() -> None:
+    doc = with_(
+        "scaling",
+        schedule=[
+            {"cron": "0 8 ? * * *", "min_tasks": 1, "max_tasks": 2},
+            {"cron": "0 8 ? * MON-FRI *", "min_tasks": 1, "max_tasks": 2},
+        ],
+    )
+    assert len(parse_spec(doc, PATH).scaling.schedule) == 2
 
 
 def test_schedule_entries_at_different_minutes_are_accepted() -> None:

@@ -19,6 +19,13 @@ def test_cpu_idle_above_full_load_names_both_keys() -> None:
     assert "Fix: lower it to 40 or less, or raise cpu_percent_at_full_load" in line
 
 
+def test_idle_above_the_default_full_load_says_it_is_the_default() -> None:
+    line = one_problem(
+        with_("simulation", cpu_idle_percent=50.0), "simulation.cpu_idle_percent", "50.0"
+    )
+    assert "above simulation.cpu_percent_at_full_load (40, the default)" in line
+
+
 def test_full_load_below_the_default_idle_is_reported_on_the_key_written() -> None:
     line = one_problem(
         with_("simulation", cpu_percent_at_full_load=3.0),

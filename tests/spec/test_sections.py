@@ -485,8 +485,9 @@ _CERT = "arn:aws:acm:us-east-1:123456789012:certificate/"
         ("arn:aws:acm:useast1:123456789012:certificate/abc-123", "not an ACM certificate ARN"),
         ("arn:aws:acm:us-east-1:123456789012:certificate/", "not an ACM certificate ARN"),
         ("arn:aws:elasticloadbalancing:us-east-1:123456789012:x/y", "not an ACM certificate"),
-        # A CDK token marker is no ARN either: refused before it could reach CDK.
-        (_CERT + "${Token[TOKEN.1]}", "not an ACM certificate ARN"),
+        # A CDK token marker (GpuService given cert.certificate_arn) is no ARN either:
+        # refused before it could reach CDK, saying why.
+        (_CERT + "${Token[TOKEN.1]}", "holds a CDK token marker"),
         (_CERT + "a" * 2100, "at most 2048"),
     ],
 )
@@ -501,6 +502,8 @@ def test_a_certificate_arn_that_is_no_acm_certificate_is_refused(arn: str, needl
         _CERT + "12345678-1234-1234-1234-123456789012",
         "arn:aws-cn:acm:cn-north-1:123456789012:certificate/abc-123",
         "arn:aws-us-gov:acm:us-gov-west-1:123456789012:certificate/abc-123",
+        # The AWS European Sovereign Cloud: a four-letter Region prefix.
+        "arn:aws-eusc:acm:eusc-de-east-1:123456789012:certificate/abc-123",
     ],
 )
 def test_acm_certificate_arns_are_accepted(arn: str) -> None:

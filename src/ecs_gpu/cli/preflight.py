@@ -62,7 +62,8 @@ def summary(result: Result) -> str:
         f"preflight: {len(report.results)} checks: {ok} ok, {counts['error']} errors, "
         f"{counts['warning']} warnings, {counts['info']} info, {len(report.unknown)} unknown."
     )
-    if result.checked_in_aws == 0:
+    # An error found without AWS (the certificate's Region) exits 1, not 3.
+    if result.checked_in_aws == 0 and not result.has_error:
         line += (
             " Nothing could be checked (exit 3): grant the permissions docs/operate.md lists "
             "('Before your first deploy')."
@@ -80,7 +81,8 @@ SkipPreflightOpt = Annotated[
     typer.Option(
         "--skip-preflight",
         help="Deploy without `ecs-gpu preflight`'s checks (quota, offerings, AMI, "
-        "reservation, secrets, image, network), which otherwise refuse on an error.",
+        "reservation, secrets, image, network, the certificate's Region), which otherwise "
+        "refuse on an error.",
     ),
 ]
 
@@ -93,7 +95,8 @@ def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path, stack: str | None
     if skip:
         err_console.print(
             "[yellow]--skip-preflight:[/] preflight did not run: the vCPU quota, instance "
-            "offerings, AMI, reservation, secrets, image and network are unchecked.",
+            "offerings, AMI, reservation, secrets, image, network and the certificate's "
+            "Region are unchecked.",
             soft_wrap=True,
         )
         return
@@ -127,7 +130,8 @@ def preflight_cmd(
     instance type's offering in the Region and each subnet's AZ, the GPU AMI,
     the capacity reservation, the container secrets, the ECR image tag, ECS's
     service-linked role and, with \\[network], the subnets' way out (NAT or
-    VPC endpoints). A denied call makes only its checks unknown and names the
+    VPC endpoints), and that the load balancer's certificate is in the deploy's
+    Region. A denied call makes only its checks unknown and names the
     permission. deploy runs these first.
 
     Exit codes: 0 no error, 1 errors found, 2 bad input, 3 AWS unreachable or

@@ -55,16 +55,14 @@ from ecs_gpu.spec.rules.service import (
     shm_memory_needed_mib,
     task_definition_bytes,
 )
-from ecs_gpu.spec.rules.strings import (
-    CDK_TOKEN_RE,
-    CFN_DYNAMIC_REF_RE,
-)
+from ecs_gpu.spec.rules.strings import CFN_DYNAMIC_REF_RE
 from ecs_gpu.spec.sections.alerts import (
     EMAIL_RE,
     SNS_TOPIC_ARN_RE,
     AlertsSpec,
 )
 from ecs_gpu.spec.sections.base import (
+    CDK_TOKEN_RE,
     INT32_MAX,
     NOT_INT32_KEYS,
     TARGET_VALUE_MAX,

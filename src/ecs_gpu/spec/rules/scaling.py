@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ecs_gpu import schedule
@@ -193,26 +192,34 @@ def _schedule_within_max(spec: Spec) -> Iterator[Problem]:
 
 def _duplicate_schedules(spec: Spec) -> Iterator[Problem]:
     # Two actions on one scalable target at the same minute: Application
-    # Auto Scaling guarantees an order of execution but documents none for
-    # actions at one time, so which min/max holds is undefined
-    # (aws-semantics.md §10 "Scheduled actions at one minute"). Compared as
-    # the minutes they run at: "MON-FRI" and "2-6" are one schedule.
+    # Auto Scaling runs a target's actions "in the order that they are
+    # specified" but says nothing of actions due at one time, so which min/max
+    # holds is undefined (aws-semantics.md §10 "Scheduled actions at one
+    # minute"). Compared by the minutes they run at, however written ("MON-FRI"
+    # and "*" share the weekdays); entries that set the same bounds do not clash.
     entries = spec.scaling.schedule
-    seen: dict[schedule.Cron, int] = {}
+    parsed = [schedule.parse(e.cron) for e in entries]
     for j, entry in enumerate(entries):
-        minutes = replace(schedule.parse(entry.cron), text="")
-        i = seen.setdefault(minutes, j)
-        if i != j:
+        for i in range(j):
+            earlier = entries[i]
+            if (earlier.min_tasks, earlier.max_tasks) == (entry.min_tasks, entry.max_tasks):
+                continue
+            at = schedule.first_shared_minute(parsed[i], parsed[j])
+            if at is None:
+                continue
             yield Problem(
                 f"scaling.schedule[{j}].cron",
                 entry.cron,
-                f"runs at the same minutes as scaling.schedule[{i}].cron "
-                f"({entries[i].cron!r}, all in UTC): the two scheduled actions fire together "
-                "and Application Auto Scaling does not say which one's min_tasks and "
-                "max_tasks hold",
-                f"merge scaling.schedule[{j}] into scaling.schedule[{i}] (one min_tasks and "
-                "max_tasks for that time), or move one of them to another minute",
+                f"runs at minutes scaling.schedule[{i}].cron ({earlier.cron!r}) runs at too "
+                f"(first {at:%Y-%m-%d %H:%M} UTC), with other min_tasks/max_tasks: the two "
+                "scheduled actions fire together and Application Auto Scaling does not say "
+                "which one's min_tasks and max_tasks hold",
+                f"make the two schedules run at different minutes (e.g. scaling.schedule[{j}] "
+                f"a minute later, or exclude the shared days from one), or give "
+                f"scaling.schedule[{j}] and scaling.schedule[{i}] the same min_tasks and "
+                "max_tasks",
             )
+            break
 
 
 def _max_tasks_above_service_quota(spec: Spec) -> Iterator[Problem]:

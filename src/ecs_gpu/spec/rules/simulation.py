@@ -38,10 +38,11 @@ def _cpu_idle_within_full_load(spec: Spec) -> Iterator[Problem]:
             "on one task: idle, and at full load)",
         )
         return
+    default = "" if "cpu_percent_at_full_load" in written else ", the default"
     yield Problem(
         "simulation.cpu_idle_percent",
         idle,
-        f"is above simulation.cpu_percent_at_full_load ({full:g}): {why}",
+        f"is above simulation.cpu_percent_at_full_load ({full:g}{default}): {why}",
         f"lower it to {full:g} or less, or raise cpu_percent_at_full_load (measure both on "
         "one task: idle, and at full load)",
     )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from ecs_gpu.spec.messages import Problem, _short
+from ecs_gpu.spec.sections.base import CDK_TOKEN_RE
 
 if TYPE_CHECKING:
     from ecs_gpu.spec.model import Spec
@@ -48,7 +49,6 @@ def _control_characters(spec: Spec) -> Iterator[Problem]:
 # CDK's number tokens are doubles near -1.9e289, below every numeric key's range.
 # CloudFormation's dynamic references ("{{resolve:ssm:...}}") are resolved in
 # any property at deploy time, so they are no literal text either.
-CDK_TOKEN_RE = re.compile(r"[$#]\{Token\[")
 CFN_DYNAMIC_REF_RE = re.compile(r"\{\{resolve:")
 
 

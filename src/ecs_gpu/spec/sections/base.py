@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
@@ -15,6 +16,9 @@ NOT_INT32_KEYS = frozenset({"request_count_target"})
 # TargetTrackingScalingPolicyConfiguration.TargetValue: "Values must be in the range
 # of -2^360 to 2^360" (botocore 1.44 application-autoscaling 2016-02-06 model).
 TARGET_VALUE_MAX = 2**360
+# CDK's token markers: "${Token[...]}" (strings), "#{Token[...]}" (lists); the
+# rule that refuses them is spec.rules.strings._cdk_tokens.
+CDK_TOKEN_RE = re.compile(r"[$#]\{Token\[")
 
 
 class _Section(BaseModel):

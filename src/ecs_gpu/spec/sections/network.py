@@ -9,14 +9,15 @@ from typing import Annotated, Final, Literal
 from pydantic import Field, field_validator
 
 from ecs_gpu.spec.messages import RuleError
-from ecs_gpu.spec.sections.base import TARGET_VALUE_MAX, _Section
+from ecs_gpu.spec.sections.base import CDK_TOKEN_RE, TARGET_VALUE_MAX, _Section
 
 # An ACM certificate's ARN: ACM's own Arn shape (botocore 1.44.8 acm model:
 # `arn:[\w+=/,.@-]+:acm:[\w+=/,.@-]*:[0-9]+:[\w+=,.@-]+(/[\w+=,.@-]+)*`, at most
 # 2048 characters) narrowed to a certificate: a partition, a Region, a 12-digit
 # account, then `certificate/` and the id. Groups: partition, Region, account.
 ACM_CERTIFICATE_ARN: Final = re.compile(
-    r"arn:(aws[a-z-]*):acm:([a-z]{2}(?:-[a-z]+)+-\d):(\d{12}):certificate/[\w+=,.@-]+", re.ASCII
+    r"arn:(aws[a-z-]*):acm:([a-z]{2,4}(?:-[a-z]+)+-\d):(\d{12}):certificate/[\w+=,.@-]+",
+    re.ASCII,
 )
 ACM_ARN_MAX: Final = 2048
 _CERT_EXAMPLE: Final = '"arn:aws:acm:us-east-1:123456789012:certificate/<id>"'
@@ -69,6 +70,14 @@ class LoadBalancerSpec(_Section):
     def _certificate(cls, v: str | None) -> str | None:
         if v is None or (ACM_CERTIFICATE_ARN.fullmatch(v) and len(v) <= ACM_ARN_MAX):
             return v
+        if CDK_TOKEN_RE.search(v):
+            # GpuService passed cert.certificate_arn: a token, not the ARN's text.
+            raise RuleError(
+                "holds a CDK token marker (${Token[...]}), not the certificate's ARN: the "
+                "spec is literal text and cannot take a reference",
+                "pass the literal ARN string (e.g. from `aws acm list-certificates`), not "
+                "cert.certificate_arn",
+            )
         if any(c.isspace() for c in v):
             raise RuleError(
                 "has whitespace, which no ARN contains (a space or line break copied with it?)",
