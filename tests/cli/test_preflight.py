@@ -265,36 +265,37 @@ def test_secrets_and_the_ecr_image_are_read_from_moto(
     assert "PRE008" in doc["ok"]
 
 
-def test_nothing_checkable_is_exit_3(
+@pytest.mark.parametrize(
+    ("args", "code", "says", "not_said"),
+    [
+        # A user allowed nothing preflight calls is denied each call.
+        ([str(G5)], EXIT_AWS, "Nothing could be checked (exit 3)", "certificate_arn is"),
+        # PRE013 needs no call: its error is exit 1, and the summary does not say exit 3.
+        (
+            [str(EXAMPLES / "g6e-alb-odcr.toml"), "--region", "eu-west-1"],
+            EXIT_PROBLEMS,
+            "PRE013",
+            "Nothing could be checked",
+        ),
+    ],
+)
+def test_every_call_denied_is_exit_3_unless_a_check_without_aws_found_an_error(
     aws: str,
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    code: int,
+    says: str,
+    not_said: str,
 ) -> None:
-    """moto with IAM enforced: a user allowed nothing preflight calls is denied each call."""
+    """moto with IAM enforced, a user allowed only DescribeStacks."""
     env = restricted_user(["cloudformation:DescribeStacks"])
     request.getfixturevalue("iam_enforced")
     as_user(monkeypatch, env)
-    code = main(["preflight", str(G5)])
+    assert main(["preflight", *args]) == code
     out = " ".join(capsys.readouterr().out.split())
-    assert code == EXIT_AWS
-    assert "Nothing could be checked (exit 3)" in out and "Missing permissions" in out
-
-
-def test_an_error_found_without_aws_is_exit_1_even_when_every_call_is_denied(
-    aws: str,
-    request: pytest.FixtureRequest,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """PRE013 needs no call: its error is exit 1, and the summary does not say exit 3."""
-    env = restricted_user(["cloudformation:DescribeStacks"])
-    request.getfixturevalue("iam_enforced")
-    as_user(monkeypatch, env)
-    code = main(["preflight", str(EXAMPLES / "g6e-alb-odcr.toml"), "--region", "eu-west-1"])
-    out = " ".join(capsys.readouterr().out.split())
-    assert code == EXIT_PROBLEMS
-    assert "PRE013" in out and "Nothing could be checked" not in out
+    assert says in out and not_said not in out and "Missing permissions" in out
 
 
 def test_an_unreachable_endpoint_is_exit_3_and_a_missing_spec_exit_2(
