@@ -61,12 +61,17 @@ def lull_rates(decided_at_s: float, k: float) -> np.ndarray:
     return rates(lull(FALL, decided_at_s + STEP_S, PEAK, HOLD_S), STEP_S) * k
 
 
-def same_until(a: SimResult, b: SimResult, t_s: float) -> bool:
-    """Whether the two runs' desired and ready counts agree at every step up to ``t_s``."""
+def same_until(
+    a: SimResult,
+    b: SimResult,
+    t_s: float,
+    columns: tuple[str, ...] = ("desired_tasks", "ready_tasks"),
+) -> bool:
+    """Whether the two runs' ``columns`` agree at every step up to ``t_s``."""
     n = round(t_s / STEP_S) + 1
     return all(
         np.array_equal(np.asarray(a.timeline[c])[:n], np.asarray(b.timeline[c])[:n])
-        for c in ("desired_tasks", "ready_tasks")
+        for c in columns
     )
 
 

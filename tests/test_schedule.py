@@ -101,3 +101,17 @@ def test_the_first_shared_minute_of_two_expressions() -> None:
     assert schedule.first_shared_minute(parse("0 8 31 2 ? *"), daily) is None
     # Years that do not meet.
     assert schedule.first_shared_minute(parse("0 8 * * ? 2027"), parse("0 8 * * ? 2028")) is None
+
+
+def test_day_fields_of_one_kind_that_never_meet_are_decided_without_a_scan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 200 Monday and Tuesday actions at one minute would each walk 230 years.
+    def no_scan(*_: object) -> None:
+        raise AssertionError("scanned")
+
+    monkeypatch.setattr(schedule.calendar, "monthrange", no_scan)
+    mon, tue = schedule.parse("0 8 ? * MON *"), schedule.parse("0 8 ? * TUE *")
+    assert schedule.first_shared_minute(mon, tue) is None
+    first, second = schedule.parse("0 8 1 * ? *"), schedule.parse("0 8 2 * ? *")
+    assert schedule.first_shared_minute(first, second) is None

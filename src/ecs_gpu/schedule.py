@@ -139,6 +139,12 @@ def first_shared_minute(a: Cron, b: Cron) -> datetime | None:
     months, years = a.months & b.months, a.years & b.years
     if not (minutes and hours and months and years):
         return None
+    # Day fields of one kind that never meet: no day can match both, and the scan
+    # below would walk every shared year (up to 230) to find that out.
+    for field in ("days_of_month", "days_of_week"):
+        x, y = getattr(a, field), getattr(b, field)
+        if x is not None and y is not None and not x & y:
+            return None
     for year in sorted(years):
         for month in sorted(months):
             for d in range(1, calendar.monthrange(year, month)[1] + 1):

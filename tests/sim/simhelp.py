@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from ecs_gpu.sim.engine import SimResult
 from ecs_gpu.sim.params import SimParams, from_spec
 from ecs_gpu.spec import parse_spec
 
@@ -79,3 +80,11 @@ def first_time(
         if ti >= after and pred(v):
             return ti
     return float("inf")
+
+
+def same_until(a: SimResult, b: SimResult, n: int, columns: tuple[str, ...]) -> bool:
+    """Whether two runs' ``columns`` agree at each of their first ``n`` steps."""
+    return all(
+        np.array_equal(np.asarray(a.timeline[c])[:n], np.asarray(b.timeline[c])[:n])
+        for c in columns
+    )

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import pytest
-from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params
+from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params, same_until
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.blip import blip, blip_floor
-from ecs_gpu.sim.engine import SimResult, simulate
+from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.stress import flash_crowd, rates
 
@@ -22,6 +22,10 @@ CROWD = flash_crowd(
 POOL = "[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 16"
 
 
+# The counts two runs of one prefix share.
+SAME = ("desired_tasks", "ready_tasks", "instances")
+
+
 def _design(scaling: str, service: str = METRICS, capacity: str = "") -> SimParams:
     return params(
         service=service,
@@ -30,13 +34,6 @@ def _design(scaling: str, service: str = METRICS, capacity: str = "") -> SimPara
         max_tasks=16,
         max_instances=16,
         min_tasks=1,
-    )
-
-
-def _same_until(a: SimResult, b: SimResult, n: int) -> bool:
-    return all(
-        np.array_equal(np.asarray(a.timeline[c])[:n], np.asarray(b.timeline[c])[:n])
-        for c in ("desired_tasks", "ready_tasks", "instances")
     )
 
 
@@ -131,7 +128,7 @@ def test_no_design_pays_less_on_the_blip_than_the_floor_of_its_own_overload(
     # Causal: the same counts until the blip leaves the crowd, and the instances
     # of the split's own step (its minute's count was decided before it).
     n = round(f.split_s / STEP)
-    assert _same_until(a, b, n)
+    assert same_until(a, b, n, SAME)
     assert a.timeline["instances"][n] == b.timeline["instances"][n]
     assert f.instances == 12
     assert b.summary["gpu_hours"] >= f.gpu_hours

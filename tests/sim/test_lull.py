@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 import pytest
-from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params
+from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params, same_until
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.engine import SimResult, simulate
@@ -21,6 +21,10 @@ HOLD = CONCURRENCY
 FAST = CONCURRENCY + "\nfast_scale_in = true"
 
 
+# The counts two runs of one prefix share.
+SAME = ("desired_tasks", "ready_tasks", "arrivals_rps")
+
+
 def _design(scaling: str, *, poisson: bool = False) -> SimParams:
     return params(
         service=METRICS, scaling=scaling, max_tasks=8, max_instances=8, min_tasks=1
@@ -29,13 +33,6 @@ def _design(scaling: str, *, poisson: bool = False) -> SimParams:
 
 def _run(scaling: str, rps: npt.NDArray[np.float64], *, poisson: bool = False) -> SimResult:
     return simulate(_design(scaling, poisson=poisson), rps, step_s=STEP, seed=0)
-
-
-def _same_until(a: SimResult, b: SimResult, n: int) -> bool:
-    return all(
-        np.array_equal(np.asarray(a.timeline[c])[:n], np.asarray(b.timeline[c])[:n])
-        for c in ("desired_tasks", "ready_tasks", "arrivals_rps")
-    )
 
 
 def test_a_lull_is_the_load_until_it_comes_back() -> None:
@@ -94,7 +91,7 @@ def test_no_design_has_less_overload_on_its_lull_than_the_floor(scaling: str) ->
     b = _run(scaling, back)
     n = round(s / STEP) + 1
     # Causal: the same desired and ready counts until the lull comes back.
-    assert _same_until(a, b, n)
+    assert same_until(a, b, n, SAME)
     need = int(need_per_step(a.params, fall, STEP)[n - 1])
     floor = overload_floor(a.params, back, STEP, s, need)
     assert floor.overload_floor_s == 60.0
@@ -123,7 +120,7 @@ def test_poisson_arrivals_keep_the_engine_causal() -> None:
     fall = rates(FALL, STEP)
     back = rates(lull(FALL, 3900.0, HIGH, 3600.0), STEP)
     a, b = _run(FAST, fall, poisson=True), _run(FAST, back, poisson=True)
-    assert _same_until(a, b, 390)
+    assert same_until(a, b, 390, SAME)
 
 
 def test_a_fast_path_scale_out_that_ends_the_scale_in_cooldown_is_undone() -> None:

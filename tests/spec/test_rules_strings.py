@@ -55,6 +55,7 @@ TOKENS = ["${Token[TOKEN.1]}", "${Token[AWS.AccountId.5]}", "#{Token[TOKEN.12]}"
         ("command", "service.command[1]"),
         ("health_check_path", "service.health_check_path"),
         ("lb_health", "load_balancer.health_check_path"),
+        ("cert", "load_balancer.certificate_arn"),
         ("secret_tail", "service.secrets.HF_TOKEN"),
     ],
 )
@@ -64,6 +65,10 @@ def test_cdk_token_markers_are_refused_naming_the_key(token: str, loc: str, key:
         "command": lambda: with_("service", command=["--model", token]),
         "health_check_path": lambda: with_("service", health_check_path="/" + token),
         "lb_health": lambda: with_("load_balancer", health_check_path="/" + token),
+        "cert": lambda: with_(
+            "load_balancer",
+            certificate_arn="arn:aws:acm:us-east-1:123456789012:certificate/" + token,
+        ),
         "secret_tail": lambda: with_(
             "service",
             secrets={

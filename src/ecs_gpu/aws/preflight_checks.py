@@ -470,9 +470,9 @@ def certificate_in_region(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     # ACM certificates are regional, and a load balancer uses one from its own
     # Region (aws-semantics.md §13): the ARN names it, no call is needed.
     arn = n.certificate_arn
-    if arn is None or certificate_region(arn) == n.region:
+    where = None if arn is None else certificate_region(arn)
+    if where is None or where == n.region:
         return []
-    where = certificate_region(arn)
     return [
         c.finding(
             [_ev("spec", "load_balancer", "certificate_arn", arn)],
