@@ -38,8 +38,8 @@ import world
 
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
-from ecs_gpu.doctor import snapshot as snapshots
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks import snapshot as snapshots
+from ecs_gpu.checks.doctor import run_checks
 
 SIZES = (10, 100, 1000)
 REPEATS = 3

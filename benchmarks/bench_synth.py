@@ -2,7 +2,7 @@
 
 Cold: ``ecs-gpu synth SPEC -o DIR`` in a fresh Python process, so it pays
 for importing CDK, starting Node/jsii and loading aws-cdk-lib, then one
-synth. Warm: :func:`ecs_gpu.synth.synth_template` again in a process that has
+synth. Warm: :func:`ecs_gpu.template.synth.synth_template` again in a process that has
 already synthesized once (what ``plan``, ``deploy`` and the tests do). The
 warm re-synth should stay under 2 s.
 
@@ -46,7 +46,7 @@ def cold_s(spec: Path) -> float:
 def warm_s(spec: Path) -> float:
     """Wall seconds of one more in-process synth, after a first one warmed jsii."""
     from ecs_gpu.spec import load_spec
-    from ecs_gpu.synth import synth_template
+    from ecs_gpu.template.synth import synth_template
 
     loaded = load_spec(spec)
     start = time.perf_counter()
@@ -57,7 +57,7 @@ def warm_s(spec: Path) -> float:
 def main(argv: list[str]) -> None:
     specs = [Path(a) for a in argv] or DEFAULT_SPECS
     from ecs_gpu.spec import load_spec
-    from ecs_gpu.synth import synth_template
+    from ecs_gpu.template.synth import synth_template
 
     synth_template(load_spec(specs[0]))  # warm Node/jsii and aws-cdk-lib once
     print("| spec | cold `ecs-gpu synth` | warm re-synth | cold / warm | warm < 2 s |")

@@ -22,7 +22,7 @@ Designs (all on g5.xlarge, 60-s GPU collection):
 * default, scale-in on the latest datapoint: a simulator what-if without the
   AlarmLow-window reading of the scale-in guard (SimParams.scale_in_basis)
 * default, managed scaling steps up to 2: what the template deployed before
-  maximumScalingStepSize became max_instances (ecs_gpu.managed_scaling)
+  maximumScalingStepSize became max_instances (ecs_gpu.design.managed_scaling)
 
 Run:
 

@@ -11,12 +11,12 @@ compare_designs.py. Designs:
 * concurrency: the default with [service.metrics]: target tracking on
   per-task concurrency at 11.2 requests (70 % of the 16 a task holds at full
   load: 2 req/s x mean_request_s 8 s) plus the fast path (panic threshold
-  200 %) from ecs_gpu.fast_path
+  200 %) from ecs_gpu.design.paths.fast_path
 * concurrency + warm pool: the same with [capacity.warm_pool] min_size 2
   and max_prepared 64 (prepared capacity up to max_instances, Stopped;
   what AWS keeps with the value unset); managed scaling's
   instance warm-up and the fast-path cooldown are the pooled start
-  (ecs_gpu.managed_scaling: 60 s warm start + 60 s model load = 120 s)
+  (ecs_gpu.design.managed_scaling: 60 s warm start + 60 s model load = 120 s)
 * the default-size pool: min_size 2 without max_prepared, so 2 stopped
   instances (WarmPoolSpec.prepared_capacity) and the cold warm-up
 * the covering pool with the cold warm-up (480 s) the template set before
@@ -49,7 +49,8 @@ from typing import Any
 import numpy as np
 from compare_designs import OVERRIDES, SPEC, STEP_S, mean_scale
 
-from ecs_gpu import fast_path, managed_scaling
+from ecs_gpu.design import managed_scaling
+from ecs_gpu.design.paths import fast_path
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.params import SimParams, from_spec
@@ -75,7 +76,7 @@ NEW_DEFAULT_POOL = "issue 16 default + warm pool"
 # keeps prepared when MaxGroupPreparedCapacity is unset (max - desired).
 POOL = "\n[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 64\n"
 # The pool a spec gets without max_prepared: min_size (2) instances, and the
-# cold warm-up, since it does not cover the fleet (ecs_gpu.managed_scaling).
+# cold warm-up, since it does not cover the fleet (ecs_gpu.design.managed_scaling).
 DEFAULT_POOL = "\n[capacity.warm_pool]\nmin_size = 2\n"
 DEFAULT_SIZE = "concurrency + fast path + default-size pool (min_size 2)"
 COLD_WARMUP = "warm pool with the cold warm-up 480 s (before)"
@@ -96,7 +97,7 @@ DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     DEFAULT_SIZE: (METRICS, CONCURRENCY, DEFAULT_POOL, {}),
     # The same pool with the cold instance warm-up and fast-path cooldown
     # (boot + pull + load, 480 s) that the template deployed before
-    # ecs_gpu.managed_scaling took the pooled start (120 s) for pools.
+    # ecs_gpu.design.managed_scaling took the pooled start (120 s) for pools.
     COLD_WARMUP: (METRICS, CONCURRENCY, POOL, {"instance_warmup_s": 480.0}),
     WHAT_IF: (METRICS, CONCURRENCY, POOL, {"instance_fast_path": True}),
 }
@@ -163,7 +164,7 @@ def design(label: str, extra_scaling: str = "") -> SimParams:
             tracking_cap_ratio=overrides.get("tracking_cap_ratio"),
         )
     if "instance_warmup_s" in overrides and p.fast_path is not None:
-        # The fast path's cooldown follows the warm-up (ecs_gpu.fast_path: + the launch datapoint).
+        # The fast path's cooldown follows the warm-up (paths/fast_path.py: + the launch datapoint).
         cooldown = int(p.instance_warmup_s) + (0 if before else managed_scaling.LAUNCH_DATAPOINT_S)
         p = p.with_(fast_path=dataclasses.replace(p.fast_path, cooldown_s=cooldown))
     return p

@@ -10,7 +10,7 @@ start. Designs, on compare_designs.SPEC with today's default signal
 
 * min_tasks = 1: the fleet as before issue 17 (min_instances 1, min_tasks 1);
 * zero + wake: min_instances 0, min_tasks 0 and an internal load balancer,
-  whose request count wakes the service (ecs_gpu.wake);
+  whose request count wakes the service (ecs_gpu.design.paths.wake);
 * zero + wake + warm pool: the same with [capacity.warm_pool] min_size 1, so
   the first instance after zero is a pooled start;
 * zero by schedule (night-at-zero only: the schedule reads the clock, and
@@ -22,7 +22,7 @@ with no offered load) and the GPU-hours billed in them, overload seconds,
 unserved requests, the wake alarm's scale-outs, the first-request waits
 after zero (each from the first request with no task ready to the first
 ready task: median and worst, in minutes) and the design's start after zero
-(boot + pull + load, or the pooled start: ecs_gpu.wake.start_s).
+(boot + pull + load, or the pooled start: ecs_gpu.design.paths.wake.start_s).
 
 Run:
 
@@ -35,7 +35,7 @@ alarm, the CapacityProviderReservation datapoint and its lag before an
 instance is asked for, boot + pull + load or the pooled start) against the
 simulated waits, and the GPU-hours billed while idle in theirs (the last
 task's tail, the instance's after it, the rest), with the sleep path
-(ecs_gpu.sleep) and without it (target tracking's 15 low datapoints), and
+(ecs_gpu.design.paths.sleep) and without it (target tracking's 15 low datapoints), and
 which parts AWS fixes, with the docs/aws-semantics.md row that says so.
 """
 
@@ -48,7 +48,7 @@ import sys
 from compare_designs import SPEC, STEP_S
 from compare_signals import CONCURRENCY, METRICS, SEED
 
-from ecs_gpu import wake
+from ecs_gpu.design.paths import wake
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams, from_spec

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 
-from ecs_gpu import spot
+from ecs_gpu.design import spot
 from ecs_gpu.sim import plan_rate_scale, run, runs
 from ecs_gpu.sim.params import SimParams, from_spec
 from ecs_gpu.sim.workload import bundled_traces, load_trace

@@ -67,7 +67,8 @@ from compare_signals import (
     worst,
 )
 
-from ecs_gpu import fast_path, fast_scale_in, managed_scaling
+from ecs_gpu.design import managed_scaling
+from ecs_gpu.design.paths import fast_path, fast_scale_in
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams

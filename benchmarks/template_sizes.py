@@ -32,10 +32,10 @@ from tests.infra.test_template_size import (  # noqa: E402
     largest_spec_text,
 )
 
-from ecs_gpu import demand_metric  # noqa: E402
+from ecs_gpu.contracts import demand_metric  # noqa: E402
 from ecs_gpu.spec import parse_spec  # noqa: E402
-from ecs_gpu.synth import synth_template  # noqa: E402
-from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES, minified  # noqa: E402
+from ecs_gpu.template.limits import MAX_TEMPLATE_BODY_BYTES, minified  # noqa: E402
+from ecs_gpu.template.synth import synth_template  # noqa: E402
 
 ONE_EMAIL = '\n[alerts]\nemail = ["oncall@example.com"]\n'
 # Any names: the script's size does not depend on them.
@@ -54,7 +54,7 @@ SPOT = '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n'
 
 
 # An internal load balancer, and min_tasks = 0 behind it: the wake path (the
-# requests alarm and its step policy) and the sleep path (ecs_gpu.sleep) on top,
+# requests alarm and its step policy) and the sleep path (ecs_gpu.design.paths.sleep) on top,
 # and the missing-metric alarms in their scale-to-zero form.
 ALB = '\n[load_balancer]\nscheme = "internal"\n'
 

@@ -61,14 +61,14 @@ def as_list(v: Any) -> list[Any]:
     return v if isinstance(v, list) else [v]
 
 
-# The real template's AMI parameter (ecs_gpu.ami.PARAMETER) has no default:
-# `ecs-gpu deploy` passes one (ecs_gpu.ami.choose). Tests that call run_deploy
+# The real template's AMI parameter (ecs_gpu.contracts.ami.PARAMETER) has no default:
+# `ecs-gpu deploy` passes one (ecs_gpu.contracts.ami.choose). Tests that call run_deploy
 # or run_diff directly pass this image, one moto's EC2 knows.
 MOTO_AMI = "ami-12c6146b"
 
 
 def ami_parameters(template: dict[str, Any], image_id: str = MOTO_AMI) -> dict[str, str]:
     """The AMI parameter for ``template``, or none for a stand-in that has no parameter."""
-    from ecs_gpu.ami import PARAMETER
+    from ecs_gpu.contracts.ami import PARAMETER
 
     return {PARAMETER: image_id} if PARAMETER in template.get("Parameters", {}) else {}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ecs_gpu import demand_metric
+from ecs_gpu.contracts import demand_metric
 
 # A safety net for a broken script only: no test waits on time, and each run
 # of the sidecar ends on an event well within it.

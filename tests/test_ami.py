@@ -1,4 +1,4 @@
-"""The AMI a deploy passes (ecs_gpu.ami.choose): every case, without AWS."""
+"""The AMI a deploy passes (ecs_gpu.contracts.ami.choose): every case, without AWS."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import ami
+from ecs_gpu.contracts import ami
 from ecs_gpu.errors import BadInputError, ProblemsFound
 
 RUNNING = "ami-0aaaaaaaaaaaaaaa1"

@@ -1,4 +1,4 @@
-"""ecs_gpu.deflate: a gzip any reader decodes, the same bytes everywhere."""
+"""ecs_gpu.host.deflate: a gzip any reader decodes, the same bytes everywhere."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecs_gpu import host
-from ecs_gpu.deflate import _lengths, deflate, gzip_bytes
+from ecs_gpu.host.deflate import _lengths, deflate, gzip_bytes
 from ecs_gpu.spec import parse_spec
 from example_specs import G5_GPU
 

@@ -28,7 +28,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from ecs_gpu import demand_metric
+from ecs_gpu.contracts import demand_metric
 from ecs_gpu.spec import METRICS_PRESETS
 from sidecar_clock import SAFETY_S, T0, FakeClock, container, executable, kill, tool
 

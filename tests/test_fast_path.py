@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ecs_gpu import fast_path, managed_scaling
+from ecs_gpu.design import managed_scaling
+from ecs_gpu.design.paths import fast_path
 from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.spec.sections.scaling import ScalingSpec
 
@@ -221,7 +222,7 @@ def _alarm_fires_at(step_at: float, phase: float, before: float, after: float, t
     evaluates each period when it closes, going to ALARM when the last
     ``DATAPOINTS_TO_ALARM`` of ``EVALUATION_PERIODS`` periods breached.
     """
-    from ecs_gpu import demand_metric
+    from ecs_gpu.contracts import demand_metric
 
     period = fast_path.ALARM_PERIOD_S
     interval = demand_metric.PUBLISH_INTERVAL_S

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecs_gpu import gpu_metric
+from ecs_gpu.contracts import gpu_metric
 
 
 def test_emitted_names_follow_agent_prefix() -> None:

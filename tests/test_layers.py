@@ -7,6 +7,7 @@ that contract broken.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import subprocess
 import sys
@@ -55,23 +56,64 @@ def test_every_contract_is_kept(tmp_path: Path) -> None:
         assert f"{contract['name']} KEPT" in proc.stdout
 
 
-FORBIDDEN = [c for c in CONTRACTS if c["type"] == "forbidden"]
+LAYERS = [c for c in CONTRACTS if c["type"] == "layers"]
 ACYCLIC = [c for c in CONTRACTS if c["type"] == "acyclic_siblings"]
 
 
 def test_every_contract_is_one_of_the_kinds_tested_here() -> None:
-    assert len(FORBIDDEN) + len(ACYCLIC) == len(CONTRACTS) and ACYCLIC
+    assert len(LAYERS) + len(ACYCLIC) == len(CONTRACTS)
+    assert LAYERS and ACYCLIC
 
 
-@pytest.mark.parametrize("contract", FORBIDDEN, ids=[c["name"] for c in FORBIDDEN])
-def test_each_contract_catches_an_offending_import(
-    contract: dict[str, Any], tmp_path: Path
-) -> None:
+def _layer_pairs() -> list[tuple[str, str, str]]:
+    """(contract, lower module, the module above it) for each pair of adjacent layers."""
+    pairs = []
+    for contract in LAYERS:
+        (container,) = contract["containers"]
+        tails = [[t.strip() for t in layer.split("|")] for layer in contract["layers"]]
+        for above, below in itertools.pairwise(tails):
+            pairs.append((contract["name"], f"{container}.{below[0]}", f"{container}.{above[-1]}"))
+    return pairs
+
+
+def _independent_pairs() -> list[tuple[str, str, str]]:
+    """(contract, one module, its independent neighbour) for each layer joined by ``|``."""
+    pairs = []
+    for contract in LAYERS:
+        (container,) = contract["containers"]
+        for layer in contract["layers"]:
+            tails = [t.strip() for t in layer.split("|")]
+            if len(tails) > 1:
+                pairs.append(
+                    (contract["name"], f"{container}.{tails[0]}", f"{container}.{tails[1]}")
+                )
+    return pairs
+
+
+def _break(tmp_path: Path, importer: str, imported: str) -> subprocess.CompletedProcess[str]:
     tree = _copy(tmp_path)
-    source = _file_of(tree, contract["source_modules"][-1])
-    forbidden = contract["forbidden_modules"][-1]
-    with source.open("a", encoding="utf-8") as f:
-        f.write(f"\nimport {forbidden}\n")
+    with _file_of(tree, importer).open("a", encoding="utf-8") as f:
+        f.write(f"\nimport {imported}\n")
+    return _lint_imports(tree)
+
+
+@pytest.mark.parametrize(
+    ("name", "importer", "imported"),
+    _layer_pairs() + _independent_pairs(),
+    ids=[f"{a}->{b}" for _, a, b in _layer_pairs() + _independent_pairs()],
+)
+def test_the_layers_catch_an_import_upward_or_across(
+    name: str, importer: str, imported: str, tmp_path: Path
+) -> None:
+    proc = _break(tmp_path, importer, imported)
+    assert proc.returncode != 0
+    assert f"{name} BROKEN" in proc.stdout, proc.stdout
+
+
+def test_a_module_in_no_layer_breaks_the_layers(tmp_path: Path) -> None:
+    (contract,) = LAYERS
+    tree = _copy(tmp_path)
+    (tree / "src" / "ecs_gpu" / "stray.py").write_text('"""Not in any layer."""\n')
     proc = _lint_imports(tree)
     assert proc.returncode != 0
     assert f"{contract['name']} BROKEN" in proc.stdout, proc.stdout
@@ -81,7 +123,7 @@ def test_each_contract_catches_an_offending_import(
     ("importer", "imported"),
     [
         # Two siblings that would import each other at run time.
-        ("ecs_gpu.doctor.kinds", "ecs_gpu.doctor.snapshot"),
+        ("ecs_gpu.checks.kinds", "ecs_gpu.checks.snapshot"),
         # A top-level module and package: the instance catalog reaching up to
         # the spec that reads it.
         ("ecs_gpu.catalog", "ecs_gpu.spec"),

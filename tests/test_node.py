@@ -87,7 +87,7 @@ def test_aws_cdk_imported_first_prints_no_node_banner(tmp_path: Path) -> None:
         "import site, sys\n"
         f"site.addsitedir({str(tmp_path)!r})\n"
         "import aws_cdk\n"
-        "import ecs_gpu.synth\n"
+        "import ecs_gpu.template.synth\n"
         "import os\n"
         "from ecs_gpu.node import bundled_node\n"
         "assert os.environ['JSII_NODE'] == str(bundled_node()), os.environ.get('JSII_NODE')\n"

@@ -19,7 +19,7 @@ from ecs_gpu import cli
 from ecs_gpu.cli import main
 from ecs_gpu.errors import EXIT_AWS, AwsError
 from ecs_gpu.spec import NOTES, parse_spec
-from ecs_gpu.validate import spec_notes
+from ecs_gpu.template.validate import spec_notes
 from spec.test_rules import NOTE_CASES
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
@@ -50,9 +50,9 @@ def test_synth_to_stdout_prints_each_note_on_stderr_only(
     monkeypatch: pytest.MonkeyPatch,
     name: str,
 ) -> None:
-    import ecs_gpu.synth
+    import ecs_gpu.template.synth
 
-    monkeypatch.setattr(ecs_gpu.synth, "synth_template", lambda *_a, **_k: STUB_TEMPLATE)
+    monkeypatch.setattr(ecs_gpu.template.synth, "synth_template", lambda *_a, **_k: STUB_TEMPLATE)
     path, notes = _spec_file(tmp_path, name)
     assert main(["synth", str(path), "-o", "-"]) == 0
     captured = capsys.readouterr()

@@ -8,9 +8,9 @@ from typing import Any
 import botocore.session
 import pytest
 
-from ecs_gpu import redeploy
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import redeploy
 from ecs_gpu.errors import EXIT_BAD_INPUT, BadInputError
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5_PATH
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ecs_gpu import schedule
+from ecs_gpu.contracts import schedule
 
 
 def _at(day: int, hour: int, minute: int = 0) -> datetime:

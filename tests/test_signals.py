@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from ecs_gpu import demand_metric, gpu_metric, signals, spot, wake
-from ecs_gpu.doctor.snapshot import TargetNames
-from ecs_gpu.naming import Names
-from ecs_gpu.signals import SIGNALS, SignalPlan
+from ecs_gpu.checks.snapshot import TargetNames
+from ecs_gpu.contracts import demand_metric, gpu_metric, signals
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.contracts.signals import SIGNALS, SignalPlan
+from ecs_gpu.design import spot
+from ecs_gpu.design.paths import wake
 from ecs_gpu.sim.params import GPU_METRIC_SCOPE, SimParams, from_spec
 from ecs_gpu.spec import ScalingSpec, load_spec
 
@@ -178,7 +180,12 @@ def test_the_collector_reads_every_series_once_in_a_stable_order() -> None:
 SRC = Path(__file__).resolve().parents[1] / "src" / "ecs_gpu"
 # Where a signal's name may be spelled in a comparison: the names themselves,
 # the metric contracts, and spec/ (its rules say which keys go with which signal).
-NAME_OWNERS = ("signals.py", "gpu_metric.py", "demand_metric.py", "spec/")
+NAME_OWNERS = (
+    "contracts/signals.py",
+    "contracts/gpu_metric.py",
+    "contracts/demand_metric.py",
+    "spec/",
+)
 
 
 def _is_signal(node: ast.AST) -> bool:
@@ -251,8 +258,8 @@ def test_each_policy_target_is_a_scaling_key() -> None:
 SIGNAL_FREE = (
     "aws/verify.py",
     "cli/render.py",
-    "doctor/checks/alarm.py",
-    "doctor/checks/metric.py",
+    "checks/doctor/alarm.py",
+    "checks/doctor/metric.py",
     "infra/observability.py",
     "sim/engine.py",
     "sim/report.py",
@@ -280,10 +287,10 @@ def signal_own_uses(source: str) -> list[int]:
 def test_the_signal_own_scanner_sees_each_form() -> None:
     source = (
         "from ecs_gpu import demand_metric\n"
-        "from ecs_gpu.signals import CONCURRENCY\n"
+        "from ecs_gpu.contracts.signals import CONCURRENCY\n"
         "a = plan.tracks_concurrency\n"
         "b = signals.CONCURRENCY\n"
-        "import ecs_gpu.demand_metric\n"
+        "import ecs_gpu.contracts.demand_metric\n"
         "c = plan.tracked\n"
     )
     assert signal_own_uses(source) == [1, 2, 3, 4, 5]
@@ -298,7 +305,7 @@ def test_the_consumers_read_the_signal_off_its_row(module: str) -> None:
 def test_doctor_checks_each_series_from_its_row() -> None:
     # "Does it arrive" and "does a policy track it" are registered from each row,
     # so a new signal's series gets both checks (their ids stable for docs/doctor.md).
-    from ecs_gpu.doctor.checks import CHECKS_BY_ID
+    from ecs_gpu.checks.doctor import CHECKS_BY_ID
 
     for series in signals.SERIES.values():
         for t, link in ((series.checked.arrives, "metric"), (series.checked.tracked, "scaling")):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecs_gpu import demand_metric, sleep, startup, wake
+from ecs_gpu.contracts import demand_metric
+from ecs_gpu.design import startup
+from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.infra import loadbalancer
 from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5, G6E, INTERNAL_LB, P5, scaled_to_zero

@@ -1,4 +1,4 @@
-"""ecs_gpu.spot: the strategy, its split of tasks, the interruption bands, the Spot price."""
+"""ecs_gpu.design.spot: the strategy, its split of tasks, the interruption bands, the Spot price."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from ecs_gpu import catalog, spot
+from ecs_gpu import catalog
+from ecs_gpu.design import spot
 from ecs_gpu.spec import Spec, parse_spec
 
 BASE = """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecs_gpu import startup
+from ecs_gpu.design import startup
 from ecs_gpu.infra import loadbalancer
 from ecs_gpu.spec import parse_spec
 from example_specs import G5, P5

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ecs_gpu import sleep, wake
-from ecs_gpu.step_shape import StepShape, shape_of
+from ecs_gpu.design.paths import sleep, wake
+from ecs_gpu.design.paths.step_shape import StepShape, shape_of
 
 
 def _policy(kind: str, *adjustments: int) -> dict[str, object]:

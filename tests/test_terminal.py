@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ecs_gpu import terminal
+from ecs_gpu.cli import terminal
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

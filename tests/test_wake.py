@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ecs_gpu import managed_scaling, sleep, startup, wake
+from ecs_gpu.design import managed_scaling, startup
+from ecs_gpu.design.paths import sleep, wake
+from ecs_gpu.design.paths.wake import WakePath
 from ecs_gpu.spec import Spec, parse_spec
-from ecs_gpu.wake import WakePath
 from example_specs import G5, G5_GPU, G6E, INTERNAL_LB, P5, scaled_to_zero
 
 POOL = "\n[capacity.warm_pool]\nmin_size = 1\n"

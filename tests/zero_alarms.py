@@ -3,7 +3,8 @@
 infra/scaling.py writes both over the load balancer's two counts (``r``,
 ``e``), the sleep alarm over its open connections (``a``) too, and both over
 the service's CPU SampleCount (``c``)
-(ecs_gpu.wake, ecs_gpu.sleep); moto's CloudFormation skips alarms, and doctor's
+(ecs_gpu.design.paths.wake, ecs_gpu.design.paths.sleep); moto's CloudFormation skips alarms,
+and doctor's
 snapshots hold them as collected, so the tests of verify and doctor build them
 here once.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecs_gpu import sleep, wake
+from ecs_gpu.design.paths import sleep, wake
 
 
 def metric_query(

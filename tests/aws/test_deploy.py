@@ -12,9 +12,9 @@ from botocore.stub import Stubber
 from cli.conftest import EXAMPLE_SPEC, NAMES, NO_WAIT
 from cli.test_deploy import record_calls
 from cli.test_events import ROLLBACK, STACK_ID, describe_stack
-from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
-from ecs_gpu.aws.stack_events import StackEvent
+from ecs_gpu.checks.stack_events import StackEvent
+from ecs_gpu.design import redeploy
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
 from ecs_gpu.spec import parse_spec
 

@@ -12,7 +12,7 @@ from cli.conftest import Clients
 from cli.test_deploy import record_calls
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
-from ecs_gpu.naming import Names
+from ecs_gpu.contracts.naming import Names
 
 
 def _launch_template(name: str) -> str:

@@ -30,12 +30,13 @@ from doctor.snapshots import (
     validate_snapshot,
     warm_pool_spec,
 )
-from ecs_gpu import demand_metric, fast_path, gpu_metric
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
 from ecs_gpu.aws.errors import AccessDenied
-from ecs_gpu.doctor import snapshot as snapshots
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks import snapshot as snapshots
+from ecs_gpu.checks.doctor import run_checks
+from ecs_gpu.contracts import demand_metric, gpu_metric
+from ecs_gpu.design.paths import fast_path
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.spec import parse_spec
 

@@ -22,10 +22,10 @@ import pytest
 from botocore.stub import Stubber
 
 from cli.test_failures import as_user, restricted_user
-from ecs_gpu import quotas
 from ecs_gpu.aws import preflight as pf
-from ecs_gpu.aws.preflight_checks import Needs
-from ecs_gpu.aws.preflight_needs import spot_quota_needs
+from ecs_gpu.checks.preflight.account import Needs
+from ecs_gpu.checks.preflight.needs import spot_quota_needs
+from ecs_gpu.contracts import quotas
 from ecs_gpu.spec import parse_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

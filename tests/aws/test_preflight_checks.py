@@ -18,11 +18,11 @@ import botocore.session
 import pytest
 from botocore.validate import ParamValidator
 
-from ecs_gpu import quotas
-from ecs_gpu.aws.preflight_checks import Needs, Result, evaluate
-from ecs_gpu.aws.preflight_needs import spot_quota_needs
-from ecs_gpu.doctor.checks.model import Finding
-from ecs_gpu.doctor.snapshot import COLLECTION_KEY
+from ecs_gpu.checks.model import Finding
+from ecs_gpu.checks.preflight.account import Needs, Result, evaluate
+from ecs_gpu.checks.preflight.needs import spot_quota_needs
+from ecs_gpu.checks.snapshot import COLLECTION_KEY
+from ecs_gpu.contracts import quotas
 from ecs_gpu.spec import load_spec
 
 _BOTOCORE = botocore.session.get_session()
@@ -371,7 +371,7 @@ def test_secrets_missing_scheduled_for_deletion_or_present(g5: Needs) -> None:
 
 
 def test_a_missing_ecr_tag_is_an_error(g5: Needs) -> None:
-    from ecs_gpu.aws.preflight_checks import EcrImage
+    from ecs_gpu.checks.preflight.account import EcrImage
 
     image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/llm:v2"
     n = dataclasses.replace(

@@ -9,10 +9,10 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from cli.test_template_bucket import ACCOUNT, BUCKET, BUCKET_OPT
-from ecs_gpu import template
 from ecs_gpu.aws import staging as st
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.errors import EXIT_AWS
+from ecs_gpu.template import limits as template
 
 
 def test_key_and_url_forms() -> None:

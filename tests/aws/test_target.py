@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import boto3
 
-from ecs_gpu import fast_path, sleep
 from ecs_gpu.aws.facts import Collector
-from ecs_gpu.aws.target import Target
-from ecs_gpu.naming import Names
+from ecs_gpu.checks.target import Target
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design.paths import fast_path, sleep
 from ecs_gpu.spec import parse_spec
 
 SPEC = """
@@ -64,7 +64,7 @@ def test_without_pool_or_spot_they_are_absent_and_names_alone_know_no_spec() -> 
 
 
 def test_the_schedule_is_each_entrys_expression_and_bounds_from_schedule_py() -> None:
-    from ecs_gpu import schedule
+    from ecs_gpu.contracts import schedule
 
     entries = (
         '\n[[scaling.schedule]]\ncron = "0  8 ? * MON-FRI *"\nmin_tasks = 1\nmax_tasks = 4\n'

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from cli.conftest import Clients
 from cli.test_verify import ASG, put
-from ecs_gpu import gpu_metric
 from ecs_gpu.aws import verify as vf
-from ecs_gpu.signals import SeriesAt
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.signals import SeriesAt
 
 # verify metrics --asg: the agent's series alone, no service.
 AT = SeriesAt(asg=ASG, cluster="", service="")
@@ -53,8 +53,8 @@ def test_verify_metrics_waits_until_the_last_series_lands(clients: Clients) -> N
 
 def test_the_plan_waits_for_each_group_with_a_host_and_every_other_series_once() -> None:
     from ecs_gpu.aws.verify import metrics_plan
-    from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, SeriesAt, Signal
-    from ecs_gpu.spot import Publishers, on_demand_claim
+    from ecs_gpu.contracts.signals import DEFAULT_GPU_SIGNAL, SeriesAt, Signal
+    from ecs_gpu.design.spot import Publishers, on_demand_claim
 
     names = SeriesAt(asg="od", cluster="c", service="s")
     signals: tuple[Signal, ...] = (DEFAULT_GPU_SIGNAL, "concurrency")

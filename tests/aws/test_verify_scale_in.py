@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 from botocore.stub import Stubber
 
 from cli.conftest import EXAMPLE_SPEC
-from ecs_gpu import fast_path as fp
-from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify_scale_in as vsi
 from ecs_gpu.aws import verify_step_paths as vsp
+from ecs_gpu.design.paths import fast_path as fp
+from ecs_gpu.design.paths import fast_scale_in as fsi
 from ecs_gpu.spec import load_spec
 from stubbed import offline_client
 

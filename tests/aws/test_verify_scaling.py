@@ -40,7 +40,7 @@ def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -
 
 def test_the_levels_follow_the_specs_signal() -> None:
     from cli.conftest import EXAMPLE_SPEC
-    from ecs_gpu import fast_path as fp
+    from ecs_gpu.design.paths import fast_path as fp
     from ecs_gpu.spec import load_spec
 
     fast = fp.fast_path(load_spec(EXAMPLE_SPEC))

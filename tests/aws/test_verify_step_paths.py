@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from cli.conftest import EXAMPLE_SPEC, NAMES
-from ecs_gpu import fast_path as fp
-from ecs_gpu import sleep
 from ecs_gpu.aws import verify_step_paths as vsp
+from ecs_gpu.design.paths import fast_path as fp
+from ecs_gpu.design.paths import sleep
 from ecs_gpu.spec import load_spec
 from zero_alarms import sleep_metrics
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from ecs_gpu import sleep
 from ecs_gpu.aws import verify_wake as vw
 from ecs_gpu.aws.deploy import StackOutput
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design.paths import sleep
 from ecs_gpu.errors import EXIT_AWS, AwsError, BadInputError, ProblemsFound
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5, INTERNAL_LB, P5, scaled_to_zero
 

@@ -14,7 +14,7 @@ import boto3
 import pytest
 
 from ecs_gpu.aws.deploy import Waits
-from ecs_gpu.naming import Names
+from ecs_gpu.contracts.naming import Names
 from moto_cfn import for_moto, moto_skips  # noqa: F401 (re-exported to the tests here)
 
 NAMES = Names("vllm-g5")
@@ -171,7 +171,7 @@ EXAMPLE_SPEC = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
 def g5_template() -> dict[str, Any]:
     """The real synthesized template of examples/g5-vllm.toml (synthesized once)."""
     from ecs_gpu.spec import load_spec
-    from ecs_gpu.synth import synth_template
+    from ecs_gpu.template.synth import synth_template
 
     return synth_template(load_spec(EXAMPLE_SPEC))
 

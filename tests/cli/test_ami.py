@@ -27,7 +27,6 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.stub import Stubber
 
-from ecs_gpu import ami, template
 from ecs_gpu.aws import ami as aws_ami
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
@@ -35,7 +34,9 @@ from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import ami as ami_cli
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main, options
+from ecs_gpu.contracts import ami
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK
+from ecs_gpu.template import limits as template
 from stubbed import modify_change
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients

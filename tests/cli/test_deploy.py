@@ -28,12 +28,12 @@ import pytest
 from rich.console import Console
 
 import aws_cli_model
-from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.cli import main, options, render
+from ecs_gpu.design import redeploy
 from ecs_gpu.errors import (
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,

@@ -17,7 +17,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from ecs_gpu.aws import deploy as dp
-from ecs_gpu.aws.stack_events import (
+from ecs_gpu.checks.stack_events import (
     ChangeSummary,
     ResourceChange,
     StackEvent,

@@ -159,10 +159,10 @@ def test_any_error_text_reaches_the_user_verbatim(text: str) -> None:
 # the Node process, runs next. No timing: the signal is sent from inside.
 _CTRL_C_AT_EXIT = """
 import atexit, os, signal, sys
-import ecs_gpu.synth
+import ecs_gpu.template.synth
 from ecs_gpu.cli import main
 
-real = ecs_gpu.synth.synth_template
+real = ecs_gpu.template.synth.synth_template
 
 def synth_then_arm(*args, **kwargs):
     template = real(*args, **kwargs)  # jsii's Node runs now; its atexit hook is registered
@@ -170,7 +170,7 @@ def synth_then_arm(*args, **kwargs):
     atexit.register(os.kill, os.getpid(), signal.SIGINT)
     return template
 
-ecs_gpu.synth.synth_template = synth_then_arm
+ecs_gpu.template.synth.synth_template = synth_then_arm
 sys.argv = ["ecs-gpu", *sys.argv[1:]]
 main()
 """

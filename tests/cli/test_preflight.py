@@ -22,7 +22,7 @@ import pytest
 from botocore.stub import Stubber
 
 from ecs_gpu.aws import preflight as pf
-from ecs_gpu.aws.preflight_checks import Needs
+from ecs_gpu.checks.preflight.account import Needs
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, BadInputError

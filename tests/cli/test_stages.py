@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import ecs_gpu.validate
+import ecs_gpu.template.validate
 from ecs_gpu.cli import define, main
 from ecs_gpu.cli.stages import STAGE_TEXT, stage_status
-from ecs_gpu.synth import StageFn
-from ecs_gpu.validate import STAGES, ValidationReport
+from ecs_gpu.template.synth import StageFn
+from ecs_gpu.template.validate import STAGES, ValidationReport
 
 G5 = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
 
@@ -59,7 +59,7 @@ def test_validate_command_shows_the_stages_on_a_terminal_stderr(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     told: list[str] = []
-    monkeypatch.setattr(ecs_gpu.validate, "validate", _fake_validate(told))
+    monkeypatch.setattr(ecs_gpu.template.validate, "validate", _fake_validate(told))
     console, buf = _console(terminal=True)
     monkeypatch.setattr(define, "err_console", console)
     assert main(["validate", str(G5)]) == 0
@@ -73,7 +73,7 @@ def test_validate_command_prints_no_stage_to_a_pipe(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     told: list[str] = []
-    monkeypatch.setattr(ecs_gpu.validate, "validate", _fake_validate(told))
+    monkeypatch.setattr(ecs_gpu.template.validate, "validate", _fake_validate(told))
     assert main(["validate", str(G5)]) == 0
     assert told == list(STAGES)
     assert capsys.readouterr().err == ""

@@ -22,8 +22,8 @@ from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main, options, render
 from ecs_gpu.errors import EXIT_AWS, EXIT_INTERRUPTED, BadInputError, EcsGpuError
 from ecs_gpu.spec import parse_spec
-from ecs_gpu.synth import synth_template
-from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES
+from ecs_gpu.template.limits import MAX_TEMPLATE_BODY_BYTES
+from ecs_gpu.template.synth import synth_template
 from infra.test_template_size import largest_spec_text
 from moto_cfn import ami_parameters, for_moto
 

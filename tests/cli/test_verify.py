@@ -24,11 +24,12 @@ from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, gpu_metric, sleep, wake
-from ecs_gpu import fast_path as fp
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import main
 from ecs_gpu.cli import verify as verify_cli
+from ecs_gpu.contracts import demand_metric, gpu_metric
+from ecs_gpu.design.paths import fast_path as fp
+from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
 from ecs_gpu.spec import load_spec
 from example_specs import write_g5_gpu
@@ -793,7 +794,7 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
     assert clients.cw.list_metrics(Namespace=gpu_metric.NAMESPACE)["Metrics"] == []
 
 
-# --- scale to zero: the wake path (ecs_gpu.wake) -------------------------------------------
+# --- scale to zero: the wake path (ecs_gpu.design.paths.wake) ---------------------------
 
 WAKE_POLICY = "vllm-g5-Wake-9F8E"
 WAKE_ALARM = "vllm-g5-WakeAlarm-7D6C"

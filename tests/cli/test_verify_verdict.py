@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import demand_metric, sleep
-from ecs_gpu import fast_path as fp
-from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import main
 from ecs_gpu.cli import verify as verify_cli
+from ecs_gpu.contracts import demand_metric
+from ecs_gpu.design.paths import fast_path as fp
+from ecs_gpu.design.paths import fast_scale_in as fsi
+from ecs_gpu.design.paths import sleep
 from ecs_gpu.errors import EXIT_PROBLEMS, ProblemsFound
 from ecs_gpu.spec import load_spec
 

@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import wake
 from ecs_gpu.aws import verify_wake as vw
 from ecs_gpu.cli import main
 from ecs_gpu.cli import verify_wake as cli
+from ecs_gpu.contracts.naming import stack_name_of
+from ecs_gpu.design.paths import wake
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError
-from ecs_gpu.naming import stack_name_of
 from ecs_gpu.spec import Spec, load_spec
 from example_specs import G5, G5_PATH, INTERNAL_LB, scaled_to_zero
 
@@ -313,9 +313,9 @@ def test_the_command_refuses_without_yes_after_the_spec_and_before_the_request(
 def test_the_timeout_help_states_the_default_the_code_waits(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from ecs_gpu import wake
     from ecs_gpu.aws import verify_wake as vw
     from ecs_gpu.cli import main
+    from ecs_gpu.design.paths import wake
 
     words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
     minutes = words[int(vw.DESIRED_MARGIN_S // wake.PERIOD_S)]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from aws_cli_model import problems
-from ecs_gpu.doctor.checks.model import Check, Finding
+from ecs_gpu.checks.model import Check, Finding
 
 from .snapshots import build_healthy
 

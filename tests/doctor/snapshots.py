@@ -21,9 +21,9 @@ from typing import Any
 import botocore.session
 from botocore.validate import ParamValidator
 
-from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import COLLECTION_KEY, SNAPSHOT_VERSION
-from ecs_gpu.naming import Names
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
 
 from .world import SPEC_TOML, task_gpu_queries
@@ -664,7 +664,8 @@ def as_concurrency(s: dict[str, Any], *, signal_in_target: bool = True) -> None:
     the fast path's step policy and its 10-s alarm (fast_path.py), and the
     series itself. ``signal_in_target``: the collection had the spec.
     """
-    from ecs_gpu import demand_metric, fast_path, fast_scale_in
+    from ecs_gpu.contracts import demand_metric
+    from ecs_gpu.design.paths import fast_path, fast_scale_in
 
     spec = concurrency_spec()
     fp = fast_path.fast_path(spec)
@@ -898,7 +899,7 @@ def as_warm_pool(s: dict[str, Any]) -> None:
     host.hook_timeout_s; one instance waits in the pool, stopped.
     """
     from ecs_gpu.aws.facts import Target
-    from ecs_gpu.doctor.checks.capacity import LAUNCHING
+    from ecs_gpu.checks.doctor.capacity import LAUNCHING
 
     target = Target.from_spec(warm_pool_spec(), NAMES).as_dict()
     s[COLLECTION_KEY]["target"] = target
@@ -1045,7 +1046,7 @@ def as_spot(s: dict[str, Any]) -> None:
 
 def spot_od0_spec() -> Spec:
     """:func:`spot_spec` with no On-Demand base and no On-Demand floor: every task may run
-    on Spot and the On-Demand group may be empty (ecs_gpu.spot.on_demand_may_be_empty)."""
+    on Spot and the On-Demand group may be empty (ecs_gpu.design.spot.on_demand_may_be_empty)."""
     text = SPEC_TOML.replace(
         'signal = "task-gpus"',
         'signal = "concurrency"\ntarget_concurrency_per_task = 8\nfast_scale_in = true',
@@ -1058,8 +1059,8 @@ def as_spot_od0(s: dict[str, Any]) -> None:
     """:func:`as_spot` for :func:`spot_od0_spec`: the strategy without base, and the GPU
     missing-metric alarm as infra/observability writes it then, reading the On-Demand
     group's GPU series only while that group has an instance in service."""
-    from ecs_gpu import spot
     from ecs_gpu.aws.facts import Target
+    from ecs_gpu.design import spot
 
     as_spot(s)
     spec = spot_od0_spec()
@@ -1087,7 +1088,7 @@ def _group_stat(
     qid: str, namespace: str, metric: str, dims: list[dict[str, str]]
 ) -> dict[str, Any]:
     """One hidden one-minute query of a Spot-form alarm, as DescribeAlarms returns it."""
-    from ecs_gpu import spot
+    from ecs_gpu.design import spot
 
     return {
         "Id": qid,
@@ -1103,7 +1104,7 @@ def _group_stat(
 def spot_alarms() -> list[dict[str, Any]]:
     """The Spot group's two alarms as DescribeAlarms returns them (infra/observability
     _spot_alarms for :func:`spot_spec`): metric math, both OK, no action."""
-    from ecs_gpu import spot
+    from ecs_gpu.design import spot
 
     group = [{"Name": spot.GROUP_DIMENSION, "Value": NAMES.spot_asg}]
     stat = _group_stat

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ecs_gpu.doctor.checks import CHAIN, CHECKS, CHECKS_BY_ID, check
-from ecs_gpu.doctor.checks.registry import registered
+from ecs_gpu.checks.doctor import CHAIN, CHECKS, CHECKS_BY_ID, check
+from ecs_gpu.checks.doctor.registry import registered
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "doctor.md").read_text(encoding="utf-8")
 

@@ -21,8 +21,8 @@ from ecs_gpu.aws import clients
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.cli import doctor as doctor_cli
 from ecs_gpu.cli import main
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.errors import EXIT_BROKEN_PIPE, BadInputError
-from ecs_gpu.naming import Names
 
 from . import world
 
@@ -526,7 +526,7 @@ def test_stack_name_outside_the_name_pattern_keeps_its_own_name(
 ) -> None:
     # A stack name that is not a valid service name: the resources take the hashed
     # base the construct gives them; the stack is still looked up by the name given.
-    from ecs_gpu.naming import CONSTRUCT_ID, deployment_base
+    from ecs_gpu.contracts.naming import CONSTRUCT_ID, deployment_base
 
     got: list[Any] = []
 

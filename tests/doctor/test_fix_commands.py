@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from aws_cli_model import commands, problems
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks.doctor import run_checks
 
 from .checks.cases import CASES
 

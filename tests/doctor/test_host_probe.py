@@ -30,8 +30,8 @@ def _section(data: bytes) -> str:
 def test_a_gzip_bomb_in_a_snapshot_is_a_host001_finding(
     healthy: Callable[[], dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from ecs_gpu.checks.snapshot import dumps
     from ecs_gpu.cli import main
-    from ecs_gpu.doctor.snapshot import dumps
 
     snap = healthy()
     big = _gzip_of_zeros(host.MAX_NVIDIA_SMI_XML // 2**20 + 1)

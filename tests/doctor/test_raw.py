@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from ecs_gpu.aws.facts import COLLECTION_KEY
+from ecs_gpu.checks import raw
+from ecs_gpu.checks import snapshot as snapshots
+from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.cli import main
-from ecs_gpu.doctor import raw
-from ecs_gpu.doctor import snapshot as snapshots
-from ecs_gpu.doctor.checks import run_checks
 from ecs_gpu.errors import BadInputError
 
 from .snapshots import ACCOUNT, KIND_SHAPES, NAMES, REGION, validate_response
@@ -241,7 +241,7 @@ def test_save_snapshot_turns_raw_output_into_a_collected_snapshot(
 
 
 def test_epoch_timestamps_of_aws_cli_v1_are_read() -> None:
-    from ecs_gpu.doctor.checks.common import parse_time
+    from ecs_gpu.checks.doctor.common import parse_time
 
     assert parse_time(1764435600) == datetime(2025, 11, 29, 17, 0, tzinfo=UTC)
     assert parse_time(1764435600.5) == datetime(2025, 11, 29, 17, 0, 0, 500000, tzinfo=UTC)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu.doctor import snapshot as snapshots
+from ecs_gpu.checks import snapshot as snapshots
 from ecs_gpu.errors import BadInputError
 
 from .checks.cases import CASES

@@ -33,8 +33,8 @@ from typing import Any
 import boto3
 from botocore.awsrequest import AWSResponse
 
-from ecs_gpu import gpu_metric
-from ecs_gpu.naming import Names
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.spec import Spec
 
 NAMES = Names("vllm-g5")

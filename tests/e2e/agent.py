@@ -3,7 +3,7 @@
 The end-to-end test cannot run the real agent binary or a GPU. Everything
 else is real: this module reads the agent config out of the deployed launch
 template's user data (base64 -> ``#cloud-config`` YAML -> the ``write_files``
-entry at :data:`ecs_gpu.gpu_metric.AGENT_CONFIG_PATH` -> JSON), reads the
+entry at :data:`ecs_gpu.contracts.gpu_metric.AGENT_CONFIG_PATH` -> JSON), reads the
 instance role's policies from IAM (launch template -> instance profile ->
 role), reads each instance's identity and tags from EC2, and publishes with
 ``PutMetricData`` what the agent would publish for that config. Nothing here

@@ -53,13 +53,13 @@ from typing import Any
 import boto3
 import pytest
 
-from ecs_gpu import demand_metric, gpu_metric
 from ecs_gpu.aws import facts
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main
+from ecs_gpu.contracts import demand_metric, gpu_metric
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import load_spec
 from example_specs import G5, G5_PATH
 from moto_cfn import ami_parameters, for_moto
@@ -94,7 +94,7 @@ def typo_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _synth(path: Path) -> dict[str, Any]:
-    from ecs_gpu.synth import synth_template
+    from ecs_gpu.template.synth import synth_template
 
     return for_moto(synth_template(load_spec(path)))
 

@@ -41,13 +41,13 @@ from typing import Any
 import boto3
 import pytest
 
-from ecs_gpu import gpu_metric
 from ecs_gpu.aws.deploy import Waits
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import main
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import load_spec, parse_spec
 from example_specs import G5_GPU, write_g5_gpu
 from moto_cfn import ami_parameters, for_moto
@@ -71,7 +71,7 @@ def gpu_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def g5_template(gpu_spec: Path) -> dict[str, Any]:
     """The real synthesized template of that spec, synthesized once."""
-    from ecs_gpu.synth import synth_template
+    from ecs_gpu.template.synth import synth_template
 
     return for_moto(synth_template(load_spec(gpu_spec)))
 

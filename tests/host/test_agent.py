@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import catalog, gpu_metric, host
-from ecs_gpu.naming import Names
+from ecs_gpu import catalog, host
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
 
 from .conftest import (

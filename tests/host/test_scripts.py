@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ecs_gpu import gpu_metric, host
-from ecs_gpu.naming import Names
+from ecs_gpu import host
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.spec import SimulationSpec, Spec, parse_spec
 from example_specs import G5_GPU
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ecs_gpu import gpu_metric, host
+from ecs_gpu import host
+from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.spec import Spec
 
 from .conftest import (

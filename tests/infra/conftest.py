@@ -11,7 +11,7 @@ from ecs_gpu.spec import Spec, load_spec, parse_spec
 from example_specs import G5_GPU, G5_PATH
 
 if TYPE_CHECKING:
-    from ecs_gpu.validate import ValidationReport
+    from ecs_gpu.template.validate import ValidationReport
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.glob("*.toml"))
@@ -74,7 +74,7 @@ def reports(
     specs: dict[str, Spec], validate_stages: dict[str, list[str]]
 ) -> dict[str, ValidationReport]:
     """validate() of every example; its template is the one `ecs-gpu synth` writes."""
-    from ecs_gpu.validate import validate
+    from ecs_gpu.template.validate import validate
 
     return {
         name: validate(spec, path=name, stage=validate_stages.setdefault(name, []).append)
@@ -89,7 +89,7 @@ def templates(reports: dict[str, ValidationReport]) -> dict[str, dict[str, Any]]
 
 @pytest.fixture(scope="session")
 def variant_reports() -> dict[str, ValidationReport]:
-    from ecs_gpu.validate import validate
+    from ecs_gpu.template.validate import validate
 
     return {k: validate(parse_spec(text, k), path=k) for k, text in VARIANTS.items()}
 

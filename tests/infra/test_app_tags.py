@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import ami
-from ecs_gpu.naming import CONSTRUCT_ID
+from ecs_gpu.contracts import ami
+from ecs_gpu.contracts.naming import CONSTRUCT_ID
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import parse_spec
 

@@ -23,15 +23,15 @@ import yaml
 from botocore.stub import Stubber
 
 from ecs_gpu import host
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.infra import capacity, cleanup
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, parse_spec
 
 from .conftest import ECR_IMAGE, G5
 from .tpl import as_list, one, props, render, resources
 
 if TYPE_CHECKING:
-    from ecs_gpu.validate import ValidationReport
+    from ecs_gpu.template.validate import ValidationReport
 
 T = dict[str, Any]
 
@@ -48,7 +48,7 @@ VARIANTS = {"warm": WARM, "warm-public": WARM_PUBLIC}
 
 @pytest.fixture(scope="module")
 def warm_reports() -> dict[str, tuple[Spec, ValidationReport]]:
-    from ecs_gpu.validate import validate
+    from ecs_gpu.template.validate import validate
 
     out = {}
     for name, text in VARIANTS.items():

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import ami
+from ecs_gpu.contracts import ami
+from ecs_gpu.contracts.naming import CONSTRUCT_ID
 from ecs_gpu.errors import BadInputError, SpecError
-from ecs_gpu.naming import CONSTRUCT_ID
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
 
@@ -107,7 +107,7 @@ def _physical_names(t: dict[str, Any], prefix: str = "") -> set[str]:
 
 def _checked(app: Any, stack: Any) -> dict[str, Any]:
     """The stack's template after synth, with no cfn-lint or cdk-nag finding."""
-    from ecs_gpu.validate import cfn_lint_findings, nag_findings, synth_findings
+    from ecs_gpu.template.validate import cfn_lint_findings, nag_findings, synth_findings
 
     artifact = app.synth().get_stack_by_name(stack.stack_name)
     template: dict[str, Any] = artifact.template
@@ -199,7 +199,7 @@ def test_one_spec_in_two_stacks_does_not_collide(specs: dict[str, Spec]) -> None
 
 
 def test_deployment_base() -> None:
-    from ecs_gpu.naming import deployment_base
+    from ecs_gpu.contracts.naming import deployment_base
 
     base = deployment_base("vllm-g5", "vllm-g5", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID)
     assert base == "vllm-g5"
@@ -231,7 +231,7 @@ def test_nag_imports_first_and_never_imports_service() -> None:
         "import ecs_gpu.infra.nag\n"
         "assert 'ecs_gpu.infra.service' not in sys.modules\n"
         "from ecs_gpu.infra.service import GpuService\n"
-        "from ecs_gpu.synth import synth_template\n"
+        "from ecs_gpu.template.synth import synth_template\n"
         "from ecs_gpu.spec import load_spec\n"
         "t = synth_template(load_spec('examples/g5-vllm.toml'))\n"
         "assert any(r['Type'] == 'AWS::ECS::Service' for r in t['Resources'].values())\n"

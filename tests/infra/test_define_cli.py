@@ -65,12 +65,12 @@ def test_synth_into_a_dangling_symlink_names_its_target(
 def test_synth_refuses_a_bad_out_dir_before_synthesizing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ecs_gpu.synth
+    import ecs_gpu.template.synth
 
     def no_synth(spec: object) -> None:
         raise AssertionError("synthesized before checking the output directory")
 
-    monkeypatch.setattr(ecs_gpu.synth, "synth_template", no_synth)
+    monkeypatch.setattr(ecs_gpu.template.synth, "synth_template", no_synth)
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory", encoding="utf-8")
     assert cli.main(["synth", str(G5), "-o", str(blocker)]) == EXIT_BAD_INPUT
@@ -124,7 +124,7 @@ LONG_IMAGE = "registry.example.com/" + "team/" * 50 + "vllm:v1"
 def test_validate_real_finding_exits_1_with_a_table(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecs_gpu import demand_metric
+    from ecs_gpu.contracts import demand_metric
 
     monkeypatch.setattr(demand_metric, "SIDECAR_IMAGE", LONG_IMAGE)
     assert cli.main(["validate", str(G5)]) == EXIT_PROBLEMS
@@ -218,7 +218,7 @@ def test_validate_json_dash_writes_only_json_to_stdout(
 def test_validate_json_file_holds_the_findings(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecs_gpu import demand_metric
+    from ecs_gpu.contracts import demand_metric
 
     monkeypatch.setattr(demand_metric, "SIDECAR_IMAGE", LONG_IMAGE)
     out = tmp_path / "findings.json"
@@ -233,12 +233,12 @@ def test_validate_json_file_holds_the_findings(
 def test_validate_json_over_the_spec_is_refused_before_synth(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ecs_gpu.validate
+    import ecs_gpu.template.validate
 
     def no_validate(*_: object, **__: object) -> None:
         raise AssertionError("validated before checking --json")
 
-    monkeypatch.setattr(ecs_gpu.validate, "validate", no_validate)
+    monkeypatch.setattr(ecs_gpu.template.validate, "validate", no_validate)
     spec = tmp_path / "spec.json"
     spec.write_text(G5.read_text(encoding="utf-8"), encoding="utf-8")
     assert cli.main(["validate", str(spec), "--json", str(spec)]) == EXIT_BAD_INPUT

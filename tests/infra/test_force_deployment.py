@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import redeploy
-from ecs_gpu.naming import Names
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import redeploy
 from ecs_gpu.spec import parse_spec
-from ecs_gpu.synth import synth_template
-from ecs_gpu.validate import cfn_lint_findings
+from ecs_gpu.template.synth import synth_template
+from ecs_gpu.template.validate import cfn_lint_findings
 
 from .conftest import G5, SPOT, SPOT_OD0, SPOT_TABLE
 from .tpl import props

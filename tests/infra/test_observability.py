@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import gpu_metric, startup
-from ecs_gpu.naming import Names
-from ecs_gpu.signals import CONCURRENCY, DEFAULT_GPU_SIGNAL, SERIES
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.contracts.signals import CONCURRENCY, DEFAULT_GPU_SIGNAL, SERIES
+from ecs_gpu.design import startup
 from ecs_gpu.spec import Spec, load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,11 @@ import pytest
 from botocore.model import StructureShape
 from botocore.validate import ParamValidator
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, sleep, startup, wake
+from ecs_gpu.contracts import demand_metric, gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.contracts.signals import CONCURRENCY, SERIES
+from ecs_gpu.design import startup
+from ecs_gpu.design.paths import fast_path, fast_scale_in, sleep, wake
 from ecs_gpu.infra import observability
 from ecs_gpu.infra.scaling import (
     CPU_POLICY_ID,
@@ -24,10 +28,8 @@ from ecs_gpu.infra.scaling import (
     SLEEP_POLICY_ID,
     WAKE_POLICY_ID,
 )
-from ecs_gpu.naming import Names
-from ecs_gpu.signals import CONCURRENCY, SERIES
 from ecs_gpu.spec import Spec, parse_spec
-from ecs_gpu.validate import ValidationReport
+from ecs_gpu.template.validate import ValidationReport
 
 from .conftest import ALERT_EMAILS, G5
 from .test_template import task_gpu_queries
@@ -93,7 +95,7 @@ def specs() -> dict[str, Spec]:
 
 @pytest.fixture(scope="module")
 def reports(specs: dict[str, Spec]) -> dict[str, ValidationReport]:
-    from ecs_gpu.validate import validate
+    from ecs_gpu.template.validate import validate
 
     return {k: validate(spec, path=k) for k, spec in specs.items()}
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu.aws.stack_events import ResourceChange
+from ecs_gpu.checks.stack_events import ResourceChange
 from ecs_gpu.spec import Spec, parse_spec
 from ecs_gpu.spec.sections.simulation import SimulationSpec
-from ecs_gpu.synth import synth_template
+from ecs_gpu.template.synth import synth_template
 from example_specs import G5_GPU, G5_PATH
 
 from .conftest import EXAMPLES_DIR

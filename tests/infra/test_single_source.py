@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ecs_gpu import gpu_metric
+from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.spec import Spec
 
 from .conftest import gpu_signal_only
@@ -198,9 +198,9 @@ gpu_guard = true
 
 def test_concurrency_producer_iam_policy_alarms_and_dashboard_agree() -> None:
     """The sidecar publishes exactly the series the role may write and everything reads."""
-    from ecs_gpu import demand_metric
+    from ecs_gpu.contracts import demand_metric
     from ecs_gpu.spec import parse_spec
-    from ecs_gpu.synth import synth_template
+    from ecs_gpu.template.synth import synth_template
 
     t = synth_template(parse_spec(CONCURRENCY_SPEC, "concurrency"))
     (side,) = [

@@ -7,11 +7,15 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import host, signals, spot, template, wake
+from ecs_gpu import host
+from ecs_gpu.contracts import signals
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import spot
+from ecs_gpu.design.paths import wake
 from ecs_gpu.infra import observability
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import parse_spec
-from ecs_gpu.synth import synth_template
+from ecs_gpu.template import limits as template
+from ecs_gpu.template.synth import synth_template
 
 from .conftest import SPOT, SPOT_OD0
 from .tpl import render, resources, statements

@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import demand_metric, startup
+from ecs_gpu.contracts import demand_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import startup
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import service as service_mod
 from ecs_gpu.infra import task as task_mod
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, load_spec, parse_spec
 
 from .conftest import EXAMPLES_DIR, G5
@@ -76,7 +77,7 @@ SPECS = {
 @pytest.fixture(scope="module")
 def built() -> dict[str, tuple[Spec, T]]:
     """Every spec above, validated; a finding (cfn-lint, cdk-nag, CDK) fails here."""
-    from ecs_gpu.validate import validate
+    from ecs_gpu.template.validate import validate
 
     out = {}
     for name, text in SPECS.items():

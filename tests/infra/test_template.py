@@ -6,10 +6,12 @@ from typing import Any
 
 import yaml
 
-from ecs_gpu import ami, demand_metric, gpu_metric, host, redeploy
+from ecs_gpu import host
+from ecs_gpu.contracts import ami, demand_metric, gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import redeploy
+from ecs_gpu.design.managed_scaling import instance_warmup_s, max_scaling_step
 from ecs_gpu.infra import loadbalancer
-from ecs_gpu.managed_scaling import instance_warmup_s, max_scaling_step
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
 from .conftest import PINNED_AMI, gpu_signal_only
@@ -63,7 +65,7 @@ def test_launch_template_never_launch_configuration(t: T) -> None:
 
 
 def test_image_is_the_ami_parameter_with_no_default_and_no_ssm_lookup(t: T) -> None:
-    # An explicit id that deploy passes (ecs_gpu.ami.choose), not the public SSM
+    # An explicit id that deploy passes (ecs_gpu.contracts.ami.choose), not the public SSM
     # parameter CloudFormation would re-resolve, and refresh the fleet with, at
     # every deploy. The template's only parameter.
     assert _lt_data(t)["ImageId"] == {"Ref": ami.PARAMETER}

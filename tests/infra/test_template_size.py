@@ -20,12 +20,12 @@ import pytest
 
 from ecs_gpu import catalog, host
 from ecs_gpu.spec import Spec, parse_spec
-from ecs_gpu.synth import synth_template, template_json
-from ecs_gpu.template import (
+from ecs_gpu.template.limits import (
     MAX_TEMPLATE_BODY_BYTES,
     MAX_TEMPLATE_URL_BYTES,
     template_size_problem,
 )
+from ecs_gpu.template.synth import synth_template, template_json
 
 from .conftest import EXAMPLES, EXAMPLES_DIR
 

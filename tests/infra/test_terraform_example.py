@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import ami
 from ecs_gpu.aws.deploy import TAG_SPEC
-from ecs_gpu.aws.stack_events import required_capabilities
-from ecs_gpu.naming import stack_name_of
+from ecs_gpu.checks.stack_events import required_capabilities
+from ecs_gpu.contracts import ami
+from ecs_gpu.contracts.naming import stack_name_of
 from ecs_gpu.spec import Spec
-from ecs_gpu.synth import template_path
+from ecs_gpu.template.synth import template_path
 
 from .conftest import EXAMPLES_DIR
 
@@ -89,8 +89,8 @@ def test_it_names_the_stack_and_file_synth_makes(
     assert config["variable"]["template_file"]["default"] == file_name
     assert "file(" in stack["template_body"] and "var.template_file" in stack["template_body"]
     # Inline is enough for this template (within the TemplateBody limit synth writes for).
-    from ecs_gpu.synth import template_json
-    from ecs_gpu.template import MAX_TEMPLATE_BODY_BYTES
+    from ecs_gpu.template.limits import MAX_TEMPLATE_BODY_BYTES
+    from ecs_gpu.template.synth import template_json
 
     assert len(template_json(templates[SPEC]).encode()) <= MAX_TEMPLATE_BODY_BYTES
 

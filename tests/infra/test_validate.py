@@ -12,7 +12,7 @@ from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import nag
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec, parse_spec
-from ecs_gpu.validate import (
+from ecs_gpu.template.validate import (
     STAGES,
     cfn_lint_findings,
     ecs_findings,
@@ -27,8 +27,8 @@ from .conftest import EXAMPLES_DIR
 from .tpl import one
 
 if TYPE_CHECKING:
-    from ecs_gpu.synth import Synthesized
-    from ecs_gpu.validate import ValidationReport
+    from ecs_gpu.template.synth import Synthesized
+    from ecs_gpu.template.validate import ValidationReport
 
 
 def test_example_is_clean(example: str, reports: dict[str, ValidationReport]) -> None:
@@ -93,7 +93,7 @@ def built_with_a_bad_construct(
     from aws_cdk import Annotations
     from aws_cdk import aws_ec2 as ec2
 
-    from ecs_gpu.synth import build
+    from ecs_gpu.template.synth import build
 
     built = build(specs["g5-vllm.toml"], outdir=str(tmp_path_factory.mktemp("cdk")))
     sg = ec2.SecurityGroup(built.stack, "Open", vpc=built.service.network.vpc)
@@ -141,8 +141,8 @@ def test_cdk_advice_is_hidden_and_the_rest_kept(built_with_a_bad_construct: Synt
 def test_validate_notes_a_template_that_needs_a_template_bucket(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecs_gpu import template as limits
     from ecs_gpu.aws import staging as dp
+    from ecs_gpu.template import limits
 
     assert size_findings({"Resources": {}}) == []
     # The same function deploy refuses with, at a TemplateBody limit the example exceeds:
@@ -161,8 +161,8 @@ def test_validate_notes_a_template_that_needs_a_template_bucket(
 def test_validate_cli_prints_the_note_and_exits_0(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ecs_gpu import template as limits
     from ecs_gpu.cli import main
+    from ecs_gpu.template import limits
 
     from .conftest import EXAMPLES_DIR
 
@@ -176,8 +176,8 @@ def test_validate_cli_prints_the_note_and_exits_0(
 def test_validate_fails_a_template_over_the_template_url_limit(
     specs: dict[str, Spec], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ecs_gpu import template as limits
     from ecs_gpu.aws import staging as dp
+    from ecs_gpu.template import limits
 
     # Over TemplateURL's limit no bucket helps: a finding, and no note besides.
     monkeypatch.setattr(limits, "MAX_TEMPLATE_BODY_BYTES", 1_000)
@@ -268,7 +268,7 @@ def test_docs_list_every_acknowledgement() -> None:
 
 
 def test_validate_notes_the_model_start_estimate_with_its_inputs(specs: dict[str, Spec]) -> None:
-    from ecs_gpu import startup
+    from ecs_gpu.design import startup
 
     # p5: 382 GiB at the network's 200 MiB/s (its volume writes 250).
     report = validate(specs["p5-8gpu.toml"], path="p5.toml")

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import gpu_metric
-from ecs_gpu.naming import Names
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
 
 from .conftest import VARIANTS
 from .tpl import as_list, one, props, resources, statements

@@ -353,7 +353,7 @@ def test_plan_exits_1_when_validation_finds_problems(
 ) -> None:
     # The validator's own checks are tested with it; here only plan's handling
     # of a report with a finding: still simulate and plot, then exit 1.
-    from ecs_gpu import validate as v
+    from ecs_gpu.template import validate as v
 
     finding = v.Finding("cfn-lint", "W1234", "warning", "Resources/X", "a made-up finding")
 

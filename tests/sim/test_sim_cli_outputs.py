@@ -401,8 +401,8 @@ def test_comparison_table_never_cuts_a_figure_at_80_columns() -> None:
 
     from rich.console import Console
 
+    from ecs_gpu.cli.terminal import print_table
     from ecs_gpu.sim.report import comparison_table
-    from ecs_gpu.terminal import print_table
 
     summary = {
         "gpu_hours": 12345.6,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, first_time, load, params, spec_text
 
-from ecs_gpu import fast_path
 from ecs_gpu.cli import main
+from ecs_gpu.design.paths import fast_path
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.controllers import AsgFastPath, FastPathLayer
 from ecs_gpu.sim.engine import simulate

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from simhelp import params, spec_text
 
-from ecs_gpu import managed_scaling, startup
+from ecs_gpu.design import managed_scaling, startup
 from ecs_gpu.spec import parse_spec
 
 

@@ -1,7 +1,7 @@
 """The fast scale-in on the engine (sim/controllers.FastScaleInLayer, engine._fast_scale_in).
 
 A step policy on a 10-second low alarm over per-task concurrency on one task
-fewer (ecs_gpu.fast_scale_in): hand-made loads with exact arrivals, so the
+fewer (ecs_gpu.design.paths.fast_scale_in): hand-made loads with exact arrivals, so the
 desired counts and the times they change are exact.
 """
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from simhelp import CONCURRENCY, METRICS, STEP, load, params
 
-from ecs_gpu import catalog, spot
+from ecs_gpu import catalog
+from ecs_gpu.design import spot
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.markets import Markets

@@ -16,11 +16,11 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from ecs_gpu import sleep, wake
+from ecs_gpu.design.paths import sleep, wake
+from ecs_gpu.design.paths.sleep import SleepPath
 from ecs_gpu.sim.controllers import SleepLayer, WakeLayer
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams, from_spec
-from ecs_gpu.sleep import SleepPath
 from ecs_gpu.spec import parse_spec
 from example_specs import G5, P5, scaled_to_zero
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ecs_gpu import sleep, wake
+from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.sim import params as P
 from ecs_gpu.sim.controllers import ScheduleLayer, ServiceLayer, SleepLayer, WakeLayer
 from ecs_gpu.sim.engine import simulate

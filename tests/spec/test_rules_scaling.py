@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import fast_scale_in
+from ecs_gpu.design.paths import fast_scale_in
 from ecs_gpu.spec import (
     parse_spec,
 )

@@ -1,6 +1,6 @@
 """What deploy and diff read to decide the GPU AMI: the stack's, and the published one.
 
-I/O only; the decision is :func:`ecs_gpu.ami.choose`. Calls: CloudFormation
+I/O only; the decision is :func:`ecs_gpu.contracts.ami.choose`. Calls: CloudFormation
 DescribeStacks (the stack's AMI parameter), SSM GetParameter on the public
 recommended-AMI parameter, EC2 DescribeImages (name and creation date, for
 the newer-AMI note).
@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from botocore import exceptions as bx
 
-from ecs_gpu import ami
 from ecs_gpu.aws.deploy import stack_state
 from ecs_gpu.aws.errors import AccessDenied, error_code, mapped
+from ecs_gpu.contracts import ami
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient

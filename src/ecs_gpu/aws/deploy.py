@@ -1,7 +1,7 @@
 """Deploy and diff a stack through CloudFormation change sets; follow and delete it.
 
 I/O only: every decision about what a change set or an event stream means
-lives in :mod:`ecs_gpu.aws.stack_events`. Clients are passed in (tests
+lives in :mod:`ecs_gpu.checks.stack_events`. Clients are passed in (tests
 point them at moto, or wrap them in a botocore Stubber); waits go through a
 :class:`Waits` so tests never sleep. Where CreateChangeSet reads the
 template (inline or the user's bucket) is :mod:`ecs_gpu.aws.staging`; the
@@ -29,14 +29,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from botocore import exceptions as bx
 
-from ecs_gpu import redeploy
 from ecs_gpu.aws.errors import (
     AccessDenied,
     error_code,
     mapped,
     translate,
 )
-from ecs_gpu.aws.stack_events import (
+from ecs_gpu.aws.staging import TemplateSource
+from ecs_gpu.checks.stack_events import (
     ChangeSummary,
     StackEvent,
     changes_from_template,
@@ -50,7 +50,7 @@ from ecs_gpu.aws.stack_events import (
     parse_event,
     required_capabilities,
 )
-from ecs_gpu.aws.staging import TemplateSource
+from ecs_gpu.design import redeploy
 from ecs_gpu.errors import (
     AwsRefused,
     BadInputError,
@@ -254,7 +254,7 @@ def forced_deployment(
 
     The stack's owner and state are checked first (as :func:`plan` does), so a
     stack deploy would refuse is refused before its template is read; then
-    :func:`ecs_gpu.redeploy.decide` compares the strategies (GetTemplate only
+    :func:`ecs_gpu.design.redeploy.decide` compares the strategies (GetTemplate only
     for a stack that exists).
     """
     state = stack_state(cfn, stack)
@@ -337,9 +337,9 @@ class Plan:
     change_set_id: str | None = None
     capabilities: list[str] = field(default_factory=list)
     tags: list[dict[str, str]] = field(default_factory=list)
-    # The template's parameter values (the AMI: ecs_gpu.ami), passed to every change set.
+    # The template's parameter values (the AMI: ecs_gpu.contracts.ami), passed to every change set.
     parameters: dict[str, str] = field(default_factory=dict)
-    # The update forces the ECS service's new deployment (ecs_gpu.redeploy).
+    # The update forces the ECS service's new deployment (ecs_gpu.design.redeploy).
     forces_new_deployment: bool = False
 
     @property
@@ -461,7 +461,7 @@ def plan(
     the stack is tagged as made from that spec, and an existing stack must
     carry the same tag (:func:`check_owned`). ``source`` says how the
     template travels (default: inline, size-checked here); ``parameters``
-    are the template's parameter values (the AMI, :mod:`ecs_gpu.ami`).
+    are the template's parameter values (the AMI, :mod:`ecs_gpu.contracts.ami`).
     """
     p = _plan(cfn, stack, template, waits, region, service_name, source, parameters)
     p.forces_new_deployment = not p.new_stack and redeploy.forces(template)

@@ -20,9 +20,9 @@ from botocore import exceptions as bx
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws.errors import error_code, mapped
-from ecs_gpu.aws.stack_events import is_in_progress
+from ecs_gpu.checks.stack_events import is_in_progress
+from ecs_gpu.contracts.naming import Names, scalable_target_id
 from ecs_gpu.errors import EXIT_INTERRUPTED, EcsGpuError, ProblemsFound
-from ecs_gpu.naming import Names, scalable_target_id
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient

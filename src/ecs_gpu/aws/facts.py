@@ -30,7 +30,6 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from ecs_gpu import signals
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import (
     AccessDenied,
@@ -41,9 +40,7 @@ from ecs_gpu.aws.errors import (
     is_throttling,
     translate,
 )
-from ecs_gpu.aws.target import Target as Target
-from ecs_gpu.aws.target import WarmPool as WarmPool
-from ecs_gpu.doctor.snapshot import (
+from ecs_gpu.checks.snapshot import (
     COLLECTION_KEY,
     KIND_TABLE,
     KINDS,
@@ -52,9 +49,12 @@ from ecs_gpu.doctor.snapshot import (
     permissions,
     to_json_safe,
 )
+from ecs_gpu.checks.target import Target as Target
+from ecs_gpu.checks.target import WarmPool as WarmPool
+from ecs_gpu.contracts import signals
+from ecs_gpu.contracts.naming import scalable_target_id
 from ecs_gpu.errors import AwsError, AwsRefused, BadInputError
 from ecs_gpu.host.probe import probe_commands
-from ecs_gpu.naming import scalable_target_id
 
 T = TypeVar("T")
 

@@ -5,7 +5,7 @@ the vCPUs in use, the instance type's offerings, the subnets, route tables
 and endpoints of ``[network]``, the GPU AMI, the capacity reservation, the
 container secrets, the ECR image and ECS's service-linked role. The answers
 form a snapshot of raw API items (as doctor's facts do); the checks are
-pure functions in :mod:`ecs_gpu.aws.preflight_checks`.
+pure functions in :mod:`ecs_gpu.checks.preflight.account`.
 
 A call AWS denies (or fails) leaves its kinds absent and is recorded with
 the IAM permission it needs, so only its checks are unknown; an endpoint
@@ -27,18 +27,18 @@ from botocore import exceptions as bx
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
-from ecs_gpu import ami, quotas
 from ecs_gpu.aws import ami as aws_ami
 from ecs_gpu.aws.clients import client
 from ecs_gpu.aws.errors import AccessDenied, Unreachable, error_code, translate
-from ecs_gpu.aws.preflight_checks import (
+from ecs_gpu.checks.preflight.account import (
     ECS_SERVICE_LINKED_ROLE,
     GROUP_FIELD,
     Needs,
     Result,
     evaluate,
 )
-from ecs_gpu.doctor.snapshot import COLLECTION_KEY, Snapshot, to_json_safe
+from ecs_gpu.checks.snapshot import COLLECTION_KEY, Snapshot, to_json_safe
+from ecs_gpu.contracts import ami, quotas
 from ecs_gpu.errors import EcsGpuError
 
 # Every IAM action preflight may call (docs/operate.md "Before your first deploy").

@@ -18,7 +18,7 @@ from botocore import exceptions as bx
 
 from ecs_gpu.aws.errors import AccessDenied, error_code, is_access_denied, translate
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.template import minified, template_size_problem
+from ecs_gpu.template.limits import minified, template_size_problem
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -26,12 +26,11 @@ from tenacity import (
     wait_fixed,
 )
 
-from ecs_gpu import gpu_metric
 from ecs_gpu.aws.errors import AccessDenied, mapped
-from ecs_gpu.doctor.checks.common import in_service_counts
-from ecs_gpu.errors import ProblemsFound
-from ecs_gpu.naming import Names
-from ecs_gpu.signals import (
+from ecs_gpu.checks.doctor.common import in_service_counts
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.contracts.signals import (
     DEFAULT_GPU_SIGNAL,
     SERIES,
     SeriesAt,
@@ -41,8 +40,9 @@ from ecs_gpu.signals import (
     SignalPlan,
     Verified,
 )
+from ecs_gpu.design.spot import Publishers, on_demand_claim, publishers
+from ecs_gpu.errors import ProblemsFound
 from ecs_gpu.spec import Spec
-from ecs_gpu.spot import Publishers, on_demand_claim, publishers
 
 if TYPE_CHECKING:
     from mypy_boto3_autoscaling import AutoScalingClient
@@ -286,7 +286,7 @@ def needs_divisor(spec: Spec) -> bool:
 
 @dataclass(frozen=True)
 class MetricsPlan:
-    """What ``verify metrics`` waits for, from ecs_gpu.spot.publishers.
+    """What ``verify metrics`` waits for, from ecs_gpu.design.spot.publishers.
 
     ``waits``: each group that must publish and has a host, with the signals whose
     series must arrive there (the agent's for each, every other signal once, with

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from ecs_gpu import demand_metric
-from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.aws import verify_step_paths as vsp
+from ecs_gpu.contracts import demand_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design.paths import fast_scale_in as fsi
 from ecs_gpu.errors import ProblemsFound
-from ecs_gpu.naming import Names
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
@@ -192,7 +192,7 @@ def judge_scale_in(
     """The verdict on the first scale-in ``d`` of a low phase that began at ``since``.
 
     ``low``: the value verify published, which the alarm read; the step at it
-    allows :meth:`~ecs_gpu.fast_scale_in.FastScaleIn.tasks_to_remove` tasks.
+    allows :meth:`~ecs_gpu.design.paths.fast_scale_in.FastScaleIn.tasks_to_remove` tasks.
     """
     after = (d.start - since).total_seconds()
     allowed = fast_in.tasks_to_remove(low, d.before)

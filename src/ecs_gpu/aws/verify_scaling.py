@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore import exceptions as bx
 
-from ecs_gpu import demand_metric, gpu_metric
-from ecs_gpu import fast_path as fp
 from ecs_gpu.aws.errors import error_code, mapped, translate
+from ecs_gpu.contracts import demand_metric, gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.contracts.signals import SignalPlan
+from ecs_gpu.design.paths import fast_path as fp
 from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError, ProblemsFound
-from ecs_gpu.naming import Names
-from ecs_gpu.signals import SignalPlan
 from ecs_gpu.spec import Spec
 
 if TYPE_CHECKING:

@@ -1,6 +1,7 @@
 """``verify scaling``'s checks before the test: is each step path of the spec deployed.
 
-The service's StepScaling policies (each of its step path, :func:`ecs_gpu.step_shape.shape_of`)
+The service's StepScaling policies (each of its step path,
+:func:`ecs_gpu.design.paths.step_shape.shape_of`)
 and the CloudWatch alarms that invoke them, read once (:func:`read_step_path`), then judged
 per path: the fast path (:func:`check_fast_path`), and with a wake path the wake's and the
 sleep's (:func:`check_zero_paths`); the fast scale-in's is
@@ -14,15 +15,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ecs_gpu import demand_metric, wake
-from ecs_gpu import fast_path as fp
 from ecs_gpu.aws.errors import mapped
-from ecs_gpu.doctor.checks.common import actions_enabled
-from ecs_gpu.naming import Names
-from ecs_gpu.sleep import EXPRESSION_LABEL as SLEEP_READS
-from ecs_gpu.sleep import MIN_QUIET_MINUTES
-from ecs_gpu.sleep import alarm_differences as sleep_differences
-from ecs_gpu.step_shape import StepShape, shape_of
+from ecs_gpu.checks.doctor.common import actions_enabled
+from ecs_gpu.contracts import demand_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design.paths import fast_path as fp
+from ecs_gpu.design.paths import wake
+from ecs_gpu.design.paths.sleep import EXPRESSION_LABEL as SLEEP_READS
+from ecs_gpu.design.paths.sleep import MIN_QUIET_MINUTES
+from ecs_gpu.design.paths.sleep import alarm_differences as sleep_differences
+from ecs_gpu.design.paths.step_shape import StepShape, shape_of
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
@@ -222,7 +224,7 @@ def explain_missing_wake(
 ) -> str | None:
     """What of the spec's wake path the service lacks; None when it is deployed.
 
-    Deployed means a StepScaling policy that the wake alarm (ecs_gpu.wake: the load
+    Deployed means a StepScaling policy that the wake alarm (ecs_gpu.design.paths.wake: the load
     balancer's requests while the service has no CPU datapoint) invokes; without it a
     service at zero tasks stays there and the load balancer answers every request 503.
     """
@@ -255,7 +257,8 @@ def explain_missing_sleep(
     """What of the spec's sleep path the service lacks; None when it is deployed.
 
     Deployed means an ExactCapacity 0 StepScaling policy invoked by the sleep alarm
-    (``ecs_gpu.sleep.alarm_differences``, as doctor's SCL010 judges it, on the load balancer
+    (``ecs_gpu.design.paths.sleep.alarm_differences``, as doctor's SCL010 judges it, on the
+    load balancer
     the wake alarm reads, over ``minutes`` periods: the spec's ``sleep.quiet_minutes``;
     None: any window of at least ``sleep.MIN_QUIET_MINUTES``); without it an idle service
     keeps its last task, and its instance, until the next scheduled action or for good.

@@ -6,7 +6,7 @@ there proves that the alarm fires. This does, on a service at zero: one HTTP
 request to the load balancer (503: no registered target, aws-semantics §10),
 then desiredCount polled until the wake policy raises it, the first scaling
 activity since the request read for the policy that decided, and the rise
-held against :func:`ecs_gpu.wake.detection_s`. Nothing here changes the
+held against :func:`ecs_gpu.design.paths.wake.detection_s`. Nothing here changes the
 service: the request is what a user would send. The CLI renders; every
 decision is here.
 """
@@ -24,14 +24,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ecs_gpu import sleep, wake
 from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.aws import verify_step_paths as vsp
 from ecs_gpu.aws.deploy import StackOutput, stack_outputs
-from ecs_gpu.doctor.checks.common import actions_enabled
+from ecs_gpu.checks.doctor.common import actions_enabled
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.errors import AwsError, AwsRefused, BadInputError, ProblemsFound
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
 if TYPE_CHECKING:

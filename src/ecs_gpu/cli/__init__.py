@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
-from ecs_gpu import terminal
+from ecs_gpu.cli import terminal
 from ecs_gpu.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,

@@ -13,8 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
-from ecs_gpu import terminal
-from ecs_gpu.cli import app, err_console, json_option, print_notes
+from ecs_gpu.cli import app, err_console, json_option, print_notes, terminal
 from ecs_gpu.cli.stages import stage_status
 from ecs_gpu.errors import EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
@@ -126,10 +125,10 @@ def synth_cmd(
 
         ecs-gpu synth examples/g5-vllm.toml -o out
     """
-    from ecs_gpu.naming import check_stack_name
+    from ecs_gpu.contracts.naming import check_stack_name
+    from ecs_gpu.design.paths.wake import check_woken_task
     from ecs_gpu.outputs import is_stdout
-    from ecs_gpu.synth import write_template
-    from ecs_gpu.wake import check_woken_task
+    from ecs_gpu.template.synth import write_template
 
     if stack is not None:
         check_stack_name(stack)
@@ -164,7 +163,7 @@ def validate_cmd(
         ecs-gpu validate examples/g6e-alb-odcr.toml --json findings.json
     """
     from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
-    from ecs_gpu.validate import validate
+    from ecs_gpu.template.validate import validate
 
     if json_out is not None:
         # Before the seconds of synth: a typo in the path costs nothing.

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from rich.markup import escape
 
-from ecs_gpu import redeploy
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import staging
 from ecs_gpu.cli import ami as ami_cli
@@ -40,10 +39,11 @@ from ecs_gpu.cli.options import (
 )
 from ecs_gpu.cli.preflight import SkipPreflightOpt, gate
 from ecs_gpu.cli.render import console, follow_to_end, render_outputs, render_summary
+from ecs_gpu.design import redeploy
+from ecs_gpu.design.paths.wake import check_woken_task
 from ecs_gpu.errors import ProblemsFound
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
 from ecs_gpu.spec import Spec, load_spec
-from ecs_gpu.wake import check_woken_task
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
@@ -55,10 +55,10 @@ def synth_template(
     spec: Spec, stack: str | None = None, *, nonce: str | None = None
 ) -> dict[str, Any]:
     """The CloudFormation template for ``spec`` as stack ``stack`` (from the Define layer);
-    with ``nonce`` the service forces its new deployment (ecs_gpu.redeploy)."""
+    with ``nonce`` the service forces its new deployment (ecs_gpu.design.redeploy)."""
     # Imported here: only the commands that need a template pay for CDK.
     from ecs_gpu.cli.stages import stage_status
-    from ecs_gpu.synth import synth_template as synth
+    from ecs_gpu.template.synth import synth_template as synth
 
     with stage_status(err_console) as stage:
         return synth(spec, stack_name=stack, stage=stage, force_new_deployment_nonce=nonce)
@@ -297,7 +297,7 @@ def _prelude(
     """The spec, its notes, the session (checked before the seconds of synth), the
     template bucket, whether the update forces the service's new deployment (the
     running stack's owner and state first, then its capacity-provider strategy:
-    ecs_gpu.redeploy), the AMI to pass, ``before_synth`` (deploy's preflight: a
+    ecs_gpu.design.redeploy), the AMI to pass, ``before_synth`` (deploy's preflight: a
     refusal costs no synth), then the template."""
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)

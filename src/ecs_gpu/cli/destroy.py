@@ -30,7 +30,7 @@ from ecs_gpu.cli.options import (
     stack_of,
 )
 from ecs_gpu.cli.render import console, follow_to_end, render_destroy_step, render_doomed
-from ecs_gpu.naming import Names
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.spec import load_spec
 
 if TYPE_CHECKING:

@@ -10,12 +10,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ecs_gpu import outputs, terminal
+from ecs_gpu import outputs
 from ecs_gpu.aws import facts
+from ecs_gpu.checks import snapshot as snapshots
+from ecs_gpu.checks.doctor import Report, run_checks
+from ecs_gpu.cli import terminal
 from ecs_gpu.cli.findings import findings_table, unknown_table
 from ecs_gpu.cli.options import StackOpt, names_of, stack_of
-from ecs_gpu.doctor import snapshot as snapshots
-from ecs_gpu.doctor.checks import Report, run_checks
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, BadInputError
 
 from ecs_gpu.cli import app, json_option  # isort: skip

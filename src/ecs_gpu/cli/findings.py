@@ -9,7 +9,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ecs_gpu.doctor.checks.model import CheckResult, Finding
+from ecs_gpu.checks.model import CheckResult, Finding
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 

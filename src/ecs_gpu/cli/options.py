@@ -23,8 +23,8 @@ from ecs_gpu.aws.clients import check_ready, client, make_session
 from ecs_gpu.aws.errors import mapped
 from ecs_gpu.aws.staging import DEFAULT_TEMPLATE_PREFIX, TemplateBucket
 from ecs_gpu.cli.render import console
+from ecs_gpu.contracts.naming import Names, stack_name_of
 from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError
-from ecs_gpu.naming import Names, stack_name_of
 from ecs_gpu.spec import Spec
 
 SpecArg = Annotated[Path, typer.Argument(help="The spec TOML file.", show_default=False)]

@@ -9,10 +9,11 @@ from typing import Annotated, Any
 
 import typer
 
-from ecs_gpu import terminal
-from ecs_gpu.cli import app, err_console, json_option, print_notes
+from ecs_gpu.cli import app, err_console, json_option, print_notes, terminal
 from ecs_gpu.cli.options import ColdOpt, HostCpuOpt, RateOpt, SeedOpt, StepOpt, TraceOpt
 from ecs_gpu.cli.predict_render import progress, traces_table, validate_and_render
+from ecs_gpu.cli.terminal import print_table
+from ecs_gpu.design.paths.wake import check_woken_task
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
@@ -29,8 +30,6 @@ from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import Start, check_step
 from ecs_gpu.sim.workload import Trace, bundled_traces, load_trace
 from ecs_gpu.spec import load_spec
-from ecs_gpu.terminal import print_table
-from ecs_gpu.wake import check_woken_task
 
 console = terminal.console()
 

@@ -21,7 +21,7 @@ from ecs_gpu.sim.workload import BundledTrace, TraceShape
 from ecs_gpu.spec import Spec
 
 if TYPE_CHECKING:
-    from ecs_gpu.validate import ValidationReport
+    from ecs_gpu.template.validate import ValidationReport
 
 # Runs shorter than this many steps finish before a bar would be readable.
 _PROGRESS_MIN_STEPS = 20_000
@@ -111,7 +111,7 @@ def validate_and_render(console: Console, err_console: Console, spec: Spec, path
     """Synthesize and validate the template; print findings; return how many."""
     # CDK loads only here, so simulate and compare never pay for it.
     from ecs_gpu.cli.stages import stage_status
-    from ecs_gpu.validate import validate
+    from ecs_gpu.template.validate import validate
 
     with stage_status(err_console) as stage:
         report = validate(spec, path=str(path), stage=stage)

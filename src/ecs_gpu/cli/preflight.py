@@ -14,9 +14,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ecs_gpu import outputs, terminal
+from ecs_gpu import outputs
 from ecs_gpu.aws import preflight as pf
-from ecs_gpu.aws.preflight_checks import Needs, Result
+from ecs_gpu.checks.preflight.account import Needs, Result
+from ecs_gpu.cli import terminal
 from ecs_gpu.cli.findings import SEVERITY_STYLE, findings_table, unknown_table
 from ecs_gpu.cli.options import Aws, ProfileOpt, RegionOpt, SpecArg, StackOpt, _aws, stack_of
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, ProblemsFound

@@ -15,13 +15,15 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ecs_gpu import fast_path as fp
-from ecs_gpu import gpu_metric, redeploy, terminal
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_decision as vdec
-from ecs_gpu.aws.stack_events import ChangeSummary, Disruption, StackEvent
+from ecs_gpu.checks.stack_events import ChangeSummary, Disruption, StackEvent
+from ecs_gpu.cli import terminal
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.design import redeploy
+from ecs_gpu.design.paths import fast_path as fp
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient

@@ -1,7 +1,7 @@
 """The stage display for the slow library calls (synth, validate) on a terminal.
 
 The library tells a callback each stage's name as it starts
-(:data:`ecs_gpu.synth.StageFn`); here it becomes a rich status line on
+(:data:`ecs_gpu.template.synth.StageFn`); here it becomes a rich status line on
 standard error. When standard error is not a terminal nothing is shown, so
 pipes, CI logs and tests see only what the command prints.
 """
@@ -17,7 +17,7 @@ from rich.live import Live
 from rich.spinner import Spinner
 
 if TYPE_CHECKING:
-    from ecs_gpu.synth import StageFn
+    from ecs_gpu.template.synth import StageFn
 
 # What each stage is doing, in words a user reads while waiting.
 STAGE_TEXT: Final = {

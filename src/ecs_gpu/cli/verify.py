@@ -17,9 +17,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ecs_gpu import demand_metric, wake
-from ecs_gpu import fast_path as fp
-from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.aws import verify_step_paths as vsp
@@ -52,9 +49,9 @@ from ecs_gpu.cli.verify_verdict import (
     report_first_decision,
     report_first_scale_in,
 )
-from ecs_gpu.errors import EcsGpuError, ProblemsFound
-from ecs_gpu.naming import Names
-from ecs_gpu.signals import (
+from ecs_gpu.contracts import demand_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.contracts.signals import (
     DEFAULT_GPU_SIGNAL,
     SERIES,
     SeriesAt,
@@ -63,6 +60,10 @@ from ecs_gpu.signals import (
     Signal,
     SignalPlan,
 )
+from ecs_gpu.design.paths import fast_path as fp
+from ecs_gpu.design.paths import fast_scale_in as fsi
+from ecs_gpu.design.paths import wake
+from ecs_gpu.errors import EcsGpuError, ProblemsFound
 from ecs_gpu.spec import load_spec
 
 if TYPE_CHECKING:

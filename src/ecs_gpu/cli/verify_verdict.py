@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rich.markup import escape
 
-from ecs_gpu import fast_path as fp
-from ecs_gpu import fast_scale_in as fsi
 from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.aws import verify_scale_in as vsi
 from ecs_gpu.aws import verify_scaling as vs
@@ -23,8 +21,10 @@ from ecs_gpu.cli.render import (
     render_verdict,
     warn_fast_path_missing,
 )
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design.paths import fast_path as fp
+from ecs_gpu.design.paths import fast_scale_in as fsi
 from ecs_gpu.errors import EcsGpuError, ProblemsFound
-from ecs_gpu.naming import Names
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from ecs_gpu import wake
 from ecs_gpu.aws import verify_wake as vw
 from ecs_gpu.cli.options import (
     PollOpt,
@@ -32,7 +31,8 @@ from ecs_gpu.cli.options import (
 from ecs_gpu.cli.render import console
 from ecs_gpu.cli.verify import verify_app
 from ecs_gpu.cli.verify_verdict import first_activity_or_note
-from ecs_gpu.naming import Names, stack_name_of
+from ecs_gpu.contracts.naming import Names, stack_name_of
+from ecs_gpu.design.paths import wake
 from ecs_gpu.spec import Spec, load_spec
 
 if TYPE_CHECKING:

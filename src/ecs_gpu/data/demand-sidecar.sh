@@ -5,7 +5,7 @@
 # datapoint (StorageResolution 1): with DRAIN_S and COMPLETED set, the
 # arrival-rate estimate of the demand (estimate below); without them, the
 # sum itself (requests in flight). The contract it follows is
-# src/ecs_gpu/demand_metric.py, which sets every variable below.
+# src/ecs_gpu/contracts/demand_metric.py, which sets every variable below.
 #
 # Needs only bash and the AWS CLI (the pinned public.ecr.aws/aws-cli/aws-cli
 # image): the HTTP GET uses bash's /dev/tcp and the sum is fixed-point bash

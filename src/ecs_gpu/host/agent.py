@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any, Final
 
-from ecs_gpu import catalog, gpu_metric
+from ecs_gpu import catalog
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design.spot import DRAIN_FLAG
 from ecs_gpu.host.layout import AGENT_LOG, HOST_SETUP_LOG
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
-from ecs_gpu.spot import DRAIN_FLAG
 
 # Host files the agent ships to Names.host_log_group, as (path, stream suffix).
 # Stream names start with the instance id so each instance's boot can be read

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final
 
-from ecs_gpu import gpu_metric
+from ecs_gpu.contracts import gpu_metric
 
 # Environment variable the probe reads the host agent's config path from, so
 # the path is spelled once, in gpu_metric.

@@ -6,7 +6,7 @@
 # the nvidia-smi XML is gzip+base64 encoded, logs and lists are tailed.
 set -u
 
-# The host agent's config path comes from the caller (ecs_gpu.gpu_metric).
+# The host agent's config path comes from the caller (ecs_gpu.contracts.gpu_metric).
 agent_config=${ECS_GPU_AGENT_CONFIG:-}
 agent_log=/opt/aws/amazon-cloudwatch-agent/logs/amazon-cloudwatch-agent.log
 

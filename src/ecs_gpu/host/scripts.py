@@ -10,7 +10,8 @@ import re
 import shlex
 from typing import Final
 
-from ecs_gpu import gpu_metric
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.host.layout import (
     AGENT_CTL,
     AGENT_LOG,
@@ -24,7 +25,6 @@ from ecs_gpu.host.layout import (
     WARM_SCRIPT_PATH,
     WARM_UNIT,
 )
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec
 
 # The scripts' headers name ecs_gpu.infra.host, where they were first

@@ -13,9 +13,9 @@ from typing import Any, Final
 
 import yaml
 
-from ecs_gpu import gpu_metric
-from ecs_gpu.deflate import gzip_bytes
+from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.host.agent import agent_config_json, ecs_config
+from ecs_gpu.host.deflate import gzip_bytes
 from ecs_gpu.host.layout import ECS_CONFIG_PATH, SETUP_SCRIPT_PATH, SYSTEMD_DIR, WARM_SCRIPT_PATH
 from ecs_gpu.host.scripts import setup_script, units, warm_pool_script
 from ecs_gpu.spec import Spec
@@ -78,7 +78,7 @@ def cloud_config_document(spec: Spec, *, spot: bool = False) -> dict[str, Any]:
 def gz_b64(text: str) -> str:
     """``text`` as cloud-init's ``gz+b64`` write_files content.
 
-    Compressed by :mod:`ecs_gpu.deflate`, not :mod:`gzip`: the same files give
+    Compressed by :mod:`ecs_gpu.host.deflate`, not :mod:`gzip`: the same files give
     the same bytes at every synth on every machine, since a changed user
     data is a new launch template version, and so an instance refresh.
     """

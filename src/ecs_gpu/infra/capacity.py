@@ -24,17 +24,19 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from ecs_gpu import ami, host, redeploy, spot
-from ecs_gpu.errors import BadInputError
-from ecs_gpu.infra import cleanup
-from ecs_gpu.infra.network import Network, retention
-from ecs_gpu.infra.task import ecr_repository
-from ecs_gpu.managed_scaling import (
+from ecs_gpu import host
+from ecs_gpu.contracts import ami
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import redeploy, spot
+from ecs_gpu.design.managed_scaling import (
     MIN_SCALING_STEP,
     instance_warmup_s,
     max_scaling_step,
 )
-from ecs_gpu.naming import Names
+from ecs_gpu.errors import BadInputError
+from ecs_gpu.infra import cleanup
+from ecs_gpu.infra.network import Network, retention
+from ecs_gpu.infra.task import ecr_repository
 from ecs_gpu.spec import Spec
 
 # The AL2023 ECS GPU AMI's root device. Its size is [capacity] root_volume_gib.
@@ -355,7 +357,7 @@ def _launch_template(
         scope,
         construct_id,
         # An explicit AMI id, so a deploy replaces GPU instances only when
-        # asked to (ecs_gpu.ami); synth still needs no AWS.
+        # asked to (ecs_gpu.contracts.ami); synth still needs no AWS.
         machine_image=ParameterImage(ami_parameter(scope, spec).value_as_string),
         instance_type=None if spot else ec2.InstanceType(cap.instance_type),
         user_data=ec2.UserData.custom(host.cloud_config(spec, spot=spot)),

@@ -19,8 +19,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ecs_gpu import gpu_metric, host, spot
-from ecs_gpu.naming import Names
+from ecs_gpu import host
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import spot
 
 SSM_CORE_POLICY = "AmazonSSMManagedInstanceCore"
 # Sids are public: tests and `doctor` find statements by them.

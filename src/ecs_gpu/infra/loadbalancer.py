@@ -10,9 +10,9 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from constructs import Construct
 
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.infra.network import Network
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import LoadBalancerSpec, Spec
 
 HTTP_PORT: Final = 80

@@ -20,11 +20,11 @@ from ecs_gpu.infra.task import is_ecr
 if TYPE_CHECKING:
     # The parts, never infra.service: service imports this module, and this
     # module must stay importable first (tests/infra/test_construct_path.py).
+    from ecs_gpu.contracts.naming import Names
     from ecs_gpu.infra.capacity import Capacity
     from ecs_gpu.infra.iam import InstanceRole
     from ecs_gpu.infra.loadbalancer import LoadBalancer
     from ecs_gpu.infra.task import Task
-    from ecs_gpu.naming import Names
     from ecs_gpu.spec import Spec
 
 

@@ -2,16 +2,16 @@
 
 The reference module's 8.3.0 release scaled on a metric nobody wrote, and
 its dashboard showed "No data available" without anyone being told. Here
-every series is named from its signal's row (:data:`ecs_gpu.signals.SERIES`,
-built from :mod:`ecs_gpu.gpu_metric` and :mod:`ecs_gpu.demand_metric`) and
-:class:`ecs_gpu.naming.Names`. Each series that must arrive
+every series is named from its signal's row (:data:`ecs_gpu.contracts.signals.SERIES`,
+built from :mod:`ecs_gpu.contracts.gpu_metric` and :mod:`ecs_gpu.contracts.demand_metric`) and
+:class:`ecs_gpu.contracts.naming.Names`. Each series that must arrive
 (``SignalPlan.arriving``: the GPU series, and a tracked signal's own) has a
 missing-metric alarm, in ALARM when the series is absent, not when it is
 high; its construct id, name and description are the row's. A tracked
 series with a panel of its own (the concurrency series) gets a dashboard
 row. With ``[alerts]`` the alarms tell a person, on ALARM and again on OK.
 With ``[capacity.spot]`` two more alarms watch the Spot group
-(:mod:`ecs_gpu.spot`): its GPU series missing while it has an instance in
+(:mod:`ecs_gpu.design.spot`): its GPU series missing while it has an instance in
 service, and its desired capacity above its instances in service (no Spot
 capacity) for longer than a launch takes.
 """
@@ -31,10 +31,10 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
-from ecs_gpu import fast_path, gpu_metric, host, managed_scaling, spot, wake
-from ecs_gpu.infra.scaling import running_metric, series_metric
-from ecs_gpu.naming import Names
-from ecs_gpu.signals import (
+from ecs_gpu import host
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.contracts.signals import (
     SERIES,
     Panel,
     SeriesAt,
@@ -42,6 +42,9 @@ from ecs_gpu.signals import (
     SignalSeries,
     missing_expression,
 )
+from ecs_gpu.design import managed_scaling, spot
+from ecs_gpu.design.paths import fast_path, wake
+from ecs_gpu.infra.scaling import running_metric, series_metric
 from ecs_gpu.spec import Spec
 
 ECS_NAMESPACE: Final = "AWS/ECS"
@@ -219,10 +222,10 @@ def _missing_alarm(
     Both series are >= 0 (a utilization, a request count), so real data never
     breaches ``< 0``: the alarm fires only through TreatMissingData=breaching.
     Where the series is expected to be missing now and then, the alarm reads
-    :func:`ecs_gpu.signals.missing_expression` instead, -1 only while it should
+    :func:`ecs_gpu.contracts.signals.missing_expression` instead, -1 only while it should
     arrive, and no data is not breaching: for a ``spec`` that may run no task,
     while a task runs (``wake.MISSING_EXPRESSION``); for the hosts of a
-    ``group`` that may have no instance (:func:`ecs_gpu.spot.on_demand_may_be_empty`),
+    ``group`` that may have no instance (:func:`ecs_gpu.design.spot.on_demand_may_be_empty`),
     while it has one in service; with both, while both hold.
     """
     period_s = int(metric.period.to_seconds())

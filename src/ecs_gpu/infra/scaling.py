@@ -4,8 +4,9 @@ Application Auto Scaling scales out when any policy asks and, among target
 tracking policies, in only when all agree (aws-semantics.md §1), so every
 signal below can add tasks and target tracking shrinks the service only when
 all are slack. A step policy's scale-in is not part of that vote (§9): the
-fast scale-in carries its own guard (:mod:`ecs_gpu.fast_scale_in`). Each series is named from its
-contract (:mod:`ecs_gpu.gpu_metric`, :mod:`ecs_gpu.demand_metric`) and the
+fast scale-in carries its own guard (:mod:`ecs_gpu.design.paths.fast_scale_in`). Each series is
+named from its
+contract (:mod:`ecs_gpu.contracts.gpu_metric`, :mod:`ecs_gpu.contracts.demand_metric`) and the
 ASG, cluster and service from :class:`Names`: the strings the host agent, the
 metrics sidecar and ECS publish under.
 
@@ -13,9 +14,9 @@ metrics sidecar and ECS publish under.
 
 * ``"concurrency"``: target tracking on requests in flight or waiting per
   task (the sidecar's series, Average over all tasks' datapoints = the mean
-  per task), plus the fast path (:mod:`ecs_gpu.fast_path`: a 10-second alarm
+  per task), plus the fast path (:mod:`ecs_gpu.design.paths.fast_path`: a 10-second alarm
   and a step policy that only adds), the fast scale-in
-  (:mod:`ecs_gpu.fast_scale_in`, with ``fast_scale_in = true``: a 10-second
+  (:mod:`ecs_gpu.design.paths.fast_scale_in`, with ``fast_scale_in = true``: a 10-second
   low alarm and a step policy that only removes, a bounded fraction) and,
   with ``gpu_guard``, the GPU policy.
 * ``"task-gpus"``: the GPU policy tracks metric math, the agent's ASG
@@ -38,9 +39,9 @@ from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 
-from ecs_gpu import demand_metric, fast_path, fast_scale_in, gpu_metric, sleep, wake
-from ecs_gpu.naming import Names
-from ecs_gpu.signals import (
+from ecs_gpu.contracts import demand_metric, gpu_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.contracts.signals import (
     CONCURRENCY,
     SERIES,
     SeriesNames,
@@ -48,6 +49,7 @@ from ecs_gpu.signals import (
     SignalPlan,
     Watched,
 )
+from ecs_gpu.design.paths import fast_path, fast_scale_in, sleep, wake
 from ecs_gpu.spec import Spec
 
 # Construct ids: the policies' logical ids derive from them, and tests and
@@ -298,7 +300,9 @@ def _alarmed_step_policy(
 def _add_fast_path(
     scope: ecs.ScalableTaskCount, spec: Spec, fp: fast_path.FastPath
 ) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
-    """The 10-second alarm and the step policy it invokes (numbers from :mod:`ecs_gpu.fast_path`).
+    """The 10-second alarm and the step policy it invokes.
+
+    The numbers are from :mod:`ecs_gpu.design.paths.fast_path`.
 
     The policy only adds: scale-in stays with target tracking, which sees the
     same series once a minute.
@@ -350,7 +354,7 @@ def _add_fast_scale_in(
 ) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
     """The 10-second low alarm and the step policy that removes a bounded fraction.
 
-    Numbers from :mod:`ecs_gpu.fast_scale_in`, which says why it cannot take
+    Numbers from :mod:`ecs_gpu.design.paths.fast_scale_in`, which says why it cannot take
     what the load needs: target tracking does not block a step scale-in
     (aws-semantics.md §9), so the guard is the alarm's expression and the
     step sizes. Target tracking keeps its own scale-in as the backstop.
@@ -384,7 +388,8 @@ def _add_fast_scale_in(
 
 def running_metric(spec: Spec, period_s: int) -> cw.Metric:
     """ECS's service CPU datapoint count: 0 (missing) exactly while no task is RUNNING
-    (:mod:`ecs_gpu.wake`); the wake alarm and, at zero, the missing-metric alarms read it."""
+    (:mod:`ecs_gpu.design.paths.wake`); the wake alarm and, at zero, the missing-metric alarms
+    read it."""
     names = Names(spec.service.name)
     return cw.Metric(
         namespace=wake.RUNNING_NAMESPACE,
@@ -396,7 +401,10 @@ def running_metric(spec: Spec, period_s: int) -> cw.Metric:
 
 
 def _elb_metric(load_balancer: str, metric: str, period_s: int) -> cw.Metric:
-    """One of the load balancer's counts the wake and sleep alarms read (:mod:`ecs_gpu.wake`)."""
+    """One of the load balancer's counts the wake and sleep alarms read.
+
+    See :mod:`ecs_gpu.design.paths.wake`.
+    """
     return cw.Metric(
         namespace=wake.ELB_NAMESPACE,
         metric_name=metric,
@@ -408,7 +416,8 @@ def _elb_metric(load_balancer: str, metric: str, period_s: int) -> cw.Metric:
 
 def wake_expression(spec: Spec, wp: wake.WakePath, load_balancer: str) -> cw.MathExpression:
     """Requests to the load balancer (RequestCount + the ELB's own 503s) while the service
-    has no CPU datapoint, i.e. no RUNNING task; 0 while one runs (:mod:`ecs_gpu.wake`)."""
+    has no CPU datapoint, i.e. no RUNNING task; 0 while one runs
+    (:mod:`ecs_gpu.design.paths.wake`)."""
     period = Duration.seconds(wp.period_s)
     running = running_metric(spec, wp.period_s)
     return cw.MathExpression(
@@ -429,7 +438,9 @@ def _add_wake_path(
     wp: wake.WakePath,
     alb: elbv2.ApplicationLoadBalancer,
 ) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
-    """The one-minute wake alarm and the step policy that adds one task (:mod:`ecs_gpu.wake`).
+    """The one-minute wake alarm and the step policy that adds one task.
+
+    See :mod:`ecs_gpu.design.paths.wake`.
 
     The step's lower bound is 0 over the threshold and it has no upper bound:
     any request while no task runs adds ``wp.tasks`` to the RUNNING count (0),
@@ -461,12 +472,12 @@ def _add_wake_path(
 def sleep_expression(spec: Spec, sp: sleep.SleepPath, load_balancer: str) -> cw.MathExpression:
     """The load balancer's requests and open connections (and, with the in-flight series,
     the most requests any task has in flight) in a period while a task is RUNNING: 0 while
-    the service has nothing to serve, 1 while no task runs (:mod:`ecs_gpu.sleep`)."""
+    the service has nothing to serve, 1 while no task runs (:mod:`ecs_gpu.design.paths.sleep`)."""
     metrics: dict[str, cw.IMetric] = {
         wake.REQUESTS_ID: _elb_metric(load_balancer, wake.REQUESTS_METRIC, sp.period_s),
         wake.REJECTED_ID: _elb_metric(load_balancer, wake.REJECTED_METRIC, sp.period_s),
         sleep.CONNECTIONS_ID: _elb_metric(load_balancer, sleep.CONNECTIONS_METRIC, sp.period_s),
-        # The gate: read only while a task is RUNNING (ecs_gpu.sleep).
+        # The gate: read only while a task is RUNNING (ecs_gpu.design.paths.sleep).
         wake.RUNNING_ID: running_metric(spec, sp.period_s),
     }
     if sp.in_flight:
@@ -488,7 +499,7 @@ def _add_sleep_path(
     sp: sleep.SleepPath,
     alb: elbv2.ApplicationLoadBalancer,
 ) -> tuple[cw.Alarm, appscaling.StepScalingAction]:
-    """The sleep alarm and the ExactCapacity 0 step policy (:mod:`ecs_gpu.sleep`).
+    """The sleep alarm and the ExactCapacity 0 step policy (:mod:`ecs_gpu.design.paths.sleep`).
 
     The one step has no lower bound and upper bound 0 over the threshold (0):
     a quiet period, read as 0 or missing, sets the count to 0, which
@@ -510,7 +521,8 @@ def _add_sleep_path(
             threshold=sp.threshold,
             evaluation_periods=sp.minutes,
             datapoints_to_alarm=sp.minutes,
-            # The gated expression has a value every period a task exists (ecs_gpu.sleep).
+            # The gated expression has a value every period a task exists
+            # (ecs_gpu.design.paths.sleep).
             treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
         ),
     )

@@ -15,7 +15,9 @@ from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ecs_gpu import redeploy, startup, wake
+from ecs_gpu.contracts.naming import CONSTRUCT_ID, Names, deployment_base
+from ecs_gpu.design import redeploy, startup
+from ecs_gpu.design.paths import wake
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
@@ -25,7 +27,6 @@ from ecs_gpu.infra.network import build_network, retention
 from ecs_gpu.infra.observability import add_observability
 from ecs_gpu.infra.scaling import build_scaling
 from ecs_gpu.infra.task import build_task
-from ecs_gpu.naming import CONSTRUCT_ID, Names, deployment_base
 from ecs_gpu.spec import Spec, cross_field_problems
 
 # The construct id `ecs-gpu synth` gives GpuService in its standalone stack;
@@ -63,11 +64,11 @@ class GpuService(Construct):
 
     ``force_new_deployment_nonce``: set the service's ``ForceNewDeployment``
     with this nonce, which ECS needs to take a new capacity-provider strategy
-    on a running service. Pass ``ecs_gpu.redeploy.strategy_nonce(spec)`` for
+    on a running service. Pass ``ecs_gpu.design.redeploy.strategy_nonce(spec)`` for
     the deploy that adds, changes or removes [capacity.spot] on a running
     stack (it replaces every task); leave it None otherwise, so a redeploy
     replaces no task. ``ecs-gpu deploy`` passes it when the running
-    template's strategy differs (ecs_gpu.redeploy.decide).
+    template's strategy differs (ecs_gpu.design.redeploy.decide).
     """
 
     def __init__(

@@ -21,9 +21,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from ecs_gpu import demand_metric, startup
+from ecs_gpu.contracts import demand_metric
+from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import startup
 from ecs_gpu.infra.network import retention
-from ecs_gpu.naming import Names
 from ecs_gpu.spec import Spec, server_share
 
 CONTAINER_NAME: Final = "app"

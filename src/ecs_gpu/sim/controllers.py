@@ -24,15 +24,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ecs_gpu.fast_path import FastPath
-from ecs_gpu.fast_scale_in import FastScaleIn
+from ecs_gpu.design.paths.fast_path import FastPath
+from ecs_gpu.design.paths.fast_scale_in import FastScaleIn
+from ecs_gpu.design.paths.sleep import NOT_RUNNING, SleepPath
+from ecs_gpu.design.paths.wake import WakePath
 from ecs_gpu.sim import params as P
 from ecs_gpu.sim.fleet import Fleet, WarmPool
 from ecs_gpu.sim.markets import Markets
 from ecs_gpu.sim.metrics import MetricSeries
 from ecs_gpu.sim.params import ScheduledAction, SimParams
-from ecs_gpu.sleep import NOT_RUNNING, SleepPath
-from ecs_gpu.wake import WakePath
 
 
 def breaching_high(history: deque[float | None], n: int, threshold: float) -> bool:
@@ -330,7 +330,7 @@ class FastPathLayer:
 
     The alarm is in ALARM while ``datapoints_to_alarm`` of the last
     ``evaluation_periods`` 10-second datapoints are at or above the
-    threshold (ecs_gpu.fast_path). It invokes the policy when it enters
+    threshold (ecs_gpu.design.paths.fast_path). It invokes the policy when it enters
     ALARM, then once a minute while it stays (params.ALARM_REINVOKE_S). The
     policy reads the Maximum of those datapoints, adds the step's percentage
     of the running count (at least one task; ECS scales from the running
@@ -419,7 +419,7 @@ class FastScaleInLayer:
     The alarm is in ALARM while the last ``evaluation_periods`` datapoints of
     its expression (per-task concurrency with one task fewer, the
     DemandPipeline's ``scale_in`` series) all exist and are below the
-    threshold (ecs_gpu.fast_scale_in); a missing datapoint is not breaching.
+    threshold (ecs_gpu.design.paths.fast_scale_in); a missing datapoint is not breaching.
     It invokes the policy when it enters ALARM, then once a minute while it
     stays (params.ALARM_REINVOKE_S). The policy reads the Maximum of the
     window, removes its step's percentage of the RUNNING count (at least one
@@ -527,7 +527,7 @@ class WakeLayer:
     Each minute the ALB's datapoint is the requests that arrived (none
     published in a minute without one: aws-semantics §10), and the alarm's
     expression reads it only while ECS published no CPU datapoint for the
-    service, i.e. no task was RUNNING in that minute (ecs_gpu.wake). Both
+    service, i.e. no task was RUNNING in that minute (ecs_gpu.design.paths.wake). Both
     are visible ``delay_s`` after the minute. The alarm is 1 of 1 at the
     threshold and re-invokes its policy every minute while in ALARM
     (params.ALARM_REINVOKE_S); the step adds ``tasks`` to the RUNNING count
@@ -587,11 +587,11 @@ class SleepLayer:
     connection each: a streaming response holds its own), visible
     ``delay_s`` after the minute (a count with no datapoint reads 0: FILL).
     It is read only in a minute with a RUNNING task (ECS's
-    CPU datapoint, ecs_gpu.sleep's gate); a minute without one reads 1, never
+    CPU datapoint, ecs_gpu.design.paths.sleep's gate); a minute without one reads 1, never
     quiet, so a task the wake started is not stopped while its instance boots
     and its image pulls. It is RUNNING, and its minutes may be quiet, while
     its model loads (fleet.Task: running_at before ready_at): ``minutes`` is
-    the spec's ecs_gpu.wake.quiet_minutes, which outlasts that load. The
+    the spec's ecs_gpu.design.paths.wake.quiet_minutes, which outlasts that load. The
     sidecars' in-flight series, which ``in_flight`` adds in the template, is
     never more than that. The alarm is ``minutes`` of
     ``minutes`` at or below 0 and re-invokes its policy every minute while in
@@ -628,7 +628,7 @@ class SleepLayer:
 
     def close_minute(self, t: float) -> None:
         """Publish the minute that ended at ``t``: its requests and connections while a task
-        ran, else ecs_gpu.sleep's NOT_RUNNING."""
+        ran, else ecs_gpu.design.paths.sleep's NOT_RUNNING."""
         value = self._requests + self._in_flight if self._ran else float(NOT_RUNNING)
         self.series.publish(t + self._delay, value)
         self._requests = self._in_flight = 0.0

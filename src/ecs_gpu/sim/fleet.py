@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ecs_gpu import managed_scaling
+from ecs_gpu.design import managed_scaling
 
 
 @dataclass(slots=True, eq=False)

@@ -1,7 +1,7 @@
 """On-Demand and Spot in one fleet: which group a launch goes to, and Spot interruptions.
 
 The template deploys two groups, each with its own capacity provider, and the
-service's strategy (ecs_gpu.spot) splits its tasks between them. The
+service's strategy (ecs_gpu.design.spot) splits its tasks between them. The
 simulator keeps one fleet and one managed-scaling loop, and marks each
 instance On-Demand or Spot: a launch goes to the group further below the
 instances its share of the tasks needs. A scale-in removes the newest empty
@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from ecs_gpu import spot
+from ecs_gpu.design import spot
 from ecs_gpu.sim.fleet import Fleet, Instance
 from ecs_gpu.sim.params import SimParams
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Final
 
-from ecs_gpu.signals import CONCURRENCY, SERIES, Signal
+from ecs_gpu.contracts.signals import CONCURRENCY, SERIES, Signal
 from ecs_gpu.sim import params as P
 from ecs_gpu.sim.params import SimParams
 
@@ -151,7 +151,7 @@ class MetricPipeline:
 
 
 class DemandPipeline:
-    """The per-task concurrency series the sidecar publishes (ecs_gpu.demand_metric).
+    """The per-task concurrency series the sidecar publishes (ecs_gpu.contracts.demand_metric).
 
     Every ``publish_interval_s`` each RUNNING task's sidecar (it starts with
     the server container, after the image pull) scrapes its server's running
@@ -166,7 +166,7 @@ class DemandPipeline:
     * ``tracking``: one-minute datapoints for target tracking (Application
       Auto Scaling has no Period for custom metrics, aws-semantics.md §1);
     * ``scale_in``: the fast scale-in alarm's metric math over the same
-      10-second datapoints (ecs_gpu.fast_scale_in): their Sum over their
+      10-second datapoints (ecs_gpu.design.paths.fast_scale_in): their Sum over their
       SampleCount - 1, the RUNNING tasks (loading ones publish 0) with one
       fewer; the threshold with one task; visible ``delay_s`` after the period.
     """

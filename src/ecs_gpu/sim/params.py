@@ -13,27 +13,17 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Final, Literal
 
-from ecs_gpu import (
-    catalog,
-    demand_metric,
-    fast_path,
-    fast_scale_in,
-    gpu_metric,
-    managed_scaling,
-    schedule,
-    signals,
-    sleep,
-    spot,
-    startup,
-    wake,
-)
+from ecs_gpu import catalog
+from ecs_gpu.contracts import demand_metric, gpu_metric, schedule, signals
+from ecs_gpu.contracts.signals import SERIES, Signal, SignalPlan
+from ecs_gpu.design import managed_scaling, spot, startup
+from ecs_gpu.design.paths import fast_path, fast_scale_in, sleep, wake
+from ecs_gpu.design.paths.fast_path import FastPath
+from ecs_gpu.design.paths.fast_scale_in import FastScaleIn
+from ecs_gpu.design.paths.sleep import SleepPath
+from ecs_gpu.design.paths.wake import ALB_LAG_S, WakePath
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.fast_path import FastPath
-from ecs_gpu.fast_scale_in import FastScaleIn
-from ecs_gpu.signals import SERIES, Signal, SignalPlan
-from ecs_gpu.sleep import SleepPath
 from ecs_gpu.spec import Spec
-from ecs_gpu.wake import ALB_LAG_S, WakePath
 
 # --- Application Auto Scaling target tracking (aws-semantics §1) -------------------
 # AlarmHigh: 3 of 3 one-minute datapoints above the target. [obs]
@@ -70,7 +60,7 @@ DEFAULT_INSTANCE_WARMUP_S: Final = 300.0
 SCALE_IN_MAX_FRACTION: Final = 0.5
 
 
-# --- The fast path: a step-scaling policy on a 10-s alarm (ecs_gpu.fast_path) -------
+# --- The fast path: a step-scaling policy on a 10-s alarm (ecs_gpu.design.paths.fast_path) -------
 # An alarm in ALARM invokes its Auto Scaling action when it enters the state,
 # then once per minute while it stays there (aws-semantics §1 "Alarm -> policy
 # invocation", AlarmThatSendsEmail.md L18).
@@ -148,7 +138,7 @@ class SimParams:
     cpu_percent_at_full_load: float
     max_queue_s: float
     host_cpu_policy_target_percent: float | None
-    # The GPU metric pipeline (ecs_gpu.gpu_metric is the contract).
+    # The GPU metric pipeline (ecs_gpu.contracts.gpu_metric is the contract).
     collection_interval_s: float = gpu_metric.COLLECTION_INTERVAL_S
     # Age of a sample when CloudWatch has it. The agent flushes every
     # force_flush_interval (default 60 s, aws-semantics §5 "Flush"); where in
@@ -161,7 +151,7 @@ class SimParams:
     # the ASG alarm is not documented. Assumed one period.
     cpr_delay_s: float = 60.0
     # ManagedScaling settings: the API defaults here; from_spec sets what the
-    # template deploys (ecs_gpu.managed_scaling).
+    # template deploys (ecs_gpu.design.managed_scaling).
     min_scaling_step: int = DEFAULT_MIN_STEP
     max_scaling_step: int = DEFAULT_MAX_STEP
     instance_warmup_s: float = DEFAULT_INSTANCE_WARMUP_S
@@ -199,7 +189,7 @@ class SimParams:
     # (aws-semantics §3); "binpack" fills one instance before the next.
     placement: Literal["spread", "binpack"] = "spread"
     # [scaling] signal: "concurrency" tracks target_concurrency per task (the
-    # sidecar's series, ecs_gpu.demand_metric) and has no GPU policy unless
+    # sidecar's series, ecs_gpu.contracts.demand_metric) and has no GPU policy unless
     # gpu_guard; the GPU signals track gpu_metric_scope's series.
     signal: Signal = "task-gpus"
     gpu_guard: bool = False
@@ -207,9 +197,9 @@ class SimParams:
     # [simulation] mean_request_s: a request holds a slot this long, so a
     # task serving r req/s holds r x mean_request_s requests (Little's law).
     mean_request_s: float = 8.0
-    # The fast path the template deploys (ecs_gpu.fast_path), None when off.
+    # The fast path the template deploys (ecs_gpu.design.paths.fast_path), None when off.
     fast_path: FastPath | None = None
-    # The fast scale-in the template deploys (ecs_gpu.fast_scale_in), None when off.
+    # The fast scale-in the template deploys (ecs_gpu.design.paths.fast_scale_in), None when off.
     fast_scale_in: FastScaleIn | None = None
     # Whether target tracking's ScaleInCooldown and the step policy's Cooldown
     # hold each other's scale-ins: not documented (aws-semantics §9 "Step
@@ -262,9 +252,9 @@ class SimParams:
     # [simulation] warm_start_s: a Stopped pool instance, start to ECS
     # registration (a guess: AWS publishes no figure).
     warm_start_s: float = 60.0
-    # The wake path the template deploys (ecs_gpu.wake), None without one.
+    # The wake path the template deploys (ecs_gpu.design.paths.wake), None without one.
     wake: WakePath | None = None
-    # The sleep path the template deploys (ecs_gpu.sleep), None without one.
+    # The sleep path the template deploys (ecs_gpu.design.paths.sleep), None without one.
     sleep: SleepPath | None = None
     # [[scaling.schedule]]: the scheduled actions, in the spec's order.
     schedule: tuple[ScheduledAction, ...] = ()
@@ -281,7 +271,7 @@ class SimParams:
     # t = 0 in UTC, for the schedule's cron (DEFAULT_START_UTC says why).
     start_utc: datetime = DEFAULT_START_UTC
     # [capacity.spot]: spot_percent 0 without a Spot group. The strategy
-    # (ecs_gpu.spot): on_demand_base tasks on On-Demand, spot_percent of the
+    # (ecs_gpu.design.spot): on_demand_base tasks on On-Demand, spot_percent of the
     # rest on Spot.
     spot_percent: int = 0
     on_demand_base: int = 0

@@ -13,7 +13,7 @@ from typing import Any
 from rich.table import Table
 
 from ecs_gpu import catalog, outputs
-from ecs_gpu.signals import SERIES
+from ecs_gpu.contracts.signals import SERIES
 from ecs_gpu.sim.engine import TIMELINE_COLUMNS, SimResult
 from ecs_gpu.sim.params import SimParams
 

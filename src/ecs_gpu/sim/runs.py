@@ -12,8 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ecs_gpu.contracts.signals import SERIES
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.signals import SERIES
 from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import SimResult
 from ecs_gpu.sim.params import SimParams

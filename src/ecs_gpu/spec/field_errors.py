@@ -11,7 +11,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from ecs_gpu.ami import RECOMMENDED_COMMAND
+from ecs_gpu.contracts.ami import RECOMMENDED_COMMAND
 from ecs_gpu.spec.messages import _MAX_SHOWN, RuleError
 from ecs_gpu.spec.model import Spec
 

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from ecs_gpu import catalog
-from ecs_gpu.signals import CONCURRENCY, DEFAULT_GPU_SIGNAL
+from ecs_gpu.contracts.signals import CONCURRENCY, DEFAULT_GPU_SIGNAL
 from ecs_gpu.spec.rules import spec_warnings
 from ecs_gpu.spec.sections.alerts import AlertsSpec
 from ecs_gpu.spec.sections.base import _Section

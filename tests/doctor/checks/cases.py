@@ -12,9 +12,10 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from ecs_gpu import gpu_metric, wake
-from ecs_gpu.doctor.checks import run_checks
-from ecs_gpu.doctor.snapshot import COLLECTION_KEY
+from ecs_gpu.checks.doctor import run_checks
+from ecs_gpu.checks.snapshot import COLLECTION_KEY
+from ecs_gpu.contracts import gpu_metric
+from ecs_gpu.design.paths import wake
 from zero_alarms import wake_metrics
 
 from ..snapshots import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ecs_gpu import demand_metric
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks.doctor import run_checks
+from ecs_gpu.contracts import demand_metric
 
 from ..snapshots import (
     FAST_ALARM,

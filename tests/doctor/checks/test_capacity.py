@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from ecs_gpu.aws.facts import COLLECTION_KEY
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks.doctor import run_checks
 
 from ..snapshots import (
     IID,
@@ -223,9 +223,9 @@ def test_denied_warm_pool_is_unknown_naming_the_permission(healthy: Callable[[],
 def test_doctor_expects_what_the_template_deploys() -> None:
     """The hook name, heartbeat and pool doctor records are the template's, --stack included."""
     from ecs_gpu.aws.facts import Target
+    from ecs_gpu.checks.doctor.capacity import LAUNCHING
     from ecs_gpu.cli.deploy import synth_template
     from ecs_gpu.cli.options import names_of
-    from ecs_gpu.doctor.checks.capacity import LAUNCHING
     from ecs_gpu.infra import capacity
 
     from ..snapshots import warm_pool_spec

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks.doctor import run_checks
 
 from ..snapshots import (
     IID,
@@ -52,7 +52,7 @@ def test_cpu_host_of_another_service_is_not_a_gpu_finding(healthy: Callable[[], 
 
 
 def test_in_service_counts_only_instances_in_service_per_group() -> None:
-    from ecs_gpu.doctor.checks.common import in_service, in_service_counts
+    from ecs_gpu.checks.doctor.common import in_service, in_service_counts
 
     groups = [
         {
@@ -66,6 +66,6 @@ def test_in_service_counts_only_instances_in_service_per_group() -> None:
         {"AutoScalingGroupName": "spot", "Instances": []},
         {"AutoScalingGroupName": "other"},
     ]
-    # verify metrics, MET001 (through ecs_gpu.spot.publishers) and ECS001 read these.
+    # verify metrics, MET001 (through ecs_gpu.design.spot.publishers) and ECS001 read these.
     assert in_service(groups) == {"od": ["i-1"], "spot": [], "other": []}
     assert in_service_counts(groups) == {"od": 1, "spot": 0, "other": 0}

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import gpu_metric
 from ecs_gpu.aws.facts import COLLECTION_KEY
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks.doctor import run_checks
+from ecs_gpu.contracts import gpu_metric
 
 from ..snapshots import (
     NAMES,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ecs_gpu.doctor.checks import CHECKS, CHECKS_BY_ID, run_checks
-from ecs_gpu.doctor.checks.registry import (
+from ecs_gpu.checks.doctor import CHECKS, CHECKS_BY_ID, run_checks
+from ecs_gpu.checks.doctor.registry import (
     CHAIN,
     FORMERLY,
     PREFIXES,
@@ -37,7 +37,7 @@ def test_docs_list_every_check_kind_and_permission() -> None:
 
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "doctor.md"
-CHECKS_DIR = Path(__file__).resolve().parents[3] / "src" / "ecs_gpu" / "doctor" / "checks"
+CHECKS_DIR = Path(__file__).resolve().parents[3] / "src" / "ecs_gpu" / "checks" / "doctor"
 
 
 def test_every_check_id_names_its_module() -> None:
@@ -45,7 +45,7 @@ def test_every_check_id_names_its_module() -> None:
     assert set(PREFIXES) == set(CHAIN)
     assert len(set(PREFIXES.values())) == len(PREFIXES)
     for c in CHECKS:
-        assert c.fn.__module__ == f"ecs_gpu.doctor.checks.{c.link}", c.id
+        assert c.fn.__module__ == f"ecs_gpu.checks.doctor.{c.link}", c.id
         assert re.fullmatch(rf"{PREFIXES[c.link]}\d{{3}}", c.id), c.id
         assert (CHECKS_DIR / f"{c.link}.py").is_file(), c.link
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ecs_gpu.aws.facts import COLLECTION_KEY
-from ecs_gpu.doctor.checks import CHECKS, CHECKS_BY_ID, run_checks
+from ecs_gpu.checks.doctor import CHECKS, CHECKS_BY_ID, run_checks
 
 from ..snapshots import (
     as_concurrency,
@@ -133,7 +133,7 @@ def test_no_check_crashes_when_any_field_is_missing(
     Calls the check functions directly, so run_check's safety net for
     malformed snapshots cannot hide a crash here.
     """
-    from ecs_gpu.doctor.checks import Unknown
+    from ecs_gpu.checks.doctor import Unknown
 
     base = healthy()
     variant(base)

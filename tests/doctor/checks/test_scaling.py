@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import demand_metric, fast_path, gpu_metric, sleep, wake
 from ecs_gpu.aws.facts import COLLECTION_KEY
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks.doctor import run_checks
+from ecs_gpu.contracts import demand_metric, gpu_metric
+from ecs_gpu.design.paths import fast_path, sleep, wake
 from zero_alarms import sleep_metrics
 
 from ..snapshots import (
@@ -381,7 +382,7 @@ def with_sleep(
     s: Snap, missing: str = sleep.TREAT_MISSING_DATA, n: int = sleep.MIN_QUIET_MINUTES
 ) -> dict[str, Any]:
     """with_wake, then the sleep path's policy and alarm as infra/scaling.py writes them
-    (ecs_gpu.sleep) over ``n`` quiet minutes; returns the policy."""
+    (ecs_gpu.design.paths.sleep) over ``n`` quiet minutes; returns the policy."""
     with_wake(s)
     wake_policy = s["scaling_policies"][-1]
     arn = wake_policy["PolicyARN"].replace("/wake", "/sleep")

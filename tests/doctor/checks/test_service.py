@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks.doctor import run_checks
 
 from ..snapshots import (
     NAMES,

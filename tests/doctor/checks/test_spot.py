@@ -8,8 +8,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from ecs_gpu.doctor.checks import run_checks
-from ecs_gpu.spot import DRAIN_FLAG
+from ecs_gpu.checks.doctor import run_checks
+from ecs_gpu.design.spot import DRAIN_FLAG
 
 from ..snapshots import NAMES, as_spot, as_spot_od0, validate_snapshot
 from .cases import Snap, _found, spot_interrupted
@@ -239,7 +239,7 @@ def test_with_a_base_an_empty_on_demand_group_is_a_launch_problem_while_a_task_r
     s["auto_scaling_groups"][0].update(Instances=[], DesiredCapacity=0, MinSize=0)
     validate_snapshot(s)
     # The service wants a task and ECS puts the base's first: no host ran, so the fix
-    # is the launches (ecs_gpu.spot.publishers, as verify metrics), not the agent.
+    # is the launches (ecs_gpu.design.spot.publishers, as verify metrics), not the agent.
     (f,) = _found(s, "MET001")
     assert (
         f"{NAMES.asg} has no instance in service, yet [capacity.spot] on_demand_base = 1 "

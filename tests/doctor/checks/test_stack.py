@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ecs_gpu.doctor.checks import run_checks
+from ecs_gpu.checks.doctor import run_checks
 
 from ..snapshots import (
     NAMES,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ecs_gpu.doctor.checks import run_checks
-from ecs_gpu.doctor.snapshot import COLLECTION_KEY
+from ecs_gpu.checks.doctor import run_checks
+from ecs_gpu.checks.snapshot import COLLECTION_KEY
 
 from ..snapshots import (
     NAMES,

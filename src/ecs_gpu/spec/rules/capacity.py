@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ecs_gpu import catalog
-from ecs_gpu.signals import SignalPlan
+from ecs_gpu.contracts.signals import SignalPlan
 from ecs_gpu.spec.messages import Problem
 from ecs_gpu.spec.rules.placement import _task_fits
 from ecs_gpu.spec.rules.service import _model_fits_gpu_memory, _weights_room_mib
@@ -236,7 +236,7 @@ def _spot_unpriced(spec: Spec) -> Iterator[Problem]:
     spot = spec.capacity.spot
     if spot is None or spec.simulation.spot_discount_percent is not None:
         return
-    # The same rule as ecs_gpu.spot.missing_discounts (spec cannot import it).
+    # The same rule as ecs_gpu.design.spot.missing_discounts (spec cannot import it).
     missing = [n for n in spot.instance_types if catalog.spot_discount(n) is None]
     if missing:
         yield Problem(

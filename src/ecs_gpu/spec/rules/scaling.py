@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ecs_gpu import schedule
+from ecs_gpu.contracts import schedule
 from ecs_gpu.spec.messages import Problem
 
 # ECS's "Tasks per service" quota, "the maximum number of tasks per service (the
@@ -156,7 +156,7 @@ def _target_above_simulated_capacity(spec: Spec) -> Iterator[Problem]:
 
 def _zero_needs_wake(spec: Spec) -> Iterator[Problem]:
     # With no task no policy has a datapoint, so nothing but a wake path
-    # starts one again (ecs_gpu.wake).
+    # starts one again (ecs_gpu.design.paths.wake).
     sc = spec.scaling
     zeros = [i for i, e in enumerate(sc.schedule) if e.min_tasks == 0]
     if (sc.min_tasks != 0 and not zeros) or spec.load_balancer is not None:

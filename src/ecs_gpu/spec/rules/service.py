@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ecs_gpu import demand_metric
+from ecs_gpu.contracts import demand_metric
 from ecs_gpu.spec.messages import Problem
 from ecs_gpu.spec.sections.service import ServiceSpec
 

@@ -10,7 +10,7 @@ from ecs_gpu.spec.messages import Problem
 if TYPE_CHECKING:
     from ecs_gpu.spec.model import Spec
 
-# The keys ecs_gpu.spot reads only for a [capacity.spot] group.
+# The keys ecs_gpu.design.spot reads only for a [capacity.spot] group.
 SPOT_ONLY_KEYS = (
     "spot_discount_percent",
     "spot_interruption_band",

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from ecs_gpu import catalog
-from ecs_gpu.ami import AMI_ID_PATTERN
+from ecs_gpu.contracts.ami import AMI_ID_PATTERN
 from ecs_gpu.spec.messages import RuleError
 from ecs_gpu.spec.sections.base import _Section
 
@@ -106,7 +106,7 @@ class CapacitySpec(_Section):
     reserved_instances: Annotated[int, Field(ge=1)] | None = None
     # Pins the GPU AMI (the template's AMI parameter default). Without it
     # deploy gives a new stack the recommended ECS GPU AMI and keeps an
-    # existing stack's AMI until --update-ami (ecs_gpu.ami).
+    # existing stack's AMI until --update-ami (ecs_gpu.contracts.ami).
     ami_id: Annotated[str, Field(pattern=AMI_ID_PATTERN)] | None = None
     # Root EBS volume of each instance (gp3). Images and the model weights a
     # container downloads land here, and ECS keeps a stopped container's layer

@@ -6,9 +6,9 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ecs_gpu import schedule
-from ecs_gpu.demand_metric import DEFAULT_BACKLOG_DRAIN_S
-from ecs_gpu.signals import DEFAULT_GPU_SIGNAL, GpuSeries, Signal, SignalPlan
+from ecs_gpu.contracts import schedule
+from ecs_gpu.contracts.demand_metric import DEFAULT_BACKLOG_DRAIN_S
+from ecs_gpu.contracts.signals import DEFAULT_GPU_SIGNAL, GpuSeries, Signal, SignalPlan
 from ecs_gpu.spec.messages import RuleError
 from ecs_gpu.spec.sections.base import _Section
 
@@ -18,7 +18,10 @@ MAX_SCHEDULED_ACTIONS: Final = 200
 
 
 class ScheduleSpec(_Section):
-    """One [[scaling.schedule]] entry: a scheduled action on the task count (ecs_gpu.schedule)."""
+    """One [[scaling.schedule]] entry: a scheduled action on the task count.
+
+    The cron subset is :mod:`ecs_gpu.contracts.schedule`'s.
+    """
 
     # Application Auto Scaling's six cron fields, in UTC (no time zone is set),
     # e.g. "0 8 ? * MON-FRI *"; `cron(...)` around them is accepted.
@@ -49,7 +52,7 @@ class ScheduleSpec(_Section):
 
 
 class ScalingSpec(_Section):
-    # 0 scales to zero, which needs a wake path (ecs_gpu.wake): with no task
+    # 0 scales to zero, which needs a wake path (ecs_gpu.design.paths.wake): with no task
     # there is no GPU, CPU or concurrency datapoint, and target tracking does
     # not scale on insufficient data (aws-semantics.md §1 "Rounding / missing
     # data", §10); the spec rules require a load balancer or a schedule.

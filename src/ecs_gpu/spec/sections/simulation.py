@@ -12,7 +12,7 @@ from ecs_gpu.spec.sections.base import _Section
 MAX_SIM_SECONDS = 86400.0
 
 # The Spot Instance Advisor's frequency-of-interruption bands (aws-semantics
-# §11); ecs_gpu.spot gives each its rate per instance-hour.
+# §11); ecs_gpu.design.spot gives each its rate per instance-hour.
 SpotBand = Literal["<5%", "5-10%", "10-15%", "15-20%", ">20%"]
 
 
@@ -53,7 +53,7 @@ class SimulationSpec(_Section):
     host_cpu_policy_target_percent: Annotated[float, Field(ge=1, le=100)] | None = None
     # [capacity.spot] only. The Spot Instance Advisor's band for the listed
     # types in the Region: its upper edge, as a share of instances reclaimed
-    # in a month, becomes a rate per instance-hour (ecs_gpu.spot).
+    # in a month, becomes a rate per instance-hour (ecs_gpu.design.spot).
     spot_interruption_band: SpotBand = "<5%"
     # Instead of the band: interruptions per Spot instance-hour (0: never).
     spot_interruptions_per_instance_hour: Annotated[float, Field(ge=0, le=1)] | None = None
