@@ -5,7 +5,7 @@ collect every kind through the real clients (paginators, batched
 Describe calls) from a moto server on 127.0.0.1, then run every check.
 The deployment is built by tests/doctor/world.py (the same world the tests
 use, with the same hooks for the GPU fields moto does not model). Tasks are
-30 % of the instances (300 at 1,000, as in the issue's large-cluster test).
+30 % of the instances (300 at 1,000).
 
 Run:
 

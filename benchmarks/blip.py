@@ -1,17 +1,17 @@
-"""A crowd or a blip: issue 16's GPU-hours goal against its overload bound.
+"""A crowd or a blip: the GPU-hours goal against the overload bound, for any controller.
 
 The crowd: a base that needs BASE_TASKS g5.xlarge tasks at the 70 % GPU
 target (stress.py's rate per task) for 20 minutes, then at once FACTOR x the
 base for an hour, then the base for 10 minutes (``flash_crowd`` with no
-rise or fall). Issue 8's default, without and with the covering warm pool,
-sets the overload bound on it (1.1x its overload: issue 16's per-load goal).
-For each bound, ``ecs_gpu.sim.blip`` gives the split (the blip is the crowd
-until then, then the base for managed scaling's 15 minutes), the fewest
-instances that serve a step of the crowd, and the GPU-hours any fleet within
-the bound on the crowd pays on the blip; the reference design's GPU-hours on
-the blip are simulated. Then every design of stress.py on the crowd and on
-its bound's blip: its overload, its GPU-hours against the reference's and
-the floor, and whether the two runs agree until the split.
+rise or fall). In-flight concurrency, without and with the covering warm
+pool, sets the overload bound on it (1.1x its overload: the per-load goal of
+stress.py). For each bound, ``ecs_gpu.sim.blip`` gives the split (the blip
+is the crowd until then, then the base for managed scaling's 15 minutes),
+the fewest instances that serve a step of the crowd, and the GPU-hours any
+fleet within the bound on the crowd pays on the blip; the reference design's
+GPU-hours on the blip are simulated. Then every design of stress.py on the
+crowd and on its bound's blip: its overload, its GPU-hours against the
+reference's and the floor, and whether the two runs agree until the split.
 
 Boot jitter is off (``boot_jitter_fraction = 0``), as in lull.py: the engine
 draws it after the whole load's arrivals, so with it two loads with one
@@ -46,14 +46,14 @@ from ecs_gpu.sim.stress import flash_crowd, rates
 BASE_TASKS = 2
 FACTOR = 30.0
 CROWD_AT_S = 1200.0
-BOUNDS = ("concurrency + fast path", "concurrency + fast path + warm pool")
-# The goals' ratio to the reference's GPU-hours and to issue 8's overload.
+BOUNDS = ("in-flight concurrency", "in-flight concurrency + warm pool")
+# The goals' ratio to the reference's GPU-hours and to in-flight concurrency's overload.
 GPU_RATIO = 1.5
 OVERLOAD_RATIO = 1.1
 
 
 def base_rps() -> float:
-    return BASE_TASKS * design("task-gpus (default before)").rps_per_task_at_target
+    return BASE_TASKS * design("GPU default (task-gpus)").rps_per_task_at_target
 
 
 def crowd() -> tuple[tuple[float, float], ...]:
@@ -69,7 +69,7 @@ def crowd() -> tuple[tuple[float, float], ...]:
 
 
 def bound_of(label: str) -> str:
-    """The issue 8 design whose overload bounds ``label``'s: the one with its pool or not."""
+    """The in-flight design whose overload bounds ``label``'s: the one with its pool or not."""
     return BOUNDS[1] if params(label).warm_pool_min_size is not None else BOUNDS[0]
 
 
@@ -84,7 +84,7 @@ def main() -> int:
     on_crowd = {label: simulate(params(label), a, step_s=STEP_S, seed=SEED) for label in LABELS}
     floors: dict[str, tuple[BlipFloor, float, np.ndarray]] = {}
     print(
-        "| bound: issue 8's design | its overload on the crowd s | the bound s "
+        "| bound's design | its overload on the crowd s | the bound s "
         "| instances that serve a step of the crowd | split: min after the jump "
         "| any fleet within the bound: GPU-hours on the blip at least "
         "| reference's GPU-hours on the blip | x 1.5 | both goals on the two loads |"
@@ -131,7 +131,7 @@ def robustness(knots: tuple[tuple[float, float], ...], a: np.ndarray) -> None:
     of managed scaling's minute samples) and with boot jitter on."""
     print()
     print(
-        "| bound: issue 8's design | boot jitter | split at | split s "
+        "| bound's design | boot jitter | split at | split s "
         "| reference's GPU-hours on the blip x 1.5 | the floor | both goals on the two loads |"
     )
     print("|---|---|---|---:|---:|---:|---|")

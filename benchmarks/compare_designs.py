@@ -1,4 +1,4 @@
-"""Design comparison: the reference module's settings against this project's defaults.
+"""Design comparison: the reference module's settings against this project's GPU-signal defaults.
 
 Three real traces, each scaled so its mean load needs 20 single-GPU tasks at
 a 70 % GPU target (a fleet of tens of GPUs at its peaks):
@@ -12,23 +12,26 @@ Designs (all on g5.xlarge, 60-s GPU collection):
 * reference: the ASG-average GPU metric, GPU target 60, CPU 60, cooldowns
   300/300, and its hard-coded managed scaling: warm-up 300 s, steps of 1 to
   10 instances (terraform-aws-ecs 8.3.0 main.tf; reference-module.md)
-* default: this project's spec defaults (task-gpus metric, GPU 70, CPU 70,
-  scale-out 60, scale-in 300) with the managed scaling its template deploys
-  (warm-up boot + pull + load = 480 s, steps of 1 to max_instances = 64)
-* default on asg-average: the defaults with the reference's metric, to
+* GPU default: this project's spec defaults without [service.metrics]
+  (task-gpus metric, GPU 70, CPU 70, scale-out 60, scale-in 300) with the
+  managed scaling its template deploys (warm-up boot + pull + load = 480 s,
+  steps of 1 to max_instances = 64)
+* GPU default on asg-average: the defaults with the reference's metric, to
   separate the metric's effect from the targets'
 * GPU 50 / 60 / 80 and a 600-s scale-in cooldown on the default metric, to
   see which way each setting moves things
-* default, scale-in on the latest datapoint: a simulator what-if without the
-  AlarmLow-window reading of the scale-in guard (SimParams.scale_in_basis)
-* default, managed scaling steps up to 2: what the template deployed before
-  maximumScalingStepSize became max_instances (ecs_gpu.design.managed_scaling)
+* GPU default, scale-in on the latest datapoint: a simulator what-if without
+  the AlarmLow-window reading of the scale-in guard (SimParams.scale_in_basis)
+* GPU default, managed scaling steps up to 2: a what-if with
+  maximumScalingStepSize 2 instead of max_instances
+  (ecs_gpu.design.managed_scaling), to show what the step size is worth
 
 Run:
 
     .venv/bin/python benchmarks/compare_designs.py
 
-It prints a Markdown table (docs/benchmarks.md "Simulator").
+It prints a Markdown table (docs/benchmarks.md "The GPU signal against the
+reference").
 """
 
 from __future__ import annotations
@@ -68,14 +71,14 @@ DESIGNS: dict[str, str] = {
         'gpu_metric = "asg-average"\ngpu_target_percent = 60\ncpu_target_percent = 60\n'
         "scale_out_cooldown_s = 300\nscale_in_cooldown_s = 300"
     ),
-    "default (task-gpus, GPU 70, CPU 70, 60/300)": "",
-    "default on asg-average": 'gpu_metric = "asg-average"',
+    "GPU default (task-gpus, GPU 70, CPU 70, 60/300)": "",
+    "GPU default on asg-average": 'gpu_metric = "asg-average"',
     "task-gpus, GPU 50": "gpu_target_percent = 50",
     "task-gpus, GPU 60": "gpu_target_percent = 60",
     "task-gpus, GPU 80": "gpu_target_percent = 80",
     "task-gpus, GPU 70, scale-in cooldown 600": "scale_in_cooldown_s = 600",
-    "default, scale-in on latest datapoint (what-if)": "",
-    "default, managed scaling steps up to 2 (earlier template)": "",
+    "GPU default, scale-in on latest datapoint (what-if)": "",
+    "GPU default, managed scaling steps up to 2 (what-if)": "",
 }
 # Designs that set a simulator parameter rather than a spec key: the
 # reference module's managed scaling is not ours to deploy, and the what-if.
@@ -84,8 +87,8 @@ OVERRIDES: dict[str, dict[str, object]] = {
         "instance_warmup_s": 300.0,
         "max_scaling_step": 10,
     },
-    "default, scale-in on latest datapoint (what-if)": {"scale_in_basis": "latest"},
-    "default, managed scaling steps up to 2 (earlier template)": {"max_scaling_step": 2},
+    "GPU default, scale-in on latest datapoint (what-if)": {"scale_in_basis": "latest"},
+    "GPU default, managed scaling steps up to 2 (what-if)": {"max_scaling_step": 2},
 }
 
 

@@ -1,4 +1,4 @@
-"""Issue 8: the reference design, today's default and the concurrency design on every shared trace.
+"""The reference design, the GPU default and the in-flight concurrency designs on every trace.
 
 Each bundled trace (docs/traces.md) is scaled so its mean load needs
 MEAN_TASKS (20) single-GPU g5.xlarge tasks at a 70 % GPU target, as in
@@ -6,38 +6,47 @@ compare_designs.py. Designs:
 
 * reference: terraform-aws-ecs 8.3.0 (asg-average GPU metric, GPU 60, CPU
   60, cooldowns 300/300, managed scaling warm-up 300 s, steps up to 10)
-* task-gpus: this project's default before issue 8 (no [service.metrics]):
+* GPU default (task-gpus): this project's default without [service.metrics]:
   GPU 70 on task-held GPUs, CPU 70, cooldowns 60/300
-* concurrency: the default with [service.metrics]: target tracking on
-  per-task concurrency at 11.2 requests (70 % of the 16 a task holds at full
-  load: 2 req/s x mean_request_s 8 s) plus the fast path (panic threshold
-  200 %) from ecs_gpu.design.paths.fast_path
-* concurrency + warm pool: the same with [capacity.warm_pool] min_size 2
-  and max_prepared 64 (prepared capacity up to max_instances, Stopped;
-  what AWS keeps with the value unset); managed scaling's
-  instance warm-up and the fast-path cooldown are the pooled start
+* in-flight concurrency: [service.metrics] with ``demand_estimate =
+  "in-flight"`` (the requests in flight, the queue included): target tracking
+  on per-task concurrency at 11.2 requests (70 % of the 16 a task holds at
+  full load: 2 req/s x mean_request_s 8 s), uncapped, plus the fast path at a
+  200 % panic threshold with three steps (0, 50, 100 % over) and a cooldown
+  of the instance warm-up alone; pinned here by :func:`design`, since the
+  shipped concurrency default differs in each of these
+* in-flight concurrency + warm pool: the same with [capacity.warm_pool]
+  min_size 2 and max_prepared 64 (prepared capacity up to max_instances,
+  Stopped; what AWS keeps with the value unset); managed scaling's instance
+  warm-up and the fast-path cooldown are the pooled start
   (ecs_gpu.design.managed_scaling: 60 s warm start + 60 s model load = 120 s)
 * the default-size pool: min_size 2 without max_prepared, so 2 stopped
   instances (WarmPoolSpec.prepared_capacity) and the cold warm-up
-* the covering pool with the cold warm-up (480 s) the template set before
+* the covering pool with the cold warm-up (boot + pull + load, 480 s), to
+  show what the pooled warm-up is worth
 * what-if, not deployable: the pooled design whose fast-path alarm also
   invokes a step policy on the ASG (sim.controllers.AsgFastPath). The ECS
   developer guide says a capacity provider's group must not be scaled by
   any policy but ECS's, so ecs-gpu does not deploy it; the row measures
   what that rule costs in time to capacity.
 
+The concurrency default (the arrival-rate estimate, target tracking capped at
+the target, the fast path at 110 % with nine steps) and the fast scale-in
+are defined here too, for stress.py, which measures them.
+
 Run:
 
     .venv/bin/python benchmarks/compare_signals.py [--goals] [--steps] [--frontier] [--variants]
         [--pool-costs]
 
-It prints a Markdown table (docs/benchmarks.md "Issue 8 designs on every
-trace"); --goals also prints the issue's goals, measured; --steps when each
-stage of a scale-out happens after a load step; --frontier the smallest
-fixed fleet that meets the overload goal on each trace; --variants the
-concurrency designs with a smaller fast-path step table, none, or a capped
-tracked series; --pool-costs what each warm pool costs (its stopped
-volumes at the gp3 price and its warming instances) on every trace.
+It prints a Markdown table (docs/benchmarks.md "The in-flight concurrency
+designs on every trace"); --goals also prints four goals a concurrency design
+is judged by, measured; --steps when each stage of a scale-out happens after
+a load step; --frontier the smallest fixed fleet that meets the overload goal
+on each trace; --variants the in-flight designs with a smaller fast-path step
+table, none, another panic threshold or a capped tracked series;
+--pool-costs what each warm pool costs (its stopped volumes at the gp3 price
+and its warming instances) on every trace.
 """
 
 from __future__ import annotations
@@ -61,25 +70,24 @@ SEED = 0
 REFERENCE = "reference (asg-average, GPU 60, CPU 60, 300/300)"
 METRICS = '[service.metrics]\npreset = "vllm"\n'
 CONCURRENCY = "target_concurrency_per_task = 11.2"
-# The concurrency designs as they were before issue 16 (every table above
-# "Pay for what you serve" ran them): the in-flight series, the panic
+# The in-flight concurrency designs: the in-flight series, the panic
 # threshold at 200 %, three fast-path steps, target tracking uncapped.
-BEFORE_16 = '\ndemand_estimate = "in-flight"'
-BEFORE_16_PANIC = "\npanic_threshold_percent = 200"
-BEFORE_16_STEPS = (0.0, 0.5, 1.0)
-# Issue 16's default (docs/benchmarks.md "Pay for what you serve"): the
+IN_FLIGHT = '\ndemand_estimate = "in-flight"'
+IN_FLIGHT_PANIC = "\npanic_threshold_percent = 200"
+IN_FLIGHT_STEPS = (0.0, 0.5, 1.0)
+# The concurrency default (docs/benchmarks.md "Pay for what you serve"): the
 # arrival-rate estimate, target tracking capped at the target, the fast path
 # at 110 % with nine steps; without and with the covering pool.
-NEW_DEFAULT = "issue 16 default (arrival-rate, capped tracking, fast path 110 %)"
-NEW_DEFAULT_POOL = "issue 16 default + warm pool"
+NEW_DEFAULT = "concurrency default (arrival-rate, capped tracking, fast path 110 %)"
+NEW_DEFAULT_POOL = "concurrency default + warm pool"
 # A pool that covers the fleet: max_prepared = max_instances (64), what AWS
 # keeps prepared when MaxGroupPreparedCapacity is unset (max - desired).
 POOL = "\n[capacity.warm_pool]\nmin_size = 2\nmax_prepared = 64\n"
 # The pool a spec gets without max_prepared: min_size (2) instances, and the
 # cold warm-up, since it does not cover the fleet (ecs_gpu.design.managed_scaling).
 DEFAULT_POOL = "\n[capacity.warm_pool]\nmin_size = 2\n"
-DEFAULT_SIZE = "concurrency + fast path + default-size pool (min_size 2)"
-COLD_WARMUP = "warm pool with the cold warm-up 480 s (before)"
+DEFAULT_SIZE = "in-flight concurrency + default-size pool (min_size 2)"
+COLD_WARMUP = "in-flight concurrency + warm pool, cold warm-up 480 s"
 WHAT_IF = "what-if: + instance step policy on the fast-path alarm (not deployable)"
 
 # label -> ([service] extra, [scaling] keys, [capacity] extra, simulator overrides)
@@ -91,57 +99,57 @@ DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
         "",
         OVERRIDES[REFERENCE],
     ),
-    "task-gpus (default before)": ("", "", "", {}),
-    "concurrency + fast path": (METRICS, CONCURRENCY, "", {}),
-    "concurrency + fast path + warm pool": (METRICS, CONCURRENCY, POOL, {}),
+    "GPU default (task-gpus)": ("", "", "", {}),
+    "in-flight concurrency": (METRICS, CONCURRENCY, "", {}),
+    "in-flight concurrency + warm pool": (METRICS, CONCURRENCY, POOL, {}),
     DEFAULT_SIZE: (METRICS, CONCURRENCY, DEFAULT_POOL, {}),
     # The same pool with the cold instance warm-up and fast-path cooldown
-    # (boot + pull + load, 480 s) that the template deployed before
-    # ecs_gpu.design.managed_scaling took the pooled start (120 s) for pools.
+    # (boot + pull + load, 480 s) instead of the pooled start (120 s) that
+    # ecs_gpu.design.managed_scaling deploys for a pool that covers the fleet.
     COLD_WARMUP: (METRICS, CONCURRENCY, POOL, {"instance_warmup_s": 480.0}),
     WHAT_IF: (METRICS, CONCURRENCY, POOL, {"instance_fast_path": True}),
 }
-# Only on the step load: the concurrency policy without the fast path.
-TT_ONLY = "concurrency, target tracking only (`fast_scale_out = false`)"
-# The fast scale-in (issue 16, `fast_scale_in = true`; off by default), for
+# Only on the step load: the in-flight concurrency policy without the fast path.
+TT_ONLY = "in-flight concurrency, target tracking only (`fast_scale_out = false`)"
+# The fast scale-in (`fast_scale_in = true`; off by default), for
 # benchmarks/stress.py.
-FAST_SCALE_IN = "concurrency + fast path + fast scale-in"
-FAST_SCALE_IN_POOL = "concurrency + fast path + warm pool + fast scale-in"
+FAST_SCALE_IN = "in-flight concurrency + fast scale-in"
+FAST_SCALE_IN_POOL = "in-flight concurrency + fast scale-in + warm pool"
 STEP_DESIGNS = {
     **DESIGNS,
     TT_ONLY: (METRICS, CONCURRENCY + "\nfast_scale_out = false", "", {}),
     FAST_SCALE_IN: (METRICS, CONCURRENCY + "\nfast_scale_in = true", "", {}),
     FAST_SCALE_IN_POOL: (METRICS, CONCURRENCY + "\nfast_scale_in = true", POOL, {}),
 }
-# The designs the goals judge: the concurrency design with and without a pool.
-NEW_FSI = "issue 16 default + fast scale-in"
-NEW_FSI_POOL = "issue 16 default + warm pool + fast scale-in"
+# The concurrency default with the fast scale-in, without and with the pool.
+NEW_FSI = "concurrency default + fast scale-in"
+NEW_FSI_POOL = "concurrency default + fast scale-in + warm pool"
 STEP_DESIGNS[NEW_DEFAULT] = (METRICS, CONCURRENCY, "", {})
 STEP_DESIGNS[NEW_DEFAULT_POOL] = (METRICS, CONCURRENCY, POOL, {})
 STEP_DESIGNS[NEW_FSI] = (METRICS, CONCURRENCY + "\nfast_scale_in = true", "", {})
 STEP_DESIGNS[NEW_FSI_POOL] = (METRICS, CONCURRENCY + "\nfast_scale_in = true", POOL, {})
 NEW_DESIGNS = (NEW_DEFAULT, NEW_DEFAULT_POOL, NEW_FSI, NEW_FSI_POOL)
 GOAL_DESIGNS = (
-    "concurrency + fast path",
-    "concurrency + fast path + warm pool",
+    "in-flight concurrency",
+    "in-flight concurrency + warm pool",
 )
 
 
-def _before_16(label: str) -> bool:
-    """A concurrency design as it ran before issue 16 (pinned by :func:`design`)."""
+def _in_flight(label: str) -> bool:
+    """Whether ``label`` is an in-flight concurrency design (pinned by :func:`design`)."""
     return label not in NEW_DESIGNS and METRICS in STEP_DESIGNS[label][0]
 
 
 def design_spec(label: str, extra_scaling: str = "") -> Spec:
     """The spec of a design (its keys; the simulator overrides are :func:`design`'s)."""
     service, scaling, capacity, _ = STEP_DESIGNS[label]
-    if _before_16(label):
-        extra_scaling += BEFORE_16
+    if _in_flight(label):
+        extra_scaling += IN_FLIGHT
         if (
             "panic_threshold_percent" not in extra_scaling + scaling
             and "fast_scale_out = false" not in scaling
         ):
-            extra_scaling += BEFORE_16_PANIC
+            extra_scaling += IN_FLIGHT_PANIC
     text = SPEC.format(scaling=scaling + extra_scaling)
     text = text.replace("[capacity]", service + "[capacity]", 1)
     text = text.replace("[scaling]", capacity + "[scaling]", 1)
@@ -152,27 +160,30 @@ def design(label: str, extra_scaling: str = "") -> SimParams:
     overrides = STEP_DESIGNS[label][3]
     spec = design_spec(label, extra_scaling)
     p = from_spec(spec).with_(**overrides)
-    before = _before_16(label)
-    if before and p.fast_path is not None:
+    in_flight = _in_flight(label)
+    if in_flight and p.fast_path is not None:
         p = p.with_(
             fast_path=dataclasses.replace(
                 p.fast_path,
-                steps=fast_path.steps(spec, starts=BEFORE_16_STEPS),
-                # Issue 8's cooldown: the instance warm-up, without the launch datapoint.
+                steps=fast_path.steps(spec, starts=IN_FLIGHT_STEPS),
+                # The in-flight design's cooldown: the instance warm-up, without the
+                # launch datapoint.
                 cooldown_s=int(p.instance_warmup_s),
             ),
             tracking_cap_ratio=overrides.get("tracking_cap_ratio"),
         )
     if "instance_warmup_s" in overrides and p.fast_path is not None:
         # The fast path's cooldown follows the warm-up (paths/fast_path.py: + the launch datapoint).
-        cooldown = int(p.instance_warmup_s) + (0 if before else managed_scaling.LAUNCH_DATAPOINT_S)
+        cooldown = int(p.instance_warmup_s) + (
+            0 if in_flight else managed_scaling.LAUNCH_DATAPOINT_S
+        )
         p = p.with_(fast_path=dataclasses.replace(p.fast_path, cooldown_s=cooldown))
     return p
 
 
 def results() -> dict[str, tuple[float, dict[str, dict[str, Any]]]]:
     """Trace name -> (rate scale, design label -> summary)."""
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     out: dict[str, tuple[float, dict[str, dict[str, Any]]]] = {}
     for name, bundled in bundled_traces().items():
         trace = bundled.load()
@@ -225,7 +236,7 @@ def steps() -> None:
     """The step load's stages for each design (docs/benchmarks.md, step-load table)."""
     print("| design | first scale-out decision | first new instance | first new task serving |")
     print("|---|---:|---:|---:|")
-    order = ("reference", "task-gpus (default before)", TT_ONLY, *GOAL_DESIGNS, COLD_WARMUP)
+    order = ("reference", "GPU default (task-gpus)", TT_ONLY, *GOAL_DESIGNS, COLD_WARMUP)
     order += (WHAT_IF,)
     for label in order:
         m = step_load(label)
@@ -233,10 +244,10 @@ def steps() -> None:
 
 
 def goals(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> None:
-    """The issue's goals, measured on the step load and on every trace."""
+    """Four goals for a concurrency design, measured on the step load and on every trace."""
     print("| goal | design | measured | met |")
     print("|---|---|---|---|")
-    for label in ("task-gpus (default before)", "concurrency + fast path"):
+    for label in ("GPU default (task-gpus)", "in-flight concurrency"):
         d = step_load(label)["decision_s"]
         goal = "decision latency after a load step <= 30 s"
         print(f"| {goal} | {label} | {d:.0f} s | {_yes(d <= 30)} |")
@@ -288,7 +299,7 @@ def fast_path_variants() -> None:
     datapoint capped at the panic threshold (SimParams.tracking_cap_ratio),
     so that above it only the fast path sizes the fleet.
     """
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     print("| trace | design | variant | GPU-hours x reference | overload s "
           "| worst overload episode |")  # fmt: skip
     print("|---|---|---|---:|---:|---:|")
@@ -331,7 +342,7 @@ def static_frontier(res: dict[str, tuple[float, dict[str, dict[str, Any]]]]) -> 
     faster than the trace's 10-s bursts end, so where even this fleet needs
     more than the reference's GPU-hours, the goal cannot be met as written.
     """
-    p = design("task-gpus (default before)")
+    p = design("GPU default (task-gpus)")
     traces = bundled_traces()
     print("| trace | reference overload s | allowed (0.2x) | fixed fleet | its overload s "
           "| its GPU-hours x reference |")  # fmt: skip

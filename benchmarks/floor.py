@@ -1,15 +1,15 @@
-"""Issue 16's GPU-hours goal against the floor: the least any fleet AWS allows can pay.
+"""The GPU-hours goal against the floor: the least any fleet AWS allows can pay.
 
 On every load of benchmarks/stress.py (same scale, seed and steps), the
-floor of ``ecs_gpu.sim.floor`` with the per-load overload bound of issue
-16's goals (1.1 x the overload of issue 8's default with the covering
-pool): no fleet whose instances leave only after managed scaling's 15 low
-CPR minutes pays less for that overload, even one that knows the load in
-advance and starts its tasks at once. Beside it, a fleet those rules allow
-within the bound (the dual's schedule), the reference's GPU-hours, and
-issue 16's designs with the pool against the floor: what is AWS's (the
-floor over the oracle) and what is not knowing the future (a design over
-the floor).
+floor of ``ecs_gpu.sim.floor`` with the per-load overload bound of the goals
+(1.1 x the overload of in-flight concurrency with the covering pool): no
+fleet whose instances leave only after managed scaling's 15 low CPR minutes
+pays less for that overload, even one that knows the load in advance and
+starts its tasks at once. Beside it, a fleet those rules allow within the
+bound (the dual's schedule), the least constant fleet within the bound, the
+reference's GPU-hours, and the concurrency default's designs with the pool
+against the floor: what is AWS's (the floor over the oracle) and what is not
+knowing the future (a design over the floor).
 
 Run:
 
@@ -30,16 +30,17 @@ from ecs_gpu.sim.floor import constant_fleet, fleet_floor
 from ecs_gpu.sim.stress import SHAPES
 from ecs_gpu.sim.workload import bundled_traces
 
-BOUND = "concurrency + fast path + warm pool"
+BOUND = "in-flight concurrency + warm pool"
 DESIGNS = (NEW_DEFAULT_POOL, NEW_FSI_POOL)
 STEP_S = 10.0
 
 
 def main() -> int:
     traces = bundled_traces()
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     print(
-        "| load | overload bound s (1.1 x issue 8's) | floor GPU-hours (no fleet pays less) "
+        "| load | overload bound s (1.1 x in-flight concurrency's) "
+        "| floor GPU-hours (no fleet pays less) "
         "| a fleet within the bound: GPU-hours | its overload s | floor x reference "
         "| reference GPU-hours | 1.5 x reference reachable "
         "| a constant fleet within the bound: instances | its GPU-hours | x reference "

@@ -1,4 +1,4 @@
-"""A lull or a fall: issue 16's five-minute scale-in against its overload bound.
+"""A lull or a fall: the five-minute scale-in against the overload bound, for any controller.
 
 ``plateau-drop`` (ecs_gpu.sim.stress, scaled as in stress.py: its mean needs
 MEAN_TASKS g5.xlarge tasks at a 70 % GPU target; seed 0, 10-second steps,
@@ -7,10 +7,10 @@ load until ``s`` that comes back to the plateau one step later and holds it
 an hour. For each design of stress.py: the first step after the drop at
 which its desired count is within 10 % of need (``s``), the least overload
 any controller has on the lull of ``s`` (``lull.overload_floor``), what the
-design has there, and issue 8's default (the bound's design) on the same
-lull. Then every lull a scale-in meeting the five minutes could face (``s``
-from the drop's first step to 5 minutes after it): the floor's smallest
-value, and issue 8's default's largest overload on them.
+design has there, and in-flight concurrency (the overload bound's design) on
+the same lull. Then every lull a scale-in meeting the five minutes could
+face (``s`` from the drop's first step to 5 minutes after it): the floor's
+smallest value, and in-flight concurrency's largest overload on them.
 
 Boot jitter is off (``boot_jitter_fraction = 0``): the engine draws it after
 the whole load's arrivals, so with it two loads with one prefix boot their
@@ -20,7 +20,7 @@ Run:
 
     .venv/bin/python benchmarks/lull.py
 
-It prints two Markdown tables (docs/benchmarks.md "A lull or a fall").
+It prints three Markdown tables (docs/benchmarks.md "A lull or a fall").
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from ecs_gpu.sim.params import SimParams
 from ecs_gpu.sim.stress import plateau_drop, rates
 from ecs_gpu.sim.transients import NEED_WITHIN_S, drops_to_need, need_per_step
 
-BOUND = ("concurrency + fast path", "concurrency + fast path + warm pool")
+BOUND = ("in-flight concurrency", "in-flight concurrency + warm pool")
 WHAT_IF = (NEW_DEFAULT, NEW_DEFAULT_POOL)
 HOLD_S = 3600.0
 # The fall at once: a ramp's minute has a need between the two levels, and
-# tasks within 10 % of it still serve the old level at full load.
+# tasks within 10 % of it still serve the plateau at full load.
 FALL = plateau_drop(fall_s=0.0)
 PEAK = max(r for _, r in FALL)
 
@@ -53,7 +53,7 @@ def params(label: str) -> SimParams:
 
 def scale() -> float:
     """stress.py's scale of plateau-drop (its fall within a minute), so the levels are its."""
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     return MEAN_TASKS * base.rps_per_task_at_target / float(rates(plateau_drop(), STEP_S).mean())
 
 
@@ -127,7 +127,7 @@ def main() -> int:
         "| lulls (back one step after s, s from the drop to 5 minutes after it) "
         "| the plateau req/s | its tasks at full load "
         "| least overload of any controller within 10 % of need at s, s "
-        "| issue 8 default: most overload on them s | + warm pool s |"
+        "| in-flight concurrency: most overload on them s | + warm pool s |"
     )
     print("|---:|---:|---:|---:|---:|---:|")
     print(

@@ -1,14 +1,16 @@
-"""Issue 17's scale-to-zero rows: what a fleet pays while idle, and what its first request waits.
+"""Scale to zero: what a fleet pays while idle, and what its first request waits.
 
 Loads: every bundled trace (docs/traces.md) and the made-up ``night-at-zero``
 shape (ecs_gpu.sim.stress: two days, no load from 20:00 to 08:00 UTC, a
 30-minute ramp at each end), each scaled so its mean load (the shape: its
 daytime base) needs MEAN_TASKS (2) single-GPU g5.xlarge tasks at the
 concurrency target, a staging-sized fleet; seed 0, 10-second steps, warm
-start. Designs, on compare_designs.SPEC with today's default signal
-(concurrency + fast path, compare_signals):
+start. Designs, on compare_designs.SPEC with the concurrency default
+([service.metrics]: the arrival-rate estimate, target tracking and the fast
+path, compare_signals):
 
-* min_tasks = 1: the fleet as before issue 17 (min_instances 1, min_tasks 1);
+* min_tasks = 1: a fleet that always keeps one task (min_instances 1,
+  min_tasks 1);
 * zero + wake: min_instances 0, min_tasks 0 and an internal load balancer,
   whose request count wakes the service (ecs_gpu.design.paths.wake);
 * zero + wake + warm pool: the same with [capacity.warm_pool] min_size 1, so
@@ -57,7 +59,7 @@ from ecs_gpu.sim.workload import bundled_traces
 from ecs_gpu.spec import Spec, parse_spec
 
 MEAN_TASKS = 2
-BEFORE = "min_tasks = 1"
+KEEP_ONE = "min_tasks = 1"
 WAKE = "zero + wake (ALB)"
 WAKE_POOL = "zero + wake + warm pool"
 SCHEDULE = "zero by schedule (no ALB)"
@@ -72,10 +74,10 @@ SHAPE = "night-at-zero"
 
 def spec(label: str) -> Spec:
     text = SPEC.format(scaling=CONCURRENCY).replace("[capacity]", METRICS + "[capacity]", 1)
-    if label != BEFORE:
+    if label != KEEP_ONE:
         text = text.replace("min_instances = 1", "min_instances = 0")
         text = text.replace("min_tasks = 1", "min_tasks = 0")
-    extra = {BEFORE: "", WAKE: ALB, WAKE_POOL: ALB + POOL, SCHEDULE: NIGHT}[label]
+    extra = {KEEP_ONE: "", WAKE: ALB, WAKE_POOL: ALB + POOL, SCHEDULE: NIGHT}[label]
     # [[scaling.schedule]] belongs to [scaling]: it goes right after the table.
     return parse_spec(text + extra, f"{label}.toml")
 
@@ -84,13 +86,13 @@ def _min(s: float | None) -> str:
     return "-" if s is None else f"{s / 60:.1f}"
 
 
-def row(load: str, label: str, s: Spec, r: SimResult, before: float) -> str:
+def row(load: str, label: str, s: Spec, r: SimResult, kept_gpu_hours: float) -> str:
     m = r.summary
     waits = m.get("cold_start_waits_s", [])
     median = statistics.median(waits) if waits else None
     worst = max(waits) if waits else None
     return (
-        f"| {load} | {label} | {m['gpu_hours']:.1f} | {m['gpu_hours'] / before:.2f} "
+        f"| {load} | {label} | {m['gpu_hours']:.1f} | {m['gpu_hours'] / kept_gpu_hours:.2f} "
         f"| {m.get('idle_hours', 0.0):.1f} | {m.get('idle_gpu_hours', 0.0):.2f} "
         f"| {m['overload_seconds']:.0f} | {m['unserved_requests']:.0f} "
         f"| {m.get('wake_scale_outs', 0)} | {len(waits)} | {_min(median)} | {_min(worst)} "
@@ -159,7 +161,7 @@ def floor() -> int:
     labels = (WAKE, WAKE_POOL)
     specs = {label: spec(label) for label in labels}
     params = {k: from_spec(v) for k, v in specs.items()}
-    per_task = from_spec(spec(BEFORE)).rps_per_task_at_target
+    per_task = from_spec(spec(KEEP_ONE)).rps_per_task_at_target
     night = shape_rates(SHAPE, STEP_S, base_rps=MEAN_TASKS * per_task)
     runs = {k: simulate(p, night, step_s=STEP_S, seed=SEED) for k, p in params.items()}
     no_sleep = {
@@ -242,9 +244,9 @@ def floor() -> int:
 def main() -> int:
     if "--floor" in sys.argv[1:]:
         return floor()
-    specs = {label: spec(label) for label in (BEFORE, WAKE, WAKE_POOL, SCHEDULE)}
+    specs = {label: spec(label) for label in (KEEP_ONE, WAKE, WAKE_POOL, SCHEDULE)}
     params: dict[str, SimParams] = {k: from_spec(v) for k, v in specs.items()}
-    per_task = params[BEFORE].rps_per_task_at_target
+    per_task = params[KEEP_ONE].rps_per_task_at_target
     print(
         "| load | design | GPU-hours | x min_tasks = 1 | idle hours | GPU-hours while idle "
         "| overload s | unserved | wakes | waits | median wait min | worst wait min "
@@ -257,7 +259,7 @@ def main() -> int:
         scale = MEAN_TASKS * per_task / float(trace.rates(STEP_S).mean())
         results = {
             label: run(params[label], trace, rate_scale=scale, step_s=STEP_S, seed=SEED)
-            for label in (BEFORE, WAKE, WAKE_POOL)
+            for label in (KEEP_ONE, WAKE, WAKE_POOL)
         }
         loads.append((f"{name} x{scale:.3g}", results))
     night = shape_rates(SHAPE, STEP_S, base_rps=MEAN_TASKS * per_task)
@@ -268,10 +270,10 @@ def main() -> int:
         )
     )
     for load, results in loads:
-        before = results[BEFORE]
+        kept = results[KEEP_ONE]
         for label, r in results.items():
-            line = row(load, label, specs[label], r, before.summary["gpu_hours"])
-            if label == BEFORE:
+            line = row(load, label, specs[label], r, kept.summary["gpu_hours"])
+            if label == KEEP_ONE:
                 # The summary has no idle figures for a fleet that never runs no task.
                 idle = idle_hours(r)
                 billed = sum(

@@ -1,7 +1,7 @@
-"""Issue 17's Spot rows: cost and interruption overload per Advisor band, on every bundled trace.
+"""Spot capacity: cost and interruption overload per Advisor band, on every bundled trace.
 
-The design: the g5 example's service (one A10G per task, concurrency 11 per
-task with the fast path) with max_tasks 64, min_instances 0 and
+The design: the g5 example's service (one A10G per task, the concurrency
+default at 11 per task) with max_tasks 64, min_instances 0 and
 [capacity.spot] spot_percent 70 above an On-Demand base of 1, on g5.xlarge
 and on g6.xlarge, each at the catalog's dated Spot discount for its family
 (catalog.SPOT_DISCOUNTS: g5 60 %, g6 25 %, both us-east-1). Each bundled
@@ -16,7 +16,7 @@ Run:
 
     .venv/bin/python benchmarks/spot.py
 
-It prints a Markdown table (docs/benchmarks.md "Spot capacity (issue 17)").
+It prints a Markdown table (docs/benchmarks.md "Spot capacity").
 """
 
 from __future__ import annotations

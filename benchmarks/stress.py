@@ -1,4 +1,4 @@
-"""Issue 16's measures on every bundled trace and stress shape: reference, issue 8, issue 16.
+"""The concurrency designs on every bundled trace and stress shape, against the reference.
 
 Loads as in compare_signals.py: each bundled trace (docs/traces.md) and each
 stress shape (ecs_gpu.sim.stress: flash-crowd, periodic-bursts,
@@ -6,12 +6,11 @@ plateau-drop) is scaled so its mean load needs MEAN_TASKS (20) single-GPU
 g5.xlarge tasks at a 70 % GPU target; seed 0, 10-second steps, warm start.
 A stress shape is a mean rate per step, so it gets Poisson arrivals inside
 each step, as a window trace does. Designs, from compare_signals: the
-reference module's; issue 8's default with [service.metrics] (the in-flight
-series, fast path at 200 % with three steps, target tracking uncapped),
-without and with the covering warm pool, and with the fast scale-in
-(``fast_scale_in = true``); issue 16's default (the arrival-rate estimate,
-target tracking capped at the target, the fast path at 110 % with nine
-steps), the same four ways.
+reference module's; in-flight concurrency (the in-flight series, fast path
+at 200 % with three steps, target tracking uncapped), without and with the
+covering warm pool, and with the fast scale-in (``fast_scale_in = true``);
+the concurrency default (the arrival-rate estimate, target tracking capped
+at the target, the fast path at 110 % with nine steps), the same four ways.
 
 Per run: GPU-hours, x the reference's, x the oracle's (the run's own
 target), overload seconds, the worst overload episode, the peak desired
@@ -19,6 +18,13 @@ count against the tasks the peak one-minute load needs at the design's
 target, and the time from each load drop until the desired count is within
 10 % of need (ecs_gpu.sim.transients: worst and median over the drops that
 got there, and how many did not while the load stayed down).
+
+The goals the concurrency default is judged by (--goals and the frontiers):
+peak desired <= 1.2 x need on every load; within 10 % of need <= 5 minutes
+after every drop; GPU-hours <= 1.5 x the reference's on every load and
+<= 0.9 x summed; overload <= 0.15 x the reference's summed; and no load's
+overload more than 1.1 x in-flight concurrency's (the overload bound: a
+design that sizes more tightly must not buy that with overload).
 
 Run:
 
@@ -28,20 +34,20 @@ Run:
     .venv/bin/python benchmarks/stress.py --scale-out-frontier
 
 It prints a Markdown table (docs/benchmarks.md "Pay for what you serve:
-the measures"); --detail also prints, on the flash crowd, how long the
-peak desired count held, the per-task concurrency during the crowd, and
-when tasks and instances came down after it; --goals issue 16's goals per
-issue-16 design; --reuse the what-if of warm-pool reuse on scale-in
-(ReuseOnScaleIn, which ECS does not allow: aws-semantics.md §9). --sweep
-alone: issue 16's default with the pool, one setting changed at a time, and
-without the pool, on six loads (the settings the default was chosen among). --scale-in-frontier
-alone: the fast scale-in's settings and the instances kept beside it, one
-at a time, against issue 16's goals summed over every load
-(docs/benchmarks.md "The scale-in frontier"). --scale-out-frontier alone:
-today's default with the pool, one scale-out setting at a time, against the
-per-load overload bound on the two loads it misses and the summed goals,
-then the longest overload episode on those loads step by step
-(docs/benchmarks.md "The scale-out frontier").
+the concurrency designs on every load"); --detail also prints, on the flash
+crowd, how long the peak desired count held, the per-task concurrency during
+the crowd, and when tasks and instances came down after it; --goals the goals
+per concurrency-default design; --reuse the what-if of warm-pool reuse on
+scale-in (ReuseOnScaleIn, which ECS does not allow: aws-semantics.md §9).
+--sweep alone: the concurrency default with the pool, one setting changed at
+a time, and without the pool, on six loads (the settings the default was
+chosen among). --scale-in-frontier alone: the fast scale-in's settings and
+the instances kept beside it, one at a time, against the goals summed over
+every load (docs/benchmarks.md "The scale-in frontier").
+--scale-out-frontier alone: the concurrency default with the pool, one
+scale-out setting at a time, against the overload bound on the two loads it
+misses and the summed goals, then the longest overload episode on those
+loads step by step (docs/benchmarks.md "The scale-out frontier").
 """
 
 from __future__ import annotations
@@ -84,22 +90,22 @@ from ecs_gpu.sim.workload import bundled_traces
 
 LABELS = {
     "reference": "reference",
-    "concurrency + fast path": "issue 8 default",
-    "concurrency + fast path + warm pool": "issue 8 default + warm pool",
-    FAST_SCALE_IN: "issue 8 + fast scale-in",
-    FAST_SCALE_IN_POOL: "issue 8 + fast scale-in + warm pool",
-    NEW_DEFAULT: "issue 16 default",
-    NEW_DEFAULT_POOL: "issue 16 default + warm pool",
-    NEW_FSI: "issue 16 + fast scale-in",
-    NEW_FSI_POOL: "issue 16 + fast scale-in + warm pool",
+    "in-flight concurrency": "in-flight concurrency",
+    "in-flight concurrency + warm pool": "in-flight concurrency + warm pool",
+    FAST_SCALE_IN: "in-flight concurrency + fast scale-in",
+    FAST_SCALE_IN_POOL: "in-flight concurrency + fast scale-in + warm pool",
+    NEW_DEFAULT: "concurrency default",
+    NEW_DEFAULT_POOL: "concurrency default + warm pool",
+    NEW_FSI: "concurrency default + fast scale-in",
+    NEW_FSI_POOL: "concurrency default + fast scale-in + warm pool",
 }
-# Each issue-16 design and the issue-8 design it is measured against (the
-# goals' "today's default" for overload).
-BEFORE = {
-    NEW_DEFAULT: "concurrency + fast path",
-    NEW_DEFAULT_POOL: "concurrency + fast path + warm pool",
-    NEW_FSI: "concurrency + fast path",
-    NEW_FSI_POOL: "concurrency + fast path + warm pool",
+# Each concurrency-default design and the in-flight design whose overload
+# bounds it (1.1 x: the goals' overload bound), with the pool or without.
+BOUNDED_BY = {
+    NEW_DEFAULT: "in-flight concurrency",
+    NEW_DEFAULT_POOL: "in-flight concurrency + warm pool",
+    NEW_FSI: "in-flight concurrency",
+    NEW_FSI_POOL: "in-flight concurrency + warm pool",
 }
 # The what-if designs of --reuse: the pool's instances back after a scale-in.
 REUSE = (NEW_DEFAULT_POOL, NEW_FSI_POOL)
@@ -107,7 +113,7 @@ REUSE = (NEW_DEFAULT_POOL, NEW_FSI_POOL)
 
 def runs() -> dict[str, tuple[float, dict[str, SimResult]]]:
     """Load name -> (rate scale, design label -> result)."""
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     traces = bundled_traces()
     out: dict[str, tuple[float, dict[str, SimResult]]] = {}
     for name in (*traces, *SHAPES):
@@ -169,7 +175,7 @@ def table(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
 
 
 def detail(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
-    """The flash crowd, minute by minute: what the issue's measurement described."""
+    """The flash crowd, minute by minute: how long the peak held and how fast it came down."""
     print(
         "| design | minutes at the peak desired count | concurrency per task in the crowd "
         "(min-max of one-minute means) | desired within 10 % of need after the fall "
@@ -213,19 +219,19 @@ def _within(
 
 
 def goals(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
-    """Issue 16's goals for each issue-16 design, on every load and summed."""
+    """The goals for each concurrency-default design, on every load and summed."""
     print(
         "| design | peak desired <= 1.2 x need on every load | worst drop to 10 % of need "
         "<= 5 min (every drop) | median drop | GPU-hours <= 1.5 x reference on every load "
         "| summed GPU-hours x reference (<= 0.9) | summed overload x reference (<= 0.15) "
-        "| no load's overload > 1.1 x issue 8's |"
+        "| no load's overload > 1.1 x in-flight concurrency's |"
     )
     print("|---|---|---|---:|---|---:|---:|---|")
-    for label, before in BEFORE.items():
-        peaks, worst_drop, medians, over_ref, over_before = [], [], [], [], []
+    for label, bounded_by in BOUNDED_BY.items():
+        peaks, worst_drop, medians, over_ref, over_bound = [], [], [], [], []
         gpu = ref_gpu = over = ref_over = 0.0
         for name, (_, rows) in res.items():
-            r, ref, old = rows[label], rows["reference"].summary, rows[before].summary
+            r, ref, bound = rows[label], rows["reference"].summary, rows[bounded_by].summary
             s, m = r.summary, measures(r.params, r)
             peak, drops = m["peak"], m["drops"]
             if peak.ratio is not None and peak.ratio > 1.2:
@@ -238,9 +244,9 @@ def goals(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
                 medians.append(drops.median_s / 60)
             if s["gpu_hours"] > 1.5 * ref["gpu_hours"]:
                 over_ref.append(f"{name} {s['gpu_hours'] / ref['gpu_hours']:.2f}")
-            if s["overload_seconds"] > 1.1 * old["overload_seconds"] + 1e-9:
-                over_before.append(
-                    f"{name} {s['overload_seconds']:.0f} vs {old['overload_seconds']:.0f}"
+            if s["overload_seconds"] > 1.1 * bound["overload_seconds"] + 1e-9:
+                over_bound.append(
+                    f"{name} {s['overload_seconds']:.0f} vs {bound['overload_seconds']:.0f}"
                 )
             gpu += s["gpu_hours"]
             ref_gpu += ref["gpu_hours"]
@@ -250,7 +256,7 @@ def goals(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
         print(
             f"| {LABELS[label]} | {_verdict(peaks)} | {_verdict(worst_drop)} | {median} "
             f"| {_verdict(over_ref)} | {gpu / ref_gpu:.3f} | {over / ref_over:.3f} "
-            f"| {_verdict(over_before)} |"
+            f"| {_verdict(over_bound)} |"
         )
 
 
@@ -266,7 +272,7 @@ def reuse(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     traces = bundled_traces()
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     for name, (_, rows) in res.items():
         go = load(name, traces, base)[1]
         for label in REUSE:
@@ -280,7 +286,7 @@ def reuse(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
             )
 
 
-# --sweep: issue 16's default with the covering pool, one setting changed at a
+# --sweep: the concurrency default with the covering pool, one setting changed at a
 # time (spec keys where one exists), and without the pool, on the loads where
 # the settings differ.
 SWEEP_LOADS = (
@@ -316,7 +322,7 @@ def sweep_variants() -> dict[str, SimParams]:
     cold = design(NEW_DEFAULT)
     out["no warm pool"] = cold
     out["no warm pool, backlog_drain_s = 900"] = design(NEW_DEFAULT, "\nbacklog_drain_s = 900")
-    # The fast path's cooldown before it counted managed scaling's launch datapoint.
+    # The fast path's cooldown without managed scaling's launch datapoint.
     for label, p in (("", base), ("no warm pool, ", cold)):
         assert p.fast_path is not None
         out[f"{label}fast-path cooldown without the launch datapoint"] = p.with_(
@@ -341,14 +347,14 @@ def sweep_variants() -> dict[str, SimParams]:
 
 
 def sweep() -> None:
-    """One setting of issue 16's default (with the pool) changed at a time, and the pool itself."""
+    """One setting of the concurrency default (with the pool) changed at a time, and the pool."""
     print(
         "| load | variant | GPU-hours x reference | overload s | peak desired / need "
         "| median drop to 10 % of need min |"
     )
     print("|---|---|---:|---:|---:|---:|")
     traces = bundled_traces()
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     ref_p = design("reference")
     for name in SWEEP_LOADS:
         go = load(name, traces, base)[1]
@@ -367,9 +373,10 @@ def sweep() -> None:
 # --scale-in-frontier: the fast scale-in's trade-off, one setting at a time,
 # on every load: how soon desired meets need after a drop against the
 # overload and GPU-hours it costs (docs/benchmarks.md "The scale-in frontier").
-# Issue 8's design (the goals' overload bound) and today's default (GPU-hours').
-BOUND = "issue 8 default + warm pool (the overload bound)"
-TODAY = "issue 16 default + warm pool (today)"
+# In-flight concurrency with the pool (the goals' overload bound) and the
+# concurrency default with the pool (the base for GPU-hours and overload).
+BOUND = "in-flight concurrency + warm pool (the overload bound)"
+SHIPPED = "concurrency default + warm pool"
 
 
 # One frontier run on one load: GPU-hours, overload seconds, its load drops.
@@ -390,8 +397,8 @@ def frontier_designs() -> dict[str, tuple[str, SimParams]]:
 
     small = dataclasses.replace(f, steps=fast_scale_in.steps(f.target, max_percent=10))
     return {
-        BOUND: ("spec", design("concurrency + fast path + warm pool")),
-        TODAY: ("spec", design(NEW_DEFAULT_POOL)),
+        BOUND: ("spec", design("in-flight concurrency + warm pool")),
+        SHIPPED: ("spec", design(NEW_DEFAULT_POOL)),
         "+ fast scale-in (as shipped: 12 x 10 s, steps up to 25 %)": ("spec", fsi),
         "+ fast scale-in, 6 datapoints": ("alarm setting", window(6)),
         "+ fast scale-in, 18 datapoints": ("alarm setting", window(18)),
@@ -427,9 +434,9 @@ def frontier_designs() -> dict[str, tuple[str, SimParams]]:
 
 
 def frontier() -> None:
-    """Each frontier design against issue 16's goals, summed over every load."""
+    """Each frontier design against the goals, summed over every load."""
     traces = bundled_traces()
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     ref_p = design("reference")
     designs = frontier_designs()
     # label -> per load (GPU-hours, overload s, drops); the reference under "".
@@ -445,11 +452,12 @@ def frontier() -> None:
     print(
         "| design | deploys | median drop to 10 % of need min (<= 5) | every drop's median min "
         "| drops never within 10 % | summed overload x reference (<= 0.15) "
-        "| loads over 1.1 x issue 8's overload (none) | loads over 1.1 x today's overload "
-        "| summed GPU-hours x reference | x today's (<= 1) |"
+        "| loads over 1.1 x in-flight concurrency's overload (none) "
+        "| loads over 1.1 x the default's overload "
+        "| summed GPU-hours x reference | x the default's (<= 1) |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    ref, bound, today = got[""], got[BOUND], got[TODAY]
+    ref, bound, shipped = got[""], got[BOUND], got[SHIPPED]
     for label, (deploys, _) in designs.items():
         rows = got[label]
         medians = [s.median_s for *_, d in rows if (s := drop_stats(d)).median_s is not None]
@@ -463,9 +471,9 @@ def frontier() -> None:
             f"| {label} | {deploys} | {_min(float(np.median(medians)) if medians else None)} "
             f"| {'never' if mid == math.inf else _min(mid)} | {never} "
             f"| {sum(r[1] for r in rows) / sum(r[1] for r in ref):.3f} "
-            f"| {_over(rows, bound, names)} | {_over(rows, today, names)} "
+            f"| {_over(rows, bound, names)} | {_over(rows, shipped, names)} "
             f"| {sum(r[0] for r in rows) / sum(r[0] for r in ref):.3f} "
-            f"| {sum(r[0] for r in rows) / sum(r[0] for r in today):.3f} |"
+            f"| {sum(r[0] for r in rows) / sum(r[0] for r in shipped):.3f} |"
         )
 
 
@@ -475,23 +483,23 @@ def _over(rows: list[Run], than: list[Run], names: list[str]) -> str:
     return ", ".join(over) if over else "none"
 
 
-# --scale-out-frontier: scale-out settings of today's default (with the pool),
-# one at a time, on every load, against the goals the scale-out decides: the
-# per-load overload bound on the two loads today's default misses it on, and
+# --scale-out-frontier: scale-out settings of the concurrency default (with the
+# pool), one at a time, on every load, against the goals the scale-out decides:
+# the per-load overload bound on the two loads the default misses it on, and
 # the summed goals it meets (docs/benchmarks.md "The scale-out frontier").
 MISSED = ("azure2023-conv", "flash-crowd")
-# The loads whose GPU-hours against the reference the goal misses today.
+# The loads whose GPU-hours against the reference the default misses the goal on.
 COSTLY = ("azure2023-code", "periodic-bursts")
-# Issue 8's first fast-path step on those loads over-added (in flight counts
+# In-flight concurrency's first fast-path step on those loads over-added (in flight counts
 # the queue): these managed-scaling steps add at least as many instances.
 MIN_STEPS = (4, 8, 10, 12, 16)
 
 
 def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
-    """Label -> (how it deploys, params): today's default with the pool, one
+    """Label -> (how it deploys, params): the concurrency default with the pool, one
     scale-out setting changed (spec keys where one exists)."""
-    today = design(NEW_DEFAULT_POOL)
-    fp = today.fast_path
+    shipped = design(NEW_DEFAULT_POOL)
+    fp = shipped.fast_path
     assert fp is not None
     # Steps from 100 % over the threshold add 1.5 x what their lower edge needs:
     # only a large excess, a real rise, gets the headroom.
@@ -500,8 +508,8 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
         for s in fp.steps
     )
     out: dict[str, tuple[str, SimParams]] = {
-        BOUND: ("spec", design("concurrency + fast path + warm pool")),
-        TODAY: ("spec", today),
+        BOUND: ("spec", design("in-flight concurrency + warm pool")),
+        SHIPPED: ("spec", shipped),
         "backlog_drain_s = 30": ("spec", design(NEW_DEFAULT_POOL, "\nbacklog_drain_s = 30")),
         "panic_threshold_percent = 130": (
             "spec",
@@ -514,7 +522,7 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
         **{
             f"fast-path alarm on {n} of {n} datapoints": (
                 "alarm setting",
-                today.with_(
+                shipped.with_(
                     fast_path=dataclasses.replace(fp, evaluation_periods=n, datapoints_to_alarm=n)
                 ),
             )
@@ -524,24 +532,24 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
         },
         "fast-path MetricAggregationType Minimum": (
             "policy setting",
-            today.with_(fast_path=dataclasses.replace(fp, aggregation="Minimum")),
+            shipped.with_(fast_path=dataclasses.replace(fp, aggregation="Minimum")),
         ),
         "fast-path MetricAggregationType Average": (
             "policy setting",
-            today.with_(fast_path=dataclasses.replace(fp, aggregation="Average")),
+            shipped.with_(fast_path=dataclasses.replace(fp, aggregation="Average")),
         ),
         "steps from 100 % over add 1.5 x": (
             "policy setting",
-            today.with_(fast_path=dataclasses.replace(fp, steps=bigger)),
+            shipped.with_(fast_path=dataclasses.replace(fp, steps=bigger)),
         ),
         "tracking capped at 1.2 x target": (
             "TRACKING_CAP_RATIO",
-            today.with_(tracking_cap_ratio=1.2),
+            shipped.with_(tracking_cap_ratio=1.2),
         ),
         "instance warm-up 60 s": (
             "no: under the pooled start",
             # The fast path's cooldown follows the warm-up, as fast_path.cooldown_s writes it.
-            today.with_(
+            shipped.with_(
                 instance_warmup_s=60.0,
                 fast_path=dataclasses.replace(
                     fp, cooldown_s=60 + managed_scaling.LAUNCH_DATAPOINT_S
@@ -552,7 +560,7 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
     for n in MIN_STEPS:
         out[f"minimumScalingStepSize = {n}"] = (
             "capacity-provider setting",
-            today.with_(min_scaling_step=n),
+            shipped.with_(min_scaling_step=n),
         )
     return out
 
@@ -560,7 +568,7 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
 def scale_out_frontier() -> None:
     """Each scale-out design against the goals, per load where missed and summed."""
     traces = bundled_traces()
-    base = design("task-gpus (default before)")
+    base = design("GPU default (task-gpus)")
     designs = scale_out_designs()
     names = [*traces, *SHAPES]
     # label -> load -> (GPU-hours, overload s, peak desired / need or None)
@@ -574,9 +582,9 @@ def scale_out_frontier() -> None:
     ref, bound = got[""], got[BOUND]
     print(
         "| design | deploys | "
-        + " | ".join(f"{n} overload s (<= 1.1 x issue 8's)" for n in MISSED)
-        + " | loads over 1.1 x issue 8's overload (none) | summed overload x reference "
-        "(<= 0.15) | summed GPU-hours x reference (<= 0.9) | "
+        + " | ".join(f"{n} overload s (<= 1.1 x in-flight concurrency's)" for n in MISSED)
+        + " | loads over 1.1 x in-flight concurrency's overload (none) "
+        "| summed overload x reference (<= 0.15) | summed GPU-hours x reference (<= 0.9) | "
         + " | ".join(f"{n} GPU-hours x reference (<= 1.5)" for n in COSTLY)
         + " | loads with peak desired > 1.2 x need |"
     )
@@ -604,8 +612,8 @@ def anatomy(designs: dict[str, tuple[str, SimParams]]) -> None:
     )
     print("|---|---|---:|---|---|---|---:|")
     traces = bundled_traces()
-    base = design("task-gpus (default before)")
-    shown = (BOUND, TODAY, *(k for k in designs if k.endswith(f"= {MIN_STEPS[2]}")))
+    base = design("GPU default (task-gpus)")
+    shown = (BOUND, SHIPPED, *(k for k in designs if k.endswith(f"= {MIN_STEPS[2]}")))
     for name in MISSED:
         go = load(name, traces, base)[1]
         for label in shown:
