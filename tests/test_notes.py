@@ -17,7 +17,8 @@ import pytest
 
 from ecs_gpu.cli import main, terminal
 from ecs_gpu.errors import EXIT_AWS, AwsError
-from ecs_gpu.spec import NOTES, parse_spec
+from ecs_gpu.spec import parse_spec
+from ecs_gpu.spec.rules import NOTES
 from ecs_gpu.template.validate import spec_notes
 from spec.test_rules import NOTE_CASES
 
