@@ -29,7 +29,7 @@ import pytest
 from botocore.stub import Stubber
 
 from ecs_gpu.contracts import demand_metric
-from ecs_gpu.spec import METRICS_PRESETS
+from ecs_gpu.spec.sections.service import METRICS_PRESETS
 from sidecar_clock import SAFETY_S, T0, FakeClock, container, executable, kill, tool
 
 SAMPLE = Path(__file__).parent / "data" / "vllm-metrics.txt"

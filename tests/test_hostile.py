@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 
 from ecs_gpu.cli import main
 from ecs_gpu.errors import EXIT_BAD_INPUT, SpecError
-from ecs_gpu.spec import CDK_TOKEN_RE, CFN_DYNAMIC_REF_RE, parse_spec
+from ecs_gpu.spec import parse_spec
+from ecs_gpu.spec.rules.strings import CFN_DYNAMIC_REF_RE
+from ecs_gpu.spec.sections.base import CDK_TOKEN_RE
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "g5-vllm.toml"
 TEXT = EXAMPLE.read_text(encoding="utf-8")

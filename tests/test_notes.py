@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu import cli
-from ecs_gpu.cli import main
+from ecs_gpu.cli import main, terminal
 from ecs_gpu.errors import EXIT_AWS, AwsError
-from ecs_gpu.spec import NOTES, parse_spec
+from ecs_gpu.spec import parse_spec
+from ecs_gpu.spec.rules import NOTES
 from ecs_gpu.template.validate import spec_notes
 from spec.test_rules import NOTE_CASES
 
@@ -71,12 +71,12 @@ def test_diff_and_deploy_print_each_note_before_any_aws_call(
     name: str,
     command: str,
 ) -> None:
-    from ecs_gpu.cli import deploy as deploy_cli
+    from ecs_gpu.cli import prelude
 
     def no_aws(*_: Any) -> Any:
         raise AwsError("stopped before AWS (test)")
 
-    monkeypatch.setattr(deploy_cli, "_aws", no_aws)
+    monkeypatch.setattr(prelude, "_aws", no_aws)
     path, notes = _spec_file(tmp_path, name)
     extra = ["--yes"] if command == "deploy" else []
     assert main([command, str(path), *extra]) == EXIT_AWS
@@ -157,5 +157,5 @@ def test_plan_prints_the_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_print_notes_is_the_one_renderer(capsys: pytest.CaptureFixture[str]) -> None:
     # A note holding "[service]" must print as written, not be read as markup.
-    cli.print_notes(["a.toml: [service] x = 1: y. Fix: z."])
+    terminal.print_notes(["a.toml: [service] x = 1: y. Fix: z."])
     assert capsys.readouterr().err == "note: a.toml: [service] x = 1: y. Fix: z.\n"

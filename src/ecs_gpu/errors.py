@@ -12,6 +12,22 @@ reports a process that signal ended.
 
 from __future__ import annotations
 
+__all__ = [
+    "EXIT_AWS",
+    "EXIT_BAD_INPUT",
+    "EXIT_BROKEN_PIPE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PROBLEMS",
+    "AwsError",
+    "AwsRefused",
+    "BadInputError",
+    "EcsGpuError",
+    "ProblemsFound",
+    "SpecError",
+    "StackInterrupted",
+]
+
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_BAD_INPUT = 2

@@ -32,8 +32,7 @@ from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import ami as ami_cli
-from ecs_gpu.cli import deploy as deploy_cli
-from ecs_gpu.cli import main, options
+from ecs_gpu.cli import main, options, prelude
 from ecs_gpu.contracts import ami
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK
 from ecs_gpu.template import limits as template
@@ -174,7 +173,7 @@ def published(
 
     monkeypatch.setattr(options, "client", hooked)
     # The template `ecs-gpu deploy` synthesizes for this spec and stack, made once.
-    monkeypatch.setattr(deploy_cli, "synth_template", lambda spec, stack=None, **_: g5_for_moto)
+    monkeypatch.setattr(prelude, "synth_template", lambda spec, stack=None, **_: g5_for_moto)
     return pub
 
 

@@ -32,7 +32,7 @@ from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
-from ecs_gpu.cli import main, options, render
+from ecs_gpu.cli import main, options, prelude, render
 from ecs_gpu.design import redeploy
 from ecs_gpu.errors import (
     EXIT_BAD_INPUT,
@@ -512,7 +512,7 @@ def test_cli_deploy_prints_the_outputs_and_json_has_changes_status_and_outputs(
 ) -> None:
     """The real command; synth gives the stand-in, DescribeStacks lists its outputs."""
     tpl = template
-    monkeypatch.setattr(deploy_cli, "synth_template", lambda *_, **__: tpl)
+    monkeypatch.setattr(prelude, "synth_template", lambda *_, **__: tpl)
     real = options.make_session
 
     def make(profile: str | None = None, region: str | None = None) -> boto3.Session:
@@ -610,13 +610,13 @@ def _running_spot(g5_for_moto: dict[str, Any], spot_weight: int) -> dict[str, An
 def _synth_told(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
     """The nonces deploy passes to synth (the real synth, for moto)."""
     told: list[str | None] = []
-    real = deploy_cli.synth_template
+    real = prelude.synth_template
 
     def synth(spec: Any, stack: str | None = None, *, nonce: str | None = None) -> Any:
         told.append(nonce)
         return for_moto(real(spec, stack, nonce=nonce))
 
-    monkeypatch.setattr(deploy_cli, "synth_template", synth)
+    monkeypatch.setattr(prelude, "synth_template", synth)
     return told
 
 

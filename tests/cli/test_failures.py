@@ -26,7 +26,7 @@ from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.cli import main, options
-from ecs_gpu.cli import verify as verify_cli
+from ecs_gpu.cli import verify_scaling as verify_cli
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS
 
 from .conftest import NAMES, NO_WAIT, SETTLE_S, Lockstep

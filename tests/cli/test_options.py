@@ -20,7 +20,7 @@ from botocore.stub import Stubber
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws.errors import AccessDenied
 from ecs_gpu.cli import deploy as deploy_cli
-from ecs_gpu.cli import main, options
+from ecs_gpu.cli import main, options, prelude
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, BadInputError
 
 from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, for_moto
@@ -386,13 +386,13 @@ def test_one_spec_deploys_as_two_stacks_that_do_not_collide(
     from ecs_gpu.spec import load_spec
 
     made: list[str | None] = []
-    real = deploy_cli.synth_template
+    real = prelude.synth_template
 
     def synth_for_moto(spec: Any, stack: str | None = None, **kw: Any) -> dict[str, Any]:
         made.append(stack)
         return for_moto(real(spec, stack, **kw))
 
-    monkeypatch.setattr(deploy_cli, "synth_template", synth_for_moto)
+    monkeypatch.setattr(prelude, "synth_template", synth_for_moto)
     assert main(["deploy", SPEC, "--yes", "--poll-interval", "0.01"]) == EXIT_OK
     assert main(["deploy", SPEC, "--yes", "--stack", "vllm-g5-b", "--poll-interval", "0.01"]) == (
         EXIT_OK
@@ -439,7 +439,7 @@ def _no_aws_config(monkeypatch: pytest.MonkeyPatch) -> list[str | None]:
         synthesized.append(stack)
         return {}
 
-    monkeypatch.setattr(deploy_cli, "synth_template", synth)
+    monkeypatch.setattr(prelude, "synth_template", synth)
     return synthesized
 
 

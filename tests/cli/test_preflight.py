@@ -23,8 +23,7 @@ from botocore.stub import Stubber
 
 from ecs_gpu.aws import preflight as pf
 from ecs_gpu.checks.preflight.account import Needs
-from ecs_gpu.cli import deploy as deploy_cli
-from ecs_gpu.cli import main
+from ecs_gpu.cli import main, prelude
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS, BadInputError
 from ecs_gpu.spec import load_spec
 
@@ -326,7 +325,7 @@ def test_deploy_refuses_on_a_preflight_error_and_skip_preflight_goes_ahead(
         synthesized.append(_)
         return template
 
-    monkeypatch.setattr(deploy_cli, "synth_template", synth)
+    monkeypatch.setattr(prelude, "synth_template", synth)
     arn = f"arn:aws:secretsmanager:us-east-1:{ACCOUNT}:secret:hf-token-AbC123"
     spec = _spec(tmp_path, f'\n[service.secrets]\nHF_TOKEN = "{arn}"\n')
     args = ["deploy", str(spec), "--yes", "--poll-interval", "0.01"]

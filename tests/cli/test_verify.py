@@ -26,7 +26,7 @@ from botocore.validate import ParamValidator
 
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import main
-from ecs_gpu.cli import verify as verify_cli
+from ecs_gpu.cli import verify_scaling as verify_cli
 from ecs_gpu.contracts import demand_metric, gpu_metric
 from ecs_gpu.design.paths import fast_path as fp
 from ecs_gpu.design.paths import sleep, wake

@@ -20,7 +20,7 @@ import pytest
 
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.cli import main
-from ecs_gpu.cli import verify as verify_cli
+from ecs_gpu.cli import verify_scaling as verify_cli
 from ecs_gpu.contracts import demand_metric
 from ecs_gpu.design.paths import fast_path as fp
 from ecs_gpu.design.paths import fast_scale_in as fsi

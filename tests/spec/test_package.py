@@ -8,7 +8,7 @@ import pkgutil
 
 import ecs_gpu.spec
 import ecs_gpu.spec.rules
-from ecs_gpu.spec import NOTES, RULES
+from ecs_gpu.spec.rules import NOTES, RULES
 
 
 def test_every_exported_name_resolves() -> None:

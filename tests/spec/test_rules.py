@@ -7,15 +7,9 @@ import tomllib
 
 import pytest
 
-from ecs_gpu.spec import (
-    NOTES,
-    RULES,
-    Problem,
-    Spec,
-    cross_field_problems,
-    parse_spec,
-    spec_warnings,
-)
+from ecs_gpu.spec import Spec, parse_spec
+from ecs_gpu.spec.messages import Problem
+from ecs_gpu.spec.rules import NOTES, RULES, cross_field_problems, spec_warnings
 
 from .specdata import (
     CONC,

@@ -8,10 +8,8 @@ import copy
 import pytest
 
 from ecs_gpu import catalog
-from ecs_gpu.spec import (
-    parse_spec,
-    shm_limit_mib,
-)
+from ecs_gpu.spec import parse_spec
+from ecs_gpu.spec.rules.service import shm_limit_mib
 
 from .specdata import (
     FULL,

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ecs_gpu.spec import (
-    parse_spec,
-    shm_limit_mib,
-    shm_memory_needed_mib,
-)
+from ecs_gpu.spec import parse_spec
+from ecs_gpu.spec.rules.service import shm_limit_mib, shm_memory_needed_mib
 
 from .specdata import (
     _SSM,
@@ -94,7 +91,7 @@ def test_a_model_that_needs_more_gpus_says_how_many() -> None:
 
 
 def test_task_definition_size_is_estimated_against_64_kib() -> None:
-    from ecs_gpu.spec import TASK_DEFINITION_MAX_BYTES, task_definition_bytes
+    from ecs_gpu.spec.rules.service import TASK_DEFINITION_MAX_BYTES, task_definition_bytes
 
     line = one_problem(with_("service", environment={"BIG": "x" * 70_000}), "service.environment")
     assert "about 76," in line and "at most 65,536 (64 KiB" in line

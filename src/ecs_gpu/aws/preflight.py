@@ -137,24 +137,7 @@ class Collector:
 
     def run(self) -> Snapshot:
         n = self.needs
-        self.read(
-            ("vcpu_quota",),
-            "service-quotas",
-            "GetServiceQuota",
-            lambda: self._quota(self.needs.quota.code),
-        )
-        spot = n.spot_quotas
-        if spot:
-            # Each family group's Spot quota, by code (PRE012 checks each).
-            self.read(
-                ("spot_vcpu_quota",),
-                "service-quotas",
-                "GetServiceQuota",
-                lambda: {q.quota.code: self._quota(q.quota.code) for q in spot},
-            )
-        # One DescribeInstances for both quotas' instances in use.
-        usage = ("vcpu_usage",) + (("spot_vcpu_usage",) if spot else ())
-        self.read(usage, "ec2", "DescribeInstances", self._usage, split=True)
+        self._read_quotas()
         ec2 = self.client("ec2")
         self.read(
             ("offerings_region",),
@@ -168,58 +151,8 @@ class Collector:
             "DescribeInstanceTypeOfferings",
             lambda: _offerings(ec2, "availability-zone", n.instance_type),
         )
-        if n.vpc_id is None:
-            self.read(
-                ("availability_zones",),
-                "ec2",
-                "DescribeAvailabilityZones",
-                lambda: ec2.describe_availability_zones()["AvailabilityZones"],
-            )
-        else:
-            vpc = [{"Name": "vpc-id", "Values": [n.vpc_id]}]
-            self.read(
-                ("subnets",),
-                "ec2",
-                "DescribeSubnets",
-                # By filter: a missing id is left out instead of failing the call.
-                lambda: _pages(
-                    ec2,
-                    "describe_subnets",
-                    "Subnets",
-                    Filters=[{"Name": "subnet-id", "Values": list(n.subnet_ids)}],
-                ),
-            )
-            self.read(
-                ("route_tables",),
-                "ec2",
-                "DescribeRouteTables",
-                lambda: _pages(ec2, "describe_route_tables", "RouteTables", Filters=vpc),
-            )
-            self.read(
-                ("vpc_endpoints",),
-                "ec2",
-                "DescribeVpcEndpoints",
-                lambda: _pages(ec2, "describe_vpc_endpoints", "VpcEndpoints", Filters=vpc),
-            )
-        if n.ami_id is not None:
-            pinned = n.ami_id
-            self.read(
-                ("ami",),
-                "ec2",
-                "DescribeImages",
-                lambda: _pinned_image(ec2, pinned),
-            )
-        else:
-            ssm = self.client("ssm")
-            self.read(
-                ("ami",),
-                "ssm",
-                "GetParameter",
-                lambda: {
-                    "parameter": ami.RECOMMENDED_SSM_PARAMETER,
-                    "value": aws_ami.recommended_id(ssm),
-                },
-            )
+        self._read_network(ec2)
+        self._read_ami(ec2)
         if n.reservation_id is not None:
             rid = n.reservation_id
             self.read(
@@ -239,6 +172,82 @@ class Collector:
             "errors": self.errors,
         }
         return to_json_safe(self.snapshot)  # type: ignore[no-any-return]
+
+    def _read_quotas(self) -> None:
+        """The On-Demand vCPU quota, each Spot family's, and the instances they count."""
+        self.read(
+            ("vcpu_quota",),
+            "service-quotas",
+            "GetServiceQuota",
+            lambda: self._quota(self.needs.quota.code),
+        )
+        spot = self.needs.spot_quotas
+        if spot:
+            # Each family group's Spot quota, by code (PRE012 checks each).
+            self.read(
+                ("spot_vcpu_quota",),
+                "service-quotas",
+                "GetServiceQuota",
+                lambda: {q.quota.code: self._quota(q.quota.code) for q in spot},
+            )
+        # One DescribeInstances for both quotas' instances in use.
+        usage = ("vcpu_usage",) + (("spot_vcpu_usage",) if spot else ())
+        self.read(usage, "ec2", "DescribeInstances", self._usage, split=True)
+
+    def _read_network(self, ec2: Any) -> None:
+        """Without [network] the Region's AZs (the stack's VPC takes two); with it the
+        subnets, their route tables and the VPC's endpoints."""
+        n = self.needs
+        if n.vpc_id is None:
+            self.read(
+                ("availability_zones",),
+                "ec2",
+                "DescribeAvailabilityZones",
+                lambda: ec2.describe_availability_zones()["AvailabilityZones"],
+            )
+            return
+        vpc = [{"Name": "vpc-id", "Values": [n.vpc_id]}]
+        self.read(
+            ("subnets",),
+            "ec2",
+            "DescribeSubnets",
+            # By filter: a missing id is left out instead of failing the call.
+            lambda: _pages(
+                ec2,
+                "describe_subnets",
+                "Subnets",
+                Filters=[{"Name": "subnet-id", "Values": list(n.subnet_ids)}],
+            ),
+        )
+        self.read(
+            ("route_tables",),
+            "ec2",
+            "DescribeRouteTables",
+            lambda: _pages(ec2, "describe_route_tables", "RouteTables", Filters=vpc),
+        )
+        self.read(
+            ("vpc_endpoints",),
+            "ec2",
+            "DescribeVpcEndpoints",
+            lambda: _pages(ec2, "describe_vpc_endpoints", "VpcEndpoints", Filters=vpc),
+        )
+
+    def _read_ami(self, ec2: Any) -> None:
+        """The spec's pinned AMI, else the recommended ECS GPU AMI's id from SSM."""
+        if self.needs.ami_id is not None:
+            pinned = self.needs.ami_id
+            self.read(("ami",), "ec2", "DescribeImages", lambda: _pinned_image(ec2, pinned))
+            return
+        ssm = self.client("ssm")
+        self.read(
+            ("ami",),
+            "ssm",
+            "GetParameter",
+            lambda: {
+                "parameter": ami.RECOMMENDED_SSM_PARAMETER,
+                "value": aws_ami.recommended_id(ssm),
+            },
+        )
 
     def _quota(self, code: str) -> dict[str, Any]:
         sq = self.client("service-quotas")

@@ -281,33 +281,7 @@ def run_scaling_test(
         )
     else:
         pub = Publisher(cw, asg, high, interval_s=publish_interval_s, pace=pace)
-    if concurrency:
-        what = (
-            f"{demand_metric.METRIC_NAME} of {cluster}/{service}",
-            (
-                "the fast path's alarm or step policy is missing or reads another series "
-                "(`ecs-gpu doctor`); the concurrency target-tracking policy is missing; the "
-                "service is at its maximum"
-                if fast_path
-                else "the concurrency target-tracking policy is missing or tracks another "
-                "series (`ecs-gpu doctor`); its alarm needs three one-minute datapoints above "
-                "the target, more than this timeout; the service is at its maximum"
-            ),
-            "the CPU or GPU-guard policy keeps it up (scale-in needs every policy to agree), "
-            "the scale-in cooldown is longer than the timeout, or scale-in is disabled on a "
-            "policy",
-        )
-    else:
-        what = (
-            f"{gpu_metric.UTILIZATION} for {asg}",
-            "the GPU target-tracking policy is missing or tracks another metric/dimension "
-            '(`ecs-gpu doctor`); with gpu_metric = "task-gpus" the policy also needs ECS\'s '
-            f"{gpu_metric.RESERVATION_METRIC} of the cluster, written only while a task runs "
-            "(doctor MET004); its alarm needs more evaluation periods than this timeout; the "
-            "service is at its maximum",
-            "the CPU policy keeps it up (scale-in needs every policy to agree), the scale-in "
-            "cooldown is longer than the timeout, or scale-in is disabled on a policy",
-        )
+    what = _drives_and_causes(cluster, service, asg, concurrency=concurrency, fast_path=fast_path)
     pub.value = high
     pub.start()
     try:
@@ -345,6 +319,41 @@ def run_scaling_test(
     finally:
         pub.stop()
     return ScalingResult(initial, peak, final, out_s, in_s, pub.published)
+
+
+def _drives_and_causes(
+    cluster: str, service: str, asg: str, *, concurrency: bool, fast_path: bool
+) -> tuple[str, str, str]:
+    """The series the test drives, and the likely causes of a scale-out and of a
+    scale-in that never came."""
+    if concurrency:
+        what = (
+            f"{demand_metric.METRIC_NAME} of {cluster}/{service}",
+            (
+                "the fast path's alarm or step policy is missing or reads another series "
+                "(`ecs-gpu doctor`); the concurrency target-tracking policy is missing; the "
+                "service is at its maximum"
+                if fast_path
+                else "the concurrency target-tracking policy is missing or tracks another "
+                "series (`ecs-gpu doctor`); its alarm needs three one-minute datapoints above "
+                "the target, more than this timeout; the service is at its maximum"
+            ),
+            "the CPU or GPU-guard policy keeps it up (scale-in needs every policy to agree), "
+            "the scale-in cooldown is longer than the timeout, or scale-in is disabled on a "
+            "policy",
+        )
+    else:
+        what = (
+            f"{gpu_metric.UTILIZATION} for {asg}",
+            "the GPU target-tracking policy is missing or tracks another metric/dimension "
+            '(`ecs-gpu doctor`); with gpu_metric = "task-gpus" the policy also needs ECS\'s '
+            f"{gpu_metric.RESERVATION_METRIC} of the cluster, written only while a task runs "
+            "(doctor MET004); its alarm needs more evaluation periods than this timeout; the "
+            "service is at its maximum",
+            "the CPU policy keeps it up (scale-in needs every policy to agree), the scale-in "
+            "cooldown is longer than the timeout, or scale-in is disabled on a policy",
+        )
+    return what
 
 
 def _wait_for(

@@ -365,6 +365,17 @@ def shape_problems(value: Any, shape: Shape, path: str) -> Iterator[str]:
         yield f"{path} = {value.text} {value.why}"
         return
     wrong = f"{path} is {_json_type(value)} {_show(value)}; the field holds {_WANTS.get(t, t)}"
+    if isinstance(shape, StructureShape | ListShape | MapShape):
+        yield from _container_problems(value, shape, path, wrong)
+    else:
+        yield from _scalar_problems(value, t, path, wrong)
+
+
+def _container_problems(
+    value: Any, shape: StructureShape | ListShape | MapShape, path: str, wrong: str
+) -> Iterator[str]:
+    """A structure's, list's or map's problems: ``wrong`` for another JSON type, else
+    each member's."""
     if isinstance(shape, StructureShape):
         if not isinstance(value, dict):
             yield wrong
@@ -383,13 +394,18 @@ def shape_problems(value: Any, shape: Shape, path: str) -> Iterator[str]:
             return
         for i, v in enumerate(value):
             yield from shape_problems(v, shape.member, f"{path}[{i}]")
-    elif isinstance(shape, MapShape):
+    else:
         if not isinstance(value, dict):
             yield wrong
             return
         for k, v in value.items():
             yield from shape_problems(v, shape.value, _key(path, k))
-    elif t in ("string", "blob"):
+
+
+def _scalar_problems(value: Any, t: str, path: str, wrong: str) -> Iterator[str]:
+    """A scalar of botocore type ``t``: ``wrong`` for another JSON type, else whether an
+    integer is in its range and a time string reads as ISO-8601."""
+    if t in ("string", "blob"):
         if not isinstance(value, str):
             yield wrong
     elif t == "boolean":

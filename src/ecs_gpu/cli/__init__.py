@@ -1,10 +1,12 @@
 """The ``ecs-gpu`` command line: parse, call the library, render.
 
-Each command group lives in its own module and registers on :data:`app`.
-:func:`main` turns every error into a message and a documented exit code
-(0 ok, 1 problems found, 2 bad input, 3 AWS unreachable or access denied,
-130 interrupted, 141 standard output closed early); a user never sees a
-traceback unless ECS_GPU_DEBUG=1.
+Each command is a function in the module of its group (define, predict,
+preflight, deploy, destroy, doctor, verify_*); :data:`COMMANDS` and
+:data:`VERIFY_COMMANDS` name them, in the order of ``ecs-gpu --help``, and
+register them on :data:`app`. :func:`main` turns every error into a message
+and a documented exit code (0 ok, 1 problems found, 2 bad input, 3 AWS
+unreachable or access denied, 130 interrupted, 141 standard output closed
+early); a user never sees a traceback unless ECS_GPU_DEBUG=1.
 """
 
 from __future__ import annotations
@@ -12,19 +14,29 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
-import importlib
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Annotated, Any
+from typing import Annotated, Final
 
 import typer
-from rich.text import Text
 
-from ecs_gpu.cli import terminal
+from ecs_gpu.cli import (
+    define,
+    deploy,
+    destroy,
+    doctor,
+    predict,
+    preflight,
+    verify_metrics,
+    verify_scaling,
+    verify_wake,
+)
+from ecs_gpu.cli.options import OPTIONAL_VALUES
+from ecs_gpu.cli.terminal import err_console, say
 from ecs_gpu.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -48,24 +60,52 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-# Errors print whatever COLUMNS says (terminal.console ignores a COLUMNS of 0).
-err_console = terminal.console(stderr=True)
 
+# Every command: the name a user types and the function it runs, from the module
+# of its group, in the order of `ecs-gpu --help`: define, predict, check, operate,
+# diagnose. A new command is a function in its group's module and a row here.
+COMMANDS: Final[tuple[tuple[str, Callable[..., None]], ...]] = (
+    ("catalog", define.catalog_cmd),
+    ("synth", define.synth_cmd),
+    ("validate", define.validate_cmd),
+    ("traces", predict.traces_cmd),
+    ("simulate", predict.simulate_cmd),
+    ("compare", predict.compare_cmd),
+    ("plan", predict.plan_cmd),
+    ("preflight", preflight.preflight_cmd),
+    ("diff", deploy.diff_cmd),
+    ("deploy", deploy.deploy_cmd),
+    ("destroy", destroy.destroy_cmd),
+    ("doctor", doctor.doctor_cmd),
+)
 
-def say(label: str, style: str, message: str) -> None:
-    """``label message`` on stderr, the message as plain text, never read as markup.
+verify_app = typer.Typer(
+    name="verify",
+    help=(
+        "Prove a deployed service works: the GPU metric (and, for a spec that scales on "
+        "concurrency, the sidecars' concurrency metric) lands (verify metrics), the "
+        "scaling loop moves (verify scaling), and a service at zero tasks wakes on a "
+        "request (verify wake).\n\n"
+        "Examples:\n\n"
+        "    ecs-gpu verify metrics examples/g5-vllm.toml --timeout 900\n\n"
+        "    ecs-gpu verify scaling examples/g5-vllm.toml --yes"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
 
-    Messages quote user values ("[capacity]", ARNs, a path ending in a
-    backslash before "["): markup escaping misses some of them (rich's escape
-    leaves "\\[" alone, and the markup then drops the backslash), a Text never does.
-    """
-    err_console.print(Text.assemble((label, style), " ", message), soft_wrap=True)
+# `ecs-gpu verify ...`, listed after the commands.
+VERIFY_COMMANDS: Final[tuple[tuple[str, Callable[..., None]], ...]] = (
+    ("metrics", verify_metrics.verify_metrics_cmd),
+    ("scaling", verify_scaling.verify_scaling_cmd),
+    ("wake", verify_wake.verify_wake_cmd),
+)
 
-
-def print_notes(lines: list[str]) -> None:
-    """Each note on stderr: it never changes standard output (a template, JSON) or the exit code."""
-    for line in lines:
-        say("note:", "yellow", line)
+for _name, _run in COMMANDS:
+    app.command(_name)(_run)
+for _name, _run in VERIFY_COMMANDS:
+    verify_app.command(_name)(_run)
+app.add_typer(verify_app, name="verify")
 
 
 def _print_version(value: bool) -> None:
@@ -204,27 +244,6 @@ def _exit_if_interrupted() -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
-# Options whose value may be left out, and what a bare one means: `--json` alone
-# prints the JSON on standard output, as gh, kubectl and terraform users expect.
-OPTIONAL_VALUES = {"--json": STDOUT}
-
-
-def json_option(what: str, *, also: bool = True) -> Any:
-    """The ``--json [PATH]`` option every command shares, writing ``what``.
-
-    With a PATH the usual output still prints (``also``); bare ``--json`` or
-    ``--json -`` puts only the JSON on standard output.
-    """
-    lead = "Also write" if also else "Write"
-    return typer.Option(
-        "--json",
-        metavar="[PATH]",
-        help=f"{lead} {what} as JSON to PATH; bare --json (or --json -) prints only the JSON "
-        "on standard output.",
-        show_default=False,
-    )
-
-
 def with_optional_values(argv: list[str]) -> list[str]:
     """``argv`` with the implied value after a bare optional-value option.
 
@@ -306,18 +325,3 @@ def main(argv: list[str] | None = None) -> int:
         _hold_ctrl_c()
         sys.exit(code)
     return code
-
-
-# Command modules register themselves on `app` when imported; the order here
-# is the order of `ecs-gpu --help`: define, predict, operate, diagnose.
-for _module in (
-    "define",
-    "predict",
-    "deploy",
-    "destroy",
-    "preflight",
-    "doctor",
-    "verify",
-    "verify_wake",
-):
-    importlib.import_module(f"ecs_gpu.cli.{_module}")

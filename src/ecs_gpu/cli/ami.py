@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from ecs_gpu.aws import ami as aws_ami
-from ecs_gpu.cli import err_console
+from ecs_gpu.cli.terminal import err_console
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient

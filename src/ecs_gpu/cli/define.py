@@ -13,8 +13,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from ecs_gpu import catalog as cat
-from ecs_gpu.cli import app, err_console, json_option, print_notes, terminal
+from ecs_gpu.cli import terminal
+from ecs_gpu.cli.options import json_option
 from ecs_gpu.cli.stages import stage_status
+from ecs_gpu.cli.terminal import err_console, print_notes
 from ecs_gpu.errors import EXIT_PROBLEMS
 from ecs_gpu.spec import load_spec
 
@@ -30,7 +32,6 @@ SpecArg = Annotated[
 console = terminal.console()
 
 
-@app.command("catalog")
 def catalog_cmd(
     json_out: Annotated[
         Path | None, json_option("the instance types and refused families", also=False)
@@ -91,7 +92,6 @@ def catalog_cmd(
     )
 
 
-@app.command("synth")
 def synth_cmd(
     spec: SpecArg,
     out: Annotated[
@@ -141,7 +141,6 @@ def synth_cmd(
         console.print(str(path), soft_wrap=True, markup=False)
 
 
-@app.command("validate")
 def validate_cmd(
     spec: SpecArg,
     json_out: Annotated[Path | None, json_option("the findings")] = None,

@@ -1,4 +1,5 @@
-"""``ecs-gpu diff`` and ``ecs-gpu deploy``: one prelude, then the change set.
+"""``ecs-gpu diff`` and ``ecs-gpu deploy``: one prelude (:mod:`ecs_gpu.cli.prelude`), then
+the change set.
 
 Thin: parse, call :mod:`ecs_gpu.aws.deploy`, render. The ``run_*``
 functions take clients, so tests drive them against moto (or a Stubber)
@@ -7,22 +8,14 @@ without going through argv.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-from rich.markup import escape
-
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import staging
-from ecs_gpu.cli import ami as ami_cli
-from ecs_gpu.cli import app, err_console, json_option, print_notes, say
 from ecs_gpu.cli.ami import UpdateAmiOpt
 from ecs_gpu.cli.options import (
-    Aws,
     PollOpt,
     ProfileOpt,
     RegionOpt,
@@ -31,37 +24,19 @@ from ecs_gpu.cli.options import (
     TemplateBucketOpt,
     TemplatePrefixOpt,
     YesOpt,
-    _aws,
     confirm,
-    owned_by_caller,
-    stack_of,
-    template_bucket,
+    json_option,
 )
 from ecs_gpu.cli.preflight import SkipPreflightOpt, gate
+from ecs_gpu.cli.prelude import json_first, prepare, staged, write_json
 from ecs_gpu.cli.render import console, follow_to_end, render_outputs, render_summary
 from ecs_gpu.design import redeploy
-from ecs_gpu.design.paths.wake import check_woken_task
 from ecs_gpu.errors import ProblemsFound
-from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
-from ecs_gpu.spec import Spec, load_spec
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
     from mypy_boto3_iam import IAMClient
     from mypy_boto3_s3 import S3Client
-
-
-def synth_template(
-    spec: Spec, stack: str | None = None, *, nonce: str | None = None
-) -> dict[str, Any]:
-    """The CloudFormation template for ``spec`` as stack ``stack`` (from the Define layer);
-    with ``nonce`` the service forces its new deployment (ecs_gpu.design.redeploy)."""
-    # Imported here: only the commands that need a template pay for CDK.
-    from ecs_gpu.cli.stages import stage_status
-    from ecs_gpu.template.synth import synth_template as synth
-
-    with stage_status(err_console) as stage:
-        return synth(spec, stack_name=stack, stage=stage, force_new_deployment_nonce=nonce)
 
 
 def run_diff(
@@ -77,7 +52,7 @@ def run_diff(
     parameters: Mapping[str, str] | None = None,
 ) -> dp.Plan:
     """Preview; with ``bucket`` the template is staged there and deleted again."""
-    with _staged(cfn, template, stack, bucket, s3) as source:
+    with staged(cfn, template, stack, bucket, s3) as source:
         p = dp.diff(
             cfn,
             stack,
@@ -90,27 +65,6 @@ def run_diff(
         )
     render_summary(stack, p.summary, new_stack=p.new_stack)
     return p
-
-
-@contextmanager
-def _staged(
-    cfn: CloudFormationClient,
-    template: Mapping[str, Any],
-    stack: str,
-    bucket: staging.TemplateBucket | None,
-    s3: S3Client | None,
-) -> Iterator[staging.TemplateSource]:
-    """The template's source for CloudFormation: inline, or staged in ``bucket`` and
-    deleted again however the block ends (Ctrl-C included)."""
-    source = staging.TemplateSource(template, stack, bucket=bucket, s3=s3)
-    try:
-        source.stage(cfn.meta.region_name)
-        yield source
-    finally:
-        # A failure to delete it is a warning, not the command's fate.
-        warning = source.remove()
-        if warning is not None:
-            err_console.print(f"[yellow]warning:[/] {escape(warning)}")
 
 
 def run_deploy(
@@ -140,7 +94,7 @@ def run_deploy(
     ``report`` gets :func:`ecs_gpu.aws.deploy.deploy_document` once the deploy ends,
     failed included.
     """
-    with _staged(cfn, template, stack, bucket, s3) as source:
+    with staged(cfn, template, stack, bucket, s3) as source:
         return _deploy(
             cfn,
             stack,
@@ -231,7 +185,6 @@ def ensure_service_linked_role(iam: IAMClient) -> None:
         )
 
 
-@app.command("diff")
 def diff_cmd(
     spec: SpecArg,
     stack: StackOpt = None,
@@ -255,8 +208,8 @@ def diff_cmd(
 
         ecs-gpu diff examples/g5-vllm.toml --json | jq '.changes[] | select(.replaces)'
     """
-    with _json_first(spec, json_out):
-        pre = _prelude(spec, stack, profile, region, bucket, prefix, update_ami)
+    with json_first(spec, json_out):
+        pre = prepare(spec, stack, profile, region, bucket, prefix, update_ami)
         p = run_diff(
             pre.aws("cloudformation"),
             pre.stack,
@@ -269,83 +222,9 @@ def diff_cmd(
             parameters=pre.parameters,
         )
         if json_out is not None:
-            _write_json(json_out, p.as_dict(), "change list JSON")
+            write_json(json_out, p.as_dict(), "change list JSON")
 
 
-@dataclass(frozen=True)
-class _Prelude:
-    """What diff and deploy both need before their change set."""
-
-    spec: Spec
-    stack: str
-    aws: Aws
-    staging: staging.TemplateBucket | None
-    parameters: Mapping[str, str]
-    template: dict[str, Any]
-
-
-def _prelude(
-    spec: Path,
-    stack: str | None,
-    profile: str | None,
-    region: str | None,
-    bucket: str | None,
-    prefix: str | None,
-    update_ami: bool,
-    before_synth: Callable[[Spec, Aws], None] | None = None,
-) -> _Prelude:
-    """The spec, its notes, the session (checked before the seconds of synth), the
-    template bucket, whether the update forces the service's new deployment (the
-    running stack's owner and state first, then its capacity-provider strategy:
-    ecs_gpu.design.redeploy), the AMI to pass, ``before_synth`` (deploy's preflight: a
-    refusal costs no synth), then the template."""
-    staging = template_bucket(bucket, prefix)
-    s = load_spec(spec)
-    check_woken_task(s, str(spec))
-    print_notes(s.warnings(str(spec)))
-    name = stack_of(s, stack)
-    aws = _aws(profile, region)
-    staging = owned_by_caller(aws, staging)
-    forced = dp.forced_deployment(aws("cloudformation"), s, str(spec), name, aws.region)
-    if forced.warning is not None:
-        say("warning:", "yellow", forced.warning)
-    image = ami_cli.choose(
-        aws("cloudformation"),
-        aws("ssm"),
-        aws("ec2"),
-        name,
-        spec_ami=s.capacity.ami_id,
-        update_ami=update_ami,
-    )
-    if before_synth is not None:
-        before_synth(s, aws)
-    template = synth_template(s, name, nonce=forced.nonce)
-    print_notes([forced.note] if forced.note else [])
-    return _Prelude(s, name, aws, staging, image.parameters, template)
-
-
-@contextmanager
-def _json_first(spec: Path, json_out: Path | None) -> Iterator[None]:
-    """Check --json before any AWS call; with ``-`` the human output goes to stderr
-    for the block (and only the block: the next command in this process prints as usual)."""
-    if json_out is not None:
-        check_output(json_out, "--json", suffix=".json")
-        check_distinct({"SPEC": spec}, {"--json": json_out})
-    before = console.stderr
-    console.stderr = is_stdout(json_out)
-    try:
-        yield
-    finally:
-        console.stderr = before
-
-
-def _write_json(json_out: Path, doc: Mapping[str, Any], what: str) -> None:
-    write_text(json_out, json.dumps(doc, indent=2, default=str) + "\n", "--json")
-    if not is_stdout(json_out):
-        console.print(f"{what}: {escape(str(json_out))}", soft_wrap=True)
-
-
-@app.command("deploy")
 def deploy_cmd(
     spec: SpecArg,
     yes: YesOpt = False,
@@ -388,10 +267,10 @@ def deploy_cmd(
 
     def report(doc: dict[str, Any]) -> None:
         if json_out is not None:
-            _write_json(json_out, doc, "deploy JSON")
+            write_json(json_out, doc, "deploy JSON")
 
-    with _json_first(spec, json_out):
-        pre = _prelude(
+    with json_first(spec, json_out):
+        pre = prepare(
             spec, stack, profile, region, bucket, prefix, update_ami,
             lambda s, aws: gate(s, aws, skip=skip_preflight, spec_path=spec, stack=stack),
         )  # fmt: skip

@@ -15,7 +15,6 @@ from rich.markup import escape
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
-from ecs_gpu.cli import app
 from ecs_gpu.cli.options import (
     PollOpt,
     ProfileOpt,
@@ -105,7 +104,6 @@ def run_destroy(
     )
 
 
-@app.command("destroy")
 def destroy_cmd(
     spec: SpecArg,
     yes: YesOpt = False,

@@ -16,10 +16,8 @@ from ecs_gpu.checks import snapshot as snapshots
 from ecs_gpu.checks.doctor import Report, run_checks
 from ecs_gpu.cli import terminal
 from ecs_gpu.cli.findings import findings_table, unknown_table
-from ecs_gpu.cli.options import StackOpt, names_of, stack_of
+from ecs_gpu.cli.options import StackOpt, json_option, names_of, stack_of
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, BadInputError
-
-from ecs_gpu.cli import app, json_option  # isort: skip
 
 console = terminal.console()
 err_console = terminal.console(stderr=True)
@@ -77,7 +75,6 @@ def render(report: Report, out: Console) -> None:
         out.print(f"[bold red]{escape(nothing_checked(report))}[/]")
 
 
-@app.command("doctor")
 def doctor_cmd(
     spec: Annotated[
         Path | None,
@@ -139,18 +136,7 @@ def doctor_cmd(
 
         ecs-gpu doctor --from-snapshot aws-output.json --cluster prod --service llm
     """
-    # Output paths are checked before a collection is spent on them.
-    for option, path in (("--json", json_out), ("--save-snapshot", save_snapshot)):
-        if path is not None:
-            outputs.check_output(path, option)
-    outputs.check_distinct(
-        {"SPEC": spec, "--from-snapshot": from_snapshot},
-        {"--json": json_out, "--save-snapshot": save_snapshot},
-    )
-    for flag, value in (("--cluster", cluster), ("--service", service)):
-        # Checked before any AWS call: botocore would refuse '' only after the session.
-        if value is not None and not value.strip():
-            raise BadInputError(f"{flag} is empty. Fix: pass the ECS name, or leave it out.")
+    _check_inputs(spec, from_snapshot, json_out, save_snapshot, cluster, service)
     if from_snapshot is not None:
         if spec or stack or probe_hosts:
             raise BadInputError(
@@ -163,6 +149,35 @@ def doctor_cmd(
     if save_snapshot is not None:
         outputs.write_text(save_snapshot, snapshots.dumps(snapshot), "--save-snapshot")
     report = run_checks(snapshot)
+    _write_and_render(report, json_out, save_snapshot)
+    raise typer.Exit(exit_code(report))
+
+
+def _check_inputs(
+    spec: Path | None,
+    from_snapshot: Path | None,
+    json_out: Path | None,
+    save_snapshot: Path | None,
+    cluster: str | None,
+    service: str | None,
+) -> None:
+    """Output paths and names, checked before a collection is spent on them."""
+    for option, path in (("--json", json_out), ("--save-snapshot", save_snapshot)):
+        if path is not None:
+            outputs.check_output(path, option)
+    outputs.check_distinct(
+        {"SPEC": spec, "--from-snapshot": from_snapshot},
+        {"--json": json_out, "--save-snapshot": save_snapshot},
+    )
+    for flag, value in (("--cluster", cluster), ("--service", service)):
+        # Checked before any AWS call: botocore would refuse '' only after the session.
+        if value is not None and not value.strip():
+            raise BadInputError(f"{flag} is empty. Fix: pass the ECS name, or leave it out.")
+
+
+def _write_and_render(report: Report, json_out: Path | None, save_snapshot: Path | None) -> None:
+    """Write --json, then render the report (on standard error what a person must still
+    read when standard output carries a JSON)."""
     if json_out is not None:
         text = json.dumps(report.as_dict(), indent=2, default=str) + "\n"
         outputs.write_text(json_out, text, "--json")
@@ -178,7 +193,6 @@ def doctor_cmd(
             if path is not None:
                 # soft_wrap: a path broken over two lines cannot be copied.
                 console.print(f"{option}: {escape(str(path))}", soft_wrap=True)
-    raise typer.Exit(exit_code(report))
 
 
 def _collect(

@@ -1,9 +1,10 @@
-"""What the operate commands share: options, the AWS session, names, the question.
+"""What the commands share: options, the AWS session, names, the question.
 
-diff, deploy, destroy, verify and doctor take the same SPEC, --stack,
---region, --profile and --poll-interval; their seconds are checked by
-:func:`seconds`, and :func:`_aws` resolves the session before any synth or
-AWS call.
+Every command that writes JSON takes the same ``--json [PATH]``
+(:func:`json_option`); diff, deploy, destroy, verify and doctor take the
+same SPEC, --stack, --region, --profile and --poll-interval; their seconds
+are checked by :func:`seconds`, and :func:`_aws` resolves the session before
+any synth or AWS call.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ecs_gpu.aws.staging import DEFAULT_TEMPLATE_PREFIX, TemplateBucket
 from ecs_gpu.cli.render import console
 from ecs_gpu.contracts.naming import Names, stack_name_of
 from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError
+from ecs_gpu.outputs import STDOUT
 from ecs_gpu.spec import Spec
 
 SpecArg = Annotated[Path, typer.Argument(help="The spec TOML file.", show_default=False)]
@@ -36,6 +38,26 @@ ProfileOpt = Annotated[
     str | None, typer.Option("--profile", help="AWS profile (default: AWS_PROFILE).")
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+# Options whose value may be left out, and what a bare one means: `--json` alone
+# prints the JSON on standard output, as gh, kubectl and terraform users expect.
+OPTIONAL_VALUES = {"--json": STDOUT}
+
+
+def json_option(what: str, *, also: bool = True) -> Any:
+    """The ``--json [PATH]`` option every command shares, writing ``what``.
+
+    With a PATH the usual output still prints (``also``); bare ``--json`` or
+    ``--json -`` puts only the JSON on standard output.
+    """
+    lead = "Also write" if also else "Write"
+    return typer.Option(
+        "--json",
+        metavar="[PATH]",
+        help=f"{lead} {what} as JSON to PATH; bare --json (or --json -) prints only the JSON "
+        "on standard output.",
+        show_default=False,
+    )
 
 
 def seconds(minimum: float, *, inclusive: bool = False) -> Callable[..., float]:

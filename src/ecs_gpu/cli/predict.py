@@ -9,10 +9,17 @@ from typing import Annotated, Any
 
 import typer
 
-from ecs_gpu.cli import app, err_console, json_option, print_notes, terminal
-from ecs_gpu.cli.options import ColdOpt, HostCpuOpt, RateOpt, SeedOpt, StepOpt, TraceOpt
+from ecs_gpu.cli import terminal
+from ecs_gpu.cli.options import (
+    ColdOpt,
+    HostCpuOpt,
+    RateOpt,
+    SeedOpt,
+    StepOpt,
+    TraceOpt,
+    json_option,
+)
 from ecs_gpu.cli.predict_render import progress, traces_table, validate_and_render
-from ecs_gpu.cli.terminal import print_table
 from ecs_gpu.design.paths.wake import check_woken_task
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
@@ -45,7 +52,7 @@ def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
     # a cost row for a design that cannot deploy would mislead.
     check_woken_task(loaded, str(spec_path))
     # On standard error, so `--json -` keeps standard output for the JSON.
-    print_notes(loaded.warnings(str(spec_path)))
+    terminal.print_notes(loaded.warnings(str(spec_path)))
     p = from_spec(loaded)
     if host_cpu is not None:
         if not 0 < host_cpu <= 100:
@@ -145,7 +152,6 @@ def _write_outputs(
         _saved("plot", plot)
 
 
-@app.command("traces")
 def traces_cmd(
     json_out: Annotated[
         Path | None, json_option("every bundled trace with its shape", also=False)
@@ -171,10 +177,9 @@ def traces_cmd(
         docs = [t.as_dict() for t in bundled.values()]
         write_text(json_out, json.dumps(docs, indent=2) + "\n", "--json")
         return
-    print_table(console, traces_table(bundled))
+    terminal.print_table(console, traces_table(bundled))
 
 
-@app.command("simulate")
 def simulate_cmd(
     spec: SpecArg,
     trace: TraceOpt,
@@ -241,7 +246,7 @@ def simulate_cmd(
             rows.append((f"GPU target {target:g} %", r.summary))
             results.append((q, r))
         title = f"{spec.name} on {tr.name} x{scale:.4g}"
-        print_table(console, rp.comparison_table(rows, title, runs.cost_caption([p])))
+        terminal.print_table(console, rp.comparison_table(rows, title, runs.cost_caption([p])))
         # The largest fleet of the sweep (lowest target) decides whether the load fits.
         _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), scale)
         if json_out is not None:
@@ -260,7 +265,6 @@ def simulate_cmd(
     _write_outputs(result, title, json_out, plot, timeline)
 
 
-@app.command("compare")
 def compare_cmd(
     specs: Annotated[
         list[Path],
@@ -323,7 +327,7 @@ def compare_cmd(
         if "on_demand_cost_usd" in r.summary:
             rows.append((f"{label}, all On-Demand", r.summary["on_demand"]))
         results.append((p, r))
-    print_table(
+    terminal.print_table(
         console, rp.comparison_table(rows, f"{tr.name} x{scale:.4g}", runs.cost_caption(loaded))
     )
     # The design with the most capacity decides whether the load fits at all.
@@ -333,7 +337,6 @@ def compare_cmd(
         _saved("summary JSON", json_out)
 
 
-@app.command("plan")
 def plan_cmd(
     spec: SpecArg,
     output: Annotated[
@@ -377,7 +380,7 @@ def plan_cmd(
     _check_outputs({"SPEC": spec}, json_out, out, None, plot_option="-o/--output")
     # Said before the minutes of work, and again once written.
     console.print(f"plot: {out} (written at the end)", soft_wrap=True, markup=False)
-    problems = validate_and_render(console, err_console, loaded, spec)
+    problems = validate_and_render(console, terminal.err_console, loaded, spec)
     p = from_spec(loaded)
     tr = load_trace(bundled_trace_path()).head(days * 86400.0)
     step = 10.0

@@ -19,11 +19,19 @@ from ecs_gpu.aws import preflight as pf
 from ecs_gpu.checks.preflight.account import Needs, Result
 from ecs_gpu.cli import terminal
 from ecs_gpu.cli.findings import SEVERITY_STYLE, findings_table, unknown_table
-from ecs_gpu.cli.options import Aws, ProfileOpt, RegionOpt, SpecArg, StackOpt, _aws, stack_of
+from ecs_gpu.cli.options import (
+    Aws,
+    ProfileOpt,
+    RegionOpt,
+    SpecArg,
+    StackOpt,
+    _aws,
+    json_option,
+    stack_of,
+)
+from ecs_gpu.cli.terminal import print_notes
 from ecs_gpu.errors import EXIT_AWS, EXIT_OK, EXIT_PROBLEMS, ProblemsFound
 from ecs_gpu.spec import Spec, load_spec
-
-from ecs_gpu.cli import app, json_option, print_notes  # isort: skip
 
 console = terminal.console()
 err_console = terminal.console(stderr=True)
@@ -116,7 +124,6 @@ def gate(spec: Spec, aws: Aws, *, skip: bool, spec_path: Path, stack: str | None
     err_console.print(escape(summary(result)), soft_wrap=True)
 
 
-@app.command("preflight")
 def preflight_cmd(
     spec: SpecArg,
     stack: StackOpt = None,

@@ -1,7 +1,7 @@
 """How the operate commands print: change tables, live stack events, outputs, series.
 
 Every line goes through :data:`console`, one object, so ``--json -``
-(:func:`ecs_gpu.cli.deploy._json_first`) can move it to standard error for a
+(:func:`ecs_gpu.cli.prelude.json_first`) can move it to standard error for a
 command's duration.
 """
 

@@ -9,6 +9,9 @@
   :func:`print_table` wraps text columns between words down to their longest
   word and prints the table wider than the console when even that does not
   fit (a terminal then wraps the long lines; a pipe keeps them whole).
+- Warnings, notes and errors go to :data:`err_console` (standard error) as
+  plain text (:func:`say`), so they never change what a script reads from
+  standard output.
 - Standard output closed early is the caller's to handle (``cli.main``: exit
   141): rich would instead go quiet for the rest of the process and exit 1,
   "problems found", and a later command in the same process printed nothing.
@@ -22,6 +25,7 @@ from collections.abc import Iterator, Mapping
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 # Narrower than this a table cannot show one resource type: a COLUMNS below it is a mistake.
 MIN_COLUMNS = 20
@@ -103,3 +107,23 @@ def print_table(out: Console, table: Table) -> None:
         column.width = max(1, width - table._get_padding_width(column._index))
     table.width = sum(widths) + extra
     out.print(table, crop=False)
+
+
+# Errors print whatever COLUMNS says (console ignores a COLUMNS of 0).
+err_console = console(stderr=True)
+
+
+def say(label: str, style: str, message: str) -> None:
+    """``label message`` on stderr, the message as plain text, never read as markup.
+
+    Messages quote user values ("[capacity]", ARNs, a path ending in a
+    backslash before "["): markup escaping misses some of them (rich's escape
+    leaves "\\[" alone, and the markup then drops the backslash), a Text never does.
+    """
+    err_console.print(Text.assemble((label, style), " ", message), soft_wrap=True)
+
+
+def print_notes(lines: list[str]) -> None:
+    """Each note on stderr: it never changes standard output (a template, JSON) or the exit code."""
+    for line in lines:
+        say("note:", "yellow", line)

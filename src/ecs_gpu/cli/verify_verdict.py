@@ -1,6 +1,6 @@
 """What ``verify scaling`` says of the fast path and the fast scale-in: before the
 test, what the service lacks of them; after the scale-out and the scale-in, which
-policy decided first (rendered; :mod:`ecs_gpu.cli.verify` raises the exit code)."""
+policy decided first (rendered; :mod:`ecs_gpu.cli.verify_scaling` raises the exit code)."""
 
 from __future__ import annotations
 

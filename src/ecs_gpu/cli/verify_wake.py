@@ -29,7 +29,6 @@ from ecs_gpu.cli.options import (
     optional_seconds,
 )
 from ecs_gpu.cli.render import console
-from ecs_gpu.cli.verify import verify_app
 from ecs_gpu.cli.verify_verdict import first_activity_or_note
 from ecs_gpu.contracts.naming import Names, stack_name_of
 from ecs_gpu.design.paths import wake
@@ -170,7 +169,6 @@ def report_running(
     )
 
 
-@verify_app.command("wake")
 def verify_wake_cmd(
     spec: SpecArg,
     yes: Annotated[

@@ -18,7 +18,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Final
 
-from ecs_gpu.spec import GP3_BASELINE_MIBPS, Spec
+from ecs_gpu.spec import Spec
+from ecs_gpu.spec.sections.capacity import GP3_BASELINE_MIBPS
 
 # --- ECS limits (botocore ecs HealthCheck member docs) ---
 # "You can specify between 0 and 300 seconds" (startPeriod).

@@ -639,7 +639,46 @@ def _release(
         assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
         description=f"ecs-gpu {names.service_name}: unprotect the GPU group on stack delete",
     )
-    policy = iam.Policy(
+    policy = _release_policy(scope, spec, names, role, log_group)
+    source = release_source()
+    # L1: the L2 Function adds a DependsOn on the role that its GetAtt Arn
+    # already implies (cfn-lint W3005).
+    fn = lambda_.CfnFunction(
+        scope,
+        "ReleaseFunction",
+        runtime=RELEASE_RUNTIME.name,
+        handler="index.handler",
+        code=lambda_.CfnFunction.CodeProperty(zip_file=source),
+        role=role.role_arn,
+        timeout=RELEASE_TIMEOUT_S,
+        logging_config=lambda_.CfnFunction.LoggingConfigProperty(
+            log_group=log_group.log_group_name
+        ),
+        description=f"ecs-gpu {names.service_name}: unprotect and empty the GPU group on delete",
+    )
+    fn.node.add_dependency(policy)
+    resource = CustomResource(
+        scope,
+        "AsgRelease",
+        service_token=fn.attr_arn,
+        resource_type="Custom::AsgRelease",
+        properties={"AutoScalingGroupName": asg.auto_scaling_group_name},
+        # CloudFormation waits this long for an answer (default: an hour).
+        service_timeout=Duration.seconds(RELEASE_TIMEOUT_S * 2),
+    )
+    # The function's permissions and logs must outlive its Delete call.
+    resource.node.add_dependency(policy)
+    resource.node.add_dependency(log_group)
+    cp.node.add_dependency(resource)
+    return Release(function=fn, role=role, policy=policy, resource=resource)
+
+
+def _release_policy(
+    scope: Construct, spec: Spec, names: Names, role: iam.Role, log_group: logs.LogGroup
+) -> iam.Policy:
+    """What the release function may do: empty this service's groups (and no other),
+    read them and its own stack, and write its logs."""
+    return iam.Policy(
         scope,
         "ReleasePolicy",
         roles=[role],
@@ -680,34 +719,3 @@ def _release(
             ),
         ],
     )
-    source = release_source()
-    # L1: the L2 Function adds a DependsOn on the role that its GetAtt Arn
-    # already implies (cfn-lint W3005).
-    fn = lambda_.CfnFunction(
-        scope,
-        "ReleaseFunction",
-        runtime=RELEASE_RUNTIME.name,
-        handler="index.handler",
-        code=lambda_.CfnFunction.CodeProperty(zip_file=source),
-        role=role.role_arn,
-        timeout=RELEASE_TIMEOUT_S,
-        logging_config=lambda_.CfnFunction.LoggingConfigProperty(
-            log_group=log_group.log_group_name
-        ),
-        description=f"ecs-gpu {names.service_name}: unprotect and empty the GPU group on delete",
-    )
-    fn.node.add_dependency(policy)
-    resource = CustomResource(
-        scope,
-        "AsgRelease",
-        service_token=fn.attr_arn,
-        resource_type="Custom::AsgRelease",
-        properties={"AutoScalingGroupName": asg.auto_scaling_group_name},
-        # CloudFormation waits this long for an answer (default: an hour).
-        service_timeout=Duration.seconds(RELEASE_TIMEOUT_S * 2),
-    )
-    # The function's permissions and logs must outlive its Delete call.
-    resource.node.add_dependency(policy)
-    resource.node.add_dependency(log_group)
-    cp.node.add_dependency(resource)
-    return Release(function=fn, role=role, policy=policy, resource=resource)

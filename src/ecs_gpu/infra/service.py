@@ -27,7 +27,8 @@ from ecs_gpu.infra.network import build_network, retention
 from ecs_gpu.infra.observability import add_observability
 from ecs_gpu.infra.scaling import build_scaling
 from ecs_gpu.infra.task import build_task
-from ecs_gpu.spec import Spec, cross_field_problems
+from ecs_gpu.spec import Spec
+from ecs_gpu.spec.rules import cross_field_problems
 
 # The construct id `ecs-gpu synth` gives GpuService in its standalone stack;
 # there the outputs keep fixed logical ids.

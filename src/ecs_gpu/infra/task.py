@@ -25,7 +25,8 @@ from ecs_gpu.contracts import demand_metric
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.design import startup
 from ecs_gpu.infra.network import retention
-from ecs_gpu.spec import Spec, server_share
+from ecs_gpu.spec import Spec
+from ecs_gpu.spec.rules.service import server_share
 
 CONTAINER_NAME: Final = "app"
 LOG_STREAM_PREFIX: Final = "app"

@@ -7,6 +7,9 @@ The simulator needs no CDK and no AWS. Python use::
 
     result = run(load_spec("spec.toml"), read_trace("trace.csv"), rate_scale=2.0)
     result.summary["gpu_hours"]
+
+``load_trace`` takes a bundled trace's name as well as a path;
+``bundled_traces`` lists them.
 """
 
 from __future__ import annotations
@@ -27,18 +30,30 @@ from ecs_gpu.sim.engine import (
 )
 from ecs_gpu.sim.params import SimParams, from_spec
 from ecs_gpu.sim.transients import summary_keys
-from ecs_gpu.sim.workload import Trace, TraceError, read_trace
+from ecs_gpu.sim.workload import (
+    BundledTrace,
+    Trace,
+    TraceError,
+    TraceShape,
+    bundled_traces,
+    load_trace,
+    read_trace,
+)
 from ecs_gpu.spec import Spec
 
 __all__ = [
     "BUNDLED_TRACE",
     "PLAN_PEAK_FRACTION",
+    "BundledTrace",
     "SimParams",
     "SimResult",
     "Trace",
     "TraceError",
+    "TraceShape",
     "bundled_trace_path",
+    "bundled_traces",
     "from_spec",
+    "load_trace",
     "plan_rate_scale",
     "plan_scale_note",
     "read_trace",

@@ -30,8 +30,9 @@ from ecs_gpu.design import startup
 from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.errors import SpecError
 from ecs_gpu.node import ensure_node
-from ecs_gpu.spec import NOTES, Spec, cross_field_problems
-from ecs_gpu.spec import image_problem as spec_image_problem
+from ecs_gpu.spec import Spec
+from ecs_gpu.spec.rules import NOTES, cross_field_problems
+from ecs_gpu.spec.sections.service import image_problem as spec_image_problem
 from ecs_gpu.template.limits import minified, template_size_problem
 
 if TYPE_CHECKING:

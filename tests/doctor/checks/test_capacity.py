@@ -224,8 +224,8 @@ def test_doctor_expects_what_the_template_deploys() -> None:
     """The hook name, heartbeat and pool doctor records are the template's, --stack included."""
     from ecs_gpu.aws.facts import Target
     from ecs_gpu.checks.doctor.capacity import LAUNCHING
-    from ecs_gpu.cli.deploy import synth_template
     from ecs_gpu.cli.options import names_of
+    from ecs_gpu.cli.prelude import synth_template
     from ecs_gpu.infra import capacity
 
     from ..snapshots import warm_pool_spec

@@ -38,33 +38,8 @@ def _short_cluster(svc: dict[str, Any]) -> str | None:
 def _service_exists(s: Snapshot, c: Check) -> list[Finding]:
     target = collection_target(s)
     want_svc, want_cluster = target.get("service"), target.get("cluster")
-    out = []
-    if "clusters" in s:
-        active = [
-            cl.get("clusterName")
-            for cl in s["clusters"]
-            if cl.get("status", "ACTIVE") == "ACTIVE"
-            and (want_cluster is None or cl.get("clusterName") == want_cluster)
-        ]
-        if not active:
-            out.append(
-                c.finding(
-                    [
-                        Evidence(
-                            "clusters",
-                            want_cluster or "?",
-                            "clusterName/status",
-                            {cl.get("clusterName"): cl.get("status") for cl in s["clusters"]}
-                            or "none",
-                        )
-                    ],
-                    f"The cluster {want_cluster or ''} is not among the ACTIVE clusters "
-                    "collected: it was deleted, or the snapshot is of another cluster. Check "
-                    "the cluster name (the spec's [service] name, --cluster) and the region, "
-                    "or deploy it with `ecs-gpu deploy`.",
-                    title="The cluster does not exist",
-                )
-            )
+    cluster = _cluster_missing(s, c, want_cluster)
+    out = [] if cluster is None else [cluster]
     named = [
         svc
         for svc in s["services"]
@@ -77,26 +52,58 @@ def _service_exists(s: Snapshot, c: Check) -> list[Finding]:
         f"{_short_cluster(svc) or '?'}/{svc.get('serviceName', '?')}": svc.get("status")
         for svc in s["services"]
     }
-    if named:
-        status = named[0].get("status")
-        why = (
-            f"its status is {status}: "
-            + ("it is being deleted" if status == "DRAINING" else "it was deleted")
-            + ", so no task of it runs or starts"
-        )
-    elif s["services"]:
-        why = "the snapshot holds only other services"
-    else:
-        why = "services is empty: DescribeServices found no such service"
     out.append(
         c.finding(
             [Evidence("services", want_svc or "?", "serviceName/status", found or "none")],
             f"The service {want_svc or ''} does not exist in cluster {want_cluster or '?'} "
-            f"({why}). Check the service name (the spec's [service] name, --service) and the "
-            "region, or deploy it with `ecs-gpu deploy`.",
+            f"({_why_no_service(s, named)}). Check the service name (the spec's [service] name, "
+            "--service) and the region, or deploy it with `ecs-gpu deploy`.",
         )
     )
     return out
+
+
+def _cluster_missing(s: Snapshot, c: Check, want_cluster: str | None) -> Finding | None:
+    """The finding when the target's cluster is not among the ACTIVE clusters collected."""
+    if "clusters" not in s:
+        return None
+    active = [
+        cl.get("clusterName")
+        for cl in s["clusters"]
+        if cl.get("status", "ACTIVE") == "ACTIVE"
+        and (want_cluster is None or cl.get("clusterName") == want_cluster)
+    ]
+    if active:
+        return None
+    return c.finding(
+        [
+            Evidence(
+                "clusters",
+                want_cluster or "?",
+                "clusterName/status",
+                {cl.get("clusterName"): cl.get("status") for cl in s["clusters"]} or "none",
+            )
+        ],
+        f"The cluster {want_cluster or ''} is not among the ACTIVE clusters "
+        "collected: it was deleted, or the snapshot is of another cluster. Check "
+        "the cluster name (the spec's [service] name, --cluster) and the region, "
+        "or deploy it with `ecs-gpu deploy`.",
+        title="The cluster does not exist",
+    )
+
+
+def _why_no_service(s: Snapshot, named: list[dict[str, Any]]) -> str:
+    """Why no service of the target's name is ACTIVE: its status, or what was collected."""
+    if named:
+        status = named[0].get("status")
+        return (
+            f"its status is {status}: "
+            + ("it is being deleted" if status == "DRAINING" else "it was deleted")
+            + ", so no task of it runs or starts"
+        )
+    if s["services"]:
+        return "the snapshot holds only other services"
+    return "services is empty: DescribeServices found no such service"
 
 
 _STEADY = "has reached a steady state"
@@ -184,21 +191,7 @@ def _secrets_fix(s: Snapshot, task: dict[str, Any], reason: str) -> str | None:
     None when the task did not stop on its secrets."""
     if not any(k in reason for k in _SECRETS_FAILED):
         return None
-    td_arn = str(task.get("taskDefinitionArn", ""))
-    td: dict[str, Any] = next(
-        (t for t in s.get("task_definitions", []) if t.get("taskDefinitionArn") == td_arn), {}
-    )
-    role = str(td.get("executionRoleArn") or "the task execution role")
-    secrets = [
-        (str(ct.get("name")), str(sec.get("name")), str(sec.get("valueFrom", "")))
-        for ct in td.get("containerDefinitions", [])
-        for sec in ct.get("secrets", []) or []
-    ]
-    named = {m.rstrip(".") for m in _SECRET_ARN.findall(reason)}
-    failing = [
-        sec for sec in secrets if sec[2] in reason or _secret_arn(sec[2], td_arn) in named
-    ] or secrets
-    arns = list(dict.fromkeys([_secret_arn(v, td_arn) for *_, v in failing] or sorted(named)))
+    role, failing, arns = _failing_secrets(s, str(task.get("taskDefinitionArn", "")), reason)
     which = (
         "; ".join(f"container {ct}'s secret {name} (valueFrom {v})" for ct, name, v in failing)
         or ", ".join(arns)
@@ -234,6 +227,28 @@ def _secrets_fix(s: Snapshot, task: dict[str, Any], reason: str) -> str | None:
         "it: without a :json-key:stage:id tail). `ecs-gpu deploy` grants it for each of "
         "[service] secrets; a role edited by hand needs the statement back." + check
     )
+
+
+def _failing_secrets(
+    s: Snapshot, td_arn: str, reason: str
+) -> tuple[str, list[tuple[str, str, str]], list[str]]:
+    """The task definition's execution role, the (container, name, valueFrom) of each
+    secret ``reason`` names (every secret when it names none), and their IAM ARNs."""
+    td: dict[str, Any] = next(
+        (t for t in s.get("task_definitions", []) if t.get("taskDefinitionArn") == td_arn), {}
+    )
+    role = str(td.get("executionRoleArn") or "the task execution role")
+    secrets = [
+        (str(ct.get("name")), str(sec.get("name")), str(sec.get("valueFrom", "")))
+        for ct in td.get("containerDefinitions", [])
+        for sec in ct.get("secrets", []) or []
+    ]
+    named = {m.rstrip(".") for m in _SECRET_ARN.findall(reason)}
+    failing = [
+        sec for sec in secrets if sec[2] in reason or _secret_arn(sec[2], td_arn) in named
+    ] or secrets
+    arns = list(dict.fromkeys([_secret_arn(v, td_arn) for *_, v in failing] or sorted(named)))
+    return role, failing, arns
 
 
 def _task_fix(reason: str) -> str:

@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ecs_gpu.checks.doctor.common import parse_time
 from ecs_gpu.checks.model import Check, Finding, Severity, Unknown
@@ -115,6 +116,15 @@ def _own_vpc_azs(s: Snapshot, c: Check, n: Needs, offered: set[str]) -> list[Fin
     return []
 
 
+class _Bad(NamedTuple):
+    """One way a capacity reservation fails the spec: its field, the title, the fix."""
+
+    field: str
+    title: str
+    fix: str
+    severity: Severity = "error"
+
+
 def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     rid = str(n.reservation_id)
     found = [r for r in s["capacity_reservations"] if r.get("CapacityReservationId") == rid]
@@ -128,26 +138,33 @@ def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             )
         ]
     r = found[0]
-    out: list[Finding] = []
-
-    def bad(fld: str, title: str, fix: str, severity: Severity = "error") -> None:
-        out.append(
-            c.finding(
-                [_ev("capacity_reservations", rid, fld, r.get(fld))],
-                fix,
-                title=title,
-                severity=severity,
-            )
+    bad = [
+        *_reservation_fit(n, r, rid),
+        *_reservation_zone(s, n, r, rid),
+        *_reservation_terms(s, r, rid),
+    ]
+    return [
+        c.finding(
+            [_ev("capacity_reservations", rid, b.field, r.get(b.field))],
+            b.fix,
+            title=b.title,
+            severity=b.severity,
         )
+        for b in bad
+    ]
 
+
+def _reservation_fit(n: Needs, r: dict[str, Any], rid: str) -> Iterator[_Bad]:
+    """Whether the reservation holds capacity the group launches: state, type,
+    platform, and enough instances for reserved_instances."""
     if r.get("State") != "active":
-        bad(
+        yield _Bad(
             "State",
             f"capacity reservation {rid} is {r.get('State')}, not active: it holds no capacity",
             "use an active reservation, or drop capacity_reservation_id and reserved_instances.",
         )
     if r.get("InstanceType") != n.instance_type:
-        bad(
+        yield _Bad(
             "InstanceType",
             f"capacity reservation {rid} is for {r.get('InstanceType')}, the spec launches "
             f"{n.instance_type}: no instance uses it",
@@ -155,7 +172,7 @@ def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             f"{n.instance_type}.",
         )
     if r.get("InstancePlatform") != "Linux/UNIX":
-        bad(
+        yield _Bad(
             "InstancePlatform",
             f"capacity reservation {rid} is for {r.get('InstancePlatform')}; the ECS GPU AMI "
             "launches Linux/UNIX instances",
@@ -164,7 +181,7 @@ def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     if n.reserved_instances is not None and int(r.get("TotalInstanceCount", 0)) < (
         n.reserved_instances
     ):
-        bad(
+        yield _Bad(
             "TotalInstanceCount",
             f"capacity reservation {rid} holds {r.get('TotalInstanceCount')} instances; "
             f"reserved_instances is {n.reserved_instances}",
@@ -174,7 +191,7 @@ def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     elif n.reserved_instances is not None and int(r.get("AvailableInstanceCount", 0)) < (
         n.reserved_instances
     ):
-        bad(
+        yield _Bad(
             "AvailableInstanceCount",
             f"only {r.get('AvailableInstanceCount')} of capacity reservation {rid}'s "
             f"{r.get('TotalInstanceCount')} instances are free now; the rest launch On-Demand",
@@ -182,25 +199,33 @@ def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             "the rest (the group falls back to it).",
             "warning",
         )
+
+
+def _reservation_zone(s: Snapshot, n: Needs, r: dict[str, Any], rid: str) -> Iterator[_Bad]:
+    """Whether the reservation's AZ is one the group's subnets are in."""
     az = r.get("AvailabilityZone")
     zones = _subnet_azs(s, n)
     if zones is not None and az not in zones:
-        bad(
+        yield _Bad(
             "AvailabilityZone",
             f"capacity reservation {rid} is in {az}, but the group's subnets are in "
             f"{', '.join(sorted(zones)) or 'no AZ'}: no instance can use it",
             f"add a [network] subnet in {az}, or use a reservation in {', '.join(sorted(zones))}.",
         )
     elif zones is None and n.vpc_id is None:
-        bad(
+        yield _Bad(
             "AvailabilityZone",
             f"capacity reservation {rid} is in {az}; the stack's own VPC picks its two AZs "
             "at deploy, so the reservation may sit outside them",
             f"give the spec a [network] with a subnet in {az}.",
             "warning",
         )
+
+
+def _reservation_terms(s: Snapshot, r: dict[str, Any], rid: str) -> Iterator[_Bad]:
+    """Whether the floor stays this service's: open to other workloads, or ending soon."""
     if r.get("InstanceMatchCriteria") == "open":
-        bad(
+        yield _Bad(
             "InstanceMatchCriteria",
             f"capacity reservation {rid} is open: any matching instance in the account uses "
             "it, so other workloads can take the floor (the group targets it by id either way)",
@@ -212,7 +237,7 @@ def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
     now = s.get(COLLECTION_KEY, {}).get("now")
     when = parse_time(now) or datetime.now(UTC)
     if end is not None and end <= when + RESERVATION_ENDS_SOON:
-        bad(
+        yield _Bad(
             "EndDate",
             f"capacity reservation {rid} ends {end.isoformat()}, within "
             f"{RESERVATION_ENDS_SOON.days} days: the floor then launches On-Demand",
@@ -220,7 +245,6 @@ def reservation(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
             "On-Demand capacity.",
             "warning",
         )
-    return out
 
 
 def _subnet_azs(s: Snapshot, n: Needs) -> set[str] | None:
@@ -331,78 +355,99 @@ def _tasks_without_a_way_out(
 
 
 def private_egress(s: Snapshot, c: Check, n: Needs) -> list[Finding]:
-    out = []
     endpoints = [
         e for e in s["vpc_endpoints"] if e.get("State", "available").lower() == "available"
     ]
-    prefix = f"com.amazonaws.{n.region}."
-    wanted = [*INTERFACE_ENDPOINTS, *([WARM_POOL_ENDPOINT] if n.pool_instances else [])]
     by_id = {x.get("SubnetId"): x for x in s["subnets"]}
+    out = []
     for sid in n.subnet_ids:
         if sid not in by_id:
             continue  # subnets_exist reports it
-        rt = _route_table(s, sid)
-        route = None if rt is None else _default_route(rt)
-        if route is not None and any(route.get(k) for k in _EGRESS_TARGETS):
-            continue
-        igw = route is not None and str(route.get("GatewayId", "")).startswith("igw-")
-        # The launch template sets no network interface (so no
-        # AssociatePublicIpAddress): an instance has a public IPv4 address only
-        # where the subnet's MapPublicIpOnLaunch gives it one, and without one
-        # the internet gateway route takes it nowhere.
-        public_ip = bool(by_id[sid].get("MapPublicIpOnLaunch"))
-        if igw and public_ip:
-            # A public subnet: the instances reach out through the internet gateway,
-            # the tasks do not (awsvpc on EC2 gives a task's interface no public IP).
-            out += _tasks_without_a_way_out(c, n, sid, rt, route, endpoints, prefix)
-            continue
-        have = {
-            str(e.get("ServiceName", "")).removeprefix(prefix)
-            for e in endpoints
-            if e.get("VpcEndpointType") == "Interface"
-        }
-        gateway = any(
-            str(e.get("ServiceName", "")).removeprefix(prefix) == GATEWAY_ENDPOINT
-            and e.get("VpcEndpointType") == "Gateway"
-            and rt is not None
-            and rt.get("RouteTableId") in e.get("RouteTableIds", [])
-            for e in endpoints
-        )
-        missing = [w for w in wanted if w not in have] + (
-            [] if gateway else [f"{GATEWAY_ENDPOINT} (gateway)"]
-        )
-        rt_id = "?" if rt is None else rt.get("RouteTableId", "?")
-        no_way = "has no route out"
-        public = ""
-        evidence = [_ev("route_tables", rt_id, "Routes[0.0.0.0/0]", route)]
-        if igw:
-            no_way = (
-                f"routes 0.0.0.0/0 to {route.get('GatewayId') if route else '?'}, but its "
-                "MapPublicIpOnLaunch is false, so its instances get no public IP and have no "
-                "way out"
-            )
-            public = (
-                f"turn on the subnet's public IPv4 addresses (`aws ec2 modify-subnet-attribute "
-                f"--subnet-id {sid} --map-public-ip-on-launch`), or "
-            )
-            evidence.append(_ev("subnets", sid, "MapPublicIpOnLaunch", public_ip))
-        if missing:
-            out.append(
-                c.finding(
-                    [*evidence, _ev("vpc_endpoints", n.vpc_id or "?", "missing", missing)],
-                    f"{public}add a route 0.0.0.0/0 to a NAT gateway in that route table, or "
-                    f"create the VPC endpoints {', '.join(missing)} in {n.vpc_id}.",
-                    title=f"subnet {sid} {no_way} (no NAT gateway) and lacks endpoints "
-                    "the instances need: they never register with ECS or pull the image",
-                )
-            )
-        elif n.ecr is None:
-            out.append(
-                c.finding(
-                    evidence,
-                    f"{public}route 0.0.0.0/0 to a NAT gateway, or push the image to ECR.",
-                    title=f"subnet {sid} {no_way}, and image {n.image} is not in ECR: "
-                    "no endpoint reaches its registry",
-                )
-            )
+        out += _subnet_egress(s, c, n, sid, by_id[sid], endpoints)
     return out
+
+
+def _subnet_egress(
+    s: Snapshot,
+    c: Check,
+    n: Needs,
+    sid: str,
+    subnet: dict[str, Any],
+    endpoints: list[dict[str, Any]],
+) -> list[Finding]:
+    """How one subnet's instances and tasks reach AWS: a default route to a NAT (or
+    another way out), an internet gateway with public addresses, or VPC endpoints."""
+    prefix = f"com.amazonaws.{n.region}."
+    rt = _route_table(s, sid)
+    route = None if rt is None else _default_route(rt)
+    if route is not None and any(route.get(k) for k in _EGRESS_TARGETS):
+        return []
+    igw = route is not None and str(route.get("GatewayId", "")).startswith("igw-")
+    # The launch template sets no network interface (so no
+    # AssociatePublicIpAddress): an instance has a public IPv4 address only
+    # where the subnet's MapPublicIpOnLaunch gives it one, and without one
+    # the internet gateway route takes it nowhere.
+    public_ip = bool(subnet.get("MapPublicIpOnLaunch"))
+    if igw and public_ip:
+        # A public subnet: the instances reach out through the internet gateway,
+        # the tasks do not (awsvpc on EC2 gives a task's interface no public IP).
+        return _tasks_without_a_way_out(c, n, sid, rt, route, endpoints, prefix)
+    missing = _missing_endpoints(n, rt, endpoints, prefix)
+    rt_id = "?" if rt is None else rt.get("RouteTableId", "?")
+    no_way = "has no route out"
+    public = ""
+    evidence = [_ev("route_tables", rt_id, "Routes[0.0.0.0/0]", route)]
+    if igw:
+        no_way = (
+            f"routes 0.0.0.0/0 to {route.get('GatewayId') if route else '?'}, but its "
+            "MapPublicIpOnLaunch is false, so its instances get no public IP and have no "
+            "way out"
+        )
+        public = (
+            f"turn on the subnet's public IPv4 addresses (`aws ec2 modify-subnet-attribute "
+            f"--subnet-id {sid} --map-public-ip-on-launch`), or "
+        )
+        evidence.append(_ev("subnets", sid, "MapPublicIpOnLaunch", public_ip))
+    if missing:
+        return [
+            c.finding(
+                [*evidence, _ev("vpc_endpoints", n.vpc_id or "?", "missing", missing)],
+                f"{public}add a route 0.0.0.0/0 to a NAT gateway in that route table, or "
+                f"create the VPC endpoints {', '.join(missing)} in {n.vpc_id}.",
+                title=f"subnet {sid} {no_way} (no NAT gateway) and lacks endpoints "
+                "the instances need: they never register with ECS or pull the image",
+            )
+        ]
+    if n.ecr is None:
+        return [
+            c.finding(
+                evidence,
+                f"{public}route 0.0.0.0/0 to a NAT gateway, or push the image to ECR.",
+                title=f"subnet {sid} {no_way}, and image {n.image} is not in ECR: "
+                "no endpoint reaches its registry",
+            )
+        ]
+    return []
+
+
+def _missing_endpoints(
+    n: Needs, rt: dict[str, Any] | None, endpoints: list[dict[str, Any]], prefix: str
+) -> list[str]:
+    """The VPC endpoints instances without a way out need and the VPC lacks: each
+    interface endpoint, and the S3 gateway endpoint on the subnet's route table."""
+    wanted = [*INTERFACE_ENDPOINTS, *([WARM_POOL_ENDPOINT] if n.pool_instances else [])]
+    have = {
+        str(e.get("ServiceName", "")).removeprefix(prefix)
+        for e in endpoints
+        if e.get("VpcEndpointType") == "Interface"
+    }
+    gateway = any(
+        str(e.get("ServiceName", "")).removeprefix(prefix) == GATEWAY_ENDPOINT
+        and e.get("VpcEndpointType") == "Gateway"
+        and rt is not None
+        and rt.get("RouteTableId") in e.get("RouteTableIds", [])
+        for e in endpoints
+    )
+    return [w for w in wanted if w not in have] + (
+        [] if gateway else [f"{GATEWAY_ENDPOINT} (gateway)"]
+    )
