@@ -13,6 +13,7 @@ from cli.conftest import EXAMPLE_SPEC, NAMES, NO_WAIT
 from cli.test_deploy import record_calls
 from cli.test_events import ROLLBACK, STACK_ID, describe_stack
 from ecs_gpu.aws import deploy as dp
+from ecs_gpu.aws import follow as fl
 from ecs_gpu.checks.stack_events import StackEvent
 from ecs_gpu.design import redeploy
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
@@ -53,12 +54,12 @@ def test_follow_a_rollback_reports_the_first_failure_and_never_deletes(cfn: Any)
         )
         seen: set[str] = {ROLLBACK[0]["EventId"]}  # predates the operation
         shown: list[StackEvent] = []
-        result = dp.follow(cfn, STACK_ID, seen, on_event=shown.append, waits=NO_WAIT)
+        result = fl.follow(cfn, STACK_ID, seen, on_event=shown.append, waits=NO_WAIT)
         stub.assert_no_pending_responses()
     assert result.status == "ROLLBACK_COMPLETE" and not result.ok
     assert [e.event_id for e in shown] == [e["EventId"] for e in ROLLBACK[1:]]
     assert result.failure is not None and result.failure.logical_id == "Asg"
-    problem = dp.report_failure(result, STACK, "us-east-1")
+    problem = fl.report_failure(result, STACK, "us-east-1")
     assert problem.exit_code == EXIT_PROBLEMS
     assert "first failure: Asg" in problem.message and "instance limit" in problem.message
     assert "Resource creation cancelled" not in problem.message
@@ -149,17 +150,17 @@ def test_a_stack_deploy_refuses_is_refused_before_its_template_is_read(
 
 
 def test_a_failed_rollback_of_a_forced_update_names_the_way_out() -> None:
-    result = dp.FollowResult("UPDATE_ROLLBACK_FAILED", [])
-    forced = dp.report_failure(result, STACK, None, forced_service="GpuService3FB432FD")
+    result = fl.FollowResult("UPDATE_ROLLBACK_FAILED", [])
+    forced = fl.report_failure(result, STACK, None, forced_service="GpuService3FB432FD")
     assert (
         f"continue-update-rollback --stack-name {STACK} --resources-to-skip GpuService3FB432FD"
         in forced.message
     )
-    assert "--resources-to-skip" not in dp.report_failure(result, STACK, None).message
-    done = dp.FollowResult("UPDATE_ROLLBACK_COMPLETE", [])
+    assert "--resources-to-skip" not in fl.report_failure(result, STACK, None).message
+    done = fl.FollowResult("UPDATE_ROLLBACK_COMPLETE", [])
     assert (
         "--resources-to-skip"
-        not in dp.report_failure(done, STACK, None, forced_service="GpuService3FB432FD").message
+        not in fl.report_failure(done, STACK, None, forced_service="GpuService3FB432FD").message
     )
     # A stack found UPDATE_ROLLBACK_FAILED says the same.
     stuck = dp.StackState("id", STACK, "UPDATE_ROLLBACK_FAILED", "Service failed")

@@ -30,6 +30,7 @@ from rich.console import Console
 import aws_cli_model
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
+from ecs_gpu.aws import follow as fl
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.cli import main, options, prelude, render
@@ -61,7 +62,7 @@ def record_calls(*clients: Any) -> list[str]:
     return calls
 
 
-def deploy(c: Clients, template: dict[str, Any]) -> dp.FollowResult:
+def deploy(c: Clients, template: dict[str, Any]) -> fl.FollowResult:
     result = deploy_cli.run_deploy(
         c.cfn,
         STACK,
@@ -403,7 +404,7 @@ def test_deploy_of_a_change_updates_the_stack_and_shows_only_new_events(
     assert body["Resources"]["LogGroup"]["Properties"]["RetentionInDays"] == 7
 
 
-def _destroy(c: Clients, **kw: Any) -> dp.FollowResult | None:
+def _destroy(c: Clients, **kw: Any) -> fl.FollowResult | None:
     return destroy_cli.run_destroy(
         c.cfn,
         c.ecs,

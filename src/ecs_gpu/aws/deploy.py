@@ -1,4 +1,4 @@
-"""Deploy and diff a stack through CloudFormation change sets; follow and delete it.
+"""Deploy and diff a stack through CloudFormation change sets.
 
 I/O only: every decision about what a change set or an event stream means
 lives in :mod:`ecs_gpu.checks.stack_events`. Clients are passed in (tests
@@ -38,16 +38,10 @@ from ecs_gpu.aws.errors import (
 from ecs_gpu.aws.staging import TemplateSource
 from ecs_gpu.checks.stack_events import (
     ChangeSummary,
-    StackEvent,
     changes_from_template,
-    explain_stuck_delete,
-    first_failure,
     is_in_progress,
     is_no_change_reason,
-    is_success,
-    is_terminal,
     parse_changes,
-    parse_event,
     required_capabilities,
 )
 from ecs_gpu.design import redeploy
@@ -155,7 +149,7 @@ def _is_missing_stack(exc: BaseException) -> bool:
 
 
 @contextmanager
-def _refusal_is_a_problem(operation: str, stack: str, fix: str) -> Iterator[None]:
+def refusal_is_a_problem(operation: str, stack: str, fix: str) -> Iterator[None]:
     """CloudFormation refusing a write (a 4xx other than auth/throttling) is exit 1,
     as :func:`translate` has it, with the way on for this write."""
     try:
@@ -267,10 +261,10 @@ def forced_deployment(
 
 def stack_status(cfn: CloudFormationClient, stack_id: str) -> str:
     """The stack's status by id (a deleted stack reads DELETE_COMPLETE)."""
-    return _status_by_id(cfn, stack_id)
+    return status_by_id(cfn, stack_id)
 
 
-def _status_by_id(cfn: CloudFormationClient, stack_id: str) -> str:
+def status_by_id(cfn: CloudFormationClient, stack_id: str) -> str:
     # By id, a deleted stack still answers (DELETE_COMPLETE); by name it is gone.
     with mapped("cloudformation", "DescribeStacks"):
         try:
@@ -286,7 +280,7 @@ def _status_by_id(cfn: CloudFormationClient, stack_id: str) -> str:
 # The way out of a rollback that ECS refused: after a forced update (a new
 # strategy) the rollback reapplies the old strategy without forcing a new
 # deployment (aws-semantics §11 [gap]).
-_SKIP_SERVICE: Final = (
+SKIP_SERVICE: Final = (
     "If the resource that failed to roll back is the ECS service (a capacity-provider strategy "
     "change, which ECS takes only with a forced deployment), skip it: `aws cloudformation "
     "continue-update-rollback --stack-name {stack} --resources-to-skip {service}`, and deploy "
@@ -314,7 +308,7 @@ def _refuse_busy(state: StackState, region: str | None) -> None:
             "CloudFormation accepts no update until the rollback is finished. Fix: resolve the "
             "resource it names, then `aws cloudformation continue-update-rollback --stack-name "
             f"{state.name}`, and deploy again. "
-            + _SKIP_SERVICE.format(stack=state.name, service="<the service's logical id>")
+            + SKIP_SERVICE.format(stack=state.name, service="<the service's logical id>")
         )
     if state.status == "DELETE_FAILED":
         raise ProblemsFound(
@@ -582,7 +576,7 @@ def diff(
     return p
 
 
-def _seen_event_ids(cfn: CloudFormationClient, stack: str) -> set[str]:
+def seen_event_ids(cfn: CloudFormationClient, stack: str) -> set[str]:
     with mapped("cloudformation", "DescribeStackEvents"):
         try:
             pages = cfn.get_paginator("describe_stack_events").paginate(StackName=stack)
@@ -628,12 +622,12 @@ def execute(
             p.stack_id = stack_id or first.get("StackId") or p.stack
         if not p.change_set_id:
             raise ProblemsFound(f"nothing to execute for stack {p.stack}: it has no changes.")
-        seen = _seen_event_ids(cfn, p.stack_id or p.stack)
+        seen = seen_event_ids(cfn, p.stack_id or p.stack)
     except KeyboardInterrupt:
         raise _interrupted_before_execute(cfn, p) from None
     fix = "correct what it names and deploy again; the stack is as CloudFormation left it."
     try:
-        with _refusal_is_a_problem("ExecuteChangeSet", p.stack, fix):
+        with refusal_is_a_problem("ExecuteChangeSet", p.stack, fix):
             cfn.execute_change_set(ChangeSetName=p.change_set_id)
     except KeyboardInterrupt:
         raise StackInterrupted(
@@ -704,146 +698,3 @@ def ensure_service_linked_role(iam: IAMClient) -> bool:
         )
         e.args = (e.message,)
         raise
-
-
-# --- following a stack ------------------------------------------------------------
-
-
-@dataclass
-class FollowResult:
-    status: str
-    events: list[StackEvent]
-    stuck: list[str] = field(default_factory=list)
-    # The stack's outputs once a deploy succeeded (read by stack_outputs).
-    outputs: list[StackOutput] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return is_success(self.status)
-
-    @property
-    def failure(self) -> StackEvent | None:
-        return first_failure(self.events)
-
-
-def _new_events(cfn: CloudFormationClient, stack_id: str, seen: set[str]) -> list[StackEvent]:
-    """Events not seen yet, oldest first. Pages are newest first: stop at a seen one."""
-    fresh: list[StackEvent] = []
-    with mapped("cloudformation", "DescribeStackEvents"):
-        pages = cfn.get_paginator("describe_stack_events").paginate(StackName=stack_id)
-        for page in pages:
-            hit_seen = False
-            for raw in page.get("StackEvents", []):
-                if raw["EventId"] in seen:
-                    hit_seen = True
-                    break
-                seen.add(raw["EventId"])
-                fresh.append(parse_event(raw))
-            if hit_seen:
-                break
-    fresh.reverse()
-    return fresh
-
-
-def follow(
-    cfn: CloudFormationClient,
-    stack_id: str,
-    seen: set[str],
-    *,
-    on_event: Callable[[StackEvent], None] = lambda e: None,
-    on_status: Callable[[str, float], None] = lambda s, t: None,
-    waits: Waits | None = None,
-    stuck_after_s: float | None = None,
-) -> FollowResult:
-    """Poll the stack until a terminal status, reporting each new event.
-
-    With ``stuck_after_s``, a stack still DELETE_IN_PROGRESS after that long
-    is given up on and explained (:func:`explain_stuck_delete`) instead of
-    being waited on forever. KeyboardInterrupt propagates: the caller tells
-    the user the stack carries on.
-    """
-    w = waits or Waits()
-    start = w.clock()
-    events: list[StackEvent] = []
-    while True:
-        status = _status_by_id(cfn, stack_id)
-        for e in _new_events(cfn, stack_id, seen):
-            events.append(e)
-            on_event(e)
-        elapsed = w.clock() - start
-        on_status(status, elapsed)
-        if is_terminal(status):
-            return FollowResult(status, events)
-        if (
-            stuck_after_s is not None
-            and status == "DELETE_IN_PROGRESS"
-            and elapsed >= stuck_after_s
-        ):
-            lines = explain_stuck_delete(events) or [
-                "no resource reported progress; CloudFormation is waiting on the services"
-            ]
-            return FollowResult(status, events, stuck=lines)
-        w.sleep(w.poll_s)
-
-
-def interrupted(stack: str, region: str | None, what: str) -> StackInterrupted:
-    """Ctrl-C while following ``what`` (a deployment, a delete): the stack is left alone."""
-    return StackInterrupted(
-        f"stopped following stack {stack} (Ctrl-C). {what} carries on in CloudFormation, and "
-        "ecs-gpu leaves the stack as CloudFormation has it (nothing is cancelled or deleted). "
-        + follow_hint(stack, region).capitalize()
-        + ", or run ecs-gpu again once it has finished."
-    )
-
-
-def report_failure(
-    result: FollowResult, stack: str, region: str | None, *, forced_service: str | None = None
-) -> ProblemsFound:
-    """A stack that ended in failure, named by its first failing resource.
-
-    ``forced_service``: the logical id of the ECS service whose new deployment
-    the update forced; a rollback that then failed names the way out.
-    """
-    f = result.failure
-    cause = (
-        f"first failure: {f.logical_id} ({f.resource_type}) {f.status}: "
-        f"{f.reason or 'no reason given'}"
-        if f
-        else "CloudFormation reported no failing resource"
-    )
-    way_out = ""
-    if forced_service is not None and result.status == "UPDATE_ROLLBACK_FAILED":
-        way_out = " " + _SKIP_SERVICE.format(stack=stack, service=forced_service)
-    return ProblemsFound(
-        f"stack {stack} ended {result.status}; {cause}. The stack is left as CloudFormation "
-        f"left it; ecs-gpu does not delete it. See every event: "
-        + follow_hint(stack, region)
-        + "."
-        + way_out
-    )
-
-
-def stuck_delete(
-    result: FollowResult, stack: str, region: str | None, after_s: float
-) -> ProblemsFound:
-    """A delete given up on after ``after_s``: what it waits on (``result.stuck``)."""
-    return ProblemsFound(
-        f"stack {stack} is still DELETE_IN_PROGRESS after {after_s:.0f} s; "
-        "ecs-gpu stops waiting here (CloudFormation carries on):\n  - "
-        + "\n  - ".join(result.stuck)
-        + "\n"
-        + follow_hint(stack, region).capitalize()
-        + "."
-    )
-
-
-# --- deleting the stack -----------------------------------------------------------
-
-
-def delete_stack(cfn: CloudFormationClient, stack_id: str) -> set[str]:
-    """Start deleting; return the event ids that predate the delete."""
-    seen = _seen_event_ids(cfn, stack_id)
-    fix = "resolve what it names (or delete it by hand) and run `ecs-gpu destroy SPEC` again."
-    with _refusal_is_a_problem("DeleteStack", stack_id, fix):
-        cfn.delete_stack(StackName=stack_id)
-    return seen

@@ -7,7 +7,7 @@ while the delete runs. :func:`find` reads what would be deleted,
 :func:`start_delete` prepares and starts the delete, telling an ``on_step``
 callback each step it took (the CLI renders them), and a failure on the way
 says what is left half done. Following the delete is
-:func:`ecs_gpu.aws.deploy.follow`'s.
+:func:`ecs_gpu.aws.follow.follow`'s.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from botocore import exceptions as bx
 
 from ecs_gpu.aws import deploy as dp
+from ecs_gpu.aws import follow as fl
 from ecs_gpu.aws.errors import error_code, mapped
 from ecs_gpu.checks.stack_events import is_in_progress
 from ecs_gpu.contracts.naming import Names, scalable_target_id
@@ -413,7 +414,7 @@ def _prepare_delete(
         unprotect_instances(autoscaling, asg, unprotected[asg])
         if unprotected[asg]:
             on_step(Step("unprotected", deployed, len(unprotected[asg]), group=asg))
-    return dp.delete_stack(cfn, state.stack_id)
+    return fl.delete_stack(cfn, state.stack_id)
 
 
 def start_delete(

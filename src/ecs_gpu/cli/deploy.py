@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from ecs_gpu.aws import deploy as dp
+from ecs_gpu.aws import follow as fl
 from ecs_gpu.aws import staging
 from ecs_gpu.cli.ami import UpdateAmiOpt
 from ecs_gpu.cli.options import (
@@ -82,7 +83,7 @@ def run_deploy(
     s3: S3Client | None = None,
     report: Callable[[dict[str, Any]], None] | None = None,
     parameters: Mapping[str, str] | None = None,
-) -> dp.FollowResult | None:
+) -> fl.FollowResult | None:
     """Show the diff, confirm, execute, follow. None when nothing was done.
 
     ``service_name`` tags the stack as made from that spec (and refuses a
@@ -125,7 +126,7 @@ def _deploy(
     iam: IAMClient | None,
     report: Callable[[dict[str, Any]], None] | None,
     parameters: Mapping[str, str] | None = None,
-) -> dp.FollowResult | None:
+) -> fl.FollowResult | None:
     p = dp.plan(
         cfn,
         stack,

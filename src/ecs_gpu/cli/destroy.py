@@ -15,6 +15,7 @@ from rich.markup import escape
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
+from ecs_gpu.aws import follow as fl
 from ecs_gpu.cli.options import (
     PollOpt,
     ProfileOpt,
@@ -54,7 +55,7 @@ def run_destroy(
     ask: Callable[..., bool] = confirm,
     stack: str | None = None,
     service_name: str | None = None,
-) -> dp.FollowResult | None:
+) -> fl.FollowResult | None:
     """Scale to zero, unprotect the fleet, delete the stack, follow it.
 
     ``stack`` (``--stack``) defaults to the spec's stack name. A stack that

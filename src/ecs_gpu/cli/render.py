@@ -17,6 +17,7 @@ from rich.table import Table
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
+from ecs_gpu.aws import follow as fl
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.checks.stack_events import ChangeSummary, Disruption, StackEvent
@@ -126,7 +127,7 @@ def follow_with_progress(
     waits: dp.Waits,
     *,
     stuck_after_s: float | None = None,
-) -> dp.FollowResult:
+) -> fl.FollowResult:
     """Follow stack events live: one line per event, a spinner with the status."""
     with _progress() as progress:
         task = progress.add_task(f"{stack}: starting", total=None)
@@ -137,7 +138,7 @@ def follow_with_progress(
         def on_status(status: str, elapsed: float) -> None:
             progress.update(task, description=f"{stack}: {status}")
 
-        return dp.follow(
+        return fl.follow(
             cfn,
             stack_id,
             seen,
@@ -159,7 +160,7 @@ def follow_to_end(
     what: str,
     stuck_after_s: float | None = None,
     forced_service: str | None = None,
-) -> dp.FollowResult:
+) -> fl.FollowResult:
     """Follow a deploy or delete to its end; every way it can end becomes one message.
 
     Ctrl-C stops following (the stack is left alone), a delete stuck past
@@ -172,11 +173,11 @@ def follow_to_end(
             cfn, stack, stack_id, seen, waits, stuck_after_s=stuck_after_s
         )
     except KeyboardInterrupt:
-        raise dp.interrupted(stack, region, what) from None
+        raise fl.interrupted(stack, region, what) from None
     if result.stuck:
-        raise dp.stuck_delete(result, stack, region, stuck_after_s or 0)
+        raise fl.stuck_delete(result, stack, region, stuck_after_s or 0)
     if not result.ok:
-        raise dp.report_failure(result, stack, region, forced_service=forced_service)
+        raise fl.report_failure(result, stack, region, forced_service=forced_service)
     console.print(f"[green]Stack {escape(stack)} is {result.status}.[/]")
     return result
 
