@@ -1,8 +1,8 @@
 """``ecs-gpu verify metrics`` and ``ecs-gpu verify scaling``: prove a deployed service works.
 
-Thin: the checks, the test and their verdicts are :mod:`ecs_gpu.aws.verify`,
-:mod:`ecs_gpu.aws.verify_scaling`, :mod:`ecs_gpu.aws.verify_step_paths` and
-:mod:`ecs_gpu.aws.verify_decision`; this module parses, shows progress and
+Thin: the reads and the test are :mod:`ecs_gpu.aws.verify`,
+:mod:`ecs_gpu.aws.verify_scaling` and :mod:`ecs_gpu.aws.verify_step_paths`, their
+verdicts :mod:`ecs_gpu.checks.verify`'s; this module parses, shows progress and
 renders. The ``run_*`` functions take clients, so tests drive them
 against moto (or a Stubber) without going through argv.
 """
@@ -20,6 +20,8 @@ import typer
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.aws import verify_step_paths as vsp
+from ecs_gpu.checks.verify import metrics as vmetrics
+from ecs_gpu.checks.verify import scaling as vscaling
 from ecs_gpu.cli import app
 from ecs_gpu.cli.options import (
     PollOpt,
@@ -98,7 +100,7 @@ def run_verify_metrics(
     window_s: float,
     sleep: Callable[[float], None] = time.sleep,
     server: ServerMetrics | None = None,
-) -> vf.MetricsReport:
+) -> vmetrics.MetricsReport:
     what = " and ".join(SERIES[s].verified.waiting(names) for s in signals)
     with attempts_progress(what, timeout_s) as on_attempt:
         report = vf.verify_metrics(
@@ -175,7 +177,7 @@ def verify_metrics_cmd(
     # minutes, in the plan's reads (the service, the groups) or CloudWatch's.
     once = timeout == 0
     cw = aws("cloudwatch", fail_fast=once)
-    divisor = loaded is not None and vf.needs_divisor(loaded)
+    divisor = loaded is not None and vmetrics.needs_divisor(loaded)
     if loaded is None or names is None:
         # --asg alone: no spec, so no service and no signal but the agent's series.
         assert asg is not None  # exactly one of the two was given
@@ -185,9 +187,9 @@ def verify_metrics_cmd(
     else:
         series_names = names
         signals = SignalPlan.of(loaded.scaling).arriving
-        server = vf.server_metrics(loaded)
+        server = vmetrics.server_metrics(loaded)
     # With Spot, the agent's series of each group that must publish (spot.publishers).
-    plan = vf.metrics_plan(series_names, signals)
+    plan = vmetrics.metrics_plan(series_names, signals)
     if loaded is not None and names is not None and loaded.capacity.spot is not None:
         sp = loaded.capacity.spot
         plan = vf.spot_metrics_plan(
@@ -222,7 +224,7 @@ def verify_metrics_cmd(
     # Every group's series were read (only an AWS error ends the wait otherwise).
     if names is not None and divisor:
         report_divisor(cw, names.cluster, window_s=window)
-    if (problem := vf.metrics_problem(plan, reports, timeout_s=timeout)) is not None:
+    if (problem := vmetrics.metrics_problem(plan, reports, timeout_s=timeout)) is not None:
         raise problem
 
 
@@ -262,7 +264,7 @@ def run_verify_scaling(
     wake_path: bool = False,
     sleep_minutes: int | None = None,
     fast_in: fsi.FastScaleIn | None = None,
-) -> vs.ScalingResult:
+) -> vscaling.ScalingResult:
     """With ``fast`` or ``concurrency_target`` (a spec on the concurrency signal), drive
     the sidecars' series.
 
@@ -279,7 +281,7 @@ def run_verify_scaling(
     """
     target = fast.target if fast is not None else concurrency_target
     concurrency = target is not None
-    vs.check_consent(yes, names, concurrency=concurrency)
+    vscaling.check_consent(yes, names, concurrency=concurrency)
     initial = vs.check_scalable(ecs, appscaling, names)
     missing = check_fast_path_first(cw, appscaling, names, fast, target)
     lacks_wake = vsp.check_zero_paths(appscaling, cw, names, sleep_minutes) if wake_path else None
@@ -297,7 +299,7 @@ def run_verify_scaling(
                 asg=names.asg,
                 concurrency=concurrency,
                 fast_path=fast is not None,
-                **vs.levels(fast, target),
+                **vscaling.levels(fast, target),
                 publish_interval_s=publish_interval_s,
                 poll_s=poll_s,
                 scale_out_timeout_s=scale_out_timeout_s,
@@ -309,7 +311,7 @@ def run_verify_scaling(
                 pace=pace,
             )
         except KeyboardInterrupt:
-            raise vs.interrupted(concurrency=concurrency) from None
+            raise vscaling.interrupted(concurrency=concurrency) from None
     if fast is not None:
         report_first_decision(
             appscaling,
@@ -327,7 +329,7 @@ def run_verify_scaling(
             since=since + timedelta(seconds=result.scale_out_s),
             before=result.peak,
             fast_in=fast_in,
-            low=vs.levels(fast, target).get("low", 0.0),
+            low=vscaling.levels(fast, target).get("low", 0.0),
             missing=lacks_in,
         )
     console.print(
@@ -337,7 +339,7 @@ def run_verify_scaling(
         "publishing stopped."
     )
     lacking = [m for m in (missing, lacks_wake, lacks_in) if m is not None]
-    problems = [vs.missing_fast_path("; ".join(lacking))] if lacking else []
+    problems = [vscaling.missing_fast_path("; ".join(lacking))] if lacking else []
     problems += [scale_in] if scale_in is not None else []
     if problems:
         raise ProblemsFound(" Also: ".join(p.message for p in problems))
@@ -397,9 +399,9 @@ def verify_scaling_cmd(
         ecs-gpu verify scaling examples/g5-vllm.toml --yes
     """
     s = load_spec(spec)
-    target, fast = vs.signal_inputs(s)
+    target, fast = vscaling.signal_inputs(s)
     if publish_interval is None:
-        publish_interval = vs.default_publish_interval_s(target)
+        publish_interval = vscaling.default_publish_interval_s(target)
     aws = _aws(profile, region)
     run_verify_scaling(
         aws("cloudwatch"),
