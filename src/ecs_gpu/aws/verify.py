@@ -38,15 +38,10 @@ from ecs_gpu.checks.verify.metrics import (
     metrics_plan,
     no_host_problem,
 )
+from ecs_gpu.checks.verify.signal_words import ServerMetrics
 from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.contracts.signals import (
-    DEFAULT_GPU_SIGNAL,
-    SERIES,
-    SeriesNames,
-    ServerMetrics,
-    Signal,
-)
+from ecs_gpu.contracts.signals import DEFAULT_GPU_SIGNAL, SERIES, SeriesNames, Signal
 from ecs_gpu.design.spot import on_demand_claim, publishers
 
 if TYPE_CHECKING:
@@ -111,7 +106,7 @@ def fetch_series(
     now: datetime | None = None,
 ) -> list[Series]:
     """Datapoint count and latest value of each series ``signal``'s row says must arrive."""
-    queries = SERIES[signal].verified.queries(names)
+    queries = SERIES[signal].arrival_queries(names)
     return _fetch(cw, queries, window_s=window_s, now=now)
 
 

@@ -329,7 +329,7 @@ def render_no_decision(resource_id: str, error: str | None = None) -> None:
 
 
 def render_verdict(v: vdecision.Verdict, resource_id: str, fast: fp.FastPath) -> None:
-    """Who made verify scaling's first scale-out decision (:func:`ecs_gpu.checks.verify.decision.judge`)."""
+    """Who made verify scaling's first scale-out decision (:func:`vdecision.judge`)."""
     d = v.decision
     said = escape(d.cause or d.description)
     if v.by == "fast_path":

@@ -22,6 +22,7 @@ from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.aws import verify_step_paths as vsp
 from ecs_gpu.checks.verify import metrics as vmetrics
 from ecs_gpu.checks.verify import scaling as vscaling
+from ecs_gpu.checks.verify.signal_words import VERIFIED, ServerMetrics
 from ecs_gpu.cli import app
 from ecs_gpu.cli.options import (
     PollOpt,
@@ -55,10 +56,8 @@ from ecs_gpu.contracts import demand_metric
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.contracts.signals import (
     DEFAULT_GPU_SIGNAL,
-    SERIES,
     SeriesAt,
     SeriesNames,
-    ServerMetrics,
     Signal,
     SignalPlan,
 )
@@ -101,7 +100,7 @@ def run_verify_metrics(
     sleep: Callable[[float], None] = time.sleep,
     server: ServerMetrics | None = None,
 ) -> vmetrics.MetricsReport:
-    what = " and ".join(SERIES[s].verified.waiting(names) for s in signals)
+    what = " and ".join(VERIFIED[s].waiting(names) for s in signals)
     with attempts_progress(what, timeout_s) as on_attempt:
         report = vf.verify_metrics(
             cw,

@@ -1,9 +1,9 @@
 """``ecs-gpu verify wake``: prove live that a request at zero tasks starts a task.
 
 Thin: the reads and the request are :mod:`ecs_gpu.aws.verify_wake`, the verdicts
-:mod:`ecs_gpu.checks.verify.wake`'s; this module parses, shows progress and renders. :func:`run_verify_wake` takes clients,
-the request's opener and the clocks, so tests drive it against moto and a
-local server without real time.
+:mod:`ecs_gpu.checks.verify.wake`'s; this module parses, shows progress and renders.
+:func:`run_verify_wake` takes clients, the request's opener and the clocks, so tests
+drive it against moto and a local server without real time.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 "Does it arrive" is one check per watched series (MET001 the agent's GPU
 series, MET005 the sidecars' concurrency series), its id, words and who
-publishes it from the signal's row (``signals.SERIES[s].checked``), so a new
+publishes it from the signal's row (``signal_words.CHECKED[s]``), so a new
 signal adds no code here. MET004 is the task-gpus policy's divisor.
 """
 
@@ -23,6 +23,7 @@ from ecs_gpu.checks.doctor.common import (
     tracks,
 )
 from ecs_gpu.checks.doctor.registry import check
+from ecs_gpu.checks.doctor.signal_words import CHECKED
 from ecs_gpu.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.checks.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.contracts import gpu_metric
@@ -40,7 +41,7 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
     desired count is 0.
     """
     series = SERIES[signals[0]]
-    checked = series.checked
+    checked = CHECKED[signals[0]]
     by_task = series.published_by == "task"
 
     def arrives(s: Snapshot, c: Check) -> list[Finding]:
@@ -55,7 +56,7 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
             return []
         names = series_at(s)
         results = {r.get("Id"): r for r in s["metric_data"]}
-        queries = series.verified.queries(names)
+        queries = series.arrival_queries(names)
         if not any(q["Id"] in results for q in queries):
             raise Unknown(
                 f"metric_data has no {series.watched.metric_name} series (a snapshot from an "

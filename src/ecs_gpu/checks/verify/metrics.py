@@ -12,16 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ecs_gpu.checks.verify.signal_words import VERIFIED, ServerMetrics, Verified
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.contracts.signals import (
-    SERIES,
-    SeriesAt,
-    SeriesNames,
-    ServerMetrics,
-    Signal,
-    SignalPlan,
-    Verified,
-)
+from ecs_gpu.contracts.signals import SERIES, SeriesAt, SeriesNames, Signal, SignalPlan
 from ecs_gpu.design.spot import Publishers, publishers
 from ecs_gpu.errors import ProblemsFound
 from ecs_gpu.spec import Spec
@@ -57,7 +50,7 @@ class Arrival:
 
     @property
     def verified(self) -> Verified:
-        return SERIES[self.signal].verified
+        return VERIFIED[self.signal]
 
 
 @dataclass(frozen=True)
