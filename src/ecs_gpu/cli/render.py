@@ -307,13 +307,7 @@ def render_divisor(cluster: str, r: vmetrics.Series | None, error: str | None = 
             f"datapoint(s), latest {r.latest:g} %."
         )
         return
-    console.print(
-        f"[yellow]warning:[/] {escape(where)} has no datapoint in the window. The task-gpus "
-        "policy divides the GPU utilization by it, so target tracking has no data: ECS writes "
-        "it only while the cluster runs a task. Check the service's running tasks "
-        "(`ecs-gpu doctor SPEC`, MET004).",
-        soft_wrap=True,
-    )
+    console.print(f"[yellow]warning:[/] {escape(vmetrics.divisor_missing(where))}", soft_wrap=True)
 
 
 def render_no_decision(resource_id: str, error: str | None = None) -> None:

@@ -87,6 +87,16 @@ def server_metrics(spec: Spec) -> ServerMetrics | None:
     return ServerMetrics(series=m.names, port=m.port or spec.service.container_port, path=m.path)
 
 
+def divisor_missing(where: str) -> str:
+    """The task-gpus divisor ``where`` (in words) has no datapoint: what that means."""
+    return (
+        f"{where} has no datapoint in the window. The task-gpus "
+        "policy divides the GPU utilization by it, so target tracking has no data: ECS writes "
+        "it only while the cluster runs a task. Check the service's running tasks "
+        "(`ecs-gpu doctor SPEC`, MET004)."
+    )
+
+
 def needs_divisor(spec: Spec) -> bool:
     """Whether a policy of ``spec`` divides by ECS's GPUReservation (reported, not required)."""
     # With signal "concurrency" no policy divides by GPUReservation (unless
