@@ -251,7 +251,8 @@ def test_each_policy_target_is_a_scaling_key() -> None:
 # --- the consumers hold nothing of a signal's own -----------------------------------
 
 # What these modules read and say of a series is its SERIES row (built from its
-# contract module): none imports the concurrency contract, names the
+# contract module) or its row in their consumer's table (signal_words.py beside
+# them): none imports the concurrency contract, names the
 # concurrency signal or reads its plan flag. (doctor/checks/scaling_steps.py
 # reads demand_metric for the fast path's step policies, SCL005 and SCL007;
 # scaling.py's "does a policy track it" check is the rows', below.)
@@ -306,9 +307,10 @@ def test_doctor_checks_each_series_from_its_row() -> None:
     # "Does it arrive" and "does a policy track it" are registered from each row,
     # so a new signal's series gets both checks (their ids stable for docs/doctor.md).
     from ecs_gpu.checks.doctor import CHECKS_BY_ID
+    from ecs_gpu.checks.doctor.signal_words import CHECKED
 
-    for series in signals.SERIES.values():
-        for t, link in ((series.checked.arrives, "metric"), (series.checked.tracked, "scaling")):
+    for checked in CHECKED.values():
+        for t, link in ((checked.arrives, "metric"), (checked.tracked, "scaling")):
             c = CHECKS_BY_ID[t.id]
             assert (c.link, c.severity, c.title, c.requires, c.doc) == (
                 link,
@@ -317,25 +319,46 @@ def test_doctor_checks_each_series_from_its_row() -> None:
                 t.requires,
                 t.doc,
             )
-    ids = {s.checked.arrives.id for s in signals.SERIES.values()}
+    ids = {c.arrives.id for c in CHECKED.values()}
     assert ids == {"MET001", "MET005"}
-    assert {s.checked.tracked.id for s in signals.SERIES.values()} == {"SCL001", "SCL004"}
+    assert {c.tracked.id for c in CHECKED.values()} == {"SCL001", "SCL004"}
 
 
 def test_every_series_that_must_arrive_has_its_alarm_and_verify_queries() -> None:
+    from ecs_gpu.infra.signal_words import OBSERVED
+
     names = Names("svc")
     for signal in SIGNALS:
         plan = SignalPlan.from_parts(signal, True)
         # The GPU series first: the host agent writes it whatever the signal.
         assert plan.arriving[0] == plan.gpu_series
         assert set(plan.tracked) <= set(plan.arriving)
-    alarm_ids = {s.alarm.construct_id for s in signals.SERIES.values()}
+    alarm_ids = {o.alarm.construct_id for o in OBSERVED.values()}
     assert alarm_ids == {gpu_metric.MISSING_ALARM_ID, demand_metric.MISSING_ALARM_ID}
     conc = signals.SERIES["concurrency"]
-    assert conc.verified.queries(names) == demand_metric.metric_data_queries("svc", "svc")
-    assert signals.SERIES["task-gpus"].verified.queries(names) == gpu_metric.metric_data_queries(
+    assert conc.arrival_queries(names) == demand_metric.metric_data_queries("svc", "svc")
+    assert signals.SERIES["task-gpus"].arrival_queries(names) == gpu_metric.metric_data_queries(
         names.asg
     )
+
+
+def test_every_signal_has_a_row_in_each_consumers_table() -> None:
+    # The contracts hold the facts (SERIES); each consumer keeps its own words per
+    # signal beside it: a new signal without a row in one of them fails here.
+    from ecs_gpu.checks.doctor.signal_words import CHECKED
+    from ecs_gpu.checks.verify.signal_words import VERIFIED
+    from ecs_gpu.infra.signal_words import OBSERVED
+    from ecs_gpu.sim.signal_words import TARGET_WORDS
+
+    tables: dict[str, typing.Mapping[signals.Signal, object]] = {
+        "contracts.signals.SERIES": signals.SERIES,
+        "infra.signal_words.OBSERVED": OBSERVED,
+        "checks.verify.signal_words.VERIFIED": VERIFIED,
+        "checks.doctor.signal_words.CHECKED": CHECKED,
+        "sim.signal_words.TARGET_WORDS": TARGET_WORDS,
+    }
+    for name, table in tables.items():
+        assert set(table) == set(SIGNALS), name
 
 
 def test_a_missing_expression_nests_its_gates_the_first_outermost() -> None:

@@ -36,20 +36,3 @@ def test_verify_scaling_times_out_naming_what_did_not_happen(clients: Clients) -
     assert "never rose above 1 within 60 s" in exc.value.message
     assert "target-tracking policy" in exc.value.message
     assert not pub.running
-
-
-def test_the_levels_follow_the_specs_signal() -> None:
-    from cli.conftest import EXAMPLE_SPEC
-    from ecs_gpu.design.paths import fast_path as fp
-    from ecs_gpu.spec import load_spec
-
-    fast = fp.fast_path(load_spec(EXAMPLE_SPEC))
-    assert fast is not None
-    first = fast.steps[0]
-    upper = first.upper if first.upper is not None else fast.threshold
-    # Inside the fast path's first step: the alarm breaches and the smallest step fires.
-    assert vs.levels(fast, fast.target) == {"high": fast.threshold + upper / 2, "low": 0.0}
-    assert fast.step_for(vs.levels(fast, fast.target)["high"]) == first
-    # Target tracking alone: twice the target adds a task; a GPU signal keeps the defaults.
-    assert vs.levels(None, 11.0) == {"high": 22.0, "low": 0.0}
-    assert vs.levels(None, None) == {}

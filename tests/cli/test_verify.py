@@ -25,6 +25,7 @@ from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
 from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.checks.verify import scaling as vscaling
 from ecs_gpu.cli import main
 from ecs_gpu.cli import verify_scaling as verify_cli
 from ecs_gpu.contracts import demand_metric, gpu_metric
@@ -171,7 +172,7 @@ def run_faked(
     now: list[float] | None = None,
     poll_s: int = 10,
     **options: Any,
-) -> vs.ScalingResult:
+) -> vscaling.ScalingResult:
     """run_verify_scaling on moto, confirmed (--yes), with 600-s timeouts, the test's
     stand-in ``sleep`` for the policies moto does not run and, given ``now``, its clock."""
     if now is not None:
@@ -260,7 +261,7 @@ def test_verify_scaling_refuses_a_test_that_cannot_pass(clients: Clients) -> Non
             scale_in_timeout_s=1,
         )
     with pytest.raises(ProblemsFound, match="no Application Auto Scaling target"):
-        vs.check_can_scale(None, NAMES.scalable_target_resource_id, 1)
+        vscaling.check_can_scale(None, NAMES.scalable_target_resource_id, 1)
 
 
 def test_an_unknown_profile_is_bad_input(aws: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -565,7 +566,7 @@ def drive(
     policies: list[dict[str, Any]] | None = None,
     alarm_threshold: float | None = None,
     wake_path: bool = False,
-) -> tuple[vs.ScalingResult, list[dict[str, Any]], str, fp.FastPath]:
+) -> tuple[vscaling.ScalingResult, list[dict[str, Any]], str, fp.FastPath]:
     """Run verify scaling on the example's fast path; by default the service has it deployed.
 
     ``policies``: what DescribeScalingPolicies lists instead of the fast
@@ -759,7 +760,7 @@ def test_verify_scaling_without_the_fast_path_drives_concurrency_for_target_trac
 
     real = verify_cli.run_verify_scaling
 
-    def quick(*args: Any, **kwargs: Any) -> vs.ScalingResult:
+    def quick(*args: Any, **kwargs: Any) -> vscaling.ScalingResult:
         kwargs.update(sleep=sleep, clock=lambda: now[0], publish_interval_s=0.01, pace=pace)
         return real(*args, **kwargs)
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu.aws import verify_scaling as vs
+from ecs_gpu.checks.verify import scaling as vscaling
 from ecs_gpu.cli import main
 from ecs_gpu.cli import verify_scaling as verify_cli
 from ecs_gpu.contracts import demand_metric
@@ -157,7 +157,7 @@ def drive(
     policies: list[dict[str, Any]] | None = None,
     in_threshold: float | None = None,
     initial: int = 1,
-) -> tuple[vs.ScalingResult, list[dict[str, Any]]]:
+) -> tuple[vscaling.ScalingResult, list[dict[str, Any]]]:
     """verify scaling on the example's fast path and fast scale-in, both deployed by default.
 
     The stand-in adds ``peak - initial`` tasks at 30 s (the fast path's decision at

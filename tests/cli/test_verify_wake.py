@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from ecs_gpu.aws import verify_wake as vw
+from ecs_gpu.checks.verify import wake as vwake
 from ecs_gpu.cli import main
 from ecs_gpu.cli import verify_wake as cli
 from ecs_gpu.contracts.naming import stack_name_of
@@ -55,7 +55,7 @@ class FakeAlb:
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 paths.append(self.path)
-                self.send_response(vw.AT_ZERO_STATUS)
+                self.send_response(vwake.AT_ZERO_STATUS)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -144,7 +144,7 @@ def outputs_stack(c: Clients, spec: Spec, dns: str) -> None:
         StackName=stack_name_of(spec),
         TemplateBody=(
             '{"Resources": {"H": {"Type": "AWS::SNS::Topic"}}, '
-            f'"Outputs": {{"{vw.LB_DNS_OUTPUT}": {{"Value": "{dns}"}}}}}}'
+            f'"Outputs": {{"{vwake.LB_DNS_OUTPUT}": {{"Value": "{dns}"}}}}}}'
         ),
     )
 
@@ -175,7 +175,7 @@ def test_a_request_at_zero_wakes_the_service_and_names_the_wake_policy(
     assert rise == 120.0
     assert calls and calls[0]["ResourceId"] == NAMES.scalable_target_resource_id
     bound = wake.detection_s(wake.WakePath(cooldown_s=0))
-    assert f"answered {vw.AT_ZERO_STATUS}." in out
+    assert f"answered {vwake.AT_ZERO_STATUS}." in out
     assert f"Wake path works: the wake policy {WAKE_POLICY} set desiredCount 1 120 s" in out
     assert f"(expected within {bound} s)" in out
     assert "First task RUNNING 120 s after the request" in out  # moto runs it at once
@@ -313,12 +313,12 @@ def test_the_command_refuses_without_yes_after_the_spec_and_before_the_request(
 def test_the_timeout_help_states_the_default_the_code_waits(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from ecs_gpu.aws import verify_wake as vw
+    from ecs_gpu.checks.verify import wake as vwake
     from ecs_gpu.cli import main
     from ecs_gpu.design.paths import wake
 
     words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
-    minutes = words[int(vw.DESIRED_MARGIN_S // wake.PERIOD_S)]
+    minutes = words[int(vwake.DESIRED_MARGIN_S // wake.PERIOD_S)]
     assert main(["verify", "wake", "--help"]) == 0
     shown = " ".join(capsys.readouterr().out.replace("│", " ").split())  # the options' box
     assert f"detection bound plus {minutes} minutes" in shown

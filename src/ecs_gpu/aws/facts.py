@@ -493,8 +493,9 @@ class Collector:
         return list(dict.fromkeys(i for i in ids if i))
 
     def _collect_instances(self) -> None:
-        # The warm pool's instances too (their LaunchTime tells ASG007 how long
-        # one has waited), but not for the probe: a stopped instance takes no command.
+        # The warm pool's instances too (their LaunchTime tells doctor how long one
+        # has waited on the launch hook), but not for the probe: a stopped instance
+        # takes no command.
         pool_ids = [
             i["InstanceId"]
             for pool in self.snapshot.get("warm_pools", {}).values()
@@ -600,9 +601,9 @@ class Collector:
             raise _Skip("no GPU Auto Scaling group is known, so there is no series to read")
         # Every signal's series (signals.SERIES): the contract's agent series,
         # and ECS's GPUReservation of the cluster: the divisor of the task-gpus
-        # expression, so MET004 can tell "the agent writes, but the tracked
+        # expression, so doctor can tell "the agent writes, but the tracked
         # signal is empty" from "nothing is written"; and the sidecars'
-        # concurrency series (MET005). One call: whichever the service scales on.
+        # concurrency series. One call: whichever the service scales on.
         queries = signals.metric_data_queries(
             signals.SeriesAt(asg=asg, cluster=self.target.cluster, service=self.target.service)
         )

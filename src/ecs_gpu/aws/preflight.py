@@ -183,7 +183,8 @@ class Collector:
         )
         spot = self.needs.spot_quotas
         if spot:
-            # Each family group's Spot quota, by code (PRE012 checks each).
+            # Each family group's Spot quota, by code (preflight's Spot quota check
+            # reads each).
             self.read(
                 ("spot_vcpu_quota",),
                 "service-quotas",
@@ -276,7 +277,8 @@ class Collector:
         counted: list[tuple[str, quotas.VcpuQuota, Callable[[dict[str, Any]], bool]]] = [
             ("vcpu_usage", n.quota, lambda i: i.get("InstanceLifecycle") not in _NOT_ON_DEMAND)
         ]
-        # The Spot instances of every Spot quota's family group; PRE012 splits them by type.
+        # The Spot instances of every Spot quota's family group; the Spot quota check
+        # splits them by type.
         for sq in n.spot_quotas:
             counted.append(
                 ("spot_vcpu_usage", sq.quota, lambda i: i.get("InstanceLifecycle") == "spot")

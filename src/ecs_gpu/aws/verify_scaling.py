@@ -1,4 +1,4 @@
-"""Prove the scaling loop moves: ``verify scaling``'s test and what it drives.
+"""Prove the scaling loop moves: ``verify scaling``'s test.
 
 The reference module's scaling test made safe: it publishes synthetic GPU
 utilization for the ASG, or synthetic per-task concurrency for the service
@@ -7,9 +7,10 @@ desiredCount rise and fall, and always stops publishing on the way out.
 With a fast path in the spec it first checks that the service has it (a
 step policy and its alarm, :mod:`ecs_gpu.aws.verify_step_paths`), and
 afterwards reads which policy made the first scale-out decision
-(:mod:`ecs_gpu.aws.verify_decision`); the fast scale-in's check and verdict
-are :mod:`ecs_gpu.aws.verify_scale_in`. The CLI renders; every decision is
-here.
+(:mod:`ecs_gpu.aws.verify_decision`); the fast scale-in's reads are
+:mod:`ecs_gpu.aws.verify_scale_in`. What the test drives from the spec, and
+every verdict and sentence, are :mod:`ecs_gpu.checks.verify.scaling`'s; the CLI
+renders.
 """
 
 from __future__ import annotations
@@ -17,18 +18,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore import exceptions as bx
 
 from ecs_gpu.aws.errors import error_code, mapped, translate
+from ecs_gpu.checks.verify.scaling import (
+    ScalingResult,
+    check_can_scale,
+    drive,
+    service_not_found,
+)
 from ecs_gpu.contracts import demand_metric, gpu_metric
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.contracts.signals import SignalPlan
-from ecs_gpu.design.paths import fast_path as fp
-from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError, ProblemsFound
-from ecs_gpu.spec import Spec
+from ecs_gpu.errors import ProblemsFound
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
@@ -37,16 +40,6 @@ if TYPE_CHECKING:
 
 
 # --- verify scaling ---------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ScalingResult:
-    initial: int
-    peak: int
-    final: int
-    scale_out_s: float
-    scale_in_s: float
-    published: int
 
 
 class Pace(Protocol):
@@ -204,10 +197,7 @@ def describe_service(ecs: ECSClient, cluster: str, service: str) -> Mapping[str,
                 raise
     services = [s for s in resp.get("services", []) if s.get("status") == "ACTIVE"]
     if not services:
-        raise ProblemsFound(
-            f"ECS service {service} in cluster {cluster} not found or not ACTIVE. "
-            "Fix: deploy the spec first (`ecs-gpu deploy SPEC`)."
-        )
+        raise service_not_found(cluster, service)
     return services[0]
 
 
@@ -224,22 +214,6 @@ def scaling_bounds(
     if not found:
         return None
     return int(found[0]["MinCapacity"]), int(found[0]["MaxCapacity"])
-
-
-def check_can_scale(bounds: tuple[int, int] | None, resource_id: str, initial: int) -> None:
-    """Refuse a scaling test that could never pass, before it changes anything."""
-    if bounds is None:
-        raise ProblemsFound(
-            f"no Application Auto Scaling target for {resource_id}: nothing would react to the "
-            "metric. Fix: deploy the spec (`ecs-gpu deploy SPEC`), which creates it."
-        )
-    _lo, hi = bounds
-    if initial >= hi:
-        raise ProblemsFound(
-            f"{resource_id} already runs {initial} task(s), its maximum ({hi}): a scale-out "
-            "cannot be observed. Fix: raise [scaling] max_tasks and deploy, or wait for the "
-            "service to scale in."
-        )
 
 
 def run_scaling_test(
@@ -281,7 +255,9 @@ def run_scaling_test(
         )
     else:
         pub = Publisher(cw, asg, high, interval_s=publish_interval_s, pace=pace)
-    what = _drives_and_causes(cluster, service, asg, concurrency=concurrency, fast_path=fast_path)
+    words = drive(
+        concurrency=concurrency, fast_path=fast_path, cluster=cluster, service=service, asg=asg
+    )
     pub.value = high
     pub.start()
     try:
@@ -297,8 +273,7 @@ def run_scaling_test(
             on_progress,
             sleep,
             clock,
-            f"desiredCount never rose above {initial} within {scale_out_timeout_s:.0f} s of "
-            f"publishing {what[0]} = {high:g}. Likely causes: {what[1]}",
+            words.never_rose(initial, scale_out_timeout_s, high),
         )
         pub.value = low
         final, in_s = _wait_for(
@@ -313,47 +288,11 @@ def run_scaling_test(
             on_progress,
             sleep,
             clock,
-            f"desiredCount did not return to {initial} within {scale_in_timeout_s:.0f} s of "
-            f"publishing {what[0]} = {low:g}. Likely causes: {what[2]}",
+            words.never_fell(initial, scale_in_timeout_s, low),
         )
     finally:
         pub.stop()
     return ScalingResult(initial, peak, final, out_s, in_s, pub.published)
-
-
-def _drives_and_causes(
-    cluster: str, service: str, asg: str, *, concurrency: bool, fast_path: bool
-) -> tuple[str, str, str]:
-    """The series the test drives, and the likely causes of a scale-out and of a
-    scale-in that never came."""
-    if concurrency:
-        what = (
-            f"{demand_metric.METRIC_NAME} of {cluster}/{service}",
-            (
-                "the fast path's alarm or step policy is missing or reads another series "
-                "(`ecs-gpu doctor`); the concurrency target-tracking policy is missing; the "
-                "service is at its maximum"
-                if fast_path
-                else "the concurrency target-tracking policy is missing or tracks another "
-                "series (`ecs-gpu doctor`); its alarm needs three one-minute datapoints above "
-                "the target, more than this timeout; the service is at its maximum"
-            ),
-            "the CPU or GPU-guard policy keeps it up (scale-in needs every policy to agree), "
-            "the scale-in cooldown is longer than the timeout, or scale-in is disabled on a "
-            "policy",
-        )
-    else:
-        what = (
-            f"{gpu_metric.UTILIZATION} for {asg}",
-            "the GPU target-tracking policy is missing or tracks another metric/dimension "
-            '(`ecs-gpu doctor`); with gpu_metric = "task-gpus" the policy also needs ECS\'s '
-            f"{gpu_metric.RESERVATION_METRIC} of the cluster, written only while a task runs "
-            "(doctor MET004); its alarm needs more evaluation periods than this timeout; the "
-            "service is at its maximum",
-            "the CPU policy keeps it up (scale-in needs every policy to agree), the scale-in "
-            "cooldown is longer than the timeout, or scale-in is disabled on a policy",
-        )
-    return what
 
 
 def _wait_for(
@@ -384,53 +323,7 @@ def _wait_for(
         sleep(poll_s)
 
 
-# --- what the test drives, from the spec ------------------------------------------
-
-
-def signal_inputs(spec: Spec) -> tuple[float | None, fp.FastPath | None]:
-    """The concurrency target (None on a GPU signal) and the fast path (None when off)."""
-    # The signal picks the series; fast_path() is None when [scaling] turns it off.
-    by_concurrency = SignalPlan.of(spec.scaling).tracks_concurrency
-    target = spec.scaling.target_concurrency_per_task if by_concurrency else None
-    fast = fp.fast_path(spec) if target is not None else None
-    return target, fast
-
-
-def default_publish_interval_s(target: float | None) -> float:
-    """30 s for a GPU signal; for concurrency, the sidecars' own interval."""
-    return 30.0 if target is None else float(demand_metric.PUBLISH_INTERVAL_S)
-
-
-def levels(fast: fp.FastPath | None, target: float | None) -> dict[str, float]:
-    """The high and low :func:`run_scaling_test` publishes (empty: its GPU defaults)."""
-    if fast is not None:
-        high, low = fp.verify_levels(fast)
-    elif target is not None:
-        # Without the fast path target tracking decides.
-        high, low = demand_metric.verify_levels(target)
-    else:
-        return {}
-    return {"high": high, "low": low}
-
-
-# --- before, and after, the test --------------------------------------------------
-
-
-def check_consent(yes: bool, names: Names, *, concurrency: bool) -> None:
-    """Refuse (exit 2) without --yes: the test changes the live service's task count."""
-    if yes:
-        return
-    signal = (
-        f"{demand_metric.METRIC_NAME} for service {names.service}"
-        if concurrency
-        else f"{gpu_metric.UTILIZATION} for {names.asg}"
-    )
-    raise BadInputError(
-        "verify scaling changes the live service's task count: it publishes a high "
-        f"synthetic {signal} until the service scales out "
-        "by one task (possibly launching a GPU instance you pay for), then a low one until "
-        "it scales back in. Fix: rerun with --yes to go ahead."
-    )
+# --- before the test ---------------------------------------------------------------
 
 
 def check_scalable(ecs: ECSClient, appscaling: ApplicationAutoScalingClient, names: Names) -> int:
@@ -442,24 +335,3 @@ def check_scalable(ecs: ECSClient, appscaling: ApplicationAutoScalingClient, nam
         initial,
     )
     return initial
-
-
-def interrupted(*, concurrency: bool) -> EcsGpuError:
-    """Ctrl-C during the test: publishing stopped; the service finds its own way back."""
-    return EcsGpuError(
-        "interrupted: stopped publishing the synthetic "
-        + ("concurrency" if concurrency else "GPU")
-        + " metric. If the service scaled out, its own autoscaling returns it after "
-        "the scale-in cooldown.",
-        exit_code=EXIT_INTERRUPTED,
-    )
-
-
-def missing_fast_path(missing: str) -> ProblemsFound:
-    """Exit 1 after a test that passed without the spec's fast path."""
-    # Like a missing series in verify metrics: the deployment lacks what the spec asks.
-    return ProblemsFound(
-        f"{missing}. Fix: redeploy the spec (`ecs-gpu diff SPEC` lists what changes, "
-        "`ecs-gpu deploy SPEC` applies it; `ecs-gpu doctor SPEC` reports the scaling "
-        "policies), then rerun verify scaling."
-    )

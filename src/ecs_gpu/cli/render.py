@@ -18,9 +18,9 @@ from rich.table import Table
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws import follow as fl
-from ecs_gpu.aws import verify as vf
-from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.checks.stack_events import ChangeSummary, Disruption, StackEvent
+from ecs_gpu.checks.verify import decision as vdecision
+from ecs_gpu.checks.verify import metrics as vmetrics
 from ecs_gpu.cli import terminal
 from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.design import redeploy
@@ -231,12 +231,12 @@ def render_destroy_step(step: ds.Step) -> None:
 @contextmanager
 def attempts_progress(
     what: str, timeout_s: float
-) -> Iterator[Callable[[int, list[vf.Series]], None]]:
+) -> Iterator[Callable[[int, list[vmetrics.Series]], None]]:
     """The status line while verify metrics waits for ``what``: its ``on_attempt``."""
     with _progress() as progress:
         task = progress.add_task(f"waiting for {what}", total=None)
 
-        def on_attempt(n: int, series: list[vf.Series]) -> None:
+        def on_attempt(n: int, series: list[vmetrics.Series]) -> None:
             have = sum(1 for s in series if s.present)
             progress.update(
                 task,
@@ -263,7 +263,7 @@ def scaling_progress(initial: int) -> Iterator[Callable[[str, int, float, int], 
         yield on_progress
 
 
-def _series_table(title: str, count_label: str, series: Sequence[vf.Series]) -> Table:
+def _series_table(title: str, count_label: str, series: Sequence[vmetrics.Series]) -> Table:
     table = Table(title=title, show_header=True, header_style="bold")
     for col in ("series", count_label, "latest"):
         table.add_column(col, justify="left" if col == "series" else "right", no_wrap=True)
@@ -274,14 +274,14 @@ def _series_table(title: str, count_label: str, series: Sequence[vf.Series]) -> 
     return table
 
 
-def render_series(report: vf.MetricsReport) -> None:
+def render_series(report: vmetrics.MetricsReport) -> None:
     for a in report.arrivals:
         v = a.verified
         table = _series_table(v.title(report.names), v.count_label, a.series)
         terminal.print_table(console, table)
 
 
-def render_metrics_ok(report: vf.MetricsReport) -> None:
+def render_metrics_ok(report: vmetrics.MetricsReport) -> None:
     """Every series verify metrics waited for has datapoints."""
     for a in report.arrivals:
         line = a.verified.present(report.names, [(s.datapoints, s.latest) for s in a.series])
@@ -293,7 +293,7 @@ def render_note(text: str) -> None:
     console.print(f"[yellow]note:[/] {escape(text)}", soft_wrap=True)
 
 
-def render_divisor(cluster: str, r: vf.Series | None, error: str | None = None) -> None:
+def render_divisor(cluster: str, r: vmetrics.Series | None, error: str | None = None) -> None:
     """The task-gpus divisor: its datapoints, or why it has none (``error``: unread)."""
     where = (
         f"{gpu_metric.RESERVATION_NAMESPACE} {gpu_metric.RESERVATION_METRIC} "
@@ -308,13 +308,7 @@ def render_divisor(cluster: str, r: vf.Series | None, error: str | None = None) 
             f"datapoint(s), latest {r.latest:g} %."
         )
         return
-    console.print(
-        f"[yellow]warning:[/] {escape(where)} has no datapoint in the window. The task-gpus "
-        "policy divides the GPU utilization by it, so target tracking has no data: ECS writes "
-        "it only while the cluster runs a task. Check the service's running tasks "
-        "(`ecs-gpu doctor SPEC`, MET004).",
-        soft_wrap=True,
-    )
+    console.print(f"[yellow]warning:[/] {escape(vmetrics.divisor_missing(where))}", soft_wrap=True)
 
 
 def render_no_decision(resource_id: str, error: str | None = None) -> None:
@@ -329,8 +323,8 @@ def render_no_decision(resource_id: str, error: str | None = None) -> None:
     )
 
 
-def render_verdict(v: vdec.Verdict, resource_id: str, fast: fp.FastPath) -> None:
-    """Who made verify scaling's first scale-out decision (:func:`.verify_decision.judge`)."""
+def render_verdict(v: vdecision.Verdict, resource_id: str, fast: fp.FastPath) -> None:
+    """Who made verify scaling's first scale-out decision (:func:`vdecision.judge`)."""
     d = v.decision
     said = escape(d.cause or d.description)
     if v.by == "fast_path":

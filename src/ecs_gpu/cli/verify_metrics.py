@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ecs_gpu.aws import verify as vf
+from ecs_gpu.checks.verify import metrics as vmetrics
+from ecs_gpu.checks.verify.signal_words import VERIFIED, ServerMetrics
 from ecs_gpu.cli.options import (
     Aws,
     ProfileOpt,
@@ -36,10 +38,8 @@ from ecs_gpu.cli.render import (
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.contracts.signals import (
     DEFAULT_GPU_SIGNAL,
-    SERIES,
     SeriesAt,
     SeriesNames,
-    ServerMetrics,
     Signal,
     SignalPlan,
 )
@@ -60,8 +60,8 @@ def run_verify_metrics(
     window_s: float,
     sleep: Callable[[float], None] = time.sleep,
     server: ServerMetrics | None = None,
-) -> vf.MetricsReport:
-    what = " and ".join(SERIES[s].verified.waiting(names) for s in signals)
+) -> vmetrics.MetricsReport:
+    what = " and ".join(VERIFIED[s].waiting(names) for s in signals)
     with attempts_progress(what, timeout_s) as on_attempt:
         report = vf.verify_metrics(
             cw,
@@ -136,7 +136,7 @@ def verify_metrics_cmd(
     # minutes, in the plan's reads (the service, the groups) or CloudWatch's.
     once = timeout == 0
     cw = aws("cloudwatch", fail_fast=once)
-    divisor = loaded is not None and vf.needs_divisor(loaded)
+    divisor = loaded is not None and vmetrics.needs_divisor(loaded)
     plan, server = _metrics_plan(aws, loaded, names, asg, once=once)
     if plan.idle is not None:
         render_note(plan.idle)
@@ -157,13 +157,13 @@ def verify_metrics_cmd(
     # Every group's series were read (only an AWS error ends the wait otherwise).
     if names is not None and divisor:
         report_divisor(cw, names.cluster, window_s=window)
-    if (problem := vf.metrics_problem(plan, reports, timeout_s=timeout)) is not None:
+    if (problem := vmetrics.metrics_problem(plan, reports, timeout_s=timeout)) is not None:
         raise problem
 
 
 def _metrics_plan(
     aws: Aws, loaded: Spec | None, names: Names | None, asg: str | None, *, once: bool
-) -> tuple[vf.MetricsPlan, ServerMetrics | None]:
+) -> tuple[vmetrics.MetricsPlan, ServerMetrics | None]:
     """What to wait for, and where the server's own metrics are.
 
     ``--asg`` alone: no spec, so no service and no signal but the agent's
@@ -175,9 +175,9 @@ def _metrics_plan(
     if loaded is None or names is None:
         assert asg is not None  # exactly one of the two was given
         series_names: SeriesNames = SeriesAt(asg=asg, cluster="", service="")
-        return vf.metrics_plan(series_names, (DEFAULT_GPU_SIGNAL,)), None
+        return vmetrics.metrics_plan(series_names, (DEFAULT_GPU_SIGNAL,)), None
     signals = SignalPlan.of(loaded.scaling).arriving
-    server = vf.server_metrics(loaded)
+    server = vmetrics.server_metrics(loaded)
     sp = loaded.capacity.spot
     if sp is not None:
         plan = vf.spot_metrics_plan(

@@ -18,6 +18,7 @@ import typer
 
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.aws import verify_step_paths as vsp
+from ecs_gpu.checks.verify import scaling as vscaling
 from ecs_gpu.cli.options import (
     PollOpt,
     ProfileOpt,
@@ -71,7 +72,7 @@ def run_verify_scaling(
     wake_path: bool = False,
     sleep_minutes: int | None = None,
     fast_in: fsi.FastScaleIn | None = None,
-) -> vs.ScalingResult:
+) -> vscaling.ScalingResult:
     """With ``fast`` or ``concurrency_target`` (a spec on the concurrency signal), drive
     the sidecars' series.
 
@@ -88,7 +89,7 @@ def run_verify_scaling(
     """
     target = fast.target if fast is not None else concurrency_target
     concurrency = target is not None
-    vs.check_consent(yes, names, concurrency=concurrency)
+    vscaling.check_consent(yes, names, concurrency=concurrency)
     initial = vs.check_scalable(ecs, appscaling, names)
     missing = check_fast_path_first(cw, appscaling, names, fast, target)
     lacks_wake = vsp.check_zero_paths(appscaling, cw, names, sleep_minutes) if wake_path else None
@@ -106,7 +107,7 @@ def run_verify_scaling(
                 asg=names.asg,
                 concurrency=concurrency,
                 fast_path=fast is not None,
-                **vs.levels(fast, target),
+                **vscaling.levels(fast, target),
                 publish_interval_s=publish_interval_s,
                 poll_s=poll_s,
                 scale_out_timeout_s=scale_out_timeout_s,
@@ -118,7 +119,7 @@ def run_verify_scaling(
                 pace=pace,
             )
         except KeyboardInterrupt:
-            raise vs.interrupted(concurrency=concurrency) from None
+            raise vscaling.interrupted(concurrency=concurrency) from None
     scale_in = _first_decisions(
         appscaling, names, result, since, fast=fast, fast_in=fast_in, target=target,
         missing=missing, lacks_in=lacks_in,
@@ -130,7 +131,7 @@ def run_verify_scaling(
         "publishing stopped."
     )
     lacking = [m for m in (missing, lacks_wake, lacks_in) if m is not None]
-    problems = [vs.missing_fast_path("; ".join(lacking))] if lacking else []
+    problems = [vscaling.missing_fast_path("; ".join(lacking))] if lacking else []
     problems += [scale_in] if scale_in is not None else []
     if problems:
         raise ProblemsFound(" Also: ".join(p.message for p in problems))
@@ -140,7 +141,7 @@ def run_verify_scaling(
 def _first_decisions(
     appscaling: ApplicationAutoScalingClient,
     names: Names,
-    result: vs.ScalingResult,
+    result: vscaling.ScalingResult,
     since: datetime,
     *,
     fast: fp.FastPath | None,
@@ -168,7 +169,7 @@ def _first_decisions(
         since=since + timedelta(seconds=result.scale_out_s),
         before=result.peak,
         fast_in=fast_in,
-        low=vs.levels(fast, target).get("low", 0.0),
+        low=vscaling.levels(fast, target).get("low", 0.0),
         missing=lacks_in,
     )
 
@@ -225,9 +226,9 @@ def verify_scaling_cmd(
         ecs-gpu verify scaling examples/g5-vllm.toml --yes
     """
     s = load_spec(spec)
-    target, fast = vs.signal_inputs(s)
+    target, fast = vscaling.signal_inputs(s)
     if publish_interval is None:
-        publish_interval = vs.default_publish_interval_s(target)
+        publish_interval = vscaling.default_publish_interval_s(target)
     aws = _aws(profile, region)
     run_verify_scaling(
         aws("cloudwatch"),

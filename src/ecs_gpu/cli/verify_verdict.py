@@ -12,8 +12,10 @@ from rich.markup import escape
 
 from ecs_gpu.aws import verify_decision as vdec
 from ecs_gpu.aws import verify_scale_in as vsi
-from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.aws import verify_step_paths as vsp
+from ecs_gpu.checks.verify import decision as vdecision
+from ecs_gpu.checks.verify import scale_in as vscale_in
+from ecs_gpu.checks.verify import scaling as vscaling
 from ecs_gpu.cli.render import (
     console,
     note_fast_path_off,
@@ -69,7 +71,7 @@ def check_fast_path_first(
             warn_fast_path_missing(missing)
         return missing
     if target is not None:
-        note_fast_path_off(vs.levels(None, target)["high"])
+        note_fast_path_off(vscaling.levels(None, target)["high"])
     return None
 
 
@@ -80,7 +82,7 @@ def report_first_decision(
     since: datetime,
     fast: fp.FastPath,
     missing: str | None = None,
-) -> vdec.Decision | None:
+) -> vdecision.Decision | None:
     """Say which policy made the first scale-out decision, and how fast; never the exit code.
 
     The scale-out happened (desiredCount rose); whether the fast path or
@@ -94,7 +96,7 @@ def report_first_decision(
     )
     if d is None:
         return None
-    v = vdec.judge(d, since=since, missing=missing)
+    v = vdecision.judge(d, since=since, missing=missing)
     render_verdict(v, resource_id, fast)
     return d
 
@@ -141,7 +143,7 @@ def report_first_scale_in(
     )
     if d is None:
         return None
-    v = vsi.judge_scale_in(d, fast_in, since=since, low=low, missing=missing)
+    v = vscale_in.judge_scale_in(d, fast_in, since=since, low=low, missing=missing)
     said = escape(d.cause or d.description)
     when = f"{v.after_s:.0f} s after the low datapoints began, {d.status}: {said}"
     if v.by == "fast_scale_in":
@@ -171,4 +173,4 @@ def report_first_scale_in(
             "sleep": "the sleep path, not the fast scale-in",
         }.get(v.by, "not the fast scale-in")
         console.print(f"[red]First scale-in: {what}[/]. {when}", soft_wrap=True)
-    return vsi.scale_in_problem(v, fast_in, resource_id=resource_id)
+    return vscale_in.scale_in_problem(v, fast_in, resource_id=resource_id)

@@ -1,9 +1,9 @@
 """``ecs-gpu verify wake``: prove live that a request at zero tasks starts a task.
 
-Thin: the checks and verdicts are :mod:`ecs_gpu.aws.verify_wake`; this module
-parses, shows progress and renders. :func:`run_verify_wake` takes clients,
-the request's opener and the clocks, so tests drive it against moto and a
-local server without real time.
+Thin: the reads and the request are :mod:`ecs_gpu.aws.verify_wake`, the verdicts
+:mod:`ecs_gpu.checks.verify.wake`'s; this module parses, shows progress and renders.
+:func:`run_verify_wake` takes clients, the request's opener and the clocks, so tests
+drive it against moto and a local server without real time.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from ecs_gpu.aws import verify_wake as vw
+from ecs_gpu.checks.verify import wake as vwake
 from ecs_gpu.cli.options import (
     PollOpt,
     ProfileOpt,
@@ -65,23 +66,23 @@ def run_verify_wake(
     load balancer (exit 3), the wake policy raises desiredCount within the timeout (exit
     1). Then, a note and never the exit code, the wait for a RUNNING task. Returns the
     seconds from the request to desiredCount >= 1. ``cfn`` is read only without ``url``."""
-    wp = vw.require_wake_path(spec, spec_path)
+    wp = vwake.require_wake_path(spec, spec_path)
     names = names_of(spec, stack)
-    vw.check_consent(yes, names)
+    vwake.check_consent(yes, names)
     config = vw.check_deployed(appscaling, cw, names)
-    vw.check_at_zero(vw.service_counts(ecs, names), spec, names)
+    vwake.check_at_zero(vw.service_counts(ecs, names), spec, names)
     if url is None:
         assert cfn is not None  # the command makes one without --url
         url = vw.stack_url(cfn, spec, stack_name_of(spec, stack))
     bound = wake.detection_s(wp)
-    wait = vw.default_timeout_s(wp) if timeout_s is None else timeout_s
+    wait = vwake.default_timeout_s(wp) if timeout_s is None else timeout_s
     since, start = wall_clock(), clock()
     internal = spec.load_balancer is not None and spec.load_balancer.scheme == "internal"
     status = vw.send_request(url, internal=internal, opener=opener)
     note = (
         ""
-        if status == vw.AT_ZERO_STATUS
-        else f" [yellow](expected {vw.AT_ZERO_STATUS}: the ALB with no registered target; "
+        if status == vwake.AT_ZERO_STATUS
+        else f" [yellow](expected {vwake.AT_ZERO_STATUS}: the ALB with no registered target; "
         "check that --url is this stack's load balancer)[/]"
     )
     console.print(
@@ -90,7 +91,7 @@ def run_verify_wake(
         "ALB period, its datapoint's lag and the alarm's evaluation, aws-semantics §10).",
         soft_wrap=True,
     )
-    counts, rise_s, rose = vw.wait_for(
+    counts, rise_s, rose = vwake.wait_for(
         lambda: vw.service_counts(ecs, names),
         lambda c: c.desired >= 1,
         start=start,
@@ -100,7 +101,7 @@ def run_verify_wake(
         clock=clock,
     )
     if not rose:
-        raise vw.never_rose(url=url, status=status, timeout_s=wait, wp=wp, config=config)
+        raise vwake.never_rose(url=url, status=status, timeout_s=wait, wp=wp, config=config)
     resource_id = names.scalable_target_resource_id
     d = first_activity_or_note(
         lambda: vw.first_activity(
@@ -109,9 +110,9 @@ def run_verify_wake(
         resource_id,
     )
     if d is None:
-        raise vw.no_activity(rise_s=rise_s, resource_id=resource_id)
+        raise vwake.no_activity(rise_s=rise_s, resource_id=resource_id)
     if d.policy is None:
-        raise vw.not_the_wake(d, rise_s=rise_s, resource_id=resource_id)
+        raise vwake.not_the_wake(d, rise_s=rise_s, resource_id=resource_id)
     late = (
         f" [yellow](beyond the expected {bound} s: the ALB datapoint's lag is longer than "
         "one period today)[/]"
@@ -141,10 +142,10 @@ def report_running(
     """Wait for the first RUNNING task and say how long it took against the start
     (boot + pull + load, or the warm pool's); a note, never the exit code."""
     expected = wake.start_s(spec)
-    wait = vw.default_running_timeout_s(spec) if timeout_s is None else timeout_s
+    wait = vwake.default_running_timeout_s(spec) if timeout_s is None else timeout_s
     if wait <= 0:
         return
-    counts, running_s, ran = vw.wait_for(
+    counts, running_s, ran = vwake.wait_for(
         lambda: vw.service_counts(ecs, names),
         lambda c: c.running >= 1,
         start=start,
@@ -228,9 +229,9 @@ def verify_wake_cmd(
         ecs-gpu verify wake zero.toml --yes
     """
     s = load_spec(spec)
-    vw.require_wake_path(s, spec)  # exit 2 before any AWS session
+    vwake.require_wake_path(s, spec)  # exit 2 before any AWS session
     if url is not None:
-        vw.check_url(url)
+        vwake.check_url(url)
     aws = _aws(profile, region)
     run_verify_wake(
         s,

@@ -23,7 +23,7 @@ period needs a high-resolution metric (botocore cloudwatch
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from importlib.resources import files
 from typing import Any, Final
 
@@ -237,163 +237,16 @@ def metric_data_queries(cluster_name: str, service_name: str) -> list[dict[str, 
     ]
 
 
-# --- what the missing-metric alarm and the dashboard say (infra/observability.py) ---
+# --- the missing-metric alarm's facts (infra/observability.py) -------------------
 # The alarm's construct id (CloudFormation names the alarm) and the first
 # datapoint's wait once the server answers: one publish interval.
 MISSING_ALARM_ID: Final = "ConcurrencyMetricMissing"
 FIRST_DATAPOINT_DELAY_S: Final = PUBLISH_INTERVAL_S
-PANEL_TITLE: Final = "Requests in flight or waiting, per task"
-
-
-def missing_alarm_description(cluster_name: str, service_name: str, task_log_group: str) -> str:
-    """The missing-metric alarm's description: the sidecars stopped, the policies are blind."""
-    return (
-        f"No {NAMESPACE}/{METRIC_NAME} datapoints for "
-        f"ClusterName={cluster_name}, ServiceName={service_name}: the tasks' "
-        "metrics sidecar is not publishing, so concurrency target tracking and "
-        "the fast path are blind. Check the sidecar's stream in the "
-        f"{task_log_group} log group or run `ecs-gpu doctor`."
-    )
-
-
-def panel_lines() -> tuple[tuple[int, str, str], ...]:
-    """The dashboard panel's lines, (period, statistic, label): what the fast path sees
-    (10 s), what target tracking sees (1 min), and the busiest task the mean hides."""
-    p = PUBLISH_INTERVAL_S
-    return (
-        (p, STATISTIC, f"mean per task ({p} s)"),
-        (TRACKING_PERIOD_S, STATISTIC, "mean per task (1 min, tracked)"),
-        (p, "Maximum", f"busiest task ({p} s)"),
-    )
-
-
-def target_label(target: float) -> str:
-    """The panel's target line."""
-    return f"target {target:g} per task"
-
-
-# --- what verify metrics says of the sidecars' series (aws/verify.py) --------------
 
 
 def where(cluster_name: str, service_name: str) -> str:
-    """The series in words: namespace, name and dimensions."""
+    """The series in words, as every consumer names it: namespace, name and dimensions."""
     return f"{NAMESPACE} {METRIC_NAME} ({cli_dimensions(cluster_name, service_name)})"
-
-
-def verify_title(cluster_name: str, service_name: str) -> str:
-    """The title of verify's table of the series' queries."""
-    return f"{where(cluster_name, service_name)}, {ALARM_PERIOD_S}-s periods"
-
-
-def verify_waiting(service_name: str) -> str:
-    """What verify waits for, on its status line."""
-    return f"{METRIC_NAME} of {service_name}"
-
-
-def verify_present(
-    cluster_name: str, service_name: str, series: Sequence[tuple[int, float | None]]
-) -> str:
-    """The series has datapoints: how many periods, and the latest mean per task."""
-    periods, latest = series[0]
-    return (
-        f"The concurrency series {where(cluster_name, service_name)} has datapoints: "
-        f"{periods} {ALARM_PERIOD_S}-s period(s), latest mean per task {latest:g}."
-    )
-
-
-def verify_missing(cluster_name: str, service_name: str, timeout_s: float) -> str:
-    """The head of verify's error: the series has no datapoint."""
-    return (
-        f"The concurrency series {where(cluster_name, service_name)} has no datapoint after "
-        f"{timeout_s:.0f} s."
-    )
-
-
-def explain_missing(
-    cluster_name: str,
-    service_name: str,
-    dimension_sets: Sequence[Sequence[Mapping[str, str]]],
-    scraped: tuple[tuple[str, ...], int, str] | None,
-) -> list[str]:
-    """Likely causes for the series with no recent datapoint.
-
-    ``dimension_sets`` from ListMetrics of the contract's name in its
-    namespace; ``scraped``: the Prometheus series each sidecar sums, the port
-    and path it reads them on ([service.metrics]). Tells "never published"
-    (the sidecars cannot scrape, sum or publish) from "published under other
-    dimensions" and from "published once, not lately".
-    """
-    at = where(cluster_name, service_name)
-    ours = sorted(dimensions(cluster_name, service_name), key=lambda d: d["Name"])
-    sets = [sorted((dict(d) for d in ds), key=lambda d: d["Name"]) for ds in dimension_sets]
-    sidecar = f"{SIDECAR_NAME!r} container"
-    if ours in sets:
-        return [
-            f"{at} exists but has no datapoint in the window: the sidecars stopped "
-            f"publishing (no task runs, or every scrape fails now). Read the {sidecar}'s log in "
-            "the task log group, or run `ecs-gpu doctor` (MET005)."
-        ]
-    if sets:
-        shown = "; ".join(
-            ",".join(f"{d['Name']}={d['Value']}" for d in s) or "(no dimensions)" for s in sets[:3]
-        )
-        return [
-            f"datapoints under other dimensions: {METRIC_NAME} exists in {NAMESPACE} "
-            f"only as [{shown}], not "
-            f"{cli_dimensions(cluster_name, service_name)}. The sidecar's "
-            "DIMENSIONS come from the task definition: check --stack / the spec's service "
-            "name, and redeploy the task definition (`ecs-gpu deploy`; doctor TD001 "
-            "compares it)."
-        ]
-    if scraped is None:
-        # Only a caller without the spec: a concurrency spec has [service.metrics].
-        reads, logged = "the server's Prometheus series ([service.metrics])", "'GET ...'"
-    else:
-        series, port, path = scraped
-        reads = f"{' + '.join(series)} from http://127.0.0.1:{port}{path}"
-        logged = f"'GET {path} on port {port}: ...'"
-    return [
-        f"no datapoint at all: no sidecar has ever published {at}. The {sidecar} "
-        f"publishes only after it reads {reads}. Likely causes: the image serves no "
-        "Prometheus metrics there (wrong [service.metrics] preset, port or path, or SGLang "
-        f"without --enable-metrics; its log says {logged} or 'no answer on port'); none of "
-        "those series is in "
-        'the answer (its log says "none of ..."; set [service.metrics] running_metric / '
-        "waiting_metric to the names the server uses); the task role is denied "
-        f"cloudwatch:PutMetricData in {NAMESPACE} (its log shows "
-        "AccessDenied); or no task runs."
-    ]
-
-
-# --- what doctor says of the sidecars' series (doctor/checks/metric.py) ------------
-
-ARRIVES_CHECK_ID: Final = "MET005"
-ARRIVES_TITLE: Final = "The concurrency metric is not published"
-ARRIVES_DOC: Final = (
-    "The service scales on concurrency, but GetMetricData returns no datapoint of the "
-    "sidecars' per-task concurrency series (warning while the desired count is 0)."
-)
-FOLLOWERS: Final = "the concurrency policy and the fast path track"
-IN_WORDS: Final = "concurrency"
-# The publisher in a task, in "no task runs, so no sidecar publishes".
-PUBLISHER: Final = "sidecar"
-
-
-def doctor_remedy(running: int) -> str:
-    """Tasks run, yet none published: what to read, and what the task role must allow."""
-    return (
-        f"{running} task(s) run, yet none published in the window. Read the "
-        f"{SIDECAR_NAME} container's log: it must reach the server's metrics "
-        "endpoint ([service.metrics] port and path, the preset's series names) and the task "
-        "role must allow cloudwatch:PutMetricData with "
-        f"{NAMESPACE_CONDITION_KEY}={NAMESPACE} (TD001 checks "
-        "the sidecar is there)."
-    )
-
-
-def meant_as(metric: Mapping[str, Any]) -> bool:
-    """Meant as the concurrency series: its namespace or its name (SCL004 says what differs)."""
-    return metric.get("Namespace") == NAMESPACE or metric.get("MetricName") == METRIC_NAME
 
 
 # Target tracking's capped datapoint (fast_path.TRACKING_CAP_RATIO): the series
@@ -471,76 +324,3 @@ def series_differences(
     if statistic != STATISTIC:
         out.append(("Statistic", statistic, f"statistic {statistic} (want {STATISTIC})"))
     return out
-
-
-# --- what doctor says of a policy on the series (doctor/checks/scaling.py) ----------
-
-TRACKED_CHECK_ID: Final = "SCL004"
-TRACKED_TITLE: Final = "Concurrency policy tracks a series nobody writes"
-TRACKED_DOC: Final = (
-    "The service scales on concurrency, but no target-tracking policy reads the sidecars' "
-    "series with exactly its namespace, name, dimensions and statistic Average."
-)
-
-
-def wanted(cluster: str, service: str) -> str:
-    """The series a policy must read, in words."""
-    return f"{NAMESPACE}/{METRIC_NAME} ({cli_dimensions(cluster, service)}, statistic {STATISTIC})"
-
-
-def policy_problems(
-    metric: Mapping[str, Any], statistic: Any, cluster: str, service: str
-) -> list[str] | None:
-    """What is wrong with a policy's metric meant as the series: None, it is not meant as
-    it; empty, it reads the series; else the fix naming each difference."""
-    if not meant_as(metric):
-        return None
-    diffs = series_differences(metric, statistic, cluster, service)
-    if not diffs:
-        return []
-    return [
-        f"The policy tracks {'; '.join(d[2] for d in diffs)}. The sidecars "
-        f"write {wanted(cluster, service)}, the mean per task that target tracking holds at "
-        "the target: this policy follows a series nobody writes (the reference "
-        "module's 8.3.0 bug), so load never changes the task count. Redeploy the "
-        "policy from the spec (`ecs-gpu deploy`)."
-    ]
-
-
-def missing_policy(cluster: str, service: str) -> tuple[str, str]:
-    """(title, fix) when no target-tracking policy tracks the series."""
-    return (
-        "No target-tracking policy scales the service on concurrency",
-        "The service scales on concurrency, but no target-tracking policy tracks "
-        f"{wanted(cluster, service)}: load does not change the task count (only the CPU "
-        "policy does, and the fast path, where deployed, only adds). Deploy the spec's "
-        "scaling policies (`ecs-gpu deploy`).",
-    )
-
-
-# --- what doctor says of a target-tracking alarm on the series (doctor/checks/alarm.py) ---
-
-
-def alarm_no_data(alarm_name: str, cluster: str, service: str) -> tuple[str, str]:
-    """(title, fix) of the concurrency policy's alarm in INSUFFICIENT_DATA."""
-    return (
-        "Concurrency scaling alarm has no data",
-        f"Target tracking on concurrency does nothing while its alarm {alarm_name} has "
-        f"no data: the sidecars' series {where(cluster, service)} is not arriving. Fix the "
-        "series first: MET005 says whether it arrives and why not (no task running, or the "
-        f"{SIDECAR_NAME} container's log and the task role's "
-        "cloudwatch:PutMetricData), TD001 whether the task definition has the sidecar, "
-        "and SCL004 whether the policy reads the series the sidecars write.",
-    )
-
-
-# --- the simulator's words for the policy's target (sim/report.py, sim/runs.py) -----
-
-
-def sim_target_words(target: float) -> tuple[str, str, str]:
-    """(the design's target, its short label, as a second policy beside another signal)."""
-    return (
-        f"target concurrency {target:g}",
-        f"concurrency {target:g}/task",
-        f"concurrency {target:g}/task",
-    )

@@ -33,7 +33,7 @@ ON_DEMAND: Final[dict[str, VcpuQuota]] = {
     "G": VcpuQuota("L-DB2E81BA", "Running On-Demand G and VT instances", ("g*", "vt*")),
     "P": VcpuQuota("L-417A185B", "Running On-Demand P instances", ("p*",)),
 }
-# [capacity.spot]'s group launches against these (preflight PRE012).
+# [capacity.spot]'s group launches against these (preflight's Spot quota check).
 SPOT: Final[dict[str, VcpuQuota]] = {
     "G": VcpuQuota("L-3819A6DF", "All G and VT Spot Instance Requests", ("g*", "vt*")),
     "P": VcpuQuota("L-7212CCBC", "All P Spot Instance Requests", ("p*",)),

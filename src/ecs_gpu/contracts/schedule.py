@@ -3,8 +3,8 @@
 A ``[[scaling.schedule]]`` entry becomes a scheduled action on the service's
 scalable target (infra/scaling.py) and the simulator applies it at the same
 minutes (sim/controllers.ScheduleLayer), so the one reader of the cron
-fields is here, without importing CDK or the spec; doctor (SCL009) compares
-a deployed action with an entry through :func:`action_differences`.
+fields is here, without importing CDK or the spec; doctor's schedule check
+compares a deployed action with an entry through :func:`action_differences`.
 
 Application Auto Scaling's cron is EventBridge's six fields, ``Minutes Hours
 Day-of-month Month Day-of-week Year``, in UTC unless the action names a time

@@ -4,27 +4,27 @@
 (requests in flight + waiting per task, demand_metric.py), "task-gpus" (the
 utilization of the GPUs tasks hold, gpu_metric.py) or "asg-average" (the
 agent's ASG-wide average). Which policies that deploys (a GPU one, a
-concurrency one, the fast path) used to be worked out again by the
-template, the simulator, verify and doctor; :class:`SignalPlan` says it
-once and they all read it.
+concurrency one, the fast path) the template, the simulator, verify and doctor
+each read from :class:`SignalPlan`, which says it once.
 
-:data:`SERIES` is the other half: per signal, the series it scales on as
-every consumer reads it (the series that must arrive, the GetMetricData
+:data:`SERIES` is the other half: per signal, the facts of the series it scales
+on that every consumer shares (the series that must arrive, the GetMetricData
 queries, whether the policy divides by GPUReservation, the simulator's GPU
-scope, who publishes it, its missing-metric alarm and dashboard panel, what
-verify metrics and doctor's checks read and say of it, in its contract
-module's words). The template, the collector, verify, doctor and the
-simulator look a signal up there instead of comparing its name, so a new
-signal is a name here, a row in :data:`SERIES` and its contract module
-(docs/architecture.md "Add a scaling signal").
+scope, who publishes it and when its first datapoint comes), from its contract
+module. What each consumer says of a series is that consumer's own table, keyed
+by signal: the alarms and the dashboard (infra/signal_words.py), verify
+(checks/verify/signal_words.py), doctor (checks/doctor/signal_words.py), the
+simulator (sim/signal_words.py). A consumer looks a signal up there instead of
+comparing its name, so a new signal is a name here, a row in :data:`SERIES`,
+its contract module and a row in each consumer's table.
 
-Pure: imports nothing from infra, aws, cli, doctor or sim (only the metric
+Pure: imports nothing from infra, aws, cli, checks or sim (only the metric
 contracts beside it), so every layer can read it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, get_args
@@ -39,8 +39,10 @@ GpuSeries = Literal["task-gpus", "asg-average"]
 
 SIGNALS: Final[tuple[Signal, ...]] = get_args(Signal)
 CONCURRENCY: Final[Signal] = "concurrency"
+TASK_GPUS: Final[Signal] = "task-gpus"
+ASG_AVERAGE: Final[Signal] = "asg-average"
 # The signal without [service.metrics]: nothing else to scale on.
-DEFAULT_GPU_SIGNAL: Final[Signal] = "task-gpus"
+DEFAULT_GPU_SIGNAL: Final[Signal] = TASK_GPUS
 
 
 class ScalingSection(Protocol):
@@ -144,19 +146,6 @@ class SeriesNames(Protocol):
     def service(self) -> str: ...
 
 
-class DeploymentNames(SeriesNames, Protocol):
-    """The names the missing-metric alarms read besides the series' (naming.Names has these)."""
-
-    @property
-    def host_log_group(self) -> str: ...
-
-    @property
-    def task_log_group(self) -> str: ...
-
-    @property
-    def gpu_metric_missing_alarm(self) -> str: ...
-
-
 @dataclass(frozen=True, slots=True)
 class SeriesAt:
     """Names read off a deployment rather than derived (doctor's collector)."""
@@ -183,20 +172,6 @@ class Watched:
         return {d["Name"]: d["Value"] for d in self.dimensions(names)}
 
 
-@dataclass(frozen=True, slots=True)
-class MissingAlarm:
-    """The alarm that goes to ALARM while a series that must arrive has no datapoint."""
-
-    construct_id: str
-    # Its AlarmName; None: CloudFormation names it.
-    name: Callable[[DeploymentNames], str | None]
-    # (names, whether a policy tracks the series) -> the alarm's description.
-    description: Callable[[DeploymentNames, bool], str]
-    # From when its publisher can first publish (SignalSeries.published_by:
-    # the host's setup done, or a task's model serving) to its first datapoint.
-    delay_s: int
-
-
 def missing_expression(series_id: str, *gates: str) -> str:
     """A missing-metric alarm's metric math: the series, or -1 while every gate says it
     should arrive and it has no datapoint; 0 while a gate says it need not.
@@ -213,106 +188,6 @@ def missing_expression(series_id: str, *gates: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Panel:
-    """A tracked series' own dashboard row (None for the GPU series: the dashboard always
-    draws the agent's panels, with the tracked one's expression and target)."""
-
-    title: str
-    # (period, statistic, label) of each line of the watched series.
-    lines: tuple[tuple[int, str, str], ...]
-    target_label: Callable[[float], str]
-
-
-@dataclass(frozen=True, slots=True)
-class ServerMetrics:
-    """Where the service's server exposes Prometheus metrics ([service.metrics]): what a
-    series a task publishes from them reads (verify's causes of a missing one)."""
-
-    series: tuple[str, ...]
-    port: int
-    path: str
-
-
-# ListMetrics' dimension lists of one metric name (any dimensions, last two weeks).
-DimensionSets = Sequence[Sequence[Mapping[str, str]]]
-
-
-@dataclass(frozen=True, slots=True)
-class Verified:
-    """What ``verify metrics`` waits for on a series that must arrive, and what it says."""
-
-    # The GetMetricData queries that must each have datapoints, each labelled.
-    queries: Callable[[SeriesNames], list[dict[str, Any]]]
-    # Its status line's words, its table's title and what the count counts.
-    waiting: Callable[[SeriesNames], str]
-    title: Callable[[SeriesNames], str]
-    count_label: str
-    # The line when every query has data, from each query's (count, latest).
-    present: Callable[[SeriesNames, Sequence[tuple[int, float | None]]], str]
-    # The error's head, from the metric names missing and the timeout.
-    missing: Callable[[SeriesNames, Sequence[str], float], str]
-    # Likely causes for one missing metric name, from ListMetrics' dimension sets.
-    explain: Callable[[str, SeriesNames, DimensionSets, ServerMetrics | None], list[str]]
-
-
-@dataclass(frozen=True, slots=True)
-class CheckText:
-    """A doctor check's registration: its id (stable: docs/doctor.md links to it), severity,
-    title, the kinds it reads and its docs row's words."""
-
-    id: str
-    severity: Literal["error", "warning"]
-    title: str
-    requires: tuple[str, ...]
-    doc: str
-
-
-@dataclass(frozen=True, slots=True)
-class Deployed:
-    """What doctor knows of a deployment when it judges a policy's metric: the ASGs and
-    clusters the snapshot holds (any when empty) and the names of the service's series."""
-
-    asgs: tuple[str, ...]
-    clusters: tuple[str, ...]
-    cluster: str
-    service: str
-
-
-@dataclass(frozen=True, slots=True)
-class Checked:
-    """What doctor checks of a signal's series and what its findings say (doctor/checks)."""
-
-    # "Does it arrive" (doctor/checks/metric.py); the signals sharing a
-    # watched series share the check.
-    arrives: CheckText
-    # Who follows the series, in a finding ("the scaling policy tracks");
-    # the signal in words ("a GPU series", "concurrency").
-    followers: str
-    in_words: str
-    # A task's publisher's name ("sidecar"); what to look at when the series
-    # does not arrive, from the tasks running (a host's ignores it).
-    publisher: str
-    remedy: Callable[[int], str]
-    # When no policy tracks it (a host's series, which arrives anyway): the
-    # finding's title, and what still reads it, from the snapshot's
-    # missing-metric alarm name. None: it arrives only where it is tracked.
-    untracked: tuple[str, Callable[[str | None], str]] | None
-    # Is a policy's or an alarm's metric meant as this series (its namespace
-    # besides counts too): the policies decide without a spec.
-    meant_as: Callable[[Mapping[str, Any]], bool]
-    # "Does a policy track it" (doctor/checks/scaling.py): a target-tracking
-    # policy's metric and statistic judged (None: not meant as this series;
-    # empty: it reads it; else the fix), and the (title, severity, fix) when
-    # no policy does, as the signal's own policy or as the GPU guard.
-    tracked: CheckText
-    judge: Callable[[Mapping[str, Any], Any, Deployed], list[str] | None]
-    missing_policy: Callable[[Deployed, bool], tuple[str, Literal["error", "warning"], str]]
-    # (title, fix) of one of its target-tracking alarms without data
-    # (doctor/checks/alarm.py), from the alarm's name and the series' names.
-    alarm_no_data: Callable[[str, SeriesNames], tuple[str, str]]
-
-
-@dataclass(frozen=True, slots=True)
 class SignalSeries:
     """One signal's series: the contract module's facts that every consumer reads."""
 
@@ -325,27 +200,23 @@ class SignalSeries:
     # GetMetricData queries of what its policy reads (doctor's collector,
     # verify), each Id unique within the signal and across signals.
     queries: Callable[[SeriesNames], list[dict[str, Any]]]
+    # The queries that must each have datapoints for the series to have
+    # arrived: verify metrics waits for them, doctor's "does it arrive" reads them.
+    arrival_queries: Callable[[SeriesNames], list[dict[str, Any]]]
     # Its policy divides the series by AWS/ECS GPUReservation (metric math).
     divides_by_reservation: bool
     # The simulator's GPU policy scope ("tasks": the task-gpus expression,
     # "asg": the agent's ASG average); None: not a GPU series.
     sim_gpu_scope: Literal["asg", "tasks"] | None
-    # The missing-metric alarm on its watched series, and its dashboard row.
-    alarm: MissingAlarm
-    panel: Panel | None
     # Its 10-s series is the one the fast path's alarm watches (fast_path.py).
     drives_fast_path: bool
-    # What verify metrics reads and says of it.
-    verified: Verified
     # Who writes it: the host's agent ("host": every instance, whatever the
     # signal), or a publisher in each task ("task": only where the signal
     # deploys one, and only while a task runs, once its model serves).
     published_by: Literal["host", "task"]
-    # What doctor checks of it and says.
-    checked: Checked
-    # The simulator's words for its policy's target value: (the design's
-    # target, its short label, as a second policy beside another signal's).
-    sim_target_words: Callable[[float], tuple[str, str, str]]
+    # From when its publisher can first publish (the host's setup done, or a
+    # task's model serving) to its first datapoint.
+    first_datapoint_delay_s: int
 
     def target(self, scaling: object) -> float | None:
         """The value its policy holds, from a ``[scaling]`` section (None: not set)."""
@@ -361,56 +232,6 @@ _GPU_WATCHED: Final = Watched(
     dimensions=lambda n: gpu_metric.dimensions(n.asg),
 )
 
-_GPU_ALARM: Final = MissingAlarm(
-    construct_id=gpu_metric.MISSING_ALARM_ID,
-    name=lambda n: n.gpu_metric_missing_alarm,
-    description=lambda n, tracked: gpu_metric.missing_alarm_description(
-        n.asg, n.host_log_group, tracked=tracked
-    ),
-    delay_s=gpu_metric.FIRST_DATAPOINT_DELAY_S,
-)
-
-_GPU_CHECKED: Final = Checked(
-    arrives=CheckText(
-        id=gpu_metric.ARRIVES_CHECK_ID,
-        severity="error",
-        title=gpu_metric.ARRIVES_TITLE,
-        requires=("metric_data",),
-        doc=gpu_metric.ARRIVES_DOC,
-    ),
-    followers=gpu_metric.FOLLOWERS,
-    in_words=gpu_metric.IN_WORDS,
-    publisher="host CloudWatch agent",
-    remedy=lambda running: gpu_metric.DOCTOR_REMEDY,
-    untracked=(gpu_metric.UNTRACKED_TITLE, gpu_metric.untracked_readers),
-    meant_as=lambda m: m.get("Namespace") == gpu_metric.NAMESPACE or gpu_metric.meant_as(m),
-    tracked=CheckText(
-        id=gpu_metric.TRACKED_CHECK_ID,
-        severity="error",
-        title=gpu_metric.TRACKED_TITLE,
-        requires=("scaling_policies",),
-        doc=gpu_metric.TRACKED_DOC,
-    ),
-    judge=lambda m, stat, at: gpu_metric.policy_problems(m, at.asgs, at.clusters),
-    # Without its policy tasks still follow CPU: a warning.
-    missing_policy=lambda at, guard: (
-        gpu_metric.missing_policy(guard=guard)[0],
-        "warning",
-        gpu_metric.missing_policy(guard=guard)[1],
-    ),
-    alarm_no_data=lambda alarm, n: gpu_metric.alarm_no_data(),
-)
-
-_GPU_VERIFIED: Final = Verified(
-    queries=lambda n: gpu_metric.metric_data_queries(n.asg),
-    waiting=lambda n: gpu_metric.verify_waiting(n.asg),
-    title=lambda n: gpu_metric.verify_title(n.asg),
-    count_label="datapoints",
-    present=lambda n, series: gpu_metric.verify_present(n.asg),
-    missing=lambda n, missing, timeout_s: gpu_metric.verify_missing(n.asg, missing, timeout_s),
-    explain=lambda metric, n, sets, server: gpu_metric.explain_missing(metric, n.asg, sets),
-)
-
 # In the order doctor's collector asks for the queries (a snapshot's
 # metric_queries keep it): the GPU series, GPUReservation, concurrency.
 _TASK_GPUS: Final = SignalSeries(
@@ -422,15 +243,12 @@ _TASK_GPUS: Final = SignalSeries(
         *gpu_metric.metric_data_queries(n.asg),
         gpu_metric.reservation_query(n.cluster),
     ],
+    arrival_queries=lambda n: gpu_metric.metric_data_queries(n.asg),
     divides_by_reservation=True,
     sim_gpu_scope="tasks",
-    alarm=_GPU_ALARM,
-    panel=None,
     drives_fast_path=False,
-    verified=_GPU_VERIFIED,
     published_by="host",
-    checked=_GPU_CHECKED,
-    sim_target_words=gpu_metric.sim_target_words,
+    first_datapoint_delay_s=gpu_metric.FIRST_DATAPOINT_DELAY_S,
 )
 
 SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
@@ -457,76 +275,12 @@ SERIES: Final[Mapping[Signal, SignalSeries]] = MappingProxyType(
             policy_id=CONCURRENCY_POLICY_ID,
             target_key="target_concurrency_per_task",
             queries=lambda n: demand_metric.metric_data_queries(n.cluster, n.service),
+            arrival_queries=lambda n: demand_metric.metric_data_queries(n.cluster, n.service),
             divides_by_reservation=False,
             sim_gpu_scope=None,
-            alarm=MissingAlarm(
-                construct_id=demand_metric.MISSING_ALARM_ID,
-                name=lambda n: None,
-                description=lambda n, tracked: demand_metric.missing_alarm_description(
-                    n.cluster, n.service, n.task_log_group
-                ),
-                delay_s=demand_metric.FIRST_DATAPOINT_DELAY_S,
-            ),
-            panel=Panel(
-                title=demand_metric.PANEL_TITLE,
-                lines=demand_metric.panel_lines(),
-                target_label=demand_metric.target_label,
-            ),
             drives_fast_path=True,
-            verified=Verified(
-                queries=lambda n: demand_metric.metric_data_queries(n.cluster, n.service),
-                waiting=lambda n: demand_metric.verify_waiting(n.service),
-                title=lambda n: demand_metric.verify_title(n.cluster, n.service),
-                count_label="periods",
-                present=lambda n, series: demand_metric.verify_present(
-                    n.cluster, n.service, series
-                ),
-                missing=lambda n, missing, timeout_s: demand_metric.verify_missing(
-                    n.cluster, n.service, timeout_s
-                ),
-                explain=lambda metric, n, sets, server: demand_metric.explain_missing(
-                    n.cluster,
-                    n.service,
-                    sets,
-                    None if server is None else (server.series, server.port, server.path),
-                ),
-            ),
             published_by="task",
-            sim_target_words=demand_metric.sim_target_words,
-            checked=Checked(
-                arrives=CheckText(
-                    id=demand_metric.ARRIVES_CHECK_ID,
-                    severity="error",
-                    title=demand_metric.ARRIVES_TITLE,
-                    requires=("metric_data", "services"),
-                    doc=demand_metric.ARRIVES_DOC,
-                ),
-                followers=demand_metric.FOLLOWERS,
-                in_words=demand_metric.IN_WORDS,
-                publisher=demand_metric.PUBLISHER,
-                remedy=demand_metric.doctor_remedy,
-                # A task's series arrives only where a policy tracks it.
-                untracked=None,
-                meant_as=lambda m: demand_metric.meant_as(m),
-                tracked=CheckText(
-                    id=demand_metric.TRACKED_CHECK_ID,
-                    severity="error",
-                    title=demand_metric.TRACKED_TITLE,
-                    requires=("scaling_policies",),
-                    doc=demand_metric.TRACKED_DOC,
-                ),
-                judge=lambda m, stat, at: demand_metric.policy_problems(
-                    m, stat, at.cluster, at.service
-                ),
-                missing_policy=lambda at, guard: (
-                    demand_metric.missing_policy(at.cluster, at.service)[0],
-                    "error",
-                    demand_metric.missing_policy(at.cluster, at.service)[1],
-                ),
-                alarm_no_data=lambda alarm, n: demand_metric.alarm_no_data(
-                    alarm, n.cluster, n.service
-                ),
-            ),
+            first_datapoint_delay_s=demand_metric.FIRST_DATAPOINT_DELAY_S,
         ),
     }
 )

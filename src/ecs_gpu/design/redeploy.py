@@ -157,13 +157,14 @@ def deployed_strategy(template: Mapping[str, Any]) -> list[StrategyItem] | str:
 
 
 # The GPU group's instance refresh: the template's update policy
-# (infra/capacity.py) and the command doctor LT001 gives. Launch before
+# (infra/capacity.py) and the command doctor gives for instances on an old
+# launch template. Launch before
 # terminating, never below today's GPU count, and replace the scale-in
 # protected instances (managed termination protection protects every one
 # running a task; the default Wait holds an hour, then fails the refresh).
 REFRESH_MIN_HEALTHY_PERCENT: Final = 100
 REFRESH_MAX_HEALTHY_PERCENT: Final = 110
-# How the refresh's healthy range reads in a sentence (diff, doctor LT001).
+# How the refresh's healthy range reads in a sentence (diff, doctor).
 REFRESH_HEALTHY_RANGE: Final = f"{REFRESH_MIN_HEALTHY_PERCENT}-{REFRESH_MAX_HEALTHY_PERCENT} %"
 REFRESH_PREFERENCES: Final = {
     "SkipMatching": True,
@@ -179,9 +180,9 @@ def refresh_surge(instances: int) -> int:
     MaxHealthyPercentage is a percentage of the desired capacity that may be
     in service or pending while instances are replaced, so a group at
     max_instances runs up to that share more while a launch-template change
-    rolls (preflight PRE001 and PRE012 count them). Rounded up: AWS does not
-    say how it rounds (docs/aws-semantics.md "Quota during an instance
-    refresh"), and launch-before-terminate needs at least one.
+    rolls (preflight's On-Demand and Spot quota checks count them). Rounded
+    up: AWS does not say how it rounds (docs/aws-semantics.md "Quota during an
+    instance refresh"), and launch-before-terminate needs at least one.
     """
     if instances <= 0:
         return 0

@@ -142,7 +142,7 @@ def group_spec(spec: Spec) -> Spec:
     return spec.model_copy(update={"capacity": cap})
 
 
-# --- the Spot group's alarms (infra/observability.py, doctor ALM003) ----------------
+# --- the Spot group's alarms (infra/observability.py, doctor's alarm checks) --------
 
 # EC2 Auto Scaling's group metrics, turned on for both groups
 # (infra/capacity.py: every group metric, at its one granularity, 1Minute):
@@ -230,9 +230,9 @@ def publishers(
 ) -> Publishers:
     """The GPU groups that must publish the agent's series, and those with no host to.
 
-    The one rule ``verify metrics`` and doctor's MET001 share. ``in_service`` is each
-    group's InService instances (a group absent counts 0); ``has_task`` whether the
-    service wants a task (True when not known).
+    The one rule ``verify metrics`` and doctor's "is the GPU metric published" share.
+    ``in_service`` is each group's InService instances (a group absent counts 0);
+    ``has_task`` whether the service wants a task (True when not known).
 
     - Without [capacity.spot] (``spot_asg`` None): the one group, always; whether it has
       a host is for the missing series' causes, not this rule (``hostless`` empty).

@@ -7,13 +7,13 @@ built from :mod:`ecs_gpu.contracts.gpu_metric` and :mod:`ecs_gpu.contracts.deman
 :class:`ecs_gpu.contracts.naming.Names`. Each series that must arrive
 (``SignalPlan.arriving``: the GPU series, and a tracked signal's own) has a
 missing-metric alarm, in ALARM when the series is absent, not when it is
-high; its construct id, name and description are the row's. A tracked
-series with a panel of its own (the concurrency series) gets a dashboard
-row. With ``[alerts]`` the alarms tell a person, on ALARM and again on OK.
-With ``[capacity.spot]`` two more alarms watch the Spot group
-(:mod:`ecs_gpu.design.spot`): its GPU series missing while it has an instance in
-service, and its desired capacity above its instances in service (no Spot
-capacity) for longer than a launch takes.
+high; its construct id, name and description are the signal's row in
+:data:`ecs_gpu.infra.signal_words.OBSERVED`. A tracked series with a panel of
+its own there (the concurrency series) gets a dashboard row. With ``[alerts]``
+the alarms tell a person, on ALARM and again on OK. With ``[capacity.spot]`` two
+more alarms watch the Spot group (:mod:`ecs_gpu.design.spot`): its GPU series
+missing while it has an instance in service, and its desired capacity above its
+instances in service (no Spot capacity) for longer than a launch takes.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.contracts.signals import (
     SERIES,
-    Panel,
     SeriesAt,
     SignalPlan,
     SignalSeries,
@@ -45,6 +44,7 @@ from ecs_gpu.contracts.signals import (
 from ecs_gpu.design import managed_scaling, spot
 from ecs_gpu.design.paths import fast_path, wake
 from ecs_gpu.infra.scaling import running_metric, series_metric
+from ecs_gpu.infra.signal_words import OBSERVED, Panel, gpu_missing_description
 from ecs_gpu.spec import Spec
 
 ECS_NAMESPACE: Final = "AWS/ECS"
@@ -147,14 +147,14 @@ def series_first_datapoint_s(spec: Spec, series: SignalSeries) -> float:
     install, fetch-config) or from a task's model serving (boot, image pull
     and model, managed_scaling.cold_start_s, as the health check and the
     simulator read it), as ``series.published_by`` says, then the series'
-    own delay to its first datapoint (signals.MissingAlarm), then ingestion.
+    own delay to its first datapoint (``series.first_datapoint_delay_s``), then ingestion.
     """
     start = (
         spec.simulation.instance_boot_s + host.SETUP_TYPICAL_S
         if series.published_by == "host"
         else managed_scaling.cold_start_s(spec)
     )
-    return start + series.alarm.delay_s + INGESTION_DELAY_S
+    return start + series.first_datapoint_delay_s + INGESTION_DELAY_S
 
 
 def series_missing_alarm_evaluation_periods(spec: Spec, series: SignalSeries) -> int:
@@ -292,9 +292,9 @@ def add_observability(
 
     # A tracked series' own row first (the GPU series' panels follow).
     widgets: list[list[cw.IWidget]] = [
-        _panel_row(spec, names, series, panel, fast_path_alarm)
-        for series in (SERIES[signal] for signal in plan.tracked)
-        if (panel := series.panel) is not None
+        _panel_row(spec, names, SERIES[signal], panel, fast_path_alarm)
+        for signal in plan.tracked
+        if (panel := OBSERVED[signal].panel) is not None
     ]
     widgets += [
         _utilization_row(spec, names, plan),
@@ -352,14 +352,14 @@ def _missing_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan)
     empty_od = spot.on_demand_may_be_empty(spec)
     out = []
     for signal in plan.arriving:
-        series = SERIES[signal]
+        series, alarm = SERIES[signal], OBSERVED[signal].alarm
         group = names.asg if empty_od and series.published_by == "host" else None
-        description = series.alarm.description(names, signal in plan.tracked)
+        description = alarm.description(names, signal in plan.tracked)
         out.append(
             _missing_alarm(
                 node,
-                series.alarm.construct_id,
-                alarm_name=series.alarm.name(names),
+                alarm.construct_id,
+                alarm_name=alarm.name(names),
                 alarm_description=description
                 if group is None
                 else f"While {group} has instances in service: {description}",
@@ -406,7 +406,7 @@ def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) ->
         spot.GPU_MISSING_ALARM_ID,
         alarm_name=gpu_name,
         alarm_description=f"While {names.spot_asg} has instances in service: "
-        + gpu_metric.missing_alarm_description(names.spot_asg, names.host_log_group, tracked=False),
+        + gpu_missing_description(names.spot_asg, names.host_log_group, tracked=False),
         metric=cw.MathExpression(
             expression=spot.GPU_MISSING_EXPRESSION,
             using_metrics={
@@ -458,7 +458,7 @@ def _alert_topic(
         # from the topic's policy back to it); CloudFormation names the rest.
         plan = SignalPlan.of(spec.scaling)
         arns = [
-            alarm.alarm_arn if (name := SERIES[s].alarm.name(names)) is None else _alarm_arn(name)
+            alarm.alarm_arn if (name := OBSERVED[s].alarm.name(names)) is None else _alarm_arn(name)
             for s, alarm in zip(plan.arriving, missing_alarms, strict=True)
         ]
         # The Spot alarms are named (_spot_alarms).

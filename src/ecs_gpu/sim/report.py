@@ -13,9 +13,9 @@ from typing import Any
 from rich.table import Table
 
 from ecs_gpu import catalog, outputs
-from ecs_gpu.contracts.signals import SERIES
 from ecs_gpu.sim.engine import TIMELINE_COLUMNS, SimResult
 from ecs_gpu.sim.params import SimParams
+from ecs_gpu.sim.signal_words import TARGET_WORDS
 
 
 def summary_json(result: SimResult) -> str:
@@ -412,9 +412,9 @@ def target_text(p: SimParams) -> str:
     # The first tracked signal with a target is the design's own (SignalPlan.tracked).
     targets = p.targets
     if not targets:
-        return SERIES[p.signal_plan.gpu_series].sim_target_words(p.gpu_target_percent)[0]
+        return TARGET_WORDS[p.signal_plan.gpu_series](p.gpu_target_percent).design
     signal, target = targets[0]
-    return SERIES[signal].sim_target_words(target)[0]
+    return TARGET_WORDS[signal](target).design
 
 
 def rate_scale_hint(p: SimParams, result: SimResult, rate_scale: float) -> str | None:

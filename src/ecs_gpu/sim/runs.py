@@ -17,6 +17,7 @@ from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import SimResult
 from ecs_gpu.sim.params import SimParams
+from ecs_gpu.sim.signal_words import TARGET_WORDS
 from ecs_gpu.sim.workload import bundled_traces
 
 
@@ -24,11 +25,11 @@ def target_text(p: SimParams) -> str:
     """What the design's policies hold: the concurrency target (and the guard's) or the GPU's."""
     targets = p.targets
     if not targets:
-        return SERIES[p.signal_plan.gpu_series].sim_target_words(p.gpu_target_percent)[1]
+        return TARGET_WORDS[p.signal_plan.gpu_series](p.gpu_target_percent).short
     (signal, target), *others = targets
-    text = SERIES[signal].sim_target_words(target)[1]
+    text = TARGET_WORDS[signal](target).short
     for other, value in others:
-        text += f" + {SERIES[other].sim_target_words(value)[2]}"
+        text += f" + {TARGET_WORDS[other](value).beside}"
     return text
 
 

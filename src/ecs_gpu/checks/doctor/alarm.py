@@ -17,10 +17,11 @@ from ecs_gpu.checks.doctor.common import (
     series_at,
 )
 from ecs_gpu.checks.doctor.registry import check
+from ecs_gpu.checks.doctor.signal_words import CHECKED
 from ecs_gpu.checks.model import Check, Evidence, Finding, Unknown
 from ecs_gpu.checks.runner import why_missing
 from ecs_gpu.checks.snapshot import Snapshot
-from ecs_gpu.contracts.signals import SERIES, Signal, SignalSeries
+from ecs_gpu.contracts.signals import SERIES, Signal
 
 
 def _reads(a: dict[str, Any], metrics: set[tuple[str, str]]) -> bool:
@@ -31,13 +32,11 @@ def _reads(a: dict[str, Any], metrics: set[tuple[str, str]]) -> bool:
 
 def _meant_as_a_signal(p: dict[str, Any]) -> bool:
     """Does this target-tracking policy read a metric meant as some signal's series?"""
-    return any(
-        series.checked.meant_as(m) for series in SERIES.values() for _, m in policy_metrics(p)
-    )
+    return any(checked.meant_as(m) for checked in CHECKED.values() for _, m in policy_metrics(p))
 
 
-def _tracking_alarms(s: Snapshot, series: SignalSeries) -> list[dict[str, Any]] | None:
-    """The alarms of the target-tracking policies meant as ``series``; None: unknown.
+def _tracking_alarms(s: Snapshot, signal: Signal) -> list[dict[str, Any]] | None:
+    """The alarms of the target-tracking policies meant as ``signal``'s series; None: unknown.
 
     Application Auto Scaling makes them (TargetTracking-...-AlarmHigh/-AlarmLow)
     and lists them in the policy's Alarms; the fast path's alarm watches the
@@ -49,7 +48,7 @@ def _tracking_alarms(s: Snapshot, series: SignalSeries) -> list[dict[str, Any]] 
         a
         for p in s["scaling_policies"]
         if p.get("PolicyType", "TargetTrackingScaling") == "TargetTrackingScaling"
-        and any(series.checked.meant_as(m) for _, m in policy_metrics(p))
+        and any(CHECKED[signal].meant_as(m) for _, m in policy_metrics(p))
         for a in policy_alarms(s, p)[1]
     ]
 
@@ -144,18 +143,18 @@ def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
     own = {missing_alarm, *_spot_alarm_names(s)}
     out = _missing_policy_alarms(s, c)
     shared: dict[str, list[Signal]] = {}
-    for signal, row in SERIES.items():
-        shared.setdefault(row.checked.arrives.id, []).append(signal)
+    for signal, row in CHECKED.items():
+        shared.setdefault(row.arrives.id, []).append(signal)
     for signals in shared.values():
-        series = SERIES[signals[0]]
+        series, checked = SERIES[signals[0]], CHECKED[signals[0]]
         if series.drives_fast_path:
             # Its series has step alarms besides: its policies' alarms only.
-            found = _tracking_alarms(s, series)
+            found = _tracking_alarms(s, signals[0])
             if found is None:
                 # Those alarms are found through the policies; without them, say so.
                 if not out and plan_tracks(s, tuple(signals)):
                     raise Unknown(
-                        f"the {series.checked.in_words} policy's alarms are found through "
+                        f"the {checked.in_words} policy's alarms are found through "
                         "scaling_policies, which is missing: "
                         f"{why_missing(s, ('scaling_policies',))}"
                     )
@@ -164,13 +163,13 @@ def _alarms_insufficient(s: Snapshot, c: Check) -> list[Finding]:
             # Any alarm on the series but its missing-metric alarm.
             metrics = {
                 (q["MetricStat"]["Metric"]["Namespace"], q["MetricStat"]["Metric"]["MetricName"])
-                for q in series.verified.queries(names)
+                for q in series.arrival_queries(names)
             }
             found = [a for a in s["alarms"] if _reads(a, metrics) and a.get("AlarmName") not in own]
         for a in found:
             if a.get("StateValue") != "INSUFFICIENT_DATA":
                 continue
-            title, fix = series.checked.alarm_no_data(a["AlarmName"], names)
+            title, fix = checked.alarm_no_data(a["AlarmName"], names)
             out.append(c.finding(_no_data_evidence(a), fix, title=title))
     return out
 

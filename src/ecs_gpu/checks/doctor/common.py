@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ecs_gpu.checks.doctor.registry import check
+from ecs_gpu.checks.doctor.signal_words import CHECKED, Checked, CheckText
 from ecs_gpu.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.checks.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.contracts import ami, demand_metric
-from ecs_gpu.contracts.signals import SERIES, Checked, CheckText, SeriesAt, Signal, SignalPlan
+from ecs_gpu.contracts.signals import SeriesAt, Signal, SignalPlan
 from ecs_gpu.design.paths.step_shape import StepShape, shape_of
 from ecs_gpu.host import probe
 
@@ -317,11 +318,11 @@ def policies_track(s: Snapshot, signals: tuple[Signal, ...]) -> bool | None:
     """Whether a policy is meant as the series of one of ``signals``; None without the policies.
 
     A target-tracking policy's metric, or a step policy's alarm's, meant as
-    the series (``SignalSeries.checked.meant_as``).
+    the series (``signal_words.Checked.meant_as``).
     """
     if "scaling_policies" not in s:
         return None
-    meant = [SERIES[x].checked.meant_as for x in signals]
+    meant = [CHECKED[x].meant_as for x in signals]
     return any(
         any(f(m) for f in meant for _, m in policy_metrics(p))
         or (
@@ -390,14 +391,14 @@ def register_per_series(
     make: Callable[[tuple[Signal, ...]], CheckFn],
 ) -> None:
     """Register one check per id that ``text_of`` gives the signals' rows
-    (``signals.SERIES[s].checked``): signals sharing a watched series share the check,
+    (``signal_words.CHECKED[s]``): signals sharing a watched series share the check,
     which ``make`` builds over them. "Does it arrive" (metric.py) and "does a policy
     track it" (scaling.py) are both registered this way, so a new signal adds none."""
     shared: dict[str, list[Signal]] = {}
-    for signal, series in SERIES.items():
-        shared.setdefault(text_of(series.checked).id, []).append(signal)
+    for signal, checked in CHECKED.items():
+        shared.setdefault(text_of(checked).id, []).append(signal)
     for signals in shared.values():
-        t = text_of(SERIES[signals[0]].checked)
+        t = text_of(CHECKED[signals[0]])
         check(t.id, link=link, severity=t.severity, title=t.title, requires=t.requires, doc=t.doc)(
             make(tuple(signals))
         )

@@ -2,12 +2,13 @@
 
 "Does it arrive" is one check per watched series (MET001 the agent's GPU
 series, MET005 the sidecars' concurrency series), its id, words and who
-publishes it from the signal's row (``signals.SERIES[s].checked``), so a new
+publishes it from the signal's row (``signal_words.CHECKED[s]``), so a new
 signal adds no code here. MET004 is the task-gpus policy's divisor.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ecs_gpu.checks.doctor.common import (
@@ -23,10 +24,11 @@ from ecs_gpu.checks.doctor.common import (
     tracks,
 )
 from ecs_gpu.checks.doctor.registry import check
+from ecs_gpu.checks.doctor.signal_words import CHECKED, Checked
 from ecs_gpu.checks.model import Check, CheckFn, Evidence, Finding, Unknown
 from ecs_gpu.checks.snapshot import COLLECTION_KEY, Snapshot
 from ecs_gpu.contracts import gpu_metric
-from ecs_gpu.contracts.signals import SERIES, Signal
+from ecs_gpu.contracts.signals import SERIES, SeriesAt, Signal, SignalSeries
 from ecs_gpu.design.spot import on_demand_claim, publishers
 
 
@@ -40,7 +42,7 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
     desired count is 0.
     """
     series = SERIES[signals[0]]
-    checked = series.checked
+    checked = CHECKED[signals[0]]
     by_task = series.published_by == "task"
 
     def arrives(s: Snapshot, c: Check) -> list[Finding]:
@@ -54,14 +56,7 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
         if by_task and not tracked:
             return []
         names = series_at(s)
-        results = {r.get("Id"): r for r in s["metric_data"]}
-        queries = series.verified.queries(names)
-        if not any(q["Id"] in results for q in queries):
-            raise Unknown(
-                f"metric_data has no {series.watched.metric_name} series (a snapshot from an "
-                "ecs-gpu that did not collect it); collect it again"
-            )
-        empty = [q for q in queries if not results.get(q["Id"], {}).get("Values")]
+        empty = _empty_queries(s, series, names)
         host = "runs" if by_task else _on_demand_host(s, names.asg)
         if not empty or host == "none by design":
             return []
@@ -69,13 +64,56 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
             # Scaled to zero and the group emptied: no agent runs to publish (the
             # template's missing-metric alarm reads 0 then, infra/observability.py).
             return []
-        metrics = dict.fromkeys(q["MetricStat"]["Metric"]["MetricName"] for q in empty)
-        dims = ",".join(f"{d['Name']}={d['Value']}" for d in series.watched.dimensions(names))
-        missing = (
-            f"No datapoint of {series.watched.namespace} {', '.join(metrics)} ({dims}) in the "
-            "window"
+        missing = _no_datapoint(s, series, names, empty)
+        if by_task:
+            return [_task_finding(s, c, checked, names, missing)]
+        remedy = _hostless_remedy(s, names.asg) if host == "missing" else checked.remedy(0)
+        if tracked is False and checked.untracked is not None:
+            return [_untracked_finding(s, c, checked, missing, remedy)]
+        return [
+            c.finding(
+                [*missing.evidence, missing.window],
+                f"{missing.text}: {checked.followers} a series nobody writes. {remedy}",
+            )
+        ]
+
+    return arrives
+
+
+@dataclass(frozen=True)
+class _Missing:
+    """A series with no datapoint in the window: the sentence that says so, the evidence
+    of each empty query, and the window's."""
+
+    text: str
+    evidence: list[Evidence]
+    window: Evidence
+
+
+def _empty_queries(s: Snapshot, series: SignalSeries, names: SeriesAt) -> list[dict[str, Any]]:
+    """The series' queries that must have data and have none in the snapshot; Unknown
+    when the snapshot holds none of them (an ecs-gpu that did not collect it)."""
+    results = {r.get("Id"): r for r in s["metric_data"]}
+    queries = series.arrival_queries(names)
+    if not any(q["Id"] in results for q in queries):
+        raise Unknown(
+            f"metric_data has no {series.watched.metric_name} series (a snapshot from an "
+            "ecs-gpu that did not collect it); collect it again"
         )
-        evidence = [
+    return [q for q in queries if not results.get(q["Id"], {}).get("Values")]
+
+
+def _no_datapoint(
+    s: Snapshot, series: SignalSeries, names: SeriesAt, empty: list[dict[str, Any]]
+) -> _Missing:
+    """What says that the ``empty`` queries of ``series`` have no datapoint."""
+    results = {r.get("Id"): r for r in s["metric_data"]}
+    metrics = dict.fromkeys(q["MetricStat"]["Metric"]["MetricName"] for q in empty)
+    dims = ",".join(f"{d['Name']}={d['Value']}" for d in series.watched.dimensions(names))
+    return _Missing(
+        text=f"No datapoint of {series.watched.namespace} {', '.join(metrics)} ({dims}) in the "
+        "window",
+        evidence=[
             Evidence(
                 "metric_data",
                 q["Label"],
@@ -83,66 +121,67 @@ def _arrives(signals: tuple[Signal, ...]) -> CheckFn:
                 results.get(q["Id"], {}).get("Values", "no series"),
             )
             for q in empty
-        ]
-        window = Evidence(
+        ],
+        window=Evidence(
             "_collection",
             "metric_window",
             "start/end",
             (s.get(COLLECTION_KEY) or {}).get("metric_window", {}),
-        )
-        if by_task:
-            svc = next(iter(service_items(s)), {})
-            running, desired = svc.get("runningCount"), svc.get("desiredCount")
-            if not running:
-                why = f"no task runs, so no {checked.publisher} publishes" + (
-                    ": fix why the tasks do not start first (PLC002, SVC001, SVC002)."
-                    if desired
-                    else " (the service is scaled to 0; its first task will bring the series)."
-                )
-            else:
-                why = checked.remedy(running)
-            evidence += [
-                Evidence(
-                    "services", svc.get("serviceName", names.service), "runningCount", running
-                ),
-                window,
-            ]
-            return [
-                c.finding(
-                    evidence,
-                    f"{missing}: {checked.followers} a series nobody writes. Cause: {why}",
-                    severity="error" if desired else "warning",
-                )
-            ]
-        evidence.append(window)
-        remedy = _hostless_remedy(s, names.asg) if host == "missing" else checked.remedy(0)
-        if tracked is False and checked.untracked is not None:
-            untracked_title, untracked_readers = checked.untracked
-            target = collection_target(s)
-            if target.get("signal") is not None:
-                why = f"the spec scales on {target.get('signal')} without [scaling] gpu_guard"
-                evidence += [
-                    Evidence("_collection", "target", "signal", target.get("signal")),
-                    Evidence("_collection", "target", "gpu_guard", target.get("gpu_guard")),
-                ]
-            else:
-                why = f"none of the service's scaling policies reads {checked.in_words}"
-                evidence.append(policy_names_evidence(s))
-            readers = untracked_readers(target.get("missing_metric_alarm"))
-            return [
-                c.finding(
-                    evidence,
-                    f"{missing}. No scaling policy reads it ({why}), so the task count does not "
-                    f"depend on it: {readers}. {remedy}",
-                    title=untracked_title,
-                    severity="warning",
-                )
-            ]
-        return [
-            c.finding(evidence, f"{missing}: {checked.followers} a series nobody writes. {remedy}")
-        ]
+        ),
+    )
 
-    return arrives
+
+def _task_finding(
+    s: Snapshot, c: Check, checked: Checked, names: SeriesAt, missing: _Missing
+) -> Finding:
+    """A task's series is missing: why no task publishes, or what to read where tasks run."""
+    svc = next(iter(service_items(s)), {})
+    running, desired = svc.get("runningCount"), svc.get("desiredCount")
+    if not running:
+        why = f"no task runs, so no {checked.publisher} publishes" + (
+            ": fix why the tasks do not start first (PLC002, SVC001, SVC002)."
+            if desired
+            else " (the service is scaled to 0; its first task will bring the series)."
+        )
+    else:
+        why = checked.remedy(running)
+    evidence = [
+        *missing.evidence,
+        Evidence("services", svc.get("serviceName", names.service), "runningCount", running),
+        missing.window,
+    ]
+    return c.finding(
+        evidence,
+        f"{missing.text}: {checked.followers} a series nobody writes. Cause: {why}",
+        severity="error" if desired else "warning",
+    )
+
+
+def _untracked_finding(
+    s: Snapshot, c: Check, checked: Checked, missing: _Missing, remedy: str
+) -> Finding:
+    """A host's series no policy tracks is missing: a warning naming what still reads it."""
+    assert checked.untracked is not None  # the caller's condition
+    untracked_title, untracked_readers = checked.untracked
+    evidence = [*missing.evidence, missing.window]
+    target = collection_target(s)
+    if target.get("signal") is not None:
+        why = f"the spec scales on {target.get('signal')} without [scaling] gpu_guard"
+        evidence += [
+            Evidence("_collection", "target", "signal", target.get("signal")),
+            Evidence("_collection", "target", "gpu_guard", target.get("gpu_guard")),
+        ]
+    else:
+        why = f"none of the service's scaling policies reads {checked.in_words}"
+        evidence.append(policy_names_evidence(s))
+    readers = untracked_readers(target.get("missing_metric_alarm"))
+    return c.finding(
+        evidence,
+        f"{missing.text}. No scaling policy reads it ({why}), so the task count does not "
+        f"depend on it: {readers}. {remedy}",
+        title=untracked_title,
+        severity="warning",
+    )
 
 
 def _on_demand_host(s: Snapshot, asg: str) -> Literal["runs", "none by design", "missing"]:

@@ -3,7 +3,7 @@
 "Does a policy track it" is one check per watched series (SCL001 the GPU
 series, SCL004 the concurrency series), its id, its judgement of a policy's
 metric and its missing-policy finding from the signal's row
-(``signals.SERIES[s].checked``), so a new signal adds no code here. The
+(``signal_words.CHECKED[s]``), so a new signal adds no code here. The
 fast path's and fast scale-in's step policies (SCL005, SCL007) are theirs;
 what wakes a service at zero tasks is SCL008's, the spec's scheduled actions
 SCL009's, what puts it to sleep SCL010's. Every check of the link registers
@@ -27,9 +27,10 @@ from ecs_gpu.checks.doctor.common import (
     register_per_series,
 )
 from ecs_gpu.checks.doctor.registry import check
+from ecs_gpu.checks.doctor.signal_words import CHECKED, Deployed
 from ecs_gpu.checks.model import Check, CheckFn, Evidence, Finding
 from ecs_gpu.checks.snapshot import Snapshot
-from ecs_gpu.contracts.signals import DEFAULT_GPU_SIGNAL, SERIES, Deployed, Signal
+from ecs_gpu.contracts.signals import DEFAULT_GPU_SIGNAL, SERIES, Signal
 
 
 def _deployed(s: Snapshot) -> Deployed:
@@ -68,11 +69,11 @@ def _tracked(signals: tuple[Signal, ...]) -> CheckFn:
     """The "does a policy track it" check of the series ``signals`` share.
 
     Every target-tracking policy's metric meant as the series must read it
-    exactly (the row's ``judge``, from its contract module); where the spec
+    exactly (the row's ``judge``); where the spec
     (or, without one, the policies) expects a policy and none reads it, the
     row's missing-policy finding.
     """
-    checked = SERIES[signals[0]].checked
+    checked = CHECKED[signals[0]]
 
     def tracked(s: Snapshot, c: Check) -> list[Finding]:
         at = _deployed(s)

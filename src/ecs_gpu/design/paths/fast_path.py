@@ -247,7 +247,7 @@ def policy_differences(
     (``cooldown``: :func:`cooldown_s`), its cooldown. A cooldown shorter than a new
     task's time to serve (a stack deployed before it counted managed scaling's launch
     datapoint) lets the next invocation multiply tasks still starting by an excess they
-    have not answered. doctor (SCL005) reads it."""
+    have not answered. doctor's fast-path check reads it."""
     cfg = policy.get("StepScalingPolicyConfiguration") or {}
     out: list[tuple[str, Any, str]] = []
     for field, want in (

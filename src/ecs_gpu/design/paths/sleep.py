@@ -166,7 +166,7 @@ def alarm_differences(
     :data:`THRESHOLD`, ``minutes`` of as many periods (the spec's :func:`quiet_minutes`;
     None, without a spec: any window of at least :data:`MIN_QUIET_MINUTES`, which the
     model's load may lengthen), :data:`TREAT_MISSING_DATA`. Empty: it is the sleep
-    alarm. Pure; ``doctor`` (SCL010) and ``verify scaling`` read it."""
+    alarm. Pure; doctor's sleep-path check and ``verify scaling`` read it."""
     exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
     if exprs not in ([REQUESTS], [IN_FLIGHT_EXPRESSION]):
         return [("Expression", exprs, f"expression {exprs} (want {REQUESTS}, + in flight)")]

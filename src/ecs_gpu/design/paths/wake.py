@@ -415,7 +415,7 @@ def alarm_differences(
     alarm (:data:`EXPRESSION` over :func:`queries` at :data:`PERIOD_S`, both counts of
     one load balancer, :data:`COMPARISON` :data:`THRESHOLD`, :data:`DATAPOINTS_TO_ALARM`
     of :data:`EVALUATION_PERIODS`, :data:`TREAT_MISSING_DATA`); empty: it is the wake
-    alarm. doctor (SCL008) and ``verify scaling`` read it."""
+    alarm. doctor's wake-path check and ``verify scaling`` read it."""
     exprs = [q.get("Expression") for q in alarm.get("Metrics") or [] if "Expression" in q]
     if exprs != [EXPRESSION]:
         return [("Expression", exprs, f"expression {exprs} (want {EXPRESSION})")]
@@ -461,8 +461,8 @@ def policy_differences(policy: Mapping[str, Any]) -> list[tuple[str, Any, str]]:
     :func:`is_wake_policy` takes) differs from the template's: one step adding
     :data:`TASKS_ADDED` from 0 over the threshold, unbounded above. A larger step
     starts tasks the first request does not need. The cooldown is not compared: it is
-    the spec's (:func:`cooldown_s`), which a snapshot does not record. doctor (SCL008)
-    and ``verify scaling`` read it."""
+    the spec's (:func:`cooldown_s`), which a snapshot does not record. doctor's
+    wake-path check and ``verify scaling`` read it."""
     cfg = policy.get("StepScalingPolicyConfiguration") or {}
     steps = [
         (

@@ -1,8 +1,8 @@
-"""aws/verify_decision: the first scale-out decision and its verdict."""
+"""checks/verify/decision: the verdict on the first scale-out, the policy its cause names."""
 
 from __future__ import annotations
 
-from ecs_gpu.aws import verify_decision as vdec
+from ecs_gpu.checks.verify import decision as vdec
 
 
 def test_the_verdict_on_the_first_decision() -> None:

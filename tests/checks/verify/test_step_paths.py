@@ -1,15 +1,18 @@
-"""aws/verify_step_paths: each step path of the spec, judged on the deployed policies."""
+"""checks/verify/step_paths: each step path of the spec, judged on the deployed policies."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from cli.conftest import EXAMPLE_SPEC, NAMES
-from ecs_gpu.aws import verify_step_paths as vsp
+from ecs_gpu.checks.verify import step_paths as vsp
+from ecs_gpu.contracts.naming import Names
 from ecs_gpu.design.paths import fast_path as fp
 from ecs_gpu.design.paths import sleep
 from ecs_gpu.spec import load_spec
+from example_specs import G5_PATH as EXAMPLE_SPEC
 from zero_alarms import sleep_metrics
+
+NAMES = Names("vllm-g5")
 
 SLEEP_POLICIES = [vsp.StepPolicy("sleep", ("sleep-alarm",), "sleep")]
 WHERE = {"resource_id": "service/c/s", "cluster": NAMES.cluster, "service": NAMES.service}
