@@ -55,7 +55,8 @@ MARK: Final = "@@ecs-gpu-probe"
 _BEGIN = re.compile(rf"^{MARK} begin (\w+)$")
 _END = re.compile(rf"^{MARK} end (\w+) rc=(\d+)$")
 
-# The agent's own words when it cannot run nvidia-smi (field report, issue #173).
+# The agent's own words when it cannot run nvidia-smi (the reference module's field
+# report, infrahouse/terraform-aws-ecs#173).
 NVIDIA_SMI_STAT_ERROR: Final = "Cannot get file's stat"
 # docker ps -a statuses of a container that keeps dying.
 _EXITED = re.compile(r"^Exited \((\d+)\)")
