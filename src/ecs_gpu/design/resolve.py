@@ -4,7 +4,8 @@ Everything the template, the simulator, validate, verify and doctor need to know
 about a spec beyond its own keys is worked out here, once, from the rules of the
 modules beside this one (start-up times, managed scaling, Spot, the step paths).
 The consumers read the :class:`Design`; none calls those rules on the spec again,
-so the template and the simulator agree by structure, not by convention.
+so the template and the simulator agree by structure, not by convention. A check
+that needs a design, not a spec, takes one (:func:`check_woken_task`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from dataclasses import dataclass
 from ecs_gpu.contracts.signals import SignalPlan
 from ecs_gpu.design import managed_scaling, spot, startup
 from ecs_gpu.design.paths import fast_path, fast_scale_in, sleep, wake
+from ecs_gpu.design.paths.fast_path import FastPath
+from ecs_gpu.design.paths.fast_scale_in import FastScaleIn
+from ecs_gpu.design.paths.sleep import SleepPath
+from ecs_gpu.design.paths.wake import WakePath
+from ecs_gpu.design.spot import Strategy
+from ecs_gpu.design.startup import HealthTimings, ModelStart
+from ecs_gpu.errors import SpecError
 from ecs_gpu.spec import Spec
+from ecs_gpu.spec.messages import Problem
 
 
 @dataclass(frozen=True)
@@ -27,19 +36,27 @@ class Startup:
     task_ready_s: float
     # How long a RUNNING task may still not serve (the sleep path outlasts it).
     running_to_healthy_s: float
-    model: startup.ModelStart
-    health: startup.HealthTimings
+    # The model's start estimate with its inputs (validate's note).
+    model: ModelStart
+    # The container health check and the service's grace period.
+    health: HealthTimings
 
 
 @dataclass(frozen=True)
 class ManagedScaling:
-    """The capacity provider's managed scaling and the starts it waits for."""
+    """A group's capacity-provider managed scaling and the starts it waits for."""
 
+    # A new instance to a serving task: boot, image pull, model.
     cold_start_s: float
+    # A warm-pool instance to ECS registration.
     warm_register_s: float
+    # A warm-pool instance to a serving task.
     pooled_start_s: float
+    # Every scale-out up to max_instances comes from the warm pool.
     pool_covers_scale_out: bool
+    # The provider's instance warm-up (and the group's default warm-up and cooldown).
     instance_warmup_s: int
+    # The most instances one managed-scaling step adds.
     max_scaling_step: int
 
 
@@ -47,9 +64,12 @@ class ManagedScaling:
 class Spot:
     """Spot capacity as deployed and as the simulator prices it (with [capacity.spot])."""
 
-    strategy: spot.Strategy
+    # The service's capacity-provider strategy: the On-Demand base and both weights.
+    strategy: Strategy
     # The Spot group as the On-Demand group's builders read a spec.
     group: Spec
+    # The Spot group's managed scaling (no warm pool: its warm-up is the cold start's).
+    managed_scaling: ManagedScaling
     price_usd_per_hour: float | None
     # Listed types with no discount: no [simulation] key and no cited figure.
     missing_discounts: tuple[str, ...]
@@ -63,11 +83,15 @@ class Zero:
     quiet_minutes: int
     # From the wake to a serving task.
     start_s: float
+    # The woken task is the Spot group's (it starts cold there).
     wakes_on_spot: bool
+    # The first instance after zero comes from the warm pool.
     pooled_wake: bool
     # None without a load balancer to count requests at.
-    wake: wake.WakePath | None
-    sleep: sleep.SleepPath | None
+    wake: WakePath | None
+    sleep: SleepPath | None
+    # Why target tracking would stop the woken task before it serves (empty: it cannot).
+    unprotected_wake: tuple[Problem, ...]
 
 
 @dataclass(frozen=True)
@@ -77,6 +101,7 @@ class Design:
     spec: Spec
     signals: SignalPlan
     startup: Startup
+    # The On-Demand group's (the Spot group's is spot.managed_scaling).
     managed_scaling: ManagedScaling
     # None without [capacity.spot].
     spot: Spot | None
@@ -84,10 +109,10 @@ class Design:
     spot_interruptions_per_hour: float
     # The On-Demand group may hold no instance while tasks run on Spot.
     on_demand_may_be_empty: bool
-    fast_path: fast_path.FastPath | None
+    fast_path: FastPath | None
     # The cap on target tracking's concurrency datapoint (None: uncapped).
     tracking_cap: float | None
-    fast_scale_in: fast_scale_in.FastScaleIn | None
+    fast_scale_in: FastScaleIn | None
     # None unless the service may run no task.
     zero: Zero | None
 
@@ -109,17 +134,32 @@ class Design:
         )
 
     @property
+    def strategy(self) -> Strategy | None:
+        """The service's capacity-provider strategy; None: one provider, On-Demand."""
+        return None if self.spot is None else self.spot.strategy
+
+    @property
     def scales_to_zero(self) -> bool:
         """Whether the service may run no task (min_tasks = 0, or a schedule entry's)."""
         return self.zero is not None
 
     @property
-    def wake(self) -> wake.WakePath | None:
+    def wake(self) -> WakePath | None:
         return None if self.zero is None else self.zero.wake
 
     @property
-    def sleep(self) -> sleep.SleepPath | None:
+    def sleep(self) -> SleepPath | None:
         return None if self.zero is None else self.zero.sleep
+
+
+def check_woken_task(design: Design, path: str = "spec") -> None:
+    """Refuse (:class:`SpecError`, exit 2, naming ``path``) a design whose woken task
+    target tracking would stop before it serves (``wake.unprotected_wake``). Synth,
+    diff, deploy, validate, plan, simulate and compare call it after the spec's own
+    rules; the construct applies it too."""
+    problems = () if design.zero is None else design.zero.unprotected_wake
+    if problems:
+        raise SpecError(path, [p.format(path) for p in problems])
 
 
 def _startup(spec: Spec) -> Startup:
@@ -147,9 +187,11 @@ def _spot(spec: Spec) -> Spot | None:
     strategy = spot.strategy(spec)
     if strategy is None:
         return None
+    group = spot.group_spec(spec)
     return Spot(
         strategy=strategy,
-        group=spot.group_spec(spec),
+        group=group,
+        managed_scaling=_managed_scaling(group),
         price_usd_per_hour=spot.price_usd_per_hour(spec),
         missing_discounts=tuple(spot.missing_discounts(spec)),
     )
@@ -165,4 +207,5 @@ def _zero(spec: Spec) -> Zero | None:
         pooled_wake=wake.pooled_wake(spec),
         wake=wake.wake_path(spec),
         sleep=sleep.sleep_path(spec),
+        unprotected_wake=tuple(wake.unprotected_wake(spec)),
     )
