@@ -9,7 +9,7 @@ import botocore.session
 import pytest
 
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.design import redeploy
+from ecs_gpu.design import Design, redeploy
 from ecs_gpu.errors import EXIT_BAD_INPUT, BadInputError
 from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5_PATH
@@ -93,9 +93,9 @@ def test_the_running_strategy_is_read_by_the_providers_physical_names() -> None:
 
 
 def test_a_new_stack_or_an_unchanged_strategy_forces_nothing() -> None:
-    assert redeploy.decide(_spec(""), SPEC_PATH, STACK, None) == redeploy.Decision()
+    assert redeploy.decide(Design.of(_spec("")), SPEC_PATH, STACK, None) == redeploy.Decision()
     for spec, running in ((_spec(""), WITH_SPOT), (_spec(None), PLAIN)):
-        d = redeploy.decide(spec, SPEC_PATH, STACK, running)
+        d = redeploy.decide(Design.of(spec), SPEC_PATH, STACK, running)
         assert not d.forces and d.note is None and d.warning is None
 
 
@@ -106,14 +106,14 @@ def test_a_changed_or_added_strategy_forces_with_the_specs_nonce_and_says_so() -
         (_spec("spot_percent = 0\n"), WITH_SPOT),  # the step before a removal
     ]
     for spec, running in cases:
-        d = redeploy.decide(spec, SPEC_PATH, STACK, running)
+        d = redeploy.decide(Design.of(spec), SPEC_PATH, STACK, running)
         assert d.nonce == redeploy.strategy_nonce(spec)
         assert d.note is not None and "replaces every running task" in d.note
 
 
 def test_removing_spot_while_it_has_a_weight_is_refused_with_the_way_there() -> None:
     with pytest.raises(BadInputError) as e:
-        redeploy.decide(_spec(None), SPEC_PATH, STACK, WITH_SPOT)
+        redeploy.decide(Design.of(_spec(None)), SPEC_PATH, STACK, WITH_SPOT)
     msg = e.value.message
     assert e.value.exit_code == EXIT_BAD_INPUT
     assert msg.startswith(f"{SPEC_PATH}: [capacity.spot] is removed")
@@ -121,7 +121,7 @@ def test_removing_spot_while_it_has_a_weight_is_refused_with_the_way_there() -> 
 
 
 def test_removing_spot_once_its_weight_is_0_forces_the_new_strategy() -> None:
-    d = redeploy.decide(_spec(None), SPEC_PATH, STACK, DRAINED)
+    d = redeploy.decide(Design.of(_spec(None)), SPEC_PATH, STACK, DRAINED)
     assert d.nonce == redeploy.strategy_nonce(_spec(None))
     assert d.note is not None and NAMES.spot_asg in d.note and "no instances" in d.note
 
@@ -132,10 +132,12 @@ def test_a_running_template_that_cannot_be_read_is_a_warning_and_forces_nothing(
     none = {"Resources": {OD_LID: PLAIN["Resources"][OD_LID]}}
     foreign = _running({"CapacityProvider": {"Fn::ImportValue": "x"}, "Weight": 1})
     for running in (two, none, foreign, "its template body is not JSON (YAML?)"):
-        d = redeploy.decide(_spec(None), SPEC_PATH, STACK, running)
+        d = redeploy.decide(Design.of(_spec(None)), SPEC_PATH, STACK, running)
         assert not d.forces and d.warning is not None, running
         assert d.warning.startswith(f"stack {STACK}: could not read")
-    assert "YAML" in str(redeploy.decide(_spec(""), SPEC_PATH, STACK, "body is YAML").warning)
+    assert "YAML" in str(
+        redeploy.decide(Design.of(_spec("")), SPEC_PATH, STACK, "body is YAML").warning
+    )
 
 
 def test_service_properties_and_the_forced_service() -> None:

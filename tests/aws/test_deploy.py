@@ -15,7 +15,7 @@ from cli.test_events import ROLLBACK, STACK_ID, describe_stack
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import follow as fl
 from ecs_gpu.checks.stack_events import StackEvent
-from ecs_gpu.design import redeploy
+from ecs_gpu.design import Design, redeploy
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
 from ecs_gpu.spec import parse_spec
 
@@ -122,20 +122,22 @@ def test_forced_deployment_compares_the_running_strategy(
     calls = record_calls(clients.cfn)
     args = ("g5.toml", STACK, "us-east-1")
     # No stack yet: CloudFormation creates the service, nothing to force or read.
-    assert not dp.forced_deployment(clients.cfn, _spec(""), *args).forces
+    assert not dp.forced_deployment(clients.cfn, Design.of(_spec("")), *args).forces
     assert "GetTemplate" not in calls
     running = _running(template, spot=True)
     tags = dp.stack_tags(NAMES.service_name)
     clients.cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(running), Tags=tags)
     # The same strategy: nothing forced.
-    same = dp.forced_deployment(clients.cfn, _spec(""), *args)
+    same = dp.forced_deployment(clients.cfn, Design.of(_spec("")), *args)
     assert not same.forces and same.warning is None and "GetTemplate" in calls
     # A new base: forced, with the spec's nonce.
     based = _spec("on_demand_base = 2\n")
-    assert dp.forced_deployment(clients.cfn, based, *args).nonce == redeploy.strategy_nonce(based)
+    assert dp.forced_deployment(
+        clients.cfn, Design.of(based), *args
+    ).nonce == redeploy.strategy_nonce(based)
     # The table removed while Spot has a weight: refused, naming the spec file.
     with pytest.raises(BadInputError, match=r"^g5.toml: \[capacity.spot\] is removed"):
-        dp.forced_deployment(clients.cfn, _spec(None), *args)
+        dp.forced_deployment(clients.cfn, Design.of(_spec(None)), *args)
 
 
 def test_a_stack_deploy_refuses_is_refused_before_its_template_is_read(
@@ -145,7 +147,7 @@ def test_a_stack_deploy_refuses_is_refused_before_its_template_is_read(
     clients.cfn.create_stack(StackName=STACK, TemplateBody=running)  # no ecs-gpu tag
     calls = record_calls(clients.cfn)
     with pytest.raises(BadInputError, match="not made by ecs-gpu"):
-        dp.forced_deployment(clients.cfn, _spec(None), "g5.toml", STACK, None)
+        dp.forced_deployment(clients.cfn, Design.of(_spec(None)), "g5.toml", STACK, None)
     assert calls == ["DescribeStacks"]
 
 

@@ -26,6 +26,7 @@ from ecs_gpu.checks.verify import wake as vwake
 from ecs_gpu.cli import main
 from ecs_gpu.cli import verify_wake as cli
 from ecs_gpu.contracts.naming import stack_name_of
+from ecs_gpu.design import Design
 from ecs_gpu.design.paths import wake
 from ecs_gpu.errors import EXIT_AWS, EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError
 from ecs_gpu.spec import Spec, load_spec
@@ -122,7 +123,7 @@ def run(
                 c.ecs.update_service(cluster=NAMES.cluster, service=NAMES.service, desiredCount=1)
 
     return cli.run_verify_wake(
-        load_spec(spec_path),
+        Design.of(load_spec(spec_path)),
         spec_path,
         cw=c.cw,
         ecs=c.ecs,

@@ -15,7 +15,7 @@ import pytest
 from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.contracts.signals import CONCURRENCY, DEFAULT_GPU_SIGNAL, SERIES
-from ecs_gpu.design import startup
+from ecs_gpu.design import Design, startup
 from ecs_gpu.spec import Spec, load_spec, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def templates() -> dict[str, dict[str, Any]]:
     stacks = {}
     for key, spec in SPECS.items():
         stack = Stack(app, f"Obs-{key}", synthesizer=BootstraplessSynthesizer())
-        result = add_observability(stack, spec=spec)
+        result = add_observability(stack, design=Design.of(spec))
         assert isinstance(result, Observability)
         stacks[key] = stack
     # Build every stack before the first synthesis: CDK synthesizes the app once.
@@ -239,10 +239,10 @@ def test_missing_metric_alarm_tolerates_a_gpu_boot(case: tuple[Spec, dict[str, A
     gpu = SERIES[DEFAULT_GPU_SIGNAL]
 
     def first_datapoint_s(spec: Spec) -> float:
-        return series_first_datapoint_s(spec, gpu)
+        return series_first_datapoint_s(Design.of(spec), gpu)
 
     def missing_alarm_evaluation_periods(spec: Spec) -> int:
-        return series_missing_alarm_evaluation_periods(spec, gpu)
+        return series_missing_alarm_evaluation_periods(Design.of(spec), gpu)
 
     spec, template = case
     alarm = _one(template, "AWS::CloudWatch::Alarm")
@@ -259,7 +259,7 @@ def test_evaluation_window_grows_with_the_spec_boot_time() -> None:
     from ecs_gpu.infra.observability import series_missing_alarm_evaluation_periods
 
     def missing_alarm_evaluation_periods(spec: Spec) -> int:
-        return series_missing_alarm_evaluation_periods(spec, SERIES[DEFAULT_GPU_SIGNAL])
+        return series_missing_alarm_evaluation_periods(Design.of(spec), SERIES[DEFAULT_GPU_SIGNAL])
 
     # The example uses the default 150 s boot, the built spec 600 s.
     assert missing_alarm_evaluation_periods(SPECS["built"]) > missing_alarm_evaluation_periods(
@@ -288,7 +288,7 @@ def test_concurrency_missing_window_waits_for_a_large_model() -> None:
     sim = big.simulation
     first_task_serving = sim.instance_boot_s + sim.image_pull_s + startup.model_ready_s(big)
     assert first_task_serving > 2_000
-    periods = series_missing_alarm_evaluation_periods(big, SERIES[CONCURRENCY])
+    periods = series_missing_alarm_evaluation_periods(Design.of(big), SERIES[CONCURRENCY])
     assert periods * 60 >= 2 * first_task_serving
     # Still no longer than that with a few minutes' margin.
     assert periods * 60 <= 2 * first_task_serving + 300

@@ -18,7 +18,7 @@ from botocore.validate import ParamValidator
 from ecs_gpu.contracts import demand_metric, gpu_metric
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.contracts.signals import CONCURRENCY, SERIES
-from ecs_gpu.design import startup
+from ecs_gpu.design import Design, startup
 from ecs_gpu.design.paths import fast_path, fast_scale_in, sleep, wake
 from ecs_gpu.infra import observability
 from ecs_gpu.infra.scaling import (
@@ -478,7 +478,9 @@ def test_missing_metric_alarms_cover_gpu_and_concurrency(case: tuple[Spec, T]) -
     assert {k: conc[k] for k in ("Namespace", "MetricName", "Dimensions")} == (_concurrency_plain())
     assert conc["ComparisonOperator"] == "LessThanThreshold" and conc["Threshold"] == 0
     assert conc["Period"] == gpu_metric.PERIOD_S
-    periods = observability.series_missing_alarm_evaluation_periods(spec, SERIES[CONCURRENCY])
+    periods = observability.series_missing_alarm_evaluation_periods(
+        Design.of(spec), SERIES[CONCURRENCY]
+    )
     assert conc["EvaluationPeriods"] == conc["DatapointsToAlarm"] == periods
     # A healthy first task (boot, pull, model load) reports well inside the window.
     sim = spec.simulation

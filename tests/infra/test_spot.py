@@ -10,7 +10,7 @@ import pytest
 from ecs_gpu import host
 from ecs_gpu.contracts import signals
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.design import spot
+from ecs_gpu.design import Design, spot
 from ecs_gpu.design.paths import wake
 from ecs_gpu.infra import observability
 from ecs_gpu.spec import parse_spec
@@ -224,7 +224,7 @@ def test_the_spot_gpu_series_alarm_reads_it_only_while_the_group_has_instances(
     assert a["TreatMissingData"] == "notBreaching"
     # The On-Demand GPU alarm's wait: twice the launch-to-first-datapoint time.
     gpu = signals.SERIES[signals.SignalPlan.of(spec.scaling).gpu_series]
-    periods = observability.series_missing_alarm_evaluation_periods(spec, gpu)
+    periods = observability.series_missing_alarm_evaluation_periods(Design.of(spec), gpu)
     assert a["EvaluationPeriods"] == a["DatapointsToAlarm"] == periods
     assert names.spot_asg in a["AlarmDescription"]
 
@@ -268,7 +268,7 @@ def test_without_base_the_on_demand_gpu_alarm_reads_its_series_only_while_it_has
     assert a["TreatMissingData"] == "notBreaching"
     assert a["AlarmDescription"].startswith(f"While {names.asg} has instances in service: ")
     gpu = signals.SERIES[signals.SignalPlan.of(spec.scaling).gpu_series]
-    periods = observability.series_missing_alarm_evaluation_periods(spec, gpu)
+    periods = observability.series_missing_alarm_evaluation_periods(Design.of(spec), gpu)
     assert a["EvaluationPeriods"] == a["DatapointsToAlarm"] == periods
     # The concurrency series is the service's, written by its tasks on either group: it
     # must arrive whenever a task runs, Spot or not, so its alarm stays plain.

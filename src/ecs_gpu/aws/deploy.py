@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
     from mypy_boto3_iam import IAMClient
 
-    from ecs_gpu.spec import Spec
+    from ecs_gpu.design import Design
 
 _PENDING_CHANGE_SET = frozenset({"CREATE_PENDING", "CREATE_IN_PROGRESS"})
 # Stack tags deploy sets; destroy (and deploy onto an existing stack) only
@@ -239,12 +239,12 @@ def deployed_template(cfn: CloudFormationClient, state: StackState) -> dict[str,
 
 def forced_deployment(
     cfn: CloudFormationClient,
-    spec: Spec,
+    design: Design,
     spec_path: str,
     stack: str,
     region: str | None,
 ) -> redeploy.Decision:
-    """Whether deploying ``spec`` onto ``stack`` forces the service's new deployment.
+    """Whether deploying ``design`` onto ``stack`` forces the service's new deployment.
 
     The stack's owner and state are checked first (as :func:`plan` does), so a
     stack deploy would refuse is refused before its template is read; then
@@ -253,10 +253,10 @@ def forced_deployment(
     """
     state = stack_state(cfn, stack)
     if state is None or state.status == "REVIEW_IN_PROGRESS":
-        return redeploy.decide(spec, spec_path, stack, None)
-    check_owned(state, spec.service.name, action="update")
+        return redeploy.decide(design, spec_path, stack, None)
+    check_owned(state, design.spec.service.name, action="update")
     _refuse_busy(state, region)
-    return redeploy.decide(spec, spec_path, stack, deployed_template(cfn, state))
+    return redeploy.decide(design, spec_path, stack, deployed_template(cfn, state))
 
 
 def stack_status(cfn: CloudFormationClient, stack_id: str) -> str:

@@ -251,10 +251,10 @@ class TargetNames(_Model):
     signal: Signal | None = None
     # The spec's [scaling] gpu_guard; None without a spec.
     gpu_guard: bool | None = None
-    # fast_path.threshold(spec) when the spec deploys the fast path, else None
+    # The design's fast_path.threshold when the spec deploys the fast path, else None
     # (with a signal: the spec deploys none; without: no spec was given).
     fast_path_threshold: float | None = None
-    # fast_path.cooldown_s(spec) when the spec deploys the fast path, else None.
+    # The design's fast_path.cooldown_s when the spec deploys the fast path, else None.
     fast_path_cooldown_s: int | None = None
     # fast_scale_in.threshold when the spec deploys the fast scale-in, else None
     # (with a signal: the spec deploys none; without: no spec was given).

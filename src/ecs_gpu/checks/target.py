@@ -9,7 +9,7 @@ from ecs_gpu.checks.snapshot import ScheduleTarget, SpotTarget, TargetNames, War
 from ecs_gpu.contracts import schedule
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.contracts.signals import Signal
-from ecs_gpu.design.paths import fast_path, fast_scale_in, sleep
+from ecs_gpu.design import Design
 from ecs_gpu.spec import Spec
 
 
@@ -102,10 +102,14 @@ class Target(TargetNames):
 
     @classmethod
     def from_spec(cls, spec: Spec, names: Names) -> Target:
-        """``names`` plus what the spec's [scaling] and warm pool deploy, for the checks."""
-        fp = fast_path.fast_path(spec)
-        fsi = fast_scale_in.fast_scale_in(spec)
-        sp = sleep.sleep_path(spec)
+        """:meth:`from_design` for a spec not yet resolved."""
+        return cls.from_design(Design.of(spec), names)
+
+    @classmethod
+    def from_design(cls, design: Design, names: Names) -> Target:
+        """``names`` plus what the design's [scaling] and warm pool deploy, for the checks."""
+        spec = design.spec
+        fp, fsi, sp = design.fast_path, design.fast_scale_in, design.sleep
         return cls.from_names(
             names,
             signal=spec.scaling.signal,

@@ -126,14 +126,14 @@ def synth_cmd(
         ecs-gpu synth examples/g5-vllm.toml -o out
     """
     from ecs_gpu.contracts.naming import check_stack_name
-    from ecs_gpu.design.paths.wake import check_woken_task
+    from ecs_gpu.design import Design, check_woken_task
     from ecs_gpu.outputs import is_stdout
     from ecs_gpu.template.synth import write_template
 
     if stack is not None:
         check_stack_name(stack)
     loaded = load_spec(spec)
-    check_woken_task(loaded, str(spec))
+    check_woken_task(Design.of(loaded), str(spec))
     print_notes(loaded.warnings(str(spec)))
     with stage_status(err_console) as stage:
         path = write_template(loaded, out, stack_name=stack, spec_path=spec, stage=stage)

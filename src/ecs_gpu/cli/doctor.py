@@ -206,6 +206,7 @@ def _collect(
 ) -> facts.Snapshot:
 
     from ecs_gpu.aws.clients import check_ready, make_session
+    from ecs_gpu.design import Design
     from ecs_gpu.spec import load_spec
 
     if spec is not None:
@@ -215,7 +216,7 @@ def _collect(
         # The names deploy gave SPEC as that stack (operate's derivation); the
         # stack itself keeps the name given, hashed base or not.
         names = names_of(loaded, stack)
-        target = facts.Target.from_spec(loaded, names).model_copy(
+        target = facts.Target.from_design(Design.of(loaded), names).model_copy(
             update={"stack": stack_of(loaded, stack)}
         )
     elif stack is not None:

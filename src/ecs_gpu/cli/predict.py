@@ -20,7 +20,7 @@ from ecs_gpu.cli.options import (
     json_option,
 )
 from ecs_gpu.cli.predict_render import progress, traces_table, validate_and_render
-from ecs_gpu.design.paths.wake import check_woken_task
+from ecs_gpu.design import Design, check_woken_task
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout
 from ecs_gpu.sim import (
@@ -50,7 +50,7 @@ def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
     loaded = load_spec(spec_path)
     # What synth, validate, plan and deploy refuse, simulate and compare refuse too:
     # a cost row for a design that cannot deploy would mislead.
-    check_woken_task(loaded, str(spec_path))
+    check_woken_task(Design.of(loaded), str(spec_path))
     # On standard error, so `--json -` keeps standard output for the JSON.
     terminal.print_notes(loaded.warnings(str(spec_path)))
     p = from_spec(loaded)

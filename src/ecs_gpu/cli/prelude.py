@@ -22,7 +22,7 @@ from ecs_gpu.cli import ami as ami_cli
 from ecs_gpu.cli.options import Aws, _aws, owned_by_caller, stack_of, template_bucket
 from ecs_gpu.cli.render import console
 from ecs_gpu.cli.terminal import err_console, print_notes, say
-from ecs_gpu.design.paths.wake import check_woken_task
+from ecs_gpu.design import Design, check_woken_task
 from ecs_gpu.outputs import check_distinct, check_output, is_stdout, write_text
 from ecs_gpu.spec import Spec, load_spec
 
@@ -94,12 +94,13 @@ def prepare(
     refusal costs no synth), then the template."""
     staging = template_bucket(bucket, prefix)
     s = load_spec(spec)
-    check_woken_task(s, str(spec))
+    design = Design.of(s)
+    check_woken_task(design, str(spec))
     print_notes(s.warnings(str(spec)))
     name = stack_of(s, stack)
     aws = _aws(profile, region)
     staging = owned_by_caller(aws, staging)
-    forced = dp.forced_deployment(aws("cloudformation"), s, str(spec), name, aws.region)
+    forced = dp.forced_deployment(aws("cloudformation"), design, str(spec), name, aws.region)
     if forced.warning is not None:
         say("warning:", "yellow", forced.warning)
     image = ami_cli.choose(

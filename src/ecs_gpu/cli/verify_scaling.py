@@ -39,9 +39,9 @@ from ecs_gpu.cli.verify_verdict import (
 )
 from ecs_gpu.contracts import demand_metric
 from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import Design
 from ecs_gpu.design.paths import fast_path as fp
 from ecs_gpu.design.paths import fast_scale_in as fsi
-from ecs_gpu.design.paths import wake
 from ecs_gpu.errors import ProblemsFound
 from ecs_gpu.spec import load_spec
 
@@ -82,7 +82,7 @@ def run_verify_scaling(
     scaling activity says whether the fast path decided it. With
     ``concurrency_target`` alone (the fast path off) high is twice the
     target. Low is 0. ``wake_path``: check the wake and sleep alarms too (exit 1 after),
-    the sleep alarm's window ``sleep_minutes`` (the spec's, ``wake.quiet_minutes``).
+    the sleep alarm's window ``sleep_minutes`` (the design's, ``Zero.quiet_minutes``).
     ``fast_in`` (the spec's fast scale-in): check its step policy and alarm
     first (missing: exit 1 after), and after the fall judge the first scale-in
     (exit 1 unless its policy removed the first task, within its step).
@@ -225,8 +225,9 @@ def verify_scaling_cmd(
 
         ecs-gpu verify scaling examples/g5-vllm.toml --yes
     """
-    s = load_spec(spec)
-    target, fast = vscaling.signal_inputs(s)
+    design = Design.of(load_spec(spec))
+    s = design.spec
+    target, fast = vscaling.signal_inputs(design)
     if publish_interval is None:
         publish_interval = vscaling.default_publish_interval_s(target)
     aws = _aws(profile, region)
@@ -242,7 +243,7 @@ def verify_scaling_cmd(
         poll_s=poll_interval,
         scale_out_timeout_s=scale_out_timeout,
         scale_in_timeout_s=scale_in_timeout,
-        wake_path=wake.wake_path(s) is not None,
-        sleep_minutes=wake.quiet_minutes(s),
-        fast_in=fsi.fast_scale_in(s),
+        wake_path=design.wake is not None,
+        sleep_minutes=None if design.zero is None else design.zero.quiet_minutes,
+        fast_in=design.fast_scale_in,
     )

@@ -32,8 +32,9 @@ from ecs_gpu.cli.options import (
 from ecs_gpu.cli.render import console
 from ecs_gpu.cli.verify_verdict import first_activity_or_note
 from ecs_gpu.contracts.naming import Names, stack_name_of
+from ecs_gpu.design import Design
 from ecs_gpu.design.paths import wake
-from ecs_gpu.spec import Spec, load_spec
+from ecs_gpu.spec import load_spec
 
 if TYPE_CHECKING:
     from mypy_boto3_application_autoscaling import ApplicationAutoScalingClient
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 
 def run_verify_wake(
-    spec: Spec,
+    design: Design,
     spec_path: Path,
     *,
     cw: CloudWatchClient,
@@ -66,11 +67,12 @@ def run_verify_wake(
     load balancer (exit 3), the wake policy raises desiredCount within the timeout (exit
     1). Then, a note and never the exit code, the wait for a RUNNING task. Returns the
     seconds from the request to desiredCount >= 1. ``cfn`` is read only without ``url``."""
-    wp = vwake.require_wake_path(spec, spec_path)
+    wp = vwake.require_wake_path(design, spec_path)
+    spec = design.spec
     names = names_of(spec, stack)
     vwake.check_consent(yes, names)
     config = vw.check_deployed(appscaling, cw, names)
-    vwake.check_at_zero(vw.service_counts(ecs, names), spec, names)
+    vwake.check_at_zero(vw.service_counts(ecs, names), design, names)
     if url is None:
         assert cfn is not None  # the command makes one without --url
         url = vw.stack_url(cfn, spec, stack_name_of(spec, stack))
@@ -125,14 +127,14 @@ def run_verify_wake(
         f"{escape(d.cause or d.description)}",
         soft_wrap=True,
     )
-    report_running(ecs, names, spec, start, running_timeout_s, poll_s, sleep, clock)
+    report_running(ecs, names, design, start, running_timeout_s, poll_s, sleep, clock)
     return rise_s
 
 
 def report_running(
     ecs: ECSClient,
     names: Names,
-    spec: Spec,
+    design: Design,
     start: float,
     timeout_s: float | None,
     poll_s: float,
@@ -141,8 +143,10 @@ def report_running(
 ) -> None:
     """Wait for the first RUNNING task and say how long it took against the start
     (boot + pull + load, or the warm pool's); a note, never the exit code."""
-    expected = wake.start_s(spec)
-    wait = vwake.default_running_timeout_s(spec) if timeout_s is None else timeout_s
+    zero = design.zero
+    assert zero is not None  # require_wake_path refused a design that never sleeps
+    expected = zero.start_s
+    wait = vwake.default_running_timeout_s(zero) if timeout_s is None else timeout_s
     if wait <= 0:
         return
     counts, running_s, ran = vwake.wait_for(
@@ -228,13 +232,13 @@ def verify_wake_cmd(
 
         ecs-gpu verify wake zero.toml --yes
     """
-    s = load_spec(spec)
-    vwake.require_wake_path(s, spec)  # exit 2 before any AWS session
+    design = Design.of(load_spec(spec))
+    vwake.require_wake_path(design, spec)  # exit 2 before any AWS session
     if url is not None:
         vwake.check_url(url)
     aws = _aws(profile, region)
     run_verify_wake(
-        s,
+        design,
         spec,
         cw=aws("cloudwatch"),
         ecs=aws("ecs"),

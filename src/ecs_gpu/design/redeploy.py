@@ -27,12 +27,15 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.design import spot
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.spec import Spec
+
+if TYPE_CHECKING:
+    from ecs_gpu.design.resolve import Design
 
 SERVICE_TYPE: Final = "AWS::ECS::Service"
 CAPACITY_PROVIDER_TYPE: Final = "AWS::ECS::CapacityProvider"
@@ -61,13 +64,14 @@ def nonce(strategy: Sequence[StrategyItem]) -> str:
     return NONCE_PREFIX + hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def strategy_items(spec: Spec, on_demand: str, spot_provider: str) -> list[StrategyItem]:
-    """The service's strategy for ``spec``, its providers called ``on_demand`` and
-    ``spot_provider`` (unused without [capacity.spot]): one provider, or the On-Demand
-    base and both weights (spot.strategy; only one provider may have a base). The
-    template (by CDK tokens), :func:`strategy` (by physical names) and
-    :func:`strategy_nonce` (by role) all read it."""
-    st = spot.strategy(spec)
+def strategy_items(
+    st: spot.Strategy | None, on_demand: str, spot_provider: str
+) -> list[StrategyItem]:
+    """The service's strategy ``st`` (``Design.strategy``), its providers called
+    ``on_demand`` and ``spot_provider`` (unused without [capacity.spot]): one provider,
+    or the On-Demand base and both weights (only one provider may have a base). The
+    template (by CDK tokens), :func:`strategy` and :func:`decide` (by physical names)
+    and :func:`strategy_nonce` (by role) all read it."""
     if st is None:
         return [(on_demand, 0, 1)]
     return [
@@ -78,7 +82,9 @@ def strategy_items(spec: Spec, on_demand: str, spot_provider: str) -> list[Strat
 
 def strategy(spec: Spec, names: Names) -> list[StrategyItem]:
     """The service's strategy for ``spec`` by the providers' physical names ``names``."""
-    return strategy_items(spec, names.capacity_provider, names.spot_capacity_provider)
+    return strategy_items(
+        spot.strategy(spec), names.capacity_provider, names.spot_capacity_provider
+    )
 
 
 def strategy_nonce(spec: Spec) -> str:
@@ -87,7 +93,11 @@ def strategy_nonce(spec: Spec) -> str:
     The providers by role, not name, so the nonce does not depend on the
     stack or the construct's place; it changes exactly when the strategy does.
     """
-    return nonce(strategy_items(spec, ON_DEMAND, SPOT))
+    return _role_nonce(spot.strategy(spec))
+
+
+def _role_nonce(st: spot.Strategy | None) -> str:
+    return nonce(strategy_items(st, ON_DEMAND, SPOT))
 
 
 def service_properties(template: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
@@ -212,12 +222,12 @@ REPLACES_EVERY_TASK: Final = (
 
 
 def decide(
-    spec: Spec,
+    design: Design,
     spec_path: str,
     stack: str,
     deployed: Mapping[str, Any] | str | None,
 ) -> Decision:
-    """What deploying ``spec`` as ``stack`` onto its running template ``deployed`` forces.
+    """What deploying ``design`` as ``stack`` onto its running template ``deployed`` forces.
 
     ``deployed`` None: no stack yet (CloudFormation creates the service);
     a string: what the caller could not read (a YAML body). Raises
@@ -235,8 +245,9 @@ def decide(
                 "running service, ECS refuses the update and it rolls back."
             )
         )
+    spec = design.spec
     names = Names.for_deployment(spec, stack)
-    new = strategy(spec, names)
+    new = strategy_items(design.strategy, names.capacity_provider, names.spot_capacity_provider)
     if new == old:
         return Decision()
     spot_weight = sum(w for cp, _, w in old if cp != names.capacity_provider)
@@ -248,7 +259,7 @@ def decide(
             f" The Spot group {names.spot_asg} is deleted: it must have no instances left "
             "(its scale-in-protected instances would hold the delete)."
         )
-    return Decision(nonce=strategy_nonce(spec), note=note)
+    return Decision(nonce=_role_nonce(design.strategy), note=note)
 
 
 def removal_refused(spec_path: str, stack: str, names: Names) -> str:

@@ -27,12 +27,8 @@ from constructs import Construct
 from ecs_gpu import host
 from ecs_gpu.contracts import ami
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.design import redeploy, spot
-from ecs_gpu.design.managed_scaling import (
-    MIN_SCALING_STEP,
-    instance_warmup_s,
-    max_scaling_step,
-)
+from ecs_gpu.design import Design, ManagedScaling, redeploy
+from ecs_gpu.design.managed_scaling import MIN_SCALING_STEP
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.infra import cleanup
 from ecs_gpu.infra.network import Network, retention
@@ -224,21 +220,22 @@ class Capacity:
     spot: SpotGroup | None = None
 
 
-def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRole) -> Capacity:
-    """Launch template, ASG and capacity provider for ``spec.capacity``."""
+def build_capacity(scope: Construct, design: Design, network: Network, role: iam.IRole) -> Capacity:
+    """Launch template, ASG and capacity provider for the design's ``spec.capacity``."""
+    spec = design.spec
     names = Names(spec.service.name)
     cap = spec.capacity
 
     sg = _instance_security_group(scope, names, network)
     lt = _launch_template(scope, spec, role, sg)
-    asg, cfn_asg = _asg(scope, spec, names, network, lt)
+    asg, cfn_asg = _asg(scope, spec, design.managed_scaling, names, network, lt)
     if cap.capacity_reservation_id is not None:
         _target_reservation(cfn_asg, cap.capacity_reservation_id)
-    cp = _capacity_provider(scope, spec, names, asg)
+    cp = _capacity_provider(scope, spec, design.managed_scaling, names, asg)
     pool = _warm_pool(scope, spec, asg, cfn_asg, role) if cap.warm_pool is not None else None
     release = _release(scope, spec, asg, cp)
     spot_group = (
-        _spot_group(scope, spec, names, network, role, sg, lt, release) if cap.spot else None
+        _spot_group(scope, design, names, network, role, sg, lt, release) if cap.spot else None
     )
     if pool is not None:
         # Created after the release resource, so a pool that fails during a
@@ -259,7 +256,7 @@ def build_capacity(scope: Construct, spec: Spec, network: Network, role: iam.IRo
 
 def _spot_group(
     scope: Construct,
-    spec: Spec,
+    design: Design,
     names: Names,
     network: Network,
     role: iam.IRole,
@@ -275,9 +272,9 @@ def _spot_group(
     instance. No warm pool: EC2 Auto Scaling refuses one on a group that
     requests Spot Instances (spot.group_spec).
     """
-    sp = spec.capacity.spot
-    assert sp is not None
-    group = spot.group_spec(spec)
+    sp = design.spec.capacity.spot
+    assert sp is not None and design.spot is not None
+    group, ms = design.spot.group, design.spot.managed_scaling
     # The On-Demand template's instance profile (one role, one profile: a
     # second would only add bytes to the inline template).
     profile = on_demand_lt.node.find_child("Profile")
@@ -303,10 +300,11 @@ def _spot_group(
         ),
     )
     asg, _ = _asg(
-        scope, group, names, network, lt, construct_id="SpotAsg", name=names.spot_asg, mixed=mixed
-    )
+        scope, group, ms, names, network, lt,
+        construct_id="SpotAsg", name=names.spot_asg, mixed=mixed,
+    )  # fmt: skip
     cp = _capacity_provider(
-        scope, group, names, asg, construct_id="SpotCapacityProvider",
+        scope, group, ms, names, asg, construct_id="SpotCapacityProvider",
         name=names.spot_capacity_provider,
     )  # fmt: skip
     # The release function empties this group too when the stack goes.
@@ -423,6 +421,7 @@ def _pin_tags(lt: ec2.LaunchTemplate, tags: dict[str, str]) -> None:
 def _asg(
     scope: Construct,
     spec: Spec,
+    ms: ManagedScaling,
     names: Names,
     network: Network,
     lt: ec2.LaunchTemplate,
@@ -433,10 +432,12 @@ def _asg(
 ) -> tuple[autoscaling.AutoScalingGroup, autoscaling.CfnAutoScalingGroup]:
     """The group (bounds, warm-up, the instance refresh) and its L1 resource.
 
-    ``mixed``: the Spot group's mixed instances policy instead of the launch template.
+    ``ms``: the group's managed scaling, whose instance warm-up the group's own
+    warm-up and cooldown take. ``mixed``: the Spot group's mixed instances policy
+    instead of the launch template.
     """
     cap = spec.capacity
-    warm = Duration.seconds(instance_warmup_s(spec))
+    warm = Duration.seconds(ms.instance_warmup_s)
     asg = autoscaling.AutoScalingGroup(
         scope,
         construct_id,
@@ -497,6 +498,7 @@ def _target_reservation(cfn_asg: autoscaling.CfnAutoScalingGroup, reservation_id
 def _capacity_provider(
     scope: Construct,
     spec: Spec,
+    ms: ManagedScaling,
     names: Names,
     asg: autoscaling.AutoScalingGroup,
     *,
@@ -516,9 +518,9 @@ def _capacity_provider(
         # ASG, picks which GPU instance may go (only an empty one).
         enable_managed_termination_protection=True,
         enable_managed_draining=True,
-        instance_warmup_period=instance_warmup_s(spec),
+        instance_warmup_period=ms.instance_warmup_s,
         minimum_scaling_step_size=MIN_SCALING_STEP,
-        maximum_scaling_step_size=max_scaling_step(spec),
+        maximum_scaling_step_size=ms.max_scaling_step,
     )
 
 

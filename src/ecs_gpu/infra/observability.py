@@ -41,8 +41,8 @@ from ecs_gpu.contracts.signals import (
     SignalSeries,
     missing_expression,
 )
-from ecs_gpu.design import managed_scaling, spot
-from ecs_gpu.design.paths import fast_path, wake
+from ecs_gpu.design import Design, spot
+from ecs_gpu.design.paths import wake
 from ecs_gpu.infra.scaling import running_metric, series_metric
 from ecs_gpu.infra.signal_words import OBSERVED, Panel, gpu_missing_description
 from ecs_gpu.spec import Spec
@@ -140,24 +140,24 @@ def _own_topic(
     return topic, key
 
 
-def series_first_datapoint_s(spec: Spec, series: SignalSeries) -> float:
+def series_first_datapoint_s(design: Design, series: SignalSeries) -> float:
     """Expected seconds from instance launch to a series' first datapoint CloudWatch can read.
 
     From the host's setup (boot to cloud-final, the setup script: dnf
     install, fetch-config) or from a task's model serving (boot, image pull
-    and model, managed_scaling.cold_start_s, as the health check and the
+    and model, the design's cold start, as the health check and the
     simulator read it), as ``series.published_by`` says, then the series'
     own delay to its first datapoint (``series.first_datapoint_delay_s``), then ingestion.
     """
     start = (
-        spec.simulation.instance_boot_s + host.SETUP_TYPICAL_S
+        design.spec.simulation.instance_boot_s + host.SETUP_TYPICAL_S
         if series.published_by == "host"
-        else managed_scaling.cold_start_s(spec)
+        else design.managed_scaling.cold_start_s
     )
     return start + series.first_datapoint_delay_s + INGESTION_DELAY_S
 
 
-def series_missing_alarm_evaluation_periods(spec: Spec, series: SignalSeries) -> int:
+def series_missing_alarm_evaluation_periods(design: Design, series: SignalSeries) -> int:
     """How many empty periods in a row make a series "missing".
 
     The series is empty only while nothing publishes it: at the first
@@ -167,7 +167,7 @@ def series_missing_alarm_evaluation_periods(spec: Spec, series: SignalSeries) ->
     arrives (the 8.3.0 failure) is reported within about a quarter of an hour.
     """
     period_s = series.watched.period_s
-    periods = math.ceil(BOOT_MARGIN_FACTOR * series_first_datapoint_s(spec, series) / period_s)
+    periods = math.ceil(BOOT_MARGIN_FACTOR * series_first_datapoint_s(design, series) / period_s)
     return min(max(periods, MIN_EVALUATION_PERIODS), MAX_EVALUATION_S // period_s)
 
 
@@ -214,7 +214,7 @@ def _missing_alarm(
     periods: int,
     alarm_description: str,
     alarm_name: str | None = None,
-    spec: Spec | None = None,
+    design: Design | None = None,
     group: str | None = None,
 ) -> cw.Alarm:
     """An alarm that is in ALARM only while ``metric`` has no datapoints.
@@ -223,15 +223,15 @@ def _missing_alarm(
     breaches ``< 0``: the alarm fires only through TreatMissingData=breaching.
     Where the series is expected to be missing now and then, the alarm reads
     :func:`ecs_gpu.contracts.signals.missing_expression` instead, -1 only while it should
-    arrive, and no data is not breaching: for a ``spec`` that may run no task,
+    arrive, and no data is not breaching: for a ``design`` that may run no task,
     while a task runs (``wake.MISSING_EXPRESSION``); for the hosts of a
     ``group`` that may have no instance (:func:`ecs_gpu.design.spot.on_demand_may_be_empty`),
     while it has one in service; with both, while both hold.
     """
     period_s = int(metric.period.to_seconds())
     gates: dict[str, cw.IMetric] = {}
-    if spec is not None and wake.scales_to_zero(spec):
-        gates[wake.RUNNING_ID] = running_metric(spec, period_s)
+    if design is not None and design.scales_to_zero:
+        gates[wake.RUNNING_ID] = running_metric(design.spec, period_s)
     if group is not None:
         gates[spot.IN_SERVICE_ID] = _group_metric(spot.IN_SERVICE_METRIC, group)
     watched: cw.IMetric = metric
@@ -267,7 +267,7 @@ def _missing_alarm(
 
 
 def add_observability(
-    scope: Construct, *, spec: Spec, fast_path_alarm: cw.IAlarm | None = None
+    scope: Construct, *, design: Design, fast_path_alarm: cw.IAlarm | None = None
 ) -> Observability:
     """Add the service's dashboard and missing-metric alarms under ``scope``.
 
@@ -276,13 +276,14 @@ def add_observability(
     ``fast_path_alarm`` (infra/scaling.py) is drawn beside the series it
     watches.
     """
+    spec = design.spec
     names = Names(spec.service.name)
-    plan = SignalPlan.of(spec.scaling)
+    plan = design.signals
     node = Construct(scope, "Observability")
     # Construct order (the alarms, the topic, the dashboard) is the
     # template's resource order: keep it.
-    missing_alarms = _missing_alarms(node, spec, names, plan)
-    spot_alarms = _spot_alarms(node, spec, names, plan)
+    missing_alarms = _missing_alarms(node, design, names, plan)
+    spot_alarms = _spot_alarms(node, design, names, plan)
     topic, key = _alert_topic(node, spec, names, missing_alarms)
     if topic is not None:
         # OK too: the person told "metric missing" is told when it is back.
@@ -292,7 +293,7 @@ def add_observability(
 
     # A tracked series' own row first (the GPU series' panels follow).
     widgets: list[list[cw.IWidget]] = [
-        _panel_row(spec, names, SERIES[signal], panel, fast_path_alarm)
+        _panel_row(design, names, SERIES[signal], panel, fast_path_alarm)
         for signal in plan.tracked
         if (panel := OBSERVED[signal].panel) is not None
     ]
@@ -336,7 +337,9 @@ def _gpu(names: Names, name: str, label: str) -> cw.Metric:
     return _metric(gpu_metric.NAMESPACE, name, _gpu_dims(names), label, gpu_metric.STATISTIC)
 
 
-def _missing_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) -> list[cw.Alarm]:
+def _missing_alarms(
+    node: Construct, design: Design, names: Names, plan: SignalPlan
+) -> list[cw.Alarm]:
     """One missing-metric alarm per series that must arrive (``plan.arriving``).
 
     A tracked series' alarm matters most: when it stops, target tracking
@@ -349,7 +352,7 @@ def _missing_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan)
     # The host-published GPU series is per group: with [capacity.spot] the
     # On-Demand group may have no host while every task runs on Spot. A task's
     # series (concurrency) is per service and arrives from Spot tasks too.
-    empty_od = spot.on_demand_may_be_empty(spec)
+    empty_od = design.on_demand_may_be_empty
     out = []
     for signal in plan.arriving:
         series, alarm = SERIES[signal], OBSERVED[signal].alarm
@@ -364,8 +367,8 @@ def _missing_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan)
                 if group is None
                 else f"While {group} has instances in service: {description}",
                 metric=series_metric(series.watched, names),
-                periods=series_missing_alarm_evaluation_periods(spec, series),
-                spec=spec,
+                periods=series_missing_alarm_evaluation_periods(design, series),
+                design=design,
                 group=group,
             )
         )
@@ -382,7 +385,7 @@ def _group_metric(metric_name: str, asg: str) -> cw.Metric:
     )
 
 
-def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) -> list[cw.Alarm]:
+def _spot_alarms(node: Construct, design: Design, names: Names, plan: SignalPlan) -> list[cw.Alarm]:
     """[capacity.spot]'s two alarms (none without it), named so doctor finds them.
 
     The On-Demand group's GPU alarm cannot see the Spot group (the agent's
@@ -393,6 +396,7 @@ def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) ->
     Spot capacity for. Missing data is not breaching in both: each expression
     fills its inputs, so a gap in them is no evidence of either fault.
     """
+    spec = design.spec
     if spec.capacity.spot is None:
         return []
     gpu_name, shortfall_name = _spot_alarm_names(spec, names)
@@ -400,7 +404,7 @@ def _spot_alarms(node: Construct, spec: Spec, names: Names, plan: SignalPlan) ->
     in_service = _group_metric(spot.IN_SERVICE_METRIC, names.spot_asg)
     gpu = SERIES[plan.gpu_series]
     at = SeriesAt(asg=names.spot_asg, cluster=names.cluster, service=names.service)
-    gpu_periods = series_missing_alarm_evaluation_periods(spec, gpu)
+    gpu_periods = series_missing_alarm_evaluation_periods(design, gpu)
     missing = cw.Alarm(
         node,
         spot.GPU_MISSING_ALARM_ID,
@@ -652,7 +656,7 @@ def _spot_reservation(names: Names, spot: bool) -> list[cw.IMetric]:
 
 
 def _panel_row(
-    spec: Spec,
+    design: Design,
     names: Names,
     series: SignalSeries,
     panel: Panel,
@@ -664,11 +668,12 @@ def _panel_row(
     sees, the one-minute mean what target tracking sees, and the busiest
     task (Maximum over the tasks' datapoints) shows load the mean hides.
     """
+    spec = design.spec
     target = series.target(spec.scaling)
     annotations = []
     if target is not None:
         annotations.append(cw.HorizontalAnnotation(value=target, label=panel.target_label(target)))
-    fp = fast_path.fast_path(spec) if series.drives_fast_path else None
+    fp = design.fast_path if series.drives_fast_path else None
     if fp is not None:
         annotations.append(
             cw.HorizontalAnnotation(

@@ -46,9 +46,9 @@ from ecs_gpu.contracts.signals import (
     SERIES,
     SeriesNames,
     Signal,
-    SignalPlan,
     Watched,
 )
+from ecs_gpu.design import Design
 from ecs_gpu.design.paths import fast_path, fast_scale_in, sleep, wake
 from ecs_gpu.spec import Spec
 
@@ -86,13 +86,14 @@ class Scaling:
     # Set when the signal plan deploys the fast path (plan.fast_path).
     fast_path_alarm: cw.Alarm | None
     fast_path_policy: appscaling.StepScalingAction | None
-    # Set when fast_scale_in.enabled(spec).
+    # Set when the design has a fast scale-in (Design.fast_scale_in).
     fast_scale_in_alarm: cw.Alarm | None = None
     fast_scale_in_policy: appscaling.StepScalingAction | None = None
-    # Set when wake.wake_path(spec): a scale-to-zero service with a load balancer.
+    # Set when the design has a wake path (Design.wake): a scale-to-zero service
+    # with a load balancer.
     wake_alarm: cw.Alarm | None = None
     wake_policy: appscaling.StepScalingAction | None = None
-    # Set when sleep.sleep_path(spec): the same specs as the wake path.
+    # Set when the design has a sleep path (Design.sleep): the same as the wake path.
     sleep_alarm: cw.Alarm | None = None
     sleep_policy: appscaling.StepScalingAction | None = None
 
@@ -541,14 +542,15 @@ def _add_schedule(target: ecs.ScalableTaskCount, spec: Spec) -> None:
 
 def build_scaling(
     service: ecs.Ec2Service,
-    spec: Spec,
+    design: Design,
     target_group: elbv2.ApplicationTargetGroup | None,
     alb: elbv2.ApplicationLoadBalancer | None = None,
 ) -> Scaling:
     """Scalable target on the service's DesiredCount and its policies (the wake path reads
     ``alb``'s request count)."""
+    spec = design.spec
     sc = spec.scaling
-    plan = SignalPlan.of(sc)
+    plan = design.signals
     scale_in = Duration.seconds(sc.scale_in_cooldown_s)
     scale_out = Duration.seconds(sc.scale_out_cooldown_s)
     target = service.auto_scale_task_count(min_capacity=sc.min_tasks, max_capacity=sc.max_tasks)
@@ -575,7 +577,7 @@ def build_scaling(
         policies[signal] = _child_policy(target, series.policy_id)
         if series.divides_by_reservation:
             _use_metric_math(policies[signal], task_gpu_metrics(spec))
-    cap = fast_path.tracking_cap(spec)
+    cap = design.tracking_cap
     if cap is not None and CONCURRENCY in policies:
         # The fast path does every scale-out; target tracking keeps the scale-in.
         _use_metric_math(
@@ -593,7 +595,7 @@ def build_scaling(
         # An idle server's CPU is never 0 %, so with scale-in the CPU policy would
         # hold the last task; DisableScaleIn takes it out of the scale-in vote
         # (aws-semantics §9 "DisableScaleIn"). Unset otherwise: the template stays.
-        disable_scale_in=True if wake.scales_to_zero(spec) else None,
+        disable_scale_in=True if design.scales_to_zero else None,
     )
     _cpu_high_resolution(service, _child_policy(target, CPU_POLICY_ID))
 
@@ -608,19 +610,19 @@ def build_scaling(
         )
 
     alarm = step_policy = None
-    fp = fast_path.fast_path(spec)
+    fp = design.fast_path
     if fp is not None:
         alarm, step_policy = _add_fast_path(target, spec, fp)
     in_alarm = in_policy = None
-    fsi = fast_scale_in.fast_scale_in(spec)
+    fsi = design.fast_scale_in
     if fsi is not None:
         in_alarm, in_policy = _add_fast_scale_in(target, spec, fsi)
     wake_alarm = wake_policy = None
-    wp = wake.wake_path(spec)
+    wp = design.wake
     if wp is not None and alb is not None:
         wake_alarm, wake_policy = _add_wake_path(target, spec, wp, alb)
     sleep_alarm = sleep_policy = None
-    sp = sleep.sleep_path(spec)
+    sp = design.sleep
     if sp is not None and alb is not None:
         sleep_alarm, sleep_policy = _add_sleep_path(target, spec, sp, alb)
     _add_schedule(target, spec)

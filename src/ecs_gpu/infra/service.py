@@ -16,8 +16,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from ecs_gpu.contracts.naming import CONSTRUCT_ID, Names, deployment_base
-from ecs_gpu.design import redeploy, startup
-from ecs_gpu.design.paths import wake
+from ecs_gpu.design import Design, check_woken_task, redeploy
 from ecs_gpu.errors import SpecError
 from ecs_gpu.infra import deployment, nag
 from ecs_gpu.infra.capacity import build_capacity
@@ -55,6 +54,9 @@ OUTPUT_SPOT_CAPACITY_PROVIDER = redeploy.SPOT_OUTPUT
 class GpuService(Construct):
     """A GPU inference service on ECS with its instances, scaling, IAM and dashboard.
 
+    The spec is resolved once (``Design.of``), after it is named for this
+    construct's place; every builder reads that design (``self.design``).
+
     Example (inside a user's CDK app)::
 
         from ecs_gpu import GpuService
@@ -86,34 +88,36 @@ class GpuService(Construct):
         problems = cross_field_problems(spec)
         if problems:
             raise SpecError("spec", problems)
-        wake.check_woken_task(spec)
         super().__init__(scope, construct_id)
         spec = self._for_deployment(spec)
+        design = Design.of(spec)
+        check_woken_task(design)
         self.spec = spec
+        self.design = design
         names = Names(spec.service.name)
         self.names = names
 
         self.network = build_network(self, spec)
-        self._cluster_and_instances(spec, names)
+        self._cluster_and_instances(design, names)
         cp_name = self.capacity.capacity_provider.capacity_provider_name
         self.capacity_provider_association = self._capacity_provider_association(cp_name)
         self._security_groups(names)
-        self.task = build_task(self, spec)
+        self.task = build_task(self, design)
         self.load_balancer = build_load_balancer(
             self, spec, self.network, self.clients_security_group
         )
         self._open_task_port(spec)
-        self.service = self._ecs_service(spec, names, cp_name)
+        self.service = self._ecs_service(design, names, cp_name)
         if force_new_deployment_nonce is not None:
             self._force_new_deployment(force_new_deployment_nonce)
         self.scaling = build_scaling(
             self.service,
-            spec,
+            design,
             self.load_balancer.target_group if self.load_balancer is not None else None,
             self.load_balancer.alb if self.load_balancer is not None else None,
         )
         self.observability = add_observability(
-            self, spec=spec, fast_path_alarm=self.scaling.fast_path_alarm
+            self, design=design, fast_path_alarm=self.scaling.fast_path_alarm
         )
         self._outputs(cp_name)
         nag.acknowledge(self)
@@ -132,8 +136,9 @@ class GpuService(Construct):
         )
         return spec.model_copy(update={"service": spec.service.model_copy(update={"name": base})})
 
-    def _cluster_and_instances(self, spec: Spec, names: Names) -> None:
+    def _cluster_and_instances(self, design: Design, names: Names) -> None:
         """The cluster, the hosts' log group and role, and the instances (ASG, provider)."""
+        spec = design.spec
         # Container Insights feeds the dashboard's task-count panel.
         self.cluster = ecs.Cluster(
             self,
@@ -156,7 +161,7 @@ class GpuService(Construct):
             self.host_log_group,
             spot_draining=spec.capacity.spot is not None,
         )
-        self.capacity = build_capacity(self, spec, self.network, self.instance_role.role)
+        self.capacity = build_capacity(self, design, self.network, self.instance_role.role)
         # Instances must find their permissions and their cluster at first boot.
         groups = [self.capacity.asg]
         if self.capacity.spot is not None:
@@ -170,7 +175,7 @@ class GpuService(Construct):
         (redeploy.strategy_items, by the providers' CDK names)."""
         spot_group = self.capacity.spot
         spot_cp = "" if spot_group is None else spot_group.capacity_provider.capacity_provider_name
-        return redeploy.strategy_items(self.spec, cp_name, spot_cp)
+        return redeploy.strategy_items(self.design.strategy, cp_name, spot_cp)
 
     def _capacity_provider_association(
         self, cp_name: str
@@ -224,8 +229,9 @@ class GpuService(Construct):
                 self.clients_security_group, port, "from the clients security group"
             )
 
-    def _ecs_service(self, spec: Spec, names: Names, cp_name: str) -> ecs.Ec2Service:
+    def _ecs_service(self, design: Design, names: Names, cp_name: str) -> ecs.Ec2Service:
         """The ECS service: placement, deployment, grace period, no DesiredCount."""
+        spec = design.spec
         # Ec2Service validates that its cluster "has EC2 capacity", which the
         # L2 learns only from add_asg_capacity_provider; that call would also
         # add CDK's instance statements (logs on "*") and an AL2 user-data
@@ -242,7 +248,7 @@ class GpuService(Construct):
         )
         # Container health checks run with or without a load balancer; the
         # grace period makes ECS ignore both while the model loads (startup.py).
-        grace = startup.health_timings(spec).grace_period_s
+        grace = design.startup.health.grace_period_s
         service = ecs.Ec2Service(
             self,
             "Service",

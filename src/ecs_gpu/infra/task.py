@@ -1,8 +1,9 @@
 """The task definition: EC2 only, awsvpc, whole GPUs per container, logs with a retention.
 
-The server container gets a health check and start period from startup.py,
-/dev/shm from the spec, secrets read by the execution role alone, and, with
-[service.metrics], the demand-metric sidecar of demand_metric.py beside it.
+The server container gets a health check and start period from the design's
+start-up times (``Design.startup``), /dev/shm from the spec, secrets read by the
+execution role alone, and, with [service.metrics], the demand-metric sidecar of
+demand_metric.py beside it.
 
 ``resourceRequirements`` lives inside the container definition and its value
 is a string (field report: both mistakes made the GPU request silently vanish).
@@ -23,7 +24,7 @@ from constructs import Construct
 
 from ecs_gpu.contracts import demand_metric
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.design import startup
+from ecs_gpu.design import Design, startup
 from ecs_gpu.infra.network import retention
 from ecs_gpu.spec import Spec
 from ecs_gpu.spec.rules.service import server_share
@@ -119,8 +120,9 @@ def _secret_statements(spec: Spec) -> list[iam.PolicyStatement]:
     ]
 
 
-def build_task(scope: Construct, spec: Spec) -> Task:
+def build_task(scope: Construct, design: Design) -> Task:
     """Task definition: the GPU server container and, with metrics, the demand sidecar."""
+    spec = design.spec
     names = Names(spec.service.name)
     svc = spec.service
     log_group = logs.LogGroup(
@@ -150,7 +152,7 @@ def build_task(scope: Construct, spec: Spec) -> Task:
         {"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}},
     )
     cpu, memory = container_split(spec)
-    timings = startup.health_timings(spec)
+    timings = design.startup.health
     shm = svc.shm_mib
     container = task.add_container(
         CONTAINER_NAME,
@@ -194,7 +196,7 @@ def build_task(scope: Construct, spec: Spec) -> Task:
         )
         for statement in _secret_statements(spec):
             task.add_to_execution_role_policy(statement)
-    sidecar = _add_sidecar(scope, spec, task, container, log_group)
+    sidecar = _add_sidecar(scope, design, task, container, log_group)
     return Task(definition=task, container=container, log_group=log_group, sidecar=sidecar)
 
 
@@ -206,12 +208,13 @@ def _with_script_sub(env: dict[str, str]) -> dict[str, str]:
 
 def _add_sidecar(
     scope: Construct,
-    spec: Spec,
+    design: Design,
     task: ecs.TaskDefinition,
     server: ecs.ContainerDefinition,
     log_group: logs.LogGroup,
 ) -> ecs.ContainerDefinition | None:
     """The demand-metric sidecar (demand_metric.py) and the task role's one permission."""
+    spec = design.spec
     metrics = spec.service.metrics
     if metrics is None:
         return None
@@ -234,7 +237,7 @@ def _add_sidecar(
                 cluster_name=names.cluster,
                 service_name=names.service,
                 # A server still silent when ECS stops ignoring health checks is misconfigured.
-                starting_max_s=startup.health_timings(spec).grace_period_s,
+                starting_max_s=design.startup.health.grace_period_s,
                 absent_is_zero=metrics.absent_is_zero,
                 waiting=metrics.waiting_name,
                 completed=metrics.completed_name,

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ecs_gpu import host
-from ecs_gpu.design import startup
-from ecs_gpu.design.paths import sleep, wake
+from ecs_gpu.design import Design, check_woken_task
+from ecs_gpu.design.paths import sleep
 from ecs_gpu.errors import SpecError
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
@@ -151,13 +151,13 @@ def spec_notes(spec: Spec, path: str = "spec") -> list[Finding]:
     ]
 
 
-def startup_notes(spec: Spec, path: str = "spec") -> list[Finding]:
+def startup_notes(design: Design, path: str = "spec") -> list[Finding]:
     """The model's start estimate with its inputs; a warning when nothing sizes it.
 
     Without model_size_gib the grace period rests on a guess (the p5 example's
     1,860 s against a ~3,100-s download), so that case is a warning.
     """
-    start = startup.model_start(spec)
+    start = design.startup.model
     if start.size_gib is None:
         return [
             Finding(
@@ -173,17 +173,19 @@ def startup_notes(spec: Spec, path: str = "spec") -> list[Finding]:
     ]
 
 
-def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
+def zero_notes(design: Design, path: str = "spec") -> list[Finding]:
     """What the first request after zero waits, when the service may run no task (wake.py).
 
     A warning: valid and deployable, but the wait is the price of paying
     nothing while idle, and an ALB answers 503 until a task is healthy.
     """
-    if not wake.scales_to_zero(spec):
+    zero = design.zero
+    if zero is None:
         return []
+    spec = design.spec
     sc, cap = spec.scaling, spec.capacity
-    start = wake.start_s(spec)
-    if wake.wakes_on_spot(spec):
+    start = zero.start_s
+    if zero.wakes_on_spot:
         what = (
             "a Spot instance's boot, the image pull and the model load ([capacity.spot] "
             "on_demand_base = 0 puts the one task on Spot, whose group has no warm pool or "
@@ -192,7 +194,7 @@ def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
         )
     elif max(cap.min_instances, cap.reserved_instances or 0) >= 1:
         what = "the image pull and model load on the instance min_instances keeps"
-    elif wake.pooled_wake(spec):
+    elif zero.pooled_wake:
         what = "the warm pool's start and the model load"
     else:
         what = "an instance's boot, the image pull and the model load"
@@ -207,13 +209,13 @@ def zero_notes(spec: Spec, path: str = "spec") -> list[Finding]:
             "the next scheduled action that raises min_tasks (without a load balancer no "
             f"request wakes it), then about {start / 60:.0f} min for {what}"
         )
-    sp = sleep.sleep_path(spec)
+    sp = zero.sleep
     # Longer than the longest request's: a woken task is RUNNING while its model loads.
     longer = (
         ""
         if sp is None or sp.minutes <= sleep.MIN_QUIET_MINUTES
         else f" ({sp.minutes}, not {sleep.MIN_QUIET_MINUTES}: a woken task counts as running "
-        f"while its model loads, about {startup.model_ready_s(spec) / 60:.0f} min, and must "
+        f"while its model loads, about {design.startup.model_ready_s / 60:.0f} min, and must "
         "serve before the alarm can stop it)"
     )
     sleeps = (
@@ -333,7 +335,9 @@ def validate(spec: Spec, *, path: str = "spec", stage: StageFn | None = None) ->
     problems = cross_field_problems(spec, path)
     if problems:
         raise SpecError(path, problems)
-    wake.check_woken_task(spec, path)
+    # Resolved once the spec's own rules have passed; the notes read the design.
+    design = Design.of(spec)
+    check_woken_task(design, path)
     from ecs_gpu.template.synth import build
 
     tell = stage if stage is not None else _quiet
@@ -359,8 +363,8 @@ def validate(spec: Spec, *, path: str = "spec", stage: StageFn | None = None) ->
         ]
     notes = [
         *spec_notes(spec, path),
-        *startup_notes(spec, path),
-        *zero_notes(spec, path),
+        *startup_notes(design, path),
+        *zero_notes(design, path),
         *size_notes(template),
     ]
     return ValidationReport(template=template, findings=findings, notes=notes)

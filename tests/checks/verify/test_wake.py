@@ -8,6 +8,7 @@ import pytest
 from ecs_gpu.aws.deploy import StackOutput
 from ecs_gpu.checks.verify import wake as vw
 from ecs_gpu.contracts.naming import Names
+from ecs_gpu.design import Design
 from ecs_gpu.design.paths import sleep
 from ecs_gpu.errors import BadInputError, ProblemsFound
 from ecs_gpu.spec import Spec, parse_spec
@@ -51,13 +52,13 @@ def test_a_stack_without_the_output_names_it_and_offers_url() -> None:
 
 
 def test_when_it_sleeps_names_the_quiet_minutes_and_the_schedule() -> None:
-    zero = vw.when_it_sleeps(_spec(scaled_to_zero() + INTERNAL_LB))
+    zero = vw.when_it_sleeps(Design.of(_spec(scaled_to_zero() + INTERNAL_LB)))
     assert "after 10 one-minute periods" in zero and "schedule" not in zero
     # A 40-minute model: the spec's window, longer than its load (wake.quiet_minutes).
     p5 = _spec(scaled_to_zero(P5))
-    assert f"after {sleep.quiet_minutes(p5)} one-minute periods" in vw.when_it_sleeps(p5)
-    assert "after 62 one-minute periods" in vw.when_it_sleeps(p5)
-    night = vw.when_it_sleeps(_spec(G5 + INTERNAL_LB + NIGHT))
+    assert f"after {sleep.quiet_minutes(p5)} one-minute periods" in vw.when_it_sleeps(Design.of(p5))
+    assert "after 62 one-minute periods" in vw.when_it_sleeps(Design.of(p5))
+    night = vw.when_it_sleeps(Design.of(_spec(G5 + INTERNAL_LB + NIGHT)))
     assert "[scaling] min_tasks = 1, 0 from the [[scaling.schedule]] entries at 0 20 * * ? *" in (
         night
     )
@@ -66,10 +67,10 @@ def test_when_it_sleeps_names_the_quiet_minutes_and_the_schedule() -> None:
 def test_at_zero_means_desired_and_running_zero() -> None:
     spec = _spec(scaled_to_zero() + INTERNAL_LB)
     names = Names(spec.service.name)
-    vw.check_at_zero(vw.Counts(0, 0), spec, names)
+    vw.check_at_zero(vw.Counts(0, 0), Design.of(spec), names)
     for counts in (vw.Counts(1, 0), vw.Counts(0, 1)):  # starting, or still draining
         with pytest.raises(ProblemsFound, match=f"runs {counts.running} task"):
-            vw.check_at_zero(counts, spec, names)
+            vw.check_at_zero(counts, Design.of(spec), names)
 
 
 def test_the_poll_stops_at_the_timeout_on_the_injected_clock() -> None:

@@ -1,6 +1,6 @@
 """``verify scaling``'s test as the spec drives it, and what it says.
 
-What the test publishes from the spec (:func:`signal_inputs`, :func:`levels`,
+What the test publishes from the design (:func:`signal_inputs`, :func:`levels`,
 :func:`default_publish_interval_s`), the refusals before it changes anything
 (:func:`check_consent`, :func:`check_can_scale`), the likely causes when the
 service does not move (:func:`drive`) and the exits after it. The test itself,
@@ -13,10 +13,9 @@ from dataclasses import dataclass
 
 from ecs_gpu.contracts import demand_metric, gpu_metric
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.contracts.signals import SignalPlan
+from ecs_gpu.design import Design
 from ecs_gpu.design.paths import fast_path as fp
 from ecs_gpu.errors import EXIT_INTERRUPTED, BadInputError, EcsGpuError, ProblemsFound
-from ecs_gpu.spec import Spec
 
 
 @dataclass(frozen=True)
@@ -112,12 +111,12 @@ def drive(*, concurrency: bool, fast_path: bool, cluster: str, service: str, asg
 # --- what the test drives, from the spec ------------------------------------------
 
 
-def signal_inputs(spec: Spec) -> tuple[float | None, fp.FastPath | None]:
+def signal_inputs(design: Design) -> tuple[float | None, fp.FastPath | None]:
     """The concurrency target (None on a GPU signal) and the fast path (None when off)."""
-    # The signal picks the series; fast_path() is None when [scaling] turns it off.
-    by_concurrency = SignalPlan.of(spec.scaling).tracks_concurrency
-    target = spec.scaling.target_concurrency_per_task if by_concurrency else None
-    fast = fp.fast_path(spec) if target is not None else None
+    # The signal picks the series; the design has no fast path when [scaling] turns it off.
+    by_concurrency = design.signals.tracks_concurrency
+    target = design.spec.scaling.target_concurrency_per_task if by_concurrency else None
+    fast = design.fast_path if target is not None else None
     return target, fast
 
 

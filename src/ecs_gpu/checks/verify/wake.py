@@ -1,6 +1,6 @@
 """``verify wake``'s verdicts and words: does one request at zero tasks start a task.
 
-What the proof needs from the spec (:func:`require_wake_path`, the default waits),
+What the proof needs from the design (:func:`require_wake_path`, the default waits),
 the refusals before it sends anything (:func:`check_consent`, :func:`check_at_zero`,
 :func:`check_url`), the deployed wake path as the config check reads it
 (:func:`deployed_wake`), the load balancer's URL from the stack's outputs, the poll
@@ -29,7 +29,8 @@ from ecs_gpu.checks.verify.step_paths import (
     judge_alarms,
 )
 from ecs_gpu.contracts.naming import Names
-from ecs_gpu.design.paths import sleep, wake
+from ecs_gpu.design import Design, Zero
+from ecs_gpu.design.paths import wake
 from ecs_gpu.errors import AwsError, BadInputError, ProblemsFound
 from ecs_gpu.spec import Spec
 
@@ -49,13 +50,14 @@ DESIRED_MARGIN_S: Final = 3 * wake.PERIOD_S
 RUNNING_MARGIN_S: Final = wake.DETECTION_MARGIN_S
 
 
-def require_wake_path(spec: Spec, path: Path) -> wake.WakePath:
-    """The spec's wake path; exit 2 naming the key when it has none (nothing to prove)."""
-    wp = wake.wake_path(spec)
+def require_wake_path(design: Design, path: Path) -> wake.WakePath:
+    """The design's wake path; exit 2 naming the key when it has none (nothing to prove)."""
+    wp = design.wake
     if wp is not None:
         return wp
+    spec = design.spec
     whys, fixes = [], []
-    if not wake.scales_to_zero(spec):
+    if not design.scales_to_zero:
         whys.append(f"keeps at least one task ([scaling] min_tasks = {spec.scaling.min_tasks})")
         fixes.append(
             "set [scaling] min_tasks = 0 (or a [[scaling.schedule]] entry with min_tasks = 0)"
@@ -139,10 +141,13 @@ class Counts:
     running: int
 
 
-def when_it_sleeps(spec: Spec) -> str:
+def when_it_sleeps(design: Design) -> str:
     """When the service goes to zero by itself (the sleep path, a schedule)."""
+    zero = design.zero
+    assert zero is not None  # require_wake_path refused a design that never sleeps
+    spec = design.spec
     # The spec's window: at least the longest request's, longer than its model's load.
-    minutes = sleep.quiet_minutes(spec)
+    minutes = zero.quiet_minutes
     what = (
         f"after {minutes} one-minute periods without a request or an open connection at "
         "its load balancer (the sleep path)"
@@ -156,7 +161,7 @@ def when_it_sleeps(spec: Spec) -> str:
     return what
 
 
-def check_at_zero(counts: Counts, spec: Spec, names: Names) -> None:
+def check_at_zero(counts: Counts, design: Design, names: Names) -> None:
     """Exit 1 unless desiredCount and runningCount are 0: only then does the request
     have to start the task."""
     if counts.desired == 0 and counts.running == 0:
@@ -164,7 +169,7 @@ def check_at_zero(counts: Counts, spec: Spec, names: Names) -> None:
     raise ProblemsFound(
         f"ECS service {names.service} in cluster {names.cluster} runs {counts.running} "
         f"task(s) (desiredCount {counts.desired}): the proof needs it at zero, so that the "
-        f"request is what starts a task. It goes to zero by itself {when_it_sleeps(spec)}; "
+        f"request is what starts a task. It goes to zero by itself {when_it_sleeps(design)}; "
         "verify wake changes nothing to force it. Fix: rerun once the service is at zero "
         f"(`aws ecs describe-services --cluster {names.cluster} --services {names.service}` "
         "shows desiredCount and runningCount 0)."
@@ -286,8 +291,8 @@ def default_timeout_s(wp: wake.WakePath) -> float:
     return float(wake.detection_s(wp) + DESIRED_MARGIN_S)
 
 
-def default_running_timeout_s(spec: Spec) -> float:
-    return wake.start_s(spec) + RUNNING_MARGIN_S
+def default_running_timeout_s(zero: Zero) -> float:
+    return zero.start_s + RUNNING_MARGIN_S
 
 
 def never_rose(

@@ -43,7 +43,6 @@ from typing import Any, Final
 
 from ecs_gpu.contracts import signals
 from ecs_gpu.design import managed_scaling, spot, startup
-from ecs_gpu.errors import SpecError
 from ecs_gpu.spec import Spec
 from ecs_gpu.spec.messages import Problem
 
@@ -198,15 +197,6 @@ def wake_path(spec: Spec) -> WakePath | None:
     return WakePath(cooldown_s=cooldown_s(spec))
 
 
-def check_woken_task(spec: Spec, path: str = "spec") -> None:
-    """Refuse (:class:`SpecError`, exit 2, naming ``path``) a spec whose woken task target
-    tracking would stop before it serves (:func:`unprotected_wake`). Synth, diff, deploy,
-    validate and plan call it after the spec's own rules; the construct applies it too."""
-    problems = [p.format(path) for p in unprotected_wake(spec)]
-    if problems:
-        raise SpecError(path, problems)
-
-
 # A minute for the low alarm to see a datapoint, and a minute of margin, inside
 # target tracking's low minutes (signals.TRACKING_LOW_DATAPOINTS).
 _START_MARGIN_MINUTES: Final = 2
@@ -214,7 +204,9 @@ _START_MARGIN_MINUTES: Final = 2
 
 def unprotected_wake(spec: Spec) -> list[Problem]:
     """Why target tracking would stop the task the wake starts before it serves; empty
-    when nothing can (a rule validate and the template's construct apply, exit 2).
+    when nothing can. The design carries them (``Zero.unprotected_wake``), and
+    ``ecs_gpu.design.check_woken_task`` refuses them (exit 2) in validate, the
+    template's construct and each command that loads a spec.
 
     Application Auto Scaling scales in only when every target-tracking policy with
     scale-in reads low (aws-semantics §1 "Multiple TT policies"), and a policy without
