@@ -27,6 +27,9 @@ MAX_CLI_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 100
 MAX_COMPLEXITY = 25
 MAX_TABLE_CELL = 400
+# A module's docstring says what it owns and why in a few lines; the long why
+# belongs in docs/ or beside the code it explains.
+MAX_MODULE_DOCSTRING_LINES = 15
 MIN_MIRRORED = 0.85
 MAX_TEST_FILE_LINES = 800
 MAX_LOOSE_TEST_HELPERS = 3
@@ -218,6 +221,7 @@ class House:
             self.top_level,
             self.layers,
             self.module_lines,
+            self.docstrings,
             self.functions,
             self.reachable,
             self.check_ids,
@@ -258,6 +262,20 @@ class House:
         return Rule(
             "module length",
             f"{len(bad)} modules over {MAX_MODULE_LINES} lines (cli: {MAX_CLI_MODULE_LINES})",
+            not bad,
+            bad,
+        )
+
+    def docstrings(self) -> Rule:
+        bad = []
+        for path in self.modules.values():
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")), clean=True)
+            n = len(doc.splitlines()) if doc else 0
+            if n > MAX_MODULE_DOCSTRING_LINES:
+                bad.append(f"{path.relative_to(self.root)}: {n} lines")
+        return Rule(
+            "module docstrings",
+            f"{len(bad)} over {MAX_MODULE_DOCSTRING_LINES} lines",
             not bad,
             bad,
         )

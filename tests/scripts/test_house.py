@@ -88,6 +88,10 @@ def test_a_small_clean_tree_keeps_every_rule(tmp_path: Path) -> None:
         ),
         ("module length", {"src/ecs_gpu/cli/long.py": "x = 1\n" * 401}),
         (
+            "module docstrings",
+            {"src/ecs_gpu/errors.py": '"""Errors.\n' + "Why.\n" * 15 + '"""\n'},
+        ),
+        (
             "function size",
             {"src/ecs_gpu/cli/__init__.py": "def f(a):\n" + "    if a:\n        a += 1\n" * 25},
         ),
