@@ -37,11 +37,11 @@ import numpy as np
 from compare_designs import STEP_S
 from compare_signals import SEED, design
 from lull import params, same_until
+from research.blip import BlipFloor, blip, blip_floor
+from research.stress import flash_crowd, rates
 from stress import LABELS
 
-from ecs_gpu.sim.blip import BlipFloor, blip, blip_floor
 from ecs_gpu.sim.engine import simulate
-from ecs_gpu.sim.stress import flash_crowd, rates
 
 BASE_TASKS = 2
 FACTOR = 30.0

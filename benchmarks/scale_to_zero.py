@@ -47,12 +47,12 @@ import sys
 
 from compare_designs import SPEC, STEP_S
 from compare_signals import CONCURRENCY, METRICS, SEED
+from research.stress import shape_rates
 
 from ecs_gpu.design.paths import wake
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams, from_spec
-from ecs_gpu.sim.stress import shape_rates
 from ecs_gpu.sim.workload import bundled_traces
 from ecs_gpu.spec import Spec, parse_spec
 

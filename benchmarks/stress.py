@@ -66,13 +66,13 @@ from compare_signals import (
     design_spec,
     worst,
 )
+from research.stress import SHAPES, shape_rates
 
 from ecs_gpu.design import managed_scaling
 from ecs_gpu.design.paths import fast_path, fast_scale_in
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import SHAPES, shape_rates
 from ecs_gpu.sim.transients import (
     LoadDrop,
     drop_stats,

@@ -1,17 +1,17 @@
-"""A lull or a fall (sim/lull.py): the shape, the floor, and the floor against the engine."""
+"""A lull or a fall (research/lull.py): the shape, the floor, and the floor against the engine."""
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
 import pytest
+from research.lull import lull, overload_floor, rate_before
+from research.stress import plateau_drop, rates
 from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params, same_until
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.engine import SimResult, simulate
-from ecs_gpu.sim.lull import lull, overload_floor, rate_before
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import plateau_drop, rates
 from ecs_gpu.sim.transients import NEED_WITHIN_S, drops_to_need, need_per_step
 
 # 8 tasks at the concurrency target (1.4 req/s a task: 11.2 over 8 s), then 2.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from research.stress import shape_rates
 
 from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.sim import params as P
@@ -12,7 +13,6 @@ from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.metrics import MetricSeries
 from ecs_gpu.sim.params import SimParams, from_spec
-from ecs_gpu.sim.stress import shape_rates
 from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5
 

@@ -52,10 +52,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.sim.floor import MINUTE_S, step_needs
-from ecs_gpu.sim.lull import lull
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import Knots
+from research.floor import MINUTE_S, step_needs
+from research.lull import lull
+from research.stress import Knots
 
 
 @dataclass(frozen=True)

@@ -46,8 +46,8 @@ import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import Knots
 from ecs_gpu.sim.transients import NEED_BAND
+from research.stress import Knots
 
 
 def rate_before(knots: Knots, t: float, name: str = "t") -> float:
