@@ -70,7 +70,7 @@ def crowd() -> tuple[tuple[float, float], ...]:
 
 def bound_of(label: str) -> str:
     """The issue 8 design whose overload bounds ``label``'s: the one with its pool or not."""
-    return BOUNDS[1] if params(label).warm_pool_min_size is not None else BOUNDS[0]
+    return BOUNDS[1] if params(label).warm_pool.min_size is not None else BOUNDS[0]
 
 
 # The counts the split's own step must share too: its minute's instance count was

@@ -144,7 +144,7 @@ def main() -> int:
     print("|---|---:|---:|")
     for label in WHAT_IF:
         s, model = kept[label]
-        what_if = params(label).with_(fast_path_ends_scale_in_cooldown=True)
+        what_if = params(label).with_(tracking={"fast_path_ends_scale_in_cooldown": True})
         ended = simulate(what_if, lull_rates(s, k), step_s=STEP_S, seed=SEED)
         print(f"| {LABELS[label]} | {model:.0f} | {ended.summary['overload_seconds']:.0f} |")
     return 0

@@ -178,8 +178,8 @@ def floor() -> int:
     parts = {
         k: (
             0.5 * wake.PERIOD_S / minute,
-            p.alb_metric_delay_s / minute,
-            p.cpr_delay_s / minute,
+            p.metrics.alb_metric_delay_s / minute,
+            p.managed_scaling.cpr_delay_s / minute,
             wake.start_s(specs[k]) / minute,
         )
         for k, p in params.items()

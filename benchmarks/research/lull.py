@@ -111,7 +111,7 @@ def overload_floor(
     step whose load is above what they serve at full load
     (``task_capacity_rps`` each, the engine's overload test) is overloaded.
     """
-    if p.spot_percent:
+    if p.spot.percent:
         # An interrupted Spot task serves while its instance drains
         # (engine: leaving_ready), beside the desired count.
         raise BadInputError(

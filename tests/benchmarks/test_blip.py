@@ -90,7 +90,7 @@ def test_a_crowd_no_fleet_serves_is_bad_input() -> None:
 
 
 def test_spot_is_refused() -> None:
-    p = params(max_tasks=16, max_instances=16).with_(spot_percent=50)
+    p = params(max_tasks=16, max_instances=16).with_(spot={"percent": 50})
     rps = np.concatenate((np.full(90, 1.0), np.full(200, 30.0)))
     with pytest.raises(BadInputError, match="spot_percent"):
         blip_floor(p, rps, STEP, 900.0, 3)

@@ -13,7 +13,7 @@ from simhelp import CONCURRENCY, METRICS, load, params
 from ecs_gpu.sim.engine import simulate
 
 # One task per g5.xlarge instance, 2 req/s a task at full load.
-TINY = params(max_tasks=3, max_instances=3).with_(cpr_low_datapoints=2)
+TINY = params(max_tasks=3, max_instances=3).with_(managed_scaling={"cpr_low_datapoints": 2})
 
 
 def _brute(needs_per_minute: list[list[int]], low_run: int, n_max: int, budget: int) -> float:

@@ -125,7 +125,7 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
     if binned:
         unit += f"; each point is the mean of {binned} steps"
     # The concurrency signal gets its own panel: what its policies track.
-    conc = p.target_concurrency is not None
+    conc = p.tracking.target_concurrency is not None
     fig, axes = plt.subplots(
         4 if conc else 3,
         1,
@@ -157,7 +157,7 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
     ax1.set_ylabel("tasks / instances")
     ax1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
 
-    metric_label = PLOT_METRIC_LABEL[p.gpu_metric_scope]
+    metric_label = PLOT_METRIC_LABEL[p.metrics.gpu_metric_scope]
     if not p.gpu_policy:
         metric_label = metric_label.replace("policy metric", "GPU metric (no GPU policy)")
     # The truth goes underneath, wider, so it shows where the policy metric
@@ -167,19 +167,19 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
     ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=0.9, label=metric_label)
     if p.gpu_policy:
         # Without a GPU policy gpu_target_percent drives nothing: no line for it.
-        ax2.axhline(p.gpu_target_percent, color="black", ls=":", lw=1.0,
-                    label=f"target {p.gpu_target_percent:g} %")  # fmt: skip
-        ax2.axhline(p.gpu_target_percent * 0.9, color="gray", ls=":", lw=0.8,
+        ax2.axhline(p.tracking.gpu_target_percent, color="black", ls=":", lw=1.0,
+                    label=f"target {p.tracking.gpu_target_percent:g} %")  # fmt: skip
+        ax2.axhline(p.tracking.gpu_target_percent * 0.9, color="gray", ls=":", lw=0.8,
                     label="scale-in threshold (0.9 x target)")  # fmt: skip
     ax2.set_ylim(0, 105)
     ax2.set_ylabel("GPU utilization %")
     ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    if conc and p.target_concurrency is not None:
+    if conc and p.tracking.target_concurrency is not None:
         ax3 = axes[3]
         ax3.plot(x, tl["concurrency_per_task"], color="tab:brown", lw=0.9,
                  label="requests running + waiting per running task")  # fmt: skip
-        ax3.axhline(p.target_concurrency, color="black", ls=":", lw=1.0,
-                    label=f"target {p.target_concurrency:g}")  # fmt: skip
+        ax3.axhline(p.tracking.target_concurrency, color="black", ls=":", lw=1.0,
+                    label=f"target {p.tracking.target_concurrency:g}")  # fmt: skip
         if p.fast_path is not None:
             ax3.axhline(p.fast_path.threshold, color="tab:red", ls="--", lw=0.8,
                         label=f"fast path at {p.fast_path.threshold:g}")  # fmt: skip
@@ -196,7 +196,7 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
         f"GPU-hours {s['gpu_hours']:.1f} (oracle {s['oracle_gpu_hours']:.1f}), "
         f"overload {s['overload_seconds'] / 60:.0f} min, "
         f"unserved {s['unserved_requests']:.0f} requests, cost ${s['cost_usd']:.2f}"
-        + ("" if p.warm_pool_min_size is None else f" ({cost_meaning(True)})"),
+        + ("" if p.warm_pool.min_size is None else f" ({cost_meaning(True)})"),
         fontsize=9,
     )
     fig.tight_layout(rect=(0, 0.02, 1, 1))
@@ -234,7 +234,7 @@ def spot_cost_meaning(p: SimParams) -> str:
     """What cost_usd counts with [capacity.spot]: both markets' hours at their prices."""
     return (
         f"On-Demand instance-hours x ${p.price_usd_per_hour:g}/h + Spot instance-hours x "
-        f"${p.spot_price_usd_per_hour:.4g}/h ([simulation] spot_discount_percent, else the "
+        f"${p.spot.price_usd_per_hour:.4g}/h ([simulation] spot_discount_percent, else the "
         "catalog's dated discount); EBS volumes not priced"
     )
 
@@ -275,9 +275,9 @@ def pool_cost_meaning(summary: dict[str, Any], p: SimParams) -> str:
     """How warm_pool_cost_usd adds up, with the run's own figures."""
     stopped = summary.get("warm_pool_stopped_instance_hours", 0.0)
     running = summary.get("warm_pool_running_instance_hours", 0.0)
-    why = "a Running pool" if p.warm_pool_state == "Running" else "warming"
+    why = "a Running pool" if p.warm_pool.state == "Running" else "warming"
     return (
-        f"{stopped:,.1f} stopped instance-hours x ${p.pool_volume_usd_per_hour:.4f}/h of "
+        f"{stopped:,.1f} stopped instance-hours x ${p.warm_pool.volume_usd_per_hour:.4f}/h of "
         f"volume + {running:,.1f} running ({why}) instance-hours x "
         f"${p.price_usd_per_hour:g}/h; part of the cost above"
     )
@@ -348,14 +348,14 @@ def summary_table(result: SimResult, title: str) -> Table:
         (
             "cost USD",
             f"{s['cost_usd']:.2f}",
-            cost_meaning(p.warm_pool_min_size is not None)
-            if not p.spot_percent
+            cost_meaning(p.warm_pool.min_size is not None)
+            if not p.spot.percent
             else spot_cost_meaning(p),
         ),
         *spot_lines(s),
         *(
             []
-            if p.warm_pool_min_size is None
+            if p.warm_pool.min_size is None
             else [("warm pool USD", f"{s['warm_pool_cost_usd']:.2f}", pool_cost_meaning(s, p))]
         ),
         ("overload s", f"{s['overload_seconds']:.0f}", "seconds with load > ready capacity"),
@@ -412,7 +412,7 @@ def target_text(p: SimParams) -> str:
     # The first tracked signal with a target is the design's own (SignalPlan.tracked).
     targets = p.targets
     if not targets:
-        return SERIES[p.signal_plan.gpu_series].sim_target_words(p.gpu_target_percent)[0]
+        return SERIES[p.signal_plan.gpu_series].sim_target_words(p.tracking.gpu_target_percent)[0]
     signal, target = targets[0]
     return SERIES[signal].sim_target_words(target)[0]
 
