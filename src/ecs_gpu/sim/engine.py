@@ -433,13 +433,11 @@ def _loop(
             billed += count(t, ctx)
         account(t, rate, cap, u, ready, billed)
         if served_hooks:
-            ctx.i, ctx.arrivals, ctx.served, ctx.rate, ctx.billed = (
-                i,
-                arrivals,
-                served,
-                rate,
-                billed,
-            )
+            ctx.i = i
+            ctx.arrivals = arrivals
+            ctx.served = served
+            ctx.rate = rate
+            ctx.billed = billed
             for hook in served_hooks:
                 hook(t, ctx)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)

@@ -14,14 +14,41 @@ import math
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.serving import RequestQueue
 
-if TYPE_CHECKING:
-    from ecs_gpu.sim.controllers.managed_scaling import InstanceLayer
-    from ecs_gpu.sim.controllers.target_tracking import ServiceLayer
+
+class ScalableTarget(Protocol):
+    """The service's scalable target as controllers change it: its bounds, and target
+    tracking's scale-in cooldown (target_tracking.ServiceScaler)."""
+
+    min_tasks: int
+    max_tasks: int
+    scale_in_cooldown_s: float
+    last_scale_in: float
+
+
+class Service(Protocol):
+    """The service's desired count, which every service-side controller sets
+    (target_tracking.ServiceLayer owns it)."""
+
+    desired: int
+
+    @property
+    def scaler(self) -> ScalableTarget: ...
+
+    def set_desired(self, t: float, fleet: Fleet, want: int) -> None: ...
+
+
+class Instances(Protocol):
+    """The instance layer as controllers launch through it (managed_scaling.InstanceLayer)."""
+
+    # The CapacityProviderReservation it last published, for the timeline.
+    last_cpr: float
+
+    def launch(self, t: float, fleet: Fleet, *, spot_ok: bool = True) -> None: ...
 
 
 class Context:
@@ -69,8 +96,8 @@ class Context:
         self.mean_request_s = mean_request_s
         # The service layer (its desired count and scalable target) and the
         # instance layer, set once the engine has built them.
-        self.service: ServiceLayer
-        self.instances: InstanceLayer
+        self.service: Service
+        self.instances: Instances
         # The step just served: its index, requests arrived and served, offered
         # rate (req/s) and the instances billed.
         self.i = 0

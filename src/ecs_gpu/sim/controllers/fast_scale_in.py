@@ -8,8 +8,7 @@ from typing import Any
 
 from ecs_gpu.design.paths.fast_scale_in import FastScaleIn
 from ecs_gpu.sim import params as P
-from ecs_gpu.sim.controllers.base import Context, Controller, largest_capacity
-from ecs_gpu.sim.controllers.target_tracking import ServiceLayer
+from ecs_gpu.sim.controllers.base import Context, Controller, Service, largest_capacity
 from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.metrics import MetricSeries
 
@@ -77,7 +76,7 @@ class FastScaleInLayer(Controller):
     def summary(self, ctx: Context) -> dict[str, Any]:
         return {"fast_scale_ins": self.actions}
 
-    def evaluate(self, t: float, fleet: Fleet, service: ServiceLayer, before: int) -> None:
+    def evaluate(self, t: float, fleet: Fleet, service: Service, before: int) -> None:
         """The 10-second evaluation, beside what fired at the same instant.
 
         Target tracking does not block it (aws-semantics §9); a policy that
