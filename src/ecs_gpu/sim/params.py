@@ -3,7 +3,9 @@
 AWS constants cite the row of the project's researched semantics
 (docs/simulator.md "Sources", copied from aws-semantics.md) and the URL that
 row cites. Anything AWS does not document is a named field of
-:class:`SimParams` with a default and a comment that says so.
+:class:`SimParams`, or of the group of the controller that reads it
+(``tracking``, ``managed_scaling``, ``metrics``, ...), with a default and a
+comment that says so. :func:`from_spec` is the one reader of the spec.
 """
 
 from __future__ import annotations
