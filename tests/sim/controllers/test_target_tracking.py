@@ -106,9 +106,10 @@ def test_the_cpu_vote_leaves_the_scale_in_only_when_told() -> None:
     fleet = Fleet(p.tasks_per_instance, p.image_pull_s, p.model_load_s)
     fleet.launch(-600.0, 0.0, 0.0)
     fleet.add_ready_task(fleet.registered[0], 0.0)
+    ctx = context(p, fleet, 1)
     for scale_in, want in ((True, 1), (False, 0)):
         layer = ServiceLayer(p.with_(tracking={"cpu_scale_in": scale_in}), 1, [(gpu, 70.0)], cpu)
-        layer.decide(600.0, fleet, False)
+        layer.on_minute(600.0, ctx)
         assert layer.desired == want
 
 

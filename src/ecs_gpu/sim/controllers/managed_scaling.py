@@ -158,16 +158,14 @@ class InstanceLayer(Controller):
         self._host_cpu = host_cpu if ms.host_cpu_policy_target_percent is not None else None
 
     def on_minute(self, t: float, ctx: Context) -> None:
-        self.decide(t, ctx.fleet, self._host_cpu)
-
-    def decide(self, t: float, fleet: Fleet, host_cpu: MetricSeries | None) -> None:
         """Publish CPR, let the ASG's policies decide, launch or terminate instances."""
+        fleet = ctx.fleet
         self.last_cpr = capacity_provider_reservation(
             len(fleet.instances), fleet.provisioning, fleet.empty_registered(), self._tpi
         )
         self.cpr.publish(t + self._cpr_delay, self.last_cpr)
         self.cpr.visible(t)
-        delta = self.asg.decide(len(fleet.instances), fleet.all_warm(t), self.cpr, host_cpu)
+        delta = self.asg.decide(len(fleet.instances), fleet.all_warm(t), self.cpr, self._host_cpu)
         if delta > 0:
             for _ in range(delta):
                 self.launch(t, fleet)

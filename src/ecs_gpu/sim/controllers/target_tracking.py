@@ -143,16 +143,14 @@ class ServiceLayer(Controller):
         self._cpu_scale_in = tt.cpu_scale_in
 
     def on_minute(self, t: float, ctx: Context) -> None:
-        self.decide(t, ctx.fleet, ctx.hold_in)
-
-    def decide(self, t: float, fleet: Fleet, hold_in: bool = False) -> None:
         """Vote on this minute's datapoints, set the desired count, start or stop tasks.
 
-        ``hold_in``: another policy (the fast path's step policy, its alarm in
-        ALARM) holds the capacity it set, and when policies fire together the
-        largest capacity wins (aws-semantics §1 "Multiple TT policies"), so
-        no scale-in this minute.
+        ``ctx.hold_in``: another policy (the fast path's step policy, its alarm
+        in ALARM) holds the capacity it set, and when policies fire together
+        the largest capacity wins (aws-semantics §1 "Multiple TT policies"),
+        so no scale-in this minute.
         """
+        fleet = ctx.fleet
         base = fleet.running
         basis = self._basis
         votes = [
@@ -163,7 +161,7 @@ class ServiceLayer(Controller):
             # DisableScaleIn: the CPU policy (last) leaves the scale-in vote
             # (aws-semantics §9), i.e. it never holds the others' scale-in.
             votes[-1] = Vote(False, True, 0)
-        self.desired = desired = self.scaler.decide(t, votes, self.desired, hold_in)
+        self.desired = desired = self.scaler.decide(t, votes, self.desired, ctx.hold_in)
         apply_desired(t, fleet, desired)
 
     def set_desired(self, t: float, fleet: Fleet, want: int) -> None:
