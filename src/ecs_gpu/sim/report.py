@@ -48,7 +48,7 @@ def write_timeline(result: SimResult, path: Path, option: str = "--timeline") ->
     outputs.write_text(path, buf.getvalue(), option)
 
 
-# The plot is a PNG (the issue's --plot OUT.png); other names are refused.
+# The plot is a PNG (--plot OUT.png); other names are refused.
 PLOT_SUFFIX = ".png"
 
 
