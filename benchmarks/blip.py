@@ -37,11 +37,11 @@ import numpy as np
 from compare_designs import STEP_S
 from compare_signals import SEED, design
 from lull import params, same_until
+from research.blip import BlipFloor, blip, blip_floor
+from research.stress import flash_crowd, rates
 from stress import LABELS
 
-from ecs_gpu.sim.blip import BlipFloor, blip, blip_floor
 from ecs_gpu.sim.engine import simulate
-from ecs_gpu.sim.stress import flash_crowd, rates
 
 BASE_TASKS = 2
 FACTOR = 30.0
@@ -70,7 +70,7 @@ def crowd() -> tuple[tuple[float, float], ...]:
 
 def bound_of(label: str) -> str:
     """The in-flight design whose overload bounds ``label``'s: the one with its pool or not."""
-    return BOUNDS[1] if params(label).warm_pool_min_size is not None else BOUNDS[0]
+    return BOUNDS[1] if params(label).warm_pool.min_size is not None else BOUNDS[0]
 
 
 # The counts the split's own step must share too: its minute's instance count was

@@ -82,13 +82,16 @@ DESIGNS: dict[str, str] = {
 }
 # Designs that set a simulator parameter rather than a spec key: the
 # reference module's managed scaling is not ours to deploy, and the what-if.
-OVERRIDES: dict[str, dict[str, object]] = {
+OVERRIDES: dict[str, dict[str, dict[str, object]]] = {
     "reference (asg-average, GPU 60, CPU 60, 300/300)": {
-        "instance_warmup_s": 300.0,
-        "max_scaling_step": 10,
+        "managed_scaling": {"instance_warmup_s": 300.0, "max_scaling_step": 10},
     },
-    "GPU default, scale-in on latest datapoint (what-if)": {"scale_in_basis": "latest"},
-    "GPU default, managed scaling steps up to 2 (what-if)": {"max_scaling_step": 2},
+    "GPU default, scale-in on latest datapoint (what-if)": {
+        "tracking": {"scale_in_basis": "latest"}
+    },
+    "GPU default, managed scaling steps up to 2 (what-if)": {
+        "managed_scaling": {"max_scaling_step": 2}
+    },
 }
 
 
@@ -106,7 +109,7 @@ def design(scaling: str) -> SimParams:
 
 def mean_scale(p: SimParams, trace: Trace) -> float:
     """The rate factor that makes the trace's mean load MEAN_TASKS tasks at p's GPU target."""
-    per_task = p.task_capacity_rps * p.gpu_target_percent / 100.0
+    per_task = p.task_capacity_rps * p.tracking.gpu_target_percent / 100.0
     return MEAN_TASKS * per_task / float(trace.rates(STEP_S).mean())
 
 

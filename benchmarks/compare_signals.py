@@ -91,7 +91,7 @@ COLD_WARMUP = "in-flight concurrency + warm pool, cold warm-up 480 s"
 WHAT_IF = "what-if: + instance step policy on the fast-path alarm (not deployable)"
 
 # label -> ([service] extra, [scaling] keys, [capacity] extra, simulator overrides)
-DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
+DESIGNS: dict[str, tuple[str, str, str, dict[str, dict[str, object]]]] = {
     "reference": (
         "",
         'signal = "asg-average"\ngpu_target_percent = 60\ncpu_target_percent = 60\n'
@@ -106,8 +106,8 @@ DESIGNS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     # The same pool with the cold instance warm-up and fast-path cooldown
     # (boot + pull + load, 480 s) instead of the pooled start (120 s) that
     # ecs_gpu.design.managed_scaling deploys for a pool that covers the fleet.
-    COLD_WARMUP: (METRICS, CONCURRENCY, POOL, {"instance_warmup_s": 480.0}),
-    WHAT_IF: (METRICS, CONCURRENCY, POOL, {"instance_fast_path": True}),
+    COLD_WARMUP: (METRICS, CONCURRENCY, POOL, {"managed_scaling": {"instance_warmup_s": 480.0}}),
+    WHAT_IF: (METRICS, CONCURRENCY, POOL, {"managed_scaling": {"instance_fast_path": True}}),
 }
 # Only on the step load: the in-flight concurrency policy without the fast path.
 TT_ONLY = "in-flight concurrency, target tracking only (`fast_scale_out = false`)"
@@ -168,13 +168,13 @@ def design(label: str, extra_scaling: str = "") -> SimParams:
                 steps=fast_path.steps(spec, starts=IN_FLIGHT_STEPS),
                 # The in-flight design's cooldown: the instance warm-up, without the
                 # launch datapoint.
-                cooldown_s=int(p.instance_warmup_s),
+                cooldown_s=int(p.managed_scaling.instance_warmup_s),
             ),
-            tracking_cap_ratio=overrides.get("tracking_cap_ratio"),
+            demand={"tracking_cap_ratio": overrides.get("demand", {}).get("tracking_cap_ratio")},
         )
-    if "instance_warmup_s" in overrides and p.fast_path is not None:
+    if "instance_warmup_s" in overrides.get("managed_scaling", {}) and p.fast_path is not None:
         # The fast path's cooldown follows the warm-up (paths/fast_path.py: + the launch datapoint).
-        cooldown = int(p.instance_warmup_s) + (
+        cooldown = int(p.managed_scaling.instance_warmup_s) + (
             0 if in_flight else managed_scaling.LAUNCH_DATAPOINT_S
         )
         p = p.with_(fast_path=dataclasses.replace(p.fast_path, cooldown_s=cooldown))
@@ -325,7 +325,7 @@ def fast_path_variants() -> None:
                         label, f"\npanic_threshold_percent = {percent}"
                     )
             variants["tracked datapoint capped at the panic threshold (not deployed)"] = p.with_(
-                tracking_cap_ratio=cap
+                demand={"tracking_cap_ratio": cap}
             )
             for v_label, v in variants.items():
                 s = run(v, trace, rate_scale=scale, step_s=STEP_S, seed=SEED).summary

@@ -24,10 +24,10 @@ import math
 import sys
 
 from compare_signals import NEW_DEFAULT_POOL, NEW_FSI_POOL, design
+from research.floor import constant_fleet, fleet_floor
+from research.stress import SHAPES
 from stress import LABELS, load
 
-from ecs_gpu.sim.floor import constant_fleet, fleet_floor
-from ecs_gpu.sim.stress import SHAPES
 from ecs_gpu.sim.workload import bundled_traces
 
 BOUND = "in-flight concurrency + warm pool"

@@ -30,12 +30,12 @@ import sys
 import numpy as np
 from compare_designs import MEAN_TASKS, STEP_S
 from compare_signals import NEW_DEFAULT, NEW_DEFAULT_POOL, SEED, design
+from research.lull import lull, overload_floor
+from research.stress import plateau_drop, rates
 from stress import LABELS
 
 from ecs_gpu.sim.engine import SimResult, simulate
-from ecs_gpu.sim.lull import lull, overload_floor
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import plateau_drop, rates
 from ecs_gpu.sim.transients import NEED_WITHIN_S, drops_to_need, need_per_step
 
 BOUND = ("in-flight concurrency", "in-flight concurrency + warm pool")
@@ -144,7 +144,7 @@ def main() -> int:
     print("|---|---:|---:|")
     for label in WHAT_IF:
         s, model = kept[label]
-        what_if = params(label).with_(fast_path_ends_scale_in_cooldown=True)
+        what_if = params(label).with_(tracking={"fast_path_ends_scale_in_cooldown": True})
         ended = simulate(what_if, lull_rates(s, k), step_s=STEP_S, seed=SEED)
         print(f"| {LABELS[label]} | {model:.0f} | {ended.summary['overload_seconds']:.0f} |")
     return 0

@@ -49,12 +49,12 @@ import sys
 
 from compare_designs import SPEC, STEP_S
 from compare_signals import CONCURRENCY, METRICS, SEED
+from research.stress import shape_rates
 
 from ecs_gpu.design.paths import wake
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams, from_spec
-from ecs_gpu.sim.stress import shape_rates
 from ecs_gpu.sim.workload import bundled_traces
 from ecs_gpu.spec import Spec, parse_spec
 
@@ -180,8 +180,8 @@ def floor() -> int:
     parts = {
         k: (
             0.5 * wake.PERIOD_S / minute,
-            p.alb_metric_delay_s / minute,
-            p.cpr_delay_s / minute,
+            p.metrics.alb_metric_delay_s / minute,
+            p.managed_scaling.cpr_delay_s / minute,
             wake.start_s(specs[k]) / minute,
         )
         for k, p in params.items()

@@ -87,7 +87,7 @@ def main() -> int:
                 f"| {od['overload_seconds']:.0f} | - | - | 0 |"
             )
             for band in spot.BAND_MONTHLY_SHARE:
-                q = p.with_(spot_interruptions_per_hour=spot.band_rate_per_hour(band))
+                q = p.with_(spot={"interruptions_per_hour": spot.band_rate_per_hour(band)})
                 s = run(q, tr, rate_scale=scale, step_s=STEP_S, seed=SEED).summary
                 vs = runs.spot_versus_on_demand(s, od)
                 print(

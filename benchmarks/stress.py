@@ -72,13 +72,13 @@ from compare_signals import (
     design_spec,
     worst,
 )
+from research.stress import SHAPES, shape_rates
 
 from ecs_gpu.design import managed_scaling
 from ecs_gpu.design.paths import fast_path, fast_scale_in
 from ecs_gpu.sim import run
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import SHAPES, shape_rates
 from ecs_gpu.sim.transients import (
     LoadDrop,
     drop_stats,
@@ -191,9 +191,9 @@ def detail(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
         crowd = np.flatnonzero(loads >= 0.99 * loads.max())
         first, last = int(crowd[0]), int(crowd[-1]) + 1
         conc = "-"
-        if p.target_concurrency is not None:
+        if p.tracking.target_concurrency is not None:
             c = minute_means(np.nan_to_num(tl["concurrency_per_task"]), r.step_s)[first:last]
-            conc = f"{c.min():.0f}-{c.max():.0f} (target {p.target_concurrency:g})"
+            conc = f"{c.min():.0f}-{c.max():.0f} (target {p.tracking.target_concurrency:g})"
         # After the fall (the first minute after the crowd's plateau).
         fall = last * 60.0
         after = [i for i, t in enumerate(tl["t_s"]) if t >= fall]
@@ -276,7 +276,7 @@ def reuse(res: dict[str, tuple[float, dict[str, SimResult]]]) -> None:
     for name, (_, rows) in res.items():
         go = load(name, traces, base)[1]
         for label in REUSE:
-            r = go(rows[label].params.with_(warm_pool_reuse_on_scale_in=True))
+            r = go(rows[label].params.with_(warm_pool={"reuse_on_scale_in": True}))
             s, w = rows[label].summary, r.summary
             print(
                 f"| {name} | {LABELS[label]} | {s['gpu_hours']:.1f} | {w['gpu_hours']:.1f} "
@@ -316,7 +316,7 @@ def sweep_variants() -> dict[str, SimParams]:
             NEW_DEFAULT_POOL, f"\npanic_threshold_percent = {pct}"
         )
     for cap in (1.2, 2.0):
-        out[f"tracking capped at {cap:g} x target"] = base.with_(tracking_cap_ratio=cap)
+        out[f"tracking capped at {cap:g} x target"] = base.with_(demand={"tracking_cap_ratio": cap})
     out["three fast-path steps (0, 50, 100 % over)"] = three
     # The drain window without the pool, where cold starts let a backlog grow.
     cold = design(NEW_DEFAULT)
@@ -406,19 +406,19 @@ def frontier_designs() -> dict[str, tuple[str, SimParams]]:
         "+ fast scale-in, steps up to 10 %": ("policy setting", fsi.with_(fast_scale_in=small)),
         "+ fast scale-in, target_capacity_percent = 95": (
             "spec",
-            fsi.with_(target_capacity_percent=95.0),
+            fsi.with_(managed_scaling={"target_capacity_percent": 95.0}),
         ),
         "+ fast scale-in, target_capacity_percent = 90": (
             "spec",
-            fsi.with_(target_capacity_percent=90.0),
+            fsi.with_(managed_scaling={"target_capacity_percent": 90.0}),
         ),
         "target_capacity_percent = 95, no fast scale-in": (
             "spec",
-            design(NEW_DEFAULT_POOL).with_(target_capacity_percent=95.0),
+            design(NEW_DEFAULT_POOL).with_(managed_scaling={"target_capacity_percent": 95.0}),
         ),
         "+ fast scale-in, managed scale-in after 30 low minutes": (
             "no: AWS owns the 15",
-            fsi.with_(cpr_low_datapoints=30),
+            fsi.with_(managed_scaling={"cpr_low_datapoints": 30}),
         ),
         "+ fast scale-in, min_instances = 64 (no instance leaves)": (
             "spec",
@@ -544,13 +544,13 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
         ),
         "tracking capped at 1.2 x target": (
             "TRACKING_CAP_RATIO",
-            shipped.with_(tracking_cap_ratio=1.2),
+            shipped.with_(demand={"tracking_cap_ratio": 1.2}),
         ),
         "instance warm-up 60 s": (
             "no: under the pooled start",
             # The fast path's cooldown follows the warm-up, as fast_path.cooldown_s writes it.
             shipped.with_(
-                instance_warmup_s=60.0,
+                managed_scaling={"instance_warmup_s": 60.0},
                 fast_path=dataclasses.replace(
                     fp, cooldown_s=60 + managed_scaling.LAUNCH_DATAPOINT_S
                 ),
@@ -560,7 +560,7 @@ def scale_out_designs() -> dict[str, tuple[str, SimParams]]:
     for n in MIN_STEPS:
         out[f"minimumScalingStepSize = {n}"] = (
             "capacity-provider setting",
-            shipped.with_(min_scaling_step=n),
+            shipped.with_(managed_scaling={"min_scaling_step": n}),
         )
     return out
 

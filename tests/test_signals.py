@@ -15,7 +15,7 @@ from ecs_gpu.contracts.naming import Names
 from ecs_gpu.contracts.signals import SIGNALS, SignalPlan
 from ecs_gpu.design import spot
 from ecs_gpu.design.paths import wake
-from ecs_gpu.sim.params import GPU_METRIC_SCOPE, SimParams, from_spec
+from ecs_gpu.sim.params import GPU_METRIC_SCOPE, TargetTracking, from_spec
 from ecs_gpu.spec import ScalingSpec, load_spec
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -34,7 +34,7 @@ def _literal_args(annotation: object) -> set[object]:
 def test_every_layer_spells_the_signals_from_signals_py() -> None:
     spec_field = ScalingSpec.model_fields["signal"].annotation
     snapshot_field = TargetNames.model_fields["signal"].annotation
-    sim_field = typing.get_type_hints(SimParams)["signal"]
+    sim_field = typing.get_type_hints(TargetTracking)["signal"]
     assert set(SIGNALS) == {"concurrency", "task-gpus", "asg-average"}
     assert _literal_args(spec_field) == set(SIGNALS)
     assert _literal_args(snapshot_field) == set(SIGNALS)
@@ -86,48 +86,49 @@ def test_plan_agrees_with_the_spec_properties(
 
 def test_sim_params_read_the_plan() -> None:
     base = from_spec(load_spec(EXAMPLES / "g5-vllm.toml"))
-    assert base.signal == "concurrency" and base.fast_path is not None
-    assert base.signal_plan == SignalPlan.from_parts("concurrency", base.gpu_guard, True)
-    guarded = base.with_(gpu_guard=True, fast_path=None)
+    assert base.tracking.signal == "concurrency" and base.fast_path is not None
+    assert base.signal_plan == SignalPlan.from_parts("concurrency", base.tracking.gpu_guard, True)
+    guarded = base.with_(fast_path=None, tracking={"gpu_guard": True})
     assert guarded.gpu_policy is True
     assert guarded.signal_plan.tracks_concurrency
     assert not guarded.signal_plan.fast_path
-    assert base.with_(gpu_guard=False).gpu_policy is False
-    assert base.with_(signal="asg-average").gpu_policy is True
+    assert base.with_(tracking={"gpu_guard": False}).gpu_policy is False
+    assert base.with_(tracking={"signal": "asg-average"}).gpu_policy is True
 
 
 def test_the_simulator_has_a_series_and_a_target_for_every_signal() -> None:
     from ecs_gpu.sim.metrics import TRACKED, DemandPipeline, MetricPipeline, tracked_series
 
     assert set(TRACKED) == set(SIGNALS)
-    base = from_spec(load_spec(EXAMPLES / "g5-vllm.toml")).with_(gpu_guard=True)
+    base = from_spec(load_spec(EXAMPLES / "g5-vllm.toml")).with_(tracking={"gpu_guard": True})
     metrics, demand = MetricPipeline(base, 10.0), DemandPipeline(base, 10.0, 1)
     # The plan's order (the template's), each with its own target.
     assert tracked_series(base, metrics, demand) == [
-        (demand.tracking, base.target_concurrency),
-        (metrics.gpu, base.gpu_target_percent),
+        (demand.tracking, base.tracking.target_concurrency),
+        (metrics.gpu, base.tracking.gpu_target_percent),
     ]
     # A design that sets a target its signal does not track runs no policy on it.
-    gpu = base.with_(signal="task-gpus")
-    assert tracked_series(gpu, metrics, demand) == [(metrics.gpu, base.gpu_target_percent)]
-    assert base.with_(target_concurrency=None).target("concurrency") is None
-    assert base.targets == [("concurrency", base.target_concurrency), ("task-gpus", 70.0)]
+    gpu = base.with_(tracking={"signal": "task-gpus"})
+    assert tracked_series(gpu, metrics, demand) == [(metrics.gpu, base.tracking.gpu_target_percent)]
+    assert base.with_(tracking={"target_concurrency": None}).target("concurrency") is None
+    assert base.targets == [("concurrency", base.tracking.target_concurrency), ("task-gpus", 70.0)]
 
 
 def test_the_simulators_words_for_each_target() -> None:
     from ecs_gpu.sim import report, runs
 
     conc = from_spec(load_spec(EXAMPLES / "g5-vllm.toml"))
-    assert report.target_text(conc) == f"target concurrency {conc.target_concurrency:g}"
-    assert runs.target_text(conc.with_(gpu_guard=True)) == (
-        f"concurrency {conc.target_concurrency:g}/task + GPU guard {conc.gpu_target_percent:g}%"
+    assert report.target_text(conc) == f"target concurrency {conc.tracking.target_concurrency:g}"
+    assert runs.target_text(conc.with_(tracking={"gpu_guard": True})) == (
+        f"concurrency {conc.tracking.target_concurrency:g}/task + GPU guard "
+        f"{conc.tracking.gpu_target_percent:g}%"
     )
-    gpu = conc.with_(signal="asg-average", target_concurrency=None)
-    assert report.target_text(gpu) == f"GPU target {gpu.gpu_target_percent:g} %"
-    assert runs.target_text(gpu) == f"GPU {gpu.gpu_target_percent:g}%"
+    gpu = conc.with_(tracking={"signal": "asg-average", "target_concurrency": None})
+    assert report.target_text(gpu) == f"GPU target {gpu.tracking.gpu_target_percent:g} %"
+    assert runs.target_text(gpu) == f"GPU {gpu.tracking.gpu_target_percent:g}%"
     # A concurrency design without its target falls back to the GPU target's words.
-    bare = conc.with_(target_concurrency=None)
-    assert runs.target_text(bare) == f"GPU {bare.gpu_target_percent:g}%"
+    bare = conc.with_(tracking={"target_concurrency": None})
+    assert runs.target_text(bare) == f"GPU {bare.tracking.gpu_target_percent:g}%"
 
 
 # --- the per-signal registry (signals.SERIES) --------------------------------------

@@ -7,8 +7,13 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from ecs_gpu.sim.controllers.base import Context
+from ecs_gpu.sim.controllers.target_tracking import ServiceLayer
 from ecs_gpu.sim.engine import SimResult
+from ecs_gpu.sim.fleet import Fleet
+from ecs_gpu.sim.metrics import MetricSeries
 from ecs_gpu.sim.params import SimParams, from_spec
+from ecs_gpu.sim.serving import RequestQueue
 from ecs_gpu.spec import parse_spec
 
 STEP = 10.0
@@ -88,3 +93,20 @@ def same_until(a: SimResult, b: SimResult, n: int, columns: tuple[str, ...]) -> 
         np.array_equal(np.asarray(a.timeline[c])[:n], np.asarray(b.timeline[c])[:n])
         for c in columns
     )
+
+
+def fleet_with(running: int, slots: int = 8) -> Fleet:
+    """One registered instance of ``slots`` GPUs with ``running`` tasks serving."""
+    fleet = Fleet(slots, 0.0, 0.0)
+    inst = fleet.launch(0.0, 0.0, 0.0)
+    for _ in range(running):
+        fleet.add_ready_task(inst, 0.0)
+    return fleet
+
+
+def context(p: SimParams, fleet: Fleet, desired: int) -> Context:
+    """A run's context around ``fleet``: a service layer with no tracked policy but CPU's
+    (whose series stays empty, so it never votes), at ``desired`` tasks."""
+    ctx = Context(STEP, 3600.0, fleet, RequestQueue(p.max_queue_s), p.mean_request_s)
+    ctx.service = ServiceLayer(p, desired, [], MetricSeries())
+    return ctx

@@ -1,6 +1,6 @@
 """Runs whose summaries were recorded before the engine was split into controllers.
 
-tests/sim/test_sim_split.py reruns each case and compares its summary, and
+tests/sim/test_engine_split.py reruns each case and compares its summary, and
 the sum of every timeline column, with tests/sim/data/before_split.json, which
 ``python tests/sim/split_cases.py`` wrote from the single-function engine
 (commit 324e40a). The split must change no number of these designs.
@@ -51,9 +51,15 @@ def cases() -> dict[str, tuple[SimParams, dict[str, Any]]]:
         "default noisy seed 3": (_noisy(params(**big)), {"seed": 3}),
         "default cold": (_noisy(params(**big)), {"start": "cold"}),
         "asg-average": (_noisy(params(scaling=asg, **big)), {}),
-        "host-cpu policy": (_noisy(params(**big)).with_(host_cpu_policy_target_percent=12.0), {}),
-        "scale-in latest": (params(**big).with_(scale_in_basis="latest"), {}),
-        "running-only reservation": (params(**big).with_(reservation_includes_pending=False), {}),
+        "host-cpu policy": (
+            _noisy(params(**big)).with_(managed_scaling={"host_cpu_policy_target_percent": 12.0}),
+            {},
+        ),
+        "scale-in latest": (params(**big).with_(tracking={"scale_in_basis": "latest"}), {}),
+        "running-only reservation": (
+            params(**big).with_(metrics={"reservation_includes_pending": False}),
+            {},
+        ),
         "reserved floor 2": (_noisy(params(**big)).with_(reserved_instances=2), {}),
         "g5.12xlarge binpack": (
             _noisy(params(instance="g5.12xlarge", max_instances=3, max_tasks=12)).with_(
@@ -65,7 +71,7 @@ def cases() -> dict[str, tuple[SimParams, dict[str, Any]]]:
             _noisy(params(instance="g5.12xlarge", max_instances=3, max_tasks=12)),
             {"start": "cold", "seed": 5},
         ),
-        "steps up to 2": (_noisy(params(**big)).with_(max_scaling_step=2), {}),
+        "steps up to 2": (_noisy(params(**big)).with_(managed_scaling={"max_scaling_step": 2}), {}),
         "step 5 s": (_noisy(params(**big)), {"step_s": 5.0}),
         "step 60 s": (_noisy(params(**big)), {"step_s": 60.0}),
     }

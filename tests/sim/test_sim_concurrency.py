@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import math
-from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +14,7 @@ from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, first_time, load, params
 from ecs_gpu.cli import main
 from ecs_gpu.design.paths import fast_path
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.sim.controllers import AsgFastPath, FastPathLayer
 from ecs_gpu.sim.engine import simulate
-from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.params import SimParams
 
 ONSET = 1200.0  # 20 quiet minutes, then the step
@@ -45,7 +41,7 @@ def _first_after(tl: dict[str, list[float]], col: str, above: float) -> float:
 
 def test_spec_defaults_turn_on_the_fast_path() -> None:
     p = _p()
-    assert p.signal == "concurrency" and p.target_concurrency == 11.2
+    assert p.tracking.signal == "concurrency" and p.tracking.target_concurrency == 11.2
     assert p.fast_path is not None and not p.gpu_policy
     # The simulator runs the numbers the template deploys (one source).
     assert p.fast_path.threshold == pytest.approx(11.2 * 2.0)
@@ -74,7 +70,7 @@ def test_without_the_fast_path_target_tracking_waits_three_minutes() -> None:
     # concurrency datapoint costs a minute (docs/simulator.md); with none, 180 s.
     p = _p(CONCURRENCY + "\nfast_scale_out = false")
     assert _first_after(_step_run(p.with_(poisson_arrivals=False)), "desired_tasks", 2) == 240
-    instant = p.with_(poisson_arrivals=False, demand_metric_delay_s=0.0)
+    instant = p.with_(poisson_arrivals=False, demand={"metric_delay_s": 0.0})
     assert _first_after(_step_run(instant), "desired_tasks", 2) == 180
 
 
@@ -124,7 +120,7 @@ def test_warm_pool_instance_registers_in_warm_start_and_pulls_nothing() -> None:
     launched = _first_after(tl, "instances", 2)
     ready = _first_after(tl, "ready_tasks", 2)
     # Warm start (60 s) then the model load (60 s): no boot, no image pull.
-    assert ready - launched == pytest.approx(p.warm_start_s + p.model_load_s, abs=STEP)
+    assert ready - launched == pytest.approx(p.warm_pool.warm_start_s + p.model_load_s, abs=STEP)
     assert res.summary["warm_pool_starts"] == 2
     cold = _step_run(_p())
     cold_ready = _first_after(cold, "ready_tasks", 2) - _first_after(cold, "instances", 2)
@@ -154,77 +150,6 @@ def test_warm_pool_refills_and_stopped_instances_bill_only_while_warming() -> No
     in_service_h = sum(res.timeline["instances"]) * STEP / 3600.0
     pool_h = res.summary["instance_hours"] - in_service_h
     assert pool_h == pytest.approx(4 * (p.instance_boot_s + p.image_pull_s) / 3600.0, abs=1e-3)
-
-
-def _fleet(running: int) -> Fleet:
-    fleet = Fleet(8, 0.0, 0.0)
-    inst = fleet.launch(0.0, 0.0, 0.0)
-    for _ in range(running):
-        fleet.add_ready_task(inst, 0.0)
-    return fleet
-
-
-def test_fast_path_cooldown_lets_only_a_larger_step_through() -> None:
-    fp = _p().fast_path
-    assert fp is not None
-    layer = FastPathLayer(fp, max_tasks=64)
-    fleet = _fleet(4)
-    low = fp.threshold * 1.05  # first step: +100 %
-    high = fp.threshold * 2.5  # 150 % over: +400 %
-    hist: deque[float | None] = deque([low, low], maxlen=2)
-    assert layer.decide(0.0, fleet, 4, hist) == 8
-    # Still in ALARM: re-invoked once a minute, not every 10 s.
-    assert layer.decide(10.0, fleet, 8, deque([high, high])) == 8
-    # A minute later, in the cooldown, the same step adds nothing ...
-    assert layer.decide(60.0, fleet, 8, hist) == 8
-    # ... and a larger one adds only its difference: 400 % - 100 % of 4.
-    assert layer.decide(120.0, fleet, 8, deque([high, high])) == 20
-    # Back to OK, then into ALARM again after the cooldown: from the running count.
-    assert layer.decide(130.0, fleet, 20, deque([1.0, 1.0])) == 20
-    t = 120.0 + fp.cooldown_s
-    assert layer.decide(t, fleet, 20, hist) == 20  # running 4 + 4 < desired 20
-    assert layer.actions == 2
-
-
-def test_fast_path_reduces_the_window_by_its_aggregation() -> None:
-    # A 20-s burst: both datapoints breach, the second less. Maximum (the
-    # template's) sizes the step from the larger, Minimum from what both reached.
-    fp = _p().fast_path
-    assert fp is not None
-    burst: deque[float | None] = deque([fp.threshold * 1.5, fp.threshold * 1.1], maxlen=2)
-    by = {
-        agg: FastPathLayer(dataclasses.replace(fp, aggregation=agg), 64).alarm_value(burst)
-        for agg in ("Maximum", "Minimum", "Average")
-    }
-    assert by == pytest.approx(
-        {
-            "Maximum": fp.threshold * 1.5,
-            "Minimum": fp.threshold * 1.1,
-            "Average": fp.threshold * 1.3,
-        }
-    )
-    # One breaching datapoint of two raises no alarm, whatever the aggregation.
-    one: deque[float | None] = deque([1.0, fp.threshold * 3], maxlen=2)
-    assert (
-        FastPathLayer(dataclasses.replace(fp, aggregation="Minimum"), 64).alarm_value(one) is None
-    )
-    fleet = _fleet(10)
-    assert FastPathLayer(fp, 64).decide(0.0, fleet, 10, burst) > FastPathLayer(
-        dataclasses.replace(fp, aggregation="Minimum"), 64
-    ).decide(0.0, fleet, 10, burst)
-
-
-def test_fast_path_needs_two_breaching_datapoints() -> None:
-    fp = _p().fast_path
-    assert fp is not None
-    layer = FastPathLayer(fp, max_tasks=8)
-    fleet = _fleet(2)
-    one: deque[float | None] = deque([1.0, fp.threshold * 3], maxlen=2)
-    assert layer.decide(0.0, fleet, 2, one) == 2
-    missing: deque[float | None] = deque([None, fp.threshold * 3], maxlen=2)
-    assert layer.decide(10.0, fleet, 2, missing) == 2
-    # Capped at max_tasks.
-    assert layer.decide(20.0, fleet, 2, deque([fp.threshold * 3] * 2)) == 8
 
 
 def test_cli_reports_the_concurrency_design(
@@ -273,47 +198,32 @@ def test_a_loading_task_counts_in_the_per_task_concurrency() -> None:
 
 def test_oracle_and_plan_size_a_concurrency_design_at_its_own_target() -> None:
     p = _p()
-    assert p.signal == "concurrency"
+    assert p.tracking.signal == "concurrency"
     # Target 8 of the 16 requests a 2 req/s x 8 s task holds: half load, 1 req/s a task.
-    half = p.with_(target_concurrency=8.0)
+    half = p.with_(tracking={"target_concurrency": 8.0})
     assert half.target_share == pytest.approx(0.5)
     assert half.tasks_for_rate(4.0) == 4
     # The GPU target (70 %) would have said 3 tasks for the same load.
     gpu = _p(scaling="")
-    assert gpu.signal != "concurrency" and gpu.tasks_for_rate(4.0) == 3
+    assert gpu.tracking.signal != "concurrency" and gpu.tasks_for_rate(4.0) == 3
 
 
 def test_what_if_instance_step_policy_launches_with_the_fast_path() -> None:
     # Not deployable (AWS: no scaling policy but ECS's on a capacity
     # provider's group); benchmarks/compare_signals.py measures what that costs.
     p = _p(capacity=POOL)
-    assert not p.instance_fast_path  # never from a spec
+    assert not p.managed_scaling.instance_fast_path  # never from a spec
     deployed = _step_run(p)
-    what_if = _step_run(p.with_(instance_fast_path=True))
+    what_if = _step_run(p.with_(managed_scaling={"instance_fast_path": True}))
     decision = _first_after(what_if, "desired_tasks", 2)
     # Managed scaling waits for a CapacityProviderReservation datapoint.
-    assert _first_after(deployed, "instances", 2) >= decision + p.cpr_delay_s
+    assert _first_after(deployed, "instances", 2) >= decision + p.managed_scaling.cpr_delay_s
     # The step policy on the same alarm launches with the decision, and the
     # pooled instance serves a warm start + model load later.
     assert _first_after(what_if, "instances", 2) == decision
     assert _first_after(what_if, "ready_tasks", 2) == pytest.approx(
-        decision + p.warm_start_s + p.model_load_s, abs=STEP
+        decision + p.warm_pool.warm_start_s + p.model_load_s, abs=STEP
     )
-
-
-def test_what_if_instance_step_policy_adds_only_a_larger_step_while_warming() -> None:
-    fp = _p().fast_path
-    assert fp is not None
-    asg = AsgFastPath(fp, max_instances=20, warmup_s=120.0)
-    low = fp.threshold * 1.05  # +100 %
-    high = fp.threshold * 2.5  # +400 %
-    assert asg.instances_to_add(0.0, low, 4) == 4
-    # Warming: the same step adds nothing, a larger one its difference (400 % - 100 % of 4).
-    assert asg.instances_to_add(60.0, low, 8) == 0
-    assert asg.instances_to_add(90.0, high, 8) == 12
-    # After the warm-up, from the group's size, clamped to max_instances.
-    assert asg.instances_to_add(300.0, high, 18) == 2
-    assert asg.actions == 3
 
 
 def test_what_if_tracking_cap_bounds_one_target_tracking_step() -> None:
@@ -322,23 +232,11 @@ def test_what_if_tracking_cap_bounds_one_target_tracking_step() -> None:
     # the running count. The fast path is off to isolate the policy.
     p = _p(CONCURRENCY + "\nfast_scale_out = false")
     free = _step_run(p, after_s=600.0)
-    capped = _step_run(p.with_(tracking_cap_ratio=2.0), after_s=600.0)
+    capped = _step_run(p.with_(demand={"tracking_cap_ratio": 2.0}), after_s=600.0)
     at = _first_after(free, "desired_tasks", 2)
     assert at == _first_after(capped, "desired_tasks", 2)
     i = round((ONSET + at) / STEP)
     assert capped["desired_tasks"][i] == 4 < free["desired_tasks"][i]
-
-
-def test_cooldown_same_step_adds_nothing_after_running_grew() -> None:
-    fp = _p().fast_path
-    assert fp is not None
-    layer = FastPathLayer(fp, max_tasks=64)
-    low: deque[float | None] = deque([fp.threshold * 1.05] * 2, maxlen=2)  # +100 %
-    assert layer.decide(0.0, _fleet(4), 4, low) == 8
-    # The 4 added tasks run now; the same step, still in the cooldown, is
-    # already answered (its +100 % was of the 4 it scaled from).
-    assert layer.decide(60.0, _fleet(8), 8, low) == 8
-    assert layer.actions == 1
 
 
 def test_no_scale_in_in_the_step_the_fast_alarm_enters_alarm() -> None:
@@ -357,7 +255,7 @@ def test_a_concurrency_target_on_a_gpu_signal_runs_no_policy() -> None:
     rates = load((3600.0, 2.6))
     plain = simulate(_p(""), rates, step_s=STEP).summary
     noted = params(max_instances=8, max_tasks=8, scaling="target_concurrency_per_task = 2")
-    assert noted.signal == "task-gpus" and noted.target_concurrency is None
+    assert noted.tracking.signal == "task-gpus" and noted.tracking.target_concurrency is None
     assert simulate(noted, rates, step_s=STEP).summary["gpu_hours"] == plain["gpu_hours"]
 
 
@@ -376,7 +274,7 @@ def test_arrival_rate_estimate_reads_the_load_where_in_flight_reads_the_backlog(
     # estimate reads arrivals x mean_request_s (plus the queue over 120 s).
     old = _p(ISSUE8 + "\nfast_scale_out = false")
     new = _p(CONCURRENCY + "\nfast_scale_out = false")
-    assert old.backlog_drain_s is None and new.backlog_drain_s == 300.0
+    assert old.demand.backlog_drain_s is None and new.demand.backlog_drain_s == 300.0
     window = slice(round((ONSET + 60) / STEP), round((ONSET + 170) / STEP))
     peaks = {}
     for name, p in (("old", old), ("new", new)):
@@ -390,8 +288,8 @@ def test_arrival_rate_estimate_reads_the_load_where_in_flight_reads_the_backlog(
 
 
 def test_with_the_fast_path_target_tracking_reads_the_series_capped_at_the_target() -> None:
-    assert _p(CONCURRENCY).tracking_cap_ratio == fast_path.TRACKING_CAP_RATIO == 1.0
-    assert _p(CONCURRENCY + "\nfast_scale_out = false").tracking_cap_ratio is None
+    assert _p(CONCURRENCY).demand.tracking_cap_ratio == fast_path.TRACKING_CAP_RATIO == 1.0
+    assert _p(CONCURRENCY + "\nfast_scale_out = false").demand.tracking_cap_ratio is None
     # Capped, target tracking never proposes more than the running count: the
     # fast path's step is the whole scale-out.
     tl = _step_run(_p(CONCURRENCY).with_(fast_path=None), after_s=900.0)

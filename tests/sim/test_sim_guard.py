@@ -30,7 +30,7 @@ def test_steady_load_between_one_and_two_tasks_does_not_flap(metric: str, seed: 
     assert _changes(guarded["desired_tasks"]) == 0
     # Without the window (one quiet minute suffices) the same run flaps: the
     # window is what holds the second task, on every seed.
-    flappy = simulate(p.with_(scale_in_basis="latest"), rates, step_s=STEP, seed=seed)
+    flappy = simulate(p.with_(tracking={"scale_in_basis": "latest"}), rates, step_s=STEP, seed=seed)
     assert _changes(flappy.timeline["desired_tasks"]) >= 10
     assert min(flappy.timeline["desired_tasks"]) == 1
 

@@ -18,13 +18,13 @@ def test_the_default_pool_holds_min_size_instances() -> None:
     # MaxGroupPreparedCapacity defaults to min_size (2): the pool holds 2
     # stopped instances whatever the group runs, not max_instances - desired (3).
     p = params(capacity=f"{POOL}\nmin_size = 2")
-    assert p.warm_pool_max_prepared == 2
+    assert p.warm_pool.max_prepared == 2
     s = simulate(p, QUIET, step_s=STEP).summary
     assert s["max_instances"] == 1
     assert s["warm_pool_stopped_instance_hours"] == 2 * HOURS
     # An explicit max_prepared is what it says: 4 - 1 in service = 3.
     p4 = params(capacity=f"{POOL}\nmin_size = 2\nmax_prepared = 4")
-    assert p4.warm_pool_max_prepared == 4
+    assert p4.warm_pool.max_prepared == 4
     assert simulate(p4, QUIET, step_s=STEP).summary["warm_pool_stopped_instance_hours"] == (
         3 * HOURS
     )

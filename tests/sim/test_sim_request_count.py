@@ -44,9 +44,12 @@ def _drops(tl: dict[str, list[float]]) -> list[tuple[float, float, float]]:
 
 
 def test_from_spec_reads_the_request_count_target() -> None:
-    assert _zero_on_a_floor().request_count_target == float(RCT)
+    assert _zero_on_a_floor().tracking.request_count_target == float(RCT)
     assert (
-        _zero_on_a_floor(lb='\n[load_balancer]\nscheme = "internal"\n').request_count_target is None
+        _zero_on_a_floor(
+            lb='\n[load_balancer]\nscheme = "internal"\n'
+        ).tracking.request_count_target
+        is None
     )
 
 
@@ -138,7 +141,9 @@ def test_the_policy_scales_out_on_requests_per_target() -> None:
     p = _warm(LB)
     # 3 req/s = 180 a minute on one task: three times the target.
     rps = np.full(round(1800 / STEP), 3.0)
-    tl = simulate(p.with_(gpu_target_percent=100.0), rps, step_s=STEP, seed=0).timeline
+    tl = simulate(
+        p.with_(tracking={"gpu_target_percent": 100.0}), rps, step_s=STEP, seed=0
+    ).timeline
     assert max(tl["desired_tasks"]) >= 3
 
 

@@ -1,4 +1,4 @@
-"""The fast scale-in on the engine (sim/controllers.FastScaleInLayer, engine._fast_scale_in).
+"""The fast scale-in on the engine (controllers.fast_scale_in.FastScaleInLayer).
 
 A step policy on a 10-second low alarm over per-task concurrency on one task
 fewer (ecs_gpu.design.paths.fast_scale_in): hand-made loads with exact arrivals, so the
@@ -7,15 +7,10 @@ desired counts and the times they change are exact.
 
 from __future__ import annotations
 
-from collections import deque
-
 import numpy as np
 from simhelp import CONCURRENCY, METRICS, STEP, params
 
-from ecs_gpu.sim.controllers import FastScaleInLayer, ServiceLayer, largest_capacity
-from ecs_gpu.sim.engine import _fast_scale_in, simulate
-from ecs_gpu.sim.fleet import Fleet
-from ecs_gpu.sim.metrics import DemandPipeline, MetricSeries
+from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.params import SimParams
 
 ON = CONCURRENCY + "\nfast_scale_in = true"
@@ -67,69 +62,8 @@ def test_a_load_at_the_target_on_one_task_fewer_is_not_scaled_in() -> None:
     assert _changes(p, rates)[-1] == (910.0, 3)
 
 
-def _low(value: float, n: int = 12) -> deque[float | None]:
-    return deque([value] * n, maxlen=12)
-
-
-def test_alarm_needs_every_datapoint_low_and_invokes_once_a_minute() -> None:
-    fsi = _p().fast_scale_in
-    assert fsi is not None
-    layer = FastScaleInLayer(fsi, min_tasks=1)
-    assert layer.alarm_value(_low(5.0, 11)) is None  # not 12 yet
-    at_target = _low(5.0)
-    at_target[3] = fsi.threshold
-    assert layer.alarm_value(at_target) is None
-    gap = _low(5.0)
-    gap[0] = None  # missing: not breaching
-    assert layer.alarm_value(gap) is None
-    mixed = _low(3.0)
-    mixed[5] = 9.0
-    assert layer.alarm_value(mixed) == 9.0  # the Maximum picks the step
-    assert layer.proposal(0.0, 8, 8, mixed) == 7  # 9.0: 10 % of 8 rounds to the minimum 1
-    layer.took(0.0)
-    assert layer.proposal(10.0, 7, 7, _low(3.0)) is None  # in ALARM: next invocation at 60 s
-    assert layer.proposal(60.0, 7, 7, _low(3.0)) == 6  # 25 % of 7
-    layer.took(60.0)
-    assert layer.actions == 2
-    floor = FastScaleInLayer(fsi, min_tasks=6)
-    assert floor.proposal(0.0, 7, 7, _low(0.0)) == 6
-    assert floor.proposal(60.0, 6, 6, _low(0.0)) is None  # min_tasks
-
-
-def test_largest_capacity_wins() -> None:
-    # PutScalingPolicy: precedence to the largest capacity, for scale out and scale in.
-    assert largest_capacity([6, 9]) == 9  # a scale-out beside the step: the scale-out
-    assert largest_capacity([6, 4]) == 6  # two scale-ins: the smaller cut
-    assert largest_capacity([]) is None
-
-
-def _instant(p: SimParams, desired_now: int) -> tuple[int, int]:
-    """One evaluation with 8 tasks before the instant and ``desired_now`` after the
-    other policies (target tracking, the fast path) fired: (desired, step actions)."""
-    fsi = p.fast_scale_in
-    assert fsi is not None
-    fleet = Fleet(8, 0.0, 0.0)
-    inst = fleet.launch(0.0, 0.0, 0.0)
-    for _ in range(8):
-        fleet.add_ready_task(inst, 0.0)
-    service = ServiceLayer(p, desired_now, [], MetricSeries())
-    demand = DemandPipeline(p, STEP, 2)
-    for k in range(12):
-        demand.scale_in.publish(k * 10.0, 2.0)  # 25 % band
-    layer = FastScaleInLayer(fsi, p.min_tasks)
-    _fast_scale_in(p, 600.0, fleet, service, layer, demand, before=8)
-    return service.desired, layer.actions
-
-
-def test_engine_lets_the_larger_capacity_fired_at_the_same_instant_win() -> None:
-    p = _p()
-    assert _instant(p, 8) == (6, 1)  # the step alone: -25 %
-    assert _instant(p, 9) == (9, 0)  # a scale-out at the same instant wins
-    assert _instant(p, 4) == (6, 1)  # target tracking cut deeper: the smaller cut wins
-
-
 def test_shared_cooldown_what_if_holds_the_step_after_a_target_tracking_scale_in() -> None:
-    p = _p().with_(shared_scale_in_cooldown=True)
+    p = _p().with_(tracking={"shared_scale_in_cooldown": True})
     fsi = p.fast_scale_in
     assert fsi is not None
     changes = _changes(p, np.concatenate([np.full(60, 8 * 1.4), np.full(90, 2.6)]))
@@ -150,10 +84,10 @@ def _instance_changes(p: SimParams, rates: np.ndarray) -> list[tuple[float, int]
 def test_the_emptied_instances_leave_after_the_cpr_low_alarm() -> None:
     # The tasks are down to 2 at 970 s (above); managed scaling removes the
     # empty instances only after its 15 low minutes, and in the what-if
-    # (SimParams.cpr_low_datapoints, never from a spec) after 30.
+    # (ManagedScaling.cpr_low_datapoints, never from a spec) after 30.
     rates = np.concatenate([np.full(60, 8 * 1.4), np.full(360, 2.6)])
     aws = _instance_changes(_p(), rates)
-    what_if = _instance_changes(_p().with_(cpr_low_datapoints=30), rates)
+    what_if = _instance_changes(_p().with_(managed_scaling={"cpr_low_datapoints": 30}), rates)
     assert aws[0] == what_if[0] == (0.0, 8)
     first_aws, first_what_if = aws[1][0], what_if[1][0]
     assert 730.0 + 15 * 60 <= first_aws < 730.0 + 17 * 60

@@ -65,7 +65,7 @@ def test_field_report_scale_out_then_back(boot: float, pull: float, load_s: floa
     assert tl["running_tasks"][-1] == 1
     assert tl["instances"][-1] == 1
     # Judged on the latest datapoint only, the first idle minute removes it.
-    tl_latest, _ = _field_run(p.with_(scale_in_basis="latest"))
+    tl_latest, _ = _field_run(p.with_(tracking={"scale_in_basis": "latest"}))
     t_in_latest = first_time(t, tl_latest["desired_tasks"], lambda v: v == 1, after=t_desired)
     assert stop < t_in_latest <= stop + 120.0
 
@@ -79,7 +79,7 @@ def test_task_gpus_decides_one_reservation_lag_after_asg_average() -> None:
                    scaling=f'gpu_metric = "{metric}"')  # fmt: skip
         tl, onset = _field_run(p)
         runs[metric] = first_time(tl["t_s"], tl["desired_tasks"], lambda v: v == 2) - onset
-    assert runs["task-gpus"] - runs["asg-average"] == p.ecs_metric_delay_s
+    assert runs["task-gpus"] - runs["asg-average"] == p.metrics.ecs_metric_delay_s
 
 
 def test_scale_out_from_zero_instances_launches_two_at_once() -> None:
@@ -104,7 +104,7 @@ def test_four_gpu_instance_metric_under_reports_busy_gpus() -> None:
         )  # fmt: skip
 
     asg = big("asg-average")
-    assert asg.gpu_metric_scope == "asg" and asg.tasks_per_instance == 4
+    assert asg.metrics.gpu_metric_scope == "asg" and asg.tasks_per_instance == 4
     rates = load((IDLE_S, 0.0), (3600.0, 0.9 * asg.task_capacity_rps))
     res = simulate(asg, rates, step_s=STEP, seed=0)
     s = res.summary
@@ -120,7 +120,7 @@ def test_four_gpu_instance_metric_under_reports_busy_gpus() -> None:
     # "task-gpus" (the spec default) divides by GPUReservation (1 of 4 GPUs
     # reserved = 25 %): it reads the busy GPU's 90 % and scales out.
     tasks = big("task-gpus")
-    assert tasks.gpu_metric_scope == "tasks"
+    assert tasks.metrics.gpu_metric_scope == "tasks"
     res_t = simulate(tasks, rates, step_s=STEP, seed=0)
     onset_metric = res_t.timeline["gpu_metric"][round((IDLE_S + 300.0) / STEP)]
     assert onset_metric == pytest.approx(90.0, abs=0.5)
@@ -146,7 +146,7 @@ def test_gpu_reservation_counts_tasks_that_are_not_serving_yet() -> None:
     # reserved but idle, so GPUReservation reads 2 of 2 GPUs and the tracked
     # metric halves while the GPU that works stays at 90 %.
     p = params(min_instances=1, max_instances=2, max_tasks=2).with_(image_pull_s=600.0)
-    assert p.gpu_metric_scope == "tasks" and p.reservation_includes_pending
+    assert p.metrics.gpu_metric_scope == "tasks" and p.metrics.reservation_includes_pending
     rates = load((IDLE_S, 0.0), (3600.0, 0.9 * p.task_capacity_rps))
 
     def while_pulling(q: SimParams) -> tuple[set[float], set[float]]:
@@ -163,7 +163,7 @@ def test_gpu_reservation_counts_tasks_that_are_not_serving_yet() -> None:
     assert busy and all(v == pytest.approx(90.0) for v in busy)
     assert metric and all(v == pytest.approx(45.0) for v in metric)
     # Counting only started containers (the named alternative) reads 90 %.
-    metric_off, _ = while_pulling(p.with_(reservation_includes_pending=False))
+    metric_off, _ = while_pulling(p.with_(metrics={"reservation_includes_pending": False}))
     assert metric_off and all(v == pytest.approx(90.0) for v in metric_off)
 
 
@@ -212,7 +212,10 @@ def test_host_cpu_asg_policy_raises_instance_hours() -> None:
     rates = load((3600.0, 3 * base.task_capacity_rps * 0.7), (3 * 3600.0, 2.5), (3600.0, 0.5))
     without = simulate(base, rates, step_s=STEP, seed=0).summary
     fought = simulate(
-        base.with_(host_cpu_policy_target_percent=50.0), rates, step_s=STEP, seed=0
+        base.with_(managed_scaling={"host_cpu_policy_target_percent": 50.0}),
+        rates,
+        step_s=STEP,
+        seed=0,
     ).summary
     assert fought["instance_hours"] > without["instance_hours"] * 1.2
     assert fought["max_instances"] > without["max_instances"]

@@ -18,7 +18,7 @@ import pytest
 
 from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.design.paths.sleep import SleepPath
-from ecs_gpu.sim.controllers import SleepLayer, WakeLayer
+from ecs_gpu.sim.controllers.sleep import SleepLayer
 from ecs_gpu.sim.engine import SimResult, simulate
 from ecs_gpu.sim.params import SimParams, from_spec
 from ecs_gpu.spec import parse_spec
@@ -126,22 +126,6 @@ def test_the_shorter_cooldown_still_starts_one_task_for_a_retrying_client(text: 
     assert res.summary["wake_scale_outs"] == 1 and max(res.timeline["desired_tasks"]) == 1
 
 
-def test_the_model_keeps_the_wake_cooldown_through_a_scale_in() -> None:
-    # The [gap]: AWS says a scale-out ends a scale-in cooldown, never the reverse.
-    # The model's assumption: the sleep's 0 leaves the wake's cooldown running.
-    layer = WakeLayer(wake.WakePath(cooldown_s=600), delay_s=0.0)
-    layer.sample(1.0, 0)
-    layer.close_minute(60.0)
-    assert layer.decide(60.0, 0, 0, 4) == 1
-    # The task ran and the sleep set 0 (desired 0, nothing RUNNING); a new request.
-    layer.sample(1.0, 0)
-    layer.close_minute(600.0)
-    assert layer.decide(600.0, 0, 0, 4) == 0 and layer.actions == 1
-    layer.sample(1.0, 0)
-    layer.close_minute(660.0)
-    assert layer.decide(660.0, 0, 0, 4) == 1 and layer.actions == 2
-
-
 def test_each_request_after_a_sleep_wakes_even_on_the_instance_still_there() -> None:
     # After the first sleep the instance stays (managed scaling's 15 minutes), so the
     # next wake's task is RUNNING at once and the sleep may come a quiet window after
@@ -200,7 +184,7 @@ def test_a_big_model_woken_by_one_request_is_not_put_to_sleep_before_it_serves()
     running, _, _ = _first_running_and_sleep(p, 30)
     healthy = running + p.model_load_s + 60
     for sp, stops_it in ((p.sleep, False), (SleepPath(minutes=10, in_flight=False), True)):
-        layer = SleepLayer(sp, p.alb_metric_delay_s)
+        layer = SleepLayer(sp, p.metrics.alb_metric_delay_s)
         slept = []
         for minute in range(1, round(healthy / 60) + 1):
             t = minute * 60.0

@@ -59,7 +59,9 @@ def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
             raise BadInputError(
                 f"--host-cpu-policy = {host_cpu!r}: not a percent. Fix: give 1 to 100."
             )
-        p = p.with_(host_cpu_policy_target_percent=host_cpu)
+        p = p.with_(
+            managed_scaling=p.managed_scaling.with_(host_cpu_policy_target_percent=host_cpu)
+        )
     return p
 
 
@@ -241,14 +243,14 @@ def simulate_cmd(
         rows: list[tuple[str, dict[str, Any]]] = []
         results: list[tuple[SimParams, SimResult]] = []
         for target in targets:
-            q = p.with_(gpu_target_percent=target)
+            q = p.with_(tracking=p.tracking.with_(gpu_target_percent=target))
             r = _run(q, tr, f"GPU target {target:g} %", scale, step, seed, start)
             rows.append((f"GPU target {target:g} %", r.summary))
             results.append((q, r))
         title = f"{spec.name} on {tr.name} x{scale:.4g}"
         terminal.print_table(console, rp.comparison_table(rows, title, runs.cost_caption([p])))
         # The largest fleet of the sweep (lowest target) decides whether the load fits.
-        _hint(*min(results, key=lambda qr: qr[0].gpu_target_percent), scale)
+        _hint(*min(results, key=lambda qr: qr[0].tracking.gpu_target_percent), scale)
         if json_out is not None:
             rp.write_rows_json(rows, json_out)
             _saved("summary JSON", json_out)

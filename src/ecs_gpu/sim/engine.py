@@ -2,7 +2,8 @@
 
 Units, each with its own state: the fleet (fleet.py: boot, placement, pull,
 load), the request queue (serving.py), the metric pipeline (metrics.py), the
-service and instance layers (controllers.py) and the recorder (here).
+controllers a design has (controllers/: the service and instance layers, the
+step paths, the series they read, what the run bills) and the recorder (here).
 
 Same parameters, load and seed give the same result: the only randomness
 (Poisson arrivals inside a step, instance boot jitter) comes from one
@@ -23,19 +24,21 @@ import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim import params as P
-from ecs_gpu.sim.controllers import (
-    AsgFastPath,
-    FastPathLayer,
-    FastScaleInLayer,
-    InstanceLayer,
-    ScheduleLayer,
-    ServiceLayer,
-    SleepLayer,
-    WakeLayer,
-    apply_desired,
-    largest_capacity,
-)
-from ecs_gpu.sim.fleet import Fleet, WarmPool
+from ecs_gpu.sim.controllers.asg_fast_path import AsgFastPath
+from ecs_gpu.sim.controllers.base import HOOKS, Context, Controller, hooks
+from ecs_gpu.sim.controllers.demand import ConcurrencySeries
+from ecs_gpu.sim.controllers.fast_path import FastPathLayer
+from ecs_gpu.sim.controllers.fast_scale_in import FastScaleInLayer
+from ecs_gpu.sim.controllers.managed_scaling import InstanceLayer
+from ecs_gpu.sim.controllers.request_count import RequestCount
+from ecs_gpu.sim.controllers.schedule import ScheduleLayer
+from ecs_gpu.sim.controllers.sleep import SleepLayer
+from ecs_gpu.sim.controllers.spot import SpotMarket
+from ecs_gpu.sim.controllers.target_tracking import ServiceLayer
+from ecs_gpu.sim.controllers.wake import WakeLayer
+from ecs_gpu.sim.controllers.warm_pool import WarmPoolBilling, warm_pool
+from ecs_gpu.sim.controllers.zero import ZeroRecorder
+from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.markets import Markets
 from ecs_gpu.sim.metrics import (
     DemandPipeline,
@@ -117,10 +120,10 @@ def check_step(step_s: float, p: SimParams | None = None) -> None:
             f"{P.ALARM_PERIOD_S:g}-second alarm period. Fix: use 1, 2, 5, 10, 15, 20, 30 or 60."
         )
     if p is None or (
-        p.target_concurrency is None and p.fast_path is None and p.fast_scale_in is None
+        p.tracking.target_concurrency is None and p.fast_path is None and p.fast_scale_in is None
     ):
         return
-    interval = p.demand_publish_interval_s
+    interval = p.demand.publish_interval_s
     per = interval / step_s if step_s <= interval else step_s / interval
     if abs(per - round(per)) > 1e-9:
         raise BadInputError(
@@ -201,11 +204,11 @@ def _warm_start(
     on_spot = 0 if markets is None else min(markets.needs(desired)[1], count)
     for j in range(count):
         if j < on_spot and markets is not None:
-            at = -p.instance_warmup_s
+            at = -p.managed_scaling.instance_warmup_s
             inst = fleet.launch(at, 0.0, 0.0, spot=True, interrupt_at=markets.interrupt_at(0.0))
             markets.watch(inst)
         else:
-            fleet.launch(-p.instance_warmup_s, 0.0, 0.0)
+            fleet.launch(-p.managed_scaling.instance_warmup_s, 0.0, 0.0)
     for j in range(desired):
         inst = fleet.registered[j % len(fleet.registered)]
         if p.placement == "binpack":
@@ -232,9 +235,10 @@ def simulate(
     real arrivals, which carries its own burstiness.
 
     Each step: the fleet finishes boots, pulls and loads; once a minute the
-    metric pipeline publishes, the service layer and then the instance layer
-    decide; the ready tasks serve; the pipeline samples; the recorder writes
-    the row.
+    metric pipeline publishes and the controllers decide (the service layer,
+    then the instance layer); the step policies evaluate; the ready tasks
+    serve; the pipelines sample; the recorder writes the row. Which
+    controllers run, and in which order, is :func:`_controllers`'.
     """
     check_step(step_s, p)
     if p.tasks_per_instance < 1:
@@ -248,128 +252,176 @@ def simulate(
     counts: list[float] = (rng.poisson(lam) if noisy else lam).astype(float).tolist()
     offered: list[float] = (lam / step_s).tolist()
     nsteps = len(offered)
-    steps_per_min = round(P.ALARM_PERIOD_S / step_s)
+    ctx, metrics, controllers = _start(
+        p, step_s, seed, start, float(offered_rps[0]) if nsteps else 0.0, rng, nsteps
+    )
+    rec = Recorder(step_s)
+    _loop(ctx, metrics, controllers, rec, counts, offered, p.task_capacity_rps, progress)
+    # Keys every summary has, 0 when the design lacks the controller that counts them.
+    extra: dict[str, Any] = {
+        "signal": p.tracking.signal,
+        "fast_path_scale_outs": 0,
+        "fast_scale_ins": 0,
+        "warm_pool_starts": 0,
+        "warm_pool_returned": 0,
+    }
+    for c in controllers:
+        extra |= c.summary(ctx)
+    cost = _cost(p, rec.instance_s, ctx.pool_running_s, ctx.pool_stopped_s, ctx.spot_s)
+    summary = _summary(p, step_s, seed, start, offered, ctx.queue, rec, cost)
+    return SimResult(p, step_s, seed, rec.rows, {**summary, **extra})
 
+
+def _start(
+    p: SimParams,
+    step_s: float,
+    seed: int,
+    start: Start,
+    first_rps: float,
+    rng: np.random.Generator,
+    nsteps: int,
+) -> tuple[Context, MetricPipeline, list[Controller]]:
+    """The fleet at t = 0 (warm: steady at the first step's load; cold: the floor only),
+    the run's context, its metric pipeline and its controllers, each in its state at t = 0."""
     fleet = Fleet(p.tasks_per_instance, p.image_pull_s, p.model_load_s, p.placement)
     jitter = p.boot_jitter_fraction
 
     def boot_time() -> float:
         return p.instance_boot_s * (1.0 + jitter * (2.0 * float(rng.random()) - 1.0))
 
-    markets = Markets(p, seed) if p.spot_percent else None
+    markets = Markets(p, seed) if p.spot.percent else None
     if start == "warm":
-        desired = _warm_start(p, fleet, float(offered_rps[0]) if nsteps else 0.0, markets)
+        desired = _warm_start(p, fleet, first_rps, markets)
     else:
         desired = p.min_tasks
         for _ in range(p.floor_instances):
-            fleet.launch(0.0, boot_time(), p.instance_warmup_s)
+            fleet.launch(0.0, boot_time(), p.managed_scaling.instance_warmup_s)
         fleet.provisioning = desired
-
+    ctx = Context(step_s, nsteps * step_s, fleet, RequestQueue(p.max_queue_s), p.mean_request_s)
     metrics = MetricPipeline(p, step_s)
-    demand, fast = _demand(p, step_s)
-    scale_in = (
-        None
-        if p.fast_scale_in is None or demand is None
-        else FastScaleInLayer(p.fast_scale_in, p.min_tasks)
-    )
+    controllers = _controllers(p, ctx, metrics, desired, boot_time, markets, start == "warm")
+    for c in controllers:
+        c.on_start(ctx)
+    return ctx, metrics, controllers
+
+
+def _controllers(
+    p: SimParams,
+    ctx: Context,
+    metrics: MetricPipeline,
+    desired: int,
+    boot_time: Callable[[], float],
+    markets: Markets | None,
+    warm: bool,
+) -> list[Controller]:
+    """The controllers ``p`` has, in the order their hooks run within a step.
+
+    The series the policies read close first; the step paths before the
+    minute's policies (the fast path's alarm state holds target tracking's
+    scale-in); the schedule before target tracking, the wake and sleep after
+    it, the instance layer last; then what the run bills and records.
+    """
+    demand = _demand(p, ctx.step_s)
     tracked = tracked_series(p, metrics, demand)
     # The ALBRequestCountPerTarget policy (no datapoint without a request).
-    requests: RequestCountSeries | None = None
-    if p.request_count_target is not None:
-        requests = RequestCountSeries(p.alb_metric_delay_s)
-        tracked.append((requests.series, p.request_count_target))
-    service = ServiceLayer(p, desired, tracked, metrics.cpu)
-    sched = ScheduleLayer(p.schedule, p.start_utc) if p.schedule else None
-    if sched is not None and (state := sched.initial()) is not None:
-        _schedule_action(0.0, fleet, service, state)
-    wake = (
-        None
-        if p.wake is None
-        else WakeLayer(p.wake, max(p.alb_metric_delay_s, p.ecs_metric_delay_s))
-    )
-    sleep = None if p.sleep is None else SleepLayer(p.sleep, p.alb_metric_delay_s)
-    # Only a design that may run no task records idle cost and waits (the loop is hot).
-    zero = ZeroRecorder(step_s) if p.scales_to_zero else None
-    pool = _warm_pool(p, fleet, start)
-    instances = InstanceLayer(p, boot_time, pool, markets)
-    asg_fast = (
-        AsgFastPath(p.fast_path, p.max_instances, p.instance_warmup_s)
-        if p.fast_path is not None and p.instance_fast_path
-        else None
-    )
-    mean_request_s = p.mean_request_s
-    drain_s = p.backlog_drain_s
-    host_policy = metrics.host if p.host_cpu_policy_target_percent is not None else None
-    queue = RequestQueue(p.max_queue_s)
-    rec = Recorder(step_s)
-    cap_rps = p.task_capacity_rps
+    requests = None
+    if (count_target := p.tracking.request_count_target) is not None:
+        requests = RequestCount(RequestCountSeries(p.metrics.alb_metric_delay_s))
+        tracked.append((requests.counts.series, count_target))
+    ctx.service = ServiceLayer(p, desired, tracked, metrics.cpu)
+    pool = warm_pool(p, ctx.fleet, warm)
+    ctx.instances = InstanceLayer(p, boot_time, pool, markets, metrics.host)
+    wake = sleep = None
+    if p.wake is not None:
+        delay = max(p.metrics.alb_metric_delay_s, p.metrics.ecs_metric_delay_s)
+        wake = WakeLayer(p.wake, delay)
+    if p.sleep is not None:
+        sleep = SleepLayer(p.sleep, p.metrics.alb_metric_delay_s)
+    built = [
+        requests,
+        None if demand is None else ConcurrencySeries(demand, p.demand.backlog_drain_s),
+        *_step_paths(p, demand),
+        ScheduleLayer(p.schedule.actions, p.schedule.start_utc) if p.schedule.actions else None,
+        ctx.service,
+        wake,
+        sleep,
+        ctx.instances,
+        None if pool is None else WarmPoolBilling(pool),
+        # Only a design that may run no task records idle cost and waits.
+        ZeroRecorder(ctx.step_s, p.gpus_per_instance, wake, sleep) if p.scales_to_zero else None,
+        None if markets is None else SpotMarket(markets, p.spot),
+    ]
+    return [c for c in built if c is not None]
+
+
+def _demand(p: SimParams, step_s: float) -> DemandPipeline | None:
+    """The sidecars' concurrency series, when a policy or step path reads it."""
+    fp = p.fast_path
+    if p.tracking.target_concurrency is None and fp is None and p.fast_scale_in is None:
+        return None
+    return DemandPipeline(p, step_s, 1 if fp is None else fp.evaluation_periods)
+
+
+def _step_paths(p: SimParams, demand: DemandPipeline | None) -> list[Controller | None]:
+    """The fast path, its what-if on the ASG, and the fast scale-in, when the design has them."""
+    if demand is None:
+        return []
+    fast = asg = scale_in = None
+    if p.fast_path is not None:
+        ends = p.tracking.fast_path_ends_scale_in_cooldown
+        fast = FastPathLayer(p.fast_path, p.max_tasks, demand.fast, ends_scale_in_cooldown=ends)
+        if p.managed_scaling.instance_fast_path:
+            warmup = p.managed_scaling.instance_warmup_s
+            asg = AsgFastPath(p.fast_path, p.max_instances, warmup, fast)
+    if p.fast_scale_in is not None:
+        shared = p.tracking.shared_scale_in_cooldown
+        scale_in = FastScaleInLayer(
+            p.fast_scale_in, p.min_tasks, demand.scale_in, shared_cooldown=shared
+        )
+    return [fast, asg, scale_in]
+
+
+def _loop(
+    ctx: Context,
+    metrics: MetricPipeline,
+    controllers: list[Controller],
+    rec: Recorder,
+    counts: list[float],
+    offered: list[float],
+    cap_rps: float,
+    progress: ProgressFn | None,
+) -> None:
+    """Every step of the run, in the order :func:`simulate` describes; one row each."""
+    step_s = ctx.step_s
+    fleet, service, instances = ctx.fleet, ctx.service, ctx.instances
+    nsteps = len(offered)
+    steps_per_min = round(P.ALARM_PERIOD_S / step_s)
+    starts, minutes, steps, billing, served_hooks = (hooks(controllers, h) for h in HOOKS)
     nan = math.nan
     progress_every = max(1, nsteps // 200)
-    # Pool instance time: running (warming, or a Running pool) and stopped.
-    pool_running_s = pool_stopped_s = 0.0
-    # Spot instance time, the noticed ones until reclaimed included.
-    spot_s = 0.0
-
-    # Bound methods: the loop runs once per step (120,960 times for 14 days).
-    serve, sample, account, row = queue.serve, metrics.sample, rec.account, rec.rows.append
+    # Bound methods, and each hook list tested before it is walked: the loop runs
+    # once per step (120,960 times for 14 days).
+    serve, sample, account, row = ctx.queue.serve, metrics.sample, rec.account, rec.rows.append
+    close_minute = metrics.close_minute
     gpu_series = metrics.gpu
+    queue = ctx.queue
     for i in range(nsteps):
         t = i * step_s
         if t >= fleet.next_event:
             fleet.advance(t)
-        if markets is not None:
-            markets.step(t, fleet)
+        if starts:
+            for hook in starts:
+                hook(t, ctx)
         if fleet.provisioning:
             fleet.place(t)
-        # The desired count before this instant's policies: one that changes
-        # it fired now (target tracking at a minute, the fast path).
-        before = service.desired
         if i and i % steps_per_min == 0:
             # Close the minute that just ended and let the alarms look.
-            metrics.close_minute(t)
-            if requests is not None:
-                requests.close_minute(t)
-            hold_in = False
-            if demand is not None:
-                demand.close_minute(t)
-                if fast is not None:
-                    # The fast alarm's state now, not the previous step's: a
-                    # step that enters ALARM also holds target tracking's scale-in.
-                    demand.fast.visible(t)
-                    hold_in = fast.alarm_value(demand.fast.history) is not None
-            if sched is not None and (state := sched.due(t)) is not None:
-                _schedule_action(t, fleet, service, state)
-            service.decide(t, fleet, hold_in)
-            if wake is not None:
-                wake.close_minute(t)
-                want = wake.decide(t, fleet.running, service.desired, service.scaler.max_tasks)
-                if want != service.desired:
-                    service.desired = want
-                    apply_desired(t, fleet, want)
-            if sleep is not None:
-                sleep.close_minute(t)
-                want = sleep.decide(t, service.desired, service.scaler.min_tasks)
-                if want != service.desired:
-                    service.desired = want
-                    apply_desired(t, fleet, want)
-            instances.decide(t, fleet, host_policy)
-        if fast is not None and demand is not None:
-            # The 10-second alarm evaluates every period, between the minutes.
-            demand.fast.visible(t)
-            want = fast.decide(t, fleet, service.desired, demand.fast.history)
-            # A scheduled action may have lowered the maximum below the spec's.
-            want = min(want, max(service.desired, service.scaler.max_tasks))
-            if want != service.desired:
-                if want > service.desired and p.fast_path_ends_scale_in_cooldown:
-                    service.scaler.last_scale_in = -math.inf
-                service.desired = want
-                apply_desired(t, fleet, want)
-            if asg_fast is not None and fast.invoked is not None:
-                for _ in range(asg_fast.instances_to_add(t, fast.invoked, len(fleet.instances))):
-                    instances.launch(t, fleet)
-        if scale_in is not None and demand is not None:
-            _fast_scale_in(p, t, fleet, service, scale_in, demand, before)
-
+            close_minute(t)
+            for hook in minutes:
+                hook(t, ctx)
+        if steps:
+            for hook in steps:
+                hook(t, ctx)
         ready = fleet.ready
         # Tasks on a noticed Spot instance serve until it is reclaimed.
         cap = (ready + fleet.leaving_ready) * cap_rps
@@ -379,47 +431,19 @@ def simulate(
         nreg = len(fleet.registered)
         ninst = len(fleet.instances)
         running = fleet.running
-        conc = nan
-        if demand is not None:
-            # Over every RUNNING task (a loading task's sidecar publishes 0):
-            # in flight, Little's law for the requests in service plus the
-            # queue; the arrival-rate estimate, the rate requests arrive x
-            # their mean time plus the queue drained over backlog_drain_s
-            # (demand_metric.py "The estimate": in steady state both are the
-            # requests in service).
-            if not ready:
-                # No server answers: every sidecar publishes its start's 0 (the load
-                # balancer turns the requests away, none reaches a server's counters).
-                total = 0.0
-            elif drain_s is None:
-                total = served / step_s * mean_request_s + queue.queue
-            else:
-                total = mean_request_s * (arrivals / step_s + queue.queue / drain_s)
-            conc = demand.sample(i, t + step_s, total, running)
-        if markets is not None:
-            billed_spot = fleet.spot_count + len(fleet.draining)
-            spot_s += billed_spot * step_s
-            ninst_billed = ninst + len(fleet.draining)
-        else:
-            ninst_billed = ninst
-        if pool is None:
-            billed = ninst_billed
-        else:
-            in_pool = pool.billed(t)
-            billed = ninst_billed + in_pool
-            pool_running_s += in_pool * step_s
-            pool_stopped_s += pool.stopped(t) * step_s
+        billed = ninst
+        if billing:
+            for count in billing:
+                billed += count(t, ctx)
         account(t, rate, cap, u, ready, billed)
-        if requests is not None:
-            # Routed to the targets that serve (ready, and noticed Spot ones).
-            requests.sample(arrivals, ready + fleet.leaving_ready)
-        if wake is not None:
-            wake.sample(arrivals, running)
-        if sleep is not None:
-            # In flight: the requests in service (Little's law) and waiting.
-            sleep.sample(arrivals, served / step_s * mean_request_s + queue.queue, running)
-        if zero is not None:
-            zero.account(t, rate, arrivals, ready, billed)
+        if served_hooks:
+            ctx.i = i
+            ctx.arrivals = arrivals
+            ctx.served = served
+            ctx.rate = rate
+            ctx.billed = billed
+            for hook in served_hooks:
+                hook(t, ctx)
         task_cpu, host = sample(i, t, ready, running, fleet.placed, nreg, u)
         hist = gpu_series.history
         row(
@@ -441,132 +465,13 @@ def simulate(
                 task_cpu,
                 host,
                 instances.last_cpr,
-                conc,
+                ctx.conc,
             )
         )
         if progress is not None and i % progress_every == 0:
             progress(i, nsteps)
     if progress is not None:
         progress(nsteps, nsteps)
-    extra: dict[str, Any] = {
-        "signal": p.signal,
-        "fast_path_scale_outs": 0 if fast is None else fast.actions,
-        "fast_scale_ins": 0 if scale_in is None else scale_in.actions,
-        "warm_pool_starts": 0 if pool is None else pool.starts,
-        "warm_pool_returned": 0 if pool is None else pool.returned,
-        **(
-            {}
-            if zero is None
-            else zero.summary(
-                p,
-                nsteps * step_s,
-                0 if wake is None else wake.actions,
-                0 if sleep is None else sleep.actions,
-            )
-        ),
-    }
-    cost = _cost(p, rec.instance_s, pool_running_s, pool_stopped_s, spot_s)
-    if markets is not None:
-        extra |= {
-            "spot_percent": p.spot_percent,
-            "on_demand_base": p.on_demand_base,
-            "spot_instance_hours": round(spot_s / 3600.0, 4),
-            "spot_interruptions": markets.interruptions,
-            "spot_replaced_tasks": markets.replaced,
-            "spot_interruptions_per_instance_hour": p.spot_interruptions_per_hour,
-            "spot_price_usd_per_hour": round(p.spot_price_usd_per_hour, 4),
-        }
-    summary = _summary(p, step_s, seed, start, offered, queue, rec, cost)
-    return SimResult(p, step_s, seed, rec.rows, {**summary, **extra})
-
-
-def _schedule_action(t: float, fleet: Fleet, service: ServiceLayer, state: tuple[int, int]) -> None:
-    """A scheduled action: the target's new min and max, and the desired count within them."""
-    mn, mx = state
-    service.scaler.min_tasks, service.scaler.max_tasks = mn, mx
-    want = min(max(service.desired, mn), mx)
-    if want != service.desired:
-        service.desired = want
-        apply_desired(t, fleet, want)
-
-
-class ZeroRecorder:
-    """What scale to zero costs and saves: idle GPU time and the first requests' waits.
-
-    Idle: steps with no offered load; what is billed then (instances and a
-    running pool) is the fleet paying for nothing. A wait starts at the first
-    request that arrives while no task is ready and ends when one is: what
-    the first request after zero waits for (docs/simulator.md "Scale to zero").
-    """
-
-    __slots__ = ("idle_billed_s", "idle_s", "since", "step_s", "waits")
-
-    def __init__(self, step_s: float) -> None:
-        self.step_s = step_s
-        self.idle_s = self.idle_billed_s = 0.0
-        self.waits: list[float] = []
-        self.since: float | None = None
-
-    def account(self, t: float, rate: float, arrivals: float, ready: int, billed: int) -> None:
-        if rate <= 0:
-            self.idle_s += self.step_s
-            self.idle_billed_s += billed * self.step_s
-        if ready:
-            if self.since is not None:
-                self.waits.append(t - self.since)
-                self.since = None
-        elif arrivals > 0 and self.since is None:
-            self.since = t
-
-    def summary(self, p: SimParams, duration: float, wakes: int, sleeps: int) -> dict[str, Any]:
-        waits = self.waits
-        return {
-            "idle_hours": round(self.idle_s / 3600.0, 4),
-            "idle_gpu_hours": round(self.idle_billed_s * p.gpus_per_instance / 3600.0, 4),
-            "wake_scale_outs": wakes,
-            "sleep_scale_ins": sleeps,
-            "cold_start_waits_s": waits,
-            "worst_cold_start_wait_s": max(waits) if waits else None,
-            "waiting_at_end_s": None if self.since is None else duration - self.since,
-        }
-
-
-def _fast_scale_in(
-    p: SimParams,
-    t: float,
-    fleet: Fleet,
-    service: ServiceLayer,
-    scale_in: FastScaleInLayer,
-    demand: DemandPipeline,
-    before: int,
-) -> None:
-    """The fast scale-in's 10-second evaluation, beside what fired at the same instant.
-
-    Target tracking does not block it (aws-semantics §9); a policy that
-    fired at the same instant (target tracking at the minute, the fast path)
-    is combined with it by :func:`largest_capacity`. With
-    ``p.shared_scale_in_cooldown`` (the [gap] of §9) target tracking's
-    scale-in cooldown also holds it, and its scale-in starts target
-    tracking's.
-    """
-    demand.scale_in.visible(t)
-    scaler = service.scaler
-    if p.shared_scale_in_cooldown and t < scaler.last_scale_in + scaler.scale_in_cooldown_s:
-        return
-    want = scale_in.proposal(t, fleet.running, before, demand.scale_in.history)
-    if want is None:
-        return
-    # A scheduled action may have raised the minimum above the spec's.
-    want = max(want, min(before, scaler.min_tasks))
-    others = [service.desired] if service.desired != before else []
-    if largest_capacity([want, *others]) != want:
-        return  # a larger capacity fired at the same instant
-    scale_in.took(t)
-    if p.shared_scale_in_cooldown:
-        scaler.last_scale_in = t
-    if want != service.desired:
-        service.desired = want
-        apply_desired(t, fleet, want)
 
 
 def _cost(
@@ -580,48 +485,20 @@ def _cost(
 
     Running pool instances (warming, or a Running pool) are instance time,
     already in instance_s and GPU-hours; stopped ones bill their volume only
-    (p.pool_volume_usd_per_hour) and serve nothing, so GPU-hours leave them out.
+    (p.warm_pool.volume_usd_per_hour) and serve nothing, so GPU-hours leave them out.
     Spot instance time (part of instance_s) bills at the Spot price.
     """
     running_usd = pool_running_s / 3600.0 * p.price_usd_per_hour
-    volume_usd = pool_stopped_s / 3600.0 * p.pool_volume_usd_per_hour
+    volume_usd = pool_stopped_s / 3600.0 * p.warm_pool.volume_usd_per_hour
     instances_usd = (instance_s - spot_s) / 3600.0 * p.price_usd_per_hour
     if spot_s:
-        instances_usd += spot_s / 3600.0 * p.spot_price_usd_per_hour
+        instances_usd += spot_s / 3600.0 * p.spot.price_usd_per_hour
     return {
         "cost_usd": round(instances_usd + volume_usd, 2),
         "warm_pool_cost_usd": round(running_usd + volume_usd, 2),
         "warm_pool_running_instance_hours": round(pool_running_s / 3600.0, 4),
         "warm_pool_stopped_instance_hours": round(pool_stopped_s / 3600.0, 4),
     }
-
-
-def _demand(p: SimParams, step_s: float) -> tuple[DemandPipeline | None, FastPathLayer | None]:
-    """The concurrency series and the fast path, when the spec has them."""
-    fp = p.fast_path
-    if p.target_concurrency is None and fp is None and p.fast_scale_in is None:
-        return None, None
-    demand = DemandPipeline(p, step_s, 1 if fp is None else fp.evaluation_periods)
-    return demand, None if fp is None else FastPathLayer(fp, p.max_tasks)
-
-
-def _warm_pool(p: SimParams, fleet: Fleet, start: Start) -> WarmPool | None:
-    """The warm pool, full and prepared on a warm start, preparing on a cold one."""
-    if p.warm_pool_min_size is None:
-        return None
-    prepared = p.max_instances if p.warm_pool_max_prepared is None else p.warm_pool_max_prepared
-    pool = WarmPool(
-        p.warm_pool_min_size,
-        prepared,
-        # Boot, then the warm unit's image pull, then stop.
-        p.instance_boot_s + p.image_pull_s,
-        p.warm_register_s,
-        billed_running=p.warm_pool_state == "Running",
-        reuse_on_scale_in=p.warm_pool_reuse_on_scale_in,
-    )
-    on_demand = len(fleet.instances) - fleet.spot_count
-    pool.fill(0.0, on_demand, ready_at=-math.inf if start == "warm" else None)
-    return pool
 
 
 def _summary(
@@ -646,8 +523,8 @@ def _summary(
         "seed": seed,
         "start": start,
         "instance_type": p.instance_type,
-        "gpu_target_percent": p.gpu_target_percent,
-        "gpu_metric": P.GPU_METRIC_NAME[p.gpu_metric_scope],
+        "gpu_target_percent": p.tracking.gpu_target_percent,
+        "gpu_metric": P.GPU_METRIC_NAME[p.metrics.gpu_metric_scope],
         "gpu_hours": round(gpu_hours, 4),
         "oracle_gpu_hours": round(oracle, 4),
         "gpu_hours_ratio_to_oracle": round(gpu_hours / oracle, 4) if oracle else None,

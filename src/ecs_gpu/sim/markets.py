@@ -36,11 +36,11 @@ class Markets:
                  "replaced", "tpi")  # fmt: skip
 
     def __init__(self, p: SimParams, seed: int) -> None:
-        self.base = p.on_demand_base
-        self.percent = p.spot_percent
+        self.base = p.spot.on_demand_base
+        self.percent = p.spot.percent
         self.tpi = p.tasks_per_instance
-        self._rate = p.spot_interruptions_per_hour
-        self._notice_s = p.spot_notice_s
+        self._rate = p.spot.interruptions_per_hour
+        self._notice_s = p.spot.notice_s
         self._rng = np.random.default_rng([seed, SPOT_STREAM])
         self._due: list[tuple[float, int, Instance]] = []
         self.interruptions = 0

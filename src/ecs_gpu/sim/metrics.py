@@ -81,17 +81,17 @@ class MetricPipeline:
         self.gpu = MetricSeries()
         self.cpu = MetricSeries()
         self.host = MetricSeries()
-        self._steps_per_sample = max(1, round(p.collection_interval_s / step_s))
-        self._asg_scope = p.gpu_metric_scope == "asg"
-        self._count_pending = p.reservation_includes_pending
-        self._flush_delay = p.agent_flush_delay_s
-        self._ecs_delay = p.ecs_metric_delay_s
+        self._steps_per_sample = max(1, round(p.metrics.collection_interval_s / step_s))
+        self._asg_scope = p.metrics.gpu_metric_scope == "asg"
+        self._count_pending = p.metrics.reservation_includes_pending
+        self._flush_delay = p.metrics.agent_flush_delay_s
+        self._ecs_delay = p.metrics.ecs_metric_delay_s
         self._gpt = p.gpus_per_task
         self._gpi = p.gpus_per_instance
         self._idle = p.cpu_idle_percent
         self._span = p.cpu_percent_at_full_load - p.cpu_idle_percent
         self._task_cpu_share = p.task_cpu_units / p.instance_cpu_units
-        self._host_base = p.host_cpu_baseline_percent
+        self._host_base = p.metrics.host_cpu_baseline_percent
         self._gpu_sum = self._gpu_n = self._res_sum = 0.0
         self._cpu_sum = self._cpu_n = self._host_sum = self._host_n = 0.0
         self._gpu_last_t = 0.0
@@ -189,14 +189,14 @@ class DemandPipeline:
     )
 
     def __init__(self, p: SimParams, step_s: float, fast_window: int) -> None:
-        interval = p.demand_publish_interval_s
+        interval = p.demand.publish_interval_s
         # Steps shorter than the interval publish every few steps; longer
         # steps stand for several identical datapoints.
         self._steps_per_pub = max(1, round(interval / step_s))
         self._per_step = max(1, round(step_s / interval))
-        self._delay = p.demand_metric_delay_s
-        # What-if (SimParams.tracking_cap_ratio): the tracked datapoint at most cap.
-        ratio, target = p.tracking_cap_ratio, p.target_concurrency
+        self._delay = p.demand.metric_delay_s
+        # What-if (Demand.tracking_cap_ratio): the tracked datapoint at most cap.
+        ratio, target = p.demand.tracking_cap_ratio, p.tracking.target_concurrency
         self._cap = math.inf if ratio is None or target is None else ratio * target
         self.fast = MetricSeries(window=max(1, fast_window))
         self.tracking = MetricSeries()

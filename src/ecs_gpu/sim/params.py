@@ -3,15 +3,18 @@
 AWS constants cite the row of the project's researched semantics
 (docs/simulator.md "Sources", copied from aws-semantics.md) and the URL that
 row cites. Anything AWS does not document is a named field of
-:class:`SimParams` with a default and a comment that says so.
+:class:`SimParams`, or of the group of the controller that reads it
+(``tracking``, ``managed_scaling``, ``metrics``, ...), with a default and a
+comment that says so. :func:`from_spec` is the one reader of the spec.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Final, Literal
+from typing import Final, Literal, Self
 
 from ecs_gpu import catalog
 from ecs_gpu.contracts import demand_metric, gpu_metric, schedule, signals
@@ -70,7 +73,7 @@ ALARM_REINVOKE_S: Final = 60.0
 # With ECS_WARM_POOLS_CHECK the agent polls the target lifecycle state every
 # 60 s, so a Running pool instance registers up to about 60 s after it is
 # taken (aws-semantics §4 "Agent behaviour"); a Stopped or Hibernated one
-# first starts (SimParams.warm_start_s, a guess from [simulation]). The
+# first starts (WarmPool.warm_start_s, a guess from [simulation]). The
 # template's instance warm-up reads the same constant (managed_scaling).
 WARM_RUNNING_REGISTER_S: Final = managed_scaling.WARM_RUNNING_REGISTER_S
 
@@ -82,7 +85,7 @@ DEFAULT_START_UTC: Final = datetime(2024, 1, 1, tzinfo=UTC)
 # A scheduled action: when it runs, and the min_tasks and max_tasks it sets.
 ScheduledAction = tuple[schedule.Cron, int, int]
 
-# Which datapoints a target-tracking scale-in reads (SimParams.scale_in_basis).
+# Which datapoints a target-tracking scale-in reads (TargetTracking.scale_in_basis).
 ScaleInBasis = Literal["window-max", "latest"]
 
 # [scaling] gpu_metric -> the series the simulated GPU policy averages (each
@@ -102,9 +105,207 @@ TARGET_FIELD: Final[dict[str, str]] = {
 }
 
 
+class _Group:
+    """A copy with some fields changed, for every group and SimParams itself."""
+
+    __slots__ = ()
+
+    def with_(self, **changes: object) -> Self:
+        """A copy with some fields changed (a sweep, a design comparison, a what-if)."""
+        return replace(self, **changes)  # type: ignore[type-var]
+
+
 @dataclass(frozen=True, slots=True)
-class SimParams:
-    """All inputs of one simulation run: the spec's numbers plus model parameters."""
+class TargetTracking(_Group):
+    """The service layer's policies (controllers.target_tracking), from [scaling]."""
+
+    # [scaling] signal: "concurrency" tracks target_concurrency per task (the
+    # sidecar's series, ecs_gpu.contracts.demand_metric) and has no GPU policy unless
+    # gpu_guard; the GPU signals track metrics.gpu_metric_scope's series.
+    signal: Signal
+    gpu_target_percent: float
+    cpu_target_percent: float
+    # Kept so a run records its spec; it cannot change a decision in this
+    # model (controllers.target_tracking.ServiceScaler says why).
+    scale_out_cooldown_s: float
+    scale_in_cooldown_s: float
+    gpu_guard: bool = False
+    target_concurrency: float | None = None
+    # [load_balancer] request_count_target: the ALBRequestCountPerTarget
+    # policy's target (requests per task a minute), None without one.
+    request_count_target: float | None = None
+    # Which datapoints a scale-in proposal reads (the scale-in guard,
+    # controllers.target_tracking.scale_in_capacity). AWS documents the guard
+    # ("no scale-in if removing capacity would likely push the metric above the
+    # target", aws-semantics §1) but not the data it judges "likely" by.
+    # "window-max": the highest of the AlarmLow window's 15 datapoints, so no
+    # datapoint of that window would have breached the target with fewer tasks;
+    # "latest": the last datapoint only, which lets one quiet minute remove a
+    # task the next busy minute needs again (flapping at steady load).
+    scale_in_basis: ScaleInBasis = "window-max"
+    # The CPU policy's scale-in: off (DisableScaleIn) when the service may run
+    # no task, since an idle server's CPU would hold the last one (infra/scaling.py).
+    cpu_scale_in: bool = True
+    # Whether target tracking's ScaleInCooldown and the step policy's Cooldown
+    # hold each other's scale-ins: not documented (aws-semantics §9 "Step
+    # policy cooldown, scale-in" [gap]). False: each policy has its own.
+    shared_scale_in_cooldown: bool = False
+    # What-if, never from a spec: the fast path's scale-out ends target
+    # tracking's scale-in cooldown, as AWS says another alarm's scale-out does
+    # (aws-semantics §1). Off, the model keeps the cooldown; whether target
+    # tracking's next scale-in, from a low datapoint still in its alarm, then
+    # undoes the fast path's tasks in AWS (the two "at the same time" give the
+    # larger capacity, §9) is not documented: benchmarks/lull.py measures both.
+    fast_path_ends_scale_in_cooldown: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ManagedScaling(_Group):
+    """The instance layer's policies on the ASG (controllers.managed_scaling)."""
+
+    target_capacity_percent: float
+    # ManagedScaling settings: the API defaults here; from_spec sets what the
+    # template deploys (ecs_gpu.design.managed_scaling).
+    min_scaling_step: int = DEFAULT_MIN_STEP
+    max_scaling_step: int = DEFAULT_MAX_STEP
+    instance_warmup_s: float = DEFAULT_INSTANCE_WARMUP_S
+    # CapacityProviderReservation is published every minute (§2); the lag to
+    # the ASG alarm is not documented. Assumed one period.
+    cpr_delay_s: float = 60.0
+    # What-if, never from a spec: managed scaling's CPR low alarm needs this
+    # many one-minute datapoints. AWS owns that alarm and its 15 (§2), so only
+    # benchmarks/stress.py --scale-in-frontier sets it: instances that stay
+    # longer after the fast scale-in empties them.
+    cpr_low_datapoints: int = CPR_LOW_DATAPOINTS
+    # [simulation] host_cpu_policy_target_percent: a host-CPU target-tracking
+    # policy on the same ASG (the anti-pattern), None without one.
+    host_cpu_policy_target_percent: float | None = None
+    # What-if, never from a spec: the fast-path alarm also adds instances
+    # through an ASG step policy, which AWS says a capacity provider's group
+    # must not have (controllers.asg_fast_path).
+    instance_fast_path: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics(_Group):
+    """The metric pipeline (sim/metrics.py): what the fleet reports and when alarms see it."""
+
+    # What the GPU policy tracks; from_spec sets it from [scaling] gpu_metric,
+    # the one source of truth ("task-gpus" -> "tasks", "asg-average" -> "asg").
+    # "asg": the agent's series (gpu_metric: one per ASG, every GPU of every
+    # instance, idle ones at 0 %). "tasks": the deployed metric math, that
+    # series x 100 / AWS/ECS GPUReservation (gpu_metric.TASK_GPU_EXPRESSION).
+    gpu_metric_scope: Literal["asg", "tasks"] = "tasks"
+    # The GPU metric pipeline (ecs_gpu.contracts.gpu_metric is the contract).
+    collection_interval_s: float = gpu_metric.COLLECTION_INTERVAL_S
+    # Age of a sample when CloudWatch has it. The agent flushes every
+    # force_flush_interval (default 60 s, aws-semantics §5 "Flush"); where in
+    # that window a sample lands is not documented, so we take the worst case.
+    agent_flush_delay_s: float = gpu_metric.FORCE_FLUSH_INTERVAL_S
+    # ECS publishes service CPUUtilization once a minute; AWS does not document
+    # the publication lag. Assumed one period.
+    ecs_metric_delay_s: float = 60.0
+    # The ALB publishes its one-minute datapoints while requests flow (§10);
+    # when an alarm sees one is not documented: wake.ALB_LAG_S, which verify
+    # wake's detection bound reads too.
+    alb_metric_delay_s: float = float(ALB_LAG_S)
+    # GPUReservation counts GPUs "reserved by running tasks" (aws-semantics §3,
+    # cloudwatch-metrics.md@49232cf). ECS reserves a task's GPUs when it places
+    # the task, so we count tasks still pulling the image (PENDING) too; AWS
+    # does not say which task states count. False counts only tasks whose
+    # container started (RUNNING, which includes model load).
+    reservation_includes_pending: bool = True
+    # Host CPU besides tasks (OS, ECS and CloudWatch agents): not documented;
+    # an estimate, used only by the host-CPU ASG policy anti-pattern.
+    host_cpu_baseline_percent: float = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Demand(_Group):
+    """The sidecars' concurrency series (metrics.DemandPipeline, controllers.demand)."""
+
+    # The sidecar publishes every 10 s (demand_metric.PUBLISH_INTERVAL_S).
+    publish_interval_s: float = float(demand_metric.PUBLISH_INTERVAL_S)
+    # PutMetricData to an alarm that sees the datapoint: AWS documents no
+    # figure for high-resolution metrics. A guess: 5 s.
+    metric_delay_s: float = 5.0
+    # [scaling] demand_estimate = "arrival-rate": the sidecar publishes the
+    # arrival rate x mean request time plus the backlog over this window
+    # (demand_metric.py "The estimate"); None: requests in flight (running +
+    # waiting), the "in-flight" estimate.
+    backlog_drain_s: float | None = None
+    # Target tracking reads the one-minute concurrency datapoint capped at
+    # this multiple of the target: from_spec sets fast_path.TRACKING_CAP_RATIO
+    # (1.0) with the fast path on, the metric math the template deploys;
+    # None: uncapped.
+    tracking_cap_ratio: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WarmPool(_Group):
+    """[capacity.warm_pool] (controllers.warm_pool); ``min_size`` None without a pool."""
+
+    min_size: int | None = None
+    # MaxGroupPreparedCapacity; from_spec sets what the template deploys
+    # (WarmPoolSpec.prepared_capacity). None, a what-if only: AWS's default,
+    # the ASG's max size.
+    max_prepared: int | None = None
+    state: Literal["Stopped", "Hibernated", "Running"] = "Stopped"
+    # What-if, never from a spec: instances that scale in return to the pool
+    # (ReuseOnScaleIn), which ECS does not allow (aws-semantics §9).
+    reuse_on_scale_in: bool = False
+    # A Stopped or Hibernated pool instance bills only its root volume:
+    # catalog.gp3_usd_per_hour of [capacity] root_volume_* (dated gp3 price).
+    volume_usd_per_hour: float = 0.0
+    # [simulation] warm_start_s: a Stopped pool instance, start to ECS
+    # registration (a guess: AWS publishes no figure).
+    warm_start_s: float = 60.0
+
+    @property
+    def register_s(self) -> float:
+        """A pool instance, taken by a scale-out, to ECS registration."""
+        if self.state == "Running":
+            return WARM_RUNNING_REGISTER_S
+        return self.warm_start_s
+
+
+@dataclass(frozen=True, slots=True)
+class Spot(_Group):
+    """[capacity.spot] (controllers.spot); ``percent`` 0 without a Spot group.
+
+    The strategy (ecs_gpu.design.spot): ``on_demand_base`` tasks on
+    On-Demand, ``percent`` of the rest on Spot.
+    """
+
+    percent: int = 0
+    on_demand_base: int = 0
+    # A Spot instance-hour (spot.price_usd_per_hour: the dated discount).
+    price_usd_per_hour: float = 0.0
+    # Interruptions per Spot instance-hour: [simulation] key or the Advisor
+    # band's rate (spot.interruption_rate_per_hour). Each Spot instance draws
+    # its own from the run's seed.
+    interruptions_per_hour: float = 0.0
+    # EC2's two-minute notice: the instance drains (ECS_ENABLE_SPOT_INSTANCE_DRAINING)
+    # and its tasks serve until it is reclaimed.
+    notice_s: float = spot.NOTICE_S
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule(_Group):
+    """[[scaling.schedule]] (controllers.schedule): the actions, in the spec's order."""
+
+    actions: tuple[ScheduledAction, ...] = ()
+    # t = 0 in UTC, for the actions' cron (DEFAULT_START_UTC says why).
+    start_utc: datetime = DEFAULT_START_UTC
+
+
+@dataclass(frozen=True, slots=True)
+class SimParams(_Group):
+    """All inputs of one simulation run: the spec's numbers plus model parameters.
+
+    The fleet, the load and the service's bounds are flat; each controller's
+    settings are a group (``tracking``, ``managed_scaling``, ``fast_path``, ...).
+    """
 
     # From [capacity] and the catalog.
     instance_type: str
@@ -115,20 +316,13 @@ class SimParams:
     max_instances: int
     # The ODCR floor: managed scaling never goes below the reserved instances.
     reserved_instances: int
-    target_capacity_percent: float
     # From [service] and the catalog.
     gpus_per_task: int
     task_cpu_units: int
     tasks_per_instance: int
-    # From [scaling].
+    # From [scaling]: the scalable target's bounds.
     min_tasks: int
     max_tasks: int
-    gpu_target_percent: float
-    cpu_target_percent: float
-    # Kept so a run records its spec; it cannot change a decision in this
-    # model (controllers.ServiceScaler says why).
-    scale_out_cooldown_s: float
-    scale_in_cooldown_s: float
     # From [simulation].
     task_capacity_rps: float
     instance_boot_s: float
@@ -137,162 +331,41 @@ class SimParams:
     cpu_idle_percent: float
     cpu_percent_at_full_load: float
     max_queue_s: float
-    host_cpu_policy_target_percent: float | None
-    # The GPU metric pipeline (ecs_gpu.contracts.gpu_metric is the contract).
-    collection_interval_s: float = gpu_metric.COLLECTION_INTERVAL_S
-    # Age of a sample when CloudWatch has it. The agent flushes every
-    # force_flush_interval (default 60 s, aws-semantics §5 "Flush"); where in
-    # that window a sample lands is not documented, so we take the worst case.
-    agent_flush_delay_s: float = gpu_metric.FORCE_FLUSH_INTERVAL_S
-    # ECS publishes service CPUUtilization once a minute; AWS does not document
-    # the publication lag. Assumed one period.
-    ecs_metric_delay_s: float = 60.0
-    # CapacityProviderReservation is published every minute (§2); the lag to
-    # the ASG alarm is not documented. Assumed one period.
-    cpr_delay_s: float = 60.0
-    # ManagedScaling settings: the API defaults here; from_spec sets what the
-    # template deploys (ecs_gpu.design.managed_scaling).
-    min_scaling_step: int = DEFAULT_MIN_STEP
-    max_scaling_step: int = DEFAULT_MAX_STEP
-    instance_warmup_s: float = DEFAULT_INSTANCE_WARMUP_S
+    # The service layer and the instance layer, always present.
+    tracking: TargetTracking
+    managed_scaling: ManagedScaling
+    # [simulation] mean_request_s: a request holds a slot this long, so a
+    # task serving r req/s holds r x mean_request_s requests (Little's law).
+    mean_request_s: float = 8.0
     # Boot time varies per instance; AWS publishes no distribution (§4 [gap]).
     # Each launch draws uniformly from boot x [1 - j, 1 + j] with the run's seed.
     boot_jitter_fraction: float = 0.2
     # Arrivals inside a trace window are not constant; with True each step's
     # request count is Poisson-distributed around the trace rate (seeded).
     poisson_arrivals: bool = True
-    # Host CPU besides tasks (OS, ECS and CloudWatch agents): not documented;
-    # an estimate, used only by the host-CPU ASG policy anti-pattern.
-    host_cpu_baseline_percent: float = 3.0
-    # What the GPU policy tracks; from_spec sets it from [scaling] gpu_metric,
-    # the one source of truth ("task-gpus" -> "tasks", "asg-average" -> "asg").
-    # "asg": the agent's series (gpu_metric: one per ASG, every GPU of every
-    # instance, idle ones at 0 %). "tasks": the deployed metric math, that
-    # series x 100 / AWS/ECS GPUReservation (gpu_metric.TASK_GPU_EXPRESSION).
-    gpu_metric_scope: Literal["asg", "tasks"] = "tasks"
-    # GPUReservation counts GPUs "reserved by running tasks" (aws-semantics §3,
-    # cloudwatch-metrics.md@49232cf). ECS reserves a task's GPUs when it places
-    # the task, so we count tasks still pulling the image (PENDING) too; AWS
-    # does not say which task states count. False counts only tasks whose
-    # container started (RUNNING, which includes model load).
-    reservation_includes_pending: bool = True
-    # Which datapoints a scale-in proposal reads (the scale-in guard,
-    # controllers.scale_in_capacity). AWS documents the guard ("no scale-in if
-    # removing capacity would likely push the metric above the target",
-    # aws-semantics §1) but not the data it judges "likely" by. "window-max":
-    # the highest of the AlarmLow window's 15 datapoints, so no datapoint of
-    # that window would have breached the target with fewer tasks; "latest":
-    # the last datapoint only, which lets one quiet minute remove a task the
-    # next busy minute needs again (flapping at steady load).
-    scale_in_basis: ScaleInBasis = "window-max"
     # Service placement strategy: "spread" is the ECS service default
     # (aws-semantics §3); "binpack" fills one instance before the next.
     placement: Literal["spread", "binpack"] = "spread"
-    # [scaling] signal: "concurrency" tracks target_concurrency per task (the
-    # sidecar's series, ecs_gpu.contracts.demand_metric) and has no GPU policy unless
-    # gpu_guard; the GPU signals track gpu_metric_scope's series.
-    signal: Signal = "task-gpus"
-    gpu_guard: bool = False
-    target_concurrency: float | None = None
-    # [simulation] mean_request_s: a request holds a slot this long, so a
-    # task serving r req/s holds r x mean_request_s requests (Little's law).
-    mean_request_s: float = 8.0
-    # The fast path the template deploys (ecs_gpu.design.paths.fast_path), None when off.
+    metrics: Metrics = Metrics()
+    demand: Demand = Demand()
+    # The step paths the template deploys (ecs_gpu.design.paths), None when off.
     fast_path: FastPath | None = None
-    # The fast scale-in the template deploys (ecs_gpu.design.paths.fast_scale_in), None when off.
     fast_scale_in: FastScaleIn | None = None
-    # Whether target tracking's ScaleInCooldown and the step policy's Cooldown
-    # hold each other's scale-ins: not documented (aws-semantics §9 "Step
-    # policy cooldown, scale-in" [gap]). False: each policy has its own.
-    shared_scale_in_cooldown: bool = False
-    # What-if, never from a spec: the fast-path alarm also adds instances
-    # through an ASG step policy, which AWS says a capacity provider's group
-    # must not have (controllers.AsgFastPath).
-    instance_fast_path: bool = False
-    # Target tracking reads the one-minute concurrency datapoint capped at
-    # this multiple of the target: from_spec sets fast_path.TRACKING_CAP_RATIO
-    # (1.0) with the fast path on, the metric math the template deploys;
-    # None: uncapped.
-    tracking_cap_ratio: float | None = None
-    # [scaling] demand_estimate = "arrival-rate": the sidecar publishes the
-    # arrival rate x mean request time plus the backlog over this window
-    # (demand_metric.py "The estimate"); None: requests in flight (running +
-    # waiting), the "in-flight" estimate.
-    backlog_drain_s: float | None = None
-    # The sidecar publishes every 10 s (demand_metric.PUBLISH_INTERVAL_S).
-    demand_publish_interval_s: float = float(demand_metric.PUBLISH_INTERVAL_S)
-    # PutMetricData to an alarm that sees the datapoint: AWS documents no
-    # figure for high-resolution metrics. A guess: 5 s.
-    demand_metric_delay_s: float = 5.0
-    # [capacity.warm_pool]: None without a pool.
-    warm_pool_min_size: int | None = None
-    # MaxGroupPreparedCapacity; from_spec sets what the template deploys
-    # (WarmPoolSpec.prepared_capacity). None, a what-if only: AWS's default,
-    # the ASG's max size.
-    warm_pool_max_prepared: int | None = None
-    warm_pool_state: Literal["Stopped", "Hibernated", "Running"] = "Stopped"
-    # What-if, never from a spec: instances that scale in return to the pool
-    # (ReuseOnScaleIn), which ECS does not allow (aws-semantics §9).
-    warm_pool_reuse_on_scale_in: bool = False
-    # What-if, never from a spec: managed scaling's CPR low alarm needs this
-    # many one-minute datapoints. AWS owns that alarm and its 15 (§2), so only
-    # benchmarks/stress.py --scale-in-frontier sets it: instances that stay
-    # longer after the fast scale-in empties them.
-    cpr_low_datapoints: int = CPR_LOW_DATAPOINTS
-    # What-if, never from a spec: the fast path's scale-out ends target
-    # tracking's scale-in cooldown, as AWS says another alarm's scale-out does
-    # (aws-semantics §1). Off, the model keeps the cooldown; whether target
-    # tracking's next scale-in, from a low datapoint still in its alarm, then
-    # undoes the fast path's tasks in AWS (the two "at the same time" give the
-    # larger capacity, §9) is not documented: benchmarks/lull.py measures both.
-    fast_path_ends_scale_in_cooldown: bool = False
-    # A Stopped or Hibernated pool instance bills only its root volume:
-    # catalog.gp3_usd_per_hour of [capacity] root_volume_* (dated gp3 price).
-    pool_volume_usd_per_hour: float = 0.0
-    # [simulation] warm_start_s: a Stopped pool instance, start to ECS
-    # registration (a guess: AWS publishes no figure).
-    warm_start_s: float = 60.0
-    # The wake path the template deploys (ecs_gpu.design.paths.wake), None without one.
     wake: WakePath | None = None
-    # The sleep path the template deploys (ecs_gpu.design.paths.sleep), None without one.
     sleep: SleepPath | None = None
-    # [[scaling.schedule]]: the scheduled actions, in the spec's order.
-    schedule: tuple[ScheduledAction, ...] = ()
-    # The CPU policy's scale-in: off (DisableScaleIn) when the service may run
-    # no task, since an idle server's CPU would hold the last one (infra/scaling.py).
-    cpu_scale_in: bool = True
-    # The ALB publishes its one-minute datapoints while requests flow (§10);
-    # when an alarm sees one is not documented: wake.ALB_LAG_S, which verify
-    # wake's detection bound reads too.
-    alb_metric_delay_s: float = float(ALB_LAG_S)
-    # [load_balancer] request_count_target: the ALBRequestCountPerTarget
-    # policy's target (requests per task a minute), None without one.
-    request_count_target: float | None = None
-    # t = 0 in UTC, for the schedule's cron (DEFAULT_START_UTC says why).
-    start_utc: datetime = DEFAULT_START_UTC
-    # [capacity.spot]: spot_percent 0 without a Spot group. The strategy
-    # (ecs_gpu.design.spot): on_demand_base tasks on On-Demand, spot_percent of the
-    # rest on Spot.
-    spot_percent: int = 0
-    on_demand_base: int = 0
-    # A Spot instance-hour (spot.price_usd_per_hour: the dated discount).
-    spot_price_usd_per_hour: float = 0.0
-    # Interruptions per Spot instance-hour: [simulation] key or the Advisor
-    # band's rate (spot.interruption_rate_per_hour). Each Spot instance draws
-    # its own from the run's seed.
-    spot_interruptions_per_hour: float = 0.0
-    # EC2's two-minute notice: the instance drains (ECS_ENABLE_SPOT_INSTANCE_DRAINING)
-    # and its tasks serve until it is reclaimed.
-    spot_notice_s: float = spot.NOTICE_S
+    schedule: Schedule = Schedule()
+    warm_pool: WarmPool = WarmPool()
+    spot: Spot = Spot()
 
     @property
     def signal_plan(self) -> SignalPlan:
         """The policies this design runs (signals.py), from its signal, guard and fast path."""
-        return SignalPlan.from_parts(self.signal, self.gpu_guard, self.fast_path is not None)
+        tt = self.tracking
+        return SignalPlan.from_parts(tt.signal, tt.gpu_guard, self.fast_path is not None)
 
     def target(self, signal: Signal) -> float | None:
         """The value ``signal``'s target-tracking policy holds (None: the design sets none)."""
-        value: float | None = getattr(self, TARGET_FIELD[SERIES[signal].target_key])
+        value: float | None = getattr(self.tracking, TARGET_FIELD[SERIES[signal].target_key])
         return value
 
     @property
@@ -308,14 +381,7 @@ class SimParams:
     @property
     def scales_to_zero(self) -> bool:
         """Whether the service may run no task: min_tasks 0, or an action that sets it."""
-        return self.min_tasks == 0 or any(mn == 0 for _, mn, _ in self.schedule)
-
-    @property
-    def warm_register_s(self) -> float:
-        """A pool instance, taken by a scale-out, to ECS registration."""
-        if self.warm_pool_state == "Running":
-            return WARM_RUNNING_REGISTER_S
-        return self.warm_start_s
+        return self.min_tasks == 0 or any(mn == 0 for _, mn, _ in self.schedule.actions)
 
     @property
     def floor_instances(self) -> int:
@@ -327,11 +393,10 @@ class SimParams:
         """The share of a task's full load its main policy holds it at: the GPU target,
         or on the concurrency signal the target over the requests a task holds at full
         load (task_capacity_rps x mean_request_s, Little's law)."""
-        if self.signal_plan.tracks_concurrency and self.target_concurrency is not None:
-            return min(
-                1.0, self.target_concurrency / (self.task_capacity_rps * self.mean_request_s)
-            )
-        return self.gpu_target_percent / 100.0
+        tc = self.tracking.target_concurrency
+        if self.signal_plan.tracks_concurrency and tc is not None:
+            return min(1.0, tc / (self.task_capacity_rps * self.mean_request_s))
+        return self.tracking.gpu_target_percent / 100.0
 
     @property
     def rps_per_task_at_target(self) -> float:
@@ -347,8 +412,16 @@ class SimParams:
         need = -(-tasks // self.tasks_per_instance)
         return min(max(need, self.floor_instances), self.max_instances)
 
-    def with_(self, **changes: object) -> SimParams:
-        """A copy with some fields changed (a sweep, a design comparison)."""
+    def with_(self, **changes: object) -> Self:
+        """A copy with some fields changed (a sweep, a design comparison, a what-if).
+
+        A group takes a new group, or a dict of the fields to change in it:
+        ``p.with_(tracking={"scale_in_basis": "latest"}, poisson_arrivals=False)``.
+        """
+        for name, value in changes.items():
+            group = getattr(self, name)
+            if isinstance(value, Mapping) and isinstance(group, _Group):
+                changes[name] = group.with_(**value)
         return replace(self, **changes)  # type: ignore[arg-type]
 
 
@@ -356,37 +429,31 @@ def from_spec(spec: Spec) -> SimParams:
     """Read every simulator input from a validated spec, as the template deploys it."""
     it = spec.instance
     cap, sc, sim, svc = spec.capacity, spec.scaling, spec.simulation, spec.service
-    plan = SignalPlan.of(sc)
-    return _with_spot(
-        spec,
-        SimParams(
-            instance_type=it.name,
-            gpus_per_instance=it.gpus,
-            instance_cpu_units=it.cpu_units,
-            price_usd_per_hour=it.price_usd_per_hour,
-            min_instances=cap.min_instances,
-            max_instances=cap.max_instances,
-            reserved_instances=cap.reserved_instances or 0,
+    return SimParams(
+        instance_type=it.name,
+        gpus_per_instance=it.gpus,
+        instance_cpu_units=it.cpu_units,
+        price_usd_per_hour=it.price_usd_per_hour,
+        min_instances=cap.min_instances,
+        max_instances=cap.max_instances,
+        reserved_instances=cap.reserved_instances or 0,
+        gpus_per_task=svc.gpus_per_task,
+        task_cpu_units=svc.cpu_units,
+        tasks_per_instance=spec.tasks_per_instance,
+        min_tasks=sc.min_tasks,
+        max_tasks=sc.max_tasks,
+        task_capacity_rps=float(sim.task_capacity_rps),
+        instance_boot_s=float(sim.instance_boot_s),
+        image_pull_s=float(sim.image_pull_s),
+        # Container start to serving: from model_size_gib when set, the same
+        # figure the template's health-check start period and grace use.
+        model_load_s=float(startup.model_ready_s(spec)),
+        cpu_idle_percent=float(sim.cpu_idle_percent),
+        cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
+        max_queue_s=float(sim.max_queue_s),
+        tracking=_tracking(spec),
+        managed_scaling=ManagedScaling(
             target_capacity_percent=float(cap.target_capacity_percent),
-            gpus_per_task=svc.gpus_per_task,
-            task_cpu_units=svc.cpu_units,
-            tasks_per_instance=spec.tasks_per_instance,
-            min_tasks=sc.min_tasks,
-            max_tasks=sc.max_tasks,
-            gpu_target_percent=float(sc.gpu_target_percent),
-            cpu_target_percent=float(sc.cpu_target_percent),
-            scale_out_cooldown_s=float(sc.scale_out_cooldown_s),
-            scale_in_cooldown_s=float(sc.scale_in_cooldown_s),
-            task_capacity_rps=float(sim.task_capacity_rps),
-            instance_boot_s=float(sim.instance_boot_s),
-            image_pull_s=float(sim.image_pull_s),
-            # Container start to serving: from model_size_gib when set, the same
-            # figure the template's health-check start period and grace use.
-            model_load_s=float(startup.model_ready_s(spec)),
-            cpu_idle_percent=float(sim.cpu_idle_percent),
-            cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
-            max_queue_s=float(sim.max_queue_s),
-            gpu_metric_scope=GPU_METRIC_SCOPE[plan.gpu_series],
             # The managed-scaling settings the template deploys (one source).
             min_scaling_step=managed_scaling.MIN_SCALING_STEP,
             max_scaling_step=managed_scaling.max_scaling_step(spec),
@@ -396,54 +463,79 @@ def from_spec(spec: Spec) -> SimParams:
                 if sim.host_cpu_policy_target_percent is None
                 else float(sim.host_cpu_policy_target_percent)
             ),
-            signal=sc.signal,
-            gpu_guard=sc.gpu_guard,
-            # Only the concurrency signal deploys the policy (infra/scaling.py); on a
-            # GPU signal the key is a note (spec NOTES), not a second policy.
-            target_concurrency=(
-                float(tc)
-                if plan.tracks_concurrency and (tc := sc.target_concurrency_per_task) is not None
-                else None
-            ),
-            mean_request_s=float(sim.mean_request_s),
-            # The step table and alarm the template deploys (one source).
-            fast_path=fast_path.fast_path(spec),
-            fast_scale_in=fast_scale_in.fast_scale_in(spec),
-            tracking_cap_ratio=(
-                None if fast_path.tracking_cap(spec) is None else fast_path.TRACKING_CAP_RATIO
-            ),
+        ),
+        mean_request_s=float(sim.mean_request_s),
+        metrics=Metrics(gpu_metric_scope=GPU_METRIC_SCOPE[SignalPlan.of(sc).gpu_series]),
+        demand=Demand(
             backlog_drain_s=(
                 float(sc.backlog_drain_s) if sc.demand_estimate == "arrival-rate" else None
             ),
-            warm_pool_min_size=None if cap.warm_pool is None else cap.warm_pool.min_size,
-            warm_pool_max_prepared=None
-            if cap.warm_pool is None
-            else cap.warm_pool.prepared_capacity,
-            warm_pool_state="Stopped" if cap.warm_pool is None else cap.warm_pool.pool_state,
-            pool_volume_usd_per_hour=catalog.gp3_usd_per_hour(
-                cap.root_volume_gib, cap.root_volume_iops, cap.root_volume_throughput_mibps
-            ),
-            warm_start_s=float(sim.warm_start_s),
-            # The wake alarm, the schedule and the CPU policy's scale-in, as deployed.
-            wake=wake.wake_path(spec),
-            sleep=sleep.sleep_path(spec),
-            schedule=tuple((schedule.parse(e.cron), e.min_tasks, e.max_tasks) for e in sc.schedule),
-            cpu_scale_in=not wake.scales_to_zero(spec),
-            # The request-count policy, as infra/scaling.py deploys it.
-            request_count_target=(
-                None
-                if spec.load_balancer is None or spec.load_balancer.request_count_target is None
-                else float(spec.load_balancer.request_count_target)
+            tracking_cap_ratio=(
+                None if fast_path.tracking_cap(spec) is None else fast_path.TRACKING_CAP_RATIO
             ),
         ),
+        # The step tables and alarms the template deploys (one source).
+        fast_path=fast_path.fast_path(spec),
+        fast_scale_in=fast_scale_in.fast_scale_in(spec),
+        wake=wake.wake_path(spec),
+        sleep=sleep.sleep_path(spec),
+        schedule=Schedule(
+            tuple((schedule.parse(e.cron), e.min_tasks, e.max_tasks) for e in sc.schedule)
+        ),
+        warm_pool=_warm_pool(spec),
+        spot=_spot(spec),
     )
 
 
-def _with_spot(spec: Spec, p: SimParams) -> SimParams:
-    """``p`` with ``spec``'s [capacity.spot]; unchanged without one (the defaults)."""
+def _tracking(spec: Spec) -> TargetTracking:
+    """The service's target-tracking policies, as infra/scaling.py deploys them."""
+    sc = spec.scaling
+    plan = SignalPlan.of(sc)
+    lb = spec.load_balancer
+    return TargetTracking(
+        signal=sc.signal,
+        gpu_target_percent=float(sc.gpu_target_percent),
+        cpu_target_percent=float(sc.cpu_target_percent),
+        scale_out_cooldown_s=float(sc.scale_out_cooldown_s),
+        scale_in_cooldown_s=float(sc.scale_in_cooldown_s),
+        gpu_guard=sc.gpu_guard,
+        # Only the concurrency signal deploys the policy (infra/scaling.py); on a
+        # GPU signal the key is a note (spec NOTES), not a second policy.
+        target_concurrency=(
+            float(tc)
+            if plan.tracks_concurrency and (tc := sc.target_concurrency_per_task) is not None
+            else None
+        ),
+        request_count_target=(
+            None
+            if lb is None or lb.request_count_target is None
+            else float(lb.request_count_target)
+        ),
+        # The CPU policy's scale-in, as deployed.
+        cpu_scale_in=not wake.scales_to_zero(spec),
+    )
+
+
+def _warm_pool(spec: Spec) -> WarmPool:
+    """[capacity.warm_pool] as the template deploys it; the root volume's price either way."""
+    cap = spec.capacity
+    pool = cap.warm_pool
+    return WarmPool(
+        min_size=None if pool is None else pool.min_size,
+        max_prepared=None if pool is None else pool.prepared_capacity,
+        state="Stopped" if pool is None else pool.pool_state,
+        volume_usd_per_hour=catalog.gp3_usd_per_hour(
+            cap.root_volume_gib, cap.root_volume_iops, cap.root_volume_throughput_mibps
+        ),
+        warm_start_s=float(spec.simulation.warm_start_s),
+    )
+
+
+def _spot(spec: Spec) -> Spot:
+    """``spec``'s [capacity.spot]; the defaults (no Spot) without one."""
     sp = spec.capacity.spot
     if sp is None:
-        return p
+        return Spot()
     price = spot.price_usd_per_hour(spec)
     if price is None:
         missing = ", ".join(spot.missing_discounts(spec))
@@ -453,10 +545,9 @@ def _with_spot(spec: Spec, p: SimParams) -> SimParams:
             "Spot. Fix: set [simulation] spot_discount_percent to the Spot Instance Advisor's "
             "'Savings over On-Demand' for those types in your Region, e.g. 60."
         )
-    return replace(
-        p,
-        spot_percent=sp.spot_percent,
+    return Spot(
+        percent=sp.spot_percent,
         on_demand_base=sp.on_demand_base,
-        spot_price_usd_per_hour=price,
-        spot_interruptions_per_hour=spot.interruption_rate_per_hour(spec),
+        price_usd_per_hour=price,
+        interruptions_per_hour=spot.interruption_rate_per_hour(spec),
     )

@@ -48,7 +48,7 @@ def write_timeline(result: SimResult, path: Path, option: str = "--timeline") ->
     outputs.write_text(path, buf.getvalue(), option)
 
 
-# The plot is a PNG (the issue's --plot OUT.png); other names are refused.
+# The plot is a PNG (--plot OUT.png); other names are refused.
 PLOT_SUFFIX = ".png"
 
 
@@ -103,29 +103,17 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
 
     p = result.params
-    dur = result.summary["duration_s"]
     raw = dict(result.timeline)
     raw["overloaded"] = [
         1.0 if o > c + 1e-9 else 0.0
         for o, c in zip(raw["offered_rps"], raw["ready_capacity_rps"], strict=True)
     ]
     tl, binned = _bin_timeline(raw, PLOT_MAX_POINTS)
-    # Days on multi-day runs, hours on long ones, minutes on short ones, so the
-    # axis reads naturally (a 14-day trace would otherwise run to 336 hours).
-    if dur > 3 * 86400:
-        scale, unit = 86400.0, "days"
-    elif dur > 6 * 3600:
-        scale, unit = 3600.0, "hours"
-    else:
-        scale, unit = 60.0, "minutes"
-    x = [t / scale for t in tl["t_s"]]
-    if binned:
-        unit += f"; each point is the mean of {binned} steps"
+    x, unit = _time_axis(tl["t_s"], result.summary["duration_s"], binned)
     # The concurrency signal gets its own panel: what its policies track.
-    conc = p.target_concurrency is not None
+    conc = p.tracking.target_concurrency is not None
     fig, axes = plt.subplots(
         4 if conc else 3,
         1,
@@ -133,59 +121,11 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
         sharex=True,
         gridspec_kw={"height_ratios": [3, 2, 2, 2] if conc else [3, 2, 2]},
     )
-    ax0, ax1, ax2 = axes[0], axes[1], axes[2]
-    ax0.plot(x, tl["offered_rps"], color="tab:gray", lw=0.8, label="offered load")
-    ax0.plot(x, tl["ready_capacity_rps"], color="tab:blue", lw=1.4, label="ready capacity")
-    # A bin is shaded if any of its steps was overloaded.
-    over = [v > 0 for v in tl["overloaded"]]
-    top = max(max(tl["offered_rps"], default=1.0), max(tl["ready_capacity_rps"], default=1.0))
-    ax0.fill_between(x, 0, top, where=over, color="tab:red", alpha=0.15, step="post",
-                     label="overload (load > ready capacity)")  # fmt: skip
-    ax0.set_ylabel("requests / s")
-    ax0.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    ax0.set_title(title, fontsize=11)
-
-    ax1.step(x, tl["desired_tasks"], where="post", color="tab:orange", lw=1.2, label="desired")
-    ax1.step(x, tl["running_tasks"], where="post", color="tab:green", lw=1.2, label="running")
-    ax1.step(x, tl["instances"], where="post", color="tab:purple", lw=1.2, ls="--",
-             label=f"instances ({p.instance_type})")  # fmt: skip
-    # The ceiling: desired pinned here while load still rises means max_tasks binds.
-    ax1.axhline(p.max_tasks, color="black", ls=":", lw=1.0, label=f"max_tasks {p.max_tasks}")
-    ax1.set_ylim(0, max(p.max_tasks, p.max_instances, max(tl["instances"], default=0)) * 1.08)
-    # Tasks and instances are whole numbers: no 2.5 on the axis.
-    ax1.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax1.set_ylabel("tasks / instances")
-    ax1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-
-    metric_label = PLOT_METRIC_LABEL[p.gpu_metric_scope]
-    if not p.gpu_policy:
-        metric_label = metric_label.replace("policy metric", "GPU metric (no GPU policy)")
-    # The truth goes underneath, wider, so it shows where the policy metric
-    # matches it (task-gpus) instead of being hidden by it.
-    ax2.plot(x, tl["task_gpu_util"], color="tab:cyan", lw=2.2, alpha=0.5,
-             label="GPUs held by ready tasks (truth)")  # fmt: skip
-    ax2.plot(x, tl["gpu_metric"], color="tab:red", lw=0.9, label=metric_label)
-    if p.gpu_policy:
-        # Without a GPU policy gpu_target_percent drives nothing: no line for it.
-        ax2.axhline(p.gpu_target_percent, color="black", ls=":", lw=1.0,
-                    label=f"target {p.gpu_target_percent:g} %")  # fmt: skip
-        ax2.axhline(p.gpu_target_percent * 0.9, color="gray", ls=":", lw=0.8,
-                    label="scale-in threshold (0.9 x target)")  # fmt: skip
-    ax2.set_ylim(0, 105)
-    ax2.set_ylabel("GPU utilization %")
-    ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    if conc and p.target_concurrency is not None:
-        ax3 = axes[3]
-        ax3.plot(x, tl["concurrency_per_task"], color="tab:brown", lw=0.9,
-                 label="requests running + waiting per running task")  # fmt: skip
-        ax3.axhline(p.target_concurrency, color="black", ls=":", lw=1.0,
-                    label=f"target {p.target_concurrency:g}")  # fmt: skip
-        if p.fast_path is not None:
-            ax3.axhline(p.fast_path.threshold, color="tab:red", ls="--", lw=0.8,
-                        label=f"fast path at {p.fast_path.threshold:g}")  # fmt: skip
-        ax3.set_ylim(bottom=0)
-        ax3.set_ylabel("concurrency per task")
-        ax3.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    _plot_load(axes[0], x, tl, title)
+    _plot_fleet(axes[1], x, tl, p)
+    _plot_gpu(axes[2], x, tl, p)
+    if conc and p.tracking.target_concurrency is not None:
+        _plot_concurrency(axes[3], x, tl, p, p.tracking.target_concurrency)
     axes[-1].set_xlabel(f"time ({unit})")
     for ax in axes:
         ax.grid(alpha=0.3)
@@ -196,7 +136,7 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
         f"GPU-hours {s['gpu_hours']:.1f} (oracle {s['oracle_gpu_hours']:.1f}), "
         f"overload {s['overload_seconds'] / 60:.0f} min, "
         f"unserved {s['unserved_requests']:.0f} requests, cost ${s['cost_usd']:.2f}"
-        + ("" if p.warm_pool_min_size is None else f" ({cost_meaning(True)})"),
+        + ("" if p.warm_pool.min_size is None else f" ({cost_meaning(True)})"),
         fontsize=9,
     )
     fig.tight_layout(rect=(0, 0.02, 1, 1))
@@ -206,6 +146,87 @@ def write_plot(result: SimResult, path: Path, title: str, option: str = "--plot"
         outputs.write_with(path, option, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     finally:
         plt.close(fig)
+
+
+def _time_axis(t_s: list[float], duration_s: float, binned: int) -> tuple[list[float], str]:
+    """The x values and their unit: days on multi-day runs, hours on long ones, minutes on
+    short ones, so the axis reads naturally (a 14-day trace would otherwise run to 336 hours)."""
+    if duration_s > 3 * 86400:
+        scale, unit = 86400.0, "days"
+    elif duration_s > 6 * 3600:
+        scale, unit = 3600.0, "hours"
+    else:
+        scale, unit = 60.0, "minutes"
+    if binned:
+        unit += f"; each point is the mean of {binned} steps"
+    return [t / scale for t in t_s], unit
+
+
+def _plot_load(ax: Any, x: list[float], tl: dict[str, list[float]], title: str) -> None:
+    """Offered load against ready capacity, overloaded steps shaded."""
+    ax.plot(x, tl["offered_rps"], color="tab:gray", lw=0.8, label="offered load")
+    ax.plot(x, tl["ready_capacity_rps"], color="tab:blue", lw=1.4, label="ready capacity")
+    # A bin is shaded if any of its steps was overloaded.
+    over = [v > 0 for v in tl["overloaded"]]
+    top = max(max(tl["offered_rps"], default=1.0), max(tl["ready_capacity_rps"], default=1.0))
+    ax.fill_between(x, 0, top, where=over, color="tab:red", alpha=0.15, step="post",
+                    label="overload (load > ready capacity)")  # fmt: skip
+    ax.set_ylabel("requests / s")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.set_title(title, fontsize=11)
+
+
+def _plot_fleet(ax: Any, x: list[float], tl: dict[str, list[float]], p: SimParams) -> None:
+    """Desired and running tasks, instances, and the max_tasks ceiling."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.step(x, tl["desired_tasks"], where="post", color="tab:orange", lw=1.2, label="desired")
+    ax.step(x, tl["running_tasks"], where="post", color="tab:green", lw=1.2, label="running")
+    ax.step(x, tl["instances"], where="post", color="tab:purple", lw=1.2, ls="--",
+            label=f"instances ({p.instance_type})")  # fmt: skip
+    # The ceiling: desired pinned here while load still rises means max_tasks binds.
+    ax.axhline(p.max_tasks, color="black", ls=":", lw=1.0, label=f"max_tasks {p.max_tasks}")
+    ax.set_ylim(0, max(p.max_tasks, p.max_instances, max(tl["instances"], default=0)) * 1.08)
+    # Tasks and instances are whole numbers: no 2.5 on the axis.
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylabel("tasks / instances")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+
+
+def _plot_gpu(ax: Any, x: list[float], tl: dict[str, list[float]], p: SimParams) -> None:
+    """The GPU metric the policy sees against the GPUs ready tasks hold, and its target."""
+    metric_label = PLOT_METRIC_LABEL[p.metrics.gpu_metric_scope]
+    if not p.gpu_policy:
+        metric_label = metric_label.replace("policy metric", "GPU metric (no GPU policy)")
+    # The truth goes underneath, wider, so it shows where the policy metric
+    # matches it (task-gpus) instead of being hidden by it.
+    ax.plot(x, tl["task_gpu_util"], color="tab:cyan", lw=2.2, alpha=0.5,
+            label="GPUs held by ready tasks (truth)")  # fmt: skip
+    ax.plot(x, tl["gpu_metric"], color="tab:red", lw=0.9, label=metric_label)
+    if p.gpu_policy:
+        # Without a GPU policy gpu_target_percent drives nothing: no line for it.
+        target = p.tracking.gpu_target_percent
+        ax.axhline(target, color="black", ls=":", lw=1.0, label=f"target {target:g} %")
+        ax.axhline(target * 0.9, color="gray", ls=":", lw=0.8,
+                   label="scale-in threshold (0.9 x target)")  # fmt: skip
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("GPU utilization %")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+
+
+def _plot_concurrency(
+    ax: Any, x: list[float], tl: dict[str, list[float]], p: SimParams, target: float
+) -> None:
+    """The concurrency per task its policies track, the target and the fast path's threshold."""
+    ax.plot(x, tl["concurrency_per_task"], color="tab:brown", lw=0.9,
+            label="requests running + waiting per running task")  # fmt: skip
+    ax.axhline(target, color="black", ls=":", lw=1.0, label=f"target {target:g}")
+    if p.fast_path is not None:
+        ax.axhline(p.fast_path.threshold, color="tab:red", ls="--", lw=0.8,
+                   label=f"fast path at {p.fast_path.threshold:g}")  # fmt: skip
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("concurrency per task")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
 
 
 def worst_latency(summary: dict[str, Any]) -> str:
@@ -234,7 +255,7 @@ def spot_cost_meaning(p: SimParams) -> str:
     """What cost_usd counts with [capacity.spot]: both markets' hours at their prices."""
     return (
         f"On-Demand instance-hours x ${p.price_usd_per_hour:g}/h + Spot instance-hours x "
-        f"${p.spot_price_usd_per_hour:.4g}/h ([simulation] spot_discount_percent, else the "
+        f"${p.spot.price_usd_per_hour:.4g}/h ([simulation] spot_discount_percent, else the "
         "catalog's dated discount); EBS volumes not priced"
     )
 
@@ -275,9 +296,9 @@ def pool_cost_meaning(summary: dict[str, Any], p: SimParams) -> str:
     """How warm_pool_cost_usd adds up, with the run's own figures."""
     stopped = summary.get("warm_pool_stopped_instance_hours", 0.0)
     running = summary.get("warm_pool_running_instance_hours", 0.0)
-    why = "a Running pool" if p.warm_pool_state == "Running" else "warming"
+    why = "a Running pool" if p.warm_pool.state == "Running" else "warming"
     return (
-        f"{stopped:,.1f} stopped instance-hours x ${p.pool_volume_usd_per_hour:.4f}/h of "
+        f"{stopped:,.1f} stopped instance-hours x ${p.warm_pool.volume_usd_per_hour:.4f}/h of "
         f"volume + {running:,.1f} running ({why}) instance-hours x "
         f"${p.price_usd_per_hour:g}/h; part of the cost above"
     )
@@ -348,14 +369,14 @@ def summary_table(result: SimResult, title: str) -> Table:
         (
             "cost USD",
             f"{s['cost_usd']:.2f}",
-            cost_meaning(p.warm_pool_min_size is not None)
-            if not p.spot_percent
+            cost_meaning(p.warm_pool.min_size is not None)
+            if not p.spot.percent
             else spot_cost_meaning(p),
         ),
         *spot_lines(s),
         *(
             []
-            if p.warm_pool_min_size is None
+            if p.warm_pool.min_size is None
             else [("warm pool USD", f"{s['warm_pool_cost_usd']:.2f}", pool_cost_meaning(s, p))]
         ),
         ("overload s", f"{s['overload_seconds']:.0f}", "seconds with load > ready capacity"),
@@ -412,7 +433,7 @@ def target_text(p: SimParams) -> str:
     # The first tracked signal with a target is the design's own (SignalPlan.tracked).
     targets = p.targets
     if not targets:
-        return TARGET_WORDS[p.signal_plan.gpu_series](p.gpu_target_percent).design
+        return TARGET_WORDS[p.signal_plan.gpu_series](p.tracking.gpu_target_percent).design
     signal, target = targets[0]
     return TARGET_WORDS[signal](target).design
 

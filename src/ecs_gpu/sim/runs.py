@@ -25,7 +25,7 @@ def target_text(p: SimParams) -> str:
     """What the design's policies hold: the concurrency target (and the guard's) or the GPU's."""
     targets = p.targets
     if not targets:
-        return TARGET_WORDS[p.signal_plan.gpu_series](p.gpu_target_percent).short
+        return TARGET_WORDS[p.signal_plan.gpu_series](p.tracking.gpu_target_percent).short
     (signal, target), *others = targets
     text = TARGET_WORDS[signal](target).short
     for other, value in others:
@@ -72,11 +72,12 @@ def check_sweepable(p: SimParams, spec: Path, text: str) -> None:
     """A sweep changes gpu_target_percent: without a GPU policy every row would be one run."""
     if p.gpu_policy:
         return
-    key = SERIES[p.signal].target_key
-    target = p.target(p.signal)
+    signal = p.tracking.signal
+    key = SERIES[signal].target_key
+    target = p.target(signal)
     shown = "" if target is None else f" ({key} = {target:g})"
     raise BadInputError(
-        f"--sweep-gpu-target = {text!r}: {spec} scales on {p.signal}{shown} and runs no GPU "
+        f"--sweep-gpu-target = {text!r}: {spec} scales on {signal}{shown} and runs no GPU "
         "policy, so every GPU target gives the same run. Fix: compare specs that differ in "
         f"{key} (`ecs-gpu compare a.toml b.toml --trace ...`), or set "
         "gpu_guard = true in [scaling] to sweep the guard's target."
@@ -87,9 +88,9 @@ def cost_caption(loaded: list[SimParams]) -> str | None:
     """The USD column's caveat, when a design has a warm pool (its stopped volumes are priced)
     or Spot (its hours at the Spot price, beside its all-On-Demand row)."""
     parts = []
-    if any(p.warm_pool_min_size is not None for p in loaded):
+    if any(p.warm_pool.min_size is not None for p in loaded):
         parts.append(f"USD: {rp.cost_meaning(warm_pool=True)}")
-    if any(p.spot_percent for p in loaded):
+    if any(p.spot.percent for p in loaded):
         parts.append(
             "Spot designs: Spot instance-hours at the Spot price ([simulation] "
             "spot_discount_percent, else the catalog's dated figure); the row after each is the "
@@ -112,7 +113,7 @@ def on_demand_twin(p: SimParams) -> SimParams | None:
     (the interruptions draw from a stream of their own, sim/markets.py), so
     the overload difference is the interruptions' alone.
     """
-    return p.with_(spot_percent=0) if p.spot_percent else None
+    return p.with_(spot=p.spot.with_(percent=0)) if p.spot.percent else None
 
 
 def with_on_demand_twin(

@@ -1,7 +1,7 @@
 """Transient measures over a run's recorded series: overshoot at the peak, scale-in after a drop.
 
 Pure functions over the timeline's ``offered_rps`` and ``desired_tasks``
-columns (issue 16). "Need" is the design's own target, as the oracle reads
+columns. "Need" is the design's own target, as the oracle reads
 it (``SimParams.rps_per_task_at_target``): the offered load over what one
 task serves at the target, the GPU target's share of ``task_capacity_rps``
 or, on the concurrency signal, ``target_concurrency_per_task /
@@ -38,15 +38,16 @@ import numpy.typing as npt
 from ecs_gpu.sim.params import SimParams
 
 MINUTE_S = 60.0
-# Issue 16's definitions: a fall of 30 % within 5 minutes that lasts; the
-# hold (10 minutes) is ours, long enough to tell a drop from a dip and
-# shorter than target tracking's 15-minute scale-in, so slow scale-ins show.
+# A drop: a fall of 30 % within 5 minutes that lasts; the hold (10 minutes) is
+# long enough to tell a drop from a dip and shorter than target tracking's
+# 15-minute scale-in, so slow scale-ins show.
 DROP_FALL = 0.3
 DROP_WITHIN_S = 300.0
 DROP_HOLD_S = 600.0
 NEED_BAND = 0.1
-# Issue 16's goal for the time from a drop to within NEED_BAND of need (the
-# goals table's bound; the drop's 5-minute lookback is another number).
+# The goal for the time from a drop to within NEED_BAND of need (the goals
+# table's bound in docs/benchmarks.md; the drop's 5-minute lookback is another
+# number).
 NEED_WITHIN_S = 300.0
 
 

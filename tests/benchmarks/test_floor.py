@@ -1,4 +1,4 @@
-"""The fleet floor (sim/floor.py): exact on small cases, and below every simulated fleet."""
+"""The fleet floor (research/floor.py): exact on small cases, and below every simulated fleet."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 import pytest
+from research.floor import constant_fleet, fleet_floor, step_needs
 from simhelp import CONCURRENCY, METRICS, load, params
 
 from ecs_gpu.sim.engine import simulate
-from ecs_gpu.sim.floor import constant_fleet, fleet_floor, step_needs
 
 # One task per g5.xlarge instance, 2 req/s a task at full load.
-TINY = params(max_tasks=3, max_instances=3).with_(cpr_low_datapoints=2)
+TINY = params(max_tasks=3, max_instances=3).with_(managed_scaling={"cpr_low_datapoints": 2})
 
 
 def _brute(needs_per_minute: list[list[int]], low_run: int, n_max: int, budget: int) -> float:

@@ -1,20 +1,29 @@
-"""The controllers' rules as pure functions: alarms, proposals, CPR, cooldowns."""
+"""The service layer: target tracking's alarms, the scale-in guard, votes combined, the minute."""
 
 from __future__ import annotations
 
 from collections import deque
 
-import pytest
+from simhelp import context, fleet_with, params
 
-from ecs_gpu.sim.controllers import (
-    AsgScaler,
+from ecs_gpu.sim import params as P
+from ecs_gpu.sim.controllers.base import Vote
+from ecs_gpu.sim.controllers.target_tracking import (
+    ServiceLayer,
     ServiceScaler,
-    Vote,
-    capacity_provider_reservation,
     scale_in_capacity,
     target_tracking_vote,
 )
+from ecs_gpu.sim.fleet import Fleet
 from ecs_gpu.sim.metrics import MetricSeries
+from ecs_gpu.sim.params import from_spec
+from ecs_gpu.spec import parse_spec
+from example_specs import G5
+
+LB = '\n[load_balancer]\nscheme = "internal"\n'
+ZERO = G5.replace("min_tasks = 1", "min_tasks = 0").replace(
+    "min_instances = 1", "min_instances = 0"
+)
 
 
 def _hist(*values: float | None) -> deque[float | None]:
@@ -87,54 +96,48 @@ def test_scale_out_if_any_scale_in_only_if_all() -> None:
     assert s.decide(9999, [Vote(False, True, 0)], 2) == 1
 
 
-def test_capacity_provider_reservation() -> None:
-    assert capacity_provider_reservation(0, 3, 0, 1) == 200.0
-    assert capacity_provider_reservation(0, 0, 0, 1) == 100.0
-    assert capacity_provider_reservation(2, 3, 0, 1) == 250.0
-    assert capacity_provider_reservation(2, 3, 0, 4) == 150.0
-    assert capacity_provider_reservation(4, 0, 1, 1) == 75.0
-    assert capacity_provider_reservation(4, 0, 0, 1) == 100.0
+def test_the_cpu_vote_leaves_the_scale_in_only_when_told() -> None:
+    p = from_spec(parse_spec(ZERO + LB, "z.toml"))
+    cpu = MetricSeries()
+    gpu = MetricSeries()
+    for _ in range(P.TT_LOW_DATAPOINTS):
+        cpu.history.append(p.cpu_idle_percent)
+        gpu.history.append(0.0)
+    fleet = Fleet(p.tasks_per_instance, p.image_pull_s, p.model_load_s)
+    fleet.launch(-600.0, 0.0, 0.0)
+    fleet.add_ready_task(fleet.registered[0], 0.0)
+    ctx = context(p, fleet, 1)
+    for scale_in, want in ((True, 1), (False, 0)):
+        layer = ServiceLayer(p.with_(tracking={"cpu_scale_in": scale_in}), 1, [(gpu, 70.0)], cpu)
+        layer.on_minute(600.0, ctx)
+        assert layer.desired == want
 
 
-def _series(*values: float) -> MetricSeries:
-    m = MetricSeries()
-    for v in values:
-        m.publish(0.0, v)
-    m.visible(0.0)
-    return m
+def _filled(value: float, n: int = P.TT_LOW_DATAPOINTS) -> MetricSeries:
+    series = MetricSeries()
+    for _ in range(n):
+        series.history.append(value)
+    return series
 
 
-def test_asg_steps_warmup_floor_and_scale_in_rate() -> None:
-    asg = AsgScaler(100, floor_instances=2, max_instances=10, min_step=1, max_step=3,
-                    host_cpu_target_percent=None)  # fmt: skip
-    assert asg.decide(0, True, _series(200.0), None) == 2  # from zero: two
-    assert asg.decide(2, True, _series(300.0), None) == 3  # capped by max step
-    assert asg.decide(2, False, _series(300.0), None) == 0  # waits for warm-up
-    assert asg.decide(9, True, _series(200.0), None) == 1  # capped by max instances
-    # 15 low minutes: remove, at most just under half, never below the floor.
-    assert asg.decide(8, True, _series(*[25.0] * 15), None) == -3
-    assert asg.decide(3, True, _series(*[34.0] * 15), None) == -1
-    assert asg.decide(8, True, _series(*[25.0] * 14), None) == 0
+def test_each_minute_it_votes_on_the_running_count_and_applies_the_count() -> None:
+    p = params(max_tasks=8, max_instances=8)
+    fleet = fleet_with(2)
+    ctx = context(p, fleet, 2)
+    # Three GPU datapoints at 140 % of the 70 % target: twice the running tasks.
+    layer = ServiceLayer(p, 2, [(_filled(140.0, 3), 70.0)], MetricSeries())
+    ctx.service = layer
+    layer.on_minute(60.0, ctx)
+    assert layer.desired == 4 and fleet.desired_total == 4
 
 
-def test_asg_low_datapoints_what_if_waits_longer() -> None:
-    # SimParams.cpr_low_datapoints (a what-if: AWS's alarm is 15 of 15).
-    asg = AsgScaler(100, floor_instances=1, max_instances=10, min_step=1, max_step=3,
-                    host_cpu_target_percent=None, low_datapoints=30)  # fmt: skip
-    lows = MetricSeries(window=30)
-    for _ in range(29):
-        lows.publish(0.0, 25.0)
-    lows.visible(0.0)
-    assert asg.decide(8, True, lows, None) == 0  # 29 low minutes: not yet
-    lows.publish(0.0, 25.0)
-    lows.visible(0.0)
-    assert asg.decide(8, True, lows, None) == -3
-
-
-def test_metric_series_delay() -> None:
-    m = MetricSeries()
-    m.publish(120.0, 50.0)
-    m.visible(60.0)
-    assert m.latest is None
-    m.visible(120.0)
-    assert m.latest == pytest.approx(50.0)
+def test_a_step_policy_in_alarm_holds_the_minute_s_scale_in() -> None:
+    p = params(max_tasks=8, max_instances=8)
+    for hold_in, want in ((False, 1), (True, 2)):
+        fleet = fleet_with(2)
+        ctx = context(p, fleet, 2)
+        layer = ServiceLayer(p, 2, [(_filled(10.0), 70.0)], _filled(5.0))
+        ctx.service = layer
+        ctx.hold_in = hold_in
+        layer.on_minute(600.0, ctx)
+        assert layer.desired == want

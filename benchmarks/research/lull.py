@@ -46,8 +46,8 @@ import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import Knots
 from ecs_gpu.sim.transients import NEED_BAND
+from research.stress import Knots
 
 
 def rate_before(knots: Knots, t: float, name: str = "t") -> float:
@@ -111,7 +111,7 @@ def overload_floor(
     step whose load is above what they serve at full load
     (``task_capacity_rps`` each, the engine's overload test) is overloaded.
     """
-    if p.spot_percent:
+    if p.spot.percent:
         # An interrupted Spot task serves while its instance drains
         # (engine: leaving_ready), beside the desired count.
         raise BadInputError(

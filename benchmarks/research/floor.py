@@ -136,7 +136,7 @@ def _dual(
     the minute's share of a whole minute. State: the instance count and the
     low samples in a row (capped at ``low_run``), one row per multiplier.
     Each minute starts with managed scaling's decision (the simulator's
-    order, controllers.InstanceLayer.decide): a sample that is not low may
+    order, managed_scaling.InstanceLayer): a sample that is not low may
     rise to any count; a low one keeps the count, or after ``low_run`` low
     samples in a row falls to any smaller count (whose tasks are then the
     capacity).
@@ -210,7 +210,9 @@ def fleet_floor(
         minutes.append((full.sum(axis=0).astype(np.float64), low_ov, len(block) / per))
     billed = counts * p.gpus_per_instance * MINUTE_S / 3600.0
     lams = np.asarray(_LAMBDAS, dtype=np.float64)
-    value, gpu_h, ov = _dual(minutes, billed.astype(np.float64), p.cpr_low_datapoints, lams)
+    value, gpu_h, ov = _dual(
+        minutes, billed.astype(np.float64), p.managed_scaling.cpr_low_datapoints, lams
+    )
     lower = max(0.0, float(np.max(value - lams * budget_steps)))
     fits = ov <= budget_steps
     fleet = (

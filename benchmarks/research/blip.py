@@ -15,7 +15,7 @@ the minute of the last of those steps (:attr:`BlipFloor.split_s`), then back
 to the base. Before that the two loads are one, so any fleet whose instance
 count in a minute depends only on the load before the minute (one that does
 not see the future; the simulator's managed scaling decides at each minute
-from past samples, controllers.InstanceLayer.decide) has the same counts on
+from past samples, managed_scaling.InstanceLayer) has the same counts on
 both up to that minute: on the blip too it has at least that many instances
 in some minute from the jump to the one that starts at the split. (The
 fleet's instances are on ECS managed scaling, the chain this tool deploys: a
@@ -52,10 +52,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.sim.floor import MINUTE_S, step_needs
-from ecs_gpu.sim.lull import lull
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import Knots
+from research.floor import MINUTE_S, step_needs
+from research.lull import lull
+from research.stress import Knots
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ def blip_floor(
     """The floor on the blip of ``crowd_rps`` (one rate per ``step_s`` step) for a
     fleet with at most ``budget_steps`` overloaded steps on the crowd from
     ``crowd_at_s`` on."""
-    if p.spot_percent:
+    if p.spot.percent:
         # EC2 reclaims a Spot instance whenever it likes: it can leave before
         # managed scaling's low streak, so the 15 minutes are not the fleet's floor.
         raise BadInputError(
@@ -100,7 +100,7 @@ def blip_floor(
     rates = np.asarray(crowd_rps, dtype=np.float64)
     first = round(crowd_at_s / step_s) if step_s > 0 else -1
     per = round(MINUTE_S / step_s) if step_s > 0 else 0
-    held = p.cpr_low_datapoints
+    held = p.managed_scaling.cpr_low_datapoints
     if not (
         step_s > 0
         and per * step_s == MINUTE_S

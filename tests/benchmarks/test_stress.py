@@ -1,4 +1,4 @@
-"""The stress shapes (sim/stress.py): exact, deterministic, and refused when ill-formed."""
+"""The stress shapes (research/stress.py): exact, deterministic, and refused when ill-formed."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from research import stress
 
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.sim import stress
 
 
 def test_flash_crowd_holds_four_times_the_base_for_forty_minutes() -> None:

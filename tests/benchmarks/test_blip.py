@@ -1,17 +1,17 @@
-"""A crowd or a blip (sim/blip.py): the floor, the blip, and the floor against the engine."""
+"""A crowd or a blip (research/blip.py): the floor, the blip, and the floor against the engine."""
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
 import pytest
+from research.blip import blip, blip_floor
+from research.stress import flash_crowd, rates
 from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params, same_until
 
 from ecs_gpu.errors import BadInputError
-from ecs_gpu.sim.blip import blip, blip_floor
 from ecs_gpu.sim.engine import simulate
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import flash_crowd, rates
 
 # 2 tasks at the concurrency target (1.4 req/s a task), then x8 at once for an
 # hour: 22.4 req/s, 12 tasks at full load (2 req/s a task).
@@ -90,7 +90,7 @@ def test_a_crowd_no_fleet_serves_is_bad_input() -> None:
 
 
 def test_spot_is_refused() -> None:
-    p = params(max_tasks=16, max_instances=16).with_(spot_percent=50)
+    p = params(max_tasks=16, max_instances=16).with_(spot={"percent": 50})
     rps = np.concatenate((np.full(90, 1.0), np.full(200, 30.0)))
     with pytest.raises(BadInputError, match="spot_percent"):
         blip_floor(p, rps, STEP, 900.0, 3)

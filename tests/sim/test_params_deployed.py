@@ -20,10 +20,10 @@ from ecs_gpu.spec import parse_spec
 def test_sim_uses_the_template_managed_scaling(simulation: str, warmup: float) -> None:
     spec = parse_spec(spec_text(simulation=simulation), "test.toml")
     p = params(simulation=simulation)
-    assert p.instance_warmup_s == warmup == managed_scaling.instance_warmup_s(spec)
+    assert p.managed_scaling.instance_warmup_s == warmup == managed_scaling.instance_warmup_s(spec)
     # A step may add up to the whole fleet (simhelp's spec: max_instances 4).
-    assert p.max_scaling_step == spec.capacity.max_instances == 4
-    assert p.min_scaling_step == 1
+    assert p.managed_scaling.max_scaling_step == spec.capacity.max_instances == 4
+    assert p.managed_scaling.min_scaling_step == 1
 
 
 # A pool that covers the fleet: prepared capacity up to max_instances (4).
@@ -56,12 +56,12 @@ def test_a_warm_pool_that_covers_the_fleet_warms_up_as_a_pooled_start(
 ) -> None:
     spec = parse_spec(spec_text(capacity=capacity, simulation=simulation), "test.toml")
     p = params(capacity=capacity, simulation=simulation)
-    assert p.instance_warmup_s == warmup == managed_scaling.instance_warmup_s(spec)
+    assert p.managed_scaling.instance_warmup_s == warmup == managed_scaling.instance_warmup_s(spec)
     covers = managed_scaling.pool_covers_scale_out(spec)
     assert covers == (warmup != 480.0)
     if covers:
         # What the pooled instance takes in the simulator fits in the warm-up.
-        assert p.warm_register_s + p.model_load_s <= p.instance_warmup_s
+        assert p.warm_pool.register_s + p.model_load_s <= p.managed_scaling.instance_warmup_s
 
 
 def test_model_size_sets_the_simulated_model_load_and_the_warmup() -> None:
@@ -76,4 +76,8 @@ def test_model_size_sets_the_simulated_model_load_and_the_warmup() -> None:
     # The template's start period covers the same figure (one source of truth).
     assert startup.health_timings(spec).start_period_s >= min(300, ready)
     cold = p.instance_boot_s + p.image_pull_s + ready
-    assert p.instance_warmup_s == managed_scaling.instance_warmup_s(spec) == (-(-cold // 60) * 60)
+    assert (
+        p.managed_scaling.instance_warmup_s
+        == managed_scaling.instance_warmup_s(spec)
+        == (-(-cold // 60) * 60)
+    )

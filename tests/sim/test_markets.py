@@ -29,7 +29,7 @@ def _params(cap: str = "", sim: str = "") -> SimParams:
 
 def test_a_spec_without_spot_runs_no_spot() -> None:
     p = _params()
-    assert (p.spot_percent, p.spot_interruptions_per_hour) == (0, 0.0)
+    assert (p.spot.percent, p.spot.interruptions_per_hour) == (0, 0.0)
     s = simulate(p, LOAD, step_s=STEP).summary
     assert "spot_instance_hours" not in s
 
@@ -37,7 +37,7 @@ def test_a_spec_without_spot_runs_no_spot() -> None:
 def test_spot_without_interruptions_serves_like_on_demand_and_costs_less() -> None:
     cap, sim = _spot(0.0)
     p = _params(cap, sim)
-    od = p.with_(spot_percent=0)
+    od = p.with_(spot={"percent": 0})
     s, o = simulate(p, LOAD, step_s=STEP).summary, simulate(od, LOAD, step_s=STEP).summary
     # Same boots and decisions: only the market of each instance differs.
     assert s["overload_seconds"] == o["overload_seconds"]
@@ -45,7 +45,7 @@ def test_spot_without_interruptions_serves_like_on_demand_and_costs_less() -> No
     assert s["spot_interruptions"] == 0
     assert 0 < s["spot_instance_hours"] < s["instance_hours"]
     price = catalog.lookup("g5.xlarge").price_usd_per_hour
-    saved = s["spot_instance_hours"] * (price - p.spot_price_usd_per_hour)
+    saved = s["spot_instance_hours"] * (price - p.spot.price_usd_per_hour)
     assert o["cost_usd"] - s["cost_usd"] == pytest.approx(saved, abs=0.02)
 
 
@@ -56,7 +56,9 @@ def test_interruptions_replace_tasks_and_add_overload_deterministically() -> Non
     b = simulate(p, LOAD, step_s=STEP, seed=3).summary
     assert a == b
     assert a["spot_interruptions"] > 0 and a["spot_replaced_tasks"] > 0
-    calm = simulate(p.with_(spot_interruptions_per_hour=0.0), LOAD, step_s=STEP, seed=3).summary
+    calm = simulate(
+        p.with_(spot={"interruptions_per_hour": 0.0}), LOAD, step_s=STEP, seed=3
+    ).summary
     assert a["overload_seconds"] > calm["overload_seconds"]
 
 

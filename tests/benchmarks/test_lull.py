@@ -1,17 +1,17 @@
-"""A lull or a fall (sim/lull.py): the shape, the floor, and the floor against the engine."""
+"""A lull or a fall (research/lull.py): the shape, the floor, and the floor against the engine."""
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
 import pytest
+from research.lull import lull, overload_floor, rate_before
+from research.stress import plateau_drop, rates
 from simhelp import CONCURRENCY, ISSUE8, METRICS, STEP, params, same_until
 
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.sim.engine import SimResult, simulate
-from ecs_gpu.sim.lull import lull, overload_floor, rate_before
 from ecs_gpu.sim.params import SimParams
-from ecs_gpu.sim.stress import plateau_drop, rates
 from ecs_gpu.sim.transients import NEED_WITHIN_S, drops_to_need, need_per_step
 
 # 8 tasks at the concurrency target (1.4 req/s a task: 11.2 over 8 s), then 2.
@@ -75,7 +75,7 @@ def test_the_floor_is_the_model_load_on_tasks_too_few_for_the_rise() -> None:
 
 
 def test_spot_is_refused() -> None:
-    p = params().with_(spot_percent=50)
+    p = params().with_(spot={"percent": 50})
     with pytest.raises(BadInputError, match="spot_percent"):
         overload_floor(p, np.full(10, 1.0), STEP, 0.0, 1)
 
@@ -124,7 +124,7 @@ def test_poisson_arrivals_keep_the_engine_causal() -> None:
 
 
 def test_a_fast_path_scale_out_that_ends_the_scale_in_cooldown_is_undone() -> None:
-    # The what-if SimParams.fast_path_ends_scale_in_cooldown (benchmarks/lull.py's
+    # The what-if TargetTracking.fast_path_ends_scale_in_cooldown (benchmarks/lull.py's
     # last table): 25 tasks' load, then 9, then back on the lull of the first step
     # within 10 % of need. Target tracking scaled in just before the rise; once the
     # fast path's scale-out ends that cooldown, its next minute's scale-in, from a
@@ -140,7 +140,7 @@ def test_a_fast_path_scale_out_that_ends_the_scale_in_cooldown_is_undone() -> No
     assert drop.to_need_s is not None
     back = rates(lull(fall_knots, drop.at_s + drop.to_need_s + STEP, high, 3600.0), STEP)
     kept = simulate(p, back, step_s=STEP, seed=0).summary["overload_seconds"]
-    what_if = p.with_(fast_path_ends_scale_in_cooldown=True)
+    what_if = p.with_(tracking={"fast_path_ends_scale_in_cooldown": True})
     ended = simulate(what_if, back, step_s=STEP, seed=0)
     assert kept == 90.0 and ended.summary["overload_seconds"] > 5 * kept
     # The fast path's tasks were set, then taken away within the minute.
