@@ -463,3 +463,15 @@ def test_the_g5_example_on_servegen_m_mid_is_sized_not_overloaded(
     assert s["rate_scale"] == _bundled_scale(g5, "servegen-m-mid")
     assert s["overload_seconds"] < 0.1 * s["duration_s"]
     assert "warning:" not in captured.err
+
+
+@pytest.mark.parametrize("value", ["0", "150", "nan"])
+def test_a_host_cpu_policy_that_is_no_percent_is_refused_before_the_spec_is_read(
+    tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no-such-spec.toml"
+    code = main(["simulate", str(missing), "--trace", "azure2023-conv", "--host-cpu-policy", value])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert f"--host-cpu-policy = {float(value)!r}: not a percent" in err
+    assert "no-such-spec" not in err

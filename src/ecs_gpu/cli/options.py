@@ -284,10 +284,20 @@ ColdOpt = Annotated[
         "instead of a fleet already sized for the first minute's load.",
     ),
 ]
+
+
+def _host_cpu_percent(value: float | None) -> float | None:
+    """--host-cpu-policy is a percent: refused before the spec is read (exit 2)."""
+    if value is not None and not 0 < value <= 100:
+        raise BadInputError(f"--host-cpu-policy = {value!r}: not a percent. Fix: give 1 to 100.")
+    return value
+
+
 HostCpuOpt = Annotated[
     float | None,
     typer.Option(
         "--host-cpu-policy",
+        callback=_host_cpu_percent,
         help="Add the anti-pattern: an ASG target-tracking policy on host CPU at this "
         "percent (overrides \\[simulation] host_cpu_policy_target_percent).",
         show_default=False,

@@ -27,7 +27,6 @@ from ecs_gpu.sim import (
     SimParams,
     SimResult,
     bundled_trace_path,
-    from_spec,
     plan_rate_scale,
     plan_scale_note,
     run,
@@ -35,6 +34,7 @@ from ecs_gpu.sim import (
 )
 from ecs_gpu.sim import report as rp
 from ecs_gpu.sim.engine import Start, check_step
+from ecs_gpu.sim.params import from_design
 from ecs_gpu.sim.workload import Trace, bundled_traces, load_trace
 from ecs_gpu.spec import load_spec
 
@@ -50,15 +50,12 @@ def _params(spec_path: Path, host_cpu: float | None) -> SimParams:
     loaded = load_spec(spec_path)
     # What synth, validate, plan and deploy refuse, simulate and compare refuse too:
     # a cost row for a design that cannot deploy would mislead.
-    check_woken_task(Design.of(loaded), str(spec_path))
+    design = Design.of(loaded)
+    check_woken_task(design, str(spec_path))
     # On standard error, so `--json -` keeps standard output for the JSON.
     terminal.print_notes(loaded.warnings(str(spec_path)))
-    p = from_spec(loaded)
+    p = from_design(design)
     if host_cpu is not None:
-        if not 0 < host_cpu <= 100:
-            raise BadInputError(
-                f"--host-cpu-policy = {host_cpu!r}: not a percent. Fix: give 1 to 100."
-            )
         p = p.with_(
             managed_scaling=p.managed_scaling.with_(host_cpu_policy_target_percent=host_cpu)
         )
@@ -383,7 +380,7 @@ def plan_cmd(
     # Said before the minutes of work, and again once written.
     console.print(f"plot: {out} (written at the end)", soft_wrap=True, markup=False)
     problems = validate_and_render(console, terminal.err_console, loaded, spec)
-    p = from_spec(loaded)
+    p = from_design(Design.of(loaded))
     tr = load_trace(bundled_trace_path()).head(days * 86400.0)
     step = 10.0
     scale = plan_rate_scale(p, tr, step)

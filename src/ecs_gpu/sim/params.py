@@ -19,8 +19,8 @@ from typing import Final, Literal, Self
 from ecs_gpu import catalog
 from ecs_gpu.contracts import demand_metric, gpu_metric, schedule, signals
 from ecs_gpu.contracts.signals import SERIES, Signal, SignalPlan
-from ecs_gpu.design import managed_scaling, spot, startup
-from ecs_gpu.design.paths import fast_path, fast_scale_in, sleep, wake
+from ecs_gpu.design import Design, managed_scaling, spot
+from ecs_gpu.design.paths import fast_path
 from ecs_gpu.design.paths.fast_path import FastPath
 from ecs_gpu.design.paths.fast_scale_in import FastScaleIn
 from ecs_gpu.design.paths.sleep import SleepPath
@@ -427,6 +427,12 @@ class SimParams(_Group):
 
 def from_spec(spec: Spec) -> SimParams:
     """Read every simulator input from a validated spec, as the template deploys it."""
+    return from_design(Design.of(spec))
+
+
+def from_design(design: Design) -> SimParams:
+    """Read every simulator input from a resolved spec: the numbers the template deploys."""
+    spec = design.spec
     it = spec.instance
     cap, sc, sim, svc = spec.capacity, spec.scaling, spec.simulation, spec.service
     return SimParams(
@@ -447,17 +453,17 @@ def from_spec(spec: Spec) -> SimParams:
         image_pull_s=float(sim.image_pull_s),
         # Container start to serving: from model_size_gib when set, the same
         # figure the template's health-check start period and grace use.
-        model_load_s=float(startup.model_ready_s(spec)),
+        model_load_s=float(design.startup.model_ready_s),
         cpu_idle_percent=float(sim.cpu_idle_percent),
         cpu_percent_at_full_load=float(sim.cpu_percent_at_full_load),
         max_queue_s=float(sim.max_queue_s),
-        tracking=_tracking(spec),
+        tracking=_tracking(design),
         managed_scaling=ManagedScaling(
             target_capacity_percent=float(cap.target_capacity_percent),
             # The managed-scaling settings the template deploys (one source).
             min_scaling_step=managed_scaling.MIN_SCALING_STEP,
-            max_scaling_step=managed_scaling.max_scaling_step(spec),
-            instance_warmup_s=float(managed_scaling.instance_warmup_s(spec)),
+            max_scaling_step=design.managed_scaling.max_scaling_step,
+            instance_warmup_s=float(design.managed_scaling.instance_warmup_s),
             host_cpu_policy_target_percent=(
                 None
                 if sim.host_cpu_policy_target_percent is None
@@ -465,32 +471,33 @@ def from_spec(spec: Spec) -> SimParams:
             ),
         ),
         mean_request_s=float(sim.mean_request_s),
-        metrics=Metrics(gpu_metric_scope=GPU_METRIC_SCOPE[SignalPlan.of(sc).gpu_series]),
+        metrics=Metrics(gpu_metric_scope=GPU_METRIC_SCOPE[design.signals.gpu_series]),
         demand=Demand(
             backlog_drain_s=(
                 float(sc.backlog_drain_s) if sc.demand_estimate == "arrival-rate" else None
             ),
             tracking_cap_ratio=(
-                None if fast_path.tracking_cap(spec) is None else fast_path.TRACKING_CAP_RATIO
+                None if design.tracking_cap is None else fast_path.TRACKING_CAP_RATIO
             ),
         ),
         # The step tables and alarms the template deploys (one source).
-        fast_path=fast_path.fast_path(spec),
-        fast_scale_in=fast_scale_in.fast_scale_in(spec),
-        wake=wake.wake_path(spec),
-        sleep=sleep.sleep_path(spec),
+        fast_path=design.fast_path,
+        fast_scale_in=design.fast_scale_in,
+        wake=design.wake,
+        sleep=design.sleep,
         schedule=Schedule(
             tuple((schedule.parse(e.cron), e.min_tasks, e.max_tasks) for e in sc.schedule)
         ),
         warm_pool=_warm_pool(spec),
-        spot=_spot(spec),
+        spot=_spot(design),
     )
 
 
-def _tracking(spec: Spec) -> TargetTracking:
+def _tracking(design: Design) -> TargetTracking:
     """The service's target-tracking policies, as infra/scaling.py deploys them."""
+    spec = design.spec
     sc = spec.scaling
-    plan = SignalPlan.of(sc)
+    plan = design.signals
     lb = spec.load_balancer
     return TargetTracking(
         signal=sc.signal,
@@ -512,7 +519,7 @@ def _tracking(spec: Spec) -> TargetTracking:
             else float(lb.request_count_target)
         ),
         # The CPU policy's scale-in, as deployed.
-        cpu_scale_in=not wake.scales_to_zero(spec),
+        cpu_scale_in=not design.scales_to_zero,
     )
 
 
@@ -531,14 +538,14 @@ def _warm_pool(spec: Spec) -> WarmPool:
     )
 
 
-def _spot(spec: Spec) -> Spot:
-    """``spec``'s [capacity.spot]; the defaults (no Spot) without one."""
-    sp = spec.capacity.spot
-    if sp is None:
+def _spot(design: Design) -> Spot:
+    """The design's [capacity.spot]; the defaults (no Spot) without one."""
+    sp = design.spec.capacity.spot
+    if sp is None or design.spot is None:
         return Spot()
-    price = spot.price_usd_per_hour(spec)
+    price = design.spot.price_usd_per_hour
     if price is None:
-        missing = ", ".join(spot.missing_discounts(spec))
+        missing = ", ".join(design.spot.missing_discounts)
         raise BadInputError(
             f"[capacity.spot] instance_types: no dated Spot discount for {missing} "
             "(catalog.SPOT_DISCOUNTS has none for its family), so the simulator cannot price "
@@ -549,5 +556,5 @@ def _spot(spec: Spec) -> Spot:
         percent=sp.spot_percent,
         on_demand_base=sp.on_demand_base,
         price_usd_per_hour=price,
-        interruptions_per_hour=spot.interruption_rate_per_hour(spec),
+        interruptions_per_hour=design.spot_interruptions_per_hour,
     )
