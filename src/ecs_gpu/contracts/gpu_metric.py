@@ -52,8 +52,9 @@ STATISTIC: Final = "Average"
 
 # Where the host agent's config lives. fetch-config owns
 # /opt/aws/amazon-cloudwatch-agent/etc/ (it turned a second agent's file there
-# into an empty directory in the reference module, commit 74c62f0), so our one
-# config file sits outside it and nothing else writes there.
+# into an empty directory in the reference module: docs/host.md "Lessons from
+# the field reports"), so our one config file sits outside it and nothing else
+# writes there.
 AGENT_CONFIG_PATH: Final = "/etc/ecs-gpu/amazon-cloudwatch-agent.json"
 
 
