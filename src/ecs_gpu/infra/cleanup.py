@@ -8,12 +8,10 @@ rollback of a failed create hangs in DELETE_IN_PROGRESS (aws/aws-cdk#18179,
 #14732; aws/containers-roadmap#2862: ECS leaves the flags behind when its
 capacity provider is deleted). ``ecs-gpu destroy`` unprotects first; this
 handler does the same for every other way a stack is deleted, and only
-then (:data:`RELEASE_ON`).
-
-This file is the Lambda function's whole source: the template inlines it
-(``ZipFile``), so it imports only the standard library and boto3 (both in the
-Lambda Python runtime), and :func:`release` is plain logic over a client,
-tested without AWS.
+then (:data:`RELEASE_ON`). This file is the Lambda function's whole source:
+the template inlines it (``ZipFile``), so it imports only the standard library
+and boto3 (both in the Lambda Python runtime), and :func:`release` is plain
+logic over a client, tested without AWS.
 """
 
 from __future__ import annotations

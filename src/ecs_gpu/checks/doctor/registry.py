@@ -2,9 +2,8 @@
 
 Each check module registers its checks with :func:`check`, naming the link
 of the chain it examines. :data:`CHAIN` is the order an expert works down
-the chain when a GPU task never starts or the fleet never scales (seeds/001
-"When the task never starts", seeds/000 Act II), so the report prints the
-first broken link first. Within a link, checks keep the order in which
+the chain when a GPU task never starts or the fleet never scales, so the
+report prints the first broken link first. Within a link, checks keep the order in which
 their module registers them.
 
 A check's id names its module: each link is one module, ``checks/<link>.py``,
