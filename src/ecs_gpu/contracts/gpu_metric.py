@@ -4,8 +4,8 @@ The reference module's 8.3.0 release scaled on a metric nobody wrote: the
 agent config, the IAM condition and the policy each spelled the series on
 their own. Here the host agent config, the IAM namespace condition, the
 scaling policy, the dashboard, the missing-metric alarm, the simulator,
-``verify`` and ``doctor`` all read these names; tests/test_gpu_metric.py
-asserts that every consumer agrees.
+``verify`` and ``doctor`` all read these names; the contract's tests assert
+that every consumer agrees.
 """
 
 from __future__ import annotations
