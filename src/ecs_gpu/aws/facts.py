@@ -59,7 +59,7 @@ from ecs_gpu.host.probe import probe_commands
 T = TypeVar("T")
 
 # Every IAM action a collection needs (docs/doctor.md "Permissions"), from
-# the kinds' table (doctor/snapshot.py); the probe's two are needed only
+# the kinds' table (checks/kinds.py); the probe's two are needed only
 # with --probe-hosts.
 PERMISSIONS: Final = permissions("core", "always")
 PROBE_PERMISSIONS: Final = permissions("probe")
@@ -404,8 +404,8 @@ class Collector:
         """The groups whose warm pool and hooks are read: every group when the
         spec deploys a warm pool, else those DescribeAutoScalingGroups shows with one.
 
-        Read only then, so that doctor of a stack without a warm pool needs no
-        more permissions than before (WARM_POOL_PERMISSIONS).
+        Read only then, so that doctor of a stack without a warm pool needs none
+        of WARM_POOL_PERMISSIONS.
         """
         if self.target.warm_pool is not None:
             return self._found_asg_names()

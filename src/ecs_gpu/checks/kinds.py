@@ -1,6 +1,6 @@
 """The snapshot format's vocabulary: its kinds (one table) and its target.
 
-doctor/raw.py reads raw `aws` CLI output with these names and the snapshot
+raw.py reads raw `aws` CLI output with these names and the snapshot
 validator (snapshot.py) checks a file with them; both import them from here,
 so neither imports the other's module back (no import cycle).
 """

@@ -260,7 +260,7 @@ class Collection(_Model):
     alarm_names: list[str] | None = None
     metric_queries: list[dict[str, JsonValue]] | None = None
     metric_window: MetricWindow | None = None
-    # What doctor assumed for a snapshot of raw AWS output (doctor/raw.py), one line each.
+    # What doctor assumed for a snapshot of raw AWS output (raw.py), one line each.
     assumed: list[str] = Field(default_factory=list)
 
 
@@ -467,7 +467,7 @@ def validate(
 ) -> Snapshot:
     """``data`` (parsed JSON) as a snapshot, or BadInputError naming each JSON path.
 
-    Without ``_collection`` it is a snapshot of raw AWS output (doctor/raw.py):
+    Without ``_collection`` it is a snapshot of raw AWS output (raw.py):
     a kind may hold its call's whole output, and the target is inferred from
     the one cluster and service (``cluster``/``service`` choose among several;
     ``now`` is the collection time assumed, the current time by default).

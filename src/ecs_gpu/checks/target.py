@@ -1,5 +1,5 @@
 """What doctor collects for: the deployment's names and the spec's settings
-(``doctor/kinds.TargetNames``, the snapshot's ``_collection.target``), built
+(``checks/kinds.TargetNames``, the snapshot's ``_collection.target``), built
 from a spec, from names, or from a cluster and service alone."""
 
 from __future__ import annotations

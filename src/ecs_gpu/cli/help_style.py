@@ -2,7 +2,7 @@
 
 typer 0.29 shows each value as its Python type (``<str>``, ``<float>``,
 ``<path>``) and every flag as ``<bool>``; options that set a metavar show
-it instead, so the help mixed ``FILE``, ``<path>`` and ``[PATH]``. This
+it instead, so the help would mix ``FILE``, ``<path>`` and ``[PATH]``. This
 module gives every value option a word saying what it takes (``SECONDS``,
 ``NAME``, ``PATH``), shows none on flags and arguments (their name is the
 word), and is applied once to the command tree :func:`ecs_gpu.cli.main` runs.

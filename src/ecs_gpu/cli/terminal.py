@@ -3,18 +3,14 @@
 - A ``COLUMNS`` (or ``LINES``) that is no usable size (``0``, ``abc``, ``5``)
   is ignored, as if unset: rich takes it literally, and a console 0 columns
   wide prints nothing at all, error messages included.
-- A table never cuts a cell: rich fits a table to the console by cutting
-  (``AWS::ApplicationAutoScaling::S…``), and a pipe or CI log is 80 columns
-  wide; a cut id cannot be copied and a cut figure is a wrong figure.
-  :func:`print_table` wraps text columns between words down to their longest
-  word and prints the table wider than the console when even that does not
-  fit (a terminal then wraps the long lines; a pipe keeps them whole).
+- A table never cuts a cell (:func:`print_table`): a pipe or CI log is 80
+  columns wide, a cut id cannot be copied and a cut figure is a wrong figure.
 - Warnings, notes and errors go to :data:`err_console` (standard error) as
   plain text (:func:`say`), so they never change what a script reads from
   standard output.
 - Standard output closed early is the caller's to handle (``cli.main``: exit
   141): rich would instead go quiet for the rest of the process and exit 1,
-  "problems found", and a later command in the same process printed nothing.
+  "problems found".
 """
 
 from __future__ import annotations
@@ -80,10 +76,12 @@ def console(*, stderr: bool = False) -> Console:
 def print_table(out: Console, table: Table) -> None:
     """Print ``table`` without cutting a cell, whatever the console's width.
 
-    Columns marked ``no_wrap`` (ids, types, figures) keep their full width;
+    rich fits a table to the console by cutting (``AWS::ApplicationAutoScaling::S…``).
+    Here columns marked ``no_wrap`` (ids, types, figures) keep their full width;
     the others share what is left and wrap between words, never below their
     longest word. When the console is narrower than that, the table is
-    printed at that width, wider than the console, instead of cut.
+    printed at that width, wider than the console, instead of cut (a terminal
+    then wraps the long lines; a pipe keeps them whole).
     """
     # rich exposes no public accessor for a column's measured range or the
     # table's border width; these two are what its own layout uses.

@@ -3,7 +3,7 @@
 The template takes an explicit AMI id (a CloudFormation parameter of type
 ``AWS::EC2::Image::Id``) instead of resolving the public SSM parameter at
 every deploy: with the group's instance-refresh update policy, a re-resolved
-AMI made the first deploy after AWS published a new GPU AMI replace the
+AMI would make the first deploy after AWS publishes a new GPU AMI replace the
 whole GPU fleet, whatever the deploy was for. :func:`choose` decides the id;
 ``aws/ami.py`` reads what it needs from AWS. Pure: no AWS call here.
 """

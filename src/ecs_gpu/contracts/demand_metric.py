@@ -3,22 +3,14 @@
 Like :mod:`ecs_gpu.contracts.gpu_metric`, every consumer reads these names: the
 sidecar's environment and the task role's namespace condition
 (``infra/task.py``, ``infra/iam.py``), the target-tracking policy and the
-fast-path alarm (``infra/scaling.py``, ``fast_path.py``), the dashboard and
-the missing-metric alarm (``infra/observability.py``), ``verify`` and
-``doctor``; tests/test_demand_metric.py asserts that they agree.
+fast-path alarm (``infra/scaling.py``, ``design/paths/fast_path.py``), the
+dashboard and the missing-metric alarm (``infra/observability.py``), ``verify``
+and ``doctor``; the contract's tests assert that they agree.
 
-How the numbers reach CloudWatch at 10-second resolution: a sidecar in each
-task runs ``data/demand-sidecar.sh`` (bash + the AWS CLI) which reads the
-server's Prometheus text, sums the running and waiting series and calls
-``PutMetricData`` with ``StorageResolution`` 1. The CloudWatch agent cannot
-do this: its Prometheus scraper turns samples into EMF logs, and the agent's
-``emf_processor`` has no storage-resolution option (``emfProcessorDefinition``
-in data/cloudwatch-agent/schema.json), so the metrics land at one-minute
-resolution; its ``metrics.metrics_collected.prometheus`` input takes only a
-``prometheus_config_path`` and feeds Amazon Managed Prometheus
-(``metrics_destinations.amp``), not CloudWatch metrics. A 10-second alarm
-period needs a high-resolution metric (botocore cloudwatch
-``PutMetricAlarm.Period``).
+A sidecar in each task (``data/demand-sidecar.sh``, bash + the AWS CLI) calls
+``PutMetricData`` with ``StorageResolution`` 1: a 10-second alarm period needs a
+high-resolution metric, which the CloudWatch agent cannot write (docs/template.md
+"Demand sidecar").
 """
 
 from __future__ import annotations
@@ -68,9 +60,8 @@ SIDECAR_ENTRY_POINT: Final = ("bash", "-c")
 # literally, add an exclamation point (!) after the open curly brace",
 # Fn::Sub in the CloudFormation template reference), so the task definition
 # holds the script itself, and CloudFormation tools do not read its bash
-# expansions as unsubstituted parameters. Before issue 16 it rode
-# base64-encoded, a third larger: the arrival-rate estimate's code then took
-# a g5 spec with a warm pool over the 51,200-byte inline template limit.
+# expansions as unsubstituted parameters. Base64 would be a third larger,
+# room the inline template limit (51,200 bytes, template/limits.py) needs.
 SCRIPT_ENV: Final = "SIDECAR_SCRIPT"
 SIDECAR_COMMAND: Final = (f'exec bash -c "${SCRIPT_ENV}" {SIDECAR_NAME}',)
 # Carved out of the task's cpu_units and memory_mib. One `aws` call every
@@ -91,14 +82,13 @@ SIDECAR_SCRIPT_RESOURCE: Final = "data/demand-sidecar.sh"
 # over T = ``backlog_drain_s``. In steady state arrivals equal completions and
 # the value is the running count, the in-flight value's; under a backlog the
 # in-flight value (running + waiting) grows by every queued request, which
-# target tracking and the fast path read as standing load (issue 16: 26-46
-# per task against a target of 11 in a flash crowd). The estimate counts the
-# backlog as the extra rate that clears it within T. 300 s, measured against
-# 30, 120 and 900 s on six loads (benchmarks/stress.py --sweep,
-# docs/benchmarks.md "Pay for what you serve"): no more overload than 120 s on
-# any of them, a lower peak on M-mid and the bursts, one task more on the
-# flash crowd; 30 s overshoots nearly as in flight does, 900 s costs
-# deepseek overload.
+# target tracking and the fast path would read as standing load, far above
+# the target in a flash crowd. The estimate counts the backlog as the extra
+# rate that clears it within T. The default T is the one chosen among the
+# settings of ``benchmarks/stress.py --sweep`` on six loads (docs/benchmarks.md
+# "Pay for what you serve: the concurrency designs on every load"): a shorter
+# T overshoots nearly as the in-flight value does, a longer one leaves more
+# overload.
 DEFAULT_BACKLOG_DRAIN_S: Final = 300
 ESTIMATE_WINDOW: Final = 6
 
@@ -111,7 +101,7 @@ def sidecar_script() -> str:
 def embedded_script() -> str:
     """The script as the task carries it: comments and indentation left out.
 
-    CloudFormation takes at most 51,200 bytes of template inline (aws/staging.py),
+    CloudFormation takes at most 51,200 bytes of template inline (template/limits.py),
     and the script rides in the task definition (an Fn::Sub body). Full-line
     comments and leading blanks mean nothing to bash here (the script has no
     heredoc or multi-line string); tests run and lint this form too.

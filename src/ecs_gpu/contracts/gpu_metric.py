@@ -4,8 +4,8 @@ The reference module's 8.3.0 release scaled on a metric nobody wrote: the
 agent config, the IAM condition and the policy each spelled the series on
 their own. Here the host agent config, the IAM namespace condition, the
 scaling policy, the dashboard, the missing-metric alarm, the simulator,
-``verify`` and ``doctor`` all read these names; tests/test_gpu_metric.py
-asserts that every consumer agrees.
+``verify`` and ``doctor`` all read these names; the contract's tests assert
+that every consumer agrees.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ STATISTIC: Final = "Average"
 
 # Where the host agent's config lives. fetch-config owns
 # /opt/aws/amazon-cloudwatch-agent/etc/ (it turned a second agent's file there
-# into an empty directory in the reference module, commit 74c62f0), so our one
-# config file sits outside it and nothing else writes there.
+# into an empty directory in the reference module: docs/host.md "Lessons from
+# the field reports"), so our one config file sits outside it and nothing else
+# writes there.
 AGENT_CONFIG_PATH: Final = "/etc/ecs-gpu/amazon-cloudwatch-agent.json"
 
 

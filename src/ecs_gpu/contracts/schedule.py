@@ -2,19 +2,12 @@
 
 A ``[[scaling.schedule]]`` entry becomes a scheduled action on the service's
 scalable target (infra/scaling.py) and the simulator applies it at the same
-minutes (sim/controllers.ScheduleLayer), so the one reader of the cron
-fields is here, without importing CDK or the spec; doctor's schedule check
-compares a deployed action with an entry through :func:`action_differences`.
-
-Application Auto Scaling's cron is EventBridge's six fields, ``Minutes Hours
-Day-of-month Month Day-of-week Year``, in UTC unless the action names a time
-zone (aws-semantics.md §10 "Scheduled actions"); ecs-gpu sets no time zone.
-This reader takes the subset a daily or weekday rhythm needs: numbers,
-``*``, lists (``1,3``), ranges (``8-18``), steps (``0/15``, ``*/2``; not in
-month and day-of-week, as EventBridge's table), the names ``JAN``-``DEC``
-and ``SUN``-``SAT`` (1 = Sunday), and ``?`` in one of day-of-month and
-day-of-week (EventBridge: one of the two must be ``?``). ``L``, ``W`` and
-``#`` are refused with a message, not guessed.
+minutes, so the one reader of the cron fields is here, without importing CDK
+or the spec; doctor's schedule check compares a deployed action with an entry
+through :func:`action_differences`.
+Application Auto Scaling's cron is EventBridge's six fields, in UTC unless the
+action names a time zone (aws-semantics.md §10 "Scheduled actions"); ecs-gpu
+sets no time zone. :func:`parse` says which subset this reader takes.
 """
 
 from __future__ import annotations
@@ -155,7 +148,16 @@ def first_shared_minute(a: Cron, b: Cron) -> datetime | None:
 
 
 def parse(text: str) -> Cron:
-    """The six fields (``cron(...)`` around them is taken off), or :class:`CronError`."""
+    """The six fields (``cron(...)`` around them is taken off), or :class:`CronError`.
+
+    The fields are ``Minutes Hours Day-of-month Month Day-of-week Year``. This
+    reader takes the subset a daily or weekday rhythm needs: numbers, ``*``,
+    lists (``1,3``), ranges (``8-18``), steps (``0/15``, ``*/2``; not in month
+    and day-of-week, as EventBridge's table), the names ``JAN``-``DEC`` and
+    ``SUN``-``SAT`` (1 = Sunday), and ``?`` in one of day-of-month and
+    day-of-week (EventBridge: one of the two must be ``?``). ``L``, ``W`` and
+    ``#`` are refused with a message, not guessed.
+    """
     m = _WRAPPED.match(text.strip())
     fields = (m.group(1) if m else text).split()
     if len(fields) != len(FIELDS):

@@ -3,23 +3,14 @@
 ``[scaling] signal`` picks the series target tracking holds: "concurrency"
 (requests in flight + waiting per task, demand_metric.py), "task-gpus" (the
 utilization of the GPUs tasks hold, gpu_metric.py) or "asg-average" (the
-agent's ASG-wide average). Which policies that deploys (a GPU one, a
-concurrency one, the fast path) the template, the simulator, verify and doctor
-each read from :class:`SignalPlan`, which says it once.
-
-:data:`SERIES` is the other half: per signal, the facts of the series it scales
-on that every consumer shares (the series that must arrive, the GetMetricData
-queries, whether the policy divides by GPUReservation, the simulator's GPU
-scope, who publishes it and when its first datapoint comes), from its contract
-module. What each consumer says of a series is that consumer's own table, keyed
-by signal: the alarms and the dashboard (infra/signal_words.py), verify
-(checks/verify/signal_words.py), doctor (checks/doctor/signal_words.py), the
-simulator (sim/signal_words.py). A consumer looks a signal up there instead of
-comparing its name, so a new signal is a name here, a row in :data:`SERIES`,
-its contract module and a row in each consumer's table.
-
-Pure: imports nothing from infra, aws, cli, checks or sim (only the metric
-contracts beside it), so every layer can read it.
+agent's ASG-wide average). Which policies that deploys the template, the
+simulator, verify and doctor each read from :class:`SignalPlan`, which says it
+once. :data:`SERIES` holds, per signal, the facts of its series every consumer
+shares; what each consumer says of a series is that consumer's own table, keyed
+by signal (infra/signal_words.py, checks/verify/signal_words.py,
+checks/doctor/signal_words.py, sim/signal_words.py), so a new signal is a name
+here, a row in :data:`SERIES`, its contract module and a row in each table.
+Pure (only the metric contracts beside it), so every layer can read it.
 """
 
 from __future__ import annotations

@@ -25,11 +25,10 @@ MIN_POOLED_WARMUP_S: Final = 120
 # A Running pool instance: the ECS agent polls the lifecycle state every
 # 60 s (ECS_WARM_POOLS_CHECK, aws-semantics §4 "Agent behaviour").
 WARM_RUNNING_REGISTER_S: Final = 60.0
-# The API default: a step adds at least one instance. 10 brings one of issue
-# 16's two overload misses back within issue 8's bound and the other to 12 s
-# over it (a rise's first step then launches spare instances), at summed
-# GPU-hours 0.950x the reference's, over the 0.9x goal
-# (benchmarks/stress.py --scale-out-frontier).
+# The API default: a step adds at least one instance. A larger minimum makes a
+# rise's first step launch spare instances: less overload for more GPU-hours
+# (docs/benchmarks.md "The scale-out frontier",
+# ``benchmarks/stress.py --scale-out-frontier``).
 MIN_SCALING_STEP: Final = 1
 # Managed scaling launches on its CPR AlarmHigh: 1 of 1 one-minute datapoints
 # (aws-semantics §2 "CPR AlarmHigh / AlarmLow"). A task added to the service
@@ -112,9 +111,8 @@ def max_scaling_step(spec: Spec) -> int:
 
     ECS sizes a step from the tasks waiting in PROVISIONING (aws-semantics.md
     §2 "Step-size estimation"), and the fleet can never pass max_instances, so
-    a smaller cap saves nothing and only slows a burst: with a cap of 2 the
-    simulator measured 16,500 s of overload on 14 days of ServeGen M-large
-    against 9,250 s with this step (docs/benchmarks.md, compare_designs.py).
+    a smaller cap saves nothing and only slows a burst (docs/benchmarks.md
+    "The GPU signal against the reference", ``benchmarks/compare_designs.py``).
     The next step also waits for the warm-up, so one step per burst matters.
     """
     return max(MIN_SCALING_STEP, min(spec.capacity.max_instances, MAX_STEP))

@@ -9,13 +9,6 @@ running service's strategy"), so adding, changing or removing
 tasks the user did not ask to replace. ``ecs-gpu deploy`` and ``diff`` ask
 (:func:`decide`) only when the stack exists and the strategy the spec makes
 differs from the one its running template gives the service (GetTemplate).
-
-Removing [capacity.spot] while the running strategy still puts tasks on Spot
-is refused: CloudFormation updates the cluster's capacity providers before
-the service that depends on them, and ECS keeps a provider that tasks use
-(PutClusterCapacityProviders, aws-semantics §11). ``spot_percent = 0`` first
-moves the tasks to On-Demand.
-
 Pure: :mod:`ecs_gpu.aws.deploy` reads the running template, the construct
 (:mod:`ecs_gpu.infra.service`) renders the property.
 """
@@ -232,7 +225,10 @@ def decide(
     ``deployed`` None: no stack yet (CloudFormation creates the service);
     a string: what the caller could not read (a YAML body). Raises
     :class:`BadInputError` for a removal of [capacity.spot] while the running
-    strategy still gives Spot a weight.
+    strategy still gives Spot a weight: CloudFormation updates the cluster's
+    capacity providers before the service that depends on them, and ECS keeps
+    a provider that tasks use (PutClusterCapacityProviders, aws-semantics §11);
+    ``spot_percent = 0`` first moves the tasks to On-Demand.
     """
     if deployed is None:
         return Decision()

@@ -10,25 +10,9 @@ schema check), :mod:`~ecs_gpu.host.scripts` (the boot scripts and their
 units), :mod:`~ecs_gpu.host.user_data` (the cloud-config) and
 :mod:`~ecs_gpu.host.probe` (probe.sh and its parser). This package
 re-exports the first four, so ``host.cloud_config(spec)`` reads as one API.
-
-The field reports behind the shape of this package (docs/host.md):
-
-* The GPU metric is collected by a host-level ``amazon-cloudwatch-agent``
-  (systemd). On the AL2023 GPU AMI a container sees a GPU only when ECS
-  assigned it one through ``resourceRequirements``; an agent container
-  without a reservation finds no ``nvidia-smi`` and crash-loops, so there is
-  no containerized agent at all.
-* Nothing here restarts docker or edits ``daemon.json``: ``ecs.service`` is
-  ``PartOf=docker.service``, so a docker restart takes the ECS agent down.
-* Exactly one agent config file, at :data:`gpu_metric.AGENT_CONFIG_PATH`,
-  outside ``/opt/aws/amazon-cloudwatch-agent/etc/``, which ``fetch-config``
-  owns and rewrites.
-* Nothing here may delay ECS registration: ``ecs.service`` is ordered after
-  cloud-final, so the setup runs as a systemd unit that cloud-init only
-  enqueues (``--no-block``), never as a blocking ``runcmd``.
-* With ``[capacity.warm_pool]``, a second unit pre-pulls the service image
-  while the instance warms and completes the launch lifecycle hook on every
-  boot (docs/host.md "Warm pool").
+docs/host.md gives the field reports behind its shape: a host agent, not a
+container; no docker restart; one agent config outside ``fetch-config``'s
+directory; nothing that delays ECS registration; the warm pool's pre-pull.
 """
 
 from __future__ import annotations

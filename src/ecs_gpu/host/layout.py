@@ -14,8 +14,8 @@ SETUP_UNIT: Final = "ecs-gpu-host-setup.service"
 WARM_SCRIPT_PATH: Final = "/usr/local/sbin/ecs-gpu-warm-pool"
 WARM_UNIT: Final = "ecs-gpu-warm-pool.service"
 SYSTEMD_DIR: Final = "/etc/systemd/system"
-# The units' output: a file the host agent ships (HOST_LOG_FILES), since
-# cloud-init-output.log no longer sees it.
+# The units' output: a file the host agent ships (HOST_LOG_FILES), since the
+# units run outside cloud-init, whose cloud-init-output.log does not see them.
 HOST_SETUP_LOG: Final = "/var/log/ecs-gpu-host-setup.log"
 ECS_UNIT: Final = "ecs.service"
 IMDS_URL: Final = "http://169.254.169.254/latest"
@@ -25,7 +25,8 @@ AGENT_CTL: Final = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent
 AGENT_LOG: Final = "/opt/aws/amazon-cloudwatch-agent/logs/amazon-cloudwatch-agent.log"
 # The directory fetch-config owns: it translates our JSON into files here and
 # replaced a second agent's config file in it with an empty directory in the
-# reference module (commit 74c62f0). No file of ours may live under it.
+# reference module (docs/host.md "Lessons from the field reports"). No file of
+# ours may live under it.
 AGENT_OWNED_DIR: Final = "/opt/aws/amazon-cloudwatch-agent/etc/"
 # The nvidia_gpu collector stats this exact path and the agent exits at start
 # without it ("Cannot get file's stat /usr/bin/nvidia-smi", field report).

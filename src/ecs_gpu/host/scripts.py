@@ -27,9 +27,9 @@ from ecs_gpu.host.layout import (
 )
 from ecs_gpu.spec import Spec
 
-# The scripts' headers name ecs_gpu.infra.host, where they were first
-# generated: the text ships in the user data, and a changed user data is a new
-# launch template version, so an instance refresh of every fleet.
+# The scripts' headers name ecs_gpu.infra.host, whatever module renders them:
+# the text ships in the user data, and a changed user data is a new launch
+# template version, so an instance refresh of every fleet.
 
 # dnf retries: boot-time networking and mirrors can flake. Bounded, so a
 # broken mirror ends in a logged failure rather than a script that never ends

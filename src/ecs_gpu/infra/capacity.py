@@ -101,7 +101,7 @@ def _typing_only(node: ast.stmt) -> bool:
 def release_source() -> str:
     """infra/cleanup.py as the function's inline code (:func:`bare_source`).
 
-    Under half the bytes of the module, because deploy sends the template
+    Without what the runtime does not need, because deploy sends the template
     inline (TemplateBody, 51,200 bytes at most). The tests run this copy as
     well as the module.
     """
@@ -383,8 +383,8 @@ def _launch_template(
         ],
     )
     # The Spot template carries no construct-path Name tag on its instances
-    # and volumes: 170 bytes of a template that must stay under 51,200
-    # inline (docs/host.md).
+    # and volumes: bytes of a template that must stay under 51,200 inline
+    # (docs/host.md "Size").
     _pin_tags(lt, {} if spot else {"Name": lt.node.path})
     return lt
 

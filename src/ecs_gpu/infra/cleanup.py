@@ -7,18 +7,11 @@ instances to go; protected instances never go, so a plain stack delete or the
 rollback of a failed create hangs in DELETE_IN_PROGRESS (aws/aws-cdk#18179,
 #14732; aws/containers-roadmap#2862: ECS leaves the flags behind when its
 capacity provider is deleted). ``ecs-gpu destroy`` unprotects first; this
-handler does the same for every other way a stack is deleted.
-
-CloudFormation also sends Delete when an update removes or replaces only this
-resource (in the update's cleanup) and when an update rolls back: the group
-then stays in service, and emptying it would take the fleet down. So the
-handler reads its own stack's status and acts only while the stack itself is
-deleted or a failed create rolls back (:data:`RELEASE_ON`).
-
-This file is the Lambda function's whole source: the template inlines it
-(``ZipFile``), so it imports only the standard library and boto3 (both in the
-Lambda Python runtime), and :func:`release` is plain logic over a client,
-tested without AWS.
+handler does the same for every other way a stack is deleted, and only
+then (:data:`RELEASE_ON`). This file is the Lambda function's whole source:
+the template inlines it (``ZipFile``), so it imports only the standard library
+and boto3 (both in the Lambda Python runtime), and :func:`release` is plain
+logic over a client, tested without AWS.
 """
 
 from __future__ import annotations
@@ -39,7 +32,10 @@ PROTECTION_BATCH = 50
 ECS_DRAINING_HOOK_PREFIX = "ecs-managed-draining-termination-hook"
 # Stack statuses in which a Delete means the group goes too: the stack is
 # deleted (also a retry after DELETE_FAILED), or a failed create rolls back.
-# Any other (UPDATE_COMPLETE_CLEANUP_IN_PROGRESS, UPDATE_ROLLBACK_*) leaves it.
+# CloudFormation also sends Delete when an update removes or replaces only this
+# resource (in the update's cleanup) and when an update rolls back; the group
+# then stays in service, and emptying it would take the fleet down, so any
+# other status (UPDATE_COMPLETE_CLEANUP_IN_PROGRESS, UPDATE_ROLLBACK_*) leaves it.
 RELEASE_ON = ("DELETE_IN_PROGRESS", "ROLLBACK_IN_PROGRESS")
 
 

@@ -5,21 +5,10 @@ before it stops an old one. That needs a free GPU. When the fleet is at
 ``max_instances`` and every GPU holds a task (``max_tasks`` equals what
 ``max_instances`` instances hold), there is none: the new tasks wait, and
 the deployment circuit breaker rolls the deployment back. A deploy made at
-peak would never go through.
-
-So the minimum healthy percent depends on the spec:
-
-* if the fleet at ``max_instances`` has room for at least one task more than
-  ``max_tasks``, it stays 100 %: never fewer tasks than desired;
-* otherwise it is the largest whole percent that lets ECS stop ONE task
-  first when the service runs ``max_tasks``. ECS keeps
-  ``ceil(desired x percent / 100)`` tasks running, so below ``max_tasks``
-  (where a new instance can still be launched) it still starts new tasks
-  first, for up to ten tasks; above that, integer percents cannot keep the
-  one-below-maximum count whole, and ECS may also stop one task first there.
-
-The alternative, always leaving an instance of headroom, is a spec choice
-(raise ``max_instances``), which this rule then honours with 100 %.
+peak would never go through, so the minimum healthy percent depends on the
+spec (:func:`min_healthy_percent`). The alternative, always leaving an
+instance of headroom, is a spec choice (raise ``max_instances``), which this
+rule then honours with 100 %.
 """
 
 from __future__ import annotations
@@ -40,7 +29,17 @@ def free_slots_at_max(spec: Spec) -> int:
 
 
 def min_healthy_percent(spec: Spec) -> int:
-    """ECS ``minimumHealthyPercent`` for the service (see the module docstring)."""
+    """ECS ``minimumHealthyPercent`` for the service.
+
+    * If the fleet at ``max_instances`` has room for at least one task more
+      than ``max_tasks``, it stays 100 %: never fewer tasks than desired;
+    * otherwise it is the largest whole percent that lets ECS stop ONE task
+      first when the service runs ``max_tasks``. ECS keeps
+      ``ceil(desired x percent / 100)`` tasks running, so below ``max_tasks``
+      (where a new instance can still be launched) it still starts new tasks
+      first, for up to ten tasks; above that, integer percents cannot keep the
+      one-below-maximum count whole, and ECS may also stop one task first there.
+    """
     if free_slots_at_max(spec) >= 1:
         return FULL
     n = spec.scaling.max_tasks

@@ -2,18 +2,15 @@
 
 The reference module's 8.3.0 release scaled on a metric nobody wrote, and
 its dashboard showed "No data available" without anyone being told. Here
-every series is named from its signal's row (:data:`ecs_gpu.contracts.signals.SERIES`,
-built from :mod:`ecs_gpu.contracts.gpu_metric` and :mod:`ecs_gpu.contracts.demand_metric`) and
-:class:`ecs_gpu.contracts.naming.Names`. Each series that must arrive
+every series is named from its signal's row (:data:`ecs_gpu.contracts.signals.SERIES`)
+and :class:`ecs_gpu.contracts.naming.Names`. Each series that must arrive
 (``SignalPlan.arriving``: the GPU series, and a tracked signal's own) has a
 missing-metric alarm, in ALARM when the series is absent, not when it is
 high; its construct id, name and description are the signal's row in
-:data:`ecs_gpu.infra.signal_words.OBSERVED`. A tracked series with a panel of
-its own there (the concurrency series) gets a dashboard row. With ``[alerts]``
-the alarms tell a person, on ALARM and again on OK. With ``[capacity.spot]`` two
-more alarms watch the Spot group (:mod:`ecs_gpu.design.spot`): its GPU series
-missing while it has an instance in service, and its desired capacity above its
-instances in service (no Spot capacity) for longer than a launch takes.
+:data:`ecs_gpu.infra.signal_words.OBSERVED`, and a tracked series with a panel
+of its own there gets a dashboard row. With ``[alerts]`` the alarms tell a
+person, on ALARM and again on OK. With ``[capacity.spot]`` two more alarms
+watch the Spot group (:func:`_spot_alarms`).
 """
 
 from __future__ import annotations

@@ -2,29 +2,14 @@
 
 Application Auto Scaling scales out when any policy asks and, among target
 tracking policies, in only when all agree (aws-semantics.md §1), so every
-signal below can add tasks and target tracking shrinks the service only when
-all are slack. A step policy's scale-in is not part of that vote (§9): the
-fast scale-in carries its own guard (:mod:`ecs_gpu.design.paths.fast_scale_in`). Each series is
-named from its
-contract (:mod:`ecs_gpu.contracts.gpu_metric`, :mod:`ecs_gpu.contracts.demand_metric`) and the
-ASG, cluster and service from :class:`Names`: the strings the host agent, the
-metrics sidecar and ECS publish under.
-
-``[scaling] signal``:
-
-* ``"concurrency"``: target tracking on requests in flight or waiting per
-  task (the sidecar's series, Average over all tasks' datapoints = the mean
-  per task), plus the fast path (:mod:`ecs_gpu.design.paths.fast_path`: a 10-second alarm
-  and a step policy that only adds), the fast scale-in
-  (:mod:`ecs_gpu.design.paths.fast_scale_in`, with ``fast_scale_in = true``: a 10-second
-  low alarm and a step policy that only removes, a bounded fraction) and,
-  with ``gpu_guard``, the GPU policy.
-* ``"task-gpus"``: the GPU policy tracks metric math, the agent's ASG
-  average scaled by ECS's GPUReservation, i.e. the utilization of the GPUs
-  tasks hold (gpu_metric.py says why).
-* ``"asg-average"``: the GPU policy tracks the agent's series as is.
-
-The CPU policy is there with every signal, on ECS's 20-second CPU series.
+signal can add tasks and target tracking shrinks the service only when all
+are slack. A step policy's scale-in is not part of that vote (§9): the fast
+scale-in carries its own guard (:mod:`ecs_gpu.design.paths.fast_scale_in`).
+Each series is named from its contract (:mod:`ecs_gpu.contracts.gpu_metric`,
+:mod:`ecs_gpu.contracts.demand_metric`) and the ASG, cluster and service from
+:class:`Names`: the strings the host agent, the metrics sidecar and ECS
+publish under. :func:`build_scaling` says which policies each ``[scaling]
+signal`` deploys.
 """
 
 from __future__ import annotations
@@ -547,7 +532,24 @@ def build_scaling(
     alb: elbv2.ApplicationLoadBalancer | None = None,
 ) -> Scaling:
     """Scalable target on the service's DesiredCount and its policies (the wake path reads
-    ``alb``'s request count)."""
+    ``alb``'s request count).
+
+    By ``[scaling] signal``:
+
+    * ``"concurrency"``: target tracking on requests in flight or waiting per
+      task (the sidecar's series, Average over all tasks' datapoints = the mean
+      per task), plus the fast path (:mod:`ecs_gpu.design.paths.fast_path`: a
+      10-second alarm and a step policy that only adds), the fast scale-in
+      (:mod:`ecs_gpu.design.paths.fast_scale_in`, with ``fast_scale_in = true``:
+      a 10-second low alarm and a step policy that only removes, a bounded
+      fraction) and, with ``gpu_guard``, the GPU policy.
+    * ``"task-gpus"``: the GPU policy tracks metric math, the agent's ASG
+      average scaled by ECS's GPUReservation, i.e. the utilization of the GPUs
+      tasks hold (gpu_metric.py says why).
+    * ``"asg-average"``: the GPU policy tracks the agent's series as is.
+
+    The CPU policy is there with every signal, on ECS's 20-second CPU series.
+    """
     spec = design.spec
     sc = spec.scaling
     plan = design.signals

@@ -6,7 +6,7 @@ execution role alone, and, with [service.metrics], the demand-metric sidecar of
 demand_metric.py beside it.
 
 ``resourceRequirements`` lives inside the container definition and its value
-is a string (field report: both mistakes made the GPU request silently vanish).
+is a string (field report: either mistake makes the GPU request silently vanish).
 """
 
 from __future__ import annotations

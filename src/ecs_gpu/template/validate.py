@@ -1,20 +1,18 @@
 """``validate``: spec rules, host agent schema, CDK synth warnings, cfn-lint, cdk-nag,
 and the limits deploy and ECS would refuse.
 
-A clean spec produces a template with zero cfn-lint errors or warnings and
-no cdk-nag AwsSolutions finding that lacks a written acknowledgement
-(:mod:`ecs_gpu.infra.nag`). A cfn-lint rule that had to be ignored would be
-ignored in the template's own ``Metadata.cfn-lint`` with its reason, never
-here. It also fails where ``deploy`` would: a template over CloudFormation's
-TemplateURL limit (1 MB), and ECS's documented limits on container names and image
-references (RegisterTaskDefinition, botocore's ECS model), which cfn-lint's
-schema does not check. CDK's own advice (run a cdk command, a feature flag,
-a deprecated API in ecs-gpu's code) is not shown: a user of ecs-gpu runs no
-cdk command and cannot act on it. Findings follow cfn-lint's shape: source,
-id, severity, where, message. A template over the TemplateBody limit
-(51,200 bytes) can still deploy through ``--template-bucket``: that is a
-note (``ValidationReport.notes``), which does not fail validate; so is each of
-the spec's own notes (``spec.NOTES``: an endpoint open to the internet, ...).
+A clean spec gives a template with no cfn-lint error or warning and no
+cdk-nag AwsSolutions finding without a written acknowledgement
+(:mod:`ecs_gpu.infra.nag`); a cfn-lint rule that must be ignored is ignored
+in the template's ``Metadata.cfn-lint`` with its reason, never here. It also
+fails where ``deploy`` would: a template over CloudFormation's TemplateURL
+limit (1 MB), and ECS's limits on container names and image references
+(botocore's RegisterTaskDefinition), which cfn-lint does not check. CDK's
+own advice (run a cdk command, a feature flag, a deprecated API in ecs-gpu's
+code) is not shown: a user cannot act on it. Findings follow cfn-lint's
+shape: source, id, severity, where, message. A template over the
+TemplateBody limit (it deploys through ``--template-bucket``) and the spec's
+own notes (``spec.NOTES``) are ``ValidationReport.notes``: they do not fail.
 """
 
 from __future__ import annotations

@@ -271,7 +271,7 @@ def _agent_config(s: Snapshot, c: Check) -> list[Finding]:
                     problems.append(
                         f"metrics.aggregation_dimensions lacks [{gpu_metric.DIMENSION!r}]"
                     )
-                # The agent's own schema, as the generator validates it (infra/probe.py).
+                # The agent's own schema, as the generator validates it (host/agent.py).
                 problems += validate_agent_config(cfg, source=gpu_metric.AGENT_CONFIG_PATH)
         for p in problems:
             out.append(

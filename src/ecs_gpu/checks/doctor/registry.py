@@ -2,12 +2,11 @@
 
 Each check module registers its checks with :func:`check`, naming the link
 of the chain it examines. :data:`CHAIN` is the order an expert works down
-the chain when a GPU task never starts or the fleet never scales (seeds/001
-"When the task never starts", seeds/000 Act II), so the report prints the
-first broken link first. Within a link, checks keep the order in which
-their module registers them.
+the chain when a GPU task never starts or the fleet never scales, so the
+report prints the first broken link first. Within a link, checks keep the
+order in which their module registers them.
 
-A check's id names its module: each link is one module, ``checks/<link>.py``,
+A check's id names its module: each link is one module, ``checks/doctor/<link>.py``,
 and its ids start with that link's :data:`PREFIXES` entry. Ids moved to the
 right prefix keep their old spelling in :data:`FORMERLY`, so a ``--json``
 consumer or a docs link that knows the old id still finds the check.

@@ -4,9 +4,9 @@ The answers form a snapshot like doctor's (``dict`` of kinds, each the raw
 API items; a kind that could not be read is absent, and ``_collection``
 records the denied and failed calls), so preflight reuses doctor's finding
 shape, runner and report: a check whose kinds are absent is "unknown" with
-the missing permission, never "ok". :class:`Needs` (preflight_needs.py) is
-what the spec asks of the account; the placement and network checks are in
-preflight_network.py.
+the missing permission, never "ok". :class:`Needs` (needs.py) is what the
+spec asks of the account; the placement and network checks are in
+network.py.
 """
 
 from __future__ import annotations

@@ -44,10 +44,9 @@ DATAPOINTS_TO_ALARM: Final = 2
 COMPARISON: Final = "GreaterThanOrEqualToThreshold"
 # Application Auto Scaling reduces the alarm's datapoints with this before
 # picking a step: the largest excess in the window picks the step. Minimum
-# (the excess both datapoints reached) would size a 20-s burst smaller and
-# keeps mooncake's peak within 1.2x need with the pool, but puts two more
-# loads over issue 16's overload bound (docs/benchmarks.md "The scale-out
-# frontier").
+# (the excess both datapoints reached) would size a 20-s burst smaller, at the
+# cost of more loads over the overload bound (docs/benchmarks.md "The
+# scale-out frontier").
 Aggregation = Literal["Maximum", "Minimum", "Average"]
 METRIC_AGGREGATION: Final[Aggregation] = "Maximum"
 ADJUSTMENT_TYPE: Final = "PercentChangeInCapacity"
@@ -59,19 +58,20 @@ MIN_ADJUSTMENT_MAGNITUDE: Final = 1
 # 100-150 %, 150-200 %, 200-300 %, 300 % and more. Each step adds what its
 # lower edge needs, so the finer the table the less a step over-adds: with the
 # fast path doing every scale-out (target tracking's datapoint is capped at the
-# target, ``TRACKING_CAP_RATIO``) three coarse steps left the fleet up to 50 %
-# short or over (docs/benchmarks.md "Pay for what you serve").
+# target, ``TRACKING_CAP_RATIO``) three coarse steps leave the fleet up to 50 %
+# short or over (docs/benchmarks.md "Pay for what you serve: the concurrency
+# designs on every load").
 STEP_STARTS: Final = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 # With the fast path on, target tracking on the concurrency series reads
 # ``MIN(datapoint, target x this)`` (metric math in the template, the same cap
 # in the simulator): 1.0, so target tracking never scales out and keeps only
-# its scale-in. Its scale-out multiplies the RUNNING count now by a datapoint
-# of a minute ago (aws-semantics §1 "Base for the computation"): once the
-# fast path has started tasks for a step in load, that product counted the
-# step twice and drove the fleet to max_tasks (issue 16's flash crowd: 64
-# tasks where 39 serve the load at the target). The fast path sizes from the
-# running count at its invocation and its cooldown counts what it already
-# added, so it is the one path that scales out.
+# its scale-in. Its scale-out multiplies the RUNNING count at its decision by
+# a datapoint of a minute ago (aws-semantics §1 "Base for the computation"):
+# once the fast path has started tasks for a step in load, that product counts
+# the step twice and drives the fleet toward max_tasks (docs/benchmarks.md
+# "Pay for what you serve: the concurrency designs on every load"). The fast
+# path sizes from the running count at its invocation and its cooldown counts
+# what it already added, so it is the one path that scales out.
 TRACKING_CAP_RATIO: Final = 1.0
 # The latest a step in load is acted on, from the step to the alarm.
 MAX_DETECTION_S: Final = (DATAPOINTS_TO_ALARM + 1) * ALARM_PERIOD_S
@@ -141,8 +141,8 @@ def steps(spec: Spec, starts: tuple[float, ...] = STEP_STARTS) -> tuple[Step, ..
     edge, so it never adds more than the load it saw needs; a larger excess
     in a later window picks a larger step (the cooldown lets a larger step
     through, aws-semantics.md §1 "Scale-out cooldown semantics").
-    ``starts``: another table's step starts (the benchmarks' designs from
-    before issue 16 ran (0, 0.5, 1)).
+    ``starts``: another table's step starts (the benchmarks' in-flight
+    concurrency design runs three coarse steps, (0, 0.5, 1)).
     """
     thr = threshold(spec)
     target = _target(spec)
@@ -177,11 +177,11 @@ def cooldown_s(spec: Spec) -> int:
     provider's instance warm-up (managed_scaling.instance_warmup_s), boot +
     image pull + model, or with a warm pool that covers the fleet a warm
     start + model. Until then the alarm still sees the old excess; a larger
-    step is not held back (cooldown semantics above). With the warm-up alone
-    the cooldown ended while the added tasks still loaded, and the next
-    invocation multiplied the running count, those tasks included, by the
-    old excess: without a pool M-mid's peak reached 63 tasks where 38 serve
-    it (docs/benchmarks.md "Pay for what you serve").
+    step is not held back (cooldown semantics above). A cooldown of the
+    warm-up alone would end while the added tasks still load, and the next
+    invocation would multiply the running count, those tasks included, by the
+    old excess: the fleet overshoots what the load needs (docs/benchmarks.md
+    "Pay for what you serve: the concurrency designs on every load").
     """
     return managed_scaling.instance_warmup_s(spec) + managed_scaling.LAUNCH_DATAPOINT_S
 

@@ -2,63 +2,16 @@
 
 Target tracking scales in only after its AWS-owned low alarm sees 15
 one-minute datapoints below about 0.9 x the target, and that alarm cannot be
-changed (aws-semantics.md §9 "Target tracking's low alarm"). So after a load
-drop the service holds its old task count for 15 minutes at least. The fast
-path's twin on the way down is a step policy on an alarm we own, on the
-sidecars' 10-second series (demand_metric.py), which Application Auto
-Scaling lets run beside target tracking (§9 "Step and target tracking on one
-scalable target").
-
-Nothing in AWS protects capacity from it: a step scale-in is not blocked by
-target tracking, and only "the largest capacity wins" when policies fire
-together (§9). The guard is therefore in the alarm and the steps:
-
-* The alarm reads ``s / (n - 1)``: the tasks' summed concurrency over one
-  task fewer (Sum and SampleCount of the series over 10 s; each task's
-  sidecar publishes one datapoint per 10 s), the per-task concurrency *after*
-  removing one task. With one task it reads the target: never low.
-* It breaches below the target, for :data:`DATAPOINTS_TO_ALARM` x 10 s in
-  a row: a task comes off only while the same load on one task fewer reads
-  below the target, target tracking's own documented scale-in guard
-  (aws-semantics.md §1 "Scale-in guard"), checked on 12 ten-second
-  datapoints instead of after 15 one-minute ones. The fast path breaches at
-  ``panic_threshold_percent`` (>= 110 %) of the target on the plain
-  per-task value, which is never above this expression's, so both alarms
-  never hold on the same datapoints; and the tasks the fast path adds are
-  sized for the load at the target (they count as RUNNING while they load,
-  and the backlog grows meanwhile), so removing one of them reads above the
-  target: the alarm does not fire on them while the load lasts.
-* Each step removes at most :data:`MAX_STEP_PERCENT` % and never more than
-  its band's highest value allows: at per-task concurrency ``c`` over ``n``
-  tasks the load needs ``n x c / target`` tasks, so a band whose values are
-  at most ``e`` may remove ``1 - e / target`` of the tasks. The policy picks the
-  band from the Maximum of the window's datapoints (the smallest cut). The
-  band just under the target removes one task (1 %, with the minimum of one
-  task), which the expression says is safe; from 200 tasks up its 1 % is two
-  tasks or more, which may leave per-task concurrency up to 1 % over the
-  target.
-* The cooldown holds the next step until the window holds datapoints from
-  the smaller fleet.
-
-Target tracking keeps its own scale-in (DisableScaleIn false) as the
-15-minute backstop.
-
-Off by default (``[scaling] fast_scale_in = true`` turns it on). Measured
-(docs/benchmarks.md "Pay for what you serve: the measures") it brings the
-median time from a load drop to need from 16-21 minutes to about 5 and
-lowers GPU-hours on nearly every trace, but with the covering pool raises
-overload by up to 81 % on the real traces (ServeGen M-large, 2,690 to
-4,860 s), past issue 16's bound of 10 %: the instances it empties leave 15
-minutes sooner, so the next rise waits for new ones, and the tasks it
-removes come back only after a model load. No setting of it meets that
-bound (docs/benchmarks.md "The scale-in frontier", ``benchmarks/stress.py
---scale-in-frontier``): a shorter or longer window, smaller steps, spare
-instances (target_capacity_percent) or every instance kept all leave some
-load over it. And its alarm and policy (about 2.2 KB) take the g5 example
-with a warm pool over the inline template limit (docs/host.md "Size").
-The template (infra/scaling.py) writes these numbers and the simulator
-(sim/controllers.py) runs them, so they are computed here once,
-without importing CDK.
+changed (aws-semantics.md §9 "Target tracking's low alarm"), so after a load
+drop the service holds its task count for 15 minutes at least. This is the
+fast path's twin on the way down: a step policy on an alarm we own, on the
+sidecars' 10-second series (demand_metric.py), beside target tracking (§9
+"Step and target tracking on one scalable target"), which keeps its own
+scale-in as the 15-minute backstop. Nothing in AWS protects capacity from a
+step scale-in (§9), so the guard is in the alarm and the steps: see
+:data:`THRESHOLD_FRACTION`, :data:`STEP_STARTS` and docs/template.md "Fast
+scale-in". The template (infra/scaling.py) writes these numbers and the
+simulator runs them, so they are computed here once, without importing CDK.
 """
 
 from __future__ import annotations
@@ -81,13 +34,22 @@ ALARM_PERIOD_S: Final = demand_metric.ALARM_PERIOD_S
 EVALUATION_PERIODS: Final = 12
 DATAPOINTS_TO_ALARM: Final = 12
 COMPARISON: Final = "LessThanThreshold"
-# The alarm breaches while per-task concurrency on one task fewer is below
-# the target itself: target tracking's scale-in guard ("no scale-in if
-# removing one capacity unit would likely push the metric above the
-# target", aws-semantics §1), so the fleet settles at the tasks the load
+# The alarm reads ``s / (n - 1)`` (:func:`expression`): the tasks' summed
+# concurrency over one task fewer, the per-task concurrency *after* removing
+# one task (with one task it reads the target: never low). It breaches while
+# that is below the target itself: target tracking's scale-in guard ("no
+# scale-in if removing one capacity unit would likely push the metric above
+# the target", aws-semantics §1), checked on 12 ten-second datapoints instead
+# of after 15 one-minute ones, so the fleet settles at the tasks the load
 # needs at the target, not at 1 / 0.9 of them plus one. The hysteresis
 # against target tracking's scale-out (3 minutes above the target) is the
-# 2-minute window and the Maximum below.
+# 2-minute window and the Maximum below. The fast path breaches at
+# ``panic_threshold_percent`` (>= 110 %) of the target on the plain per-task
+# value, which is never above this expression's, so both alarms never hold on
+# the same datapoints; and the tasks the fast path adds are sized for the load
+# at the target (they count as RUNNING while they load, and the backlog grows
+# meanwhile), so removing one of them reads above the target: the alarm does
+# not fire on them while the load lasts.
 THRESHOLD_FRACTION: Final = 1.0
 # Application Auto Scaling reduces the alarm's datapoints with this before
 # picking a step: the highest per-task value in the window, the smallest cut.
@@ -101,7 +63,10 @@ MIN_ADJUSTMENT_MAGNITUDE: Final = 1
 MAX_STEP_PERCENT: Final = 25
 # Where each band starts, as a fraction of the threshold below it: 0-10 %
 # below (removes one task: 1 %, at least one), 10-25 % below (removes
-# 1 - 0.9 = 10 %), 25 % and more below (removes 1 - 0.75 = 25 %).
+# 1 - 0.9 = 10 %), 25 % and more below (removes 1 - 0.75 = 25 %). The band
+# just under the target removes one task, which the expression says is safe;
+# from 200 tasks up its 1 % is two tasks or more, which may leave per-task
+# concurrency up to 1 % over the target.
 STEP_STARTS: Final = (0.0, 0.1, 0.25)
 # One invocation a minute while in ALARM (aws-semantics §1 "Alarm -> policy
 # invocation"), and the 12-datapoint window then holds 60 s of the smaller
@@ -212,7 +177,17 @@ def steps(target: float, max_percent: int = MAX_STEP_PERCENT) -> tuple[Step, ...
 
 def enabled(spec: Spec) -> bool:
     """Whether the spec deploys it: ``[scaling] fast_scale_in = true`` (the concurrency
-    signal only, a spec rule). Off by default: see the module docstring."""
+    signal only, a spec rule).
+
+    Off by default. It brings the time from a load drop to need down to a few
+    minutes and lowers GPU-hours on nearly every trace, but with the covering
+    pool it raises overload on the real traces: the instances it empties leave
+    sooner, so the next rise waits for new ones, and the tasks it removes come
+    back only after a model load. No setting of it keeps that overload within
+    the bound (docs/benchmarks.md "Pay for what you serve: the concurrency
+    designs on every load" and "The scale-in frontier"). Its alarm and policy
+    also weigh on the inline template limit (docs/benchmarks.md "Template size").
+    """
     sc = spec.scaling
     return sc.fast_scale_in is True and SignalPlan.of(sc).tracks_concurrency
 

@@ -4,52 +4,14 @@ Target tracking takes the last task away only after its AWS-owned low alarm
 sees 15 one-minute datapoints (aws-semantics.md §9 "Target tracking's low
 alarm"), and the instance leaves 15 CPR datapoints after that (§2 "CPR
 AlarmHigh / AlarmLow"): a fleet at zero load pays 30 minutes a night. The
-sleep path shortens the first half, beside the wake path (:mod:`ecs_gpu.design.paths.wake`)
-and only where one is deployed (``min_tasks = 0`` and ``[load_balancer]``):
-a one-minute alarm on the load balancer's requests, ``RequestCount`` plus
-``HTTPCode_ELB_503_Count`` as the wake alarm reads them, and its open
-connections, in ALARM after :func:`quiet_minutes` minutes in a row without
-either, invokes a step policy
-with ``ExactCapacity`` 0. Application Auto Scaling takes ``ExactCapacity``
-for an ECS service and never sets a count below the target's MinCapacity
-(aws-semantics §10 "ExactCapacity and MinCapacity"): a scheduled min_tasks of
-1 by day keeps the task, and the alarm sitting in ALARM all night re-sets 0.
-
-A minute without a request has no ALB datapoint (§10 "ALB metrics at no
-request"), so each count is FILLed with 0, and the whole expression is read
-only while a task is RUNNING: ECS's service CPU ``SampleCount``, the wake
-alarm's ``c``, exists only then (§10 "ECS metrics with no RUNNING task").
-Without it the value is 1, never quiet: a task the wake path started has no
-CPU datapoint while its instance boots and its image pulls (the task is
-PENDING then), and a lone request got its 503 at once and holds no
-connection, so an ungated alarm would stop that task before it served. With
-the gate every period has a value, and missing data (no series at all: the
-service at zero) is not breaching.
-
-The gate is not enough: the task is RUNNING, with its CPU datapoint, while
-its model server downloads and loads the model, before its ALB target is
-healthy (aws-semantics §10 "A task RUNNING while its model loads"). So the
-quiet window outlasts that too (:func:`ecs_gpu.design.paths.wake.quiet_minutes`, per
-spec): 10 minutes for a 60-s model, 62 for p5-8gpu's 40-minute one.
-
-How long at least: a request the ALB counted may still be running. The
-template lets one go as long as the load balancer's idle timeout (600 s,
-infra/loadbalancer.IDLE_TIMEOUT_S, set because LLM responses stream for
-minutes) without a byte: :data:`LONGEST_REQUEST_S`, the spec states no
-other. So the alarm waits at least that long in whole periods after the
-last counted request (:data:`MIN_QUIET_MINUTES`). A response that streams
-for longer keeps its connection open, and the expression adds the load
-balancer's ``ActiveConnectionCount`` (``Sum``, published while it is
-non-zero: aws-semantics §10 "Open connections"), so a minute with a
-connection open is never quiet, whatever the sidecars report.
-With ``[service.metrics]`` and ``demand_estimate = "in-flight"`` it adds the
-sidecars' series too (the requests in flight, Maximum); the arrival-rate
-estimate is a function of arrivals (demand_metric.py "The estimate"), not of
-a request still running, so it is not added.
-
-The instance's 15 minutes after the task stops stay AWS's: no scaling policy
-of ours may act on a capacity provider's group (§10 "Other scaling policies
-on a managed group").
+sleep path shortens the first half (the second stays AWS's: no scaling policy
+of ours may act on a capacity provider's group, §10 "Other scaling policies on
+a managed group"), beside the wake path (:mod:`ecs_gpu.design.paths.wake`) and
+only where one is deployed (``min_tasks = 0`` and ``[load_balancer]``): a
+one-minute alarm on the load balancer's requests and open connections
+(:data:`ACTIVITY`), read only while a task is RUNNING (:data:`REQUESTS`), in
+ALARM after :func:`quiet_minutes` quiet minutes in a row, invokes a step
+policy with ``ExactCapacity`` 0. docs/template.md "Sleep path" says why.
 """
 
 from __future__ import annotations
@@ -70,6 +32,10 @@ quiet_minutes = wake.quiet_minutes
 PERIOD_S: Final = wake.PERIOD_S
 THRESHOLD: Final = 0.0
 COMPARISON: Final = "LessThanOrEqualToThreshold"
+# Application Auto Scaling takes ExactCapacity for an ECS service and never
+# sets a count below the target's MinCapacity (aws-semantics §10 "ExactCapacity
+# and MinCapacity"): a scheduled min_tasks of 1 by day keeps the task, and the
+# alarm sitting in ALARM all night re-sets 0.
 ADJUSTMENT_TYPE: Final = "ExactCapacity"
 TASKS: Final = 0
 # Re-invocations set the same 0; the cooldown only spaces them.
@@ -82,15 +48,30 @@ TREAT_MISSING_DATA: Final = "notBreaching"
 CONNECTIONS_ID: Final = "a"
 CONNECTIONS_METRIC: Final = "ActiveConnectionCount"
 IN_FLIGHT_ID: Final = "q"
-# The in-flight query reads the sidecars' series (demand_metric.py) at this statistic.
+# With [service.metrics] and demand_estimate = "in-flight" the expression adds
+# the sidecars' series (demand_metric.py), the requests in flight, at this
+# statistic. The arrival-rate estimate is a function of arrivals, not of a
+# request still running, so it is not added.
 IN_FLIGHT_STATISTIC: Final = "Maximum"
+# What makes a minute not quiet. A minute without a request has no ALB
+# datapoint (§10 "ALB metrics at no request"), so each count is FILLed with 0.
+# A request the ALB counted may still be running: the window lasts at least
+# LONGEST_REQUEST_S (the load balancer's idle timeout, the longest a request
+# may go without a byte) in whole periods, MIN_QUIET_MINUTES. A response that
+# streams for longer keeps its connection open, and ActiveConnectionCount
+# (Sum, published while it is non-zero: §10 "Open connections") counts it, so
+# a minute with a connection open is never quiet, whatever the sidecars report.
 ACTIVITY: Final = (
     f"FILL({wake.REQUESTS_ID}, 0) + FILL({wake.REJECTED_ID}, 0) + FILL({CONNECTIONS_ID}, 0)"
 )
-# Read only while a task is RUNNING (ECS's CPU datapoint, the wake alarm's ``c``):
-# a task the wake just started has none yet, and the service at zero is asleep.
-# Either way the value is 1, never quiet, so the alarm cannot stop a task before
-# it served, and every period has a value (no reliance on missing data).
+# Read only while a task is RUNNING (ECS's CPU datapoint, the wake alarm's ``c``,
+# exists only then: §10 "ECS metrics with no RUNNING task"): a task the wake
+# just started has none while its instance boots and its image pulls (PENDING),
+# and the lone request that woke it got its 503 at once and holds no
+# connection; the service at zero is asleep. Either way the value is 1, never
+# quiet, so the alarm cannot stop a task before it served, and every period
+# has a value (no reliance on missing data). A task is RUNNING while its model
+# loads too: quiet_minutes outlasts that load.
 NOT_RUNNING: Final = 1
 REQUESTS: Final = f"IF(FILL({wake.RUNNING_ID}, 0) > 0, {ACTIVITY}, {NOT_RUNNING})"
 IN_FLIGHT_EXPRESSION: Final = (

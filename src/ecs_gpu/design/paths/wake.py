@@ -6,32 +6,13 @@ datapoint, and a policy with insufficient data does not scale; the GPU
 series of the hosts that stay reads 0 %, which asks for no task either
 (aws-semantics.md §10 "Target tracking at zero"). And target tracking must
 not take the woken task back to zero before it serves
-(:func:`unprotected_wake`). Two wake paths:
-
-* With ``[load_balancer]``: a one-minute alarm on the load balancer's
-  requests, by metric math that reads them only while the service has no
-  RUNNING task, invokes a step policy that adds one task
-  (:func:`wake_path`). The requests are ``RequestCount`` plus
-  ``HTTPCode_ELB_503_Count`` (the ALB answers 503 while its target group has
-  no registered target, and AWS does not say whether RequestCount counts
-  those requests: the sum is at least 1 either way). "No task runs" is
-  ECS's service ``CPUUtilization`` having no datapoint: ECS sends the
-  service's metrics only while it has RUNNING tasks, at no extra cost
-  (RunningTaskCount would need Container Insights, which bills per
-  metric). ``FILL(c, 0)`` turns its absence into 0.
-* Without one: ``[[scaling.schedule]]`` entries (:mod:`ecs_gpu.contracts.schedule`),
-  scheduled actions that raise min_tasks when the service must serve.
-
-The step adds one task (``ChangeInCapacity``): Application Auto Scaling
-starts from the RUNNING count (§1 "Base for the computation"), so while the
-first task boots, pulls and loads, every re-invocation sets the same desired
-count of one. The cooldown covers the minutes between the task's start and
-its first CPU datapoint, when the alarm may still read "no task", and ends
-before the sleep path (:mod:`ecs_gpu.design.paths.sleep`) can stop that task: during it
-the policy adds nothing, so the next request's wake would wait, or be lost.
-
-The template (infra/scaling.py) writes these numbers and the simulator
-(sim/controllers.WakeLayer) runs them, so they are here once, without CDK.
+(:func:`unprotected_wake`). Two wake paths: with ``[load_balancer]``, a
+one-minute alarm on the load balancer's requests while the service has no
+RUNNING task (:data:`EXPRESSION`) invokes a step policy that adds one task
+(:func:`wake_path`); without one, ``[[scaling.schedule]]`` entries
+(:mod:`ecs_gpu.contracts.schedule`) raise min_tasks when the service must
+serve. The template (infra/scaling.py) writes these numbers and the
+simulator runs them, so they are here once, without CDK.
 """
 
 from __future__ import annotations
@@ -59,7 +40,14 @@ RUNNING_STATISTIC: Final = "SampleCount"
 REQUESTS_ID: Final = "r"
 REJECTED_ID: Final = "e"
 RUNNING_ID: Final = "c"
-# Requests while no task runs; 0 while one does.
+# Requests while no task runs; 0 while one does. The requests are
+# RequestCount plus HTTPCode_ELB_503_Count: the ALB answers 503 while its
+# target group has no registered target, and AWS does not say whether
+# RequestCount counts those requests, so the sum is at least 1 either way.
+# "No task runs" is ECS's service CPUUtilization having no datapoint: ECS sends
+# the service's metrics only while it has RUNNING tasks, at no extra cost
+# (RunningTaskCount would need Container Insights, which bills per metric).
+# FILL(c, 0) turns its absence into 0.
 EXPRESSION: Final = (
     f"IF(FILL({RUNNING_ID}, 0) == 0, FILL({REQUESTS_ID}, 0) + FILL({REJECTED_ID}, 0), 0)"
 )
@@ -77,6 +65,9 @@ EVALUATION_PERIODS: Final = 1
 DATAPOINTS_TO_ALARM: Final = 1
 THRESHOLD: Final = 1.0
 COMPARISON: Final = "GreaterThanOrEqualToThreshold"
+# Application Auto Scaling starts a ChangeInCapacity from the RUNNING count
+# (§1 "Base for the computation"), so while the first task boots, pulls and
+# loads, every re-invocation sets the same desired count of one.
 ADJUSTMENT_TYPE: Final = "ChangeInCapacity"
 TASKS_ADDED: Final = 1
 # When an alarm sees a minute's ALB datapoint is not documented (§10 "ALB

@@ -87,12 +87,13 @@ class ScalingSpec(_Section):
     # The fast path fires when per-task concurrency exceeds this percentage of
     # the target. 110 % by default: with the fast path on, target tracking's
     # datapoint is capped at the target, so the fast path does every scale-out
-    # (fast_path.py; docs/benchmarks.md "Pay for what you serve").
+    # (design/paths/fast_path.py; docs/benchmarks.md "Pay for what you serve:
+    # the concurrency designs on every load").
     panic_threshold_percent: Annotated[float, Field(ge=110, le=1000)] = 110.0
     # What the sidecar publishes (demand_metric.py "The estimate"):
     # "arrival-rate", the rate requests arrive x their mean time plus the
     # backlog drained over backlog_drain_s; "in-flight", requests running +
-    # waiting (before issue 16), which counts a backlog as standing load.
+    # waiting, which counts a backlog as standing load.
     demand_estimate: Literal["arrival-rate", "in-flight"] = "arrival-rate"
     backlog_drain_s: Annotated[int, Field(ge=10, le=3600)] = DEFAULT_BACKLOG_DRAIN_S
     # The fast scale-in: a step-scaling policy on a 10-second low alarm that
@@ -121,7 +122,8 @@ class ScalingSpec(_Section):
     @model_validator(mode="before")
     @classmethod
     def _old_key(cls, data: Any) -> Any:
-        # `gpu_metric` was the key before `signal` took the concurrency option.
+        # `gpu_metric` is read as `signal` (its former name), so a spec that
+        # still uses it loads.
         if isinstance(data, dict) and "gpu_metric" in data:
             data = dict(data)
             old = data.pop("gpu_metric")

@@ -47,8 +47,10 @@ class SimulationSpec(_Section):
     # A Stopped warm-pool instance: start to ECS registration. AWS publishes
     # no figure; a guess, named so it can be changed.
     warm_start_s: Annotated[float, Field(ge=0, le=MAX_SIM_SECONDS)] = 60.0
-    # The anti-pattern the field report removed: an ASGAverageCPUUtilization
-    # target-tracking policy on the GPU ASG. Unset (the default) means none.
+    # A what-if the simulator runs and the template never deploys: an
+    # ASGAverageCPUUtilization target-tracking policy on the GPU ASG, the
+    # anti-pattern of the field report (infra/capacity.py). Unset (the
+    # default) means none.
     # At least 1 %, as the service's targets.
     host_cpu_policy_target_percent: Annotated[float, Field(ge=1, le=100)] | None = None
     # [capacity.spot] only. The Spot Instance Advisor's band for the listed
