@@ -1,7 +1,8 @@
-"""A crowd or a blip: what no scale-out can tell apart within issue 16's overload bound.
+"""A crowd or a blip: what no scale-out can tell apart within the overload bound.
 
-Issue 16 asks, on every load, for GPU-hours at most 1.5x the reference's and
-for no load's overload to be more than 10 % above issue 8's default. Take a
+The goals of docs/benchmarks.md "Pay for what you serve" ask, on every load,
+for GPU-hours at most 1.5x the reference's and for no load's overload to be
+more than 10 % above the in-flight concurrency design's. Take a
 **crowd**: the load jumps at ``crowd_at_s`` to many times its base and
 holds. If a fleet has at most ``budget_steps`` overloaded steps on it (the
 engine's overload: a step whose offered rate is above the ready capacity),

@@ -1,8 +1,9 @@
-"""A lull or a fall: what no scale-in can tell apart within issue 16's five minutes.
+"""A lull or a fall: what no scale-in can tell apart within five minutes of a drop.
 
-Issue 16 asks, on every load, for the desired count to be within 10 % of
-need at most 5 minutes after a load drop, and for no load's overload to be
-more than 10 % above issue 8's default. A controller sees only the load so
+The goals of docs/benchmarks.md "Pay for what you serve" ask, on every load,
+for the desired count to be within 10 % of need at most 5 minutes after a
+load drop, and for no load's overload to be more than 10 % above the in-flight
+concurrency design's. A controller sees only the load so
 far. Take a drop (``plateau-drop``: the load falls and stays down an hour)
 and a step ``s`` in its first 5 minutes; the **lull** of ``s`` is the same
 load up to ``s`` that comes back to its old level at the next step
@@ -20,7 +21,7 @@ If that count is within 10 % of need at ``s`` on the drop, then on the lull:
 
 So from the rise until ``s`` + one step + the model load, the lull's load runs
 on at most ``floor(1.1 x need)`` tasks: :func:`overload_floor` counts the
-steps that overloads, whatever the controller. Issue 8's default does not
+steps that overloads, whatever the controller. The in-flight concurrency design does not
 scale in within 5 minutes (target tracking's 15 low datapoints), so on every
 lull it keeps its tasks and has no overload (benchmarks/lull.py), a bound of
 1.1 x 0 s: meeting the five minutes on the drop at ``s`` puts the lull of

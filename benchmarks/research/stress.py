@@ -2,7 +2,7 @@
 
 The bundled traces (docs/traces.md) are real, but their 10-minute windows and
 diurnal curves seldom change by a factor within minutes, which is where a
-scaling design overshoots or holds capacity it no longer needs (issue 16).
+scaling design overshoots or holds capacity it no longer needs.
 Each shape here is a piecewise-linear rate (knots of time and rate), so it
 is exact and deterministic: no randomness, the same parameters give the
 same array. :func:`rates` integrates it exactly onto a simulation step, as
@@ -11,15 +11,15 @@ curve over the step. Rates are relative to ``base_rps`` (default 1):
 benchmarks scale them to a fleet as they scale a bundled trace.
 
 * ``flash-crowd``: a steady base, then x4 within 2 minutes, held 40
-  minutes, and back within 2 minutes (issue 16's measurement).
+  minutes, and back within 2 minutes.
 * ``periodic-bursts``: 10-minute bursts of 3x every hour for a day.
 * ``plateau-drop``: 3 hours at 3x, then down to the base within a minute
   for an hour. The fleet has settled at its target with no backlog before
   the drop, so the time until the desired count meets the need measures the
   scale-in path alone, without the flash crowd's overshoot mixed in: the
-  shape issue 16's "within 10 % of need in 5 minutes" is about (a batch
+  shape the scale-in goal ("within 10 % of need in 5 minutes") is about (a batch
   client that stops, the end of a working day in one time zone).
-* ``night-at-zero`` (:data:`ZERO_SHAPES`, scale to zero, issue 17): days of
+* ``night-at-zero`` (:data:`ZERO_SHAPES`, for scale to zero): days of
   no load from 20:00 to 08:00 UTC (t = 0 is midnight UTC: params.DEFAULT_START_UTC),
   a 30-minute ramp to the base at each end of the working day: 12 idle
   hours a day, each morning a first request after zero.
@@ -181,13 +181,13 @@ def night_at_zero(
     return tuple(knots)
 
 
-# The shapes by name, each with its defaults (issue 16).
+# The shapes by name, each with its defaults.
 SHAPES: dict[str, Callable[[], Knots]] = {
     "flash-crowd": flash_crowd,
     "periodic-bursts": periodic_bursts,
     "plateau-drop": plateau_drop,
 }
-# Shapes with idle hours, for scale to zero (issue 17); apart from SHAPES,
+# Shapes with idle hours, for scale to zero; apart from SHAPES,
 # whose rows benchmarks/stress.py prints and docs/benchmarks.md quotes.
 ZERO_SHAPES: dict[str, Callable[[], Knots]] = {
     "night-at-zero": night_at_zero,

@@ -525,6 +525,48 @@ def _add_schedule(target: ecs.ScalableTaskCount, spec: Spec) -> None:
         )
 
 
+def _tracking_policies(
+    target: ecs.ScalableTaskCount,
+    design: Design,
+    scale_in: Duration,
+    scale_out: Duration,
+) -> dict[Signal, appscaling.TargetTrackingScalingPolicy]:
+    """One target-tracking policy per tracked signal, each on its watched series.
+
+    Application Auto Scaling has no Period for a custom metric: the policies'
+    alarms read one-minute datapoints (for concurrency each the mean of the
+    tasks' 10-second ones; aws-semantics.md §1 "High resolution"). With the fast
+    path, the concurrency policy's datapoint is capped: the fast path does every
+    scale-out, target tracking keeps the scale-in.
+    """
+    spec = design.spec
+    sc = spec.scaling
+    names = Names(spec.service.name)
+    policies: dict[Signal, appscaling.TargetTrackingScalingPolicy] = {}
+    for signal in design.signals.tracked:
+        series = SERIES[signal]
+        value = series.target(sc)
+        if value is None:
+            raise ValueError(f"signal {signal} needs [scaling] {series.target_key}")
+        target.scale_to_track_custom_metric(
+            series.policy_id,
+            metric=series_metric(series.watched, names),
+            target_value=value,
+            scale_in_cooldown=scale_in,
+            scale_out_cooldown=scale_out,
+        )
+        policies[signal] = _child_policy(target, series.policy_id)
+        if series.divides_by_reservation:
+            _use_metric_math(policies[signal], task_gpu_metrics(spec))
+    cap = design.tracking_cap
+    if cap is not None and CONCURRENCY in policies:
+        _use_metric_math(
+            policies[CONCURRENCY],
+            demand_metric.capped_tracking_metrics(names.cluster, names.service, cap),
+        )
+    return policies
+
+
 def build_scaling(
     service: ecs.Ec2Service,
     design: Design,
@@ -557,35 +599,7 @@ def build_scaling(
     scale_out = Duration.seconds(sc.scale_out_cooldown_s)
     target = service.auto_scale_task_count(min_capacity=sc.min_tasks, max_capacity=sc.max_tasks)
 
-    # One target-tracking policy per tracked signal, each on its watched
-    # series (signals.SERIES). Application Auto Scaling has no Period for a
-    # custom metric: the policy's alarms read one-minute datapoints (for
-    # concurrency each the mean of the tasks' 10-second ones; aws-semantics.md
-    # §1 "High resolution").
-    names = Names(spec.service.name)
-    policies: dict[Signal, appscaling.TargetTrackingScalingPolicy] = {}
-    for signal in plan.tracked:
-        series = SERIES[signal]
-        value = series.target(sc)
-        if value is None:
-            raise ValueError(f"signal {signal} needs [scaling] {series.target_key}")
-        target.scale_to_track_custom_metric(
-            series.policy_id,
-            metric=series_metric(series.watched, names),
-            target_value=value,
-            scale_in_cooldown=scale_in,
-            scale_out_cooldown=scale_out,
-        )
-        policies[signal] = _child_policy(target, series.policy_id)
-        if series.divides_by_reservation:
-            _use_metric_math(policies[signal], task_gpu_metrics(spec))
-    cap = design.tracking_cap
-    if cap is not None and CONCURRENCY in policies:
-        # The fast path does every scale-out; target tracking keeps the scale-in.
-        _use_metric_math(
-            policies[CONCURRENCY],
-            demand_metric.capped_tracking_metrics(names.cluster, names.service, cap),
-        )
+    policies = _tracking_policies(target, design, scale_in, scale_out)
     concurrency_policy = policies.get(CONCURRENCY)
     gpu_policy = policies.get(plan.gpu_series)
 

@@ -1,27 +1,12 @@
 """Transient measures over a run's recorded series: overshoot at the peak, scale-in after a drop.
 
 Pure functions over the timeline's ``offered_rps`` and ``desired_tasks``
-columns. "Need" is the design's own target, as the oracle reads
-it (``SimParams.rps_per_task_at_target``): the offered load over what one
-task serves at the target, the GPU target's share of ``task_capacity_rps``
-or, on the concurrency signal, ``target_concurrency_per_task /
-mean_request_s`` (Little's law: a task holding the target concurrency
-serves that rate). Load is read as one-minute means, the period the
+columns. "Need" is the design's own target, as the oracle reads it
+(``SimParams.rps_per_task_at_target``): the offered load over what one task
+serves at the target. Load is read as one-minute means, the period the
 service's alarms evaluate: a 10-s burst of a per-request trace is no peak a
-one-minute controller should size for.
-
-A **load drop** starts at the first whole minute whose mean load is at
-least ``fall`` (30 %) below the highest of the ``within_s`` (5 minutes)
-before it, and counts when the load then stays at or below that lowered
-level for ``hold_s`` (10 minutes) or more: a dip the load climbs back from
-sooner is no drop a scale-in should follow. A fall in stages while the load
-stays below that level is one drop (a ramp's minutes, 10 -> 6 -> 3). Its
-**time to need** is the time from the start of that minute until the
-desired count is first within ``band`` (10 %) of the need (the tasks for
-that minute's load at the target, clipped to min_tasks..max_tasks, which
-desired cannot leave). A drop whose desired count never gets there while
-the load stays down is unsettled: its time is ``None`` and ``down_s`` says
-how long it had.
+one-minute controller should size for. What counts as a load drop, and its
+time to need, is :func:`find_drops` and :func:`drops_to_need`.
 """
 
 from __future__ import annotations
@@ -118,7 +103,14 @@ def find_drops(
     hold_min: int = round(DROP_HOLD_S / MINUTE_S),
 ) -> list[tuple[int, int, float]]:
     """The drops in one-minute ``loads``: (first low minute, first minute back above the
-    lowered level or the end, the level before)."""
+    lowered level or the end, the level before).
+
+    A drop starts at the first minute whose mean load is at least ``fall`` below
+    the highest of the ``within_min`` minutes before it, and counts when the load
+    then stays at or below that lowered level for ``hold_min`` minutes or more: a
+    dip the load climbs back from sooner is no drop a scale-in should follow. A
+    fall in stages while the load stays below that level is one drop.
+    """
     out: list[tuple[int, int, float]] = []
     n = len(loads)
     k = 1
@@ -148,7 +140,14 @@ def drops_to_need(
     hold_s: float = DROP_HOLD_S,
     band: float = NEED_BAND,
 ) -> list[LoadDrop]:
-    """Every load drop of the run and the time until desired is within ``band`` of need."""
+    """Every load drop of the run (:func:`find_drops`) and its time to need.
+
+    The time to need runs from the start of the drop's first low minute until
+    the desired count is first within ``band`` of the need (the tasks for that
+    minute's load at the target, clipped to min_tasks..max_tasks, which desired
+    cannot leave). A drop whose desired count never gets there while the load
+    stays down is unsettled: its time is None and ``down_s`` says how long it had.
+    """
     loads = minute_means(offered_rps, step_s)
     per = round(MINUTE_S / step_s)
     within, hold = round(within_s / MINUTE_S), round(hold_s / MINUTE_S)

@@ -1,22 +1,14 @@
 """Read a request trace and turn it into offered load per simulation step.
 
-Three shapes of CSV are understood (docs/traces.md):
-
-* one row per request: a ``TIMESTAMP`` column (ISO date and time), optionally
-  ``ContextTokens`` and ``GeneratedTokens`` (Azure LLM inference 2023);
-* per-window counts: ``timestamp_s`` (window start, seconds) and ``requests``
-  (ServeGen, Mooncake); other known statistics columns are accepted;
-* per-window rates: ``timestamp_s`` with ``rate_rps`` or ``req_per_min_mid``
-  (Azure 2024 digitized).
-
-Anything else is refused with a :class:`TraceError` that names the file, the
-line and the column, so a user can fix the file instead of reading a traceback.
-So is a trace the simulator cannot run: a span longer than
-:data:`MAX_SIM_STEPS` steps could cover, or a rate beyond the simulator's
-ceiling (docs/traces.md "Bad input").
-
-:func:`bundled_traces` names the real traces shipped with the package
-(docs/traces.md); :func:`load_trace` takes such a name or a path.
+Three shapes of CSV are understood (docs/traces.md "Shapes"): one row per
+request (a ``TIMESTAMP`` column, Azure LLM inference 2023), per-window counts
+(``timestamp_s`` and ``requests``: ServeGen, Mooncake) and per-window rates
+(``timestamp_s`` with ``rate_rps`` or ``req_per_min_mid``: Azure 2024
+digitized). Anything else, or a trace the simulator cannot run (a span longer
+than :data:`MAX_SIM_STEPS` steps, a rate beyond the simulator's ceiling), is
+refused with a :class:`TraceError` naming the file, the line and the column.
+:func:`bundled_traces` names the real traces shipped with the package;
+:func:`load_trace` takes such a name or a path.
 """
 
 from __future__ import annotations
