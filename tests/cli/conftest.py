@@ -15,7 +15,7 @@ import pytest
 
 from ecs_gpu.aws.deploy import Waits
 from ecs_gpu.contracts.naming import Names
-from moto_cfn import for_moto, moto_skips  # noqa: F401 (re-exported to the tests here)
+from support.moto_cfn import for_moto, moto_skips  # noqa: F401 (re-exported to the tests here)
 
 NAMES = Names("vllm-g5")
 

@@ -36,7 +36,7 @@ from ecs_gpu.cli import main, options, prelude
 from ecs_gpu.contracts import ami
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK
 from ecs_gpu.template import limits as template
-from stubbed import modify_change
+from support.stubbed import modify_change
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients
 from .test_failures import restricted_user

@@ -27,7 +27,6 @@ import boto3
 import pytest
 from rich.console import Console
 
-import aws_cli_model
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.aws import follow as fl
@@ -43,7 +42,8 @@ from ecs_gpu.errors import (
     StackInterrupted,
 )
 from ecs_gpu.spec import load_spec
-from moto_cfn import ami_parameters, for_moto
+from support import aws_cli_model
+from support.moto_cfn import ami_parameters, for_moto
 
 from .conftest import EXAMPLE_SPEC, NAMES, NO_WAIT, Clients, moto_skips
 

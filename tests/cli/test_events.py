@@ -32,7 +32,7 @@ from ecs_gpu.checks.stack_events import (
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.errors import ProblemsFound
-from stubbed import modify_change
+from support.stubbed import modify_change
 
 from .conftest import NAMES, NO_WAIT
 

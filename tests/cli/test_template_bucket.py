@@ -25,7 +25,7 @@ from ecs_gpu.spec import parse_spec
 from ecs_gpu.template.limits import MAX_TEMPLATE_BODY_BYTES
 from ecs_gpu.template.synth import synth_template
 from infra.test_template_size import largest_spec_text
-from moto_cfn import ami_parameters, for_moto
+from support.moto_cfn import ami_parameters, for_moto
 
 from .conftest import NO_WAIT, Clients
 from .test_failures import as_user, restricted_user

@@ -34,8 +34,8 @@ from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_PROBLEMS, EcsGpuError, ProblemsFound
 from ecs_gpu.spec import load_spec
 from example_specs import write_g5_gpu
-from stubbed import offline_client
-from zero_alarms import sleep_metrics, wake_metrics
+from support.stubbed import offline_client
+from support.zero_alarms import sleep_metrics, wake_metrics
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients, Lockstep
 

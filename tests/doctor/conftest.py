@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from aws_cli_model import problems
 from ecs_gpu.checks.model import Check, Finding
+from support.aws_cli_model import problems
 
 from .snapshots import build_healthy
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from aws_cli_model import commands, problems
 from ecs_gpu.checks.doctor import run_checks
+from support.aws_cli_model import commands, problems
 
 from .checks.cases import CASES
 

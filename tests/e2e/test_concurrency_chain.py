@@ -62,8 +62,8 @@ from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.spec import load_spec
 from example_specs import G5, G5_PATH
-from moto_cfn import ami_parameters, for_moto
-from sidecar_clock import T0, FakeClock, executable
+from support.moto_cfn import ami_parameters, for_moto
+from support.sidecar_clock import T0, FakeClock, executable
 
 from . import agent
 from .test_metric_chain import NO_WAIT

@@ -16,7 +16,7 @@ from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.checks.snapshot import COLLECTION_KEY
 from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.design.paths import wake
-from zero_alarms import wake_metrics
+from support.zero_alarms import wake_metrics
 
 from ..snapshots import (
     FAST_ALARM,

@@ -11,7 +11,7 @@ from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.contracts import demand_metric, gpu_metric
 from ecs_gpu.design.paths import fast_path, sleep, wake
-from zero_alarms import sleep_metrics
+from support.zero_alarms import sleep_metrics
 
 from ..snapshots import (
     FAST_ALARM,

@@ -18,7 +18,7 @@ from ecs_gpu.design.paths import wake
 from ecs_gpu.sim.params import GPU_METRIC_SCOPE, SimParams, from_spec
 from ecs_gpu.spec import ScalingSpec, load_spec
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def _literal_args(annotation: object) -> set[object]:
@@ -177,7 +177,7 @@ def test_the_collector_reads_every_series_once_in_a_stable_order() -> None:
 
 # --- no consumer branches on a signal's name --------------------------------------
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "ecs_gpu"
+SRC = Path(__file__).resolve().parents[2] / "src" / "ecs_gpu"
 # Where a signal's name may be spelled in a comparison: the names themselves,
 # the metric contracts, and spec/ (its rules say which keys go with which signal).
 NAME_OWNERS = (

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ecs_gpu.cli import terminal
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.mark.parametrize("columns", ["0", "abc", "-3", "5", ""])

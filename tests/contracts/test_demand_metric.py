@@ -30,9 +30,9 @@ from botocore.stub import Stubber
 
 from ecs_gpu.contracts import demand_metric
 from ecs_gpu.spec.sections.service import METRICS_PRESETS
-from sidecar_clock import SAFETY_S, T0, FakeClock, container, executable, kill, tool
+from support.sidecar_clock import SAFETY_S, T0, FakeClock, container, executable, kill, tool
 
-SAMPLE = Path(__file__).parent / "data" / "vllm-metrics.txt"
+SAMPLE = Path(__file__).parents[1] / "data" / "vllm-metrics.txt"
 VLLM = METRICS_PRESETS["vllm"]
 
 
@@ -662,7 +662,7 @@ def test_the_estimate_travels_in_the_environment_and_the_task_of_the_example() -
     # The example (vLLM, defaults) deploys the estimate with the spec's window.
     from ecs_gpu.spec import load_spec
 
-    spec = load_spec(Path(__file__).parents[1] / "examples" / "g5-vllm.toml")
+    spec = load_spec(Path(__file__).parents[2] / "examples" / "g5-vllm.toml")
     assert spec.scaling.demand_estimate == "arrival-rate"
     assert spec.scaling.backlog_drain_s == demand_metric.DEFAULT_BACKLOG_DRAIN_S == 300
     metrics = spec.service.metrics

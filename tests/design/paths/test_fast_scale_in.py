@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ecs_gpu.contracts import demand_metric
 from ecs_gpu.design.paths import fast_path, fast_scale_in
 from ecs_gpu.spec import parse_spec
-from test_fast_path import G5, concurrency_spec
+
+from .test_fast_path import G5, concurrency_spec
 
 ON = "fast_scale_in = true\n"
 

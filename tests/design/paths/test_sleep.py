@@ -10,7 +10,7 @@ from ecs_gpu.design.paths import sleep, wake
 from ecs_gpu.infra import loadbalancer
 from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5, G6E, INTERNAL_LB, P5, scaled_to_zero
-from zero_alarms import metric_query, sleep_metrics
+from support.zero_alarms import metric_query, sleep_metrics
 
 
 def _spec(text: str) -> Spec:
