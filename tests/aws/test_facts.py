@@ -22,14 +22,6 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from doctor import world
-from doctor.snapshots import (
-    concurrency_spec,
-    probe_output,
-    validate_response,
-    validate_snapshot,
-    warm_pool_spec,
-)
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
 from ecs_gpu.aws.errors import AccessDenied
@@ -39,6 +31,9 @@ from ecs_gpu.contracts import demand_metric, gpu_metric
 from ecs_gpu.design.paths import fast_path
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.spec import parse_spec
+from support import world
+from support.snapshot_variants import concurrency_spec, warm_pool_spec
+from support.snapshots import probe_output, validate_response, validate_snapshot
 
 TARGET = facts.Target.from_names(world.NAMES)
 

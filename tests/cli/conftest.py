@@ -15,6 +15,10 @@ import pytest
 
 from ecs_gpu.aws.deploy import Waits
 from ecs_gpu.contracts.naming import Names
+from support.doctor_fixtures import (  # noqa: F401 (doctor's fixtures, for test_doctor.py)
+    fixes_quote_runnable_commands,
+    healthy,
+)
 from support.moto_cfn import for_moto, moto_skips  # noqa: F401 (re-exported to the tests here)
 
 NAMES = Names("vllm-g5")

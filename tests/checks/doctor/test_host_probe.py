@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from ecs_gpu.host import probe as host
-
-from .snapshots import IID, probe_output
+from support.snapshots import IID, probe_output
 
 
 def _gzip_of_zeros(mib: int) -> bytes:

@@ -5,12 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ecs_gpu.checks.doctor import run_checks
-
-from ..snapshots import (
-    NAMES,
-    validate_snapshot,
-)
-from .cases import CR_ID, Snap, lt_targets_reservation
+from support.doctor_cases import CR_ID, Snap, lt_targets_reservation
+from support.snapshots import NAMES, validate_snapshot
 
 
 def _group_targets_reservation(s: Snap, preference: str) -> None:

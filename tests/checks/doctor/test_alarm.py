@@ -7,14 +7,7 @@ from collections.abc import Callable
 
 from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.contracts import demand_metric
-
-from ..snapshots import (
-    FAST_ALARM,
-    NAMES,
-    as_concurrency,
-    validate_snapshot,
-)
-from .cases import (
+from support.doctor_cases import (
     Snap,
     _fast_alarm,
     _found,
@@ -22,6 +15,8 @@ from .cases import (
     concurrency_alarm_no_data,
     missing_alarm_firing,
 )
+from support.snapshot_variants import FAST_ALARM, as_concurrency
+from support.snapshots import NAMES, validate_snapshot
 
 
 def test_metric_math_alarm_without_data_is_a_gpu_alarm(healthy: Callable[[], Snap]) -> None:

@@ -8,15 +8,9 @@ import pytest
 
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.checks.doctor import run_checks
-
-from ..snapshots import (
-    IID,
-    NAMES,
-    WARM_IID,
-    as_warm_pool,
-    validate_snapshot,
-)
-from .cases import Snap, _found, _hook, stockout, warm_instance_stuck
+from support.doctor_cases import Snap, _found, _hook, stockout, warm_instance_stuck
+from support.snapshot_variants import WARM_IID, as_warm_pool
+from support.snapshots import IID, NAMES, validate_snapshot
 
 
 def test_quota_failure_gets_the_quota_fix(healthy: Callable[[], Snap]) -> None:
@@ -110,7 +104,7 @@ def test_pool_being_deleted_is_an_asg005_error(healthy: Callable[[], Snap]) -> N
 def test_a_warm_pool_or_hook_deleted_by_hand_is_put_back_with_the_specs_values(
     healthy: Callable[[], Snap],
 ) -> None:
-    from .cases import no_launch_hook, no_warm_pool
+    from support.doctor_cases import no_launch_hook, no_warm_pool
 
     s = healthy()
     no_warm_pool(s)
@@ -227,8 +221,7 @@ def test_doctor_expects_what_the_template_deploys() -> None:
     from ecs_gpu.cli.options import names_of
     from ecs_gpu.cli.prelude import synth_template
     from ecs_gpu.infra import capacity
-
-    from ..snapshots import warm_pool_spec
+    from support.snapshot_variants import warm_pool_spec
 
     assert LAUNCHING == capacity.LAUNCHING
     spec = warm_pool_spec()

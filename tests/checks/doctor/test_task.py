@@ -6,12 +6,9 @@ from collections.abc import Callable
 
 from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.checks.snapshot import COLLECTION_KEY
-
-from ..snapshots import (
-    NAMES,
-    as_concurrency,
-)
-from .cases import Snap
+from support.doctor_cases import Snap
+from support.snapshot_variants import as_concurrency
+from support.snapshots import NAMES
 
 
 def test_sidecar_publishing_another_series_is_td001(healthy: Callable[[], Snap]) -> None:
@@ -32,7 +29,7 @@ def test_a_service_on_another_revision_is_put_back_on_the_stacks(
 ) -> None:
     # The service pointed by hand at a revision without the sidecar: a redeploy of the
     # unchanged stack leaves it there, update-service to the stack's revision does not.
-    from .cases import sidecar_missing
+    from support.doctor_cases import sidecar_missing
 
     s = healthy()
     sidecar_missing(s)

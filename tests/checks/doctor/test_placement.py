@@ -5,11 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ecs_gpu.checks.doctor import run_checks
-
-from ..snapshots import (
-    validate_snapshot,
-)
-from .cases import Snap
+from support.doctor_cases import Snap
+from support.snapshots import validate_snapshot
 
 
 def test_constraint_on_wrong_but_real_type(healthy: Callable[[], Snap]) -> None:

@@ -22,8 +22,10 @@ from ecs_gpu.checks import snapshot as snapshots
 from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.cli import main
 from ecs_gpu.errors import BadInputError
+from support.snapshots import ACCOUNT, KIND_SHAPES, NAMES, REGION, validate_response
 
-from .snapshots import ACCOUNT, KIND_SHAPES, NAMES, REGION, validate_response
+# Every finding rendered here quotes only commands the AWS CLI accepts (as in checks/doctor/).
+pytestmark = pytest.mark.usefixtures("fixes_quote_runnable_commands")
 
 Snap = dict[str, Any]
 NOW = datetime(2026, 11, 29, 17, 5, tzinfo=UTC)

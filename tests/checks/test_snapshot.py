@@ -12,8 +12,10 @@ import pytest
 
 from ecs_gpu.checks import snapshot as snapshots
 from ecs_gpu.errors import BadInputError
+from support.doctor_cases import CASES
 
-from .checks.cases import CASES
+# Every finding rendered here quotes only commands the AWS CLI accepts (as in checks/doctor/).
+pytestmark = pytest.mark.usefixtures("fixes_quote_runnable_commands")
 
 Snap = dict[str, Any]
 
@@ -160,7 +162,7 @@ def test_unknown_fields_still_refuse_what_json_cannot_hold(
 def test_warm_pools_is_an_object_of_describe_warm_pool_outputs(
     healthy: Callable[[], Snap],
 ) -> None:
-    from .snapshots import as_warm_pool
+    from support.snapshot_variants import as_warm_pool
 
     s = healthy()
     as_warm_pool(s)

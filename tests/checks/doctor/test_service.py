@@ -7,12 +7,8 @@ from collections.abc import Callable
 import pytest
 
 from ecs_gpu.checks.doctor import run_checks
-
-from ..snapshots import (
-    NAMES,
-    validate_snapshot,
-)
-from .cases import Snap, _status, unable_to_place
+from support.doctor_cases import Snap, _status, unable_to_place
+from support.snapshots import NAMES, validate_snapshot
 
 
 def test_placement_failure_before_steady_state_is_history(healthy: Callable[[], Snap]) -> None:
@@ -79,7 +75,7 @@ EXEC_ROLE = "arn:aws:iam::123456789012:role/vllm-g5-TaskExecutionRole-1A2B3C"
 
 def _secrets_fail(s: Snap, reason: str) -> None:
     """The service's tasks stop at start: ECS cannot read the server's HF_TOKEN secret."""
-    from .cases import tasks_crash_loop
+    from support.doctor_cases import tasks_crash_loop
 
     tasks_crash_loop(s)
     td = s["task_definitions"][0]

@@ -18,8 +18,7 @@ from ecs_gpu.checks.doctor.registry import (
     registered,
     resolve,
 )
-
-from .cases import Snap, metric_missing, missing_alarm_firing
+from support.doctor_cases import Snap, metric_missing, missing_alarm_firing
 
 
 def test_docs_list_every_check_kind_and_permission() -> None:

@@ -23,8 +23,10 @@ from ecs_gpu.cli import doctor as doctor_cli
 from ecs_gpu.cli import main
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.errors import EXIT_BROKEN_PIPE, BadInputError
+from support import world
 
-from . import world
+# Every finding rendered here quotes only commands the AWS CLI accepts (as in checks/doctor/).
+pytestmark = pytest.mark.usefixtures("fixes_quote_runnable_commands")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "g5-vllm.toml"
 Snap = dict[str, Any]
@@ -447,7 +449,7 @@ def test_live_doctor_from_spec_against_moto(
 def test_warm_pool_spec_against_moto_replays_from_its_snapshot(
     hooked_sessions: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from .snapshots import WARM_POOL_TOML, warm_pool_spec
+    from support.snapshot_variants import WARM_POOL_TOML, warm_pool_spec
 
     session = clients.make_session(None, "us-east-1")
     world.build_world(session, instances=2, tasks=1)

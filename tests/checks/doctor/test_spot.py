@@ -10,9 +10,9 @@ from typing import Any
 
 from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.design.spot import DRAIN_FLAG
-
-from ..snapshots import NAMES, as_spot, as_spot_od0, validate_snapshot
-from .cases import Snap, _found, spot_interrupted
+from support.doctor_cases import Snap, _found, spot_interrupted
+from support.snapshot_variants import as_spot, as_spot_od0
+from support.snapshots import NAMES, validate_snapshot
 
 SPOT_CHECKS = ("ASG009", "SVC003", "LT003", "ALM003")
 

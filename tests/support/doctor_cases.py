@@ -16,21 +16,16 @@ from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.checks.snapshot import COLLECTION_KEY
 from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.design.paths import wake
-from support.zero_alarms import wake_metrics
-
-from ..snapshots import (
+from support.snapshot_variants import (
     FAST_ALARM,
-    IID,
-    NAMES,
     SCALE_IN_ALARM,
     WARM_IID,
     as_concurrency,
     as_spot,
     as_warm_pool,
-    asg_average_spec,
-    probe_output,
-    validate_snapshot,
 )
+from support.snapshots import IID, NAMES, asg_average_spec, probe_output, validate_snapshot
+from support.zero_alarms import wake_metrics
 
 Snap = dict[str, Any]
 
@@ -481,8 +476,7 @@ def strategy_without_spot(s: Snap) -> None:
 def spot_without_draining(s: Snap) -> None:
     # The Spot group's template is the On-Demand one's user data: no drain flag.
     from ecs_gpu import host
-
-    from ..snapshots import concurrency_spec
+    from support.snapshot_variants import concurrency_spec
 
     as_spot(s)
     plain = host.cloud_config(concurrency_spec())

@@ -11,12 +11,7 @@ import pytest
 
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.checks.doctor import CHECKS, CHECKS_BY_ID, run_checks
-
-from ..snapshots import (
-    as_concurrency,
-    validate_snapshot,
-)
-from .cases import (
+from support.doctor_cases import (
     CASES,
     Snap,
     agent_cannot_stat,
@@ -24,6 +19,11 @@ from .cases import (
     no_gpu_registered,
     warm_instance_stuck,
 )
+from support.snapshot_variants import as_concurrency
+from support.snapshots import validate_snapshot
+
+# Every finding rendered here quotes only commands the AWS CLI accepts (as in checks/doctor/).
+pytestmark = pytest.mark.usefixtures("fixes_quote_runnable_commands")
 
 
 def test_every_check_has_a_broken_case() -> None:

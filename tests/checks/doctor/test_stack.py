@@ -5,12 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ecs_gpu.checks.doctor import run_checks
-
-from ..snapshots import (
-    NAMES,
-    validate_snapshot,
-)
-from .cases import Snap, delete_stuck
+from support.doctor_cases import Snap, delete_stuck
+from support.snapshots import NAMES, validate_snapshot
 
 
 def test_scale_in_protection_alone_does_not_block_a_healthy_stack(

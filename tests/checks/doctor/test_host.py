@@ -7,8 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from ecs_gpu.checks.doctor import run_checks
-
-from .cases import Snap, _probe, _status, env_inert
+from support.doctor_cases import Snap, _probe, _status, env_inert
 
 
 def test_nvidia_env_with_nvidia_default_runtime_is_fine(healthy: Callable[[], Snap]) -> None:

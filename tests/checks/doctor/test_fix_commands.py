@@ -14,8 +14,7 @@ import pytest
 
 from ecs_gpu.checks.doctor import run_checks
 from support.aws_cli_model import commands, problems
-
-from .checks.cases import CASES
+from support.doctor_cases import CASES
 
 Snap = dict[str, Any]
 

@@ -10,7 +10,7 @@ import pytest
 from ecs_gpu.checks.doctor import CHAIN, CHECKS, CHECKS_BY_ID, check
 from ecs_gpu.checks.doctor.registry import registered
 
-DOC = (Path(__file__).resolve().parents[2] / "docs" / "doctor.md").read_text(encoding="utf-8")
+DOC = (Path(__file__).resolve().parents[3] / "docs" / "doctor.md").read_text(encoding="utf-8")
 
 
 def _chain_table() -> list[tuple[str, list[str]]]:

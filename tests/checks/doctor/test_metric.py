@@ -10,13 +10,7 @@ import pytest
 from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.contracts import gpu_metric
-
-from ..snapshots import (
-    NAMES,
-    as_concurrency,
-    validate_snapshot,
-)
-from .cases import (
+from support.doctor_cases import (
     Snap,
     _reservation,
     as_asg_average,
@@ -24,6 +18,8 @@ from .cases import (
     metric_missing,
     reservation_missing,
 )
+from support.snapshot_variants import as_concurrency
+from support.snapshots import NAMES, validate_snapshot
 
 
 def _met004(s: Snap) -> list[Any]:

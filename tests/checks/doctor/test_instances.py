@@ -6,12 +6,14 @@ import copy
 from collections.abc import Callable
 
 from ecs_gpu.checks.doctor import run_checks
-
-from ..snapshots import (
-    IID,
-    validate_snapshot,
+from support.doctor_cases import (
+    Snap,
+    agent_config_missing,
+    agent_disconnected,
+    no_gpu_registered,
+    no_instances,
 )
-from .cases import Snap, agent_config_missing, agent_disconnected, no_gpu_registered, no_instances
+from support.snapshots import IID, validate_snapshot
 
 # EC2 Auto Scaling's own replacement: terminate and launch, scale-in protection or not.
 SET_UNHEALTHY = f"aws autoscaling set-instance-health --instance-id {IID} --health-status Unhealthy"

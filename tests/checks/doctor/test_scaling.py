@@ -11,17 +11,7 @@ from ecs_gpu.aws.facts import COLLECTION_KEY
 from ecs_gpu.checks.doctor import run_checks
 from ecs_gpu.contracts import demand_metric, gpu_metric
 from ecs_gpu.design.paths import fast_path, sleep, wake
-from support.zero_alarms import sleep_metrics
-
-from ..snapshots import (
-    FAST_ALARM,
-    NAMES,
-    SCALE_IN_ALARM,
-    as_concurrency,
-    concurrency_spec,
-    validate_snapshot,
-)
-from .cases import (
+from support.doctor_cases import (
     LOAD_BALANCER,
     NIGHTS,
     WAKE_ALARM,
@@ -37,6 +27,9 @@ from .cases import (
     with_wake,
     zero_without_wake,
 )
+from support.snapshot_variants import FAST_ALARM, SCALE_IN_ALARM, as_concurrency, concurrency_spec
+from support.snapshots import NAMES, validate_snapshot
+from support.zero_alarms import sleep_metrics
 
 
 def test_gpu_policy_in_either_form_is_healthy(healthy: Callable[[], Snap]) -> None:
