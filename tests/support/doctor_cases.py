@@ -649,6 +649,16 @@ CASES: list[tuple[str, Callable[[Snap], None], str, str, str, str]] = [
 ]  # fmt: skip
 
 
+def _ids(s: Snap) -> set[str]:
+    """The id of each finding doctor makes on ``s``."""
+    return {f.id for f in run_checks(s).findings}
+
+
+def _drop_policy(s: Snap, name: str) -> None:
+    """``s`` without the scaling policy called ``name``."""
+    s["scaling_policies"] = [p for p in s["scaling_policies"] if p["PolicyName"] != name]
+
+
 def _found(s: Snap, check_id: str) -> list[Any]:
     validate_snapshot(s)
     return [f for f in run_checks(s).findings if f.id == check_id]
