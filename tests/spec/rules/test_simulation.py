@@ -6,7 +6,7 @@ import pytest
 
 from ecs_gpu.spec import parse_spec
 
-from .specdata import CONC, PATH, edited, one_problem, with_
+from ..specdata import CONC, PATH, edited, one_problem, with_
 
 
 def test_cpu_idle_above_full_load_names_both_keys() -> None:

@@ -9,7 +9,7 @@ from ecs_gpu.spec import (
     parse_spec,
 )
 
-from .specdata import (
+from ..specdata import (
     PATH,
     one_problem,
     with_,

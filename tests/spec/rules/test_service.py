@@ -8,7 +8,7 @@ import pytest
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.spec.rules.service import shm_limit_mib, shm_memory_needed_mib
 
-from .specdata import (
+from ..specdata import (
     _SSM,
     CONC,
     FULL,

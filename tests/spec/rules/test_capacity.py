@@ -10,7 +10,7 @@ from ecs_gpu.spec import (
     parse_spec,
 )
 
-from .specdata import (
+from ..specdata import (
     CONC,
     FULL,
     PATH,

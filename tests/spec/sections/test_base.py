@@ -17,7 +17,7 @@ from ecs_gpu.spec import (
     parse_spec,
 )
 
-from .specdata import (
+from ..specdata import (
     _FIELD_TYPES,
     _SSM,
     CONC,

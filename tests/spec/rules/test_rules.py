@@ -1,5 +1,5 @@
 """The rule registry (spec/rules/__init__.py): one bad spec per rule and one valid spec per note,
-all problems at once, and the one-line Problem form (spec/messages.py)."""
+all problems at once (the one-line form they share: tests/spec/test_messages.py)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ import tomllib
 import pytest
 
 from ecs_gpu.spec import Spec, parse_spec
-from ecs_gpu.spec.messages import Problem
 from ecs_gpu.spec.rules import NOTES, RULES, cross_field_problems, spec_warnings
 
-from .specdata import (
+from ..specdata import (
     CONC,
     FULL,
     PATH,
@@ -29,11 +28,6 @@ def test_all_problems_are_reported_at_once() -> None:
     found = problems(text)
     keys = {line.split(" = ")[0].removeprefix(f"{PATH}: ") for line in found}
     assert {"service.gpus_per_task", "scaling.min_tasks"} <= keys
-
-
-def test_problem_formats_to_the_one_line_shape() -> None:
-    p = Problem("scaling.max_tasks", 5, "too many", "lower it")
-    assert p.format("a.toml") == "a.toml: scaling.max_tasks = 5: too many. Fix: lower it."
 
 
 def test_full_and_concurrency_baselines_are_valid_without_notes() -> None:

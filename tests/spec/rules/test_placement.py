@@ -11,7 +11,7 @@ from ecs_gpu import catalog
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.spec.rules.service import shm_limit_mib
 
-from .specdata import (
+from ..specdata import (
     FULL,
     PATH,
     dumps,

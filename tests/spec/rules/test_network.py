@@ -12,7 +12,7 @@ from ecs_gpu.spec import (
     parse_spec,
 )
 
-from .specdata import (
+from ..specdata import (
     FULL,
     PATH,
     dumps,
