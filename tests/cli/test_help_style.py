@@ -1,4 +1,5 @@
-"""Every command's --help: one metavar style (upper-case words), no type on flags, -y for --yes."""
+"""Every command's --help: one metavar style (upper-case words, cli/help_style.py), no type on
+flags, -y for --yes, and an example of the command."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import typer
 from typer.core import TyperArgument, TyperOption
 
 from ecs_gpu import cli
-from ecs_gpu.cli import help_style
+from ecs_gpu.cli import help_style, main
 
 # A word in capitals (PATH, SECONDS, FILE|NAME), optionally in brackets ([PATH]: may be left out).
 WORD = re.compile(r"\[?[A-Z][A-Z0-9]*(\|[A-Z][A-Z0-9]*)*\]?")
@@ -106,3 +107,23 @@ def test_help_shows_every_spec_section_it_names(
     shown = " ".join(capsys.readouterr().out.split())
     missing = sorted(n for n in named if f"[{n}]" not in shown)
     assert not missing, missing
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["diff"],
+        ["deploy"],
+        ["destroy"],
+        ["verify"],
+        ["verify", "metrics"],
+        ["verify", "scaling"],
+        ["doctor"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_help_explains_with_an_example(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv, "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Example" in out
+    assert f"ecs-gpu {argv[0]} " in out.split("Example", 1)[1]
