@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from botocore.stub import Stubber
+from cli.stacks import record_calls
 
 from cli.conftest import EXAMPLE_SPEC, NAMES, NO_WAIT
-from cli.test_deploy import record_calls
 from cli.test_events import ROLLBACK, STACK_ID, describe_stack
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import follow as fl
