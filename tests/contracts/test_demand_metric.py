@@ -681,7 +681,7 @@ def test_namespace_is_custom_and_iam_condition_reads_it() -> None:
 
 def test_alarm_period_is_one_publish_interval() -> None:
     # A 10-s alarm period needs StorageResolution 1 (botocore PutMetricAlarm.Period);
-    # the deployed alarm's period and statistic: tests/infra/test_scaling_policies.py.
+    # the deployed alarm's period and statistic: tests/infra/test_scaling_steps.py.
     assert demand_metric.STORAGE_RESOLUTION == 1
     assert demand_metric.ALARM_PERIOD_S == demand_metric.PUBLISH_INTERVAL_S == 10
 

@@ -477,7 +477,7 @@ def test_dashboard_and_missing_metric_alarm_present(t: T, spec: Spec) -> None:
     alarms = resources(t, "AWS::CloudWatch::Alarm")
     named = [a["Properties"].get("AlarmName") for a in alarms.values()]
     if spec.scaling.signal == "concurrency":
-        # Plus the concurrency missing-metric and fast-path alarms (test_scaling_policies.py).
+        # Plus the concurrency missing-metric and fast-path alarms (test_scaling_*.py).
         assert names.gpu_metric_missing_alarm in named and len(named) == 3
     else:
         assert named == [names.gpu_metric_missing_alarm]

@@ -1,6 +1,6 @@
 """The fast path's numbers (fast_path.py): alarm timing, threshold, step table, sizing.
 
-CDK-free: the template tests (tests/infra/test_scaling_policies.py) check
+CDK-free: the template tests (tests/infra/test_scaling_steps.py) check
 that the synthesized alarm and step policy carry exactly these numbers.
 """
 

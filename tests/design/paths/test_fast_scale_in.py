@@ -1,6 +1,6 @@
 """The fast scale-in's numbers (fast_scale_in.py): alarm timing, threshold, step table, sizing.
 
-CDK-free: the template tests (tests/infra/test_scaling_policies.py) check
+CDK-free: the template tests (tests/infra/test_scaling_steps.py) check
 that the synthesized alarm and step policy carry exactly these numbers, and
 the simulator's (tests/sim/test_sim_scale_in.py) that it runs them.
 """
