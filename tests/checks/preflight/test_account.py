@@ -1,153 +1,21 @@
-"""Preflight's pure checks over plain answers: no AWS, no mocks.
-
-Every answer fed to a check is shaped as AWS's and checked with botocore's
-own response validator (the one Stubber uses: tests/doctor/snapshots.py),
-so a made-up field fails the test. DescribeCapacityReservations and the EC2
-quota codes are answered here because moto lacks them (moto 5.2: no
-DescribeCapacityReservations; Service Quotas knows only the "vpc" service).
+"""Preflight's account checks (checks/preflight/account.py) over plain answers: no AWS, no
+mocks. Quotas (On-Demand and Spot), the Region's offering, the AMI, secrets, the ECR image
+and the certificate; every answer is AWS-shaped (tests/checks/preflight/answers.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 
-import botocore.session
 import pytest
-from botocore.validate import ParamValidator
 
-from ecs_gpu.checks.model import Finding
-from ecs_gpu.checks.preflight.account import Needs, Result, evaluate
+from ecs_gpu.checks.preflight.account import Needs, evaluate
 from ecs_gpu.checks.preflight.needs import spot_quota_needs
 from ecs_gpu.checks.snapshot import COLLECTION_KEY
 from ecs_gpu.contracts import quotas
 from ecs_gpu.spec import load_spec
 
-_BOTOCORE = botocore.session.get_session()
-
-
-def validate_response(service: str, operation: str, response: dict[str, Any]) -> None:
-    """Raise unless ``response`` is a valid output of the operation (Stubber's own check)."""
-    shape = _BOTOCORE.get_service_model(service).operation_model(operation).output_shape
-    report = ParamValidator().validate(response, shape)
-    assert not report.has_errors(), f"{service} {operation}: {report.generate_report()}"
-
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-RID = "cr-0123456789abcdef0"
-
-
-@pytest.fixture(scope="module")
-def g5() -> Needs:
-    return Needs.from_spec(load_spec(EXAMPLES / "g5-vllm.toml"), "us-east-1")
-
-
-@pytest.fixture(scope="module")
-def g6e() -> Needs:
-    """A [network] spec with a reservation of 2 g6e.12xlarge."""
-    return Needs.from_spec(load_spec(EXAMPLES / "g6e-alb-odcr.toml"), "us-east-1")
-
-
-def quota(value: float) -> dict[str, Any]:
-    q = {
-        "ServiceCode": "ec2",
-        "ServiceName": "Amazon Elastic Compute Cloud (Amazon EC2)",
-        "QuotaArn": "arn:aws:servicequotas:us-east-1:123456789012:ec2/L-DB2E81BA",
-        "QuotaCode": "L-DB2E81BA",
-        "QuotaName": "Running On-Demand G and VT instances",
-        "Value": value,
-        "Unit": "None",
-        "Adjustable": True,
-        "GlobalQuota": False,
-    }
-    validate_response("service-quotas", "GetServiceQuota", {"Quota": q})
-    return q
-
-
-def instance(itype: str, cores: int, threads: int = 2) -> dict[str, Any]:
-    i = {
-        "InstanceId": "i-0123456789abcdef0",
-        "InstanceType": itype,
-        "CpuOptions": {"CoreCount": cores, "ThreadsPerCore": threads},
-    }
-    validate_response("ec2", "DescribeInstances", {"Reservations": [{"Instances": [i]}]})
-    return i
-
-
-def offerings(itype: str, location_type: str, locations: list[str]) -> list[dict[str, Any]]:
-    items = [
-        {"InstanceType": itype, "LocationType": location_type, "Location": loc} for loc in locations
-    ]
-    validate_response("ec2", "DescribeInstanceTypeOfferings", {"InstanceTypeOfferings": items})
-    return items
-
-
-def reservation(**over: Any) -> dict[str, Any]:
-    r = {
-        "CapacityReservationId": RID,
-        "OwnerId": "123456789012",
-        "InstanceType": "g6e.12xlarge",
-        "InstancePlatform": "Linux/UNIX",
-        "AvailabilityZone": "us-east-1a",
-        "Tenancy": "default",
-        "TotalInstanceCount": 2,
-        "AvailableInstanceCount": 2,
-        "EbsOptimized": True,
-        "EphemeralStorage": False,
-        "State": "active",
-        "EndDateType": "unlimited",
-        "InstanceMatchCriteria": "targeted",
-        "CreateDate": NOW - timedelta(days=30),
-        **over,
-    }
-    validate_response("ec2", "DescribeCapacityReservations", {"CapacityReservations": [r]})
-    return r
-
-
-def subnets(vpc: str, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    items = [{"SubnetId": sid, "VpcId": vpc, "AvailabilityZone": az} for sid, az in pairs]
-    validate_response("ec2", "DescribeSubnets", {"Subnets": items})
-    return items
-
-
-def snap(denied: list[dict[str, Any]] | None = None, **kinds: Any) -> dict[str, Any]:
-    return {
-        **kinds,
-        COLLECTION_KEY: {"now": NOW.isoformat(), "denied": denied or [], "errors": []},
-    }
-
-
-def healthy_g5(**over: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "vcpu_quota": {"Quota": quota(64.0), "source": "applied"},
-        "vcpu_usage": [],
-        "offerings_region": offerings("g5.xlarge", "region", ["us-east-1"]),
-        "offerings_az": offerings(
-            "g5.xlarge", "availability-zone", ["us-east-1a", "us-east-1b", "us-east-1c"]
-        ),
-        "availability_zones": [
-            {"ZoneName": z, "State": "available", "ZoneType": "availability-zone"}
-            for z in ("us-east-1a", "us-east-1b", "us-east-1c")
-        ],
-        "ami": {"parameter": "/aws/service/...", "value": "ami-0123456789abcdef0"},
-        "service_linked_role": {"exists": True},
-    }
-    validate_response(
-        "ec2", "DescribeAvailabilityZones", {"AvailabilityZones": base["availability_zones"]}
-    )
-    return snap(**{**base, **over})
-
-
-def of(result: Result, check_id: str) -> list[Finding]:
-    return [f for f in result.report.findings if f.id == check_id]
-
-
-def status(result: Result, check_id: str) -> str:
-    (r,) = [r for r in result.report.results if r.check.id == check_id]
-    return r.status
+from .answers import EXAMPLES, _spot_quota, healthy_g5, instance, of, quota, status
 
 
 def test_a_healthy_account_has_no_error_and_says_why_the_network_checks_are_not_needed(
@@ -263,85 +131,10 @@ def test_a_denied_quota_read_makes_only_the_quota_check_unknown(g5: Needs) -> No
     assert result.report.checked > 0
 
 
-def test_a_type_not_offered_in_a_subnets_az_is_an_error(g6e: Needs) -> None:
-    vpc = str(g6e.vpc_id)
-    a, b = g6e.subnet_ids
-    s = snap(
-        offerings_az=offerings("g6e.12xlarge", "availability-zone", ["us-east-1a"]),
-        subnets=subnets(vpc, [(a, "us-east-1a"), (b, "us-east-1e")]),
-    )
-    (f,) = of(evaluate(s, g6e), "PRE003")
-    assert f.severity == "error"
-    assert f.title == (
-        f"g6e.12xlarge is not offered in us-east-1e, the AZ of subnet {b}: the group cannot "
-        "launch there"
-    )
-
-
 def test_a_type_not_offered_in_the_region_is_an_error(g5: Needs) -> None:
     result = evaluate(healthy_g5(offerings_region=[]), g5)
     (f,) = of(result, "PRE002")
     assert f.severity == "error" and f.title == "g5.xlarge is not offered in us-east-1"
-
-
-def _odcr(g6e: Needs, r: dict[str, Any] | None) -> list[Finding]:
-    vpc = str(g6e.vpc_id)
-    a, b = g6e.subnet_ids
-    s = snap(
-        capacity_reservations=[] if r is None else [r],
-        subnets=subnets(vpc, [(a, "us-east-1a"), (b, "us-east-1b")]),
-    )
-    return of(evaluate(s, g6e), "PRE005")
-
-
-def test_a_fitting_reservation_passes(g6e: Needs) -> None:
-    assert _odcr(g6e, reservation()) == []
-
-
-@pytest.mark.parametrize(
-    ("over", "field", "words"),
-    [
-        ({"InstanceType": "g6e.2xlarge"}, "InstanceType", "is for g6e.2xlarge"),
-        ({"AvailabilityZone": "us-east-1d"}, "AvailabilityZone", "no instance can use it"),
-        ({"TotalInstanceCount": 1, "AvailableInstanceCount": 1}, "TotalInstanceCount", "holds 1"),
-        ({"State": "expired"}, "State", "is expired, not active"),
-        ({"InstancePlatform": "Windows"}, "InstancePlatform", "Linux/UNIX"),
-    ],
-)
-def test_a_reservation_that_does_not_fit_is_an_error(
-    g6e: Needs, over: dict[str, Any], field: str, words: str
-) -> None:
-    found = _odcr(g6e, reservation(**over))
-    errors = [f for f in found if f.severity == "error"]
-    assert [f.evidence[0].field for f in errors] == [field]
-    assert words in errors[0].title
-
-
-def test_a_missing_reservation_is_an_error(g6e: Needs) -> None:
-    (f,) = _odcr(g6e, None)
-    assert (
-        f.severity == "error"
-        and f.title == f"capacity reservation {RID} does not exist in us-east-1"
-    )
-
-
-def test_a_reservation_ending_soon_or_open_or_partly_used_is_a_warning_or_note(
-    g6e: Needs,
-) -> None:
-    found = _odcr(
-        g6e,
-        reservation(
-            EndDateType="limited",
-            EndDate=NOW + timedelta(days=2),
-            InstanceMatchCriteria="open",
-            AvailableInstanceCount=1,
-        ),
-    )
-    assert {(f.evidence[0].field, f.severity) for f in found} == {
-        ("EndDate", "warning"),
-        ("InstanceMatchCriteria", "info"),
-        ("AvailableInstanceCount", "warning"),
-    }
 
 
 def test_secrets_missing_scheduled_for_deletion_or_present(g5: Needs) -> None:
@@ -381,124 +174,6 @@ def test_a_missing_ecr_tag_is_an_error(g5: Needs) -> None:
     (f,) = of(evaluate(s, n), "PRE008")
     assert f.severity == "error" and "ImageNotFoundException" in f.title and image in f.title
     assert of(evaluate(healthy_g5(ecr_image={"found": True}), n), "PRE008") == []
-
-
-def test_private_subnets_without_nat_need_the_endpoints(g6e: Needs) -> None:
-    vpc = str(g6e.vpc_id)
-    a, b = g6e.subnet_ids
-    tables = [
-        {
-            "RouteTableId": "rtb-0123456789abcdef0",
-            "VpcId": vpc,
-            "Associations": [{"Main": True, "RouteTableId": "rtb-0123456789abcdef0"}],
-            "Routes": [{"DestinationCidrBlock": "10.0.0.0/16", "GatewayId": "local"}],
-        },
-        {
-            "RouteTableId": "rtb-0123456789abcdef1",
-            "VpcId": vpc,
-            "Associations": [{"SubnetId": b, "RouteTableId": "rtb-0123456789abcdef1"}],
-            "Routes": [
-                {"DestinationCidrBlock": "0.0.0.0/0", "NatGatewayId": "nat-0123456789abcdef0"}
-            ],
-        },
-    ]
-    validate_response("ec2", "DescribeRouteTables", {"RouteTables": tables})
-    s = snap(
-        subnets=subnets(vpc, [(a, "us-east-1a"), (b, "us-east-1b")]),
-        route_tables=tables,
-        vpc_endpoints=[],
-    )
-    (f,) = of(evaluate(s, g6e), "PRE011")
-    assert f.severity == "error" and f"subnet {a} has no route out" in f.title
-    missing = next(e.value for e in f.evidence if e.field == "missing")
-    assert {"ecr.api", "ecr.dkr", "ecs", "ecs-agent", "ecs-telemetry", "logs", "ssm"} <= set(
-        missing
-    )
-    assert "s3 (gateway)" in missing
-
-
-def test_quota_codes_follow_the_family() -> None:
-    assert quotas.on_demand("g6e.12xlarge").code == "L-DB2E81BA"
-    assert quotas.on_demand("p5.48xlarge").code == "L-417A185B"
-    assert quotas.SPOT["G"].code == "L-3819A6DF" and quotas.SPOT["P"].code == "L-7212CCBC"
-
-
-@pytest.mark.parametrize(
-    ("pool", "instances"),
-    [
-        # The default prepared capacity (min_size, at least 1): the pool holds min_size.
-        ("", 1),
-        ("min_size = 3", 3),
-        ("min_size = 0", 0),
-        # max_prepared = max_instances (4): nothing beside a full group but min_size.
-        ("min_size = 1\nmax_prepared = 4", 1),
-        ("min_size = 0\nmax_prepared = 4", 0),
-    ],
-)
-def test_the_quota_counts_the_pool_the_template_deploys(
-    tmp_path: Path, pool: str, instances: int
-) -> None:
-    """Needs' pool is PutWarmPool's size beside a group at max_instances (managed_scaling)."""
-    text = (EXAMPLES / "g5-vllm.toml").read_text()
-    spec = tmp_path / "pool.toml"
-    spec.write_text(f"{text}\n[capacity.warm_pool]\n{pool}\n")
-    needs = Needs.from_spec(load_spec(spec), "us-east-1")
-    assert needs.max_instances == 4
-    assert needs.pool_instances == instances
-
-
-def test_the_documented_policy_is_the_permissions_preflight_calls() -> None:
-    """docs/operate.md's pasteable policy lists exactly preflight.PERMISSIONS."""
-    import json
-    import re
-
-    from ecs_gpu.aws.preflight import PERMISSIONS
-
-    doc = (EXAMPLES.parent / "docs" / "operate.md").read_text(encoding="utf-8")
-    section = doc[doc.index("**The permissions preflight needs**") :]
-    policy = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))  # type: ignore[union-attr]
-    assert policy["Statement"][0]["Action"] == list(PERMISSIONS)
-
-
-def test_the_documented_quota_request_is_the_g6e_examples_fleet() -> None:
-    """docs/operate.md's --desired-value: the g6e example's fleet at max_instances."""
-    needs = Needs.from_spec(load_spec(EXAMPLES / "g6e-alb-odcr.toml"), "us-east-1")
-    # 6 instances, and 1 beside them while an instance refresh rolls (110 %).
-    assert (needs.max_instances, needs.refresh_instances, needs.vcpus) == (6, 1, 48)
-    assert needs.vcpus_needed == 336
-    doc = (EXAMPLES.parent / "docs" / "operate.md").read_text(encoding="utf-8")
-    assert f"--desired-value {needs.vcpus_needed}" in doc
-
-
-def _spot_quota(value: float, group: str = "G", **more: float) -> dict[str, Any]:
-    """The snapshot's Spot quotas by code: ``group``'s at ``value``, and any ``more`` groups."""
-    out = {}
-    for g, v in {group: value, **more}.items():
-        q = quota(v)
-        code = quotas.SPOT[g].code
-        q.update(
-            QuotaCode=code,
-            QuotaName=quotas.SPOT[g].name,
-            QuotaArn=f"arn:aws:servicequotas:us-east-1:123456789012:ec2/{code}",
-        )
-        out[code] = {"Quota": q, "source": "applied"}
-    return out
-
-
-@pytest.fixture(scope="module")
-def g5_spot() -> Needs:
-    """The g5 example with [capacity.spot] over g5.xlarge and g6.xlarge (4 vCPUs each)."""
-    text = (
-        (EXAMPLES / "g5-vllm.toml")
-        .read_text(encoding="utf-8")
-        .replace(
-            "\n[scaling]\n",
-            '\n[capacity.spot]\ninstance_types = ["g5.xlarge", "g6.xlarge"]\n\n[scaling]\n',
-        )
-    )
-    from ecs_gpu.spec import parse_spec
-
-    return Needs.from_spec(parse_spec(text, "spot.toml"), "us-east-1")
 
 
 def test_the_spot_quota_is_checked_only_with_a_spot_group(g5: Needs, g5_spot: Needs) -> None:
