@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 from botocore.stub import Stubber
-from cli.stacks import record_calls
 
 from cli.conftest import EXAMPLE_SPEC, NAMES, NO_WAIT
-from cli.test_events import ROLLBACK, STACK_ID, describe_stack
+from cli.stacks import record_calls
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import follow as fl
 from ecs_gpu.checks.stack_events import StackEvent
 from ecs_gpu.design import redeploy
 from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
 from ecs_gpu.spec import parse_spec
+from support.cfn_events import ROLLBACK, STACK_ID, describe_stack
 
 STACK = NAMES.stack
 
