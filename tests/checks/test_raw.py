@@ -240,11 +240,3 @@ def test_save_snapshot_turns_raw_output_into_a_collected_snapshot(
     full = json.loads(saved.read_text())
     assert full[COLLECTION_KEY]["tool"] == raw.TOOL and full[COLLECTION_KEY]["assumed"]
     assert main(["doctor", "--from-snapshot", str(saved)]) == 0
-
-
-def test_epoch_timestamps_of_aws_cli_v1_are_read() -> None:
-    from ecs_gpu.checks.doctor.common import parse_time
-
-    assert parse_time(1764435600) == datetime(2025, 11, 29, 17, 0, tzinfo=UTC)
-    assert parse_time(1764435600.5) == datetime(2025, 11, 29, 17, 0, 0, 500000, tzinfo=UTC)
-    assert parse_time(True) is None and parse_time(10**30) is None

@@ -1,7 +1,7 @@
-"""Every `aws ...` command a finding's fix quotes runs as quoted (tests/aws_cli_model.py).
+"""Every `aws ...` command a finding's fix quotes runs as quoted (tests/support/aws_cli_model.py).
 
 The conftest's autouse fixture checks each finding any doctor test renders; this
-file renders the breakage of every check (checks/cases.py) on its own, and holds
+file renders the breakage of every check (tests/support/doctor_cases.py) on its own, and holds
 the helper itself to what the AWS CLI refuses.
 """
 

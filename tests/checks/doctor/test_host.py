@@ -1,4 +1,5 @@
-"""Link checks of doctor/checks/host.py (the breakage of each check is in cases.py)."""
+"""Link checks of checks/doctor/host.py (the breakage of each check is in
+tests/support/doctor_cases.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Link checks of doctor/checks/instances.py (the breakage of each check is in cases.py)."""
+"""Link checks of checks/doctor/instances.py (the breakage of each check is in
+tests/support/doctor_cases.py)."""
 
 from __future__ import annotations
 
@@ -51,23 +52,3 @@ def test_cpu_host_of_another_service_is_not_a_gpu_finding(healthy: Callable[[], 
     s["container_instances"].append(other)
     validate_snapshot(s)
     assert not [f for f in run_checks(s).findings if f.id == "ECS003"]
-
-
-def test_in_service_counts_only_instances_in_service_per_group() -> None:
-    from ecs_gpu.checks.doctor.common import in_service, in_service_counts
-
-    groups = [
-        {
-            "AutoScalingGroupName": "od",
-            "Instances": [
-                {"InstanceId": "i-1", "LifecycleState": "InService"},
-                {"InstanceId": "i-2", "LifecycleState": "Pending"},
-                {"InstanceId": "i-3", "LifecycleState": "Terminating"},
-            ],
-        },
-        {"AutoScalingGroupName": "spot", "Instances": []},
-        {"AutoScalingGroupName": "other"},
-    ]
-    # verify metrics, MET001 (through ecs_gpu.design.spot.publishers) and ECS001 read these.
-    assert in_service(groups) == {"od": ["i-1"], "spot": [], "other": []}
-    assert in_service_counts(groups) == {"od": 1, "spot": 0, "other": 0}

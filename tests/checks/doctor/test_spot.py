@@ -1,5 +1,5 @@
 """Doctor on a [capacity.spot] deployment: ASG009, SVC003, LT003, ALM003 (breakages in
-cases.py)."""
+tests/support/doctor_cases.py)."""
 
 from __future__ import annotations
 

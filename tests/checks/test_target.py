@@ -1,4 +1,4 @@
-"""aws/target.py: what doctor collects for, from a spec or from names alone."""
+"""checks/target.py: what doctor collects for, from a spec or from names alone."""
 
 from __future__ import annotations
 
