@@ -19,6 +19,7 @@ from support.doctor_fixtures import (  # noqa: F401 (doctor's fixtures, for test
     fixes_quote_runnable_commands,
     healthy,
 )
+from support.examples import templates  # noqa: F401 (the examples validated once, for test_define.py)
 from support.moto_cfn import for_moto, moto_skips  # noqa: F401 (re-exported to the tests here)
 
 NAMES = Names("vllm-g5")

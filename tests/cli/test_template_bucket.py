@@ -24,8 +24,8 @@ from ecs_gpu.errors import EXIT_AWS, EXIT_INTERRUPTED, BadInputError, EcsGpuErro
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.template.limits import MAX_TEMPLATE_BODY_BYTES
 from ecs_gpu.template.synth import synth_template
-from infra.test_template_size import largest_spec_text
 from support.moto_cfn import ami_parameters, for_moto
+from template.test_limits import largest_spec_text
 
 from .conftest import NO_WAIT, Clients
 from .test_failures import as_user, restricted_user

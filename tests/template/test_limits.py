@@ -1,4 +1,4 @@
-"""What deploy sends must fit CloudFormation's limits with every feature on.
+"""What deploy sends must fit CloudFormation's limits (template/limits.py) with every feature on.
 
 ``deploy`` sends the template inline (minified JSON, at most 51,200 bytes as
 TemplateBody; ``template.template_size_problem``), or through a bucket the
@@ -26,8 +26,7 @@ from ecs_gpu.template.limits import (
     template_size_problem,
 )
 from ecs_gpu.template.synth import synth_template, template_json
-
-from .conftest import EXAMPLES, EXAMPLES_DIR
+from support.examples import EXAMPLES, EXAMPLES_DIR
 
 # Room left for what a real spec adds beyond these: a longer name, another
 # variable, a longer image reference.

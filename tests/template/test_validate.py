@@ -1,4 +1,5 @@
-"""validate(): cfn-lint and cdk-nag clean on every example, and each check can fail."""
+"""validate() (template/validate.py): cfn-lint and cdk-nag clean on every example, and each
+check can fail."""
 
 from __future__ import annotations
 
@@ -22,9 +23,8 @@ from ecs_gpu.template.validate import (
     synth_findings,
     validate,
 )
-
-from .conftest import EXAMPLES_DIR
-from .tpl import one
+from infra.tpl import one
+from support.examples import EXAMPLES_DIR
 
 if TYPE_CHECKING:
     from ecs_gpu.template.synth import Synthesized
@@ -163,8 +163,7 @@ def test_validate_cli_prints_the_note_and_exits_0(
 ) -> None:
     from ecs_gpu.cli import main
     from ecs_gpu.template import limits
-
-    from .conftest import EXAMPLES_DIR
+    from support.examples import EXAMPLES_DIR
 
     monkeypatch.setattr(limits, "MAX_TEMPLATE_BODY_BYTES", 1_000)
     code = main(["validate", str(EXAMPLES_DIR / "g6e-alb-odcr.toml")])

@@ -1,4 +1,4 @@
-"""`ecs-gpu synth` and `ecs-gpu validate` through the real CLI entry point."""
+"""`ecs-gpu synth` and `ecs-gpu validate` (cli/define.py) through the real CLI entry point."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import pytest
 
 from ecs_gpu import cli
 from ecs_gpu.errors import EXIT_BAD_INPUT, EXIT_OK, EXIT_PROBLEMS
-
-from .conftest import EXAMPLES_DIR
+from support.examples import EXAMPLES_DIR
 
 G5 = EXAMPLES_DIR / "g5-vllm.toml"
 G6E = EXAMPLES_DIR / "g6e-alb-odcr.toml"
