@@ -1,4 +1,5 @@
-"""A user's own CDK app with GpuService makes the same resources as `ecs-gpu synth`."""
+"""The GpuService construct (infra/service.py): a user's own CDK app with it makes the same
+resources as `ecs-gpu synth`, and the cluster and ECS service it builds, on every example."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ from typing import Any
 import pytest
 
 from ecs_gpu.contracts import ami
-from ecs_gpu.contracts.naming import CONSTRUCT_ID
+from ecs_gpu.contracts.naming import CONSTRUCT_ID, Names
 from ecs_gpu.errors import BadInputError, SpecError
 from ecs_gpu.node import ensure_node
 from ecs_gpu.spec import Spec
+
+from .tpl import as_list, one, props
+
+T = dict[str, Any]
 
 # What the default synthesizer adds and the standalone one leaves out.
 BOOTSTRAP_ONLY = {"BootstrapVersion"}
@@ -214,32 +219,6 @@ def test_deployment_base() -> None:
     assert deployment_base("s1", "a--b", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID) != "a--b"
 
 
-def test_nag_imports_first_and_never_imports_service() -> None:
-    """infra.nag <-> infra.service: service imports nag, nag never imports service."""
-    import ast
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    import ecs_gpu.infra.nag as nag
-
-    tree = ast.parse(Path(nag.__file__).read_text(encoding="utf-8"))
-    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert "ecs_gpu.infra.service" not in imported
-    code = (
-        "import sys\n"
-        "import ecs_gpu.infra.nag\n"
-        "assert 'ecs_gpu.infra.service' not in sys.modules\n"
-        "from ecs_gpu.infra.service import GpuService\n"
-        "from ecs_gpu.template.synth import synth_template\n"
-        "from ecs_gpu.spec import load_spec\n"
-        "t = synth_template(load_spec('examples/g5-vllm.toml'))\n"
-        "assert any(r['Type'] == 'AWS::ECS::Service' for r in t['Resources'].values())\n"
-    )
-    root = Path(__file__).resolve().parents[2]
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=300, cwd=root)
-
-
 def test_the_construct_refuses_a_spec_that_breaks_a_rule(specs: dict[str, Spec]) -> None:
     # A Spec built in Python skips load_spec's cross-field rules; the construct applies them.
     ensure_node()
@@ -255,3 +234,35 @@ def test_the_construct_refuses_a_spec_that_breaks_a_rule(specs: dict[str, Spec])
             GpuService(stack, CONSTRUCT_ID, spec=Spec.model_validate(data))
     (line,) = exc.value.problems
     assert line.startswith("spec: service.environment.HF_HOME = ") and "CDK token" in line
+
+
+# --- service ----------------------------------------------------------------------------
+
+
+def test_service_strategy_placement_breaker_no_desired_count(t: T, spec: Spec) -> None:
+    cp_id, _ = one(t, "AWS::ECS::CapacityProvider")
+    cluster_id, _ = one(t, "AWS::ECS::Cluster")
+    p = props(t, "AWS::ECS::Service")
+    assert p["ServiceName"] == Names(spec.service.name).service
+    assert p["Cluster"] == {"Ref": cluster_id}
+    assert "LaunchType" not in p
+    assert [s["CapacityProvider"] for s in p["CapacityProviderStrategy"]] == [{"Ref": cp_id}]
+    assert {"Type": "memberOf", "Expression": "attribute:ecs.instance-type == "
+            f"{spec.capacity.instance_type}"} in p["PlacementConstraints"]  # fmt: skip
+    breaker = p["DeploymentConfiguration"]["DeploymentCircuitBreaker"]
+    assert breaker == {"Enable": True, "Rollback": True}
+    # A redeploy must never reset the count autoscaling set.
+    assert "DesiredCount" not in p
+    assert p["NetworkConfiguration"]["AwsvpcConfiguration"]["AssignPublicIp"] == "DISABLED"
+
+
+def test_service_waits_for_capacity_provider_association(t: T) -> None:
+    assoc_id, _ = one(t, "AWS::ECS::ClusterCapacityProviderAssociations")
+    _, service = one(t, "AWS::ECS::Service")
+    assert assoc_id in as_list(service.get("DependsOn", []))
+
+
+def test_cluster_container_insights(t: T, spec: Spec) -> None:
+    p = props(t, "AWS::ECS::Cluster")
+    assert p["ClusterName"] == Names(spec.service.name).cluster
+    assert {"Name": "containerInsights", "Value": "enabled"} in p["ClusterSettings"]
