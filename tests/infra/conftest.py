@@ -6,7 +6,7 @@ tests/cli/); the variants below are spec shapes the examples do not cover.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,7 +17,9 @@ from support.examples import (
     EXAMPLES_DIR,
     example,
     reports,
+    spec,
     specs,
+    t,
     templates,
     validate_stages,
 )
@@ -27,7 +29,9 @@ __all__ = [
     "EXAMPLES_DIR",
     "example",
     "reports",
+    "spec",
     "specs",
+    "t",
     "templates",
     "validate_stages",
 ]
@@ -85,12 +89,6 @@ def variant_reports() -> dict[str, ValidationReport]:
     return {k: validate(parse_spec(text, k), path=k) for k, text in VARIANTS.items()}
 
 
-@pytest.fixture
-def t(example: str, templates: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The template of the current example."""
-    return templates[example]
-
-
 def gpu_signal_only(spec: Spec) -> None:
     """Skip a test of the GPU policy for an example that scales on concurrency.
 
@@ -99,8 +97,3 @@ def gpu_signal_only(spec: Spec) -> None:
     """
     if spec.scaling.signal == "concurrency":
         pytest.skip("scales on concurrency: no GPU policy (test_scaling_policies.py)")
-
-
-@pytest.fixture
-def spec(example: str, specs: dict[str, Spec]) -> Spec:
-    return specs[example]

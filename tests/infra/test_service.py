@@ -203,22 +203,6 @@ def test_one_spec_in_two_stacks_does_not_collide(specs: dict[str, Spec]) -> None
     assert all("ClusterName" in t["Outputs"] for t in templates)
 
 
-def test_deployment_base() -> None:
-    from ecs_gpu.contracts.naming import deployment_base
-
-    base = deployment_base("vllm-g5", "vllm-g5", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID)
-    assert base == "vllm-g5"
-    assert deployment_base("vllm-g5", "other", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID) == "other"
-    nested = deployment_base("vllm-g5", "app", "Team/Svc", standalone_id=CONSTRUCT_ID)
-    again = deployment_base("vllm-g5", "app", "Team/Svc", standalone_id=CONSTRUCT_ID)
-    other = deployment_base("vllm-g5", "app", "Team/Svc2", standalone_id=CONSTRUCT_ID)
-    assert nested == again != other
-    long = deployment_base("a" * 32, "X" * 128, "P", standalone_id=CONSTRUCT_ID)
-    assert len(long) <= 32
-    # A stack name that is no valid service name (uppercase, "--") is hashed.
-    assert deployment_base("s1", "a--b", CONSTRUCT_ID, standalone_id=CONSTRUCT_ID) != "a--b"
-
-
 def test_the_construct_refuses_a_spec_that_breaks_a_rule(specs: dict[str, Spec]) -> None:
     # A Spec built in Python skips load_spec's cross-field rules; the construct applies them.
     ensure_node()

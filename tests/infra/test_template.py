@@ -29,25 +29,6 @@ def _boot_and_pull_s(spec: Spec) -> float:
     return spec.simulation.instance_boot_s + spec.simulation.image_pull_s
 
 
-# --- standalone -----------------------------------------------------------------------
-
-
-def test_standalone_no_bootstrap_no_assets(t: T) -> None:
-    types = {r["Type"] for r in t["Resources"].values()}
-    assert "BootstrapVersion" not in t.get("Parameters", {})
-    assert "CheckBootstrapVersion" not in t.get("Rules", {})
-    # With managed termination protection and draining, CDK's drain-hook
-    # Lambda (an asset) and its SNS topic must not exist. The one function is
-    # the delete-safety release, its code inline (tests/infra/test_capacity_host.py).
-    functions = [r for r in t["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
-    assert [set(f["Properties"]["Code"]) for f in functions] == [{"ZipFile"}]
-    assert "AWS::SNS::Topic" not in types
-    assert "Custom::VpcRestrictDefaultSG" not in types
-    assert "AWS::CDK::Metadata" not in types
-    assert "aws:asset" not in str(t)
-    assert "cdk-hnb659fds" not in str(t)  # no reference to bootstrap resources
-
-
 # --- launch template -----------------------------------------------------------------
 
 

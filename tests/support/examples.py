@@ -66,3 +66,15 @@ def templates() -> dict[str, dict[str, Any]]:
 def example(request: pytest.FixtureRequest) -> str:
     name: str = request.param
     return name
+
+
+@pytest.fixture
+def t(example: str, templates: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The template of the current example."""
+    return templates[example]
+
+
+@pytest.fixture
+def spec(example: str, specs: dict[str, Spec]) -> Spec:
+    """The spec of the current example."""
+    return specs[example]
