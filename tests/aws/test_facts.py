@@ -1,6 +1,6 @@
 """The collector against moto in server mode (fixture ``aws``), through its real clients.
 
-What moto lacks is supplied by botocore event hooks (tests/doctor/world.py
+What moto lacks is supplied by botocore event hooks (tests/support/world.py
 says exactly what and why): the GPU entries of registeredResources, EC2 Auto
 Scaling activities (moto always answers []), Application Auto Scaling
 DescribeScalingActivities (not in moto), SSM command output (moto runs

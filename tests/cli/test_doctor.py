@@ -412,7 +412,7 @@ def test_no_target_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 @pytest.fixture
 def hooked_sessions(aws: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The CLI's sessions get the hooks for what moto lacks (tests/doctor/world.py)."""
+    """The CLI's sessions get the hooks for what moto lacks (tests/support/world.py)."""
     real = clients.make_session
 
     def make(profile: str | None = None, region: str | None = None) -> boto3.Session:

@@ -4,7 +4,7 @@ Against moto in server mode. moto models S3 (buckets with a Region,
 HeadBucket's x-amz-bucket-region, IAM checks on PutObject once auth is on)
 and CloudFormation's TemplateURL (it reads the object from its own S3 by
 the bucket and key in the URL). The spec is the largest realistic one of
-tests/infra/test_template_size.py, whose template is over 51,200 bytes.
+tests/template/test_limits.py, whose template is over 51,200 bytes.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ real vLLM ``/metrics`` lines (tests/data/vllm-metrics.txt, source beside it)
 served over HTTP; the ``aws`` it calls is a stand-in that records its
 arguments, which are then checked against botocore's PutMetricData model.
 The run loop (the container's command) runs on a fake clock: stand-in
-``date`` and ``sleep`` first on its PATH (tests/sidecar_clock.py), so its tests count
+``date`` and ``sleep`` first on its PATH (tests/support/sidecar_clock.py), so its tests count
 scrapes and datapoints exactly and wait on events, never on real seconds.
 """
 

@@ -1,6 +1,6 @@
 """The demand sidecar's run loop on a fake clock, and the container that runs it.
 
-Shared by tests/test_demand_metric.py (the loop's counts) and
+Shared by tests/contracts/test_demand_metric.py (the loop's counts) and
 tests/e2e/test_concurrency_chain.py (the deployed command against moto).
 The script (src/ecs_gpu/data/demand-sidecar.sh) reads its clock with
 ``date +%s`` and waits with ``sleep``; stand-ins for both, first on its PATH
