@@ -59,7 +59,10 @@ def test_the_traces_table_has_a_row_per_bundled_trace(capsys: pytest.CaptureFixt
     assert main(["traces", "--json", "-"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert main(["traces"]) == 0
-    table = capsys.readouterr().out
+    # Either stream: traces leaves the predict console where the last command in this
+    # process put it (a `--json -` run earlier sends it to standard error).
+    printed = capsys.readouterr()
+    table = printed.out + printed.err
     assert "Bundled traces (--trace NAME)" in table
     for t in listed:
         row = next(line for line in table.splitlines() if line.split()[:1] == [t["name"]])
