@@ -3,7 +3,7 @@
 A "full run" is what ``ecs-gpu doctor SPEC`` does without --probe-hosts:
 collect every kind through the real clients (paginators, batched
 Describe calls) from a moto server on 127.0.0.1, then run every check.
-The deployment is built by tests/doctor/world.py (the same world the tests
+The deployment is built by tests/support/world.py (the same world the tests
 use, with the same hooks for the GPU fields moto does not model). Tasks are
 30 % of the instances (300 at 1,000).
 
@@ -16,7 +16,7 @@ of 3 runs on the same moto state; it measures this tool plus moto's own
 request handling on loopback, not AWS latency. "--from-snapshot read" is
 what doctor spends before its checks on the saved snapshot: decode the JSON
 and validate every item against botocore's output shapes
-(doctor/snapshot.py), median of 3.
+(checks/snapshot.py), median of 3.
 """
 
 from __future__ import annotations
@@ -32,14 +32,13 @@ from pathlib import Path
 
 from moto.server import ThreadedMotoServer
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "doctor"))
-
-import world
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
 from ecs_gpu.checks import snapshot as snapshots
 from ecs_gpu.checks.doctor import run_checks
+from support import world
 
 SIZES = (10, 100, 1000)
 REPEATS = 3

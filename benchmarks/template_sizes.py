@@ -3,7 +3,7 @@
 The specs are the examples, the examples with a warm pool and the GPU guard
 (and one alert email), the g5 example with Spot and at scale to zero behind a
 load balancer (with and without a warm pool), and the "every feature on" spec of
-tests/infra/test_template_size.py, which asserts the limits these numbers are
+tests/template/test_limits.py, which asserts the limits these numbers are
 measured against. Also the indented file `ecs-gpu synth` would write and what
 each optional feature adds to the g5 example.
 
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from tests.infra.test_template_size import (  # noqa: E402
+from tests.template.test_limits import (  # noqa: E402
     EXAMPLES,
     EXAMPLES_DIR,
     WARM_POOL,

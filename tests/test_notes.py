@@ -20,7 +20,7 @@ from ecs_gpu.errors import EXIT_AWS, AwsError
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.spec.rules import NOTES
 from ecs_gpu.template.validate import spec_notes
-from spec.test_rules import NOTE_CASES
+from spec.rules.test_rules import NOTE_CASES
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 STUB_TEMPLATE: dict[str, Any] = {"Resources": {"Stub": {"Type": "AWS::SNS::Topic"}}}

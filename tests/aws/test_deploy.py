@@ -9,15 +9,13 @@ from typing import Any
 import pytest
 from botocore.stub import Stubber
 
-from cli.conftest import EXAMPLE_SPEC, NAMES, NO_WAIT
-from cli.test_deploy import record_calls
-from cli.test_events import ROLLBACK, STACK_ID, describe_stack
+from cli.conftest import EXAMPLE_SPEC, NAMES
+from cli.stacks import record_calls
 from ecs_gpu.aws import deploy as dp
-from ecs_gpu.aws import follow as fl
-from ecs_gpu.checks.stack_events import StackEvent
 from ecs_gpu.design import Design, redeploy
-from ecs_gpu.errors import EXIT_PROBLEMS, BadInputError, ProblemsFound
+from ecs_gpu.errors import BadInputError, ProblemsFound
 from ecs_gpu.spec import parse_spec
+from support.cfn_events import STACK_ID
 
 STACK = NAMES.stack
 
@@ -40,30 +38,6 @@ def test_busy_or_failed_stacks_are_refused_with_the_way_out() -> None:
     with pytest.raises(ProblemsFound, match="ecs-gpu destroy"):
         dp._refuse_busy(failed, None)
     dp._refuse_busy(dp.StackState("id", STACK, "UPDATE_ROLLBACK_COMPLETE", ""), None)
-
-
-def test_follow_a_rollback_reports_the_first_failure_and_never_deletes(cfn: Any) -> None:
-    with Stubber(cfn) as stub:
-        stub.add_response(
-            "describe_stacks", describe_stack("ROLLBACK_COMPLETE"), {"StackName": STACK_ID}
-        )
-        stub.add_response(
-            "describe_stack_events",
-            {"StackEvents": list(reversed(ROLLBACK))},
-            {"StackName": STACK_ID},
-        )
-        seen: set[str] = {ROLLBACK[0]["EventId"]}  # predates the operation
-        shown: list[StackEvent] = []
-        result = fl.follow(cfn, STACK_ID, seen, on_event=shown.append, waits=NO_WAIT)
-        stub.assert_no_pending_responses()
-    assert result.status == "ROLLBACK_COMPLETE" and not result.ok
-    assert [e.event_id for e in shown] == [e["EventId"] for e in ROLLBACK[1:]]
-    assert result.failure is not None and result.failure.logical_id == "Asg"
-    problem = fl.report_failure(result, STACK, "us-east-1")
-    assert problem.exit_code == EXIT_PROBLEMS
-    assert "first failure: Asg" in problem.message and "instance limit" in problem.message
-    assert "Resource creation cancelled" not in problem.message
-    assert "describe-stack-events --stack-name vllm-g5 --region us-east-1" in problem.message
 
 
 # --- the running stack's strategy: its template, the forced deployment -----------
@@ -149,22 +123,3 @@ def test_a_stack_deploy_refuses_is_refused_before_its_template_is_read(
     with pytest.raises(BadInputError, match="not made by ecs-gpu"):
         dp.forced_deployment(clients.cfn, Design.of(_spec(None)), "g5.toml", STACK, None)
     assert calls == ["DescribeStacks"]
-
-
-def test_a_failed_rollback_of_a_forced_update_names_the_way_out() -> None:
-    result = fl.FollowResult("UPDATE_ROLLBACK_FAILED", [])
-    forced = fl.report_failure(result, STACK, None, forced_service="GpuService3FB432FD")
-    assert (
-        f"continue-update-rollback --stack-name {STACK} --resources-to-skip GpuService3FB432FD"
-        in forced.message
-    )
-    assert "--resources-to-skip" not in fl.report_failure(result, STACK, None).message
-    done = fl.FollowResult("UPDATE_ROLLBACK_COMPLETE", [])
-    assert (
-        "--resources-to-skip"
-        not in fl.report_failure(done, STACK, None, forced_service="GpuService3FB432FD").message
-    )
-    # A stack found UPDATE_ROLLBACK_FAILED says the same.
-    stuck = dp.StackState("id", STACK, "UPDATE_ROLLBACK_FAILED", "Service failed")
-    with pytest.raises(ProblemsFound, match="--resources-to-skip"):
-        dp._refuse_busy(stuck, None)

@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from cli.conftest import Clients
-from cli.test_deploy import record_calls
+from cli.stacks import record_calls
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.aws import destroy as ds
 from ecs_gpu.contracts.naming import Names

@@ -1,6 +1,6 @@
 """The collector against moto in server mode (fixture ``aws``), through its real clients.
 
-What moto lacks is supplied by botocore event hooks (tests/doctor/world.py
+What moto lacks is supplied by botocore event hooks (tests/support/world.py
 says exactly what and why): the GPU entries of registeredResources, EC2 Auto
 Scaling activities (moto always answers []), Application Auto Scaling
 DescribeScalingActivities (not in moto), SSM command output (moto runs
@@ -22,14 +22,6 @@ import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
 
-from doctor import world
-from doctor.snapshots import (
-    concurrency_spec,
-    probe_output,
-    validate_response,
-    validate_snapshot,
-    warm_pool_spec,
-)
 from ecs_gpu.aws import facts
 from ecs_gpu.aws.clients import make_session
 from ecs_gpu.aws.errors import AccessDenied
@@ -39,6 +31,9 @@ from ecs_gpu.contracts import demand_metric, gpu_metric
 from ecs_gpu.design.paths import fast_path
 from ecs_gpu.errors import BadInputError
 from ecs_gpu.spec import parse_spec
+from support import world
+from support.snapshot_variants import concurrency_spec, warm_pool_spec
+from support.snapshots import probe_output, validate_response, validate_snapshot
 
 TARGET = facts.Target.from_names(world.NAMES)
 

@@ -271,3 +271,16 @@ def test_this_stacks_own_instances_are_not_counted_as_usage_beside_the_need(
     (spot,) = [f for f in result.report.findings if f.id == "PRE012"]
     assert spot.severity == "info"
     assert "0 held by 0 running or pending Spot instance(s) (and this stack's own 1" in spot.title
+
+
+def test_the_documented_policy_is_the_permissions_preflight_calls() -> None:
+    """docs/operate.md's pasteable policy lists exactly preflight.PERMISSIONS."""
+    import json
+    import re
+
+    from ecs_gpu.aws.preflight import PERMISSIONS
+
+    doc = (EXAMPLES.parent / "docs" / "operate.md").read_text(encoding="utf-8")
+    section = doc[doc.index("**The permissions preflight needs**") :]
+    policy = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))  # type: ignore[union-attr]
+    assert policy["Statement"][0]["Action"] == list(PERMISSIONS)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cli.conftest import Clients
-from cli.test_verify import ASG, put
+from cli.verify_helpers import ASG, put
 from ecs_gpu.aws import verify as vf
 from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.contracts.signals import SeriesAt

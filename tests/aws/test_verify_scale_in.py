@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from botocore.stub import Stubber
 
 from ecs_gpu.aws import verify_scale_in as vsi
-from stubbed import offline_client
+from support.stubbed import offline_client
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cli.conftest import NAMES, Clients, Lockstep
-from cli.test_verify import ASG, make_service
+from cli.verify_helpers import ASG, make_service
 from ecs_gpu.aws import verify_scaling as vs
 from ecs_gpu.errors import ProblemsFound
 

@@ -15,7 +15,12 @@ import pytest
 
 from ecs_gpu.aws.deploy import Waits
 from ecs_gpu.contracts.naming import Names
-from moto_cfn import for_moto, moto_skips  # noqa: F401 (re-exported to the tests here)
+from support.doctor_fixtures import (  # noqa: F401 (doctor's fixtures, for test_doctor.py)
+    fixes_quote_runnable_commands,
+    healthy,
+)
+from support.examples import templates  # noqa: F401 (the examples validated once, for test_define.py)
+from support.moto_cfn import for_moto, moto_skips  # noqa: F401 (re-exported to the tests here)
 
 NAMES = Names("vllm-g5")
 

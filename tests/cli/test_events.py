@@ -1,15 +1,14 @@
-"""Change-set and stack-event logic, on API objects validated against botocore's model.
+"""Deploy, diff and destroy through a Stubber: what the user reads of a rollback, a refused
+change set, a replacement or a stuck delete.
 
-The CloudFormation answers here are the shapes AWS returns in a rollback or a
-refused change set. Each goes through ``botocore.stub.Stubber``, which
-rejects a response that does not match the service model, so the logic is
-tested on data AWS could actually send.
+The CloudFormation answers here are the shapes AWS returns (tests/support/cfn_events.py).
+Each goes through ``botocore.stub.Stubber``, which rejects a response that does not
+match the service model, so the commands are tested on data AWS could actually send.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -18,81 +17,25 @@ from botocore.stub import ANY, Stubber
 
 from ecs_gpu.aws import deploy as dp
 from ecs_gpu.checks.stack_events import (
-    ChangeSummary,
-    ResourceChange,
-    StackEvent,
     changes_from_template,
-    explain_stuck_delete,
-    first_failure,
-    is_no_change_reason,
-    parse_changes,
-    parse_event,
-    required_capabilities,
 )
 from ecs_gpu.cli import deploy as deploy_cli
 from ecs_gpu.cli import destroy as destroy_cli
 from ecs_gpu.errors import ProblemsFound
-from stubbed import modify_change
+from support.cfn_events import (
+    ASG_T,
+    CS_ID,
+    ROLLBACK,
+    STACK,
+    STACK_ID,
+    STACK_T,
+    T0,
+    describe_stack,
+    ev,
+)
+from support.stubbed import modify_change
 
 from .conftest import NAMES, NO_WAIT
-
-STACK = NAMES.stack
-STACK_ID = f"arn:aws:cloudformation:us-east-1:123456789012:stack/{STACK}/0f9a3b70-1111-2222-3333"
-CS_ID = f"arn:aws:cloudformation:us-east-1:123456789012:changeSet/ecs-gpu-x/{'a' * 8}"
-T0 = datetime(2026, 7, 18, 21, 0, 0, tzinfo=UTC)
-
-ASG_LIMIT = (
-    'Resource handler returned message: "You have requested more instances (1) than your '
-    "current instance limit of 0 allows for the specified instance type. Please visit "
-    'http://aws.amazon.com/contact-us/ec2-request to request an adjustment to this limit."'
-)
-
-
-def ev(n: int, logical: str, rtype: str, status: str, reason: str = "") -> dict[str, Any]:
-    e: dict[str, Any] = {
-        "StackId": STACK_ID,
-        "EventId": f"{logical}-{status}-{n}",
-        "StackName": STACK,
-        "LogicalResourceId": logical,
-        "PhysicalResourceId": STACK_ID if rtype == "AWS::CloudFormation::Stack" else "",
-        "ResourceType": rtype,
-        "Timestamp": T0 + timedelta(seconds=n),
-        "ResourceStatus": status,
-    }
-    if reason:
-        e["ResourceStatusReason"] = reason
-    return e
-
-
-STACK_T = "AWS::CloudFormation::Stack"
-ASG_T = "AWS::AutoScaling::AutoScalingGroup"
-
-# A create that fails on the ASG, as CloudFormation reports it: the root cause,
-# then a cancellation for the sibling still in flight, then the stack's own
-# summary, then the rollback. Oldest first here; the API returns newest first.
-ROLLBACK = [
-    ev(0, STACK, STACK_T, "CREATE_IN_PROGRESS", "User Initiated"),
-    ev(1, "Cluster", "AWS::ECS::Cluster", "CREATE_IN_PROGRESS"),
-    ev(2, "LaunchTemplate", "AWS::EC2::LaunchTemplate", "CREATE_IN_PROGRESS"),
-    ev(3, "Cluster", "AWS::ECS::Cluster", "CREATE_COMPLETE"),
-    ev(4, "LaunchTemplate", "AWS::EC2::LaunchTemplate", "CREATE_COMPLETE"),
-    ev(5, "Asg", ASG_T, "CREATE_IN_PROGRESS"),
-    ev(5, "LogGroup", "AWS::Logs::LogGroup", "CREATE_IN_PROGRESS"),
-    ev(40, "Asg", ASG_T, "CREATE_FAILED", ASG_LIMIT),
-    ev(40, "LogGroup", "AWS::Logs::LogGroup", "CREATE_FAILED", "Resource creation cancelled"),
-    ev(
-        41,
-        STACK,
-        STACK_T,
-        "ROLLBACK_IN_PROGRESS",
-        "The following resource(s) failed to create: [LogGroup, Asg]. Rollback requested by user.",
-    ),
-    ev(50, "Asg", ASG_T, "DELETE_COMPLETE"),
-    ev(51, "LogGroup", "AWS::Logs::LogGroup", "DELETE_COMPLETE"),
-    ev(52, "Cluster", "AWS::ECS::Cluster", "DELETE_COMPLETE"),
-    ev(53, "LaunchTemplate", "AWS::EC2::LaunchTemplate", "DELETE_COMPLETE"),
-    ev(54, STACK, STACK_T, "ROLLBACK_COMPLETE"),
-]
 
 
 @pytest.fixture
@@ -106,94 +49,10 @@ def cfn() -> Iterator[Any]:
     yield client
 
 
-def describe_stack(status: str) -> dict[str, Any]:
-    return {
-        "Stacks": [
-            {
-                "StackId": STACK_ID,
-                "StackName": STACK,
-                "CreationTime": T0,
-                "StackStatus": status,
-                # What deploy tags a stack with (destroy refuses a stack without it).
-                "Tags": [{"Key": "ecs-gpu:spec", "Value": STACK}],
-            }
-        ]
-    }
-
-
-# --- pure logic -------------------------------------------------------------------
-
-
-def test_first_failure_is_the_root_cause_not_the_cascade() -> None:
-    events = [parse_event(e) for e in reversed(ROLLBACK)]  # API order: newest first
-    f = first_failure(events)
-    assert f is not None
-    assert (f.logical_id, f.status) == ("Asg", "CREATE_FAILED")
-    assert "instance limit" in f.reason
-
-
-def test_first_failure_falls_back_to_a_cancellation_when_nothing_else_failed() -> None:
-    only = [
-        parse_event(
-            ev(1, "LogGroup", "AWS::Logs::LogGroup", "CREATE_FAILED", "Resource creation cancelled")
-        ),
-        parse_event(
-            ev(
-                2,
-                STACK,
-                STACK_T,
-                "ROLLBACK_IN_PROGRESS",
-                "The following resource(s) failed to create: [LogGroup].",
-            )
-        ),
-    ]
-    f = first_failure(only)
-    assert f is not None and f.logical_id == "LogGroup"
-    assert first_failure([parse_event(e) for e in ROLLBACK[:7]]) is None
-
-
-def test_capabilities_follow_the_iam_resources() -> None:
-    assert required_capabilities({"Resources": {"L": {"Type": "AWS::Logs::LogGroup"}}}) == []
-    role = {"Type": "AWS::IAM::Role", "Properties": {"AssumeRolePolicyDocument": {}}}
-    assert required_capabilities({"Resources": {"R": role}}) == ["CAPABILITY_IAM"]
-    named = {"Type": "AWS::IAM::Role", "Properties": {"RoleName": "x"}}
-    assert required_capabilities({"Resources": {"R": role, "N": named}}) == ["CAPABILITY_NAMED_IAM"]
-
-
-def test_no_change_reasons_cover_both_wordings() -> None:
-    assert is_no_change_reason(
-        "The submitted information didn't contain changes. Submit different information to "
-        "create a change set."
-    )
-    assert is_no_change_reason("No updates are to be performed.")
-    assert not is_no_change_reason("Template format error: unresolved reference")
-    assert not is_no_change_reason(None)
-
-
 def test_new_stack_preview_lists_every_resource(template: dict[str, Any]) -> None:
     changes = changes_from_template(template)
     assert {c.logical_id for c in changes} == set(template["Resources"])
     assert all(c.action == "Add" and c.disruption is None for c in changes)
-
-
-def test_stuck_delete_names_the_protected_asg() -> None:
-    events = [
-        parse_event(ev(0, STACK, STACK_T, "DELETE_IN_PROGRESS", "User Initiated")),
-        parse_event(ev(1, "Service", "AWS::ECS::Service", "DELETE_IN_PROGRESS")),
-        parse_event(ev(9, "Service", "AWS::ECS::Service", "DELETE_COMPLETE")),
-        parse_event(ev(10, "Asg", ASG_T, "DELETE_IN_PROGRESS")),
-        parse_event(ev(10, "CapacityProvider", "AWS::ECS::CapacityProvider", "DELETE_IN_PROGRESS")),
-    ]
-    lines = explain_stuck_delete(events)
-    assert len(lines) == 2  # the service finished; the stack itself is not a resource
-    assert any("Asg" in ln and "protected from scale-in" in ln for ln in lines)
-    assert any("CapacityProvider" in ln and "associated with a cluster" in ln for ln in lines)
-
-
-def test_event_line_carries_status_type_and_reason() -> None:
-    e: StackEvent = parse_event(ROLLBACK[7])
-    line = e.line()
-    assert "CREATE_FAILED" in line and ASG_T in line and "instance limit" in line
 
 
 # --- through a Stubber (responses validated against botocore's model) ---------------
@@ -470,89 +329,6 @@ def test_new_subnets_for_the_group_are_a_fleet_refresh_of_the_moved_instances(
     assert listed == {"Asg": "fleet-rebalanced", "Service": "tasks-replaced"}
 
 
-@pytest.mark.parametrize(
-    ("props", "disruption"),
-    [
-        (["VPCZoneIdentifier"], "fleet-rebalanced"),
-        (["AvailabilityZones"], "fleet-rebalanced"),
-        (["AvailabilityZoneIds"], "fleet-rebalanced"),
-        (["PlacementGroup"], "fleet-rebalanced"),
-        # With the template too, the refresh replaces every instance anyway.
-        (["VPCZoneIdentifier", "LaunchTemplate"], "fleet-refreshed"),
-        (["MaxSize"], None),
-    ],
-)
-def test_a_group_whose_zones_change_rebalances_its_fleet(
-    props: list[str], disruption: str | None
-) -> None:
-    details = [{"Target": {"Attribute": "Properties", "Name": p}} for p in props]
-    assert _modify("Asg", ASG_T, Details=details).disruption == disruption
-
-
-def test_the_spot_group_and_a_subnet_the_stack_replaces_rebalance_too() -> None:
-    # Without [network] the stack's own subnets may be replaced (Fn::GetAZs answering
-    # otherwise); the group's VPCZoneIdentifier then changes through a reference.
-    dynamic = {
-        "Target": {"Attribute": "Properties", "Name": "VPCZoneIdentifier"},
-        "Evaluation": "Dynamic",
-        "ChangeSource": "ResourceReference",
-        "CausingEntity": "PrivateSubnet1",
-    }
-    for group in ("Asg", "SpotAsg"):
-        c = _modify(group, ASG_T, Scope=["Properties"], Details=[dynamic])
-        assert c.disruption == "fleet-rebalanced"
-
-
-def test_a_group_change_that_is_not_its_template_refreshes_nothing() -> None:
-    (c,) = parse_changes(
-        [
-            {
-                "Type": "Resource",
-                "ResourceChange": {
-                    "Action": "Modify",
-                    "LogicalResourceId": "Asg",
-                    "ResourceType": ASG_T,
-                    "Replacement": "False",
-                    "Details": [{"Target": {"Attribute": "Properties", "Name": "MaxSize"}}],
-                },
-            }
-        ]
-    )
-    assert c.properties == ("MaxSize",) and c.disruption is None
-
-
-def test_parse_changes_keeps_order_and_replacement_flags() -> None:
-    summary = ChangeSummary(
-        tuple(
-            parse_changes(
-                [
-                    {
-                        "Type": "Resource",
-                        "ResourceChange": {
-                            "Action": "Modify",
-                            "LogicalResourceId": "Svc",
-                            "ResourceType": "AWS::ECS::Service",
-                            "Replacement": "Conditional",
-                        },
-                    },
-                    {
-                        "Type": "Resource",
-                        "ResourceChange": {
-                            "Action": "Remove",
-                            "LogicalResourceId": "Old",
-                            "ResourceType": "AWS::SNS::Topic",
-                        },
-                    },
-                ]
-            )
-        )
-    )
-    assert [c.logical_id for c in summary.changes] == ["Svc", "Old"]
-    assert summary.changes[0].disruption == "service-replaced"
-    assert summary.changes[1].disruption is None
-    assert summary.of("Remove")[0].logical_id == "Old"
-
-
 def test_a_stuck_delete_is_explained_not_waited_on_forever(cfn: Any) -> None:
     """A delete already in progress, still DELETE_IN_PROGRESS after --stuck-after."""
     stuck = [
@@ -612,50 +388,3 @@ def test_a_stuck_delete_is_explained_not_waited_on_forever(cfn: Any) -> None:
     assert f"Asg ({ASG_T}, {NAMES.asg})" in msg and "protected from scale-in" in msg
     assert "Service" not in msg.split("stops waiting here")[1].split("Follow")[0]
     assert "describe-stack-events --stack-name vllm-g5" in msg
-
-
-def _modify(logical_id: str, resource_type: str, **change: Any) -> ResourceChange:
-    """The one resource change of a DescribeChangeSet Modify, as parse_changes reads it."""
-    rc = {"Action": "Modify", "LogicalResourceId": logical_id, "ResourceType": resource_type}
-    (c,) = parse_changes(
-        [{"Type": "Resource", "ResourceChange": {**rc, "Replacement": "False", **change}}]
-    )
-    return c
-
-
-@pytest.mark.parametrize(
-    ("prop", "disruption"),
-    [
-        # UpdateService: "This parameter triggers a new service deployment."
-        ("NetworkConfiguration", "tasks-replaced"),
-        ("LoadBalancers", "tasks-replaced"),
-        ("ServiceRegistries", "tasks-replaced"),
-        ("ForceNewDeployment", "tasks-replaced"),
-        # "This parameter doesn't trigger a new service deployment."
-        ("DesiredCount", None),
-        ("HealthCheckGracePeriodSeconds", None),
-        ("CapacityProviderStrategy", None),
-    ],
-)
-def test_a_service_change_ecs_applies_by_a_new_deployment_restarts_every_task(
-    prop: str, disruption: str | None
-) -> None:
-    details = [{"Target": {"Attribute": "Properties", "Name": prop}}]
-    c = _modify("Service", "AWS::ECS::Service", Details=details)
-    assert c.disruption == disruption
-
-
-@pytest.mark.parametrize(
-    ("scope", "disruption"),
-    [
-        (["Tags"], None),  # the stack's tags, propagated: no new version
-        (["Properties"], "fleet-refreshed"),
-        (["Properties", "Tags"], "fleet-refreshed"),
-        ([], "fleet-refreshed"),  # CloudFormation did not say: assume the worst
-    ],
-)
-def test_a_launch_template_refreshes_the_fleet_unless_only_its_tags_change(
-    scope: list[str], disruption: str | None
-) -> None:
-    c = _modify("LaunchTemplate", "AWS::EC2::LaunchTemplate", Scope=scope)
-    assert c.disruption == disruption

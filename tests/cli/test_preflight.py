@@ -7,7 +7,7 @@ answer against the service's output shape): Service Quotas knows only the
 "vpc" service there (GetServiceQuota answers NoSuchResourceException for
 every EC2 code, GetAWSDefaultServiceQuota is not implemented and answers
 500), and DescribeCapacityReservations is not implemented (its
-reservation checks are in test_preflight_checks.py).
+reservation checks are in tests/checks/preflight/).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Against moto in server mode. moto models S3 (buckets with a Region,
 HeadBucket's x-amz-bucket-region, IAM checks on PutObject once auth is on)
 and CloudFormation's TemplateURL (it reads the object from its own S3 by
 the bucket and key in the URL). The spec is the largest realistic one of
-tests/infra/test_template_size.py, whose template is over 51,200 bytes.
+tests/template/test_limits.py, whose template is over 51,200 bytes.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from ecs_gpu.errors import EXIT_AWS, EXIT_INTERRUPTED, BadInputError, EcsGpuErro
 from ecs_gpu.spec import parse_spec
 from ecs_gpu.template.limits import MAX_TEMPLATE_BODY_BYTES
 from ecs_gpu.template.synth import synth_template
-from infra.test_template_size import largest_spec_text
-from moto_cfn import ami_parameters, for_moto
+from support.moto_cfn import ami_parameters, for_moto
+from template.test_limits import largest_spec_text
 
 from .conftest import NO_WAIT, Clients
 from .test_failures import as_user, restricted_user

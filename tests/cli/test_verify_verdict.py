@@ -29,7 +29,7 @@ from ecs_gpu.errors import EXIT_PROBLEMS, ProblemsFound
 from ecs_gpu.spec import load_spec
 
 from .conftest import EXAMPLE_SPEC, NAMES, Clients
-from .test_verify import (
+from .verify_helpers import (
     FAST_ALARM,
     FAST_POLICY,
     SLEEP_POLICY,

@@ -33,7 +33,7 @@ from ecs_gpu.spec import Spec, load_spec
 from example_specs import G5, G5_PATH, INTERNAL_LB, scaled_to_zero
 
 from .conftest import NAMES, Clients
-from .test_verify import (
+from .verify_helpers import (
     T0,
     WAKE_ALARM,
     WAKE_POLICY,

@@ -27,13 +27,13 @@ server the sidecar scrapes and the ``aws`` program it calls:
 
 Two things differ from ECS, on purpose: METRICS_PORT is the test server's
 free port (the deployed value, the container port 8000, is asserted first),
-and the sidecar's clock is fake (tests/sidecar_clock.py: stand-in ``date``
+and the sidecar's clock is fake (tests/support/sidecar_clock.py: stand-in ``date``
 and ``sleep`` first on its PATH): its 10-s sleeps return at once and the
 second ends the run with ECS's stop (SIGTERM), so each run is exactly two
 scrapes, however slow the machine, and nothing waits on real seconds.
 What this cannot prove: that ECS starts the container as described, or that
 the real AWS CLI parses the options as awscli's put-metric-data
-customization documents (tests/test_demand_metric.py checks the request).
+customization documents (tests/contracts/test_demand_metric.py checks the request).
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.spec import load_spec
 from example_specs import G5, G5_PATH
-from moto_cfn import ami_parameters, for_moto
-from sidecar_clock import T0, FakeClock, executable
+from support.moto_cfn import ami_parameters, for_moto
+from support.sidecar_clock import T0, FakeClock, executable
 
 from . import agent
 from .test_metric_chain import NO_WAIT

@@ -50,7 +50,7 @@ from ecs_gpu.errors import EXIT_OK, EXIT_PROBLEMS
 from ecs_gpu.host.probe import Gpu, parse_nvidia_smi_xml
 from ecs_gpu.spec import load_spec, parse_spec
 from example_specs import G5_GPU, write_g5_gpu
-from moto_cfn import ami_parameters, for_moto
+from support.moto_cfn import ami_parameters, for_moto
 
 from . import agent
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from doctor.snapshots import DATA, nvidia_smi_section, probe_output
 from ecs_gpu.contracts import gpu_metric
 from ecs_gpu.host import probe as host
 from ecs_gpu.host.probe import PROBE_CONFIG_ENV, probe_commands, probe_script
+from support.snapshots import DATA, nvidia_smi_section, probe_output
 
 PROBE = Path(host.__file__).with_name("probe.sh")
 

@@ -1,20 +1,44 @@
-"""Validate (and so synthesize) every example spec ONCE per session: a CDK synth takes seconds."""
+"""The examples' and the variants' templates, each validated (and so synthesized) once.
+
+The examples' fixtures are tests/support/examples.py's (shared with tests/template/ and
+tests/cli/); the variants below are spec shapes the examples do not cover.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from ecs_gpu.spec import Spec, load_spec, parse_spec
+from ecs_gpu.spec import Spec, parse_spec
 from example_specs import G5_GPU, G5_PATH
+from support.examples import (
+    EXAMPLES,
+    EXAMPLES_DIR,
+    example,
+    reports,
+    spec,
+    specs,
+    t,
+    templates,
+    validate_stages,
+)
+
+__all__ = [
+    "EXAMPLES",
+    "EXAMPLES_DIR",
+    "example",
+    "reports",
+    "spec",
+    "specs",
+    "t",
+    "templates",
+    "validate_stages",
+]
 
 if TYPE_CHECKING:
     from ecs_gpu.template.validate import ValidationReport
 
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
-EXAMPLES = sorted(p.name for p in EXAMPLES_DIR.glob("*.toml"))
 
 # The g5 example scales on concurrency; the variants below are GPU-signal shapes
 # (tests/example_specs.py: the same file less [service.metrics] and the target).
@@ -59,51 +83,10 @@ VARIANTS = {
 
 
 @pytest.fixture(scope="session")
-def specs() -> dict[str, Spec]:
-    return {name: load_spec(EXAMPLES_DIR / name) for name in EXAMPLES}
-
-
-@pytest.fixture(scope="session")
-def validate_stages() -> dict[str, list[str]]:
-    """The stages each example's validate() in :func:`reports` announced, in order."""
-    return {}
-
-
-@pytest.fixture(scope="session")
-def reports(
-    specs: dict[str, Spec], validate_stages: dict[str, list[str]]
-) -> dict[str, ValidationReport]:
-    """validate() of every example; its template is the one `ecs-gpu synth` writes."""
-    from ecs_gpu.template.validate import validate
-
-    return {
-        name: validate(spec, path=name, stage=validate_stages.setdefault(name, []).append)
-        for name, spec in specs.items()
-    }
-
-
-@pytest.fixture(scope="session")
-def templates(reports: dict[str, ValidationReport]) -> dict[str, dict[str, Any]]:
-    return {name: r.template for name, r in reports.items()}
-
-
-@pytest.fixture(scope="session")
 def variant_reports() -> dict[str, ValidationReport]:
     from ecs_gpu.template.validate import validate
 
     return {k: validate(parse_spec(text, k), path=k) for k, text in VARIANTS.items()}
-
-
-@pytest.fixture(params=EXAMPLES)
-def example(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
-@pytest.fixture
-def t(example: str, templates: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The template of the current example."""
-    return templates[example]
 
 
 def gpu_signal_only(spec: Spec) -> None:
@@ -114,8 +97,3 @@ def gpu_signal_only(spec: Spec) -> None:
     """
     if spec.scaling.signal == "concurrency":
         pytest.skip("scales on concurrency: no GPU policy (test_scaling_policies.py)")
-
-
-@pytest.fixture
-def spec(example: str, specs: dict[str, Spec]) -> Spec:
-    return specs[example]

@@ -11,11 +11,10 @@ from ecs_gpu.contracts import ami, demand_metric, gpu_metric
 from ecs_gpu.contracts.naming import Names
 from ecs_gpu.design import redeploy
 from ecs_gpu.design.managed_scaling import instance_warmup_s, max_scaling_step
-from ecs_gpu.infra import loadbalancer
 from ecs_gpu.spec import Spec
 
 from .conftest import PINNED_AMI, gpu_signal_only
-from .tpl import as_list, one, props, render, resources, statements
+from .tpl import as_list, one, props, render, resources
 
 T = dict[str, Any]
 AL2023_GPU_PARAMETER = "/aws/service/ecs/optimized-ami/amazon-linux-2023/gpu/recommended/image_id"
@@ -28,25 +27,6 @@ def _lt_data(t: T) -> dict[str, Any]:
 
 def _boot_and_pull_s(spec: Spec) -> float:
     return spec.simulation.instance_boot_s + spec.simulation.image_pull_s
-
-
-# --- standalone -----------------------------------------------------------------------
-
-
-def test_standalone_no_bootstrap_no_assets(t: T) -> None:
-    types = {r["Type"] for r in t["Resources"].values()}
-    assert "BootstrapVersion" not in t.get("Parameters", {})
-    assert "CheckBootstrapVersion" not in t.get("Rules", {})
-    # With managed termination protection and draining, CDK's drain-hook
-    # Lambda (an asset) and its SNS topic must not exist. The one function is
-    # the delete-safety release, its code inline (tests/infra/test_capacity_host.py).
-    functions = [r for r in t["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
-    assert [set(f["Properties"]["Code"]) for f in functions] == [{"ZipFile"}]
-    assert "AWS::SNS::Topic" not in types
-    assert "Custom::VpcRestrictDefaultSG" not in types
-    assert "AWS::CDK::Metadata" not in types
-    assert "aws:asset" not in str(t)
-    assert "cdk-hnb659fds" not in str(t)  # no reference to bootstrap resources
 
 
 # --- launch template -----------------------------------------------------------------
@@ -231,38 +211,6 @@ def test_task_logs_awslogs_with_retention(t: T, spec: Spec) -> None:
     assert group["RetentionInDays"] == spec.service.log_retention_days
 
 
-# --- service ----------------------------------------------------------------------------
-
-
-def test_service_strategy_placement_breaker_no_desired_count(t: T, spec: Spec) -> None:
-    cp_id, _ = one(t, "AWS::ECS::CapacityProvider")
-    cluster_id, _ = one(t, "AWS::ECS::Cluster")
-    p = props(t, "AWS::ECS::Service")
-    assert p["ServiceName"] == Names(spec.service.name).service
-    assert p["Cluster"] == {"Ref": cluster_id}
-    assert "LaunchType" not in p
-    assert [s["CapacityProvider"] for s in p["CapacityProviderStrategy"]] == [{"Ref": cp_id}]
-    assert {"Type": "memberOf", "Expression": "attribute:ecs.instance-type == "
-            f"{spec.capacity.instance_type}"} in p["PlacementConstraints"]  # fmt: skip
-    breaker = p["DeploymentConfiguration"]["DeploymentCircuitBreaker"]
-    assert breaker == {"Enable": True, "Rollback": True}
-    # A redeploy must never reset the count autoscaling set.
-    assert "DesiredCount" not in p
-    assert p["NetworkConfiguration"]["AwsvpcConfiguration"]["AssignPublicIp"] == "DISABLED"
-
-
-def test_service_waits_for_capacity_provider_association(t: T) -> None:
-    assoc_id, _ = one(t, "AWS::ECS::ClusterCapacityProviderAssociations")
-    _, service = one(t, "AWS::ECS::Service")
-    assert assoc_id in as_list(service.get("DependsOn", []))
-
-
-def test_cluster_container_insights(t: T, spec: Spec) -> None:
-    p = props(t, "AWS::ECS::Cluster")
-    assert p["ClusterName"] == Names(spec.service.name).cluster
-    assert {"Name": "containerInsights", "Value": "enabled"} in p["ClusterSettings"]
-
-
 # --- service autoscaling ------------------------------------------------------------------
 
 
@@ -349,125 +297,6 @@ def task_gpu_queries(names: Names) -> list[dict[str, Any]]:
     ]
 
 
-# --- IAM --------------------------------------------------------------------------------
-
-
-def _instance_role(t: T) -> tuple[str, dict[str, Any]]:
-    data = _lt_data(t)
-    profile_id = data["IamInstanceProfile"]["Arn"]["Fn::GetAtt"][0]
-    (role_ref,) = t["Resources"][profile_id]["Properties"]["Roles"]
-    role_id = role_ref["Ref"]
-    return role_id, t["Resources"][role_id]
-
-
-def _role_statements(t: T, role_id: str) -> list[dict[str, Any]]:
-    out = []
-    for _, r in resources(t, "AWS::IAM::Policy").items():
-        if {"Ref": role_id} in r["Properties"]["Roles"]:
-            out.extend(r["Properties"]["PolicyDocument"]["Statement"])
-    return out
-
-
-def test_instance_role_ecs_ssm_and_namespace_scoped_metrics(t: T, spec: Spec) -> None:
-    role_id, role = _instance_role(t)
-    managed = [render(a) for a in role["Properties"].get("ManagedPolicyArns", [])]
-    assert any(a.endswith(":iam::aws:policy/AmazonSSMManagedInstanceCore") for a in managed)
-    sts = _role_statements(t, role_id)
-    actions = {a for st in sts for a in as_list(st["Action"])}
-    for needed in ("ecs:RegisterContainerInstance", "ecs:Poll", "ecs:DiscoverPollEndpoint"):
-        assert needed in actions
-    cluster_id, _ = one(t, "AWS::ECS::Cluster")
-    register = next(st for st in sts if "ecs:RegisterContainerInstance" in as_list(st["Action"]))
-    assert register["Resource"] == {"Fn::GetAtt": [cluster_id, "Arn"]}
-    put = [st for st in sts if "cloudwatch:PutMetricData" in as_list(st["Action"])]
-    assert len(put) == 1
-    assert put[0]["Condition"] == {"StringEquals": {"cloudwatch:namespace": gpu_metric.NAMESPACE}}
-
-
-def test_log_permissions_never_on_star(t: T, spec: Spec) -> None:
-    names = Names(spec.service.name)
-    log_statements = [
-        st
-        for _, st in statements(t)
-        if any(str(a).startswith("logs:") for a in as_list(st["Action"]))
-    ]
-    assert log_statements
-    groups = {
-        lid: r["Properties"].get("LogGroupName")
-        for lid, r in resources(t, "AWS::Logs::LogGroup").items()
-    }
-    for st in log_statements:
-        for res in as_list(st["Resource"]):
-            assert res != "*"
-            assert res["Fn::GetAtt"][0] in groups  # a log group this stack owns
-    role_id, _ = _instance_role(t)
-    host_logs = [
-        st
-        for st in _role_statements(t, role_id)
-        if any(str(a).startswith("logs:") for a in as_list(st["Action"]))
-    ]
-    (host_st,) = host_logs
-    assert groups[host_st["Resource"]["Fn::GetAtt"][0]] == names.host_log_group
-
-
-def test_no_wildcard_actions(t: T) -> None:
-    for _, st in statements(t):
-        for a in as_list(st["Action"]):
-            assert not str(a).endswith("*"), a
-
-
-# --- network and load balancer ------------------------------------------------------------
-
-
-def test_network_own_vpc_or_given_ids(t: T, spec: Spec) -> None:
-    p = props(t, "AWS::ECS::Service")
-    subnets = p["NetworkConfiguration"]["AwsvpcConfiguration"]["Subnets"]
-    if spec.network is None:
-        assert len(resources(t, "AWS::EC2::NatGateway")) == 1
-        assert len(resources(t, "AWS::EC2::FlowLog")) == 1
-        flow_group = props(t, "AWS::EC2::FlowLog")["LogGroupName"]
-        assert t["Resources"][flow_group["Ref"]]["Properties"]["RetentionInDays"] > 0
-        assert all("Ref" in s for s in subnets)
-    else:
-        assert not resources(t, "AWS::EC2::VPC")
-        assert subnets == spec.network.subnet_ids
-        asg = props(t, "AWS::AutoScaling::AutoScalingGroup")
-        assert asg["VPCZoneIdentifier"] == spec.network.subnet_ids
-
-
-def test_load_balancer_when_configured(t: T, spec: Spec) -> None:
-    lb = spec.load_balancer
-    albs = resources(t, "AWS::ElasticLoadBalancingV2::LoadBalancer")
-    if lb is None:
-        assert not albs
-        return
-    (alb,) = albs.values()
-    assert alb["Properties"]["Scheme"] == lb.scheme
-    if lb.scheme == "internet-facing" and spec.network is not None:
-        assert alb["Properties"]["Subnets"] == spec.network.public_subnet_ids
-    tg = props(t, "AWS::ElasticLoadBalancingV2::TargetGroup")
-    assert tg["TargetType"] == "ip"
-    assert tg["Port"] == spec.service.container_port
-    assert tg["HealthCheckPath"] == lb.health_check_path
-    assert tg["HealthCheckIntervalSeconds"] == loadbalancer.HEALTH_CHECK_INTERVAL_S
-    assert (tg["HealthyThresholdCount"], tg["UnhealthyThresholdCount"]) == (2, 3)
-    tg_attrs = {a["Key"]: a["Value"] for a in tg["TargetGroupAttributes"]}
-    assert tg_attrs["deregistration_delay.timeout_seconds"] == "120"
-    # Streaming generations outlive the ALB's default 60 s idle timeout.
-    lb_attrs = {a["Key"]: a["Value"] for a in alb["Properties"]["LoadBalancerAttributes"]}
-    assert lb_attrs["idle_timeout.timeout_seconds"] == "600"
-    assert lb_attrs["routing.http.drop_invalid_header_fields.enabled"] == "true"
-    listener = props(t, "AWS::ElasticLoadBalancingV2::Listener")
-    if lb.certificate_arn:
-        assert listener["Protocol"] == "HTTPS"
-        assert listener["Certificates"] == [{"CertificateArn": lb.certificate_arn}]
-    else:
-        assert listener["Protocol"] == "HTTP"
-    service = props(t, "AWS::ECS::Service")
-    (binding,) = service["LoadBalancers"]
-    assert binding["ContainerPort"] == spec.service.container_port
-
-
 # --- observability hooks (the teammate's dashboard and alarm are in the template) --------
 
 
@@ -477,7 +306,7 @@ def test_dashboard_and_missing_metric_alarm_present(t: T, spec: Spec) -> None:
     alarms = resources(t, "AWS::CloudWatch::Alarm")
     named = [a["Properties"].get("AlarmName") for a in alarms.values()]
     if spec.scaling.signal == "concurrency":
-        # Plus the concurrency missing-metric and fast-path alarms (test_scaling_policies.py).
+        # Plus the concurrency missing-metric and fast-path alarms (test_scaling_*.py).
         assert names.gpu_metric_missing_alarm in named and len(named) == 3
     else:
         assert named == [names.gpu_metric_missing_alarm]

@@ -10,7 +10,7 @@ from ecs_gpu.design.paths import fast_path as fp
 from ecs_gpu.design.paths import sleep
 from ecs_gpu.spec import load_spec
 from example_specs import G5_PATH as EXAMPLE_SPEC
-from zero_alarms import sleep_metrics
+from support.zero_alarms import sleep_metrics
 
 NAMES = Names("vllm-g5")
 

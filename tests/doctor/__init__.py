@@ -1,1 +1,0 @@
-"""Tests of ecs-gpu doctor: checks, host probe, collector, CLI."""
