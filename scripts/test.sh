@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the tests need, then run every check: ruff, mypy, the import
-# contracts (lint-imports, pyproject.toml [tool.importlinter]), pytest.
+# contracts (lint-imports, pyproject.toml [tool.importlinter]), the house rules
+# (scripts/house.py, docs/architecture.md), pytest.
 # This is the README's test command; .ci/run calls it. Safe to rerun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,5 +27,7 @@ PY=${PYTHON:-python3}
 .venv/bin/ruff check src tests benchmarks scripts
 .venv/bin/ruff format --check src tests benchmarks scripts
 .venv/bin/mypy
+.venv/bin/mypy --strict scripts/house.py
 .venv/bin/lint-imports
+.venv/bin/python scripts/house.py
 .venv/bin/pytest -n "${PYTEST_WORKERS:-2}" "$@"
