@@ -51,10 +51,10 @@ WINDOW=${WINDOW:-6}
 # answered a scrape (publish_once empties it).
 STARTING=starting
 
-# The clock is `date +%s`, read where bash's $SECONDS was: a child process
-# cannot drive $SECONDS, and the tests (tests/test_demand_metric.py) run the
-# loop on a fake clock through stand-in `date` and `sleep` commands first on
-# PATH. T0, the start (main), is what $SECONDS counted from.
+# The clock is `date +%s`, not bash's $SECONDS: a child process cannot drive
+# $SECONDS, and the tests (tests/contracts/test_demand_metric.py) run the loop
+# on a fake clock through stand-in `date` and `sleep` commands first on PATH.
+# T0, the start (main), is where the elapsed time counts from.
 
 log() { printf 'demand-sidecar: %s\n' "$*" >&2; }
 

@@ -19,7 +19,7 @@ from ecs_gpu.infra.task import is_ecr
 
 if TYPE_CHECKING:
     # The parts, never infra.service: service imports this module, and this
-    # module must stay importable first (tests/infra/test_construct_path.py).
+    # module must stay importable first (tests/infra/test_nag.py).
     from ecs_gpu.contracts.naming import Names
     from ecs_gpu.infra.capacity import Capacity
     from ecs_gpu.infra.iam import InstanceRole

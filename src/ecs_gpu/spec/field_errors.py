@@ -12,7 +12,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from ecs_gpu.contracts.ami import RECOMMENDED_COMMAND
-from ecs_gpu.spec.messages import _MAX_SHOWN, RuleError
+from ecs_gpu.spec.messages import RuleError, shorten
 from ecs_gpu.spec.model import Spec
 
 _FIX_BY_TYPE = {
@@ -140,7 +140,7 @@ def _format_pydantic(path: str, data: dict[str, Any], err: ValidationError) -> l
         shown = ""
         if found and not isinstance(value, dict):
             text = repr(value)
-            shown = f" = {text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + '...'}"
+            shown = f" = {shorten(text)}"
         msg = e["msg"].removeprefix("Value error, ")
         fix = _FIX_BY_TYPE.get(e["type"], "correct the value")
         cause = e.get("ctx", {}).get("error")

@@ -36,6 +36,6 @@ class Problem:
         return f"{path}: {self.key} = {self.value!r}: {self.what}. Fix: {self.fix}."
 
 
-def _short(text: str) -> str:
+def shorten(text: str) -> str:
     """A string as a message shows it: whole up to _MAX_SHOWN characters."""
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."

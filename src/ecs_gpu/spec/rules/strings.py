@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from ecs_gpu.spec.messages import Problem, _short
+from ecs_gpu.spec.messages import Problem, shorten
 from ecs_gpu.spec.sections.base import CDK_TOKEN_RE
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _control_characters(spec: Spec) -> Iterator[Problem]:
         if at is not None:
             yield Problem(
                 key,
-                _short(value),
+                shorten(value),
                 f"holds the control character U+{ord(value[at]):04X} at character {at}; "
                 "containers take no NUL in a variable or argument, and other control "
                 "characters are almost always a paste mistake",
@@ -73,7 +73,7 @@ def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
         if CFN_DYNAMIC_REF_RE.search(text):
             yield Problem(
                 key,
-                _short(text),
+                shorten(text),
                 "holds a CloudFormation dynamic reference ({{resolve:...}}), which "
                 "CloudFormation replaces at deploy time, and the value lands in the task "
                 "definition in plain text",
@@ -82,7 +82,7 @@ def _cdk_tokens(spec: Spec) -> Iterator[Problem]:
         elif CDK_TOKEN_RE.search(text):
             yield Problem(
                 key,
-                _short(text),
+                shorten(text),
                 "holds a CDK token marker (${Token[...]} or #{Token[...]}), which the "
                 "template generator would read as a reference instead of your text",
                 "write the value without it; a value from elsewhere belongs in [service] "
@@ -117,7 +117,7 @@ def _unexpanded_variables(spec: Spec) -> Iterator[Problem]:
         )
         yield Problem(
             key,
-            _short(text),
+            shorten(text),
             f"{found.group(0)} stays as written, if it was meant to expand: ECS and the load "
             f"balancer expand no variables{shell}",
             'write the literal value (e.g. HF_HOME = "/root/.cache/huggingface")',
