@@ -170,6 +170,7 @@ def traces_cmd(
     """
     from ecs_gpu.outputs import write_text
 
+    _use_stderr_if_stdout(json_out)
     bundled = bundled_traces()
     if json_out is not None:
         check_output(json_out, "--json", suffix=".json")
